@@ -1,0 +1,211 @@
+"""Hardware profiles: devices, links and fitted runtime coefficients, as validated YAML data.
+
+A profile lives in ``data/profiles/<name>.yaml``. The papers' published constants are profiles like
+any other (``zhu2025_paper``, ``venkatesha2025_paper``, ...); measured profiles are written by the
+profiling routines of later notebooks. Loading validates every key and fails with an error that
+names the file, the key and what was expected.
+
+Schema (all numbers in SI units; the key suffix names the unit)::
+
+    name: str                     # equals the file stem
+    source: str                   # where the numbers come from (paper table, or the measuring run)
+    description: str              # optional
+    measured: {device: str, date: str, ...}   # optional: present on measured profiles
+    devices:  {<name>: {description?, peak_flops?, memory_bandwidth_Bps?, memory_bytes?}}
+    links:    {<name>: {rate_bps? | bandwidth_hz?, latency_s?, description?}}
+    runtime:  {<name>: {model: str, <coefficient>: number, ...}}   # e.g. T = c1*F*b + c2
+    constants: {<name>: number | str | list of numbers}           # paper-specific settings
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import paths
+
+DEVICE_KEYS = {"peak_flops", "memory_bandwidth_Bps", "memory_bytes"}
+LINK_KEYS = {"rate_bps", "bandwidth_hz", "latency_s"}
+REQUIRED = ("name", "source", "devices", "links", "runtime")
+OPTIONAL = ("description", "measured", "constants")
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML follows YAML 1.1, where ``1.0e9`` (no exponent sign) is a string; accept it as a float."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*\.[0-9_]*|\.[0-9_]+|[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)?$|^[-+]?\.(?:inf|Inf|INF)$|^\.(?:nan|NaN|NAN)$"),
+    list("-+0123456789."))
+
+
+class ProfileError(ValueError):
+    """A profile file that does not follow the schema."""
+
+    def __init__(self, file, key: str, expected: str, got: Any = None):
+        self.file, self.key = file, key
+        msg = f"{file}: key '{key}': expected {expected}"
+        if got is not None:
+            msg += f", got {got!r}"
+        super().__init__(msg)
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    source: str
+    devices: dict[str, dict]
+    links: dict[str, dict]
+    runtime: dict[str, dict]
+    constants: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+    measured: dict | None = None
+    path: Path | None = None
+
+    def coefficients(self, runtime: str) -> dict[str, float]:
+        """The numeric coefficients of runtime model ``runtime`` (e.g. ``{'c1': .., 'c2': ..}``)."""
+        if runtime not in self.runtime:
+            raise KeyError(f"profile {self.name!r} has no runtime model {runtime!r}; "
+                           f"it has {sorted(self.runtime)}")
+        return {k: v for k, v in self.runtime[runtime].items() if _is_number(v)}
+
+    def constant(self, key: str):
+        if key not in self.constants:
+            raise KeyError(f"profile {self.name!r} has no constant {key!r}; it has {sorted(self.constants)}")
+        return self.constants[key]
+
+    def link(self, name: str) -> dict:
+        if name not in self.links:
+            raise KeyError(f"profile {self.name!r} has no link {name!r}; it has {sorted(self.links)}")
+        return self.links[name]
+
+    def to_dict(self) -> dict:
+        d = {"name": self.name, "source": self.source}
+        if self.description:
+            d["description"] = self.description
+        if self.measured:
+            d["measured"] = self.measured
+        d.update(devices=self.devices, links=self.links, runtime=self.runtime)
+        if self.constants:
+            d["constants"] = self.constants
+        return d
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _mapping(file, key, value) -> dict:
+    if not isinstance(value, dict):
+        raise ProfileError(file, key, "a mapping", value)
+    return value
+
+
+def _positive(file, key, value, allow_zero=False) -> None:
+    ok = _is_number(value) and (value >= 0 if allow_zero else value > 0)
+    if not ok:
+        raise ProfileError(file, key, "a non-negative number" if allow_zero else "a positive number", value)
+
+
+def validate(data: Any, file="<profile>") -> Profile:
+    """Check ``data`` (a parsed YAML document) against the schema and build a :class:`Profile`."""
+    data = _mapping(file, "<top level>", data)
+    for key in REQUIRED:
+        if key not in data:
+            raise ProfileError(file, key, "present (required keys: " + ", ".join(REQUIRED) + ")")
+    unknown = set(data) - set(REQUIRED) - set(OPTIONAL)
+    if unknown:
+        raise ProfileError(file, sorted(unknown)[0], "one of " + ", ".join(REQUIRED + OPTIONAL))
+    for key in ("name", "source"):
+        if not isinstance(data[key], str) or not data[key].strip():
+            raise ProfileError(file, key, "a non-empty string", data[key])
+
+    for dev, spec in _mapping(file, "devices", data["devices"]).items():
+        spec = _mapping(file, f"devices.{dev}", spec)
+        for k, v in spec.items():
+            if k == "description":
+                continue
+            if k not in DEVICE_KEYS:
+                raise ProfileError(file, f"devices.{dev}.{k}", "one of " + ", ".join(sorted(DEVICE_KEYS | {'description'})))
+            _positive(file, f"devices.{dev}.{k}", v)
+
+    for name, spec in _mapping(file, "links", data["links"]).items():
+        spec = _mapping(file, f"links.{name}", spec)
+        if not ({"rate_bps", "bandwidth_hz"} & set(spec)):
+            raise ProfileError(file, f"links.{name}", "a 'rate_bps' or a 'bandwidth_hz' entry")
+        for k, v in spec.items():
+            if k == "description":
+                continue
+            if k not in LINK_KEYS:
+                raise ProfileError(file, f"links.{name}.{k}", "one of " + ", ".join(sorted(LINK_KEYS | {'description'})))
+            _positive(file, f"links.{name}.{k}", v, allow_zero=(k == "latency_s"))
+
+    for name, spec in _mapping(file, "runtime", data["runtime"]).items():
+        spec = _mapping(file, f"runtime.{name}", spec)
+        if not isinstance(spec.get("model"), str):
+            raise ProfileError(file, f"runtime.{name}.model", "a string naming the runtime model, e.g. 'T = c1*F*b + c2'",
+                               spec.get("model"))
+        for k, v in spec.items():
+            if k in ("model", "description", "unit", "fit"):
+                continue
+            if not _is_number(v):
+                raise ProfileError(file, f"runtime.{name}.{k}", "a finite number", v)
+
+    constants = _mapping(file, "constants", data.get("constants", {}) or {})
+    for k, v in constants.items():
+        ok = _is_number(v) or isinstance(v, str) or (isinstance(v, list) and all(_is_number(x) for x in v))
+        if not ok:
+            raise ProfileError(file, f"constants.{k}", "a number, a string or a list of numbers", v)
+    measured = data.get("measured")
+    if measured is not None:
+        measured = _mapping(file, "measured", measured)
+        if "device" not in measured:
+            raise ProfileError(file, "measured.device", "the device the profile was measured on")
+
+    return Profile(name=data["name"], source=data["source"], devices=data["devices"], links=data["links"],
+                   runtime=data["runtime"], constants=constants, description=data.get("description", ""),
+                   measured=measured, path=Path(file) if file != "<profile>" else None)
+
+
+def profile_path(name_or_path: str | Path) -> Path:
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml"):
+        return p if p.is_absolute() else (Path.cwd() / p)
+    return paths.PROFILES / f"{name_or_path}.yaml"
+
+
+def list_profiles() -> list[str]:
+    return sorted(p.stem for p in paths.PROFILES.glob("*.yaml"))
+
+
+def load_profile(name_or_path: str | Path) -> Profile:
+    """Load and validate a profile by name (``data/profiles/<name>.yaml``) or by path."""
+    path = profile_path(name_or_path)
+    if not path.exists():
+        raise FileNotFoundError(f"no hardware profile {str(name_or_path)!r} (looked for {path}); "
+                                f"available: {', '.join(list_profiles())}")
+    with open(path) as f:
+        try:
+            data = yaml.load(f, Loader=_Loader)
+        except yaml.YAMLError as e:
+            raise ProfileError(path, "<top level>", f"valid YAML ({e})") from e
+    prof = validate(data, file=path)
+    if prof.name != path.stem:
+        raise ProfileError(path, "name", f"the file stem {path.stem!r}", prof.name)
+    return prof
+
+
+def save_profile(profile: Profile | dict, path: Path | None = None) -> Path:
+    """Validate and write a profile (measured profiles are written this way)."""
+    data = profile.to_dict() if isinstance(profile, Profile) else profile
+    path = Path(path) if path else paths.PROFILES / f"{data['name']}.yaml"
+    validate(data, file=path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        yaml.safe_dump(data, f, sort_keys=False, width=100)
+    return path
