@@ -1,0 +1,49 @@
+# specedge: `make figures` regenerates every figure and table, `make test` runs the tests.
+# Both create the virtual environment .venv on first use and reuse it afterwards.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.specedge-installed
+SCALE  ?= full
+PROFILE ?=
+# papermill/nbmake resolve the kernel `python3` through Jupyter's data path: put the venv's first,
+# so notebooks always run on the venv's interpreter (also when a user kernel of that name exists).
+export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
+export PYTHONHASHSEED := 0
+
+.PHONY: venv figures test zoo profiles bench readme lint clean
+
+venv: $(STAMP)
+
+# torch goes first, pinned: an unpinned torch would pull several GB of CUDA packages.
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (specedge)" >/dev/null
+	touch $(STAMP)
+
+figures: venv
+	$(PY) -m specedge.notebooks --scale $(SCALE) $(if $(PROFILE),--profile $(PROFILE))
+	$(PY) -m specedge.compare --update-readme
+	@echo "figures: done (outputs in figures/, executed notebooks in build/notebooks/$(SCALE)/)"
+
+test: venv
+	SPECEDGE_SCALE=ci $(PY) -m pytest tests notebooks --nbmake --nbmake-timeout=1200
+
+# Trains the embedded model zoo from scratch (resumes after an interruption). Never run by CI.
+zoo: venv
+	$(PY) -m specedge.zoo build
+
+# Times forward passes on this machine and writes data/profiles/cpu_local.yaml (+ raw CSV).
+profiles: venv
+	$(PY) -m specedge.profiling --name cpu_local
+
+bench: venv
+	$(PY) tests/bench_decoding.py
+
+readme: venv
+	$(PY) -m specedge.compare --update-readme
+
+clean:
+	rm -rf build

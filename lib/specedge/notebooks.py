@@ -1,0 +1,69 @@
+"""Run the paper notebooks through papermill (``make figures``).
+
+Every notebook declares its parameters in one tagged cell; this runner passes ``scale``, ``seed`` and
+``profile`` to the notebooks that declare them, writes executed copies to the git-ignored
+``build/notebooks/<scale>/``, and leaves the figures and tables to the notebooks themselves
+(``figures/<key>/`` at full scale, ``build/ci/`` at CI scale).
+
+    python -m specedge.notebooks                     # every notebook, full scale, default profiles
+    python -m specedge.notebooks --scale ci zheng2025
+    python -m specedge.notebooks --profile cpu_local zhu2025
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import papermill as pm
+
+from . import paths
+
+
+def notebooks(names: list[str] | None = None) -> list[Path]:
+    """Notebooks under ``notebooks/`` whose file name starts with one of ``names`` (all if None)."""
+    found = sorted(paths.NOTEBOOKS.glob("*.ipynb"))
+    if not names:
+        return found
+    chosen = [nb for nb in found if any(nb.stem.startswith(n) for n in names)]
+    unknown = [n for n in names if not any(nb.stem.startswith(n) for nb in found)]
+    if unknown:
+        raise ValueError(f"no notebook matches {unknown}; have {[nb.stem for nb in found]}")
+    return chosen
+
+
+def run(nb: Path, scale: str = "full", seed: int | None = None, profile: str | None = None) -> Path:
+    """Execute one notebook with papermill, passing only the parameters it declares."""
+    paths.check_scale(scale)
+    declared = pm.inspect_notebook(str(nb))
+    params = {"scale": scale, "seed": seed, "profile": profile}
+    params = {k: v for k, v in params.items() if v is not None and k in declared}
+    out = paths.BUILD / "notebooks" / scale / nb.name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    pm.execute_notebook(str(nb), str(out), parameters=params, kernel_name="python3",
+                        cwd=str(nb.parent), progress_bar=False)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Run specedge notebooks through papermill.")
+    ap.add_argument("names", nargs="*", help="notebook name prefixes (default: all)")
+    ap.add_argument("--scale", default="full", choices=paths.SCALES)
+    ap.add_argument("--seed", type=int, default=None, help="override each notebook's seed")
+    ap.add_argument("--profile", default=None,
+                    help="hardware profile for notebooks with a `profile` parameter (default: theirs)")
+    args = ap.parse_args(argv)
+    todo = notebooks(args.names)
+    for nb in todo:
+        t0 = time.perf_counter()
+        print(f"[specedge] {nb.name} (scale={args.scale}"
+              + (f", profile={args.profile}" if args.profile else "") + ") ...", flush=True)
+        out = run(nb, args.scale, args.seed, args.profile)
+        print(f"[specedge]   done in {time.perf_counter() - t0:.0f} s -> {out.relative_to(paths.ROOT)}",
+              flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""Repository invariants: dependencies in step, notebook hygiene, kernel, README results table."""
+import json
+import subprocess
+import sys
+import tomllib
+
+import pytest
+import yaml
+
+from specedge import compare, paths
+
+NOTEBOOKS = sorted(paths.NOTEBOOKS.glob("*.ipynb"))
+
+
+def test_environment_yml_mirrors_pyproject():
+    project = tomllib.loads((paths.ROOT / "pyproject.toml").read_text())["project"]
+    wanted = project["dependencies"] + project["optional-dependencies"]["dev"]
+    env = yaml.safe_load((paths.ROOT / "environment.yml").read_text())
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
+    assert sorted(pip) == sorted(wanted)
+    assert pip[0] == "torch==2.13.0", "torch must come first (pinned CPU build)"
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS, "notebooks/ is empty"
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_hygiene(nb):
+    d = json.loads(nb.read_text())
+    assert d["metadata"]["kernelspec"]["name"] == "python3"
+    code = [c for c in d["cells"] if c["cell_type"] == "code"]
+    assert not [c for c in code if c.get("outputs") or c.get("execution_count")], "outputs committed"
+    params = [c for c in d["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(params) == 1, f"{len(params)} cells tagged 'parameters'"
+    src = "".join(params[0]["source"])
+    assert 'os.environ.get("SPECEDGE_SCALE", "full")' in src and "seed =" in src
+
+
+def test_kernel_python3_is_this_interpreter():
+    """papermill and nbmake run notebooks on the kernel named python3: it must be this venv's Python."""
+    from jupyter_client.kernelspec import KernelSpecManager
+    argv = KernelSpecManager().get_kernel_spec("python3").argv
+    prefix = subprocess.run([argv[0], "-c", "import sys; print(sys.prefix)"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    assert prefix == sys.prefix
+
+
+def test_readme_results_table_is_current():
+    assert compare.readme_is_fresh(), "README results table is stale: run `make figures` (or `make readme`)"
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (paths.ROOT / "README.md").read_text()
+    assert "make test" in readme and "make test" in (paths.ROOT / ".ci" / "run").read_text()

@@ -1,0 +1,95 @@
+"""zheng2025 (TK-SLT) analytic part: closed form vs brute force, Table I, input checks."""
+import math
+
+import numpy as np
+import pytest
+
+from specedge.solvers import zheng2025 as z
+
+# Table I of the paper (RECOVERED, shared/notes/recovered-formulas.md); None marks '–' (S* < 1).
+TABLE1 = {
+    0.4: [4, 2, 1, 1, None],
+    0.6: [7, 3, 2, 1, None],
+    0.8: [14, 6, 4, 2, 1],
+}
+COSTS = [0.01, 0.1, 0.2, 0.4, 0.6]
+
+
+@pytest.mark.parametrize("alpha", sorted(TABLE1))
+def test_table1_exact(alpha):
+    for L, want in zip(COSTS, TABLE1[alpha]):
+        d = z.odld(alpha, L)
+        got = d.gamma if d.speedup >= 1 else None
+        assert got == want, (alpha, L, d)
+
+
+def _grid():
+    alphas = np.concatenate([[1e-12, 1e-6, 1e-3], np.linspace(0.02, 0.98, 49), [0.99, 0.995, 0.999]])
+    costs = np.concatenate([[1e-4, 1e-3], np.linspace(0.01, 0.99, 50)])
+    return [(float(a), float(c)) for a in alphas for c in costs]
+
+
+def test_closed_form_equals_brute_force_dense_grid():
+    mismatches = []
+    for a, c in _grid():
+        d, b = z.odld(a, c), z.brute_force(a, c)
+        # equal optimum value; equal γ unless two lengths tie exactly
+        if not math.isclose(d.speedup, b.speedup, rel_tol=1e-12):
+            mismatches.append((a, c, d, b))
+        elif d.gamma != b.gamma and not math.isclose(z.speedup(d.gamma, a, c), z.speedup(b.gamma, a, c),
+                                                     rel_tol=1e-12):
+            mismatches.append((a, c, d, b))
+    assert not mismatches, mismatches[:5]
+
+
+def test_ties_alpha_equals_L():
+    # α = L: S(1) = (1 + α)/(1 + L) = 1 exactly in real arithmetic, and S(γ) < 1 for γ > 1.
+    for a in (0.1, 0.3, 0.5, 0.7, 0.9):
+        d = z.odld(a, a)
+        assert d.gamma == 1
+        assert d.speedup == pytest.approx(1.0, abs=1e-12)
+        assert z.speedup(2, a, a) < 1
+
+
+def test_real_optimum_is_stationary_point():
+    # α^{γ+1}[1 − (γ + 1/L) ln α] = 1 at γ₀ (the DERIVED first-order condition).
+    for a, c in [(0.4, 0.01), (0.8, 0.1), (0.95, 0.3), (0.6, 0.05)]:
+        g = z.gamma_real(a, c)
+        assert a ** (g + 1) * (1 - (g + 1 / c) * math.log(a)) == pytest.approx(1.0, rel=1e-9)
+
+
+def test_near_zero_and_one():
+    d = z.odld(1e-300, 0.01)      # α^{1/L−1} underflows: the log-space W₋₁ path
+    assert d.gamma == 1 and not d.speculate
+    hi = z.odld(0.9999, 0.01)
+    assert hi.gamma == z.brute_force(0.9999, 0.01, gamma_max=20000).gamma
+    assert hi.gamma > 500
+
+
+def test_speculation_helps_iff_alpha_above_L():
+    for a, c in [(0.5, 0.4), (0.5, 0.6), (0.9, 0.85), (0.3, 0.35)]:
+        assert z.odld(a, c).speculate == (a > c)
+        assert (z.as2(a, c) > 0) == (a > c)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0, -0.1, 1.5, float("nan")])
+def test_alpha_outside_open_interval_raises(alpha):
+    with pytest.raises(ValueError, match="alpha"):
+        z.odld(alpha, 0.1)
+    with pytest.raises(ValueError, match="alpha"):
+        z.speedup(3, alpha, 0.1)
+
+
+@pytest.mark.parametrize("L", [1.0, 1.5, -0.1, float("inf")])
+def test_cost_at_least_one_raises(L):
+    with pytest.raises(ValueError, match="L"):
+        z.odld(0.5, L)
+
+
+def test_relative_cost_table2_constants():
+    # Table II: L(K) = 0.07 + 0.23 K / 32000 reproduces the published row to its printed digits.
+    k = np.array([3, 32, 320, 3200, 32000])
+    L = z.relative_cost(k, 0.07, 0.23, 32000)
+    np.testing.assert_allclose(L, [0.0700, 0.0702, 0.0723, 0.093, 0.300], atol=6e-4)
+    with pytest.raises(ValueError, match="topk"):
+        z.relative_cost(0, 0.07, 0.23, 32000)
