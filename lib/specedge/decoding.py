@@ -1,0 +1,461 @@
+"""Autoregressive and speculative decoding over transformers causal LMs, with KV caches and traces.
+
+Any ``transformers`` causal LM works (zoo checkpoints, a hub id loaded by the user, tiny random
+models in the tests). Everything runs under ``torch.inference_mode()``.
+
+Runners (the hook points)
+    ``CausalLM(model)``: one sequence and its ``DynamicCache``; ``feed(ids, keep) -> logits`` appends
+    tokens and returns the logits of the last ``keep`` positions; ``crop(length)`` drops cached
+    positions (rejected drafts). The prefix is never recomputed.
+    ``BatchedCausalLM(model, batch_size)``: B sequences in one padded cache, verified in ONE forward
+    pass (GOODSPEED/WISP: a server verifies many devices' drafts together). Each row's inputs are
+    right-padded; a 2-D attention mask marks valid cache slots and explicit position ids count only
+    valid tokens, so rejected drafts of one row are masked out (``commit``) rather than cropped, and
+    slots rejected by every row are cropped. With B = 1 there are never holes and the mask is
+    omitted. Both keep the model output of the last call in ``last_output`` (pass
+    ``output_hidden_states=True`` to get per-layer hidden states, for early-exit work). A draft
+    runner may be any object with ``feed(ids, keep)``, ``crop(length)`` and ``length`` (e.g. an
+    early exit of the target).
+
+Loops
+    ``autoregressive(model, prompt, max_new_tokens, temperature=0, seed=0)``: the baseline.
+    ``speculative(draft, target, prompt, max_new_tokens, gamma=4, temperature=0, top_k=None,
+    seed=0, stop_rule=None)`` and ``speculative_batch(draft, target, prompts, ...)``: draft γ tokens
+    per device, verify all rows in one batched target pass with the rule of ``specedge.sampling``
+    (``speculative`` is the one-row case of the same loop). Per round:
+      - ``gamma`` is an int >= 1 or a policy ``gamma(row, rounds) -> int >= 0`` called before each
+        round with that row's ``Round`` records so far (GOODSPEED's per-client allocation, TK-SLT's
+        AS² returning 0 to fall back to the target alone). γ is capped so no round overshoots
+        ``max_new_tokens``.
+      - ``stop_rule(i, logits) -> bool`` is called after drafting position i (1-based) with the
+        draft's raw logits there; True stops drafting after that token (WISP: stop at the first
+        predicted rejection).
+      - ``top_k`` makes the draft sample from its top-K renormalised distribution (TK-SLT); the target
+        always uses its full distribution, so the output still follows the target.
+      - the draft's cache holds the committed context plus any drafts not yet rejected; after
+        verification both caches are cropped to the accepted prefix (the target's by masking in a
+        batch).
+
+Traces
+    Every round produces a ``Round`` record: drafted ids, q and p of each drafted token (the
+    probabilities the acceptance rule used: one-hot at T = 0), the draft-logit statistics of each
+    drafted position (``sampling.logit_stats``, from the raw logits at T = 1: max_prob, entropy,
+    margin, logit_std), accepted count, the emitted next token and whether it was a bonus, and the
+    wall times of drafting and of verification. Round 1 includes the prompt prefill of both models
+    (``prefill`` column). In a batch, ``t_verify`` is the shared batched pass and ``t_draft`` the
+    row's own drafting.
+    ``traces_frame(rounds, per="position" | "round", **columns)`` makes a tidy DataFrame: one row per
+    drafted position (``i`` 1-based, ``accepted`` = position accepted, ``first_rejected`` = WISP's
+    negative label) or one row per round; extra keyword columns (e.g. ``draft="d2"``) are
+    constants. ``save_traces`` / ``load_traces`` write and read them as CSV.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import pandas as pd
+import torch
+from transformers import DynamicCache
+
+from . import sampling
+
+__all__ = [
+    "CausalLM", "BatchedCausalLM", "Round", "Generation", "autoregressive", "speculative",
+    "speculative_batch", "traces_frame", "save_traces", "load_traces", "ROUND_COLUMNS",
+    "POSITION_COLUMNS",
+]
+
+
+# --------------------------------------------------------------------------- runners
+class CausalLM:
+    """One sequence of a causal LM with its KV cache: ``feed`` appends tokens, ``crop`` forgets them."""
+
+    def __init__(self, model, output_hidden_states: bool = False):
+        self.model = model
+        self.output_hidden_states = output_hidden_states
+        self.reset()
+
+    def reset(self) -> None:
+        self.cache = DynamicCache(config=self.model.config)
+        self.length = 0
+        self.last_output = None
+
+    def feed(self, ids: torch.Tensor, keep: int = 1) -> torch.Tensor:
+        """Append ``ids`` (k,) and return the logits (keep, V) of the last ``keep`` positions."""
+        out = self.model(input_ids=ids[None], past_key_values=self.cache, use_cache=True,
+                         logits_to_keep=keep, output_hidden_states=self.output_hidden_states)
+        self.length += ids.shape[0]
+        self.last_output = out
+        return out.logits[0]
+
+    def crop(self, length: int) -> None:
+        """Keep the first ``length`` cached positions."""
+        if length < self.length:
+            self.cache.crop(length - self.length)  # transformers 5: a negative count removes tokens
+            self.length = length
+
+
+class BatchedCausalLM:
+    """B sequences in one padded KV cache, advanced by one batched forward pass per ``feed``.
+
+    ``mask`` (B, S) marks the valid cache slots of each row, ``pos`` (B,) the next position id of
+    each row. Rejected slots are masked, not removed, except at the tail where no row uses them.
+    """
+
+    def __init__(self, model, batch_size: int, output_hidden_states: bool = False):
+        self.model = model
+        self.batch_size = batch_size
+        self.output_hidden_states = output_hidden_states
+        self.cache = DynamicCache(config=model.config)
+        self.mask = torch.zeros((batch_size, 0), dtype=torch.long)
+        self.pos = torch.zeros(batch_size, dtype=torch.long)
+        self.dense = True  # no masked slot anywhere: the model can use its plain causal mask
+        self.last_output = None
+
+    def feed(self, ids: torch.Tensor, valid: torch.Tensor, keep: int) -> torch.Tensor:
+        """Append ``ids`` (B, K), right-padded where ``valid`` (B, K) is False; logits (B, keep, V)."""
+        valid = valid.long()
+        kwargs = {}
+        dense = self.dense and bool(valid.all())
+        if not dense:
+            kwargs["attention_mask"] = torch.cat([self.mask, valid], dim=1)
+            kwargs["position_ids"] = (self.pos[:, None] + valid.cumsum(1) - 1).clamp(min=0)
+        out = self.model(input_ids=ids, past_key_values=self.cache, use_cache=True, logits_to_keep=keep,
+                         output_hidden_states=self.output_hidden_states, **kwargs)
+        self.block = ids.shape[1]
+        self.last_output = out
+        return out.logits
+
+    def commit(self, keep: torch.Tensor) -> None:
+        """Row b keeps the first ``keep[b]`` slots of the last fed block; the rest are masked out."""
+        block = self.block
+        kept = torch.arange(block)[None, :] < keep[:, None]
+        longest = int(keep.max())
+        self.dense = self.dense and bool((keep == longest).all())
+        self.mask = torch.cat([self.mask, kept.long()], dim=1)[:, : self.mask.shape[1] + longest]
+        if longest < block:
+            self.cache.crop(longest - block)
+        self.pos = self.pos + keep
+
+
+# --------------------------------------------------------------------------- records
+STAT_NAMES = ("max_prob", "entropy", "margin", "logit_std")
+ROUND_COLUMNS = ["round", "position", "drafted", "accepted", "token", "bonus", "prefill",
+                 "t_draft", "t_verify"]
+POSITION_COLUMNS = ["round", "position", "drafted", "i", "draft_id", "q", "p", *STAT_NAMES,
+                    "accepted", "first_rejected", "round_accepted", "token", "bonus", "prefill",
+                    "t_draft", "t_verify"]
+
+
+@dataclass
+class Round:
+    """One draft/verify round of one sequence (see the module docstring for the fields)."""
+    round: int
+    position: int  # tokens generated before this round
+    draft_ids: list[int]
+    q: list[float]
+    p: list[float]
+    stats: dict[str, list[float]]
+    accepted: int
+    token: int
+    bonus: bool
+    prefill: bool
+    t_draft: float
+    t_verify: float
+
+    @property
+    def drafted(self) -> int:
+        return len(self.draft_ids)
+
+
+@dataclass
+class Generation:
+    """Output of a decoding loop: the new tokens (prompt excluded) and the per-round records."""
+    tokens: torch.Tensor
+    rounds: list[Round] = field(default_factory=list)
+    logits: torch.Tensor | None = None  # (new tokens, V), autoregressive(return_logits=True) only
+
+    @property
+    def accepted(self) -> list[int]:
+        return [r.accepted for r in self.rounds]
+
+    @property
+    def drafted(self) -> list[int]:
+        return [r.drafted for r in self.rounds]
+
+
+# --------------------------------------------------------------------------- helpers
+def _as_ids(prompt) -> torch.Tensor:
+    ids = torch.as_tensor(prompt, dtype=torch.long)
+    if ids.dim() == 2 and ids.shape[0] == 1:
+        ids = ids[0]
+    if ids.dim() != 1 or ids.numel() == 0:
+        raise ValueError(f"prompt must be a non-empty 1-D sequence of token ids, got shape {tuple(ids.shape)}")
+    return ids
+
+
+def _check_max_new(max_new_tokens) -> int:
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be an integer >= 1, got {max_new_tokens!r}")
+    return max_new_tokens
+
+
+def _pick(logits: torch.Tensor, temperature: float, top_k, generator):
+    """Next token from raw logits (V,): argmax at T = 0, else a sample; also its distribution."""
+    if temperature == 0:
+        return logits.argmax(-1, keepdim=True), None
+    dist = sampling.probs(logits, temperature, top_k)
+    return torch.multinomial(dist, 1, generator=generator), dist
+
+
+def _eos_cut(new: torch.Tensor, eos_token_id) -> int | None:
+    """Length up to and including the first EOS in ``new``, or None."""
+    if eos_token_id is None:
+        return None
+    hits = (new == eos_token_id).nonzero()
+    return int(hits[0, 0]) + 1 if hits.numel() else None
+
+
+# --------------------------------------------------------------------------- autoregressive
+def autoregressive(model, prompt, max_new_tokens: int, *, temperature: float = 0.0,
+                   seed: int | torch.Generator = 0, eos_token_id: int | None = None,
+                   return_logits: bool = False) -> Generation:
+    """The baseline: one target forward pass per token, with a KV cache (prefix never recomputed)."""
+    ids = _as_ids(prompt)
+    _check_max_new(max_new_tokens)
+    temperature = sampling.check_temperature(temperature)
+    generator = sampling.make_generator(seed)
+    runner = model if hasattr(model, "feed") else CausalLM(model)
+    tokens, kept = [], []
+    pending = ids
+    with torch.inference_mode():
+        for _ in range(max_new_tokens):
+            logits = runner.feed(pending)[-1]
+            token, _ = _pick(logits, temperature, None, generator)
+            tokens.append(token)
+            if return_logits:
+                kept.append(logits)
+            pending = token
+            if eos_token_id is not None and int(token) == eos_token_id:
+                break
+    return Generation(torch.cat(tokens), [], torch.stack(kept) if return_logits else None)
+
+
+# --------------------------------------------------------------------------- speculative
+class _Row:
+    """Device-side state of one sequence: its draft runner and the tokens its caches lack."""
+
+    def __init__(self, runner, prompt: torch.Tensor):
+        self.runner = runner
+        self.draft_pending = prompt  # tokens not yet in the draft cache
+        self.target_pending = prompt  # tokens not yet in the target cache
+        self.tokens: list[torch.Tensor] = []
+        self.generated = 0
+        self.rounds: list[Round] = []
+        self.done = False
+
+    def draft(self, gamma: int, temperature: float, top_k, generator, stop_rule):
+        """Draft up to ``gamma`` tokens; returns ids (g,), raw logits (g, V), distributions or None."""
+        ids, logits, dists = [], [], []
+        pending = self.draft_pending
+        for i in range(gamma):
+            row = self.runner.feed(pending)[-1]
+            token, dist = _pick(row, temperature, top_k, generator)
+            ids.append(token)
+            logits.append(row)
+            dists.append(dist)
+            pending = token
+            if stop_rule is not None and stop_rule(i + 1, row):
+                break
+        if not ids:
+            return torch.zeros(0, dtype=torch.long), None, None
+        return torch.cat(ids), torch.stack(logits), (None if temperature == 0 else torch.stack(dists))
+
+    def commit(self, draft_ids: torch.Tensor, n: int, token: torch.Tensor) -> torch.Tensor:
+        """Accept ``draft_ids[:n]`` then ``token``; crop the draft cache to what is still valid."""
+        g = draft_ids.shape[0]
+        new = torch.cat([draft_ids[:n], token.view(1)])
+        if g == 0:  # the draft did not run: it still has to see everything
+            self.draft_pending = torch.cat([self.draft_pending, new])
+        else:
+            # The draft cache holds draft_pending + draft_ids[:g-1]; the accepted part of that stays.
+            fed = self.runner.length - (g - 1)
+            self.runner.crop(fed + min(n, g - 1))
+            self.draft_pending = torch.cat([draft_ids[min(n, g - 1):n], token.view(1)])
+        self.target_pending = token.view(1)
+        return new
+
+
+def _gamma_policy(gamma) -> Callable[[int, list], int]:
+    if callable(gamma):
+        return gamma
+    sampling.check_gamma(gamma)
+    return lambda row, rounds: gamma
+
+
+def _draft_runners(draft, n: int) -> list:
+    if isinstance(draft, (list, tuple)):
+        if len(draft) != n:
+            raise ValueError(f"draft: one model or runner per prompt expected, got {len(draft)} for {n} prompts")
+        items = list(draft)
+    elif isinstance(draft, torch.nn.Module):
+        items = [draft] * n
+    elif n == 1:
+        items = [draft]
+    else:
+        raise ValueError("draft: give a model, or a list of runners (one per prompt); one runner cannot serve several rows")
+    return [CausalLM(d) if isinstance(d, torch.nn.Module) else d for d in items]
+
+
+def speculative_batch(draft, target, prompts: Sequence, max_new_tokens: int, *, gamma=4,
+                      temperature: float = 0.0, top_k: int | None = None,
+                      seed: int | torch.Generator = 0, stop_rule=None,
+                      eos_token_id: int | None = None) -> list[Generation]:
+    """Speculative decoding of several sequences; each round verifies all rows in one target pass.
+
+    ``draft``: a model shared by all rows, or a list with one model/runner per row (heterogeneous
+    devices). ``target``: a model (or a ``BatchedCausalLM``). See the module docstring for ``gamma``,
+    ``stop_rule``, ``top_k`` and the traces. Greedy (T = 0) output equals ``autoregressive`` of the
+    target token for token.
+    """
+    _check_max_new(max_new_tokens)
+    temperature = sampling.check_temperature(temperature)
+    policy = _gamma_policy(gamma)
+    prompts = [_as_ids(p) for p in prompts]
+    if not prompts:
+        raise ValueError("prompts must not be empty")
+    vocab = getattr(getattr(target, "config", None), "vocab_size", None)
+    top_k = sampling.check_top_k(top_k, vocab)
+    generator = sampling.make_generator(seed)
+    rows = [_Row(r, p) for r, p in zip(_draft_runners(draft, len(prompts)), prompts)]
+    server = target if isinstance(target, BatchedCausalLM) else BatchedCausalLM(target, len(rows))
+    b = len(rows)
+    with torch.inference_mode():
+        while not all(r.done for r in rows):
+            active = [i for i, r in enumerate(rows) if not r.done]
+            drafts, logits, dists, t_draft = {}, {}, {}, {}
+            for i in active:
+                row = rows[i]
+                g = sampling.check_gamma(policy(i, row.rounds), minimum=0)
+                g = min(g, max_new_tokens - row.generated - 1)  # drafts + 1 token must fit
+                t0 = time.perf_counter()
+                drafts[i], logits[i], dists[i] = row.draft(g, temperature, top_k, generator, stop_rule)
+                t_draft[i] = time.perf_counter() - t0
+
+            # One batched verification pass: row inputs [target_pending, drafts], right-padded.
+            t0 = time.perf_counter()
+            m = torch.zeros(b, dtype=torch.long)
+            lengths = torch.zeros(b, dtype=torch.long)
+            for i in active:
+                m[i] = rows[i].target_pending.shape[0]
+                lengths[i] = drafts[i].shape[0]
+            width = int((m + lengths).max())
+            gmax = int(lengths.max())
+            ids = torch.zeros((b, width), dtype=torch.long)
+            for i in active:
+                ids[i, : m[i] + lengths[i]] = torch.cat([rows[i].target_pending, drafts[i]])
+            valid = torch.arange(width)[None, :] < (m + lengths)[:, None]
+            keep = width - int(m[active].min()) + 1  # logits from the earliest position any row needs
+            out = server.feed(ids, valid, keep)
+            # p_j of row b sits at position m_b - 1 + j of its inputs, j = 0..γ_b.
+            index = (m[:, None] - 1 + torch.arange(gmax + 1)[None, :]).clamp(0, width - 1) - (width - keep)
+            p_logits = out[torch.arange(b)[:, None], index.clamp(min=0)]
+            draft_ids = torch.zeros((b, gmax), dtype=torch.long)
+            for i in active:
+                draft_ids[i, : lengths[i]] = drafts[i]
+            if temperature == 0:
+                target_ids = p_logits.argmax(-1)
+                verdict = sampling.verify_greedy(draft_ids, target_ids, lengths)
+                p_x = (target_ids[:, :gmax] == draft_ids).float()
+            else:
+                p = sampling.probs(p_logits, temperature)
+                q = torch.zeros((b, gmax, p.shape[-1]))
+                for i in active:
+                    if lengths[i]:
+                        q[i, : lengths[i]] = dists[i]
+                verdict = sampling.verify(draft_ids, q, p, generator, lengths)
+                p_x = p[:, :gmax].gather(-1, draft_ids[..., None])[..., 0]
+            keep_slots = torch.where(torch.tensor([not r.done for r in rows]), m + verdict.accepted, 0)
+            server.commit(keep_slots)
+            t_verify = time.perf_counter() - t0
+
+            accepted = verdict.accepted.tolist()
+            tokens = verdict.token.tolist()
+            bonus = verdict.bonus.tolist()
+            p_list = p_x.tolist()
+            for i in active:
+                row, g, n = rows[i], int(lengths[i]), accepted[i]
+                new = row.commit(drafts[i], n, verdict.token[i])
+                if g:
+                    stats = {k: v.tolist() for k, v in sampling.logit_stats(logits[i]).items()}
+                    q_x = [1.0] * g if dists[i] is None else \
+                        dists[i].gather(-1, drafts[i][:, None])[:, 0].tolist()
+                else:
+                    stats, q_x = {k: [] for k in STAT_NAMES}, []
+                row.rounds.append(Round(
+                    round=len(row.rounds), position=row.generated, draft_ids=drafts[i].tolist(),
+                    q=q_x, p=p_list[i][:g], stats=stats, accepted=n, token=tokens[i], bonus=bonus[i],
+                    prefill=not row.rounds, t_draft=t_draft[i], t_verify=t_verify))
+                cut = _eos_cut(new, eos_token_id)
+                if cut is not None:
+                    new, row.done = new[:cut], True
+                row.tokens.append(new)
+                row.generated += new.shape[0]
+                if row.generated >= max_new_tokens:
+                    row.done = True
+    return [Generation(torch.cat(r.tokens), r.rounds) for r in rows]
+
+
+def speculative(draft, target, prompt, max_new_tokens: int, *, gamma=4, temperature: float = 0.0,
+                top_k: int | None = None, seed: int | torch.Generator = 0, stop_rule=None,
+                eos_token_id: int | None = None) -> Generation:
+    """Speculative decoding of one sequence (the one-row case of ``speculative_batch``)."""
+    return speculative_batch(draft, target, [prompt], max_new_tokens, gamma=gamma,
+                             temperature=temperature, top_k=top_k, seed=seed, stop_rule=stop_rule,
+                             eos_token_id=eos_token_id)[0]
+
+
+# --------------------------------------------------------------------------- traces
+def traces_frame(rounds: Sequence[Round], per: str = "position", **columns) -> pd.DataFrame:
+    """Tidy table of ``Round`` records: one row per drafted position (default) or per round.
+
+    Per position: ``i`` is the 1-based position in the round, ``accepted`` whether it was accepted,
+    ``first_rejected`` whether it was the round's first rejection (later positions are neither: WISP
+    drops them from its predictor's data), ``round_accepted`` the round's accepted count. Keyword
+    arguments become constant columns placed first (e.g. ``domain="code"``).
+    """
+    if per not in ("position", "round"):
+        raise ValueError(f"per must be 'position' or 'round', got {per!r}")
+    records = []
+    for r in rounds:
+        base = dict(round=r.round, position=r.position, drafted=r.drafted)
+        tail = dict(token=r.token, bonus=r.bonus, prefill=r.prefill, t_draft=r.t_draft, t_verify=r.t_verify)
+        if per == "round":
+            records.append({**base, "accepted": r.accepted, **tail})
+            continue
+        for j in range(r.drafted):
+            records.append({**base, "i": j + 1, "draft_id": r.draft_ids[j], "q": r.q[j], "p": r.p[j],
+                            **{k: r.stats[k][j] for k in STAT_NAMES},
+                            "accepted": j < r.accepted, "first_rejected": j == r.accepted,
+                            "round_accepted": r.accepted, **tail})
+    frame = pd.DataFrame.from_records(records, columns=ROUND_COLUMNS if per == "round" else POSITION_COLUMNS)
+    for k, (name, value) in enumerate(columns.items()):
+        frame.insert(k, name, value)
+    return frame
+
+
+def save_traces(frame: pd.DataFrame, path) -> Path:
+    """Write a traces frame as CSV (deterministic formatting, as ``plotting.write_csv``)."""
+    from .plotting import write_csv  # plotting imports matplotlib; keep decoding import light
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_csv(frame, path)
+
+
+def load_traces(path) -> pd.DataFrame:
+    """Read a traces CSV written by ``save_traces``."""
+    return pd.read_csv(path)
