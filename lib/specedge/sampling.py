@@ -29,8 +29,7 @@ Metrics (one definition each, as in notes/recovered-formulas.md, vLLM naming)
     - ``per_position_acceptance(accepted, drafted)``: P(position i accepted | positions < i accepted).
     - ``expected_tokens_per_round(alpha, gamma)``: (1 - α^{γ+1}) / (1 - α) (Leviathan eq 1,
       zheng2025 eq (12)) for i.i.d. acceptance α.
-    - ``speedup(alpha, gamma, cost)``: (1 - α^{γ+1}) / ((1 - α)(1 + γ c)), zheng2025 Theorem 1 eq (11)
-      with c = L (relative cost of one draft step, plus its uplink in TK-SLT).
+      The speedup over the target alone, eq (11), is ``specedge.solvers.zheng2025.speedup``.
     - ``acceptance_probability(p, q)``: α = Σ_x min(p(x), q(x)) = 1 - TV(p, q), zheng2025 eq (8)
       (eq (9) when q is the top-K distribution).
     - ``logit_stats(logits)``: the draft-side features WISP's rejection predictor uses (li2026 Sec 3):
@@ -51,7 +50,7 @@ __all__ = [
     "check_gamma", "check_temperature", "check_top_k", "make_generator", "probs", "sample",
     "acceptance_ratio", "Verdict", "verify", "verify_greedy", "logit_stats", "acceptance_probability",
     "acceptance_rate", "mean_acceptance_length", "per_position_acceptance",
-    "expected_tokens_per_round", "speedup",
+    "expected_tokens_per_round",
 ]
 
 
@@ -290,15 +289,3 @@ def expected_tokens_per_round(alpha, gamma):
         out = np.where(alpha < 1, (1 - alpha ** (gamma + 1)) / np.where(alpha < 1, 1 - alpha, 1), gamma + 1)
     return out[()] if out.ndim == 0 else out
 
-
-def speedup(alpha, gamma, cost):
-    """Speedup over the target alone, (1 - α^{γ+1}) / ((1 - α)(1 + γ c)): zheng2025 eq (11).
-
-    ``cost`` c is the time of one draft step relative to one target forward pass (TK-SLT's L = b + c
-    adds the uplink time of one draft distribution).
-    """
-    cost = np.asarray(cost, dtype=float)
-    if np.any(cost < 0):
-        raise ValueError(f"cost must be >= 0, got {cost}")
-    out = expected_tokens_per_round(alpha, gamma) / (1 + np.asarray(gamma, dtype=float) * cost)
-    return out[()] if np.ndim(out) == 0 else out
