@@ -1,0 +1,292 @@
+"""FSD (venkatesha2025): discrete-event simulation of the pre-drafting client and early-exit server.
+
+One sequence is a list of ``RoundTrace`` records (the rounds of plain speculative decoding, each with
+the verification outcome of every early exit in layer order; ``specedge.early_exit`` produces them on
+the zoo, tests craft them). Because the final exit stays authoritative, FSD emits exactly the tokens of
+SD: the simulation only decides *when* each round happens (Sec 3, Appendix A, Fig 2):
+
+- client → server: the drafts travel ``T_c/2``;
+- server: exit l of L is ready at ``l/L · T_t`` after verification starts, the final at ``T_t``; every
+  outcome goes into the server's send queue, ordered by confidence (``server_queue="priority"``, eq 4)
+  or by production (``"fifo"``); the final jumps the queue. One message is on the wire at a time and
+  takes ``T_c/2`` (the paper: "early exit outputs are produced faster than the network can
+  transmit ... transmitted sequentially"); what is still queued when the final leaves is dropped;
+- client: received early exits wait in a queue (``client_queue`` "priority" by confidence, "fifo" or
+  "random"); ``threads`` pre-drafting threads each take one and draft γ tokens after it (γ·T_d) into
+  the pre-draft cache, keyed by the exit's outcome (accepted count, next token). With ``dedupe`` an
+  outcome already cached or in progress is not drafted twice (every exit that agrees yields the same
+  prefix, hence the same greedy pre-draft);
+- when the final arrives: a *hit* if its outcome is in the cache (waiting for the thread if that
+  pre-draft is still running, a "partial" hit), then ``t_sync`` and the pre-draft goes out at once; a
+  *miss* drafts γ tokens first. Unfinished pre-drafts of the round are abandoned.
+
+The cache-miss rate ρ = misses / cache checks, one check per round that has a next round (the first
+round of a sequence always drafts). In SD mode the server streams only the final. With every pre-draft
+finishing in time and no message queued behind another, the simulated time equals Table 4's formulas
+(``solvers.venkatesha2025``) exactly; the tests check this.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import simpy
+
+from ..solvers.venkatesha2025 import Timings
+
+__all__ = ["ExitOutcome", "RoundTrace", "FSDConfig", "SimResult", "simulate", "average_early_exit",
+           "CLIENT_QUEUES", "SERVER_QUEUES"]
+
+CLIENT_QUEUES = ("priority", "fifo", "random")
+SERVER_QUEUES = ("priority", "fifo")
+
+
+@dataclass(frozen=True)
+class ExitOutcome:
+    """What the final layer's verification would give if exit ``layer`` (1-based) were the target."""
+    layer: int
+    accepted: int
+    token: int
+    confidence: float  # max softmax probability at the exit for the emitted token (eq 4)
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.accepted, self.token)
+
+
+@dataclass(frozen=True)
+class RoundTrace:
+    """One SD round: γ drafted, the final outcome, and the early exits (layers 1..L-1) in layer order."""
+    drafted: int
+    accepted: int
+    token: int
+    n_layers: int
+    exits: tuple[ExitOutcome, ...] = ()
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.accepted, self.token)
+
+    @property
+    def tokens(self) -> int:
+        return self.accepted + 1
+
+    def earliest_exit(self) -> int:
+        """Average-EE contribution: the first layer whose outcome equals the final's (L if none)."""
+        return next((e.layer for e in self.exits if e.key == self.key), self.n_layers)
+
+
+@dataclass(frozen=True)
+class FSDConfig:
+    """Timings of one client/server pair (seconds; T_d per draft token, T_c per round trip) and policies."""
+    gamma: int
+    T_d: float
+    T_t: float
+    T_c: float
+    threads: int = 1
+    client_queue: str = "priority"
+    server_queue: str = "priority"
+    t_sync: float = 0.0
+    dedupe: bool = True
+    seed: int = 0
+
+    def __post_init__(self):
+        if isinstance(self.gamma, bool) or not isinstance(self.gamma, (int, np.integer)) or self.gamma < 1:
+            raise ValueError(f"gamma must be an integer >= 1, got {self.gamma!r}")
+        if isinstance(self.threads, bool) or not isinstance(self.threads, (int, np.integer)) or self.threads < 1:
+            raise ValueError(f"threads (pre-drafting threads) must be an integer >= 1, got {self.threads!r}")
+        for name in ("T_d", "T_t", "T_c", "t_sync"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and np.isfinite(v) and v >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0 seconds, got {v!r}")
+        if self.T_t <= 0:
+            raise ValueError(f"T_t (verification time) must be > 0 seconds, got {self.T_t!r}")
+        if self.client_queue not in CLIENT_QUEUES:
+            raise ValueError(f"client_queue must be one of {CLIENT_QUEUES}, got {self.client_queue!r}")
+        if self.server_queue not in SERVER_QUEUES:
+            raise ValueError(f"server_queue must be one of {SERVER_QUEUES}, got {self.server_queue!r}")
+
+    @property
+    def timings(self) -> Timings:
+        return Timings(self.T_d, self.T_t, self.T_c, self.threads)
+
+    @classmethod
+    def from_profile(cls, profile, runtime: str, gamma: int | None = None, threads: int | None = None,
+                     **kwargs) -> "FSDConfig":
+        """Timings of ``profile.runtime[runtime]`` (Table 5 layout: T_d_s for its ``gamma`` tokens)."""
+        t = Timings.from_profile(profile, runtime)
+        gamma = int(profile.coefficients(runtime)["gamma"]) if gamma is None else gamma
+        return cls(gamma=gamma, T_d=t.T_d, T_t=t.T_t, T_c=t.T_c,
+                   threads=t.threads if threads is None else threads, **kwargs)
+
+    def with_(self, **changes) -> "FSDConfig":
+        return replace(self, **changes)
+
+
+@dataclass
+class SimResult:
+    """Totals over all sequences plus one log row per round."""
+    time_s: float
+    tokens: int
+    rounds: int
+    checks: int
+    misses: int
+    partial_hits: int
+    log: pd.DataFrame = field(repr=False, default=None)
+
+    @property
+    def miss_rate(self) -> float:
+        """ρ = cache misses / cache checks (NaN without checks)."""
+        return self.misses / self.checks if self.checks else float("nan")
+
+    @property
+    def tokens_per_round(self) -> float:
+        return self.tokens / self.rounds if self.rounds else float("nan")
+
+
+def average_early_exit(sequences: Sequence[Sequence[RoundTrace]]) -> float:
+    """Table 6's "Avg EE": mean over rounds of the earliest exit that agrees with the final."""
+    layers = [r.earliest_exit() for seq in sequences for r in seq]
+    return float(np.mean(layers)) if layers else float("nan")
+
+
+def _check_sequences(sequences) -> list[list[RoundTrace]]:
+    seqs = [list(s) for s in sequences]
+    if not seqs or not all(seqs):
+        raise ValueError("sequences must be a non-empty list of non-empty lists of RoundTrace")
+    for s in seqs:
+        for r in s:
+            if r.n_layers < 1 or any(not (1 <= e.layer < r.n_layers) for e in r.exits):
+                raise ValueError(f"exit layers must lie in [1, n_layers - 1]; got n_layers={r.n_layers}, "
+                                 f"layers {[e.layer for e in r.exits]}")
+    return seqs
+
+
+class _Round:
+    """The processes of one FSD round: server producer and sender, client pre-drafting threads."""
+
+    def __init__(self, env: simpy.Environment, cfg: FSDConfig, rng, trace: RoundTrace, fsd: bool):
+        self.env, self.cfg, self.rng, self.trace = env, cfg, rng, trace
+        self.outbox = simpy.PriorityStore(env)
+        self.final = env.event()
+        self.items: list[ExitOutcome] = []
+        self.wake = env.event()
+        self.cache: dict[tuple[int, int], simpy.Event] = {}
+        self.sent = 0
+        self.count = 0
+        start = env.now
+        env.process(self._produce(start, fsd))
+        env.process(self._send())
+        self.workers = [env.process(self._worker()) for _ in range(cfg.threads)] if fsd else []
+
+    def _produce(self, start, fsd):
+        t, cfg = self.trace, self.cfg
+        produced = set()
+        if fsd:
+            for e in t.exits:
+                if cfg.dedupe and e.key in produced:
+                    continue
+                produced.add(e.key)
+                yield self.env.timeout(max(0.0, start + e.layer / t.n_layers * cfg.T_t - self.env.now))
+                prio = -e.confidence if cfg.server_queue == "priority" else e.layer
+                self.count += 1
+                yield self.outbox.put(simpy.PriorityItem((1, prio, self.count), e))
+        yield self.env.timeout(max(0.0, start + cfg.T_t - self.env.now))
+        yield self.outbox.put(simpy.PriorityItem((0, 0, 0), None))  # the final jumps the queue
+
+    def _send(self):
+        while True:
+            item = yield self.outbox.get()
+            yield self.env.timeout(self.cfg.T_c / 2)
+            if item.item is None:
+                self.final.succeed()
+                return  # whatever is still queued for this round is dropped
+            self.sent += 1
+            self.items.append(item.item)
+            wake, self.wake = self.wake, self.env.event()
+            wake.succeed()
+
+    def _pick(self) -> ExitOutcome:
+        policy = self.cfg.client_queue
+        if policy == "priority":
+            i = max(range(len(self.items)), key=lambda j: (self.items[j].confidence, -j))
+        elif policy == "fifo":
+            i = 0
+        else:
+            i = int(self.rng.integers(len(self.items)))
+        return self.items.pop(i)
+
+    def _worker(self):
+        try:
+            while True:
+                while not self.items:
+                    yield self.wake
+                e = self._pick()
+                if self.cfg.dedupe and e.key in self.cache:
+                    continue
+                done = self.env.event()
+                self.cache.setdefault(e.key, done)
+                yield self.env.timeout(self.cfg.gamma * self.cfg.T_d)
+                done.succeed()
+                if self.cache[e.key] is not done and not self.cache[e.key].triggered:
+                    self.cache[e.key].succeed()
+        except simpy.Interrupt:
+            return
+
+    def stop(self):
+        for w in self.workers:
+            if w.is_alive:
+                w.interrupt()
+
+
+def _sequence(env, cfg: FSDConfig, rng, rounds: list[RoundTrace], fsd: bool, log: list, seq: int):
+    yield env.timeout(rounds[0].drafted * cfg.T_d)  # the first round always drafts
+    for k, trace in enumerate(rounds):
+        t0 = env.now
+        yield env.timeout(cfg.T_c / 2)                # drafts travel to the server
+        rnd = _Round(env, cfg, rng, trace, fsd)
+        yield rnd.final
+        arrived = env.now
+        last = k == len(rounds) - 1
+        outcome = "last"
+        if not last:
+            hit = rnd.cache.get(trace.key) if fsd else None
+            if hit is None:
+                outcome = "miss"
+                rnd.stop()
+                yield env.timeout(rounds[k + 1].drafted * cfg.T_d)
+            else:
+                outcome = "hit" if hit.triggered else "partial"
+                if not hit.triggered:
+                    yield hit
+                rnd.stop()
+                yield env.timeout(cfg.t_sync)
+        else:
+            rnd.stop()
+        log.append(dict(sequence=seq, round=k, start_s=t0, final_s=arrived, end_s=env.now,
+                        outcome=outcome, tokens=trace.tokens, exits_sent=rnd.sent,
+                        earliest_exit=trace.earliest_exit()))
+
+
+def simulate(sequences: Sequence[Sequence[RoundTrace]], config: FSDConfig, mode: str = "fsd") -> SimResult:
+    """Simulate SD (``mode="sd"``) or FSD (``"fsd"``) over ``sequences``, one after the other."""
+    if mode not in ("sd", "fsd"):
+        raise ValueError(f"mode must be 'sd' or 'fsd', got {mode!r}")
+    seqs = _check_sequences(sequences)
+    env = simpy.Environment()
+    rng = np.random.default_rng(config.seed)
+    log: list[dict] = []
+
+    def run_all():
+        for i, rounds in enumerate(seqs):
+            yield env.process(_sequence(env, config, rng, rounds, mode == "fsd", log, i))
+
+    env.process(run_all())
+    env.run()
+    frame = pd.DataFrame(log)
+    checks = int((frame.outcome != "last").sum())
+    return SimResult(time_s=float(env.now), tokens=int(frame.tokens.sum()), rounds=len(frame), checks=checks,
+                     misses=int((frame.outcome == "miss").sum()),
+                     partial_hits=int((frame.outcome == "partial").sum()), log=frame)
