@@ -1,0 +1,119 @@
+"""li2026 (WISP) drafting controller inside the speculative-decoding loop (tiny random models)."""
+import numpy as np
+import pytest
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+
+from specedge import decoding
+from specedge import predictor as P
+
+
+def tiny(seed, layers=1):
+    torch.manual_seed(seed)
+    cfg = LlamaConfig(vocab_size=48, hidden_size=32, intermediate_size=64, num_hidden_layers=layers,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256)
+    return LlamaForCausalLM(cfg).eval()
+
+
+@pytest.fixture(scope="module")
+def pair():
+    return tiny(1), tiny(2, layers=2)
+
+
+class Const:
+    """A predictor that always returns the same P(accepted)."""
+    threshold = 0.5
+
+    def __init__(self, p):
+        self.p = p
+
+    def __call__(self, x):
+        assert x.shape == (1, len(P.FEATURES))
+        return self.p
+
+
+class Coin:
+    """Random decisions, reproducible: exercises every stop position."""
+    threshold = 0.5
+
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, x):
+        return self.rng.random()
+
+
+PROMPT = torch.tensor([3, 7, 11, 2, 5])
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_always_accept_equals_fixed_window(pair, temperature):
+    draft, target = pair
+    for window in (1, 4):
+        ctl = P.StopAtFirstPredictedRejection(Const(1.0), window)
+        a = ctl.speculative(draft, target, PROMPT, 20, temperature=temperature, seed=7)
+        b = decoding.speculative(draft, target, PROMPT, 20, gamma=window, temperature=temperature, seed=7)
+        assert torch.equal(a.tokens, b.tokens)
+        assert a.drafted == b.drafted and a.accepted == b.accepted
+        assert ctl.calls == sum(a.drafted)
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_never_drafts_past_window(pair, temperature):
+    draft, target = pair
+    for window in (1, 3, 6):
+        ctl = P.StopAtFirstPredictedRejection(Coin(window), window)
+        g = ctl.speculative(draft, target, PROMPT, 24, temperature=temperature, seed=3)
+        assert max(g.drafted) <= window
+        assert min(g.drafted[:-1]) >= 1  # the last round may draft 0: only 1 token was left to make
+        assert len(g.tokens) == 24
+    # greedy output is the target's own greedy output whatever the predictor does
+    ar = decoding.autoregressive(target, PROMPT, 24)
+    g = P.StopAtFirstPredictedRejection(Coin(0), 5).speculative(draft, target, PROMPT, 24)
+    assert torch.equal(g.tokens, ar.tokens)
+
+
+def test_always_reject_drafts_one_token(pair):
+    draft, target = pair
+    g = P.StopAtFirstPredictedRejection(Const(0.0), 6).speculative(draft, target, PROMPT, 20)
+    # the decoding hook stops *after* the token the predictor flags (inclusive rule)
+    assert set(g.drafted[:-1]) == {1} and g.drafted[-1] <= 1
+
+
+def test_controller_features_match_traces(pair):
+    draft, target = pair
+    seen = []
+
+    class Record(Const):
+        def __call__(self, x):
+            seen.append(x[0].copy())
+            return 1.0
+
+    ctl = P.StopAtFirstPredictedRejection(Record(1.0), 4)
+    g = ctl.speculative(draft, target, PROMPT, 12, temperature=1.0, seed=5)
+    frame = decoding.traces_frame(g.rounds)
+    np.testing.assert_allclose(np.array(seen), frame[list(P.FEATURES)].to_numpy(np.float32), rtol=1e-6)
+
+
+def test_controller_with_trained_predictor(pair, tmp_path):
+    """A real Predictor (saved and loaded) drives the loop and its stops follow its predictions."""
+    draft, target = pair
+    rng = np.random.default_rng(0)
+    x = rng.random((400, 5)).astype(np.float32)
+    y = (x[:, 0] > 0.5).astype(int)
+    pred = P.train_xgboost(x[:300], y[:300], x[300:], y[300:], n_estimators=20)
+    P.save(pred, tmp_path, "xgb")
+    pred = P.load(tmp_path, "xgb")
+    ctl = P.StopAtFirstPredictedRejection(pred, 5)
+    g = ctl.speculative(draft, target, PROMPT, 25, temperature=1.0, seed=1)
+    frame = decoding.traces_frame(g.rounds)
+    z = pred.predict(frame[list(P.FEATURES)].to_numpy(np.float32))
+    for (_, rnd), zr in zip(frame.groupby("round"), np.split(z, np.cumsum(g.drafted)[:-1])):
+        # every drafted position but the last was predicted accepted; the last was a predicted
+        # rejection unless the window (or the token budget) was reached
+        assert (zr[:-1] == 1).all()
+
+
+def test_bad_window():
+    with pytest.raises(ValueError, match="gamma"):
+        P.StopAtFirstPredictedRejection(Const(1.0), 0)
