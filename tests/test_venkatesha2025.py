@@ -1,0 +1,144 @@
+"""venkatesha2025: Table 4 formulas, eq (9), Table 1 cost, and the FSD simulation against them."""
+import numpy as np
+import pytest
+
+from specedge import hardware
+from specedge.sim.fsd import ExitOutcome, FSDConfig, RoundTrace, average_early_exit, simulate
+from specedge.solvers import venkatesha2025 as v
+
+
+# ------------------------------------------------------------------ formulas
+def test_table1_reproduces_every_printed_cost():
+    t = v.table1()
+    for col in ("cloud_ar", "cloud_sd", "edge_cloud_sd"):
+        np.testing.assert_allclose(t[col], t["paper_" + col], atol=0.5)
+    # the printed savings (33, 42, 37, 7 % cloud SD; 50, 50, 52, 50 % edge-cloud SD)
+    np.testing.assert_array_equal((100 * t.saving_cloud_sd).round().astype(int), [33, 42, 37, 7])
+    np.testing.assert_array_equal((100 * t.saving_edge_cloud_sd).round().astype(int), [50, 50, 52, 50])
+
+
+def test_fsd_reduces_to_sd_and_eq9():
+    args = dict(N=100, tau=2.5, gamma=4, T_d=0.05, T_t=0.5, T_c=0.1)
+    sd = v.latency_sd(**args)
+    assert v.latency_fsd(**args, rho=1.0) == pytest.approx(sd)
+    assert v.latency_sd(**args) == pytest.approx(100 / 2.5 * (0.2 + 0.1 + 0.5))
+    # eq 9 is the ratio of Table 4's SD and FSD when T_c = t_sync = 0
+    for rho in (0.0, 0.3, 0.9):
+        ratio = v.latency_sd(**{**args, "T_c": 0}) / v.latency_fsd(**{**args, "T_c": 0}, rho=rho)
+        assert ratio == pytest.approx(v.speedup_eq9(rho, 0.05 / 0.5, 4))
+
+
+def test_fig6_thresholds_match_paper_statement():
+    rho = v.rho_for_speedup(2.0, v.FIG6_C, np.array([4, 7, 10]))
+    for r, (g, claim) in zip(rho, v.FIG6_CLAIMS.items()):
+        assert r < claim + 0.01, (g, r)        # "ρ must remain below 10 / 25 / 35 %"
+        assert v.speedup_eq9(r, v.FIG6_C, g) == pytest.approx(2.0)
+    assert np.all(np.diff(rho) > 0)            # larger γ tolerates more misses
+
+
+def test_bad_inputs_raise():
+    with pytest.raises(ValueError, match="rho"):
+        v.speedup_eq9(1.5, 0.3, 4)
+    with pytest.raises(ValueError, match="tau"):
+        v.latency_sd(10, 0.5, 4, 0.1, 0.5, 0.1)
+    with pytest.raises(ValueError, match="gamma"):
+        v.fig6_grid(gammas=(0,))
+
+
+def test_paper_profile_timings():
+    prof = hardware.load_profile("venkatesha2025_paper")
+    t = v.Timings.from_profile(prof, "jetson_vicuna68m_vicuna7b")
+    assert t.T_d == pytest.approx(0.334 / 4)
+    assert t.c == pytest.approx(prof.coefficients("jetson_vicuna68m_vicuna7b")["c"], abs=0.01)
+    cfg = FSDConfig.from_profile(prof, "rtx_vicuna68m_vicuna7b")
+    assert cfg.threads == 30 and cfg.gamma == 4
+
+
+def test_bad_profile_and_threads_raise(tmp_path):
+    prof = hardware.load_profile("venkatesha2025_paper")
+    bad = hardware.validate({**prof.to_dict(), "runtime": {"x": {"model": "m", "T_t_s": 0.5}}})
+    with pytest.raises(ValueError, match="lacks"):
+        FSDConfig.from_profile(bad, "x")
+    with pytest.raises(ValueError, match="threads"):
+        FSDConfig(gamma=4, T_d=0.1, T_t=0.5, T_c=0.1, threads=0)
+    with pytest.raises(ValueError, match="client_queue"):
+        FSDConfig(gamma=4, T_d=0.1, T_t=0.5, T_c=0.1, client_queue="lifo")
+    with pytest.raises(KeyError):
+        FSDConfig.from_profile(prof, "no_such_runtime")
+
+
+# ------------------------------------------------------------------ simulation vs formulas
+L = 4
+
+
+def _round(final, exits, drafted=4):
+    """A round whose final outcome is ``final`` and early exits (layer, outcome, confidence)."""
+    return RoundTrace(drafted=drafted, accepted=final[0], token=final[1], n_layers=L,
+                      exits=tuple(ExitOutcome(l, a, t, c) for l, (a, t), c in exits))
+
+
+HIT = _round((2, 7), [(1, (2, 7), 0.9)])          # exit 1 already agrees with the final
+MISS = _round((1, 5), [(1, (2, 7), 0.9)])         # exit 1 predicts something else
+
+
+@pytest.mark.parametrize("pattern", ["HHHHH", "MMMMM", "HMHMH", "MMHHM"])
+def test_simulation_equals_formulas_on_deterministic_case(pattern):
+    rounds = [HIT if c == "H" else MISS for c in pattern]
+    # pre-drafting finishes before the final arrives and no message waits for the wire
+    cfg = FSDConfig(gamma=4, T_d=0.02, T_t=0.8, T_c=0.1, threads=1, t_sync=0.003)
+    fsd, sd = simulate([rounds], cfg, "fsd"), simulate([rounds], cfg, "sd")
+    n = sum(r.tokens for r in rounds)
+    tau = n / len(rounds)
+    misses = sum(c == "M" for c in pattern[:-1])
+    assert fsd.checks == len(rounds) - 1 and fsd.misses == misses and fsd.partial_hits == 0
+    assert sd.time_s == pytest.approx(v.latency_sd(n, tau, 4, cfg.T_d, cfg.T_t, cfg.T_c))
+    # Table 4 with ρ counted over rounds: the first round always drafts, the last has no next round
+    rho = (misses + 1) / len(rounds)
+    assert fsd.time_s == pytest.approx(v.latency_fsd(n, tau, 4, cfg.T_d, cfg.T_t, cfg.T_c, rho, cfg.t_sync))
+
+
+def test_sd_mode_never_hits_and_counts_tokens():
+    rounds = [HIT, MISS, HIT]
+    r = simulate([rounds, rounds], FSDConfig(gamma=4, T_d=0.02, T_t=0.8, T_c=0.1), "sd")
+    assert r.miss_rate == 1.0 and r.tokens == 2 * (3 + 2 + 3) and r.rounds == 6
+
+
+def test_cache_hit_miss_on_crafted_sequences():
+    cfg = FSDConfig(gamma=4, T_d=0.02, T_t=0.8, T_c=0.1, threads=1)
+    # the agreeing exit comes with low confidence after a confident wrong one: one thread, priority
+    # order, a slow wire; only the first pre-draft fits before the final
+    tricky = _round((3, 9), [(1, (0, 4), 0.2), (2, (1, 1), 0.3), (3, (3, 9), 0.95)])
+    # one thread busy with exit 1 while exits 2 and 3 queue up: priority takes the confident (right)
+    # one, a partial hit; FIFO takes exit 2 and misses
+    slow = cfg.with_(T_d=0.1125, T_c=0.02)
+    r = simulate([[tricky, tricky]], slow, "fsd")
+    assert r.log.outcome.tolist() == ["partial", "last"]
+    assert simulate([[tricky, tricky]], slow.with_(client_queue="fifo"), "fsd").log.outcome.tolist() \
+        == ["miss", "last"]
+    # enough threads and a fast wire: every distinct outcome is pre-drafted, a hit
+    fast = cfg.with_(threads=3, T_c=0.01)
+    assert simulate([[tricky, tricky]], fast, "fsd").log.outcome.tolist() == ["hit", "last"]
+    # no exit agrees: a miss whatever the resources
+    wrong = _round((3, 9), [(1, (0, 4), 0.9), (2, (1, 1), 0.9), (3, (2, 2), 0.9)])
+    assert simulate([[wrong, wrong]], fast.with_(threads=8), "fsd").misses == 1
+    # a pre-draft still running when the final lands is a partial hit (the client waits for it)
+    late = _round((3, 9), [(3, (3, 9), 0.9)])
+    r = simulate([[late, late]], cfg.with_(T_d=0.2, T_c=0.01), "fsd")
+    assert r.log.outcome.tolist() == ["partial", "last"] and r.misses == 0
+    assert average_early_exit([[tricky, wrong, late]]) == pytest.approx((3 + 4 + 3) / 3)
+
+
+def test_more_threads_never_miss_more():
+    rng = np.random.default_rng(0)
+    rounds = []
+    for _ in range(40):
+        final = (int(rng.integers(0, 5)), int(rng.integers(0, 50)))
+        exits = [(l, final if rng.random() < 0.3 else (int(rng.integers(0, 5)), int(rng.integers(0, 50))),
+                  float(rng.random())) for l in range(1, L)]
+        rounds.append(_round(final, exits))
+    base = FSDConfig(gamma=4, T_d=0.05, T_t=0.8, T_c=0.02)
+    misses = [simulate([rounds], base.with_(threads=k), "fsd").misses for k in (1, 2, 3, 8)]
+    assert misses == sorted(misses, reverse=True)
+    # the random client queue is seeded: same seed, same result
+    rnd = base.with_(client_queue="random", threads=1)
+    assert simulate([rounds], rnd, "fsd").time_s == simulate([rounds], rnd, "fsd").time_s
