@@ -686,6 +686,101 @@ def binned_acceptance(data: pd.DataFrame, stat: str, bins: int = 10, label: str 
                          "n": g.size().to_numpy()})
 
 
+# --------------------------------------------------------------------------- traces and pipeline
+TRACE_COLUMNS = ["draft", "target", "domain", "temperature", "prompt", "round", "i", "drafted",
+                 *STATS, "q", "p", "accepted", "first_rejected", "round_accepted"]
+
+
+def generate_traces(draft_model, target_model, prompts: dict, *, window: int = 8,
+                    temperatures=(0.0, 1.0), max_new_tokens: int = 48, seed: int = 0,
+                    progress: bool = True, **columns) -> pd.DataFrame:
+    """Fixed-window speculative-decoding traces (one row per drafted position) for the dataset.
+
+    ``prompts`` maps a domain to a list of token-id prompts; each domain's prompts are decoded as
+    one batch (``decoding.speculative_batch``: one batched target pass per round). ``columns`` are
+    constants (e.g. ``draft="d1", target="t1"``). Timing columns are dropped: the committed traces
+    must not change between runs.
+    """
+    from tqdm.auto import tqdm
+
+    from . import decoding
+
+    frames = []
+    jobs = [(d, t) for d in prompts for t in temperatures]
+    for domain, temp in tqdm(jobs, desc=f"traces {columns.get('draft', '')}", disable=not progress):
+        gens = decoding.speculative_batch(draft_model, target_model, prompts[domain], max_new_tokens,
+                                          gamma=window, temperature=temp, seed=seed)
+        for j, g in enumerate(gens):
+            frames.append(decoding.traces_frame(g.rounds, domain=domain, temperature=float(temp),
+                                                prompt=j))
+    out = pd.concat(frames, ignore_index=True)
+    for name, value in columns.items():
+        out[name] = value
+    return out[[c for c in TRACE_COLUMNS if c in out]]
+
+
+def data_splits(data: pd.DataFrame, seed: int) -> dict[str, pd.DataFrame]:
+    """``{"train", "val", "test"}`` frames of ``build_dataset`` output, split by prompt with ``seed``."""
+    split = split_by_prompt(data, seed=seed).to_numpy()
+    return {name: data[split == name] for name in ("train", "val", "test")}
+
+
+def train_all(data: pd.DataFrame, seed: int = 0, grids: dict | None = None, progress: bool = True,
+              max_fpr: float | None = None):
+    """Scan and train the four families on the prompt-level split; returns (predictors, scan table)."""
+    sp = data_splits(data, seed)
+    xy = (features(sp["train"]), sp["train"]["label"].to_numpy(),
+          features(sp["val"]), sp["val"]["label"].to_numpy())
+    preds, tables = {}, []
+    for fam in FAMILIES:
+        grid = None if grids is None else grids.get(fam)
+        preds[fam], table = scan(fam, *xy, grid=grid, seed=seed, max_fpr=max_fpr, progress=progress)
+        tables.append(table)
+    return preds, pd.concat(tables, ignore_index=True)
+
+
+def evaluate(preds: dict, test: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 4 (metrics at each predictor's operating point) and Table 10 (confusion counts)."""
+    x, y = features(test), test["label"].to_numpy()
+    rows, conf = [], []
+    for fam, pred in preds.items():
+        s = pred.predict_proba(x)
+        rows.append({"predictor": pred.label, "threshold": pred.threshold,
+                     **metrics(y, s, pred.threshold)})
+        c = confusion(y, (s >= pred.threshold).astype(int))
+        n0, n1 = c["TN"] + c["FP"], c["FN"] + c["TP"]
+        conf.append({"predictor": pred.label, **c, "TN_pct": 100 * c["TN"] / max(n0, 1),
+                     "FP_pct": 100 * c["FP"] / max(n0, 1), "FN_pct": 100 * c["FN"] / max(n1, 1),
+                     "TP_pct": 100 * c["TP"] / max(n1, 1), "n_rejected": n0, "n_accepted": n1})
+    return pd.DataFrame(rows), pd.DataFrame(conf)
+
+
+def verify_time(n_new, n_cached, profile: str = "li2026_paper") -> np.ndarray:
+    """Verification time of one request by the paper's estimator eq (19) (hardware profile)."""
+    from . import hardware
+
+    co = hardware.load_profile(profile).coefficients("verify")
+    n_new, n_cached = np.asarray(n_new, float), np.asarray(n_cached, float)
+    return co["a"] * n_new + co["b_compute"] * (n_new + n_cached) * n_new + co["b_read"] * n_cached + co["c"]
+
+
+def round_goodput(rounds: pd.DataFrame, draft_rate: float = 50.0, prompt_len=0,
+                  profile: str = "li2026_paper") -> pd.DataFrame:
+    """Fig 1: per round, wasted draft tokens W = drafted - accepted and the device goodput
+    (accepted + 1 committed tokens) / (drafted / draft_rate + verification time, eq (19)).
+
+    ``rounds`` is a per-round traces frame; times are modelled (the paper's 50 tokens/s device and
+    its fitted verifier), never measured, so the figure is deterministic.
+    """
+    if draft_rate <= 0:
+        raise ValueError(f"draft_rate must be > 0 tokens/s, got {draft_rate}")
+    r = rounds.copy()
+    r["wasted"] = r["drafted"] - r["accepted"]
+    t = r["drafted"] / draft_rate + verify_time(r["drafted"] + 1, prompt_len + r["position"], profile)
+    r["goodput"] = (r["accepted"] + 1) / t
+    return r
+
+
 # --------------------------------------------------------------------------- Table 11
 def measure_latency(predict, x, trials: int = 1000, warmup: int = 50) -> dict[str, float]:
     """Single-sample latency of ``predict(x_row)`` over ``trials`` calls, in ms (Table 11's columns)."""
@@ -704,3 +799,157 @@ def measure_latency(predict, x, trials: int = 1000, warmup: int = 50) -> dict[st
     return dict(mean=ms.mean(), median=float(np.median(ms)), std=ms.std(ddof=1) if trials > 1 else 0.0,
                 min=ms.min(), max=ms.max(), p95=float(np.percentile(ms, 95)),
                 p99=float(np.percentile(ms, 99)))
+
+
+def latency_table(preds: dict, x, trials: int = 1000, extra: dict | None = None) -> pd.DataFrame:
+    """Table 11 on this machine: one row per predictor (``extra``: more name -> predict callables)."""
+    rows = []
+    calls = {p.label: p.predict_proba for p in preds.values()}
+    calls.update(extra or {})
+    for name, fn in calls.items():
+        rows.append({"predictor": name, **measure_latency(fn, x, trials)})
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- controller ablation
+def controller_ablation(draft_model, target_model, prompts: list, predictor, *, window: int = 8,
+                        max_new_tokens: int = 48, temperature: float = 0.0, seed: int = 0) -> pd.DataFrame:
+    """Table 5: the same prompts decoded with a fixed window (OFF) and with the controller (ON).
+
+    Returns one row per round with ``mode`` = "OFF"/"ON" and ``prompt``; the draft acceptance rate
+    of a mode is ``sampling.acceptance_rate(accepted, drafted)`` over its rows.
+    """
+    from . import decoding
+
+    frames = []
+    for mode in ("OFF", "ON"):
+        if mode == "OFF":
+            gens = decoding.speculative_batch(draft_model, target_model, prompts, max_new_tokens,
+                                              gamma=window, temperature=temperature, seed=seed)
+        else:
+            ctl = StopAtFirstPredictedRejection(predictor, window)
+            gens = ctl.speculative_batch(draft_model, target_model, prompts, max_new_tokens,
+                                         temperature=temperature, seed=seed)
+        for j, g in enumerate(gens):
+            f = decoding.traces_frame(g.rounds, per="round", mode=mode, prompt=j)
+            frames.append(f.drop(columns=["t_draft", "t_verify"]))
+    return pd.concat(frames, ignore_index=True)
+
+
+# --------------------------------------------------------------------------- command line
+def _encode(tokenizer, text) -> list[int]:
+    enc = tokenizer.encode(text)
+    return list(enc.ids) if hasattr(enc, "ids") else list(enc)
+
+
+def zoo_prompts(tokenizer, domains, n: int, max_len: int = 96, offset: int = 0) -> dict[str, list]:
+    """Token-id prompts of the zoo's eval split (prompt text only; truncated to the last ``max_len``)."""
+    from . import zoo
+
+    out = {}
+    for d in domains:
+        items = zoo.eval_prompts(d, n + offset)[offset:]
+        ids = []
+        for it in items:
+            text = it["prompt"] if isinstance(it, dict) else it
+            tok = _encode(tokenizer, text) if isinstance(text, str) else list(text)
+            ids.append(torch.tensor(tok[-max_len:], dtype=torch.long))
+        out[d] = ids
+    return out
+
+
+def _write_gz_csv(frame: pd.DataFrame, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False, float_format="%.6g", lineterminator="\n",
+                 compression={"method": "gzip", "mtime": 0})
+    return path
+
+
+def load_trace_data(path: Path | None = None) -> pd.DataFrame:
+    """The committed traces (``data/traces/li2026_traces.csv.gz``)."""
+    return pd.read_csv(path or TRACES / "li2026_traces.csv.gz")
+
+
+def _build_traces(args) -> pd.DataFrame:
+    from . import zoo
+
+    torch.set_num_threads(1)
+    targets = args.targets or list(zoo.TARGETS)[:1]
+    frames = []
+    for target in targets:
+        for draft in (args.drafts or list(zoo.DRAFTS)):
+            d_model, t_model, tok = zoo.load_pair(draft, target)
+            prompts = zoo_prompts(tok, list(zoo.DOMAINS), args.prompts)
+            frames.append(generate_traces(d_model, t_model, prompts, window=args.window,
+                                          max_new_tokens=args.max_new_tokens, seed=args.seed,
+                                          draft=draft, target=target))
+    traces = pd.concat(frames, ignore_index=True)
+    _write_gz_csv(traces, TRACES / "li2026_traces.csv.gz")
+    print(f"[predictor] traces: {len(traces)} drafted positions -> {TRACES / 'li2026_traces.csv.gz'}")
+    return traces
+
+
+def _train(args, traces: pd.DataFrame) -> dict:
+    from .plotting import write_csv
+
+    torch.set_num_threads(1)
+    data = build_dataset(traces)
+    preds, table = train_all(data, seed=args.seed)
+    PREDICTORS.mkdir(parents=True, exist_ok=True)
+    for fam, pred in preds.items():
+        save(pred, PREDICTORS, fam)
+    write_csv(table, PREDICTORS / "scan.csv")
+    meta = dict(split_seed=args.seed, window=args.window, max_new_tokens=args.max_new_tokens,
+                prompts_per_domain=args.prompts, features=list(FEATURES),
+                samples=len(data), accepted=int(data["label"].sum()))
+    (PREDICTORS / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    test = data_splits(data, args.seed)["test"]
+    t4, _ = evaluate(preds, test)
+    print(t4.to_string(index=False))
+    return preds
+
+
+def _latency(args, preds: dict | None = None) -> pd.DataFrame:
+    from .plotting import write_csv
+
+    torch.set_num_threads(1)
+    preds = preds or {f: load(PREDICTORS, f) for f in FAMILIES}
+    data = build_dataset(load_trace_data())
+    sp = data_splits(data, json.loads((PREDICTORS / "meta.json").read_text())["split_seed"])
+    x = features(sp["test"])[:1000]
+    rf = preds["random_forest"].params
+    skl = train_random_forest(features(sp["train"]), sp["train"]["label"].to_numpy(),
+                              keep_sklearn=True, **{k: rf[k] for k in ("n_estimators", "max_depth",
+                              "min_samples_split", "min_samples_leaf", "max_features", "seed")})
+    table = latency_table(preds, x, args.trials,
+                          extra={"Random Forest (scikit-learn object)": skl.predict_proba})
+    table.insert(1, "device", "this machine's CPU (1 thread), edge-device stand-in")
+    write_csv(table, PREDICTORS / "latency.csv")
+    print(table.to_string(index=False))
+    return table
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="WISP rejection predictor: traces, training, latency.")
+    ap.add_argument("command", choices=["build", "train", "latency"])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--prompts", type=int, default=12, help="eval prompts per domain (build)")
+    ap.add_argument("--max-new-tokens", type=int, default=48)
+    ap.add_argument("--window", type=int, default=8, help="fixed draft window K_max of the traces")
+    ap.add_argument("--drafts", nargs="*", default=None)
+    ap.add_argument("--targets", nargs="*", default=None, help="default: the zoo's first target")
+    ap.add_argument("--trials", type=int, default=1000)
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    preds = None
+    if args.command == "build":
+        preds = _train(args, _build_traces(args))
+    elif args.command == "train":
+        preds = _train(args, load_trace_data())
+    _latency(args, preds)
+    print(f"[predictor] {args.command} done in {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
