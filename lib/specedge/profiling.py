@@ -1,0 +1,380 @@
+"""Time real transformer forward passes on this machine and fit ``T = c1 * F * b + c2``.
+
+The runtime model of zhu2025 (eq 17) says one forward pass of a batch of b sequences, each needing
+F FLOPs, takes ``c1 F b + c2`` seconds on a given device; later papers reuse the same measurement.
+This module builds decoder-only LLaMA-architecture models with random weights (runtime does not
+depend on weight values), times the decoder stack on prefill shapes (q prompt tokens, empty cache)
+and decode shapes (q new tokens against a KV cache of c tokens) over a grid of batch sizes,
+counts each pass's FLOPs with :func:`decoder_flops`, fits c1 and c2 by least squares with R², and
+writes a hardware profile (``data/profiles/<name>.yaml``) with the raw measurements next to it
+(``data/profiles/<name>_measurements.csv``).
+
+Measuring is an explicit step; notebooks only read the committed files::
+
+    python -m specedge.profiling --name cpu_local                      # `make profiles`, ~5 min here
+    python -m specedge.profiling --name gpu_h100 --device cuda \
+        --role draft=llama-68m --role verify=llama-7b --batches 1,4,8,16,32,48
+
+The LM head is not timed: the FLOPs model counts decoder-block matrix multiplies only (zhu2025
+eqs 11-14, after FlexGen), so the timed module is the decoder stack that those FLOPs describe.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import platform
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+from . import hardware, paths
+from .plotting import write_csv
+
+RUNTIME_MODEL = "T = c1*F*b + c2"
+
+
+# ----------------------------------------------------------------------------------------------
+# Architectures and their FLOPs.
+
+@dataclass(frozen=True)
+class Architecture:
+    """A LLaMA-style decoder: ``layers`` blocks of width ``hidden`` with an FFN of width ``ffn``.
+
+    Attention is full multi-head (as many key/value heads as query heads), which is what the
+    FLOPs model assumes (W_Q, W_K, W_V, W_O all ``hidden x hidden``).
+    """
+    name: str
+    layers: int
+    hidden: int
+    ffn: int
+    heads: int
+    vocab: int = 32000
+
+    def __post_init__(self):
+        for key in ("layers", "hidden", "ffn", "heads", "vocab"):
+            v = getattr(self, key)
+            if not (isinstance(v, int) and v >= 1):
+                raise ValueError(f"Architecture.{key} must be an integer >= 1, got {v!r}")
+        if self.hidden % self.heads:
+            raise ValueError(f"Architecture.hidden ({self.hidden}) must be a multiple of heads ({self.heads})")
+
+
+# LLaMA-family shapes (HF configs; full multi-head attention). The ``-2l`` entry keeps the
+# per-layer shape of TinyLlama-1.1B with 2 of its 22 layers: it has the matrix sizes of the real
+# model but fits this CPU's time budget.
+ARCHITECTURES = {a.name: a for a in (
+    Architecture("llama-68m", 2, 768, 3072, 12),
+    Architecture("llama-1.1b", 22, 2048, 5632, 32),
+    Architecture("llama-1.1b-2l", 2, 2048, 5632, 32),
+    Architecture("llama-7b", 32, 4096, 11008, 32),
+    Architecture("llama-13b", 40, 5120, 13824, 40),
+)}
+
+
+def architecture(spec: str) -> Architecture:
+    """An architecture by name (see ``ARCHITECTURES``) or as ``name:layers:hidden:ffn:heads``."""
+    if spec in ARCHITECTURES:
+        return ARCHITECTURES[spec]
+    parts = spec.split(":")
+    if len(parts) == 5:
+        try:
+            return Architecture(parts[0], *(int(p) for p in parts[1:]))
+        except ValueError as e:
+            raise ValueError(f"architecture {spec!r}: {e}") from None
+    raise ValueError(f"unknown architecture {spec!r}: use one of {sorted(ARCHITECTURES)} "
+                     "or name:layers:hidden:ffn:heads")
+
+
+def decoder_flops(layers: int, hidden: int, ffn: int, new_tokens, context):
+    """Matrix-multiply FLOPs of one decoder forward pass of one sequence.
+
+    ``new_tokens`` = q tokens attend to ``context`` = c cached tokens and to themselves; per block:
+    Q, K, V, O projections ``8 q h^2``, scores and weighted values ``4 q (c + q) h``, FFN
+    ``4 q h h_ffn`` (two matrices, as zhu2025 eqs 11-14 count them). A product of an ``a x b`` and a
+    ``b x c`` matrix costs ``2abc``. Vectorised over ``new_tokens`` and ``context``.
+    """
+    q = np.asarray(new_tokens, dtype=float)
+    c = np.asarray(context, dtype=float)
+    if np.any(q < 0) or np.any(c < 0):
+        raise ValueError("new_tokens and context must be >= 0")
+    return 4.0 * layers * hidden * q * (2 * hidden + c + q + ffn)
+
+
+def arch_flops(arch: Architecture, new_tokens, context):
+    return decoder_flops(arch.layers, arch.hidden, arch.ffn, new_tokens, context)
+
+
+# ----------------------------------------------------------------------------------------------
+# Timing.
+
+def build_model(arch: Architecture, device: str = "cpu", dtype=None, seed: int = 0):
+    """The decoder stack (``LlamaModel``, no LM head) of ``arch`` with random weights, in eval mode."""
+    import torch
+    from transformers import LlamaConfig, LlamaModel
+
+    dtype = dtype or (torch.float16 if device.startswith("cuda") else torch.float32)
+    cfg = LlamaConfig(vocab_size=arch.vocab, hidden_size=arch.hidden, intermediate_size=arch.ffn,
+                      num_hidden_layers=arch.layers, num_attention_heads=arch.heads,
+                      num_key_value_heads=arch.heads, max_position_embeddings=8192)
+    torch.manual_seed(seed)
+    with torch.device(device):
+        model = LlamaModel(cfg)
+    return model.to(dtype=dtype).eval()
+
+
+def _sync(device: str):
+    import torch
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def random_cache(model, batch: int, context: int, device: str = "cpu", generator=None):
+    """A KV cache of ``context`` random tokens per sequence: cheap to build, and runtime does not
+    depend on the cached values (a prefill of a 16 x 2048 batch would take minutes on a CPU)."""
+    import torch
+    from transformers import DynamicCache
+    cfg = model.config
+    head_dim = cfg.hidden_size // cfg.num_attention_heads
+    dtype = next(model.parameters()).dtype
+    cache = DynamicCache(config=cfg)
+    shape = (batch, cfg.num_key_value_heads, context, head_dim)
+    for layer in range(cfg.num_hidden_layers):
+        k = torch.randn(shape, generator=generator).to(device=device, dtype=dtype)
+        v = torch.randn(shape, generator=generator).to(device=device, dtype=dtype)
+        cache.update(k, v, layer)
+    return cache
+
+
+def time_pass(model, batch: int, new_tokens: int, context: int, device: str = "cpu",
+              repeats: int = 3, warmup: int = 1, seed: int = 0) -> list[float]:
+    """Wall-clock seconds of ``repeats`` forward passes of ``batch`` x ``new_tokens`` tokens.
+
+    With ``context > 0`` the pass attends to a KV cache of that many tokens, cut back to ``context``
+    after every pass so each timed pass sees the same cache length.
+    """
+    import torch
+    if batch < 1 or new_tokens < 1 or context < 0 or repeats < 1 or warmup < 0:
+        raise ValueError("need batch >= 1, new_tokens >= 1, context >= 0, repeats >= 1, warmup >= 0")
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(0, model.config.vocab_size, (batch, new_tokens), generator=g).to(device)
+    cache = random_cache(model, batch, context, device, g) if context else None
+    times = []
+    with torch.inference_mode():
+        for r in range(warmup + repeats):
+            _sync(device)
+            t0 = time.perf_counter()
+            model(input_ids=ids, past_key_values=cache, use_cache=context > 0)
+            _sync(device)
+            if r >= warmup:
+                times.append(time.perf_counter() - t0)
+            if cache is not None:
+                cache.crop(-new_tokens)     # drop the tokens this pass appended
+    return times
+
+
+def grid(batches, prefill_lengths, decode_contexts, decode_tokens=1):
+    """The (phase, batch, new_tokens, context) shapes to time: prefills and decodes at each batch size."""
+    shapes = [("prefill", b, s, 0) for s in prefill_lengths for b in batches]
+    shapes += [("decode", b, decode_tokens, c) for c in decode_contexts for b in batches]
+    return shapes
+
+
+def measure(arch: Architecture, shapes, role: str = "", device: str = "cpu", repeats: int = 3,
+            warmup: int = 1, seed: int = 0, progress: bool = True) -> pd.DataFrame:
+    """Time ``arch`` on every shape; one row per shape with its FLOPs and runtimes.
+
+    ``runtime_s`` is the fastest of the repeats: on a shared machine the other processes only ever
+    add time, so the minimum is the least disturbed estimate (median and max are kept too).
+    """
+    from tqdm.auto import tqdm
+    model = build_model(arch, device, seed=seed)
+    rows = []
+    for phase, b, q, c in tqdm(shapes, desc=f"{role or 'model'} {arch.name}", disable=not progress):
+        t = time_pass(model, b, q, c, device, repeats, warmup, seed)
+        rows.append(dict(role=role, architecture=arch.name, phase=phase, batch=b, new_tokens=q, context=c,
+                         flops_per_seq=float(arch_flops(arch, q, c)), runtime_s=min(t),
+                         runtime_median_s=statistics.median(t), runtime_max_s=max(t), repeats=len(t)))
+    del model
+    return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------------------------
+# Fitting.
+
+def fit_runtime(flops, batch, runtime) -> dict:
+    """Least-squares fit of eq (17), ``T = c1 F b + c2``; returns c1, c2, R² and the point count."""
+    x = np.asarray(flops, float) * np.asarray(batch, float)
+    y = np.asarray(runtime, float)
+    if x.size < 2 or np.ptp(x) == 0:
+        raise ValueError("fit_runtime needs at least two points with different F*b")
+    A = np.column_stack([x, np.ones_like(x)])
+    (c1, c2), *_ = np.linalg.lstsq(A, y, rcond=None)
+    pred = A @ np.array([c1, c2])
+    ss_res = float(((y - pred) ** 2).sum())
+    ss_tot = float(((y - y.mean()) ** 2).sum())
+    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0
+    return dict(c1=float(c1), c2=float(c2), r2=r2, points=int(x.size))
+
+
+def fit_roles(df: pd.DataFrame) -> dict:
+    """One fit of eq (17) per role over all its measured shapes (prefill and decode together)."""
+    return {role: fit_runtime(g["flops_per_seq"], g["batch"], g["runtime_s"]) for role, g in df.groupby("role", sort=False)}
+
+
+def predict(fit: dict, flops, batch):
+    return fit["c1"] * np.asarray(flops, float) * np.asarray(batch, float) + fit["c2"]
+
+
+# ----------------------------------------------------------------------------------------------
+# Writing the profile.
+
+def device_description(device: str) -> str:
+    if device.startswith("cuda"):
+        import torch
+        return f"cuda: {torch.cuda.get_device_name(torch.device(device))}"
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"cpu: {cpu}"
+
+
+def memory_bytes(device: str) -> float | None:
+    """Memory of the timed device (GPU memory, or the machine's RAM for the CPU)."""
+    if device.startswith("cuda"):
+        import torch
+        return float(torch.cuda.get_device_properties(torch.device(device)).total_memory)
+    try:
+        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def build_profile(name: str, fits: dict, archs: dict, device: str, csv_name: str, threads: int | None,
+                  dtype: str, repeats: int, command: str) -> dict:
+    """A profile dict (schema of :mod:`specedge.hardware`) with one runtime model per role."""
+    import torch
+    import transformers
+    desc = device_description(device)
+    dev = {"description": desc + (f", {threads} thread(s)" if threads else "")}
+    mem = memory_bytes(device)
+    if mem:
+        dev["memory_bytes"] = mem
+    runtime = {}
+    for role, f in fits.items():
+        a = archs[role]
+        runtime[role] = {
+            "model": RUNTIME_MODEL,
+            "unit": "c1 in s/FLOP, c2 in s",
+            "description": f"{a.name} (J={a.layers}, h1={a.hidden}, h2={a.ffn}, {a.heads} heads), decoder stack, {dtype}",
+            "c1": f["c1"], "c2": f["c2"],
+            "fit": {"r2": round(f["r2"], 6), "points": f["points"], "architecture": a.name},
+        }
+    return {
+        "name": name,
+        "source": f"measured on this machine by `{command}` (fastest of {repeats} timed passes per shape, "
+                  "random weights); raw data in " + csv_name,
+        "description": "Measured runtime coefficients of eq (17) per model role; links and paper constants "
+                       "are not measured (a notebook takes them from its paper's profile).",
+        "measured": {"device": desc, "date": _dt.date.today().isoformat(), "dtype": dtype,
+                     "threads": threads or 0, "torch": str(torch.__version__),
+                     "transformers": str(transformers.__version__), "csv": csv_name},
+        "devices": {"local": dev},
+        "links": {},
+        "runtime": runtime,
+    }
+
+
+def measurements_path(name: str):
+    return paths.PROFILES / f"{name}_measurements.csv"
+
+
+def load_measurements(name: str) -> pd.DataFrame:
+    """The raw measurements committed with a measured profile."""
+    path = measurements_path(name)
+    if not path.exists():
+        raise FileNotFoundError(f"no measurements for profile {name!r} ({path}); run "
+                                f"`python -m specedge.profiling --name {name}`")
+    return pd.read_csv(path)
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        vals = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not vals or any(v < 1 for v in vals):
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    return vals
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Time transformer forward passes and fit T = c1*F*b + c2.")
+    ap.add_argument("--name", required=True, help="profile name: writes data/profiles/<name>.yaml and _measurements.csv")
+    ap.add_argument("--device", default="cpu", help="torch device: cpu, cuda, cuda:1, ... (default cpu)")
+    ap.add_argument("--role", action="append", default=None, metavar="ROLE=ARCH",
+                    help="model per runtime role, e.g. draft=llama-68m (repeatable; default: "
+                         "draft=llama-68m verify=llama-1.1b-2l)")
+    ap.add_argument("--batches", type=_ints, default=[1, 2, 4, 8, 16])
+    ap.add_argument("--prefill", type=_ints, default=[32, 64, 128, 256], help="prefill lengths")
+    ap.add_argument("--contexts", type=_ints, default=[128, 512, 2048], help="KV-cache lengths of the decode shapes")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=1, help="CPU threads (default 1: steadier timings)")
+    ap.add_argument("--max-gflops", type=float, default=100.0,
+                    help="skip shapes whose pass needs more than this many GFLOPs (F x b); 0: no limit")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-progress", action="store_true")
+    args = ap.parse_args(argv)
+
+    import torch
+    if args.repeats < 1:
+        ap.error("--repeats must be >= 1")
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        ap.error(f"--device {args.device}: torch sees no CUDA device here")
+    if not args.device.startswith("cuda"):
+        if args.threads < 1:
+            ap.error("--threads must be >= 1")
+        torch.set_num_threads(args.threads)
+    roles = args.role or ["draft=llama-68m", "verify=llama-1.1b-2l"]
+    archs = {}
+    for r in roles:
+        if "=" not in r:
+            ap.error(f"--role expects ROLE=ARCH, got {r!r}")
+        role, spec = r.split("=", 1)
+        try:
+            archs[role] = architecture(spec)
+        except ValueError as e:
+            ap.error(str(e))
+
+    frames = []
+    for role, arch in archs.items():
+        shapes = [s for s in grid(args.batches, args.prefill, args.contexts)
+                  if not args.max_gflops or s[1] * arch_flops(arch, s[2], s[3]) <= args.max_gflops * 1e9]
+        frames.append(measure(arch, shapes, role, args.device, args.repeats, 1, args.seed, not args.no_progress))
+    df = pd.concat(frames, ignore_index=True)
+    fits = fit_roles(df)
+    csv = write_csv(df, measurements_path(args.name))
+    dtype = "float16" if args.device.startswith("cuda") else "float32"
+    command = "python -m specedge.profiling " + " ".join(argv if argv is not None else sys.argv[1:])
+    prof = build_profile(args.name, fits, archs, args.device, csv.name,
+                         None if args.device.startswith("cuda") else args.threads, dtype, args.repeats, command)
+    out = hardware.save_profile(prof)
+    for role, f in fits.items():
+        print(f"{role:>8} {archs[role].name}: c1 = {f['c1']:.4g} s/FLOP, c2 = {f['c2']:.4g} s, "
+              f"R^2 = {f['r2']:.4f} ({f['points']} shapes)")
+    print(f"wrote {out.relative_to(paths.ROOT)} and {csv.relative_to(paths.ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

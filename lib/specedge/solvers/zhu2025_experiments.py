@@ -1,0 +1,185 @@
+"""zhu2025 Section IV experiments: settings from a hardware profile, sweeps, and their summaries.
+
+A :class:`Setting` gathers what Table II fixes. The runtime coefficients come from the chosen
+profile; every other entry (SBS memory, uplink bandwidth, radio constants, K, I_max, O_max,
+l_max) from that profile when it defines it, otherwise from the paper's profile ``zhu2025_paper``,
+and :meth:`Setting.table_ii` says which profile each printed value came from.
+
+:func:`sweep` runs the schemes of :mod:`.zhu2025_schemes` over a list of operating points and
+workload draws; :func:`mean_ci` and :func:`reductions` turn its rows into the plotted means with
+95 % confidence bands and the headline percentages.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .. import hardware
+from . import zhu2025 as z
+from . import zhu2025_schemes as zs
+
+PAPER_PROFILE = "zhu2025_paper"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """Table II, resolved from a profile (with the paper's profile as fallback)."""
+    profile: str
+    draft_runtime: z.Runtime
+    verify_runtime: z.Runtime
+    memory_bytes: float
+    bandwidth_hz: float
+    tx_power_w: float
+    noise_power_dbm: float
+    path_loss_db: float
+    cell_radius_m: float
+    num_users: int
+    max_input_len: int
+    max_output_len: int
+    l_max: int
+    provenance: dict = field(default_factory=dict, compare=False)
+    measured: bool = False
+
+    def system(self, draft: str, verify: str, **overrides) -> z.EdgeSystem:
+        """The :class:`~.zhu2025.EdgeSystem` of a Table I pair under this setting."""
+        for name in (draft, verify):
+            if name not in z.TABLE_I:
+                raise ValueError(f"model {name!r} is not in Table I: {sorted(z.TABLE_I)}")
+        kw = dict(draft=z.TABLE_I[draft], verify=z.TABLE_I[verify], draft_runtime=self.draft_runtime,
+                  verify_runtime=self.verify_runtime, memory_bytes=self.memory_bytes,
+                  bandwidth_hz=self.bandwidth_hz, tx_power_w=self.tx_power_w,
+                  noise_power_w=10 ** (self.noise_power_dbm / 10) * 1e-3,
+                  path_loss=10 ** (self.path_loss_db / 10), cell_radius_m=self.cell_radius_m)
+        kw.update(overrides)
+        return z.EdgeSystem(**kw)
+
+    def table_ii(self) -> pd.DataFrame:
+        """Table II as used here: parameter, value, unit, and the profile it came from."""
+        rows = [
+            ("K", self.num_users, "tasks", "num_users"),
+            ("sigma^2", self.noise_power_dbm, "dBm", "noise_power_dbm"),
+            ("p_k", self.tx_power_w, "W", "tx_power_w"),
+            ("B_w", self.bandwidth_hz / 1e6, "MHz", "bandwidth_hz"),
+            ("g0", self.path_loss_db, "dB", "path_loss_db"),
+            ("cell radius", self.cell_radius_m, "m", "cell_radius_m"),
+            ("O_max", self.max_output_len, "tokens", "max_output_len"),
+            ("I_max", self.max_input_len, "tokens", "max_input_len"),
+            ("l_max", self.l_max, "tokens", "max_speculation_len"),
+            ("Gamma_s", self.memory_bytes / 1e9, "GB", "memory_bytes"),
+            ("c_v1", self.verify_runtime.c1, "s/FLOP", "verify"),
+            ("c_v2", self.verify_runtime.c2, "s", "verify"),
+            ("c_d1", self.draft_runtime.c1, "s/FLOP", "draft"),
+            ("c_d2", self.draft_runtime.c2, "s", "draft"),
+        ]
+        return pd.DataFrame([dict(parameter=p, value=v, unit=u, source=self.provenance.get(k, ""))
+                             for p, v, u, k in rows])
+
+
+def _runtime(prof: hardware.Profile, role: str) -> z.Runtime:
+    spec = prof.runtime[role]
+    if spec.get("model", "").replace(" ", "") != "T=c1*F*b+c2":
+        raise ValueError(f"profile {prof.name!r}: runtime.{role}.model must be 'T = c1*F*b + c2' "
+                         f"(eq 17), got {spec.get('model')!r}")
+    c = prof.coefficients(role)
+    return z.Runtime(float(c["c1"]), float(c["c2"]))
+
+
+def load_setting(profile: str = PAPER_PROFILE, base: str = PAPER_PROFILE) -> Setting:
+    """Resolve Table II from ``profile``; entries it lacks come from ``base``.
+
+    The profile must define ``runtime.draft`` and ``runtime.verify`` (``T = c1*F*b + c2``).
+    """
+    prof = hardware.load_profile(profile)
+    fall = prof if profile == base else hardware.load_profile(base)
+    for role in ("draft", "verify"):
+        if role not in prof.runtime:
+            raise ValueError(f"profile {prof.name!r} has no runtime.{role}; it has {sorted(prof.runtime)}")
+    prov = {"draft": prof.name, "verify": prof.name}
+
+    def pick(key, getter):
+        for p in (prof, fall):
+            try:
+                v = getter(p)
+            except KeyError:
+                continue
+            if v is not None:
+                prov[key] = p.name
+                return v
+        raise ValueError(f"neither {prof.name!r} nor {fall.name!r} defines {key}")
+
+    const = {k: pick(k, lambda p, k=k: p.constants[k]) for k in (
+        "num_users", "noise_power_dbm", "tx_power_w", "path_loss_db", "cell_radius_m",
+        "max_output_len", "max_input_len", "max_speculation_len")}
+    return Setting(
+        profile=prof.name, draft_runtime=_runtime(prof, "draft"), verify_runtime=_runtime(prof, "verify"),
+        memory_bytes=float(pick("memory_bytes", lambda p: p.devices["sbs"].get("memory_bytes"))),
+        bandwidth_hz=float(pick("bandwidth_hz", lambda p: p.links["uplink"].get("bandwidth_hz"))),
+        tx_power_w=float(const["tx_power_w"]), noise_power_dbm=float(const["noise_power_dbm"]),
+        path_loss_db=float(const["path_loss_db"]), cell_radius_m=float(const["cell_radius_m"]),
+        num_users=int(const["num_users"]), max_input_len=int(const["max_input_len"]),
+        max_output_len=int(const["max_output_len"]), l_max=int(const["max_speculation_len"]),
+        provenance=prov, measured=prof.measured is not None)
+
+
+def table_i() -> pd.DataFrame:
+    """Table I with the derived FP16 weight memory of eq (9)."""
+    return pd.DataFrame([dict(model=m.name, layers=m.layers, hidden=m.hidden, ffn=m.ffn,
+                              weights_gb=round(z.param_bytes(m) / 1e9, 3)) for m in z.TABLE_I.values()])
+
+
+def points(**axes) -> list[dict]:
+    """The Cartesian product of named axes, e.g. ``points(pair=PAIRS, alpha=[0.5, 0.9])``."""
+    keys = list(axes)
+    return [dict(zip(keys, combo)) for combo in itertools.product(*(axes[k] for k in keys))]
+
+
+def sweep(setting: Setting, pts: list[dict], reps: int, seed: int, schemes=zs.SCHEMES,
+          allocations=("optimal",), bandwidths_hz=None, progress: bool = True, desc: str = "") -> pd.DataFrame:
+    """Run ``schemes`` at every point for ``reps`` workload draws; one row per scheme, draw and setting.
+
+    A point may set ``pair`` (draft, verify), ``alpha``, ``num_users``, ``max_input_len`` and
+    ``max_output_len``; missing keys take the setting's value (alpha defaults to 0.8, pair to
+    (LLaMA-1.1B, LLaMA-7B): the operating point of Figs 7 and 8). Draw ``rep`` is the same
+    workload for every point and scheme (common random numbers).
+    """
+    from tqdm.auto import tqdm
+    if reps < 1:
+        raise ValueError(f"reps must be >= 1, got {reps}")
+    rows = []
+    for pt, rep in tqdm(list(itertools.product(pts, range(reps))), desc=desc or "sweep", disable=not progress):
+        pair = tuple(pt.get("pair", z.PAIRS[1]))
+        alpha = float(pt.get("alpha", 0.8))
+        K = int(pt.get("num_users", setting.num_users))
+        i_max = int(pt.get("max_input_len", setting.max_input_len))
+        o_max = int(pt.get("max_output_len", setting.max_output_len))
+        system = setting.system(*pair)
+        work = zs.sample_workload(seed, rep, K, i_max, o_max, setting.cell_radius_m)
+        for r in zs.run_schemes(system, work, alpha, o_max, setting.l_max, schemes, allocations, bandwidths_hz):
+            rows.append(dict(pair=f"({pair[0]}, {pair[1]})", alpha=alpha, num_users=K, max_input_len=i_max,
+                             max_output_len=o_max, rep=rep, **r))
+    return pd.DataFrame(rows)
+
+
+def mean_ci(df: pd.DataFrame, by: list[str], value: str = "latency_s", level: float = 0.95) -> pd.DataFrame:
+    """Mean of ``value`` per group with a Student-t confidence interval over the draws."""
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    g = df.groupby(by, sort=False)[value]
+    out = g.agg(["mean", "std", "count"]).reset_index()
+    half = stats.t.ppf(0.5 + level / 2, np.maximum(out["count"] - 1, 1)) * out["std"] / np.sqrt(out["count"])
+    half = half.where(out["count"] > 1, 0.0).fillna(0.0)
+    out["ci_low"] = out["mean"] - half
+    out["ci_high"] = out["mean"] + half
+    return out.rename(columns={"count": "n"}).drop(columns="std")
+
+
+def reductions(df: pd.DataFrame, ours: str, baseline: str, by: list[str], value: str = "latency_s",
+               column: str = "scheme") -> pd.DataFrame:
+    """Latency reduction of ``ours`` vs ``baseline`` in percent, from the means over draws, per group."""
+    m = df.groupby(by + [column], sort=False)[value].mean().unstack(column)
+    out = (100.0 * (1.0 - m[ours] / m[baseline])).rename("reduction_pct").reset_index()
+    return out
