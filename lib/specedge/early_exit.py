@@ -51,7 +51,7 @@ from . import paths, sampling
 from .sim.fsd import ExitOutcome, RoundTrace
 
 __all__ = ["Adapter", "EarlyExits", "bottleneck_rank", "train", "agreement", "exit_outcomes",
-           "LayerStream", "speculative", "save", "load", "build", "ADAPTERS"]
+           "LayerStream", "speculative", "collect_traces", "save", "load", "build", "ADAPTERS"]
 
 ADAPTERS = paths.ZOO / "adapters"
 
@@ -325,6 +325,14 @@ def speculative(draft, ee: EarlyExits, prompt, max_new_tokens: int, gamma: int =
             tokens.append(new)
             generated += new.shape[0]
     return torch.cat(tokens), traces
+
+
+def collect_traces(draft, ee: EarlyExits, prompts, max_new_tokens: int, gamma: int = 4,
+                   eos_token_id: int | None = None, progress: bool = True, desc: str = "EE traces"
+                   ) -> list[list[RoundTrace]]:
+    """``speculative`` over several prompts: one list of ``RoundTrace`` per prompt (FSD sim input)."""
+    return [speculative(draft, ee, p, max_new_tokens, gamma, eos_token_id)[1]
+            for p in tqdm(list(prompts), desc=desc, disable=not progress, leave=False)]
 
 
 # --------------------------------------------------------------------------- persistence

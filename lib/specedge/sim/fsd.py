@@ -36,7 +36,7 @@ import simpy
 
 from ..solvers.venkatesha2025 import Timings
 
-__all__ = ["ExitOutcome", "RoundTrace", "FSDConfig", "SimResult", "simulate", "average_early_exit",
+__all__ = ["ExitOutcome", "RoundTrace", "FSDConfig", "SimResult", "simulate", "average_early_exit", "evaluate",
            "CLIENT_QUEUES", "SERVER_QUEUES"]
 
 CLIENT_QUEUES = ("priority", "fifo", "random")
@@ -290,3 +290,19 @@ def simulate(sequences: Sequence[Sequence[RoundTrace]], config: FSDConfig, mode:
     return SimResult(time_s=float(env.now), tokens=int(frame.tokens.sum()), rounds=len(frame), checks=checks,
                      misses=int((frame.outcome == "miss").sum()),
                      partial_hits=int((frame.outcome == "partial").sum()), log=frame)
+
+
+def evaluate(sequences: Sequence[Sequence[RoundTrace]], config: FSDConfig) -> dict[str, float]:
+    """Table 6's metrics for one (model set, client, benchmark): AR from Table 4, SD and FSD simulated.
+
+    speedup_ar_sd = N·(T_t + T_c) / SD time; speedup_sd_fsd = SD time / FSD time; tau = tokens per
+    round; miss_rate = FSD's ρ; avg_ee = earliest agreeing exit (layer index, L = final).
+    """
+    from ..solvers.venkatesha2025 import latency_ar
+    sd, fsd = simulate(sequences, config, "sd"), simulate(sequences, config, "fsd")
+    ar = float(latency_ar(sd.tokens, config.T_t, config.T_c))
+    layers = next(iter(sequences))[0].n_layers
+    ee = average_early_exit(sequences)
+    return dict(speedup_ar_sd=ar / sd.time_s, speedup_sd_fsd=sd.time_s / fsd.time_s,
+                tau=sd.tokens_per_round, miss_rate=fsd.miss_rate, avg_ee=ee, avg_ee_depth=ee / layers,
+                n_layers=layers, tokens=sd.tokens, rounds=sd.rounds, partial_hits=fsd.partial_hits)
