@@ -75,6 +75,9 @@ __all__ = [
     "train_random_forest", "train_xgboost", "train_lightgbm", "scan", "SCAN_GRIDS", "save", "load",
     "Forest", "expected_waste", "waste_bound", "simulate_waste", "StopAtFirstPredictedRejection",
     "measure_latency", "pearson_table", "binned_acceptance", "TRACES", "PREDICTORS",
+    "first_rejection_pmf", "generate_traces", "data_splits", "test_prompts", "position_acceptance",
+    "train_all", "evaluate", "verify_time", "round_goodput", "latency_table", "controller_ablation",
+    "zoo_prompts", "load_trace_data", "features", "LABELS", "main",
 ]
 
 STATS = ("max_prob", "entropy", "margin", "logit_std")
@@ -723,6 +726,27 @@ def data_splits(data: pd.DataFrame, seed: int) -> dict[str, pd.DataFrame]:
     """``{"train", "val", "test"}`` frames of ``build_dataset`` output, split by prompt with ``seed``."""
     split = split_by_prompt(data, seed=seed).to_numpy()
     return {name: data[split == name] for name in ("train", "val", "test")}
+
+
+def test_prompts(data: pd.DataFrame, seed: int, per_domain: int | None = None) -> dict[str, list[int]]:
+    """Prompt indices per domain of the test split (the controller is run live on unseen prompts)."""
+    test = data_splits(data, seed)["test"]
+    out = {}
+    for domain, g in test.groupby("domain"):
+        ids = sorted(int(p) for p in g["prompt"].unique())
+        out[domain] = ids if per_domain is None else ids[:per_domain]
+    return out
+
+
+def position_acceptance(traces: pd.DataFrame, k_max: int) -> np.ndarray:
+    """Per-position conditional acceptance α_i = P(i accepted | 1..i-1 accepted), i = 1..k_max,
+    from fixed-window traces (rounds that drafted the full window only)."""
+    full = traces[traces["drafted"] == k_max]
+    out = np.empty(k_max)
+    for i in range(1, k_max + 1):
+        reached = full[(full["i"] == i) & (full["round_accepted"] >= i - 1)]
+        out[i - 1] = reached["accepted"].mean() if len(reached) else np.nan
+    return out
 
 
 def train_all(data: pd.DataFrame, seed: int = 0, grids: dict | None = None, progress: bool = True,
