@@ -117,3 +117,27 @@ def test_controller_with_trained_predictor(pair, tmp_path):
 def test_bad_window():
     with pytest.raises(ValueError, match="gamma"):
         P.StopAtFirstPredictedRejection(Const(1.0), 0)
+
+
+def test_generate_traces_and_ablation(pair):
+    draft, target = pair
+    prompts = {"a": [PROMPT, PROMPT[:3]], "b": [PROMPT.flip(0)]}
+    tr = P.generate_traces(draft, target, prompts, window=4, temperatures=(0.0, 1.0), max_new_tokens=10,
+                           progress=False, draft="d", target="t")
+    assert list(tr.columns) == P.TRACE_COLUMNS
+    assert set(tr.domain) == {"a", "b"} and set(tr.temperature) == {0.0, 1.0}
+    assert tr.drafted.max() <= 4
+    data = P.build_dataset(tr)
+    # label 1 exactly for i <= round_accepted, label 0 exactly at i = round_accepted + 1
+    assert ((data.label == 1) == (data.i <= data.round_accepted)).all()
+    assert ((data.label == 0) == (data.i == data.round_accepted + 1)).all()
+    ab = P.controller_ablation(draft, target, prompts["a"], Const(1.0), window=4, max_new_tokens=10)
+    off, on = ab[ab["mode"] == "OFF"], ab[ab["mode"] == "ON"]
+    # an always-accept predictor is the fixed window: identical rounds
+    assert off.drop(columns="mode").reset_index(drop=True).equals(on.drop(columns="mode").reset_index(drop=True))
+    g = P.round_goodput(off, draft_rate=50.0, prompt_len=5)
+    assert (g.wasted == g.drafted - g.accepted).all()
+    t = g.drafted / 50.0 + P.verify_time(g.drafted + 1, 5 + g.position)
+    np.testing.assert_allclose(g.goodput, (g.accepted + 1) / t)
+    with pytest.raises(ValueError, match="draft_rate"):
+        P.round_goodput(off, draft_rate=0)
