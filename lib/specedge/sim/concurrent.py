@@ -34,7 +34,7 @@ import torch
 
 from .. import sampling
 from ..decoding import CausalLM
-from .fsd import ExitOutcome, FSDConfig, SimResult
+from .fsd import ExitOutcome, FSDConfig, SimResult, pick_index
 
 __all__ = ["run", "ConcurrentResult"]
 
@@ -73,14 +73,7 @@ class _Client:
                 self.cond.notify()
 
     def pick(self) -> ExitOutcome:
-        policy = self.cfg.client_queue
-        if policy == "priority":
-            i = max(range(len(self.items)), key=lambda j: (self.items[j].confidence, -j))
-        elif policy == "fifo":
-            i = 0
-        else:
-            i = int(self.rng.integers(len(self.items)))
-        return self.items.pop(i)
+        return self.items.pop(pick_index(self.items, self.cfg.client_queue, self.rng))
 
     def advance(self) -> None:
         with self.cond:

@@ -164,6 +164,16 @@ def _check_sequences(sequences) -> list[list[RoundTrace]]:
     return seqs
 
 
+def pick_index(items: Sequence[ExitOutcome], policy: str, rng) -> int:
+    """Which queued early exit a free pre-drafting thread takes: the most confident (ties: the first),
+    the oldest, or a uniformly random one."""
+    if policy == "priority":
+        return max(range(len(items)), key=lambda j: (items[j].confidence, -j))
+    if policy == "fifo":
+        return 0
+    return int(rng.integers(len(items)))
+
+
 class _Round:
     """The processes of one FSD round: server producer and sender, client pre-drafting threads."""
 
@@ -209,14 +219,7 @@ class _Round:
             wake.succeed()
 
     def _pick(self) -> ExitOutcome:
-        policy = self.cfg.client_queue
-        if policy == "priority":
-            i = max(range(len(self.items)), key=lambda j: (self.items[j].confidence, -j))
-        elif policy == "fifo":
-            i = 0
-        else:
-            i = int(self.rng.integers(len(self.items)))
-        return self.items.pop(i)
+        return self.items.pop(pick_index(self.items, self.cfg.client_queue, self.rng))
 
     def _worker(self):
         try:
