@@ -142,3 +142,12 @@ def test_more_threads_never_miss_more():
     # the random client queue is seeded: same seed, same result
     rnd = base.with_(client_queue="random", threads=1)
     assert simulate([rounds], rnd, "fsd").time_s == simulate([rounds], rnd, "fsd").time_s
+
+
+def test_dedupe_frees_threads_from_duplicate_exits():
+    # exits 1-4 agree with each other (wrongly), exit 5 agrees with the final but is less confident
+    dup = RoundTrace(drafted=4, accepted=3, token=9, n_layers=6,
+                     exits=tuple(ExitOutcome(l, 0, 4, 0.9) for l in range(1, 5)) + (ExitOutcome(5, 3, 9, 0.5),))
+    cfg = FSDConfig(gamma=4, T_d=0.075, T_t=1.0, T_c=0.01, threads=1)
+    assert simulate([[dup, dup]], cfg, "fsd").log.outcome.tolist() == ["miss", "last"]
+    assert simulate([[dup, dup]], cfg.with_(dedupe=True), "fsd").log.outcome.tolist() == ["partial", "last"]

@@ -13,9 +13,10 @@ SD: the simulation only decides *when* each round happens (Sec 3, Appendix A, Fi
   transmit ... transmitted sequentially"); what is still queued when the final leaves is dropped;
 - client: received early exits wait in a queue (``client_queue`` "priority" by confidence, "fifo" or
   "random"); ``threads`` pre-drafting threads each take one and draft γ tokens after it (γ·T_d) into
-  the pre-draft cache, keyed by the exit's outcome (accepted count, next token). With ``dedupe`` an
-  outcome already cached or in progress is not drafted twice (every exit that agrees yields the same
-  prefix, hence the same greedy pre-draft);
+  the pre-draft cache, keyed by the exit's outcome (accepted count, next token). As in the paper every
+  exit is sent and pre-drafted ("processes each one in a new thread", eq 8 queues all exits);
+  ``dedupe=True`` (beyond the paper) skips an outcome already queued, cached or in progress, since every
+  exit that agrees yields the same prefix and hence the same greedy pre-draft;
 - when the final arrives: a *hit* if its outcome is in the cache (waiting for the thread if that
   pre-draft is still running, a "partial" hit), then ``t_sync`` and the pre-draft goes out at once; a
   *miss* drafts γ tokens first. Unfinished pre-drafts of the round are abandoned.
@@ -89,7 +90,7 @@ class FSDConfig:
     client_queue: str = "priority"
     server_queue: str = "priority"
     t_sync: float = 0.0
-    dedupe: bool = True
+    dedupe: bool = False
     seed: int = 0
 
     def __post_init__(self):
