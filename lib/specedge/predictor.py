@@ -923,8 +923,10 @@ def _train(args, traces: pd.DataFrame) -> dict:
     for fam, pred in preds.items():
         save(pred, PREDICTORS, fam)
     write_csv(table, PREDICTORS / "scan.csv")
-    meta = dict(split_seed=args.seed, window=args.window, max_new_tokens=args.max_new_tokens,
-                prompts_per_domain=args.prompts, features=list(FEATURES),
+    meta = dict(split_seed=args.seed, window=int(traces["drafted"].max()),  # K_max of the traces
+                prompts_per_domain=int(traces.groupby(["draft", "domain", "temperature"])["prompt"].nunique().max()),
+                drafts=sorted(traces["draft"].unique()), targets=sorted(traces["target"].unique()),
+                features=list(FEATURES),
                 samples=len(data), accepted=int(data["label"].sum()))
     (PREDICTORS / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
     test = data_splits(data, args.seed)["test"]
