@@ -115,12 +115,15 @@ class BatchedCausalLM:
         self.dense = True  # no masked slot anywhere: the model can use its plain causal mask
         self.last_output = None
 
-    def feed(self, ids: torch.Tensor, valid: torch.Tensor, keep: int) -> torch.Tensor:
-        """Append ``ids`` (B, K), right-padded where ``valid`` (B, K) is False; logits (B, keep, V)."""
-        valid = valid.long()
+    def feed(self, ids: torch.Tensor, valid: torch.Tensor | None, keep: int) -> torch.Tensor:
+        """Append ``ids`` (B, K), right-padded where ``valid`` (B, K) is False (None: no padding);
+        returns the logits (B, keep, V) of the last ``keep`` positions."""
         kwargs = {}
-        dense = self.dense and bool(valid.all())
-        if not dense:
+        if valid is None:
+            valid = torch.ones(ids.shape, dtype=torch.long) if not self.dense else None
+        else:
+            valid = valid.long()
+        if valid is not None:
             kwargs["attention_mask"] = torch.cat([self.mask, valid], dim=1)
             kwargs["position_ids"] = (self.pos[:, None] + valid.cumsum(1) - 1).clamp(min=0)
         out = self.model(input_ids=ids, past_key_values=self.cache, use_cache=True, logits_to_keep=keep,
@@ -209,6 +212,29 @@ def _pick(logits: torch.Tensor, temperature: float, top_k, generator):
         return logits.argmax(-1, keepdim=True), None
     dist = sampling.probs(logits, temperature, top_k)
     return torch.multinomial(dist, 1, generator=generator), dist
+
+
+def _right_pad(seqs: list, width: int | None = None):
+    """Stack 1-D id tensors (None = empty row) right-padded with 0; the validity mask, or None if no padding."""
+    sizes = [0 if x is None else x.shape[0] for x in seqs]
+    width = max(sizes) if width is None else width
+    if len(seqs) == 1 and sizes[0] == width:
+        return seqs[0][None], None
+    ids = torch.zeros((len(seqs), width), dtype=torch.long)
+    for i, x in enumerate(seqs):
+        if sizes[i]:
+            ids[i, : sizes[i]] = x
+    if min(sizes) == width:
+        return ids, None
+    return ids, torch.arange(width)[None, :] < torch.tensor(sizes)[:, None]
+
+
+def _gather_positions(logits: torch.Tensor, starts: list[int], count: int) -> torch.Tensor:
+    """``logits[i, starts[i] : starts[i] + count]`` for every row i (clamped at the end)."""
+    if not any(starts) and logits.shape[1] == count:
+        return logits
+    index = (torch.tensor(starts)[:, None] + torch.arange(count)[None, :]).clamp(max=logits.shape[1] - 1)
+    return logits[torch.arange(logits.shape[0])[:, None], index]
 
 
 def _eos_cut(new: torch.Tensor, eos_token_id) -> int | None:
@@ -347,25 +373,17 @@ def speculative_batch(draft, target, prompts: Sequence, max_new_tokens: int, *, 
 
             # One batched verification pass: row inputs [target_pending, drafts], right-padded.
             t0 = time.perf_counter()
-            m = torch.zeros(b, dtype=torch.long)
-            lengths = torch.zeros(b, dtype=torch.long)
-            for i in active:
-                m[i] = rows[i].target_pending.shape[0]
-                lengths[i] = drafts[i].shape[0]
-            width = int((m + lengths).max())
-            gmax = int(lengths.max())
-            ids = torch.zeros((b, width), dtype=torch.long)
-            for i in active:
-                ids[i, : m[i] + lengths[i]] = torch.cat([rows[i].target_pending, drafts[i]])
-            valid = torch.arange(width)[None, :] < (m + lengths)[:, None]
-            keep = width - int(m[active].min()) + 1  # logits from the earliest position any row needs
-            out = server.feed(ids, valid, keep)
-            # p_j of row b sits at position m_b - 1 + j of its inputs, j = 0..γ_b.
-            index = (m[:, None] - 1 + torch.arange(gmax + 1)[None, :]).clamp(0, width - 1) - (width - keep)
-            p_logits = out[torch.arange(b)[:, None], index.clamp(min=0)]
-            draft_ids = torch.zeros((b, gmax), dtype=torch.long)
-            for i in active:
-                draft_ids[i, : lengths[i]] = drafts[i]
+            m = [rows[i].target_pending.shape[0] if i in drafts else 0 for i in range(b)]
+            g = [drafts[i].shape[0] if i in drafts else 0 for i in range(b)]
+            gmax = max(g)
+            ids, valid = _right_pad([torch.cat([rows[i].target_pending, drafts[i]]) if i in drafts else None
+                                     for i in range(b)])
+            first = min(m[i] for i in active) - 1  # earliest input position whose logits a row needs
+            out = server.feed(ids, valid, keep=ids.shape[1] - first)
+            # p_j of row i sits at input position m_i - 1 + j, j = 0..γ_i.
+            p_logits = _gather_positions(out, [max(m_i - 1 - first, 0) for m_i in m], gmax + 1)
+            draft_ids, _ = _right_pad([drafts.get(i) for i in range(b)], width=gmax)
+            lengths = None if min(g) == gmax else torch.tensor(g)
             if temperature == 0:
                 target_ids = p_logits.argmax(-1)
                 verdict = sampling.verify_greedy(draft_ids, target_ids, lengths)
@@ -374,12 +392,12 @@ def speculative_batch(draft, target, prompts: Sequence, max_new_tokens: int, *, 
                 p = sampling.probs(p_logits, temperature)
                 q = torch.zeros((b, gmax, p.shape[-1]))
                 for i in active:
-                    if lengths[i]:
-                        q[i, : lengths[i]] = dists[i]
+                    if g[i]:
+                        q[i, : g[i]] = dists[i]
                 verdict = sampling.verify(draft_ids, q, p, generator, lengths)
                 p_x = p[:, :gmax].gather(-1, draft_ids[..., None])[..., 0]
-            keep_slots = torch.where(torch.tensor([not r.done for r in rows]), m + verdict.accepted, 0)
-            server.commit(keep_slots)
+            alive = torch.tensor([i in drafts for i in range(b)])
+            server.commit(torch.where(alive, torch.tensor(m) + verdict.accepted, 0))
             t_verify = time.perf_counter() - t0
 
             accepted = verdict.accepted.tolist()
@@ -387,17 +405,18 @@ def speculative_batch(draft, target, prompts: Sequence, max_new_tokens: int, *, 
             bonus = verdict.bonus.tolist()
             p_list = p_x.tolist()
             for i in active:
-                row, g, n = rows[i], int(lengths[i]), accepted[i]
+                row, n = rows[i], accepted[i]
                 new = row.commit(drafts[i], n, verdict.token[i])
-                if g:
-                    stats = {k: v.tolist() for k, v in sampling.logit_stats(logits[i]).items()}
-                    q_x = [1.0] * g if dists[i] is None else \
+                if g[i]:
+                    stats = dict(zip(STAT_NAMES, torch.stack(
+                        [v for v in sampling.logit_stats(logits[i]).values()]).tolist()))
+                    q_x = [1.0] * g[i] if dists[i] is None else \
                         dists[i].gather(-1, drafts[i][:, None])[:, 0].tolist()
                 else:
                     stats, q_x = {k: [] for k in STAT_NAMES}, []
                 row.rounds.append(Round(
                     round=len(row.rounds), position=row.generated, draft_ids=drafts[i].tolist(),
-                    q=q_x, p=p_list[i][:g], stats=stats, accepted=n, token=tokens[i], bonus=bonus[i],
+                    q=q_x, p=p_list[i][: g[i]], stats=stats, accepted=n, token=tokens[i], bonus=bonus[i],
                     prefill=not row.rounds, t_draft=t_draft[i], t_verify=t_verify))
                 cut = _eos_cut(new, eos_token_id)
                 if cut is not None:

@@ -227,14 +227,15 @@ def logit_stats(logits: torch.Tensor) -> dict[str, torch.Tensor]:
     ``logits.shape[:-1]``.
     """
     logits = logits.float()
-    logp = torch.log_softmax(logits, dim=-1)
-    prob = logp.exp()
-    top2 = prob.topk(2, dim=-1).values
+    top2 = logits.topk(2, dim=-1).values
+    z = torch.exp(logits - top2[..., :1])  # softmax numerator, shifted by the max for stability
+    total = z.sum(-1)
+    centred = logits - logits.mean(-1, keepdim=True)  # Tensor.std is several times slower on CPU
     return {
-        "max_prob": top2[..., 0],
-        "entropy": -(prob * logp).nan_to_num().sum(-1),
-        "margin": top2[..., 0] - top2[..., 1],
-        "logit_std": logits.std(dim=-1),
+        "max_prob": 1 / total,
+        "entropy": top2[..., 0] + total.log() - (z * logits).sum(-1) / total,  # log Z - E_p[logit]
+        "margin": (1 - torch.exp(top2[..., 1] - top2[..., 0])) / total,
+        "logit_std": ((centred * centred).sum(-1) / (logits.shape[-1] - 1)).sqrt(),
     }
 
 

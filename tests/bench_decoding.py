@@ -1,0 +1,213 @@
+"""Benchmark (a script, not a test): our speculative loop vs transformers' assisted generation vs AR.
+
+    .venv/bin/python tests/bench_decoding.py                       # zoo pair if committed, else synthetic
+    .venv/bin/python tests/bench_decoding.py --draft NAME --target NAME --gamma 3 5
+    .venv/bin/python tests/bench_decoding.py --synthetic           # no zoo needed
+
+All methods decode greedily, the same prompts, the same number of new tokens, in this process, on
+this CPU, with ``--threads`` torch threads (default 1: the models are small and the machine is
+shared). Methods run interleaved for ``--repeats`` repetitions; each method's tokens/s comes from its
+fastest repetition (the least disturbed by other jobs), and ratios are more robust than absolute
+numbers. Two clocks: this process's CPU time (primary: on a shared machine wall time also counts the
+time other jobs hold the cores) and wall time. transformers' assisted generation gets the same pair and the same constant γ
+(``num_assistant_tokens=γ``, ``num_assistant_tokens_schedule="constant"``, confidence-threshold early
+stop disabled), set on the assistant's generation config, which is where transformers reads them.
+
+Printed: tokens/s per method, our speedup over our AR loop next to the analytic
+(1 - α^{γ+1}) / ((1 - α)(1 + γ c)) (zheng2025 eq (11)) from the measured acceptance rate α and cost
+ratio c = (draft forward time) / (target forward time), both single-token cached forwards timed
+here (and the same model with the measured cost of the (γ + 1)-token verification pass, which on a CPU
+is more than one single-token step); the outputs of all methods are checked to be identical. Results: ``build/bench_decoding.csv``
+(long format: one row per quantity).
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import statistics
+import time
+
+import pandas as pd
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+from transformers.utils import logging as hf_logging
+
+from specedge import decoding, paths, sampling
+from specedge.solvers import zheng2025
+
+
+# CPU time of this process is the primary clock: the machine is shared, and CPU time is what our code
+# spends, unlike wall time, which also counts the time other jobs hold the cores.
+CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
+
+
+def synthetic_pair(vocab: int = 4096, hidden: int = 256, layers: int = 6, eps: float = 0.02, seed: int = 0):
+    """A random target whose layers after the first barely move the residual stream (scaled by ``eps``),
+    and a draft made of its embedding, first layer and head: acceptance ≈ 0.8 at ``eps = 0.02``, cost
+    ratio ≈ 1/``layers``. For running the benchmark without the zoo."""
+    torch.manual_seed(seed)
+    config = LlamaConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=3 * hidden,
+                         num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=4,
+                         max_position_embeddings=1024, tie_word_embeddings=False)
+    target = LlamaForCausalLM(config).eval()
+    with torch.no_grad():
+        target.lm_head.weight.mul_(10)  # peaked distributions, like a trained model's
+        for layer in target.model.layers[1:]:
+            layer.self_attn.o_proj.weight.mul_(eps)
+            layer.mlp.down_proj.weight.mul_(eps)
+    draft_config = copy.deepcopy(config)
+    draft_config.num_hidden_layers = 1
+    draft = LlamaForCausalLM(draft_config).eval()
+    draft.load_state_dict({k: v for k, v in target.state_dict().items()
+                           if not k.startswith("model.layers.") or k.startswith("model.layers.0.")})
+    prompts = [torch.randint(0, vocab, (24,), generator=torch.Generator().manual_seed(i)) for i in range(4)]
+    return "synthetic-1L", "synthetic-6L", draft, target, prompts
+
+
+def zoo_pair(draft_name: str | None, target_name: str | None, n_prompts: int, prompt_tokens: int):
+    from specedge import zoo
+
+    draft_name = draft_name or zoo.DRAFTS[0]
+    target_name = target_name or zoo.TARGETS[0]
+    draft, target, tokenizer = zoo.load_pair(draft_name, target_name)
+    prompts = []
+    for i in range(n_prompts):
+        domain = zoo.DOMAINS[i % len(zoo.DOMAINS)]
+        text = zoo.eval_prompts(domain, i // len(zoo.DOMAINS) + 1)[-1]
+        prompts.append(torch.tensor(tokenizer(text)["input_ids"][-prompt_tokens:]))
+    return draft_name, target_name, draft.eval(), target.eval(), prompts
+
+
+def forward_time(model, context: torch.Tensor, tokens: int = 1, reps: int = 60) -> float:
+    """Median CPU time of one cached forward pass of ``tokens`` tokens (all logits kept) after ``context``."""
+    runner = decoding.CausalLM(model)
+    times = []
+    with torch.inference_mode():
+        runner.feed(context)
+        block = context[-tokens:]
+        for _ in range(reps):
+            t0 = time.process_time()
+            runner.feed(block, keep=tokens)
+            times.append(time.process_time() - t0)
+            runner.crop(len(context))
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--draft")
+    ap.add_argument("--target")
+    ap.add_argument("--synthetic", action="store_true", help="random synthetic pair instead of the zoo")
+    ap.add_argument("--gamma", type=int, nargs="+", default=[4])
+    ap.add_argument("--new-tokens", type=int, default=64)
+    ap.add_argument("--prompts", type=int, default=4)
+    ap.add_argument("--prompt-tokens", type=int, default=48)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--out", default=str(paths.BUILD / "bench_decoding.csv"))
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    hf_logging.set_verbosity_error()  # assisted generation warns about its own internal generate() call
+
+    use_zoo = not args.synthetic and paths.ZOO.is_dir() and any(paths.ZOO.iterdir())
+    if use_zoo:
+        dname, tname, draft, target, prompts = zoo_pair(args.draft, args.target, args.prompts, args.prompt_tokens)
+    else:
+        print("zoo checkpoints not found (or --synthetic): using the synthetic random pair")
+        dname, tname, draft, target, prompts = synthetic_pair()
+    n = args.new_tokens
+    for model in (draft, target):  # decode exactly n tokens in every method: no EOS stop
+        model.generation_config.eos_token_id = None
+        model.generation_config.pad_token_id = 0
+
+    context = torch.cat([prompts[0], prompts[0]])[: args.prompt_tokens + n // 2]
+    t_draft, t_target = forward_time(draft, context), forward_time(target, context)
+    c = t_draft / t_target
+    print(f"pair: draft {dname} ({sum(p.numel() for p in draft.parameters()) / 1e6:.2f} M params), "
+          f"target {tname} ({sum(p.numel() for p in target.parameters()) / 1e6:.2f} M params); "
+          f"{len(prompts)} prompts x {n} new tokens, {args.threads} thread(s)")
+    print(f"single-token forward (CPU time): draft {t_draft * 1e3:.2f} ms, target {t_target * 1e3:.2f} ms, c = {c:.3f}")
+
+    rows = []
+    for gamma in args.gamma:
+        def ours_ar(p):
+            return decoding.autoregressive(target, p, n).tokens
+
+        sd_runs = []
+
+        def ours_sd(p):
+            out = decoding.speculative(draft, target, p, n, gamma=gamma)
+            sd_runs.append(out)
+            return out.tokens
+
+        def hf_assisted(p):
+            cfg = draft.generation_config
+            cfg.num_assistant_tokens, cfg.num_assistant_tokens_schedule = gamma, "constant"
+            cfg.assistant_confidence_threshold = 0.0
+            out = target.generate(p[None], attention_mask=torch.ones_like(p[None]), assistant_model=draft,
+                                  do_sample=False, max_new_tokens=n, num_assistant_tokens=gamma,
+                                  num_assistant_tokens_schedule="constant", assistant_confidence_threshold=0.0)
+            return out[0, len(p):]
+
+        def hf_greedy(p):
+            out = target.generate(p[None], attention_mask=torch.ones_like(p[None]), do_sample=False,
+                                  max_new_tokens=n)
+            return out[0, len(p):]
+
+        methods = {"ours speculative": ours_sd, "transformers assisted": hf_assisted,
+                   "ours autoregressive": ours_ar, "transformers greedy": hf_greedy}
+        best = {(m, clock): float("inf") for m in methods for clock in CLOCKS}
+        outputs = {}
+        with torch.inference_mode():
+            for m, fn in methods.items():  # warm-up, and the outputs to compare
+                outputs[m] = [fn(p) for p in prompts]
+            for rep in range(args.repeats):
+                order = list(methods)[rep % len(methods):] + list(methods)[: rep % len(methods)]
+                for m in order:
+                    start = {clock: f() for clock, f in CLOCKS.items()}
+                    for p in prompts:
+                        methods[m](p)
+                    for clock, f in CLOCKS.items():
+                        best[m, clock] = min(best[m, clock], f() - start[clock])
+        tokens = {m: sum(len(o) for o in outputs[m]) for m in methods}
+        same = all(torch.equal(a, b) for m in methods for a, b in zip(outputs[m], outputs["ours autoregressive"]))
+        rounds = [r for out in sd_runs[: len(prompts)] for r in out.rounds]
+        alpha = sampling.acceptance_rate([r.accepted for r in rounds], [r.drafted for r in rounds])
+        tps = {(m, clock): tokens[m] / best[m, clock] for m, clock in best}
+        measured = {clock: tps["ours speculative", clock] / tps["ours autoregressive", clock] for clock in CLOCKS}
+        analytic = float(zheng2025.speedup(gamma, min(alpha, 1 - 1e-9), c))
+        # The same model with the measured cost of verifying γ + 1 tokens instead of one target step.
+        t_verify = forward_time(target, context, tokens=gamma + 1)
+        analytic_v = float(sampling.expected_tokens_per_round(alpha, gamma)) * t_target / (t_verify + gamma * t_draft)
+        print(f"\ngamma = {gamma}: acceptance rate α = {alpha:.3f}, mean acceptance length "
+              f"{sampling.mean_acceptance_length([r.accepted for r in rounds]):.2f}, "
+              f"outputs identical across methods: {same}")
+        print(f"{'method':<24}{'tok/CPU-s':>10}{'vs assisted':>13}{'vs our AR':>11}{'wall tok/s':>12}"
+              f"{'vs assisted':>13}")
+        for m in methods:
+            print(f"{m:<24}{tps[m, 'cpu']:>10.1f}{tps[m, 'cpu'] / tps['transformers assisted', 'cpu']:>12.2f}x"
+                  f"{tps[m, 'cpu'] / tps['ours autoregressive', 'cpu']:>10.2f}x{tps[m, 'wall']:>12.1f}"
+                  f"{tps[m, 'wall'] / tps['transformers assisted', 'wall']:>12.2f}x")
+        print(f"speedup of our loop over our AR (CPU time): measured {measured['cpu']:.2f}x, analytic eq (11) "
+              f"{analytic:.2f}x (α = {alpha:.3f}, c = {c:.3f}): {measured['cpu'] / analytic:.0%} of analytic")
+        print(f"verifying γ + 1 = {gamma + 1} tokens costs {t_verify / t_target:.2f} target steps; with that "
+              f"cost the same model predicts {analytic_v:.2f}x ({measured['cpu'] / analytic_v:.0%} reached)")
+        base = dict(draft=dname, target=tname, gamma=gamma, threads=args.threads, prompts=len(prompts),
+                    new_tokens=n)
+        rows += [dict(base, quantity=f"tokens_per_{clock}_s[{m}]", value=tps[m, clock]) for m, clock in tps]
+        rows += [dict(base, quantity=q, value=v) for q, v in [
+            ("ours_vs_assisted_cpu", tps["ours speculative", "cpu"] / tps["transformers assisted", "cpu"]),
+            ("ours_vs_assisted_wall", tps["ours speculative", "wall"] / tps["transformers assisted", "wall"]),
+            ("acceptance_rate", alpha), ("cost_ratio_c", c), ("t_draft_forward_s", t_draft),
+            ("t_target_forward_s", t_target), ("t_verify_forward_s", t_verify),
+            ("speedup_measured_cpu", measured["cpu"]), ("speedup_measured_wall", measured["wall"]),
+            ("speedup_analytic", analytic), ("measured_over_analytic", measured["cpu"] / analytic),
+            ("speedup_analytic_measured_verify", analytic_v), ("outputs_identical", float(same))]]
+    frame = pd.DataFrame(rows)
+    paths.BUILD.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(args.out, index=False, float_format="%.6g")
+    print(f"\nwrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
