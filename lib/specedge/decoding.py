@@ -22,7 +22,10 @@ Loops
     ``speculative(draft, target, prompt, max_new_tokens, gamma=4, temperature=0, top_k=None,
     seed=0, stop_rule=None)`` and ``speculative_batch(draft, target, prompts, ...)``: draft γ tokens
     per device, verify all rows in one batched target pass with the rule of ``specedge.sampling``
-    (``speculative`` is the one-row case of the same loop). Per round:
+    (``speculative`` is the one-row case of the same loop). ``SpeculativeDecoder(...)`` is that loop
+    as an object: ``step()`` runs one round and returns each row's ``Round``, ``run()`` steps to the
+    end; its parts ``draft_row`` (device), ``verify_rows`` (server) and ``record`` (trace) can be
+    overridden. Per round:
       - ``gamma`` is an int >= 1 or a policy ``gamma(row, rounds) -> int >= 0`` called before each
         round with that row's ``Round`` records so far (GOODSPEED's per-client allocation, TK-SLT's
         AS² returning 0 to fall back to the target alone). γ is capped so no round overshoots
@@ -63,7 +66,7 @@ from transformers import DynamicCache
 from . import sampling
 
 __all__ = [
-    "CausalLM", "BatchedCausalLM", "Round", "Generation", "autoregressive", "speculative",
+    "CausalLM", "BatchedCausalLM", "Round", "Generation", "SpeculativeDecoder", "autoregressive", "speculative",
     "speculative_batch", "traces_frame", "save_traces", "load_traces", "ROUND_COLUMNS",
     "POSITION_COLUMNS",
 ]
@@ -336,6 +339,119 @@ def _draft_runners(draft, n: int) -> list:
     return [CausalLM(d) if isinstance(d, torch.nn.Module) else d for d in items]
 
 
+class SpeculativeDecoder:
+    """The draft/verify loop over several sequences, one round per ``step()``.
+
+    ``run()`` steps until every row is done; ``step()`` lets a caller interleave its own logic between
+    rounds (a scheduler, a simulated clock). The round is split into hookable parts a subclass may
+    override: ``draft_row`` (device side, one row), ``verify_rows`` (server side: one batched target
+    pass over every active row) and ``record`` (the trace). ``rows[i].rounds`` holds row i's records.
+    """
+
+    def __init__(self, draft, target, prompts: Sequence, max_new_tokens: int, *, gamma=4,
+                 temperature: float = 0.0, top_k: int | None = None,
+                 seed: int | torch.Generator = 0, stop_rule=None, eos_token_id: int | None = None):
+        self.max_new_tokens = _check_max_new(max_new_tokens)
+        self.temperature = sampling.check_temperature(temperature)
+        self.policy = _gamma_policy(gamma)
+        prompts = [_as_ids(p) for p in prompts]
+        if not prompts:
+            raise ValueError("prompts must not be empty")
+        self.top_k = sampling.check_top_k(top_k, getattr(getattr(target, "config", None), "vocab_size", None))
+        self.generator = sampling.make_generator(seed)
+        self.stop_rule, self.eos_token_id = stop_rule, eos_token_id
+        self.rows = [_Row(r, p) for r, p in zip(_draft_runners(draft, len(prompts)), prompts)]
+        self.server = target if isinstance(target, BatchedCausalLM) else BatchedCausalLM(target, len(self.rows))
+
+    @property
+    def done(self) -> bool:
+        return all(r.done for r in self.rows)
+
+    def run(self) -> list[Generation]:
+        while not self.done:
+            self.step()
+        return [Generation(torch.cat(r.tokens), r.rounds) for r in self.rows]
+
+    def draft_row(self, i: int):
+        """Row i drafts γ tokens (its policy's γ, capped so drafts + 1 token fit); timed."""
+        row = self.rows[i]
+        gamma = sampling.check_gamma(self.policy(i, row.rounds), minimum=0)
+        gamma = min(gamma, self.max_new_tokens - row.generated - 1)
+        t0 = time.perf_counter()
+        ids, logits, dists = row.draft(gamma, self.temperature, self.top_k, self.generator, self.stop_rule)
+        return ids, logits, dists, time.perf_counter() - t0
+
+    def verify_rows(self, drafts: dict[int, torch.Tensor], dists: dict):
+        """One batched target pass over rows ``drafts`` (row -> ids); returns the verdict, p of each
+        drafted token (B, γmax), and the per-row input lengths; the server cache keeps the accepted part."""
+        b = len(self.rows)
+        pending = [self.rows[i].target_pending if i in drafts else None for i in range(b)]
+        m = [0 if x is None else x.shape[0] for x in pending]
+        g = [drafts[i].shape[0] if i in drafts else 0 for i in range(b)]
+        gmax = max(g)
+        ids, valid = _right_pad([torch.cat([pending[i], drafts[i]]) if i in drafts else None for i in range(b)])
+        first = min(m[i] for i in drafts) - 1  # earliest input position whose logits a row needs
+        out = self.server.feed(ids, valid, keep=ids.shape[1] - first)
+        # p_j of row i sits at input position m_i - 1 + j, j = 0..γ_i.
+        p_logits = _gather_positions(out, [max(m_i - 1 - first, 0) for m_i in m], gmax + 1)
+        draft_ids, _ = _right_pad([drafts.get(i) for i in range(b)], width=gmax)
+        lengths = None if min(g) == gmax else torch.tensor(g)
+        if self.temperature == 0:
+            target_ids = p_logits.argmax(-1)
+            verdict = sampling.verify_greedy(draft_ids, target_ids, lengths)
+            p_x = (target_ids[:, :gmax] == draft_ids).float()
+        else:
+            p = sampling.probs(p_logits, self.temperature)
+            q = torch.zeros((b, gmax, p.shape[-1]))
+            for i in drafts:
+                if g[i]:
+                    q[i, : g[i]] = dists[i]
+            verdict = sampling.verify(draft_ids, q, p, self.generator, lengths)
+            p_x = p[:, :gmax].gather(-1, draft_ids[..., None])[..., 0]
+        alive = torch.tensor([i in drafts for i in range(b)])
+        self.server.commit(torch.where(alive, torch.tensor(m) + verdict.accepted, 0))
+        return verdict, p_x
+
+    @torch.inference_mode()
+    def step(self) -> dict[int, Round]:
+        """One round: every active row drafts, one batched verification, commit; row -> its record."""
+        drafts, logits, dists, t_draft = {}, {}, {}, {}
+        for i, row in enumerate(self.rows):
+            if not row.done:
+                drafts[i], logits[i], dists[i], t_draft[i] = self.draft_row(i)
+        t0 = time.perf_counter()
+        verdict, p_x = self.verify_rows(drafts, dists)
+        t_verify = time.perf_counter() - t0
+        accepted, tokens = verdict.accepted.tolist(), verdict.token.tolist()
+        bonus, p_list = verdict.bonus.tolist(), p_x.tolist()
+        records = {}
+        for i in drafts:
+            row, n = self.rows[i], accepted[i]
+            new = row.commit(drafts[i], n, verdict.token[i])
+            records[i] = self.record(row, drafts[i], logits[i], dists[i], p_list[i][: drafts[i].shape[0]],
+                                     n, tokens[i], bonus[i], t_draft[i], t_verify)
+            row.rounds.append(records[i])
+            cut = _eos_cut(new, self.eos_token_id)
+            if cut is not None:
+                new, row.done = new[:cut], True
+            row.tokens.append(new)
+            row.generated += new.shape[0]
+            row.done = row.done or row.generated >= self.max_new_tokens
+        return records
+
+    def record(self, row, ids, logits, dists, p_x, accepted, token, bonus, t_draft, t_verify) -> Round:
+        """The trace of one row's round (see the module docstring)."""
+        g = ids.shape[0]
+        if g:
+            stats = dict(zip(STAT_NAMES, torch.stack(list(sampling.logit_stats(logits).values())).tolist()))
+            q_x = [1.0] * g if dists is None else dists.gather(-1, ids[:, None])[:, 0].tolist()
+        else:
+            stats, q_x = {k: [] for k in STAT_NAMES}, []
+        return Round(round=len(row.rounds), position=row.generated, draft_ids=ids.tolist(), q=q_x, p=p_x,
+                     stats=stats, accepted=accepted, token=token, bonus=bonus, prefill=not row.rounds,
+                     t_draft=t_draft, t_verify=t_verify)
+
+
 def speculative_batch(draft, target, prompts: Sequence, max_new_tokens: int, *, gamma=4,
                       temperature: float = 0.0, top_k: int | None = None,
                       seed: int | torch.Generator = 0, stop_rule=None,
@@ -347,85 +463,8 @@ def speculative_batch(draft, target, prompts: Sequence, max_new_tokens: int, *, 
     ``stop_rule``, ``top_k`` and the traces. Greedy (T = 0) output equals ``autoregressive`` of the
     target token for token.
     """
-    _check_max_new(max_new_tokens)
-    temperature = sampling.check_temperature(temperature)
-    policy = _gamma_policy(gamma)
-    prompts = [_as_ids(p) for p in prompts]
-    if not prompts:
-        raise ValueError("prompts must not be empty")
-    vocab = getattr(getattr(target, "config", None), "vocab_size", None)
-    top_k = sampling.check_top_k(top_k, vocab)
-    generator = sampling.make_generator(seed)
-    rows = [_Row(r, p) for r, p in zip(_draft_runners(draft, len(prompts)), prompts)]
-    server = target if isinstance(target, BatchedCausalLM) else BatchedCausalLM(target, len(rows))
-    b = len(rows)
-    with torch.inference_mode():
-        while not all(r.done for r in rows):
-            active = [i for i, r in enumerate(rows) if not r.done]
-            drafts, logits, dists, t_draft = {}, {}, {}, {}
-            for i in active:
-                row = rows[i]
-                g = sampling.check_gamma(policy(i, row.rounds), minimum=0)
-                g = min(g, max_new_tokens - row.generated - 1)  # drafts + 1 token must fit
-                t0 = time.perf_counter()
-                drafts[i], logits[i], dists[i] = row.draft(g, temperature, top_k, generator, stop_rule)
-                t_draft[i] = time.perf_counter() - t0
-
-            # One batched verification pass: row inputs [target_pending, drafts], right-padded.
-            t0 = time.perf_counter()
-            m = [rows[i].target_pending.shape[0] if i in drafts else 0 for i in range(b)]
-            g = [drafts[i].shape[0] if i in drafts else 0 for i in range(b)]
-            gmax = max(g)
-            ids, valid = _right_pad([torch.cat([rows[i].target_pending, drafts[i]]) if i in drafts else None
-                                     for i in range(b)])
-            first = min(m[i] for i in active) - 1  # earliest input position whose logits a row needs
-            out = server.feed(ids, valid, keep=ids.shape[1] - first)
-            # p_j of row i sits at input position m_i - 1 + j, j = 0..γ_i.
-            p_logits = _gather_positions(out, [max(m_i - 1 - first, 0) for m_i in m], gmax + 1)
-            draft_ids, _ = _right_pad([drafts.get(i) for i in range(b)], width=gmax)
-            lengths = None if min(g) == gmax else torch.tensor(g)
-            if temperature == 0:
-                target_ids = p_logits.argmax(-1)
-                verdict = sampling.verify_greedy(draft_ids, target_ids, lengths)
-                p_x = (target_ids[:, :gmax] == draft_ids).float()
-            else:
-                p = sampling.probs(p_logits, temperature)
-                q = torch.zeros((b, gmax, p.shape[-1]))
-                for i in active:
-                    if g[i]:
-                        q[i, : g[i]] = dists[i]
-                verdict = sampling.verify(draft_ids, q, p, generator, lengths)
-                p_x = p[:, :gmax].gather(-1, draft_ids[..., None])[..., 0]
-            alive = torch.tensor([i in drafts for i in range(b)])
-            server.commit(torch.where(alive, torch.tensor(m) + verdict.accepted, 0))
-            t_verify = time.perf_counter() - t0
-
-            accepted = verdict.accepted.tolist()
-            tokens = verdict.token.tolist()
-            bonus = verdict.bonus.tolist()
-            p_list = p_x.tolist()
-            for i in active:
-                row, n = rows[i], accepted[i]
-                new = row.commit(drafts[i], n, verdict.token[i])
-                if g[i]:
-                    stats = dict(zip(STAT_NAMES, torch.stack(
-                        [v for v in sampling.logit_stats(logits[i]).values()]).tolist()))
-                    q_x = [1.0] * g[i] if dists[i] is None else \
-                        dists[i].gather(-1, drafts[i][:, None])[:, 0].tolist()
-                else:
-                    stats, q_x = {k: [] for k in STAT_NAMES}, []
-                row.rounds.append(Round(
-                    round=len(row.rounds), position=row.generated, draft_ids=drafts[i].tolist(),
-                    q=q_x, p=p_list[i][: g[i]], stats=stats, accepted=n, token=tokens[i], bonus=bonus[i],
-                    prefill=not row.rounds, t_draft=t_draft[i], t_verify=t_verify))
-                cut = _eos_cut(new, eos_token_id)
-                if cut is not None:
-                    new, row.done = new[:cut], True
-                row.tokens.append(new)
-                row.generated += new.shape[0]
-                if row.generated >= max_new_tokens:
-                    row.done = True
-    return [Generation(torch.cat(r.tokens), r.rounds) for r in rows]
+    return SpeculativeDecoder(draft, target, prompts, max_new_tokens, gamma=gamma, temperature=temperature,
+                              top_k=top_k, seed=seed, stop_rule=stop_rule, eos_token_id=eos_token_id).run()
 
 
 def speculative(draft, target, prompt, max_new_tokens: int, *, gamma=4, temperature: float = 0.0,
