@@ -207,18 +207,32 @@ def measure(arch: Architecture, shapes, role: str = "", device: str = "cpu", rep
 # Fitting.
 
 def fit_runtime(flops, batch, runtime) -> dict:
-    """Least-squares fit of eq (17), ``T = c1 F b + c2``; returns c1, c2, R² and the point count."""
+    """Least-squares fit of eq (17), ``T = c1 F b + c2``; returns c1, c2, R² and the point count.
+
+    Non-negative least squares: a negative time per FLOP or a negative overhead means nothing, and
+    noisy timings of a tiny model could otherwise produce one. F*b is scaled to O(1) before solving.
+    """
+    from scipy.optimize import nnls
     x = np.asarray(flops, float) * np.asarray(batch, float)
     y = np.asarray(runtime, float)
     if x.size < 2 or np.ptp(x) == 0:
         raise ValueError("fit_runtime needs at least two points with different F*b")
+    scale = float(np.abs(x).max())
+    A = np.column_stack([x / scale, np.ones_like(x)])
+    (a, c2), _ = nnls(A, y)
+    c1 = a / scale
     A = np.column_stack([x, np.ones_like(x)])
-    (c1, c2), *_ = np.linalg.lstsq(A, y, rcond=None)
-    pred = A @ np.array([c1, c2])
-    ss_res = float(((y - pred) ** 2).sum())
+    return dict(c1=float(c1), c2=float(c2), r2=r_squared(y, A @ np.array([c1, c2])), points=int(x.size))
+
+
+def r_squared(y, pred) -> float:
+    """Coefficient of determination ``1 - SS_res / SS_tot`` (1.0 for a constant ``y`` fitted exactly)."""
+    y = np.asarray(y, float)
+    ss_res = float(((y - np.asarray(pred, float)) ** 2).sum())
     ss_tot = float(((y - y.mean()) ** 2).sum())
-    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0
-    return dict(c1=float(c1), c2=float(c2), r2=r2, points=int(x.size))
+    if ss_tot == 0:
+        return 1.0 if ss_res == 0 else float("nan")
+    return 1.0 - ss_res / ss_tot
 
 
 def fit_roles(df: pd.DataFrame) -> dict:
@@ -318,6 +332,13 @@ def _ints(text: str) -> list[int]:
     return vals
 
 
+def _shown(path):
+    try:
+        return path.relative_to(paths.ROOT)
+    except ValueError:
+        return path
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Time transformer forward passes and fit T = c1*F*b + c2.")
     ap.add_argument("--name", required=True, help="profile name: writes data/profiles/<name>.yaml and _measurements.csv")
@@ -372,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     for role, f in fits.items():
         print(f"{role:>8} {archs[role].name}: c1 = {f['c1']:.4g} s/FLOP, c2 = {f['c2']:.4g} s, "
               f"R^2 = {f['r2']:.4f} ({f['points']} shapes)")
-    print(f"wrote {out.relative_to(paths.ROOT)} and {csv.relative_to(paths.ROOT)}")
+    print(f"wrote {_shown(out)} and {_shown(csv)}")
     return 0
 
 

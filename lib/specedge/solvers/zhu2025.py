@@ -24,7 +24,7 @@ exhaustive search that measures Algorithm 1's optimality gap in
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -210,7 +210,6 @@ class EdgeSystem:
     noise_power_w: float = 10 ** (-106 / 10) * 1e-3   # sigma^2 = -106 dBm
     path_loss: float = 1e-3             # g0 = -30 dB
     cell_radius_m: float = 400.0
-    notes: dict = field(default_factory=dict, compare=False)
 
     def __post_init__(self):
         for key in ("memory_bytes", "bandwidth_hz", "tx_power_w", "noise_power_w", "path_loss", "cell_radius_m"):
@@ -222,10 +221,6 @@ class EdgeSystem:
     def bits_per_token(self) -> float:
         """lambda = 16 (h1^d + h1^v): FP16 embeddings of one input token for both models (Section II-D)."""
         return float(BITS_PER_VALUE * (self.draft.hidden + self.verify.hidden))
-
-    def replace(self, **kw) -> "EdgeSystem":
-        from dataclasses import replace
-        return replace(self, **kw)
 
 
 def stage_times(system: EdgeSystem, input_len, batch_size, l: int, L: float, n_steps: int):

@@ -25,7 +25,7 @@ MAX_SET_PARTITION_TASKS = 8
 MAX_CONTIGUOUS_TASKS = 16
 
 
-def _unit_times(system: z.EdgeSystem, input_len, l: int, alpha: float, o_max: int):
+def _steps(l: int, alpha: float, o_max: int):
     L = z.expected_tokens(alpha, l)
     return L, z.decoding_steps(o_max, L)
 
@@ -42,7 +42,7 @@ def best_contiguous(system: z.EdgeSystem, input_len, l: int, alpha: float, o_max
         raise ValueError(f"best_contiguous enumerates 2^(K-1) partitions: K must be <= {MAX_CONTIGUOUS_TASKS}, got {K}")
     order = np.argsort(I, kind="stable")
     Is = I[order]
-    L, N = _unit_times(system, I, l, alpha, o_max)
+    L, N = _steps(l, alpha, o_max)
     # stage times of every candidate batch order[p:e] (sorted, so its padded input is Is[e-1])
     spans = [(p, e) for p in range(K) for e in range(p + 1, K + 1)]
     sizes = np.array([e - p for p, e in spans])
@@ -104,7 +104,7 @@ def best_set_partition(system: z.EdgeSystem, input_len, l: int, alpha: float, o_
     if K > MAX_SET_PARTITION_TASKS:
         raise ValueError(f"best_set_partition enumerates Bell(K) partitions: K must be <= "
                          f"{MAX_SET_PARTITION_TASKS}, got {K}")
-    L, N = _unit_times(system, I, l, alpha, o_max)
+    L, N = _steps(l, alpha, o_max)
     # stage times of every non-empty subset (bit mask), plus the empty batch (mask 0, zero time)
     masks = np.arange(1 << K)
     members = [[k for k in range(K) if m >> k & 1] for m in masks]
@@ -147,15 +147,55 @@ def best_set_partition(system: z.EdgeSystem, input_len, l: int, alpha: float, o_
     return best, tuple(np.array(members[m]) for m in best_sched)
 
 
+SEARCHES = {
+    # label: (search, number of tasks, all batch orders?)
+    "contiguous, K=12": ("contiguous", 12, False),
+    "set partitions, K=8": ("set", 8, False),
+    "set partitions in any order, K=6": ("set", 6, True),
+}
+
+
 def optimality_gap(system: z.EdgeSystem, input_len, l: int, alpha: float, o_max: int,
                    search: str = "contiguous", all_orders: bool = False) -> dict:
     """Algorithm 1's objective, the exhaustive optimum and the relative gap (>= 0) for one instance."""
-    dp = z.dp_batching(system, input_len, l, alpha, o_max).plan.objective
+    dp = z.dp_batching(system, input_len, l, alpha, o_max).plan
     if search == "contiguous":
         best, batches = best_contiguous(system, input_len, l, alpha, o_max)
     elif search == "set":
         best, batches = best_set_partition(system, input_len, l, alpha, o_max, all_orders)
     else:
         raise ValueError(f"search must be 'contiguous' or 'set', got {search!r}")
-    return dict(dp_s=dp, exhaustive_s=best, gap_pct=100.0 * (dp / best - 1.0),
-                dp_batches=None, best_batches=len(batches))
+    return dict(dp_s=dp.objective, exhaustive_s=best, gap_pct=100.0 * (dp.objective / best - 1.0),
+                dp_batches=len(dp.batches), best_batches=len(batches))
+
+
+def gap_study(setting, instances: int, seed: int, o_max: int | None = None, progress: bool = True):
+    """Algorithm 1 against exhaustive search on random small instances, for each of ``SEARCHES``.
+
+    Each instance draws a Table I pair, alpha ~ U(0.5, 0.9), l ~ U{1..5}, a workload of Section IV
+    and an SBS memory that admits between 1 and K tasks of the longest possible input per batch
+    (with K this small the paper's 16 GB never binds, and without a binding memory constraint one
+    or two batches are best and the question is moot). Returns one row per instance and search.
+    """
+    import pandas as pd
+    from tqdm.auto import tqdm
+
+    from .zhu2025_schemes import sample_workload
+    o_max = setting.max_output_len if o_max is None else o_max
+    rows = []
+    todo = [(label, r) for label in SEARCHES for r in range(instances)]
+    for label, r in tqdm(todo, desc="Algorithm 1 vs exhaustive", disable=not progress):
+        search, K, all_orders = SEARCHES[label]
+        rng = np.random.default_rng([seed, 29, r, K])
+        pair = z.PAIRS[int(rng.integers(len(z.PAIRS)))]
+        alpha = float(rng.uniform(0.5, 0.9))
+        l = int(rng.integers(1, 6))
+        fit = int(rng.integers(1, K + 1))
+        draft = z.TABLE_I[pair[0]]
+        memory = z.param_bytes(draft) + float(z.kv_bytes(draft, setting.max_input_len, o_max)) * (fit + 0.5)
+        system = setting.system(*pair, memory_bytes=memory)
+        work = sample_workload(seed, 10_000 + r, K, setting.max_input_len, o_max, setting.cell_radius_m)
+        g = optimality_gap(system, work.input_len, l, alpha, o_max, search, all_orders)
+        rows.append(dict(search=label, instance=r, pair=f"({pair[0]}, {pair[1]})", alpha=alpha, l=l,
+                         tasks=K, memory_tasks=fit, **g))
+    return pd.DataFrame(rows)

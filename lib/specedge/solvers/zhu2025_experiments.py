@@ -19,6 +19,7 @@ import pandas as pd
 from scipy import stats
 
 from .. import hardware
+from ..profiling import r_squared
 from . import zhu2025 as z
 from . import zhu2025_schemes as zs
 
@@ -183,3 +184,102 @@ def reductions(df: pd.DataFrame, ours: str, baseline: str, by: list[str], value:
     m = df.groupby(by + [column], sort=False)[value].mean().unstack(column)
     out = (100.0 * (1.0 - m[ours] / m[baseline])).rename("reduction_pct").reset_index()
     return out
+
+
+def path_loss_sensitivity(setting: Setting, inference: pd.DataFrame, path_losses_db, bandwidth_hz: float,
+                          num_users: int, seed: int) -> pd.DataFrame:
+    """Fig 9's headline as a function of the path-loss constant g0 (the paper prints "-30 dBm").
+
+    ``inference`` holds the Proposed rows of a Fig 9 sweep (columns pair, rep, inference_s) at
+    ``num_users``; the uplink latencies are recomputed on the same draws for each g0, under the
+    closed-form and the uniform split. Returns the reduction of the mean total latency per pair and g0.
+    """
+    inf = inference.drop_duplicates(["pair", "rep"]).set_index(["pair", "rep"])["inference_s"]
+    rows = []
+    for pair in z.PAIRS:
+        label = f"({pair[0]}, {pair[1]})"
+        for g0 in path_losses_db:
+            system = setting.system(*pair, path_loss=10 ** (g0 / 10), bandwidth_hz=bandwidth_hz)
+            for rep in sorted(inf.loc[label].index):
+                work = zs.sample_workload(seed, rep, num_users, setting.max_input_len, setting.max_output_len,
+                                          setting.cell_radius_m)
+                for alloc in ("optimal", "uniform"):
+                    rows.append(dict(pair=label, path_loss_db=g0, rep=rep, allocation=alloc,
+                                     comm_s=zs.comm_latency(system, work, alloc),
+                                     latency_s=inf.loc[(label, rep)] + zs.comm_latency(system, work, alloc)))
+    df = pd.DataFrame(rows)
+    red = reductions(df, "optimal", "uniform", ["pair", "path_loss_db"], column="allocation")
+    comm = df.groupby(["pair", "path_loss_db", "allocation"])["comm_s"].mean().unstack("allocation")
+    comm.columns = [f"comm_{c}_s" for c in comm.columns]
+    return red.merge(comm.reset_index(), on=["pair", "path_loss_db"])
+
+
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def band_plot(ax, summary: pd.DataFrame, x: str, hue: str, order=None, label=None, **kw):
+    """Means as lines with markers and their confidence band, one line per ``hue`` value."""
+    names = list(order) if order is not None else list(summary[hue].unique())
+    for k, name in enumerate(names):
+        d = summary[summary[hue] == name].sort_values(x)
+        line, = ax.plot(d[x], d["mean"], marker=MARKERS[k % len(MARKERS)], markersize=4,
+                        label=label(name) if label else name, **kw)
+        ax.fill_between(d[x], d["ci_low"], d["ci_high"], color=line.get_color(), alpha=0.2, linewidth=0)
+    return ax
+
+
+def fig5(measurements: pd.DataFrame, profile: hardware.Profile, roles=("draft", "verify")):
+    """Fig 5 from committed measurements: runtime vs batch size (a) and vs FLOPs (b), measured and fitted.
+
+    Prefill shapes, as in the paper's figure; the lines are the profile's fit of eq (17) over all
+    measured shapes of that role. Returns the figure and the plotted data.
+    """
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(len(roles), 2, figsize=(11, 3.6 * len(roles)), squeeze=False)
+    frames = []
+    for row, role in zip(axes, roles):
+        c = profile.coefficients(role)
+        d = measurements[(measurements.role == role) & (measurements.phase == "prefill")].copy()
+        d["fitted_s"] = c["c1"] * d.flops_per_seq * d.batch + c["c2"]
+        arch = d.architecture.iloc[0]
+        # (a): the three prefill lengths measured at the most batch sizes
+        lengths = d.groupby("new_tokens").batch.nunique().sort_values(kind="stable").index[-3:]
+        for k, (q, g) in enumerate(d[d.new_tokens.isin(lengths)].groupby("new_tokens")):
+            tag = f"{g.flops_per_seq.iloc[0] / 1e9:.1f} GFLOPs"
+            line, = row[0].plot(g.batch, g.fitted_s, label=f"{tag} (Fitted)")
+            row[0].plot(g.batch, g.runtime_s, MARKERS[k], color=line.get_color(), label=f"{tag} (Measured)")
+        row[0].set(xlabel="Batch size", ylabel="Model runtime (s)", title=f"(a) {role}: {arch}")
+        # (b): batch sizes measured at three or more lengths
+        batches = [b for b, g in d.groupby("batch") if len(g) >= 3][:3]
+        for k, b in enumerate(batches):
+            g = d[d.batch == b].sort_values("flops_per_seq")
+            line, = row[1].plot(g.flops_per_seq / 1e9, g.fitted_s, label=f"Batch size={b} (Fitted)")
+            row[1].plot(g.flops_per_seq / 1e9, g.runtime_s, MARKERS[k], color=line.get_color(),
+                        label=f"Batch size={b} (Measured)")
+        row[1].set(xlabel="GFLOPs per sequence (F)", ylabel="Model runtime (s)", title=f"(b) {role}: {arch}")
+        for ax in row:
+            ax.legend(fontsize="x-small")
+        frames.append(d)
+    fig.tight_layout()
+    return fig, pd.concat(frames, ignore_index=True)
+
+
+def fit_quality(measurements: pd.DataFrame, profile: hardware.Profile) -> pd.DataFrame:
+    """R² of the profile's fit of eq (17) over all shapes and per phase, for each measured role."""
+    rows = []
+    for role, g in measurements.groupby("role", sort=False):
+        c = profile.coefficients(role)
+        row = dict(role=role, architecture=g.architecture.iloc[0], c1=c["c1"], c2=c["c2"], points=len(g))
+        for phase, h in [("all", g)] + list(g.groupby("phase")):
+            row[f"r2_{phase}"] = r_squared(h.runtime_s, c["c1"] * h.flops_per_seq * h.batch + c["c2"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def add_headline(cmp, artifact: str, quantity: str, paper: float, ours: float, tolerance: float,
+                 reading: str, cause: str) -> str:
+    """A comparison row for a headline percentage: ``reading`` says how it was computed; ``cause``
+    is added when it falls outside the tolerance."""
+    status = "match" if abs(paper - ours) <= tolerance else "deviates"
+    note = reading if status == "match" else f"{cause} ({reading})"
+    return cmp.add(artifact, quantity, paper, round(float(ours), 2), "%", tolerance, status, note)

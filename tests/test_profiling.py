@@ -1,0 +1,121 @@
+"""specedge.profiling: FLOPs counts, the least-squares fit of eq (17), timing plumbing, profile writing.
+
+No test asserts a timing: timings only feed fits whose algebra is tested on synthetic data.
+"""
+import numpy as np
+import pandas as pd
+import pytest
+
+from specedge import hardware, paths, profiling
+
+TINY = profiling.Architecture("tiny", layers=1, hidden=32, ffn=64, heads=2, vocab=97)
+
+
+def test_decoder_flops_are_eqs_11_and_12():
+    J, h1, h2 = 2, 768, 3072
+    I = 100
+    assert profiling.decoder_flops(J, h1, h2, I, 0) == J * (8 * I * h1 ** 2 + 4 * I ** 2 * h1 + 4 * I * h1 * h2)
+    kv = 250
+    assert profiling.decoder_flops(J, h1, h2, 1, kv) == J * (8 * h1 ** 2 + 4 * (kv + 1) * h1 + 4 * h1 * h2)
+    np.testing.assert_allclose(profiling.decoder_flops(J, h1, h2, [1, 2], [0, 5]),
+                               [profiling.decoder_flops(J, h1, h2, 1, 0), profiling.decoder_flops(J, h1, h2, 2, 5)])
+    with pytest.raises(ValueError, match=">= 0"):
+        profiling.decoder_flops(J, h1, h2, -1, 0)
+
+
+def test_fit_recovers_exact_coefficients():
+    rng = np.random.default_rng(0)
+    F = rng.uniform(1e9, 1e12, 30)
+    b = rng.integers(1, 33, 30)
+    fit = profiling.fit_runtime(F, b, 2.5e-14 * F * b + 0.013)
+    assert fit["c1"] == pytest.approx(2.5e-14, rel=1e-9)
+    assert fit["c2"] == pytest.approx(0.013, rel=1e-6)
+    assert fit["r2"] == pytest.approx(1.0) and fit["points"] == 30
+    noisy = profiling.fit_runtime(F, b, 2.5e-14 * F * b + 0.013 + rng.normal(0, 0.05, 30))
+    assert 0 < noisy["r2"] < 1
+    with pytest.raises(ValueError, match="two points"):
+        profiling.fit_runtime([1e9], [1], [0.1])
+    with pytest.raises(ValueError, match="two points"):
+        profiling.fit_runtime([1e9, 1e9], [2, 2], [0.1, 0.2])
+
+
+def test_r_squared():
+    assert profiling.r_squared([1, 2, 3], [1, 2, 3]) == 1.0
+    assert profiling.r_squared([1, 2, 3], [2, 2, 2]) == pytest.approx(0.0)
+    assert profiling.r_squared([2, 2], [2, 2]) == 1.0
+
+
+def test_architecture_lookup_and_parsing():
+    assert profiling.architecture("llama-7b").hidden == 4096
+    a = profiling.architecture("mine:3:256:1024:4")
+    assert (a.name, a.layers, a.hidden, a.ffn, a.heads) == ("mine", 3, 256, 1024, 4)
+    for bad in ("nope", "x:1:2", "x:1:30:64:4", "x:0:32:64:2", "x:a:32:64:2"):
+        with pytest.raises(ValueError):
+            profiling.architecture(bad)
+
+
+def test_grid_shapes():
+    shapes = profiling.grid([1, 4], [16], [64, 128])
+    assert ("prefill", 4, 16, 0) in shapes and ("decode", 1, 1, 128) in shapes and len(shapes) == 6
+
+
+def test_measure_times_prefill_and_decode_shapes():
+    shapes = [("prefill", 2, 8, 0), ("decode", 3, 1, 16), ("decode", 1, 4, 5)]
+    df = profiling.measure(TINY, shapes, role="draft", repeats=2, progress=False)
+    assert list(df.phase) == ["prefill", "decode", "decode"]
+    assert (df.runtime_s > 0).all() and (df.runtime_s <= df.runtime_median_s).all()
+    assert (df.runtime_median_s <= df.runtime_max_s).all() and (df.repeats == 2).all()
+    np.testing.assert_allclose(df.flops_per_seq, profiling.arch_flops(TINY, df.new_tokens, df.context))
+
+
+def test_random_cache_keeps_its_length_across_timed_passes():
+    import torch
+    model = profiling.build_model(TINY)
+    cache = profiling.random_cache(model, 2, 7)
+    assert cache.get_seq_length() == 7
+    with torch.inference_mode():
+        model(input_ids=torch.zeros(2, 3, dtype=torch.long), past_key_values=cache, use_cache=True)
+    assert cache.get_seq_length() == 10
+    cache.crop(-3)
+    assert cache.get_seq_length() == 7
+    with pytest.raises(ValueError, match="batch >= 1"):
+        profiling.time_pass(model, 0, 1, 0)
+
+
+def test_cli_writes_a_valid_profile_and_its_measurements(tmp_path, monkeypatch):
+    monkeypatch.setattr(paths, "PROFILES", tmp_path)
+    rc = profiling.main(["--name", "zz_cli", "--role", "draft=tiny:1:32:64:2", "--role", "verify=tiny2:1:64:128:2",
+                         "--batches", "1,2", "--prefill", "4,8", "--contexts", "8", "--repeats", "1",
+                         "--no-progress"])
+    assert rc == 0
+    prof = hardware.load_profile(tmp_path / "zz_cli.yaml")
+    assert prof.measured["csv"] == "zz_cli_measurements.csv"
+    assert set(prof.runtime) == {"draft", "verify"}
+    assert set(prof.coefficients("draft")) == {"c1", "c2"}
+    df = pd.read_csv(tmp_path / "zz_cli_measurements.csv")
+    assert len(df) == 2 * (2 * 2 + 2)
+    fit = profiling.fit_runtime(df[df.role == "verify"].flops_per_seq, df[df.role == "verify"].batch,
+                                df[df.role == "verify"].runtime_s)
+    assert prof.coefficients("verify")["c1"] == pytest.approx(fit["c1"])
+    assert profiling.load_measurements("zz_cli").shape == df.shape
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--name", "x", "--role", "draft"], "ROLE=ARCH"),
+    (["--name", "x", "--role", "draft=unknown"], "unknown architecture"),
+    (["--name", "x", "--batches", "0,2"], "positive integers"),
+    (["--name", "x", "--repeats", "0"], "--repeats"),
+])
+def test_cli_rejects_bad_arguments(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        profiling.main(argv)
+    assert message in capsys.readouterr().err
+
+
+def test_committed_cpu_profile_is_consistent_with_its_measurements():
+    prof = hardware.load_profile("cpu_local")
+    df = profiling.load_measurements("cpu_local")
+    for role, fit in profiling.fit_roles(df).items():
+        assert prof.coefficients(role)["c1"] == pytest.approx(fit["c1"], rel=1e-9)
+        assert prof.coefficients(role)["c2"] == pytest.approx(fit["c2"], rel=1e-9)
+        assert prof.runtime[role]["fit"]["r2"] == pytest.approx(fit["r2"], abs=1e-6)
