@@ -394,7 +394,7 @@ def _training_texts(corpus, chars_per_domain: int = 150_000) -> list[str]:
     return texts
 
 
-def build(targets: Sequence[str] | None = None, steps: int = 300, context: int = 128, batch: int = 8,
+def build(targets: Sequence[str] | None = None, steps: int = 200, context: int = 128, batch: int = 4,
           lr: float = 2e-3, seed: int = 0, folder: Path = ADAPTERS, force: bool = False) -> list[Path]:
     """Train and save adapters for each zoo target (skips finished ones; resumes a partial one)."""
     from . import zoo
@@ -442,9 +442,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="train adapters for every zoo target (resumable)")
     b.add_argument("--targets", nargs="*", default=None)
-    b.add_argument("--steps", type=int, default=300)
+    b.add_argument("--steps", type=int, default=200)
     b.add_argument("--context", type=int, default=128)
-    b.add_argument("--batch", type=int, default=8)
+    b.add_argument("--batch", type=int, default=4)
     b.add_argument("--force", action="store_true", help="retrain even if adapters exist")
     args = ap.parse_args(argv)
     if args.cmd == "build":
