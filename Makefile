@@ -31,9 +31,13 @@ figures: venv
 test: venv
 	SPECEDGE_SCALE=ci $(PY) -m pytest tests notebooks --nbmake --nbmake-timeout=1200
 
-# Trains the embedded model zoo from scratch (resumes after an interruption). Never run by CI.
+# Trains the embedded model zoo from scratch (resumes after an interruption), then what is built on
+# it: early-exit adapters (venkatesha2025) and WISP traces + rejection predictors (li2026).
+# Never run by CI or by `make figures`: they load the committed artefacts.
 zoo: venv
 	$(PY) -m specedge.zoo build
+	$(PY) -m specedge.early_exit build
+	$(PY) -m specedge.predictor build
 
 # Times forward passes on this machine and writes data/profiles/cpu_local.yaml (+ raw CSV).
 profiles: venv
