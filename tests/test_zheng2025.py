@@ -93,3 +93,34 @@ def test_relative_cost_table2_constants():
     np.testing.assert_allclose(L, [0.0700, 0.0702, 0.0723, 0.093, 0.300], atol=6e-4)
     with pytest.raises(ValueError, match="topk"):
         z.relative_cost(0, 0.07, 0.23, 32000)
+
+
+def _tiny_llama(seed, vocab=97):
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(seed)
+    cfg = LlamaConfig(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                      num_attention_heads=2, num_key_value_heads=2)
+    return LlamaForCausalLM(cfg).eval()
+
+
+def test_topk_acceptance_limits():
+    """K = 1 at T = 0 is argmax agreement; K = |V| at T = 1 is Σ min(p, q) with the full draft."""
+    import torch
+    draft, target = _tiny_llama(0), _tiny_llama(1)
+    seqs = [torch.randint(0, 97, (20,), generator=torch.Generator().manual_seed(s)) for s in range(3)]
+    df = z.topk_acceptance(draft, target, seqs, ks=[1, 10, 97]).set_index(["temperature", "K"]).alpha
+    with torch.inference_mode():
+        d = torch.cat([draft(s[None]).logits[0, :-1] for s in seqs])
+        t = torch.cat([target(s[None]).logits[0, :-1] for s in seqs])
+    agree = (d.argmax(-1) == t.argmax(-1)).float().mean().item()
+    full = torch.minimum(d.softmax(-1), t.softmax(-1)).sum(-1).mean().item()
+    assert df[(0.0, 1)] == pytest.approx(agree, abs=1e-6)
+    assert df[(1.0, 97)] == pytest.approx(full, abs=1e-5)
+    assert all(0 <= a <= 1 for a in df)
+
+
+def test_uplink_time():
+    assert z.uplink_time(32000, 100e6) == pytest.approx(32000 * 16 / 100e6)
+    with pytest.raises(ValueError, match="rate_bps"):
+        z.uplink_time(3, 0)

@@ -146,3 +146,106 @@ def table1(alphas=(0.4, 0.6, 0.8), costs=(0.01, 0.1, 0.2, 0.4, 0.6)) -> "pd.Data
             rows.append(dict(alpha=a, L=c, gamma_real=d.gamma_real, gamma_star=d.gamma,
                              speedup=d.speedup, cell=str(d.gamma) if d.speedup >= 1 else "–"))
     return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------------------------------
+# Measured part (Fig 3, Table II, Fig 4): acceptance under top-K drafts and the relative cost L(K).
+
+def topk_acceptance(draft, target, sequences, ks, temperatures=(0.0, 1.0),
+                    draft_temperature: float = 1.0) -> "pd.DataFrame":
+    """α(K) of eq (9), teacher-forced on ``sequences`` (1-D token-id tensors).
+
+    At every position the target's distribution p (temperature T; one-hot at T = 0) is compared with
+    the draft's top-K renormalised distribution q_K (temperature ``draft_temperature``):
+    α = Σ_x min(p(x), q_K(x)), the probability that the drafted token is accepted. Returns one row per
+    (T, K) with the mean over all positions of all sequences.
+    """
+    import pandas as pd
+    import torch
+
+    from .. import sampling
+    vocab = int(target.config.vocab_size)
+    if int(draft.config.vocab_size) != vocab:
+        raise ValueError("draft and target must share a vocabulary "
+                         f"({draft.config.vocab_size} vs {vocab})")
+    ks = [int(k) for k in ks]
+    for k in ks:
+        sampling.check_top_k(k, vocab)
+    sums = {(t, k): 0.0 for t in temperatures for k in ks}
+    n = 0
+    with torch.inference_mode():
+        for seq in sequences:
+            ids = torch.as_tensor(seq, dtype=torch.long).view(1, -1)
+            if ids.shape[1] < 2:
+                continue
+            dl = draft(ids).logits[0, :-1].float()
+            tl = target(ids).logits[0, :-1].float()
+            n += dl.shape[0]
+            for k in ks:
+                q = sampling.probs(dl, draft_temperature, None if k >= vocab else k)
+                for t in temperatures:
+                    sums[(t, k)] += float(sampling.acceptance_probability(sampling.probs(tl, t), q).sum())
+    if n == 0:
+        raise ValueError("sequences must contain at least one sequence of length >= 2")
+    return pd.DataFrame([dict(temperature=t, K=k, alpha=s / n, positions=n) for (t, k), s in sums.items()])
+
+
+def uplink_time(topk, rate_bps: float, bits_per_probability: int = 16) -> np.ndarray:
+    """T_V of eqs (2)-(3) for one draft distribution of K probabilities (token indices neglected)."""
+    if not rate_bps > 0:
+        raise ValueError(f"rate_bps must be > 0, got {rate_bps!r}")
+    return np.asarray(topk, dtype=float) * bits_per_probability / rate_bps
+
+
+def measure_pass_times(model, context: int = 64, new_tokens=(1, 5), repeats: int = 30) -> dict:
+    """Seconds of one forward pass (batch 1) with ``context`` cached tokens, for each ``new_tokens``.
+
+    The minimum over repeats is kept (on a shared machine other work only adds time). This is the
+    explicit measuring step behind ``python -m specedge.solvers.zheng2025 measure``; notebooks read
+    the stored profile instead of timing while they run.
+    """
+    from ..profiling import time_pass
+    return {q: min(time_pass(model, 1, q, context, repeats=repeats, warmup=3)) for q in new_tokens}
+
+
+def main(argv=None) -> int:
+    """``python -m specedge.solvers.zheng2025 measure --models a,b,...``: time zoo models into a profile."""
+    import argparse
+    import datetime as dt
+
+    import torch
+
+    from .. import hardware, zoo
+    from ..profiling import device_description
+    ap = argparse.ArgumentParser(description="Measure T_SLM / T_LLM of zoo (or hub/local) models on this CPU.")
+    ap.add_argument("command", choices=["measure"])
+    ap.add_argument("--models", default=",".join(zoo.DRAFTS + zoo.TARGETS))
+    ap.add_argument("--profile", default="zoo_cpu")
+    ap.add_argument("--rate-bps", type=float, default=100e6,
+                    help="assumed uplink rate (the paper's value was lost in extraction)")
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    runtime = {}
+    for name in args.models.split(","):
+        t = measure_pass_times(zoo.load_model(name))
+        runtime[name] = {"model": "seconds per forward pass, batch 1, 64 cached tokens",
+                         "decode_s": t[1], "verify5_s": t[5]}
+        print(f"{name}: 1 token {t[1] * 1e3:.3f} ms, 5 tokens {t[5] * 1e3:.3f} ms")
+    prof = {"name": args.profile,
+            "source": "measured by `python -m specedge.solvers.zheng2025 measure` (zoo models, random prompts)",
+            "description": "Forward-pass times of the embedded model zoo on this machine, and an ASSUMED "
+                           f"{args.rate_bps / 1e6:g} Mbit/s uplink for TK-SLT's L(K).",
+            "measured": {"device": device_description("cpu"), "threads": args.threads,
+                         "date": dt.date.today().isoformat()},
+            "devices": {"cpu": {"description": device_description("cpu")}},
+            "links": {"uplink": {"description": "assumed device-to-base-station uplink", "rate_bps": args.rate_bps,
+                                 "latency_s": 0.0}},
+            "runtime": runtime,
+            "constants": {"bits_per_probability": 16}}
+    print("wrote", hardware.save_profile(prof))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
