@@ -7,6 +7,7 @@ import copy
 
 import pytest
 import torch
+from scipy import stats
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from specedge import decoding, paths, sampling
@@ -130,6 +131,29 @@ def test_speculative_caches_match_full_forward(target, draft):
     out = decoding.speculative(draft, target, prompt, 48, gamma=4, temperature=1.0, seed=11)
     assert 0 < sum(out.accepted) < sum(out.drafted)
     assert _check_traces_against_full_forward(draft, target, prompt, out) == sum(out.drafted)
+
+
+def _first_token_pvalue(draft, target, prompt, rows: int, temperature: float) -> float:
+    """Chi-square p-value of the first token of ``rows`` sampled speculative runs against the target's
+    distribution (tokens expected < 5 times pooled into one bin)."""
+    outs = decoding.speculative_batch(draft, target, [prompt] * rows, 2, gamma=1, temperature=temperature,
+                                      top_k=3, seed=0)
+    observed = torch.bincount(torch.stack([o.tokens[0] for o in outs]), minlength=VOCAB).double()
+    expected = rows * sampling.probs(_full_logits(target, prompt)[-1], temperature).double()
+    big = expected >= 5
+    observed = torch.cat([observed[big], observed[~big].sum()[None]]).numpy()
+    expected = torch.cat([expected[big], expected[~big].sum()[None]]).numpy()
+    return stats.chisquare(observed, expected * observed.sum() / expected.sum()).pvalue
+
+
+def test_sampled_loop_follows_target(target, draft, monkeypatch):
+    """(b) end to end: 2000 rows sampled through the whole loop (top-3 drafts) give the target's first-token
+    distribution; the same test rejects the inverted q/p ratio. T = 0.05 makes the tiny model's
+    distribution peaked enough for the test to have power."""
+    prompt = _prompt(4)
+    assert _first_token_pvalue(draft, target, prompt, 2000, 0.05) > 1e-4
+    monkeypatch.setattr(sampling, "acceptance_ratio", lambda p_x, q_x: q_x / p_x)
+    assert _first_token_pvalue(draft, target, prompt, 2000, 0.05) < 1e-12
 
 
 def test_batched_verification_equals_per_sequence(target, draft):
