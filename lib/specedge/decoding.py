@@ -11,8 +11,7 @@ Runners (the hook points)
     pass (GOODSPEED/WISP: a server verifies many devices' drafts together). Each row's inputs are
     right-padded; a 2-D attention mask marks valid cache slots and explicit position ids count only
     valid tokens, so rejected drafts of one row are masked out (``commit``) rather than cropped, and
-    slots rejected by every row are cropped. With B = 1 there are never holes and the mask is
-    omitted. Both keep the model output of the last call in ``last_output`` (pass
+    slots rejected by every row are cropped. With B = 1 there are never holes and no mask is built. Both keep the model output of the last call in ``last_output`` (pass
     ``output_hidden_states=True`` to get per-layer hidden states, for early-exit work). A draft
     runner may be any object with ``feed(ids, keep)``, ``crop(length)`` and ``length`` (e.g. an
     early exit of the target).
@@ -113,22 +112,23 @@ class BatchedCausalLM:
         self.batch_size = batch_size
         self.output_hidden_states = output_hidden_states
         self.cache = DynamicCache(config=model.config)
-        self.mask = torch.zeros((batch_size, 0), dtype=torch.long)
-        self.pos = torch.zeros(batch_size, dtype=torch.long)
-        self.dense = True  # no masked slot anywhere: the model can use its plain causal mask
+        self.length = 0  # cache slots
+        # While no slot is masked (always, with one row) the plain causal mask is right and slot index
+        # equals position; the mask and per-row positions are only materialised once holes appear.
+        self.mask = None
+        self.pos = None
         self.last_output = None
 
     def feed(self, ids: torch.Tensor, valid: torch.Tensor | None, keep: int) -> torch.Tensor:
         """Append ``ids`` (B, K), right-padded where ``valid`` (B, K) is False (None: no padding);
         returns the logits (B, keep, V) of the last ``keep`` positions."""
         kwargs = {}
-        if valid is None:
-            valid = torch.ones(ids.shape, dtype=torch.long) if not self.dense else None
-        else:
-            valid = valid.long()
-        if valid is not None:
-            kwargs["attention_mask"] = torch.cat([self.mask, valid], dim=1)
-            kwargs["position_ids"] = (self.pos[:, None] + valid.cumsum(1) - 1).clamp(min=0)
+        if valid is not None or self.mask is not None:
+            valid = torch.ones(ids.shape, dtype=torch.long) if valid is None else valid.long()
+            mask = torch.ones((ids.shape[0], self.length), dtype=torch.long) if self.mask is None else self.mask
+            pos = torch.full((ids.shape[0],), self.length) if self.pos is None else self.pos
+            kwargs["attention_mask"] = torch.cat([mask, valid], dim=1)
+            kwargs["position_ids"] = (pos[:, None] + valid.cumsum(1) - 1).clamp(min=0)
         out = self.model(input_ids=ids, past_key_values=self.cache, use_cache=True, logits_to_keep=keep,
                          output_hidden_states=self.output_hidden_states, **kwargs)
         self.block = ids.shape[1]
@@ -137,14 +137,19 @@ class BatchedCausalLM:
 
     def commit(self, keep: torch.Tensor) -> None:
         """Row b keeps the first ``keep[b]`` slots of the last fed block; the rest are masked out."""
-        block = self.block
-        kept = torch.arange(block)[None, :] < keep[:, None]
-        longest = int(keep.max())
-        self.dense = self.dense and bool((keep == longest).all())
-        self.mask = torch.cat([self.mask, kept.long()], dim=1)[:, : self.mask.shape[1] + longest]
-        if longest < block:
+        block, longest = self.block, int(keep.max())
+        if self.mask is None and bool((keep == longest).all()):
+            pass  # still no holes
+        else:
+            if self.mask is None:
+                self.mask = torch.ones((keep.shape[0], self.length), dtype=torch.long)
+                self.pos = torch.full((keep.shape[0],), self.length)
+            kept = torch.arange(longest)[None, :] < keep[:, None]
+            self.mask = torch.cat([self.mask, kept.long()], dim=1)
+            self.pos = self.pos + keep
+        if longest < block:  # slots no row keeps
             self.cache.crop(longest - block)
-        self.pos = self.pos + keep
+        self.length += longest
 
 
 # --------------------------------------------------------------------------- records
