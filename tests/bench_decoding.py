@@ -74,7 +74,7 @@ def zoo_pair(draft_name: str | None, target_name: str | None, n_prompts: int, pr
     for i in range(n_prompts):
         domain = zoo.DOMAINS[i % len(zoo.DOMAINS)]
         text = zoo.eval_prompts(domain, i // len(zoo.DOMAINS) + 1)[-1]
-        prompts.append(torch.tensor(tokenizer(text)["input_ids"][-prompt_tokens:]))
+        prompts.append(torch.tensor(tokenizer(text, add_special_tokens=False)["input_ids"][-prompt_tokens:]))
     return draft_name, target_name, draft.eval(), target.eval(), prompts
 
 
