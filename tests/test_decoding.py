@@ -187,6 +187,14 @@ def test_batched_verification_equals_per_sequence(target, draft):
         assert _check_traces_against_full_forward(draft, target, prompt, out) == sum(out.drafted)
 
 
+def test_heterogeneous_drafts_in_one_batch(target, draft, small_draft):
+    """Devices with different draft models (GOODSPEED's clients) share one batched verifier."""
+    prompts = [_prompt(4, 7), _prompt(8, 8)]
+    outs = decoding.speculative_batch([draft, decoding.CausalLM(small_draft)], target, prompts, 20, gamma=3)
+    for prompt, out in zip(prompts, outs):
+        assert torch.equal(out.tokens, decoding.autoregressive(target, prompt, 20).tokens)
+
+
 def test_batched_runner_logits_equal_single_sequences(target):
     """One BatchedCausalLM.feed over right-padded rows equals separate uncached forward passes."""
     prompts = [_prompt(n, 20 + n) for n in (4, 9, 1)]
