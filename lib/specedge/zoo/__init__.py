@@ -1,0 +1,129 @@
+"""The embedded model zoo: small Llama targets and distilled drafts trained offline (issue 3).
+
+No pretrained weights can be downloaded here, so the repository ships its own family (built by
+``make zoo``, see :mod:`specedge.zoo.build`) and loads real checkpoints through the same code:
+
+>>> from specedge import zoo
+>>> draft, target, tok = zoo.load_pair("draft-s", "target-m")
+>>> zoo.eval_prompts("math", n=3)      # held-out prompts, never trained on
+
+A name is resolved as a zoo name (``data/zoo/<name>``), else an existing local directory, else a
+Hugging Face hub id looked up in the local cache only (``local_files_only=True``): nothing is
+downloaded and no remote code is trusted; weights load from safetensors, never from pickles.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+from .. import paths
+from .corpus import DOMAINS
+
+TARGETS = ("target-m", "target-l")
+DRAFTS = ("draft-xs", "draft-s", "draft-m", "draft-l")
+TOKENIZER = "tokenizer"
+
+__all__ = ["DOMAINS", "TARGETS", "DRAFTS", "load_tokenizer", "load_model", "load_pair",
+           "eval_prompts", "eval_records", "model_card", "resolve"]
+
+
+class HubUnreachableError(OSError):
+    """A name is neither a zoo model nor a local directory nor in the local Hugging Face cache."""
+
+
+def resolve(name_or_path: str | Path) -> tuple[str, str | Path]:
+    """``("zoo", dir)``, ``("local", dir)`` or ``("hub", id)`` for a model name, path or hub id."""
+    name = str(name_or_path)
+    if name in TARGETS + DRAFTS + (TOKENIZER,) and (paths.ZOO / name).is_dir():
+        return "zoo", paths.ZOO / name
+    if Path(name).expanduser().is_dir():
+        return "local", Path(name).expanduser()
+    return "hub", name
+
+
+def _hub_error(name: str, err: Exception) -> HubUnreachableError:
+    return HubUnreachableError(
+        f"cannot load {name!r}: it is not a zoo model, not a local directory, and not in the local "
+        f"Hugging Face cache; no model hub is reachable from this machine (offline). "
+        f"Zoo names: {', '.join(TARGETS + DRAFTS)}. ({type(err).__name__}: {err})")
+
+
+def load_tokenizer(name_or_path: str | Path | None = None, cache_dir: str | Path | None = None):
+    """The zoo's byte-level BPE tokenizer by default, else a tokenizer by path or cached hub id.
+
+    Zoo prompts are encoded without special tokens: training documents are plain text separated
+    by ``</s>`` (no ``<s>``), so ``tokenizer(text)["input_ids"]`` is what the models saw.
+    """
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+    kind, where = resolve(TOKENIZER if name_or_path is None else name_or_path)
+    if kind == "zoo" and where.name in TARGETS + DRAFTS:
+        where = paths.ZOO / TOKENIZER        # every zoo model shares the zoo tokenizer
+    if kind in ("zoo", "local"):
+        if (Path(where) / "tokenizer.json").exists():
+            return PreTrainedTokenizerFast.from_pretrained(where)
+        return AutoTokenizer.from_pretrained(where)
+    try:
+        return AutoTokenizer.from_pretrained(where, local_files_only=True, trust_remote_code=False,
+                                             cache_dir=cache_dir)
+    except Exception as e:  # noqa: BLE001 - every failure offline means the same thing to the user
+        raise _hub_error(str(where), e) from e
+
+
+def load_model(name_or_path: str | Path, dtype: torch.dtype = torch.float32,
+               cache_dir: str | Path | None = None):
+    """A causal LM in eval mode from a zoo name, a local directory or a locally cached hub id.
+
+    ``cache_dir`` is the Hugging Face hub cache to search for a hub id (default: the user's,
+    ``$HF_HUB_CACHE``); nothing is ever downloaded.
+    """
+    from transformers import AutoModelForCausalLM
+    kind, where = resolve(name_or_path)
+    kw = dict(dtype=dtype, trust_remote_code=False, use_safetensors=True)
+    if kind == "hub":
+        try:
+            model = AutoModelForCausalLM.from_pretrained(where, local_files_only=True,
+                                                         cache_dir=cache_dir, **kw)
+        except Exception as e:  # noqa: BLE001
+            raise _hub_error(str(where), e) from e
+    else:
+        model = AutoModelForCausalLM.from_pretrained(where, **kw)
+    return model.eval()
+
+
+def load_pair(draft: str, target: str, dtype: torch.dtype = torch.float32,
+              cache_dir: str | Path | None = None):
+    """``(draft_model, target_model, tokenizer)``; the pair must share one vocabulary.
+
+    The tokenizer is the target's (the zoo tokenizer for a zoo target).
+    """
+    d, t = load_model(draft, dtype, cache_dir), load_model(target, dtype, cache_dir)
+    tok_src = target if resolve(target)[0] != "zoo" else None
+    tok = load_tokenizer(tok_src, cache_dir=cache_dir)
+    if d.config.vocab_size != t.config.vocab_size:
+        raise ValueError(f"draft {draft!r} (vocab {d.config.vocab_size}) and target {target!r} "
+                         f"(vocab {t.config.vocab_size}) must share a vocabulary")
+    return d, t, tok
+
+
+def eval_records(domain: str, n: int | None = None) -> list[dict]:
+    """Held-out ``{"domain", "prompt", "completion"}`` records of one domain (never trained on)."""
+    from . import corpus
+    if n is not None and n < 0:
+        raise ValueError(f"n must be >= 0 or None, got {n}")
+    return corpus.load("eval", domain)[:n]
+
+
+def eval_prompts(domain: str, n: int | None = None) -> list[str]:
+    """The prompts of :func:`eval_records` (what a speculative decoder is fed)."""
+    return [r["prompt"] for r in eval_records(domain, n)]
+
+
+def model_card(name: str) -> dict:
+    """A zoo model's ``card.json``: parameters, training tokens, held-out losses, time, device."""
+    kind, where = resolve(name)
+    card = Path(where) / "card.json"
+    if kind == "hub" or not card.exists():
+        raise ValueError(f"no model card for {name!r}; zoo models: {', '.join(TARGETS + DRAFTS)}")
+    return json.loads(card.read_text())
