@@ -247,20 +247,23 @@ def predict(fit: dict, flops, batch):
 # ----------------------------------------------------------------------------------------------
 # Writing the profile.
 
-def device_description(device: str) -> str:
-    if device.startswith("cuda"):
-        import torch
-        return f"cuda: {torch.cuda.get_device_name(torch.device(device))}"
-    cpu = platform.processor() or platform.machine()
+def cpu_name() -> str:
+    """The CPU model from /proc/cpuinfo where there is one, else what :mod:`platform` knows."""
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
                 if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
+                    return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return f"cpu: {cpu}"
+    return platform.processor() or platform.machine()
+
+
+def device_description(device: str) -> str:
+    if device.startswith("cuda"):
+        import torch
+        return f"cuda: {torch.cuda.get_device_name(torch.device(device))}"
+    return f"cpu: {cpu_name()}"
 
 
 def memory_bytes(device: str) -> float | None:

@@ -217,11 +217,13 @@ def path_loss_sensitivity(setting: Setting, inference: pd.DataFrame, path_losses
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
-def band_plot(ax, summary: pd.DataFrame, x: str, hue: str, order=None, label=None, **kw):
+def band_plot(ax, summary: pd.DataFrame, x: str, hue: str, order=None, label=None, colors=None, **kw):
     """Means as lines with markers and their confidence band, one line per ``hue`` value."""
     names = list(order) if order is not None else list(summary[hue].unique())
     for k, name in enumerate(names):
         d = summary[summary[hue] == name].sort_values(x)
+        if colors is not None:
+            kw["color"] = colors[k]
         line, = ax.plot(d[x], d["mean"], marker=MARKERS[k % len(MARKERS)], markersize=4,
                         label=label(name) if label else name, **kw)
         ax.fill_between(d[x], d["ci_low"], d["ci_high"], color=line.get_color(), alpha=0.2, linewidth=0)
@@ -249,8 +251,8 @@ def fig5(measurements: pd.DataFrame, profile: hardware.Profile, roles=("draft", 
             line, = row[0].plot(g.batch, g.fitted_s, label=f"{tag} (Fitted)")
             row[0].plot(g.batch, g.runtime_s, MARKERS[k], color=line.get_color(), label=f"{tag} (Measured)")
         row[0].set(xlabel="Batch size", ylabel="Model runtime (s)", title=f"(a) {role}: {arch}")
-        # (b): batch sizes measured at three or more lengths
-        batches = [b for b, g in d.groupby("batch") if len(g) >= 3][:3]
+        # (b): the three largest batch sizes measured at three or more lengths
+        batches = [b for b, g in d.groupby("batch") if len(g) >= 3][-3:]
         for k, b in enumerate(batches):
             g = d[d.batch == b].sort_values("flops_per_seq")
             line, = row[1].plot(g.flops_per_seq / 1e9, g.fitted_s, label=f"Batch size={b} (Fitted)")
