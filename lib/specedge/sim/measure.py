@@ -33,14 +33,11 @@ from tqdm.auto import tqdm
 from .. import early_exit, hardware, paths
 from ..decoding import CausalLM
 from ..plotting import write_csv
+from ..solvers.venkatesha2025 import MODEL_SETS
 from . import concurrent, fsd
 
 OUT = paths.DATA / "venkatesha2025"
 BATCHES = (1, 2, 3, 4, 8, 12, 16, 32, 64)
-MODEL_SETS = {  # paper set whose Table 5 timings a zoo pair borrows -> (draft index, target index)
-    "vicuna68m_vicuna7b": (0, 0),
-    "vicuna160m_vicuna13b": (-1, -1),
-}
 
 
 def _step_time(model, batch: int, new_tokens: int, context: int = 64, repeats: int = 15) -> float:
@@ -146,8 +143,7 @@ def draft_time(draft, gamma: int = 4, context: int = 64, repeats: int = 5) -> fl
 def _load_sets():
     from .. import zoo
     sets = {}
-    for name, (di, ti) in MODEL_SETS.items():
-        dname, tname = zoo.DRAFTS[di], zoo.TARGETS[ti]
+    for name, (dname, tname) in MODEL_SETS.items():
         draft, target, tok = zoo.load_pair(dname, tname)
         ee, _ = early_exit.load(target, early_exit.ADAPTERS / tname)
         sets[name] = (dname, tname, draft, ee, tok)
