@@ -237,9 +237,8 @@ def stage_times(system: EdgeSystem, input_len, batch_size, l: int, L: float, n_s
     fd = draft_step_flops(system.draft, I, n, l, L)      # (M, N)
     fv = verify_flops(system.verify, I, n, l, L)         # (M, N)
     rd, rv = system.draft_runtime, system.verify_runtime
-    td = rd.c1 * fd * b + l * rd.c2
-    tv = rv.c1 * fv * b + rv.c2
-    return td, tv
+    td = rd(fd, b) + (l - 1) * rd.c2      # l passes, each with its own overhead c2^d
+    return td, rv(fv, b)
 
 
 # ----------------------------------------------------------------------------------------------
