@@ -12,8 +12,10 @@ writes a hardware profile (``data/profiles/<name>.yaml``) with the raw measureme
 Measuring is an explicit step; notebooks only read the committed files::
 
     python -m specedge.profiling --name cpu_local                      # `make profiles`, ~5 min here
-    python -m specedge.profiling --name gpu_h100 --device cuda \
-        --role draft=llama-68m --role verify=llama-7b --batches 1,4,8,16,32,48
+    python -m specedge.profiling --name gpu_h100 --device cuda --max-gflops 0 \
+        --role draft=llama-68m --role verify=llama-7b --batches 1,4,8,16,32,48 --prefill 32,64,128
+
+(``--max-gflops`` skips shapes too slow for a CPU; 0 lifts the limit, which paper-size models need.)
 
 The LM head is not timed: the FLOPs model counts decoder-block matrix multiplies only (zhu2025
 eqs 11-14, after FlexGen), so the timed module is the decoder stack that those FLOPs describe.
