@@ -144,6 +144,9 @@ def _load_sets():
     from .. import zoo
     sets = {}
     for name, (dname, tname) in MODEL_SETS.items():
+        if not ((paths.ZOO / dname / "card.json").exists() and (early_exit.ADAPTERS / tname / "meta.json").exists()):
+            print(f"[measure] {name}: {dname}/{tname} or its adapters not built yet (make zoo), skipped")
+            continue
         draft, target, tok = zoo.load_pair(dname, tname)
         ee, _ = early_exit.load(target, early_exit.ADAPTERS / tname)
         sets[name] = (dname, tname, draft, ee, tok)
@@ -202,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     todo = set(args.only or ("table9", "profile", "concurrent"))
     sets = _load_sets()
+    if not sets:
+        raise SystemExit("no zoo model set is built: run `make zoo` first")
     OUT.mkdir(parents=True, exist_ok=True)
     if "table9" in todo:
         first = next(iter(sets.values()))
