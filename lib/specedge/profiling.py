@@ -242,10 +242,6 @@ def fit_roles(df: pd.DataFrame) -> dict:
     return {role: fit_runtime(g["flops_per_seq"], g["batch"], g["runtime_s"]) for role, g in df.groupby("role", sort=False)}
 
 
-def predict(fit: dict, flops, batch):
-    return fit["c1"] * np.asarray(flops, float) * np.asarray(batch, float) + fit["c2"]
-
-
 # ----------------------------------------------------------------------------------------------
 # Writing the profile.
 

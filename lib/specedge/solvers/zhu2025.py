@@ -58,7 +58,6 @@ TABLE_I = {
 # The three draft-verify deployments of Section IV, in the paper's order.
 PAIRS = (("LLaMA-68M", "LLaMA-7B"), ("LLaMA-1.1B", "LLaMA-7B"), ("LLaMA-1.1B", "LLaMA-13B"))
 
-BYTES_PER_PARAM = 2     # FP16 (Section II-C)
 BITS_PER_VALUE = 16     # FP16 embeddings on the uplink (Section II-D)
 
 
