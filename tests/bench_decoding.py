@@ -14,7 +14,8 @@ time other jobs hold the cores) and wall time. transformers' assisted generation
 stop disabled), set on the assistant's generation config, which is where transformers reads them.
 
 Printed: tokens/s per method, our speedup over our AR loop next to the analytic
-(1 - α^{γ+1}) / ((1 - α)(1 + γ c)) (zheng2025 eq (11)) from the measured acceptance rate α and cost
+(1 - α^{γ+1}) / ((1 - α)(1 + γ c)) (zheng2025 eq (11)) from the measured per-token acceptance α
+(``sampling.iid_acceptance``: the α of the i.i.d. model, not the draft acceptance rate) and cost
 ratio c = (draft forward time) / (target forward time), both single-token cached forwards timed
 here (and the same model with the measured cost of the (γ + 1)-token verification pass, which on a CPU
 is more than one single-token step); the outputs of all methods are checked to be identical. Results: ``build/bench_decoding.csv``
@@ -172,16 +173,19 @@ def main() -> None:
         tokens = {m: sum(len(o) for o in outputs[m]) for m in methods}
         same = all(torch.equal(a, b) for m in methods for a, b in zip(outputs[m], outputs["ours autoregressive"]))
         rounds = [r for out in sd_runs[: len(prompts)] for r in out.rounds]
-        alpha = sampling.acceptance_rate([r.accepted for r in rounds], [r.drafted for r in rounds])
+        accepted, drafted = [r.accepted for r in rounds], [r.drafted for r in rounds]
+        rate = sampling.acceptance_rate(accepted, drafted)
+        alpha = sampling.iid_acceptance(accepted, drafted)  # the α of eq (12), not the rate
         tps = {(m, clock): tokens[m] / best[m, clock] for m, clock in best}
         measured = {clock: tps["ours speculative", clock] / tps["ours autoregressive", clock] for clock in CLOCKS}
-        analytic = float(zheng2025.speedup(gamma, min(alpha, 1 - 1e-9), c))
+        analytic = float(zheng2025.speedup(gamma, min(max(alpha, 1e-9), 1 - 1e-9), c))  # open (0, 1)
         # The same model with the measured cost of verifying γ + 1 tokens instead of one target step.
         t_verify = forward_time(target, context, tokens=gamma + 1)
         analytic_v = float(sampling.expected_tokens_per_round(alpha, gamma)) * t_target / (t_verify + gamma * t_draft)
-        print(f"\ngamma = {gamma}: acceptance rate α = {alpha:.3f}, mean acceptance length "
-              f"{sampling.mean_acceptance_length([r.accepted for r in rounds]):.2f}, "
-              f"outputs identical across methods: {same}")
+        print(f"\ngamma = {gamma}: draft acceptance rate {rate:.3f}, i.i.d. acceptance α = {alpha:.3f}, "
+              f"mean acceptance length {sampling.mean_acceptance_length(accepted):.2f} (eq (12) with α: "
+              f"{float(sampling.expected_tokens_per_round(alpha, gamma)):.2f}); outputs identical across "
+              f"methods: {same}")
         print(f"{'method':<24}{'tok/CPU-s':>10}{'vs assisted':>13}{'vs our AR':>11}{'wall tok/s':>12}"
               f"{'vs assisted':>13}")
         for m in methods:
@@ -198,7 +202,8 @@ def main() -> None:
         rows += [dict(base, quantity=q, value=v) for q, v in [
             ("ours_vs_assisted_cpu", tps["ours speculative", "cpu"] / tps["transformers assisted", "cpu"]),
             ("ours_vs_assisted_wall", tps["ours speculative", "wall"] / tps["transformers assisted", "wall"]),
-            ("acceptance_rate", alpha), ("cost_ratio_c", c), ("t_draft_forward_s", t_draft),
+            ("draft_acceptance_rate", rate), ("iid_acceptance_alpha", alpha),
+            ("mean_acceptance_length", sampling.mean_acceptance_length(accepted)), ("cost_ratio_c", c), ("t_draft_forward_s", t_draft),
             ("t_target_forward_s", t_target), ("t_verify_forward_s", t_verify),
             ("speedup_measured_cpu", measured["cpu"]), ("speedup_measured_wall", measured["wall"]),
             ("speedup_analytic", analytic), ("measured_over_analytic", measured["cpu"] / analytic),

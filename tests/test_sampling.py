@@ -160,6 +160,8 @@ def test_metric_definitions():
     # Position 1: 4 of 5 rounds pass; 2: 3 of the 4 that reach it; 3: 2 of 3; 4: 2 of 2.
     assert np.allclose(sampling.per_position_acceptance(accepted, drafted), [4 / 5, 3 / 4, 2 / 3, 1])
     assert np.isnan(sampling.per_position_acceptance([0, 0], [1, 2])[1])
+    # α of the i.i.d. model: 11 accepted over Σ min(a + 1, d) = 4 + 1 + 3 + 4 + 2 positions reached.
+    assert sampling.iid_acceptance(accepted, drafted) == pytest.approx(11 / 14)
     with pytest.raises(ValueError, match="accepted"):
         sampling.acceptance_rate([3], [2])
 
@@ -175,6 +177,20 @@ def test_expected_tokens_per_round_matches_simulation():
     assert sampling.expected_tokens_per_round(1.0, 5) == 6
     assert sampling.expected_tokens_per_round(0.0, 5) == 1
     assert np.allclose(sampling.expected_tokens_per_round(np.array([0.5, 1.0]), 2), [1.75, 3.0])
+
+
+def test_iid_acceptance_recovers_alpha_where_the_rate_does_not():
+    """Rounds simulated with i.i.d. acceptance α: iid_acceptance ≈ α for every γ, the draft acceptance
+    rate falls with γ, and the mean acceptance length matches (1 - α^{γ+1}) / (1 - α)."""
+    rng = np.random.default_rng(1)
+    alpha = 0.7
+    for gamma in (1, 4, 8):
+        accepted = np.cumprod(rng.random((100_000, gamma)) < alpha, axis=1).sum(1)
+        assert sampling.iid_acceptance(accepted, gamma) == pytest.approx(alpha, abs=0.005)
+        assert sampling.mean_acceptance_length(accepted) == \
+            pytest.approx(sampling.expected_tokens_per_round(alpha, gamma), rel=0.01)
+        if gamma > 1:
+            assert sampling.acceptance_rate(accepted, gamma) < alpha - 0.05
 
 
 def test_logit_stats():

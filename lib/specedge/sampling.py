@@ -27,6 +27,11 @@ Metrics (one definition each, as in notes/recovered-formulas.md, vLLM naming)
     - ``mean_acceptance_length(accepted)``: 1 + accepted / rounds, i.e. tokens emitted per round
       counting the bonus/correction token (GOODSPEED's goodput counts accepted + 1 the same way).
     - ``per_position_acceptance(accepted, drafted)``: P(position i accepted | positions < i accepted).
+    - ``iid_acceptance(accepted, drafted)``: the per-token acceptance probability α of the i.i.d. model
+      behind eq (12) (Leviathan's α), estimated from rounds by maximum likelihood: accepted / (accepted
+      + rejections), i.e. per-position acceptance pooled over positions. Not the draft acceptance rate,
+      which falls with γ (positions after the first rejection count as drafted, not accepted): use this
+      one in (1 - α^{γ+1}) / (1 - α) and in the speedup eq (11).
     - ``expected_tokens_per_round(alpha, gamma)``: (1 - α^{γ+1}) / (1 - α) (Leviathan eq 1,
       zheng2025 eq (12)) for i.i.d. acceptance α.
       The speedup over the target alone, eq (11), is ``specedge.solvers.zheng2025.speedup``.
@@ -49,7 +54,7 @@ import torch
 __all__ = [
     "check_gamma", "check_temperature", "check_top_k", "make_generator", "probs", "sample",
     "acceptance_ratio", "Verdict", "verify", "verify_greedy", "logit_stats", "acceptance_probability",
-    "acceptance_rate", "mean_acceptance_length", "per_position_acceptance",
+    "acceptance_rate", "mean_acceptance_length", "per_position_acceptance", "iid_acceptance",
     "expected_tokens_per_round",
 ]
 
@@ -276,6 +281,13 @@ def per_position_acceptance(accepted, drafted) -> np.ndarray:
     passed = (accepted[None] >= i).sum(1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(reached > 0, passed / np.maximum(reached, 1), np.nan)
+
+
+def iid_acceptance(accepted, drafted) -> float:
+    """α of the i.i.d. acceptance model, eq (12): Σ accepted / Σ min(accepted + 1, drafted) (MLE)."""
+    accepted, drafted = _counts(accepted, drafted)
+    reached = np.minimum(accepted + 1, drafted).sum()
+    return float(accepted.sum() / reached) if reached else float("nan")
 
 
 def expected_tokens_per_round(alpha, gamma):
