@@ -135,18 +135,16 @@ class BatchedCausalLM:
         self.last_output = out
         return out.logits
 
-    def commit(self, keep: torch.Tensor) -> None:
+    def commit(self, keep: list[int]) -> None:
         """Row b keeps the first ``keep[b]`` slots of the last fed block; the rest are masked out."""
-        block, longest = self.block, int(keep.max())
-        if self.mask is None and bool((keep == longest).all()):
-            pass  # still no holes
-        else:
+        block, longest = self.block, max(keep)
+        if self.mask is not None or min(keep) < longest:  # holes: track them in the mask
             if self.mask is None:
-                self.mask = torch.ones((keep.shape[0], self.length), dtype=torch.long)
-                self.pos = torch.full((keep.shape[0],), self.length)
-            kept = torch.arange(longest)[None, :] < keep[:, None]
-            self.mask = torch.cat([self.mask, kept.long()], dim=1)
-            self.pos = self.pos + keep
+                self.mask = torch.ones((len(keep), self.length), dtype=torch.long)
+                self.pos = torch.full((len(keep),), self.length)
+            keep_t = torch.tensor(keep)
+            self.mask = torch.cat([self.mask, (torch.arange(longest)[None, :] < keep_t[:, None]).long()], dim=1)
+            self.pos = self.pos + keep_t
         if longest < block:  # slots no row keeps
             self.cache.crop(longest - block)
         self.length += longest
@@ -413,8 +411,8 @@ class SpeculativeDecoder:
                     q[i, : g[i]] = dists[i]
             verdict = sampling.verify(draft_ids, q, p, self.generator, lengths)
             p_x = p[:, :gmax].gather(-1, draft_ids[..., None])[..., 0]
-        alive = torch.tensor([i in drafts for i in range(b)])
-        self.server.commit(torch.where(alive, torch.tensor(m) + verdict.accepted, 0))
+        accepted = verdict.accepted.tolist()
+        self.server.commit([m[i] + accepted[i] if i in drafts else 0 for i in range(b)])
         return verdict, p_x
 
     @torch.inference_mode()

@@ -212,12 +212,14 @@ def verify_greedy(draft_ids: torch.Tensor, target_ids: torch.Tensor, lengths=Non
     single = draft_ids.dim() == 1
     if single:
         draft_ids, target_ids = draft_ids[None], target_ids[None]
-    lengths = _lengths(draft_ids, lengths)
     gamma = draft_ids.shape[-1]
-    ok = (draft_ids == target_ids[:, :gamma]) & (torch.arange(gamma)[None, :] < lengths[:, None])
+    ok = draft_ids == target_ids[:, :gamma]
+    if lengths is not None:
+        lengths = _lengths(draft_ids, lengths)
+        ok &= torch.arange(gamma)[None, :] < lengths[:, None]
     n = _leading(ok)
     token = target_ids.gather(1, n[:, None])[:, 0]
-    bonus = n == lengths
+    bonus = n == (gamma if lengths is None else lengths)
     if single:
         return Verdict(n[0], token[0], bonus[0])
     return Verdict(n, token, bonus)
