@@ -862,8 +862,8 @@ def controller_ablation(draft_model, target_model, prompts: list, predictor, *, 
 
 # --------------------------------------------------------------------------- command line
 def _encode(tokenizer, text) -> list[int]:
-    enc = tokenizer.encode(text)
-    return list(enc.ids) if hasattr(enc, "ids") else list(enc)
+    # the zoo was trained on plain text without special tokens (zoo.load_tokenizer)
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
 def zoo_prompts(tokenizer, domains, n: int, max_len: int = 96, offset: int = 0) -> dict[str, list]:
@@ -872,13 +872,8 @@ def zoo_prompts(tokenizer, domains, n: int, max_len: int = 96, offset: int = 0) 
 
     out = {}
     for d in domains:
-        items = zoo.eval_prompts(d, n + offset)[offset:]
-        ids = []
-        for it in items:
-            text = it["prompt"] if isinstance(it, dict) else it
-            tok = _encode(tokenizer, text) if isinstance(text, str) else list(text)
-            ids.append(torch.tensor(tok[-max_len:], dtype=torch.long))
-        out[d] = ids
+        texts = zoo.eval_prompts(d, n + offset)[offset:]
+        out[d] = [torch.tensor(_encode(tokenizer, t)[-max_len:], dtype=torch.long) for t in texts]
     return out
 
 
