@@ -14,7 +14,7 @@ import pandas as pd
 import torch
 
 from .. import paths
-from . import DOMAINS, DRAFTS, TARGETS, eval_records, load_model, load_tokenizer
+from . import DOMAINS, DRAFTS, TARGETS, eval_prompts, eval_records, load_model, load_tokenizer
 
 TEMPERATURES = (0.0, 0.5, 1.0)
 
@@ -72,3 +72,39 @@ def main() -> pd.DataFrame:
     print(pivot.round(3).to_string())
     print(f"range over pairs x domains x T: {df.alpha.min():.3f} .. {df.alpha.max():.3f}; wrote {path}")
     return df
+
+
+def encoded_prompts(domain: str, n: int, tokenizer=None) -> list[list[int]]:
+    """The first ``n`` held-out prompts of ``domain`` as token ids (no special tokens, as trained)."""
+    tok = tokenizer or load_tokenizer()
+    return [tok(p, add_special_tokens=False)["input_ids"] for p in eval_prompts(domain, n)]
+
+
+def live_table(drafts=DRAFTS, targets=TARGETS, domains=DOMAINS, temperatures=(0.0, 1.0),
+               gammas=range(1, 9), n_prompts: int = 8, max_new_tokens: int = 48, seed: int = 0,
+               progress: bool = True) -> pd.DataFrame:
+    """Acceptance measured on real speculative rounds (``decoding.speculative_batch``).
+
+    One row per draft x target x domain x temperature x γ, with the counts and the two metrics of
+    ``specedge.sampling``: draft acceptance rate (accepted / drafted) and mean acceptance length
+    (1 + accepted / rounds, counting the bonus token). All prompts of a domain run as one batch.
+    """
+    from tqdm.auto import tqdm
+
+    from .. import decoding, sampling
+    tok = load_tokenizer()
+    prompts = {d: encoded_prompts(d, n_prompts, tok) for d in domains}
+    models = {name: load_model(name) for name in (*targets, *drafts)}
+    grid = [(t, dr, d, temp, g) for t in targets for dr in drafts for d in domains
+            for temp in temperatures for g in gammas]
+    rows = []
+    for t, dr, d, temp, g in tqdm(grid, desc="speculative decoding", disable=not progress):
+        gens = decoding.speculative_batch(models[dr], models[t], prompts[d], max_new_tokens, gamma=int(g),
+                                          temperature=float(temp), seed=seed)
+        accepted = [a for gen in gens for a in gen.accepted]
+        drafted = [n for gen in gens for n in gen.drafted]
+        rows.append(dict(draft=dr, target=t, domain=d, temperature=float(temp), gamma=int(g),
+                         rounds=len(accepted), drafted=int(sum(drafted)), accepted=int(sum(accepted)),
+                         acceptance_rate=sampling.acceptance_rate(accepted, drafted),
+                         mean_acceptance_length=sampling.mean_acceptance_length(accepted)))
+    return pd.DataFrame(rows)
