@@ -91,7 +91,8 @@ def _zoo_model(name: str):
     return zoo.load_model(name)
 
 
-@pytest.mark.parametrize("pair", _zoo_pairs() or [pytest.param(None, marks=pytest.mark.skip("no zoo checkpoints"))])
+@pytest.mark.parametrize("pair", [pytest.param(p, id=f"{p[0]}+{p[1]}") for p in _zoo_pairs()]
+                         or [pytest.param(None, marks=pytest.mark.skip("no zoo checkpoints"))])
 def test_greedy_speculative_equals_autoregressive_on_zoo(pair):
     """(a) on every committed zoo draft x target pair: a short held-out prompt (a different domain per
     pair), 32 new tokens, γ in {1, 3, 6}."""
