@@ -100,7 +100,7 @@ def loopback_rtt(payload: int = 1024, repeats: int = 50) -> float:
     return statistics.median(times)
 
 
-def verify_time(ee, gamma: int = 4, context: int = 64, repeats: int = 5) -> float:
+def verify_time(ee, gamma: int = 4, context: int = 64, repeats: int = 21) -> float:
     """Median seconds of one verification pass of γ drafts with every early exit's outcome computed."""
     vocab = ee.target.config.vocab_size
     g = torch.Generator().manual_seed(1)
@@ -121,7 +121,7 @@ def verify_time(ee, gamma: int = 4, context: int = 64, repeats: int = 5) -> floa
         return statistics.median(once() for _ in range(repeats))
 
 
-def draft_time(draft, gamma: int = 4, context: int = 64, repeats: int = 5) -> float:
+def draft_time(draft, gamma: int = 4, context: int = 64, repeats: int = 21) -> float:
     """Median seconds to draft γ tokens greedily after a cached context."""
     vocab = draft.config.vocab_size
     ctx = torch.randint(0, vocab, (context,), generator=torch.Generator().manual_seed(2))
@@ -202,7 +202,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--prompts", type=int, default=2, help="prompts per domain for the concurrent run")
     ap.add_argument("--max-new", type=int, default=32)
     ap.add_argument("--time-scale", type=float, default=0.2)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch threads for the timings (1: a shared 2-core machine oversubscribes otherwise)")
     args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
     todo = set(args.only or ("table9", "profile", "concurrent"))
     sets = _load_sets()
     if not sets:
