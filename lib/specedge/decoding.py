@@ -1,7 +1,9 @@
 """Autoregressive and speculative decoding over transformers causal LMs, with KV caches and traces.
 
 Any ``transformers`` causal LM works (zoo checkpoints, a hub id loaded by the user, tiny random
-models in the tests). Everything runs under ``torch.inference_mode()``.
+models in the tests); draft and target must share one vocabulary. Everything runs under
+``torch.inference_mode()``. For small models on a CPU use ``torch.set_num_threads(1)``: the passes
+are dispatch-bound, and on a shared 2-core machine two threads were measured up to ~50x slower.
 
 Runners (the hook points)
     ``CausalLM(model)``: one sequence and its ``DynamicCache``; ``feed(ids, keep) -> logits`` appends
