@@ -135,6 +135,15 @@ def test_generate_traces_and_ablation(pair):
     off, on = ab[ab["mode"] == "OFF"], ab[ab["mode"] == "ON"]
     # an always-accept predictor is the fixed window: identical rounds
     assert off.drop(columns="mode").reset_index(drop=True).equals(on.drop(columns="mode").reset_index(drop=True))
+    # several predictors in one call: one controlled run each, named by their keys
+    many = P.controller_ablation(draft, target, prompts["a"], {"accept": Const(1.0), "reject": Const(0.0)},
+                                 window=4, max_new_tokens=10)
+    assert list(dict.fromkeys(many["mode"])) == ["OFF", "accept", "reject"]
+    acc = many[many["mode"] == "accept"].drop(columns="mode").reset_index(drop=True)
+    assert acc.equals(off.drop(columns="mode").reset_index(drop=True))
+    assert (many[many["mode"] == "reject"].drafted <= 1).all()
+    with pytest.raises(ValueError, match="OFF"):
+        P.controller_ablation(draft, target, prompts["a"], {"OFF": Const(1.0)}, window=4, max_new_tokens=10)
     g = P.round_goodput(off, draft_rate=50.0, prompt_len=5)
     assert (g.wasted == g.drafted - g.accepted).all()
     t = g.drafted / 50.0 + P.verify_time(g.drafted + 1, 5 + g.position)

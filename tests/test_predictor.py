@@ -197,3 +197,16 @@ def test_latency_function_shape():
     out = P.measure_latency(lambda x: x.sum(), np.zeros((3, 5)), trials=20, warmup=2)
     assert set(out) == {"mean", "median", "std", "min", "max", "p95", "p99"}
     assert out["min"] <= out["median"] <= out["max"] and out["p95"] <= out["p99"] <= out["max"]
+
+
+def test_fpr_at_rec1_brute_force():
+    rng = np.random.default_rng(5)
+    y = (rng.random(400) < 0.6).astype(int)
+    s = np.clip(0.3 * y + rng.random(400), 0, 1).round(3)  # ties on purpose
+    for target in (0.25, 0.5, 0.8, 0.95, 1.0):
+        ok = [t for t in np.unique(s) if P.metrics(y, s, t)["Rec1"] >= target - 1e-12]
+        assert P.fpr_at_rec1(y, s, target) == pytest.approx(P.metrics(y, s, max(ok))["FPR"])
+    # a score equal to the label separates perfectly: no false alarm at any coverage
+    assert P.fpr_at_rec1(y, y.astype(float), 1.0) == 0.0
+    with pytest.raises(ValueError, match="rec1"):
+        P.fpr_at_rec1(y, s, 0.0)

@@ -71,7 +71,7 @@ from . import paths, sampling
 
 __all__ = [
     "FEATURES", "STATS", "FAMILIES", "build_dataset", "dataset_summary", "split_by_prompt",
-    "confusion", "roc_auc", "metrics", "operating_point", "Predictor", "train_mlp",
+    "confusion", "roc_auc", "metrics", "operating_point", "fpr_at_rec1", "Predictor", "train_mlp",
     "train_random_forest", "train_xgboost", "train_lightgbm", "scan", "SCAN_GRIDS", "save", "load",
     "Forest", "expected_waste", "waste_bound", "simulate_waste", "StopAtFirstPredictedRejection",
     "measure_latency", "pearson_table", "binned_acceptance", "TRACES", "PREDICTORS",
@@ -214,6 +214,23 @@ def operating_point(y_true, score, max_fpr: float | None = None) -> float:
         obj = np.where(fpr <= max_fpr + 1e-12, rec1, -1.0)
     best = np.flatnonzero(obj == obj.max())[-1]
     return float(cand[best])
+
+
+def fpr_at_rec1(y_true, score, rec1: float) -> float:
+    """FPR on rejected tokens at the highest threshold whose Rec1 is >= ``rec1``.
+
+    Compares predictor families at equal speculative coverage: Table 4 sets each model's threshold
+    separately, so FPR there mixes the family's ranking quality with where its threshold sits.
+    """
+    t = _binary(y_true, "y_true")
+    s = np.asarray(score, dtype=float)
+    if not 0.0 < rec1 <= 1.0:
+        raise ValueError(f"rec1 must be in (0, 1], got {rec1}")
+    s1 = np.sort(s[t == 1])[::-1]
+    if len(s1) == 0 or (t == 0).sum() == 0:
+        raise ValueError("fpr_at_rec1 needs both classes in y_true")
+    thr = s1[int(np.ceil(rec1 * len(s1))) - 1]  # the k-th highest accepted score, k = ceil(rec1 n1)
+    return float((s[t == 0] >= thr).mean())
 
 
 # --------------------------------------------------------------------------- models
@@ -841,17 +858,22 @@ def controller_ablation(draft_model, target_model, prompts: list, predictor, *, 
     """Table 5: the same prompts decoded with a fixed window (OFF) and with the controller (ON).
 
     Returns one row per round with ``mode`` = "OFF"/"ON" and ``prompt``; the draft acceptance rate
-    of a mode is ``sampling.acceptance_rate(accepted, drafted)`` over its rows.
+    of a mode is ``sampling.acceptance_rate(accepted, drafted)`` over its rows. ``predictor`` may also
+    be a dict name -> predictor: one controlled run per entry, ``mode`` = its name (Theorem 1 live:
+    wasted drafting per round of each predictor).
     """
     from . import decoding
 
+    controlled = predictor if isinstance(predictor, dict) else {"ON": predictor}
+    if "OFF" in controlled:
+        raise ValueError("predictor: 'OFF' is reserved for the fixed-window run")
     frames = []
-    for mode in ("OFF", "ON"):
+    for mode in ("OFF", *controlled):
         if mode == "OFF":
             gens = decoding.speculative_batch(draft_model, target_model, prompts, max_new_tokens,
                                               gamma=window, temperature=temperature, seed=seed)
         else:
-            ctl = StopAtFirstPredictedRejection(predictor, window)
+            ctl = StopAtFirstPredictedRejection(controlled[mode], window)
             gens = ctl.speculative_batch(draft_model, target_model, prompts, max_new_tokens,
                                          temperature=temperature, seed=seed)
         for j, g in enumerate(gens):
