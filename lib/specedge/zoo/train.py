@@ -167,7 +167,8 @@ def device_name() -> str:
 def train(specs: list[Spec], stream: np.ndarray, teacher=None) -> list[tuple]:
     """Train ``specs`` together (drafts share one teacher forward per batch); resumable.
 
-    Returns ``[(model, state)]`` with ``state['wall_s']`` the training time summed over resumes.
+    Returns ``[(model, state)]`` with ``state['wall_s']`` the training time summed over resumes:
+    each model's own forward, backward and update (the teacher's shared forward is not counted).
     """
     if teacher is None and any(s.role == "draft" for s in specs):
         raise ValueError("drafts need a teacher model to distil from")
@@ -186,10 +187,12 @@ def train(specs: list[Spec], stream: np.ndarray, teacher=None) -> list[tuple]:
     for step in bar:
         x = batch_at(stream, specs[0], step)
         inp, tgt = x[:, :-1], x[:, 1:]
-        t_logits = None
+        t_logp = {}   # the teacher's softened log-probabilities, computed once per batch and tau
         if teacher is not None:
             with torch.no_grad():
                 t_logits = teacher(input_ids=inp).logits
+                for tau in {s.kd_tau for s in specs}:
+                    t_logp[tau] = F.log_softmax(t_logits / tau, -1).reshape(-1, t_logits.shape[-1])
         post = {}
         for s, m, opt, st in runs:
             if st["step"] > step or step >= steps[s.name]:
@@ -203,8 +206,7 @@ def train(specs: list[Spec], stream: np.ndarray, teacher=None) -> list[tuple]:
             if s.role == "draft":
                 tau = s.kd_tau
                 kd = F.kl_div(F.log_softmax(logits / tau, -1).reshape(-1, logits.shape[-1]),
-                              F.log_softmax(t_logits / tau, -1).reshape(-1, logits.shape[-1]),
-                              log_target=True, reduction="batchmean") * tau * tau
+                              t_logp[tau], log_target=True, reduction="batchmean") * tau * tau
                 loss = s.kd_weight * kd + (1 - s.kd_weight) * ce
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -227,7 +229,7 @@ def train(specs: list[Spec], stream: np.ndarray, teacher=None) -> list[tuple]:
 
 
 @torch.no_grad()
-def heldout_loss(model, tokenizer, max_records: int = 40, max_len: int = 512) -> dict[str, float]:
+def heldout_loss(model, tokenizer, max_records: int = 40, max_len: int = 256) -> dict[str, float]:
     """Mean next-token cross-entropy (nats/token) on each domain's held-out eval records."""
     model.eval()
     out = {}
