@@ -39,9 +39,14 @@ zoo: venv
 	$(PY) -m specedge.early_exit build
 	$(PY) -m specedge.predictor build
 
-# Times forward passes on this machine and writes data/profiles/cpu_local.yaml (+ raw CSV).
+# Measures this machine (explicit steps; notebooks only read what they write):
+# forward-pass fits (zhu2025 Fig 5) -> data/profiles/cpu_local.yaml (+ raw CSV); zoo pass times
+# (zheng2025 Table II) -> data/profiles/zoo_cpu.yaml; FSD timings, Table 9 and the concurrent run
+# (venkatesha2025) -> data/profiles/cpu_local_fsd.yaml, data/venkatesha2025/.
 profiles: venv
 	$(PY) -m specedge.profiling --name cpu_local
+	$(PY) -m specedge.solvers.zheng2025 measure
+	$(PY) -m specedge.sim.measure
 
 bench: venv
 	$(PY) tests/bench_decoding.py
