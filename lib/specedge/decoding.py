@@ -387,8 +387,8 @@ class SpeculativeDecoder:
         return ids, logits, dists, time.perf_counter() - t0
 
     def verify_rows(self, drafts: dict[int, torch.Tensor], dists: dict):
-        """One batched target pass over rows ``drafts`` (row -> ids); returns the verdict, p of each
-        drafted token (B, γmax), and the per-row input lengths; the server cache keeps the accepted part."""
+        """One batched target pass over rows ``drafts`` (row -> ids, ``dists`` row -> q or None);
+        returns the verdict and p of each drafted token (B, γmax); the server cache keeps the accepted part."""
         b = len(self.rows)
         pending = [self.rows[i].target_pending if i in drafts else None for i in range(b)]
         m = [0 if x is None else x.shape[0] for x in pending]
