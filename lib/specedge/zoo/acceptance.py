@@ -13,16 +13,10 @@ from __future__ import annotations
 import pandas as pd
 import torch
 
-from .. import paths
+from .. import paths, sampling
 from . import DOMAINS, DRAFTS, TARGETS, eval_prompts, eval_records, load_model, load_tokenizer
 
 TEMPERATURES = (0.0, 0.5, 1.0)
-
-
-def _probs(logits: torch.Tensor, temperature: float) -> torch.Tensor:
-    if temperature == 0:
-        return torch.nn.functional.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)
-    return torch.softmax(logits / temperature, -1)
 
 
 @torch.no_grad()
@@ -43,7 +37,8 @@ def pair_acceptance(q_logits: list[torch.Tensor], p_logits: list[torch.Tensor],
                     temperatures=TEMPERATURES) -> dict[float, float]:
     """Mean over positions of ``sum_v min(p, q)`` per temperature (argmax agreement at T=0)."""
     q, p = torch.cat(q_logits), torch.cat(p_logits)
-    return {t: float(torch.minimum(_probs(p, t), _probs(q, t)).sum(-1).mean()) for t in temperatures}
+    return {t: float(sampling.acceptance_probability(sampling.probs(p, t), sampling.probs(q, t)).mean())
+            for t in temperatures}
 
 
 def table(n_records: int = 40, temperatures=TEMPERATURES, drafts=DRAFTS, targets=TARGETS) -> pd.DataFrame:
@@ -91,7 +86,7 @@ def live_table(drafts=DRAFTS, targets=TARGETS, domains=DOMAINS, temperatures=(0.
     """
     from tqdm.auto import tqdm
 
-    from .. import decoding, sampling
+    from .. import decoding
     tok = load_tokenizer()
     prompts = {d: encoded_prompts(d, n_prompts, tok) for d in domains}
     models = {name: load_model(name) for name in (*targets, *drafts)}
