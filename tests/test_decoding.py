@@ -24,15 +24,6 @@ def _llama(layers: int, hidden: int, seed: int) -> LlamaForCausalLM:
     return LlamaForCausalLM(config).eval()
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    # Tiny models are dispatch-bound; two threads on a shared 2-core machine are far slower than one.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.fixture(scope="module")
 def target():
     return _llama(2, 64, seed=1)

@@ -12,15 +12,6 @@ from specedge import sampling
 V, GAMMA, DRAWS = 8, 3, 100_000
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    # Small tensors: two threads on a shared 2-core machine only add contention.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def _dists(seed: int, temperature: float = 1.0, top_k=None):
     """A fixed draft/target pair on a small vocabulary: q (γ, V) and p (γ + 1, V), quite different."""
     g = torch.Generator().manual_seed(seed)
