@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import platform
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -152,15 +151,8 @@ def _new_model(spec: Spec):
 
 
 def device_name() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"cpu ({cpu}), torch {torch.__version__}, {torch.get_num_threads()} threads"
+    from ..profiling import cpu_name
+    return f"cpu ({cpu_name()}), torch {torch.__version__}, {torch.get_num_threads()} threads"
 
 
 # ----------------------------------------------------------------------------- training loops
