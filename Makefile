@@ -48,8 +48,13 @@ profiles: venv
 	$(PY) -m specedge.solvers.zheng2025 measure
 	$(PY) -m specedge.sim.measure
 
+# Two runs (~1 + ~5 min), results in figures/bench/: the zoo pair as trained (tiny float32 target:
+# framework overhead dominates) and the same pair with its target widened to 0.43 B parameters in
+# bfloat16 (specedge.zoo.widen: same logits, memory-bound passes as on an accelerator).
 bench: venv
-	$(PY) tests/bench_decoding.py
+	$(PY) tests/bench_decoding.py --out figures/bench/decoding_zoo.csv
+	$(PY) tests/bench_decoding.py --widen 2048 5632 8 --dtype bfloat16 --prompts 2 --repeats 3 \
+		--forward-reps 30 --out figures/bench/decoding_widened.csv
 
 readme: venv
 	$(PY) -m specedge.compare --update-readme

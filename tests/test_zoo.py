@@ -117,3 +117,51 @@ def test_training_resumes_to_the_same_weights(tmp_path, monkeypatch):
     assert state["step"] == 6
     for (k, a), b in zip(ref.state_dict().items(), resumed.state_dict().values()):
         torch.testing.assert_close(a, b, msg=k)
+
+
+# --------------------------------------------------------------------------- widen (Net2Net padding)
+def _gqa_llama(seed=0):
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(seed)
+    cfg = LlamaConfig(vocab_size=97, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=False,
+                      max_position_embeddings=128)
+    model = LlamaForCausalLM(cfg).eval()
+    with torch.no_grad():  # trained-looking norms, so their rescaling is exercised
+        for name, p in model.named_parameters():
+            if name.endswith("norm.weight"):
+                p.uniform_(0.5, 1.5)
+    return model
+
+
+@pytest.mark.parametrize("make, shape", [
+    (lambda: zoo.load_model("target-l"), (320, 640, 6)),   # tied embeddings, MHA
+    (_gqa_llama, (64, 96, 3)),                               # untied head, 2 heads per KV head
+])
+def test_widen_keeps_the_logits_and_costs_its_shape(make, shape):
+    from specedge import decoding
+    small = make()
+    big = zoo.widen(small, *shape)
+    c = big.config
+    assert (c.hidden_size, c.intermediate_size, c.num_hidden_layers) == shape
+    assert c.num_attention_heads // c.num_key_value_heads == (
+        small.config.num_attention_heads // small.config.num_key_value_heads)
+    assert sum(p.numel() for p in big.parameters()) > 2 * sum(p.numel() for p in small.parameters())
+    ids = torch.randint(0, small.config.vocab_size, (2, 30), generator=torch.Generator().manual_seed(0))
+    with torch.inference_mode():
+        a, b = small(ids).logits, big(ids).logits
+        torch.testing.assert_close(b, a, atol=1e-4, rtol=0)
+        assert torch.equal(decoding.autoregressive(big, ids[0], 12).tokens,
+                           decoding.autoregressive(small, ids[0], 12).tokens)
+    # the extra weights are not all zero: the widened model really computes at its size
+    assert big.model.layers[-1].self_attn.q_proj.weight.abs().sum() > 0
+
+
+def test_widen_rejects_bad_shapes():
+    small = _gqa_llama()
+    with pytest.raises(ValueError, match="hidden_size"):
+        zoo.widen(small, 16, 96, 3)                  # smaller than the model's 32
+    with pytest.raises(ValueError, match="multiple of head_dim"):
+        zoo.widen(small, 40, 96, 3)                  # 40 is not a multiple of 8 x 2
+    with pytest.raises(ValueError, match="num_hidden_layers"):
+        zoo.widen(small, 64, 96, 1)

@@ -10,10 +10,12 @@ Schema (all numbers in SI units; the key suffix names the unit)::
     name: str                     # equals the file stem
     source: str                   # where the numbers come from (paper table, or the measuring run)
     description: str              # optional
-    measured: {device: str, date: str, ...}   # optional: present on measured profiles
+    measured: {device: str, date: str, csv?: str, ...}   # optional: present on measured profiles;
+                                  # csv names the raw measurements next to the file (<name>_measurements.csv)
     devices:  {<name>: {description?, peak_flops?, memory_bandwidth_Bps?, memory_bytes?}}
     links:    {<name>: {rate_bps? | bandwidth_hz?, latency_s?, description?}}
-    runtime:  {<name>: {model: str, <coefficient>: number, ...}}   # e.g. T = c1*F*b + c2
+    runtime:  {<name>: {model: str, <coefficient>: number, ..., unit?: str, description?: str,
+                        fit?: {r2, points, ...}}}   # e.g. T = c1*F*b + c2; fit: goodness of a measured fit
     constants: {<name>: number | str | list of numbers}           # paper-specific settings
 """
 from __future__ import annotations

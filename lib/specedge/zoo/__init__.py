@@ -20,13 +20,14 @@ import torch
 
 from .. import paths
 from .corpus import DOMAINS
+from .net2net import widen
 
 TARGETS = ("target-m", "target-l")
 DRAFTS = ("draft-xs", "draft-s", "draft-m", "draft-l")
 TOKENIZER = "tokenizer"
 
 __all__ = ["DOMAINS", "TARGETS", "DRAFTS", "load_tokenizer", "load_model", "load_pair",
-           "eval_prompts", "eval_records", "model_card", "resolve"]
+           "eval_prompts", "eval_records", "model_card", "resolve", "widen"]
 
 
 class HubUnreachableError(OSError):
@@ -127,3 +128,4 @@ def model_card(name: str) -> dict:
     if kind == "hub" or not card.exists():
         raise ValueError(f"no model card for {name!r}; zoo models: {', '.join(TARGETS + DRAFTS)}")
     return json.loads(card.read_text())
+
