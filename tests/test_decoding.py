@@ -222,6 +222,44 @@ def test_policy_stop_rule_and_fallback(target, draft):
     assert max(out.drafted) <= 2 and max(seen) == 2
 
 
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_stop_before_drops_the_flagged_position(target, draft, temperature):
+    """WISP's exclusive rule (eq 25): the position the rule flags is not drafted; a flag at position 1
+    sends no draft. The output stays exact at T = 0 (and the caches consistent at T = 1)."""
+    prompt = _prompt(5, 4)
+    flags = {}
+
+    def stop(i, logits):  # flag position 1 every third round, else position 3
+        rnd = flags.setdefault("calls", [])
+        rnd.append(i)
+        return i == (1 if flags.setdefault("round", 0) % 3 == 0 else 3)
+
+    def gamma(row, rounds):
+        flags["round"] = len(rounds)
+        return 5
+
+    kw = dict(gamma=gamma, temperature=temperature, seed=3, stop_rule=stop)
+    after = decoding.speculative(draft, target, prompt, 30, **kw)
+    before = decoding.speculative(draft, target, prompt, 30, stop_before=True, **kw)
+    # (the last round may draft less: the token budget caps it)
+    assert set(before.drafted[:-1]) == {0, 2} and set(after.drafted[:-1]) == {1, 3}
+    if temperature == 0:
+        reference = decoding.autoregressive(target, prompt, 30).tokens
+        assert torch.equal(before.tokens, reference) and torch.equal(after.tokens, reference)
+    assert len(before.tokens) == 30
+    # the draft cache stays right, also after rounds with no draft: the q of each round's first
+    # drafted token equals the draft's probability computed from scratch on the committed context
+    checked = 0
+    for r in before.rounds:
+        if r.drafted and temperature > 0:
+            context = torch.cat([prompt, before.tokens[: r.position]])
+            with torch.inference_mode():
+                q = sampling.probs(draft(context[None]).logits[0, -1], temperature)
+            assert abs(float(q[r.draft_ids[0]]) - r.q[0]) < 1e-4
+            checked += 1
+    assert checked > 3 or temperature == 0
+
+
 def test_sampling_is_seeded(target, draft):
     prompt = _prompt(5)
     runs = [decoding.speculative(draft, target, prompt, 20, gamma=3, temperature=1.0, seed=s).tokens

@@ -21,7 +21,7 @@ Runners (the hook points)
 Loops
     ``autoregressive(model, prompt, max_new_tokens, temperature=0, seed=0)``: the baseline.
     ``speculative(draft, target, prompt, max_new_tokens, gamma=4, temperature=0, top_k=None,
-    seed=0, stop_rule=None)`` and ``speculative_batch(draft, target, prompts, ...)``: draft γ tokens
+    seed=0, stop_rule=None, stop_before=False)`` and ``speculative_batch(draft, target, prompts, ...)``: draft γ tokens
     per device, verify all rows in one batched target pass with the rule of ``specedge.sampling``
     (``speculative`` is the one-row case of the same loop). ``SpeculativeDecoder(...)`` is that loop
     as an object: ``step()`` runs one round and returns each row's ``Round``, ``run()`` steps to the
@@ -31,9 +31,10 @@ Loops
         round with that row's ``Round`` records so far (GOODSPEED's per-client allocation, TK-SLT's
         AS² returning 0 to fall back to the target alone). γ is capped so no round overshoots
         ``max_new_tokens``.
-      - ``stop_rule(i, logits) -> bool`` is called after drafting position i (1-based) with the
-        draft's raw logits there; True stops drafting after that token (WISP: stop at the first
-        predicted rejection).
+      - ``stop_rule(i, logits) -> bool`` is called at drafted position i (1-based) with the draft's
+        raw logits there; True stops drafting after that token (WISP: stop at the first predicted
+        rejection), or, with ``stop_before=True``, before it: position i is not drafted (WISP's
+        eq (25); a stop at i = 1 sends no draft and the target emits one token).
       - ``top_k`` makes the draft sample from its top-K renormalised distribution (TK-SLT); the target
         always uses its full distribution, so the output still follows the target.
       - the draft's cache holds the committed context plus any drafts not yet rejected; after
@@ -291,34 +292,36 @@ class _Row:
         self.rounds: list[Round] = []
         self.done = False
 
-    def draft(self, gamma: int, temperature: float, top_k, generator, stop_rule):
+    def draft(self, gamma: int, temperature: float, top_k, generator, stop_rule, stop_before: bool = False):
         """Draft up to ``gamma`` tokens; returns ids (g,), raw logits (g, V), distributions or None."""
         ids, logits, dists = [], [], []
         pending = self.draft_pending
+        fed = 0
         for i in range(gamma):
             row = self.runner.feed(pending)[-1]
+            fed += 1
+            if stop_before and stop_rule is not None and stop_rule(i + 1, row):
+                break  # position i + 1 is not drafted
             token, dist = _pick(row, temperature, top_k, generator)
             ids.append(token)
             logits.append(row)
             dists.append(dist)
             pending = token
-            if stop_rule is not None and stop_rule(i + 1, row):
+            if not stop_before and stop_rule is not None and stop_rule(i + 1, row):
                 break
+        # The draft cache now holds the old pending tokens (if it ran) and the first fed - 1 drafts.
+        self.in_cache = max(fed - 1, 0)
+        self.carry = self.draft_pending if fed == 0 else self.draft_pending[:0]
         if not ids:
             return torch.zeros(0, dtype=torch.long), None, None
         return torch.cat(ids), torch.stack(logits), (None if temperature == 0 else torch.stack(dists))
 
     def commit(self, draft_ids: torch.Tensor, n: int, token: torch.Tensor) -> torch.Tensor:
         """Accept ``draft_ids[:n]`` then ``token``; crop the draft cache to what is still valid."""
-        g = draft_ids.shape[0]
         new = torch.cat([draft_ids[:n], token.view(1)])
-        if g == 0:  # the draft did not run: it still has to see everything
-            self.draft_pending = torch.cat([self.draft_pending, new])
-        else:
-            # The draft cache holds draft_pending + draft_ids[:g-1]; the accepted part of that stays.
-            fed = self.runner.length - (g - 1)
-            self.runner.crop(fed + min(n, g - 1))
-            self.draft_pending = torch.cat([draft_ids[min(n, g - 1):n], token.view(1)])
+        kept = min(n, self.in_cache)  # accepted drafts already in the draft cache
+        self.runner.crop(self.runner.length - self.in_cache + kept)
+        self.draft_pending = torch.cat([self.carry, draft_ids[kept:n], token.view(1)])
         self.target_pending = token.view(1)
         return new
 
@@ -355,7 +358,8 @@ class SpeculativeDecoder:
 
     def __init__(self, draft, target, prompts: Sequence, max_new_tokens: int, *, gamma=4,
                  temperature: float = 0.0, top_k: int | None = None,
-                 seed: int | torch.Generator = 0, stop_rule=None, eos_token_id: int | None = None):
+                 seed: int | torch.Generator = 0, stop_rule=None, stop_before: bool = False,
+                 eos_token_id: int | None = None):
         self.max_new_tokens = _check_max_new(max_new_tokens)
         self.temperature = sampling.check_temperature(temperature)
         self.policy = _gamma_policy(gamma)
@@ -364,7 +368,7 @@ class SpeculativeDecoder:
             raise ValueError("prompts must not be empty")
         self.top_k = sampling.check_top_k(top_k, getattr(getattr(target, "config", None), "vocab_size", None))
         self.generator = sampling.make_generator(seed)
-        self.stop_rule, self.eos_token_id = stop_rule, eos_token_id
+        self.stop_rule, self.stop_before, self.eos_token_id = stop_rule, bool(stop_before), eos_token_id
         self.rows = [_Row(r, p) for r, p in zip(_draft_runners(draft, len(prompts)), prompts)]
         self.server = target if isinstance(target, BatchedCausalLM) else BatchedCausalLM(target, len(self.rows))
 
@@ -383,7 +387,8 @@ class SpeculativeDecoder:
         gamma = sampling.check_gamma(self.policy(i, row.rounds), minimum=0)
         gamma = min(gamma, self.max_new_tokens - row.generated - 1)
         t0 = time.perf_counter()
-        ids, logits, dists = row.draft(gamma, self.temperature, self.top_k, self.generator, self.stop_rule)
+        ids, logits, dists = row.draft(gamma, self.temperature, self.top_k, self.generator, self.stop_rule,
+                                       self.stop_before)
         return ids, logits, dists, time.perf_counter() - t0
 
     def verify_rows(self, drafts: dict[int, torch.Tensor], dists: dict):
@@ -459,26 +464,27 @@ class SpeculativeDecoder:
 
 def speculative_batch(draft, target, prompts: Sequence, max_new_tokens: int, *, gamma=4,
                       temperature: float = 0.0, top_k: int | None = None,
-                      seed: int | torch.Generator = 0, stop_rule=None,
+                      seed: int | torch.Generator = 0, stop_rule=None, stop_before: bool = False,
                       eos_token_id: int | None = None) -> list[Generation]:
     """Speculative decoding of several sequences; each round verifies all rows in one target pass.
 
     ``draft``: a model shared by all rows, or a list with one model/runner per row (heterogeneous
     devices). ``target``: a model (or a ``BatchedCausalLM``). See the module docstring for ``gamma``,
-    ``stop_rule``, ``top_k`` and the traces. Greedy (T = 0) output equals ``autoregressive`` of the
+    ``stop_rule``/``stop_before``, ``top_k`` and the traces. Greedy (T = 0) output equals ``autoregressive`` of the
     target token for token.
     """
     return SpeculativeDecoder(draft, target, prompts, max_new_tokens, gamma=gamma, temperature=temperature,
-                              top_k=top_k, seed=seed, stop_rule=stop_rule, eos_token_id=eos_token_id).run()
+                              top_k=top_k, seed=seed, stop_rule=stop_rule, stop_before=stop_before,
+                              eos_token_id=eos_token_id).run()
 
 
 def speculative(draft, target, prompt, max_new_tokens: int, *, gamma=4, temperature: float = 0.0,
                 top_k: int | None = None, seed: int | torch.Generator = 0, stop_rule=None,
-                eos_token_id: int | None = None) -> Generation:
+                stop_before: bool = False, eos_token_id: int | None = None) -> Generation:
     """Speculative decoding of one sequence (the one-row case of ``speculative_batch``)."""
     return speculative_batch(draft, target, [prompt], max_new_tokens, gamma=gamma,
                              temperature=temperature, top_k=top_k, seed=seed, stop_rule=stop_rule,
-                             eos_token_id=eos_token_id)[0]
+                             stop_before=stop_before, eos_token_id=eos_token_id)[0]
 
 
 # --------------------------------------------------------------------------- traces

@@ -35,10 +35,10 @@ Theorem 1 (App A, eqs (22)-(34))
 
 Controller (Sec 4.1)
     ``StopAtFirstPredictedRejection(predictor, max_window)`` plugs into ``decoding.speculative`` as
-    ``gamma=`` (the window cap) and ``stop_rule=`` (stop once the predictor says "rejected").
-    The decoding hook ``stop_rule(i, logits)`` runs *after* token i is drafted, so the token on which
-    the predictor first predicts rejection is still sent (``inclusive``); the paper's eq (25) stops
-    before it. ``expected_waste(..., inclusive=True)`` is the matching closed form.
+    ``gamma=`` (the window cap), ``stop_rule=`` (the predictor says "rejected") and
+    ``stop_before=True``: the position the predictor first predicts rejected is not drafted, the
+    paper's eq (25) (``expected_waste``). ``exclusive=False`` still sends that token (the inclusive
+    rule, ``expected_waste(..., inclusive=True)``).
 
 Latency (Table 11)
     ``measure_latency(predictor, x, trials=1000)``: single-sample wall time statistics. Only the explicit
@@ -581,7 +581,8 @@ def expected_waste(alpha, k_max: int, rec1: float, fp: float, fp_after: float | 
     ``fp_after`` (default ``fp``) on the positions after it, independently. Exclusive rule (eq (25)):
     drafting stops before the first Ẑ = 0, so on {R = r} with Ẑ_1..Ẑ_{r-1} = 1,
     W = Ẑ_r (1 + #consecutive Ẑ = 1 after r, capped at k_max - r). ``inclusive``: the token with the
-    first Ẑ = 0 is still sent (our decoding hook), adding one wasted token when Ẑ_r = 0.
+    first Ẑ = 0 is still sent (``StopAtFirstPredictedRejection(exclusive=False)``), adding one wasted
+    token when Ẑ_r = 0.
     """
     pmf = first_rejection_pmf(alpha, k_max)
     rec1, fp = _check_prob(rec1, "rec1"), _check_prob(fp, "fp")
@@ -643,15 +644,18 @@ class StopAtFirstPredictedRejection:
     """WISP's drafting controller (Sec 4.1): draft until the predictor says "rejected", at most
     ``max_window`` tokens.
 
-    Use as ``decoding.speculative(draft, target, prompt, n, gamma=ctl.gamma, stop_rule=ctl.stop_rule)``
-    or ``ctl.speculative(...)``. The features of drafted position i are ``sampling.logit_stats`` of the
-    draft's raw logits there plus ``i``. ``predictor`` may be a ``Predictor`` or any callable
-    ``features (1, 5) -> P(accepted)`` with a ``threshold`` attribute (tests use constant ones).
+    Use as ``ctl.speculative(...)`` / ``ctl.speculative_batch(...)``, or pass ``gamma=ctl.gamma,
+    stop_rule=ctl.stop_rule, stop_before=ctl.exclusive`` to ``decoding``. The features of position i
+    are ``sampling.logit_stats`` of the draft's raw logits there plus ``i``. ``exclusive`` (default,
+    eq (25)): drafting stops *before* the first position predicted rejected; ``False``: after it.
+    ``predictor`` may be a ``Predictor`` or any callable ``features (1, 5) -> P(accepted)`` with a
+    ``threshold`` attribute (tests use constant ones).
     """
 
-    def __init__(self, predictor, max_window: int):
+    def __init__(self, predictor, max_window: int, exclusive: bool = True):
         self.predictor = predictor
         self.max_window = sampling.check_gamma(max_window)
+        self.exclusive = bool(exclusive)
         self.calls = 0
 
     def gamma(self, row: int, rounds: list) -> int:
@@ -662,7 +666,7 @@ class StopAtFirstPredictedRejection:
         return np.array([[float(stats[k]) for k in STATS] + [float(i)]], dtype=np.float32)
 
     def stop_rule(self, i: int, logits: torch.Tensor) -> bool:
-        """True (stop after token i) when the predictor predicts rejection of drafted position i."""
+        """True when the predictor predicts rejection of position i (stop before it, or after it)."""
         self.calls += 1
         x = self.features(i, logits)
         if isinstance(self.predictor, Predictor):
@@ -673,13 +677,13 @@ class StopAtFirstPredictedRejection:
         from . import decoding
 
         return decoding.speculative(draft, target, prompt, max_new_tokens, gamma=self.gamma,
-                                    stop_rule=self.stop_rule, **kwargs)
+                                    stop_rule=self.stop_rule, stop_before=self.exclusive, **kwargs)
 
     def speculative_batch(self, draft, target, prompts, max_new_tokens: int, **kwargs):
         from . import decoding
 
         return decoding.speculative_batch(draft, target, prompts, max_new_tokens, gamma=self.gamma,
-                                          stop_rule=self.stop_rule, **kwargs)
+                                          stop_rule=self.stop_rule, stop_before=self.exclusive, **kwargs)
 
 
 # --------------------------------------------------------------------------- Figs 2-3
@@ -854,13 +858,14 @@ def latency_table(preds: dict, x, trials: int = 1000, extra: dict | None = None)
 
 # --------------------------------------------------------------------------- controller ablation
 def controller_ablation(draft_model, target_model, prompts: list, predictor, *, window: int = 8,
-                        max_new_tokens: int = 48, temperature: float = 0.0, seed: int = 0) -> pd.DataFrame:
+                        max_new_tokens: int = 48, temperature: float = 0.0, seed: int = 0,
+                        exclusive: bool = True) -> pd.DataFrame:
     """Table 5: the same prompts decoded with a fixed window (OFF) and with the controller (ON).
 
     Returns one row per round with ``mode`` = "OFF"/"ON" and ``prompt``; the draft acceptance rate
     of a mode is ``sampling.acceptance_rate(accepted, drafted)`` over its rows. ``predictor`` may also
     be a dict name -> predictor: one controlled run per entry, ``mode`` = its name (Theorem 1 live:
-    wasted drafting per round of each predictor).
+    wasted drafting per round of each predictor). ``exclusive``: the controller's stop rule (eq 25).
     """
     from . import decoding
 
@@ -873,7 +878,7 @@ def controller_ablation(draft_model, target_model, prompts: list, predictor, *, 
             gens = decoding.speculative_batch(draft_model, target_model, prompts, max_new_tokens,
                                               gamma=window, temperature=temperature, seed=seed)
         else:
-            ctl = StopAtFirstPredictedRejection(controlled[mode], window)
+            ctl = StopAtFirstPredictedRejection(controlled[mode], window, exclusive=exclusive)
             gens = ctl.speculative_batch(draft_model, target_model, prompts, max_new_tokens,
                                          temperature=temperature, seed=seed)
         for j, g in enumerate(gens):
