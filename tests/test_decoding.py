@@ -227,15 +227,13 @@ def test_stop_before_drops_the_flagged_position(target, draft, temperature):
     """WISP's exclusive rule (eq 25): the position the rule flags is not drafted; a flag at position 1
     sends no draft. The output stays exact at T = 0 (and the caches consistent at T = 1)."""
     prompt = _prompt(5, 4)
-    flags = {}
+    state = {"round": 0}
 
     def stop(i, logits):  # flag position 1 every third round, else position 3
-        rnd = flags.setdefault("calls", [])
-        rnd.append(i)
-        return i == (1 if flags.setdefault("round", 0) % 3 == 0 else 3)
+        return i == (1 if state["round"] % 3 == 0 else 3)
 
     def gamma(row, rounds):
-        flags["round"] = len(rounds)
+        state["round"] = len(rounds)
         return 5
 
     kw = dict(gamma=gamma, temperature=temperature, seed=3, stop_rule=stop)

@@ -21,9 +21,9 @@ Runners (the hook points)
 Loops
     ``autoregressive(model, prompt, max_new_tokens, temperature=0, seed=0)``: the baseline.
     ``speculative(draft, target, prompt, max_new_tokens, gamma=4, temperature=0, top_k=None,
-    seed=0, stop_rule=None, stop_before=False)`` and ``speculative_batch(draft, target, prompts, ...)``: draft γ tokens
-    per device, verify all rows in one batched target pass with the rule of ``specedge.sampling``
-    (``speculative`` is the one-row case of the same loop). ``SpeculativeDecoder(...)`` is that loop
+    seed=0, stop_rule=None, stop_before=False)`` and ``speculative_batch(draft, target, prompts,
+    ...)``: draft γ tokens per device, verify all rows in one batched target pass with the rule of
+    ``specedge.sampling`` (``speculative`` is the one-row case of the same loop). ``SpeculativeDecoder(...)`` is that loop
     as an object: ``step()`` runs one round and returns each row's ``Round``, ``run()`` steps to the
     end; its parts ``draft_row`` (device), ``verify_rows`` (server) and ``record`` (trace) can be
     overridden. Per round:
@@ -470,8 +470,8 @@ def speculative_batch(draft, target, prompts: Sequence, max_new_tokens: int, *, 
 
     ``draft``: a model shared by all rows, or a list with one model/runner per row (heterogeneous
     devices). ``target``: a model (or a ``BatchedCausalLM``). See the module docstring for ``gamma``,
-    ``stop_rule``/``stop_before``, ``top_k`` and the traces. Greedy (T = 0) output equals ``autoregressive`` of the
-    target token for token.
+    ``stop_rule``/``stop_before``, ``top_k`` and the traces. Greedy (T = 0) output equals
+    ``autoregressive`` of the target token for token.
     """
     return SpeculativeDecoder(draft, target, prompts, max_new_tokens, gamma=gamma, temperature=temperature,
                               top_k=top_k, seed=seed, stop_rule=stop_rule, stop_before=stop_before,

@@ -6,6 +6,7 @@ No pretrained weights can be downloaded here, so the repository ships its own fa
 >>> from specedge import zoo
 >>> draft, target, tok = zoo.load_pair("draft-s", "target-m")
 >>> zoo.eval_prompts("math", n=3)      # held-out prompts, never trained on
+>>> zoo.widen(target, 2048, 5632, 8)   # the same logits at the cost of a 0.4 B-parameter model
 
 A name is resolved as a zoo name (``data/zoo/<name>``), else an existing local directory, else a
 Hugging Face hub id looked up in the local cache only (``local_files_only=True``): nothing is
@@ -128,4 +129,3 @@ def model_card(name: str) -> dict:
     if kind == "hub" or not card.exists():
         raise ValueError(f"no model card for {name!r}; zoo models: {', '.join(TARGETS + DRAFTS)}")
     return json.loads(card.read_text())
-

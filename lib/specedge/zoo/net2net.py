@@ -15,9 +15,9 @@ logits, Net2Net-style:
   weights, but their ``o_proj`` / ``down_proj`` columns are zero; the extra layers are whole residual
   identities (``o_proj`` and ``down_proj`` zero).
 
-Dense kernels do not skip zeros, so the widened model costs what a model of its shape costs while its
-logits equal the original's up to float32 rounding (the sums run over more, zero, terms). Used by the decoding
-benchmark (``tests/bench_decoding.py --widen``).
+Dense kernels do not skip zeros, so the widened model costs what a model of its shape costs, while
+its logits equal the original's up to float rounding (the sums run over more, zero, terms). Used by
+the decoding benchmark (``tests/bench_decoding.py --widen``).
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ _OUT = ("self_attn.o_proj", "mlp.down_proj")  # the projections that write into 
 
 
 def widen(model, hidden_size: int, intermediate_size: int, num_hidden_layers: int, *, seed: int = 0):
-    """A ``LlamaForCausalLM`` of the given shape that computes exactly ``model``'s logits.
+    """A ``LlamaForCausalLM`` of the given shape that computes ``model``'s logits (to float rounding).
 
     ``hidden_size`` must be a multiple of the model's ``head_dim`` and every size at least the
     model's own; the key/value grouping (heads per KV head) is kept. Same dtype as ``model``.
