@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from specedge import compare, hardware, paths, plotting
+from specedge import claims, compare, hardware, paths, plotting
 
 
 # --- hardware profiles -----------------------------------------------------------------------------
@@ -82,20 +82,52 @@ def test_comparison_status_rules(tmp_path):
     assert c.add("T", "a", 1.0, 1.04, tolerance=0.05) == "match"
     with pytest.raises(ValueError, match="note"):
         c.add("T", "b", 1.0, 2.0, tolerance=0.05)
-    assert c.add("T", "b", 1.0, 2.0, tolerance=0.05, note="model differs") == "deviates"
-    with pytest.raises(ValueError, match="status"):
-        c.add("T", "c", "x", "y")
-    with pytest.raises(ValueError, match="status must be"):
-        c.add("T", "c", "x", "y", status="close")
+    assert c.add("T", "b", 1.0, 2.0, tolerance=0.05, note="the zoo model differs in size") == "deviates"
+    with pytest.raises(ValueError, match="claim\\(\\) or state"):
+        c.add("T", "c", "x", "y", tolerance=0)
+    with pytest.raises(ValueError, match="tolerance"):
+        c.add("T", "c", 1.0, 1.0)
     df = pd.read_csv(c.write(tmp_path))
     assert list(df.columns) == compare.COLUMNS and list(df.status) == ["match", "deviates"]
+
+
+@pytest.mark.parametrize("status", ["match", "trend", "close"])
+def test_add_and_state_refuse_a_typed_match_or_trend(status):
+    c = compare.Comparison("x")
+    with pytest.raises(TypeError, match="decided by code"):
+        c.add("T", "q", 1.0, 1.0, tolerance=0, status=status)
+    with pytest.raises(ValueError, match="only"):
+        c.state("T", "q", "yes", "yes", status, note="a long enough note naming a cause")
+    assert not c.rows
+
+
+def test_state_needs_a_cause_and_claim_records_its_evidence():
+    c = compare.Comparison("x")
+    with pytest.raises(ValueError, match="cause"):
+        c.state("T", "q", 1, 2, "deviates", note="differs")
+    assert c.state("T", "q", 1, 2, "not-reproducible", note="needs the paper's RTX 4500 GPU") == "not-reproducible"
+    assert c.claim("T", "falls", "decreasing", claims.strictly_decreasing([3, 2, 1])) == "trend"
+    assert c.claim("T", "falls", "decreasing", claims.strictly_decreasing([3, 2, 1]), strength="match") == "match"
+    assert c.claim("T", "falls", "decreasing", claims.strictly_decreasing([1, 1, 1])) == "deviates"
+    row = c.rows[-1]
+    assert row["predicate"] == "strictly_decreasing" and row["evidence"].startswith("constant")
+    assert "strictly_decreasing fails" in row["note"]
+    with pytest.raises(TypeError, match="Claim"):
+        c.claim("T", "q", "yes", True)
+
+
+def test_comparison_rows_have_no_float_noise(tmp_path):
+    c = compare.Comparison("x")
+    c.add("T", "a", 0.62, 0.6204999999999999, tolerance=0.01)
+    text = c.write(tmp_path).read_text()
+    assert "0.6205," in text and "0.6204999999999999" not in text
 
 
 def test_results_table_and_readme_block(tmp_path):
     for key, statuses in {"zheng2025": ["match", "match"], "zhu2025": ["match", "deviates"]}.items():
         c = compare.Comparison(key)
         for i, s in enumerate(statuses):
-            c.add("Fig", f"q{i}", 1, 1 if s == "match" else 2, tolerance=0, note="n")
+            c.add("Fig", f"q{i}", 1, 1 if s == "match" else 2, tolerance=0, note="a cause for the test")
         (tmp_path / key).mkdir()
         c.write(tmp_path / key)
     table = compare.results_table(tmp_path)

@@ -17,10 +17,13 @@ from pathlib import Path
 import pandas as pd
 
 from . import paths
+from .claims import Claim
 from .plotting import write_csv
 
-COLUMNS = ["artifact", "quantity", "paper", "reproduced", "unit", "tolerance", "status", "note"]
+COLUMNS = ["artifact", "quantity", "paper", "reproduced", "unit", "tolerance", "status", "note",
+           "predicate", "evidence"]
 STATUSES = ("match", "trend", "deviates", "not-reproducible")
+STATED = ("deviates", "not-reproducible")  # the only statuses a caller may state
 PAPERS = {  # key -> title, in the README's order
     "zheng2025": "TK-SLT: top-K sparse logits transmission",
     "zhu2025": "Pipelined SD over heterogeneous edge networks",
@@ -30,38 +33,98 @@ PAPERS = {  # key -> title, in the README's order
     "model_zoo": "Embedded model zoo (acceptance)",
 }
 START, END = "<!-- results:start -->", "<!-- results:end -->"
+MIN_CAUSE = 20  # characters: a stated status needs a note naming a cause, not "n/a"
 
 
 def _is_number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
+def _clean(x):
+    """Numbers without float noise (0.6204999999999999 -> 0.6205); other values unchanged."""
+    if isinstance(x, float) and math.isfinite(x):
+        return float(f"{x:.10g}")
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):  # numpy scalars
+        try:
+            return _clean(x.item())
+        except (TypeError, ValueError):
+            return x
+    return x
+
+
 @dataclass
 class Comparison:
-    """Rows of one notebook's ``comparison.csv``.
+    """Rows of one notebook's ``comparison.csv``; every status is decided here, by code.
 
-    ``add`` decides ``status`` itself when both values are numbers and a tolerance is given
-    (``match`` iff ``|paper - reproduced| <= tolerance``); otherwise the caller states it.
+    - ``add``: a number against the paper's number within a stated ``tolerance`` -> ``match`` or
+      ``deviates`` (with the note saying why it deviates, when it does).
+    - ``claim``: a qualitative statement decided by a predicate of ``specedge.claims`` -> ``match``
+      or ``trend`` (the caller says which the claim is worth) when it holds, ``deviates`` when not;
+      the predicate's name and evidence go into the row.
+    - ``state``: the caller states ``deviates`` or ``not-reproducible`` with a note naming a cause.
+    Nobody types ``match`` or ``trend``.
     """
     key: str
     rows: list[dict] = field(default_factory=list)
 
-    def add(self, artifact: str, quantity: str, paper, reproduced, unit: str = "",
-            tolerance: float | None = None, status: str | None = None, note: str = "") -> str:
-        if status is None:
-            if not (_is_number(paper) and _is_number(reproduced) and tolerance is not None):
-                raise ValueError(f"{artifact}/{quantity}: give status= when values are not both "
-                                 "numbers with a tolerance")
-            status = "match" if abs(paper - reproduced) <= tolerance + 1e-12 else "deviates"
-        if status not in STATUSES:
-            raise ValueError(f"status must be one of {STATUSES}, got {status!r}")
-        if status != "match" and not note.strip():
-            raise ValueError(f"{artifact}/{quantity}: status {status!r} needs a note saying why")
-        self.rows.append(dict(artifact=artifact, quantity=quantity, paper=paper,
-                              reproduced=reproduced, unit=unit,
-                              tolerance="" if tolerance is None else tolerance,
-                              status=status, note=note))
+    def _row(self, artifact, quantity, paper, reproduced, unit, tolerance, status, note,
+             predicate="", evidence=""):
+        if not str(artifact).strip() or not str(quantity).strip():
+            raise ValueError("artifact and quantity must be non-empty")
+        self.rows.append(dict(artifact=artifact, quantity=quantity, paper=_clean(paper),
+                              reproduced=_clean(reproduced), unit=unit,
+                              tolerance="" if tolerance is None else _clean(tolerance),
+                              status=status, note=note, predicate=predicate, evidence=evidence))
         return status
+
+    def add(self, artifact: str, quantity: str, paper, reproduced, unit: str = "",
+            tolerance: float | None = None, note: str = "", **kwargs) -> str:
+        """A number within ``tolerance`` of the paper's: ``match``; otherwise ``deviates`` (and
+        ``note`` must then say why)."""
+        if "status" in kwargs:
+            raise TypeError(f"{artifact}/{quantity}: a status is decided by code, not passed to add(); "
+                            "use claim() for a predicate or state() for deviates/not-reproducible")
+        if kwargs:
+            raise TypeError(f"add() got unexpected arguments {sorted(kwargs)}")
+        paper, reproduced = _clean(paper), _clean(reproduced)
+        if not (_is_number(paper) and _is_number(reproduced)):
+            raise ValueError(f"{artifact}/{quantity}: add() compares two finite numbers "
+                             f"(got {paper!r} and {reproduced!r}); use claim() or state()")
+        if not (_is_number(tolerance) and tolerance >= 0):
+            raise ValueError(f"{artifact}/{quantity}: add() needs a tolerance >= 0, got {tolerance!r}")
+        status = "match" if abs(paper - reproduced) <= tolerance + 1e-12 else "deviates"
+        if status == "deviates" and len(note.strip()) < MIN_CAUSE:
+            raise ValueError(f"{artifact}/{quantity}: {reproduced} is outside {paper} ± {tolerance}: "
+                             "give a note naming the cause")
+        return self._row(artifact, quantity, paper, reproduced, unit, tolerance, status, note)
+
+    def claim(self, artifact: str, quantity: str, paper, claim: Claim, unit: str = "",
+              strength: str = "trend", note: str = "", reproduced=None) -> str:
+        """A qualitative claim decided by a predicate: ``strength`` (``match`` or ``trend``) when
+        it holds, ``deviates`` when it does not. ``reproduced`` defaults to the evidence."""
+        if not isinstance(claim, Claim):
+            raise TypeError(f"{artifact}/{quantity}: claim() takes a specedge.claims.Claim, "
+                            f"got {type(claim).__name__}")
+        if strength not in ("match", "trend"):
+            raise ValueError(f"strength must be 'match' or 'trend', got {strength!r}")
+        status = strength if claim.holds else "deviates"
+        if not claim.holds:
+            cause = f"{claim.name} fails: {claim.evidence}"
+            note = f"{cause}; {note}" if note.strip() else cause
+        shown = claim.evidence if reproduced is None else reproduced
+        return self._row(artifact, quantity, paper, shown, unit, None, status, note,
+                         claim.name, claim.evidence)
+
+    def state(self, artifact: str, quantity: str, paper, reproduced, status: str, note: str,
+              unit: str = "") -> str:
+        """``deviates`` or ``not-reproducible``, stated with a note that names the cause."""
+        if status not in STATED:
+            raise ValueError(f"{artifact}/{quantity}: only {STATED} can be stated; "
+                             f"{status!r} must come from add() or claim()")
+        if len(note.strip()) < MIN_CAUSE:
+            raise ValueError(f"{artifact}/{quantity}: status {status!r} needs a note naming a cause "
+                             f"(a mechanism or a number), got {note!r}")
+        return self._row(artifact, quantity, paper, reproduced, unit, None, status, note)
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows, columns=COLUMNS)
@@ -75,6 +138,9 @@ def load_all(figures_dir: Path = paths.FIGURES) -> pd.DataFrame:
     frames = []
     for csv in sorted(Path(figures_dir).glob("*/comparison.csv")):
         df = pd.read_csv(csv, dtype=str, keep_default_na=False)
+        for col in ("predicate", "evidence"):  # written by claim() only
+            if col not in df.columns:
+                df[col] = ""
         missing = set(COLUMNS) - set(df.columns)
         if missing:
             raise ValueError(f"{csv}: missing columns {sorted(missing)}")

@@ -1,0 +1,172 @@
+"""Claim predicates: the only way a qualitative statement of a paper becomes ``match`` or ``trend``.
+
+Each predicate looks at numbers and returns a ``Claim``: its name, whether it holds, and the
+evidence it saw (formatted, so a row of ``comparison.csv`` shows what decided its status). Bad
+evidence never passes: an empty input, a NaN, a constant series or a tie makes a predicate fail,
+with the reason in the evidence. ``compare.Comparison.claim`` turns a Claim into a row.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Claim:
+    name: str        # the predicate, e.g. "strictly_decreasing"
+    holds: bool
+    evidence: str    # what it saw, e.g. "0.31 > 0.22 > 0.19"
+
+    def __bool__(self) -> bool:
+        return self.holds
+
+
+def _fmt(x) -> str:
+    if isinstance(x, (bool, np.bool_)):
+        return str(bool(x))
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    try:
+        return f"{float(x):.4g}"
+    except (TypeError, ValueError):
+        return str(x)
+
+
+def _series(values) -> tuple[np.ndarray | None, str]:
+    """Finite float array, or None with the reason it is unusable."""
+    try:
+        arr = np.asarray(list(values), dtype=float).ravel()
+    except (TypeError, ValueError):
+        return None, "rejected: not numbers"
+    if arr.size == 0:
+        return None, "rejected: empty"
+    if not np.all(np.isfinite(arr)):
+        return None, "rejected: NaN/inf in " + ", ".join(_fmt(v) for v in arr)
+    return arr, ""
+
+
+def _monotone(name: str, values, sign: int) -> Claim:
+    arr, why = _series(values)
+    if arr is None:
+        return Claim(name, False, why)
+    if arr.size < 2:
+        return Claim(name, False, f"rejected: one value ({_fmt(arr[0])})")
+    d = np.diff(arr) * sign
+    sym = " < " if sign > 0 else " > "
+    text = sym.join(_fmt(v) for v in arr)
+    if np.all(d == 0):
+        return Claim(name, False, "constant: " + text)
+    return Claim(name, bool(np.all(d > 0)), text)
+
+
+def strictly_increasing(values: Iterable[float]) -> Claim:
+    """Every step up (a tie or a constant series fails)."""
+    return _monotone("strictly_increasing", values, +1)
+
+
+def strictly_decreasing(values: Iterable[float]) -> Claim:
+    """Every step down (a tie or a constant series fails)."""
+    return _monotone("strictly_decreasing", values, -1)
+
+
+def ordered(values: Sequence[float], labels: Sequence[str] | None = None) -> Claim:
+    """``values[0] < values[1] < ...`` strictly, labelled in the evidence: ``a=1 < b=2 < c=3``."""
+    arr, why = _series(values)
+    if arr is None:
+        return Claim("ordered", False, why)
+    labels = list(labels) if labels is not None else [str(i) for i in range(arr.size)]
+    if len(labels) != arr.size:
+        raise ValueError(f"ordered: {len(labels)} labels for {arr.size} values")
+    if arr.size < 2:
+        return Claim("ordered", False, "rejected: fewer than two values")
+    text = " < ".join(f"{lab}={_fmt(v)}" for lab, v in zip(labels, arr))
+    return Claim("ordered", bool(np.all(np.diff(arr) > 0)), text)
+
+
+def correlation_sign(x: Iterable[float], y: Iterable[float], sign: int, min_abs: float = 0.0) -> Claim:
+    """Pearson r of (x, y) has ``sign`` (+1/-1) and ``|r| >= min_abs``; constant input fails."""
+    if sign not in (1, -1):
+        raise ValueError(f"correlation_sign: sign must be +1 or -1, got {sign!r}")
+    if not 0.0 <= min_abs <= 1.0:
+        raise ValueError(f"correlation_sign: min_abs must lie in [0, 1], got {min_abs!r}")
+    a, why_a = _series(x)
+    b, why_b = _series(y)
+    if a is None or b is None:
+        return Claim("correlation_sign", False, why_a or why_b)
+    if a.size != b.size:
+        raise ValueError(f"correlation_sign: x has {a.size} values, y has {b.size}")
+    if a.size < 3:
+        return Claim("correlation_sign", False, f"rejected: {a.size} points")
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return Claim("correlation_sign", False, "rejected: constant input")
+    r = float(np.corrcoef(a, b)[0, 1])
+    ok = (r * sign > 0) and abs(r) >= min_abs
+    return Claim("correlation_sign", bool(ok), f"r = {r:+.3f} over {a.size} points (want sign {sign:+d}, |r| >= {min_abs:g})")
+
+
+def _extreme(name: str, values: Mapping[str, float], expected: str, pick) -> Claim:
+    if not values:
+        return Claim(name, False, "rejected: empty")
+    arr, why = _series(values.values())
+    if arr is None:
+        return Claim(name, False, why)
+    if expected not in values:
+        raise ValueError(f"{name}: expected key {expected!r} is not among {sorted(values)}")
+    best = pick(arr)
+    text = ", ".join(f"{k}={_fmt(v)}" for k, v in values.items())
+    ties = int(np.sum(arr == best))
+    if ties > 1:
+        return Claim(name, False, "tie: " + text)
+    winner = list(values)[int(np.flatnonzero(arr == best)[0])]
+    return Claim(name, winner == expected, f"{winner} ({text})")
+
+
+def argmax_is(values: Mapping[str, float], expected: str) -> Claim:
+    """``expected`` has the strictly largest value (a tie for the top fails)."""
+    return _extreme("argmax_is", values, expected, np.max)
+
+
+def argmin_is(values: Mapping[str, float], expected: str) -> Claim:
+    """``expected`` has the strictly smallest value (a tie for the bottom fails)."""
+    return _extreme("argmin_is", values, expected, np.min)
+
+
+def within(value: float, low: float, high: float) -> Claim:
+    """``low <= value <= high`` (a range the paper states, e.g. "34-54 %")."""
+    if not (math.isfinite(low) and math.isfinite(high)) or low > high:
+        raise ValueError(f"within: need finite low <= high, got [{low}, {high}]")
+    arr, why = _series([value])
+    if arr is None:
+        return Claim("within", False, why)
+    v = float(arr[0])
+    return Claim("within", low <= v <= high, f"{_fmt(v)} in [{_fmt(low)}, {_fmt(high)}]")
+
+
+def below(value: float, bound: float) -> Claim:
+    """``value < bound`` strictly."""
+    arr, why = _series([value, bound])
+    if arr is None:
+        return Claim("below", False, why)
+    return Claim("below", bool(arr[0] < arr[1]), f"{_fmt(arr[0])} < {_fmt(arr[1])}")
+
+
+def above(value: float, bound: float) -> Claim:
+    """``value > bound`` strictly."""
+    arr, why = _series([value, bound])
+    if arr is None:
+        return Claim("above", False, why)
+    return Claim("above", bool(arr[0] > arr[1]), f"{_fmt(arr[0])} > {_fmt(arr[1])}")
+
+
+def all_of(flags: Mapping[str, bool], name: str = "all_of") -> Claim:
+    """Every labelled condition holds (e.g. "below ADS for every pair"); empty input fails."""
+    if not flags:
+        return Claim(name, False, "rejected: empty")
+    failed = [k for k, v in flags.items() if not bool(v)]
+    text = (f"all {len(flags)} hold" if not failed
+            else f"fails for {len(failed)} of {len(flags)}: " + ", ".join(map(str, failed[:8]))
+            + (" ..." if len(failed) > 8 else ""))
+    return Claim(name, not failed, text)

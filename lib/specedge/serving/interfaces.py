@@ -1,0 +1,111 @@
+"""What flows between drafters, the server and its schedulers, and the two policy protocols.
+
+A scheduler never sees tensors, sockets or clocks: the real server (``server``) and the SimPy
+twin (``twin``) both describe each queued verification request as a ``Pending``, pass the current
+time in seconds as ``now``, and report each verification back as an ``Outcome``. That is what lets
+one policy object run unchanged in both.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence, runtime_checkable
+
+
+@dataclass
+class Pending:
+    """One queued verification request, as a scheduler sees it.
+
+    ``n_new`` counts the tokens the verifier must feed for it (tokens of the session it has not
+    cached yet plus the drafted ones); ``n_cached`` the session's tokens already in its prefix cache
+    (0 without a cache, e.g. SLED, or on a cold start). Times are seconds on the caller's clock.
+    """
+    client: int                      # index of the drafter
+    session: str                     # one session per prompt being generated
+    round: int                       # the client's round counter (0, 1, ...)
+    arrival: float                   # when the server received it (a_i)
+    n_draft: int                     # S: drafted tokens in this request (may be 0)
+    n_new: int                       # tokens to feed: unseen committed/prompt tokens + drafts
+    n_cached: int = 0                # tokens of this session already in the verifier's cache
+    slo_class: int | None = None     # WISP token-speed class (tok/s), None when no SLO
+    deadline: float | None = None    # d_i = a_i + tau_c (WISP eq 12), None when no SLO
+    expected_tokens: float | None = None  # g_i: expected tokens this verification yields
+    memory: float = 0.0              # m_i: bytes of KV this request needs (WISP eq 14)
+    payload_bytes: int = 0           # request size on the wire
+    key: int = field(default=-1)     # server-side handle, opaque to schedulers
+
+
+@dataclass
+class Outcome:
+    """What one verification gave one client (the allocator's input, GOODSPEED line 14)."""
+    client: int
+    drafted: int                     # S_i(t)
+    accepted: int                    # accepted draft tokens (0..drafted)
+    accept_prob_sum: float           # sum_j min(1, p_j(s_j)/q_j(s_j)) over the drafted tokens (eq 3)
+    finished: bool = False           # the client's session ended with this round
+
+    @property
+    def tokens(self) -> int:
+        """Realised goodput x_i(t): accepted tokens plus the correction/bonus token (eq 4)."""
+        return self.accepted + 1
+
+
+@runtime_checkable
+class BatchFormer(Protocol):
+    """Which queued requests go into the next forward pass.
+
+    ``form`` is called whenever the verifier is idle and the queue changed (an arrival, a client
+    leaving, a verification ending). It returns the requests to verify now, or an empty list to
+    wait for the next event. ``active`` is the set of clients still generating (a wait-for-all
+    former needs it); it never blocks and never mutates ``queue``.
+    """
+
+    def form(self, queue: Sequence[Pending], now: float, active: frozenset[int]) -> list[Pending]:
+        ...
+
+
+@runtime_checkable
+class DraftAllocator(Protocol):
+    """S(t+1) for every client: the next draft length the server sends back with each reply."""
+
+    def initial(self, clients: Sequence[int]) -> dict[int, int]:
+        ...
+
+    def update(self, outcomes: Sequence[Outcome]) -> dict[int, int]:
+        """Take one round's outcomes (one per client verified) and return the next allocation
+        for every client the allocator knows about."""
+        ...
+
+
+@runtime_checkable
+class VerifyTimeModel(Protocol):
+    """Seconds for one batched verification forward pass of ``batch``."""
+
+    def __call__(self, batch: Sequence[Pending]) -> float:
+        ...
+
+
+# The per-round log: one row per (client, round), written by the real run and by the twin alike.
+LOG_COLUMNS = [
+    "system",        # "real" or "twin"
+    "policy",        # allocator / batch former label, e.g. "GOODSPEED", "Fixed-S", "WISP"
+    "batch",         # index of the verification batch (forward pass) the request went into
+    "round",         # the client's round counter
+    "client",
+    "S",             # draft length allocated / drafted this round
+    "accepted",      # accepted draft tokens
+    "tokens",        # committed tokens this round (accepted + 1, fewer at the end of a session)
+    "t_draft",       # s: the drafter's drafting time this round
+    "t_receive",     # s: from the batch's first arrival to its last (GOODSPEED's receiving time)
+    "t_queue",       # s: this request's wait from its arrival to the batch start
+    "t_verify",      # s: the batch's verification forward pass (+ acceptance)
+    "t_send",        # s: replying (serialisation + send) to this client
+    "t_round",       # s: the client's wall time for the round, draft start to reply received
+    "bytes_up",      # request payload bytes
+    "bytes_down",    # reply payload bytes
+    "arrival",       # s since the run started: the request reached the server
+    "start",         # s: the batch's verification started
+    "end",           # s: the reply was sent
+    "slo_class",     # tok/s or empty
+    "deadline",      # s or empty
+    "event",         # "" normally; "dropped: <why>" / "error: <field>" rows say what happened
+]

@@ -1,0 +1,58 @@
+"""Claim predicates: each passes on clear evidence and rejects constant series, ties, NaN and
+empty input (the ways a hand-typed `trend` used to slip through)."""
+import math
+
+import pytest
+
+from specedge import claims
+
+
+@pytest.mark.parametrize("pred,good,bad", [
+    (claims.strictly_increasing, [1, 2, 3], [1, 3, 2]),
+    (claims.strictly_decreasing, [3, 2, 1], [3, 1, 2]),
+])
+def test_monotone(pred, good, bad):
+    assert pred(good).holds and not pred(bad).holds
+    for rejected in ([], [5.0], [2, 2, 2], [1, 2, 2], [1, math.nan, 3], [1, math.inf]):
+        c = pred(rejected)
+        assert not c.holds, rejected
+    assert pred([2, 2, 2]).evidence.startswith("constant")
+    assert "NaN" in pred([1, math.nan]).evidence
+    assert pred([]).evidence == "rejected: empty"
+
+
+def test_ordered_and_labels():
+    c = claims.ordered([1, 2, 3], ["a", "b", "c"])
+    assert c.holds and c.evidence == "a=1 < b=2 < c=3"
+    assert not claims.ordered([1, 1, 3]).holds          # tie
+    assert not claims.ordered([]).holds
+    assert not claims.ordered([1, math.nan]).holds
+    with pytest.raises(ValueError, match="labels"):
+        claims.ordered([1, 2], ["a"])
+
+
+def test_correlation_sign():
+    x = [1, 2, 3, 4, 5]
+    assert claims.correlation_sign(x, [2, 4, 5, 8, 9], +1, 0.9).holds
+    assert not claims.correlation_sign(x, [2, 4, 5, 8, 9], -1).holds
+    assert not claims.correlation_sign(x, [1, 3, 2, 5, 4], +1, 0.95).holds   # too weak
+    assert not claims.correlation_sign(x, [3, 3, 3, 3, 3], +1).holds          # constant
+    assert not claims.correlation_sign([], [], +1).holds
+    assert not claims.correlation_sign(x, [1, 2, math.nan, 4, 5], +1).holds
+    with pytest.raises(ValueError, match="sign"):
+        claims.correlation_sign(x, x, 0)
+
+
+def test_argmax_argmin_within_and_bounds():
+    assert claims.argmax_is({"a": 1, "b": 3}, "b").holds
+    assert not claims.argmax_is({"a": 3, "b": 3}, "b").holds                 # tie for the top
+    assert not claims.argmin_is({"a": 1, "b": math.nan}, "a").holds
+    assert not claims.argmax_is({}, "a").holds
+    with pytest.raises(ValueError, match="expected key"):
+        claims.argmax_is({"a": 1}, "z")
+    assert claims.within(40, 34, 54).holds and not claims.within(60, 34, 54).holds
+    assert not claims.within(math.nan, 0, 1).holds
+    assert claims.below(0.05, 0.1).holds and not claims.below(0.1, 0.1).holds
+    assert claims.above(2, 1).holds and not claims.above(math.nan, 1).holds
+    assert claims.all_of({"x": True, "y": True}).holds
+    assert not claims.all_of({"x": True, "y": False}).holds and not claims.all_of({}).holds
