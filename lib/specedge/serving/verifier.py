@@ -1,0 +1,201 @@
+"""The server's verifier: the target model, a prefix cache per session, one forward pass per batch.
+
+``Verifier.verify(requests)`` verifies the drafts of several sessions — different draft lengths,
+different cached lengths — in ONE batched forward pass, with ``specedge.sampling``'s acceptance rule
+(``verify_greedy`` at T = 0, ``verify`` otherwise; the one rule of the repository).
+
+Why not transformers' paged cache. ``transformers.generation.continuous_batching`` (its
+``PagedAttentionCache`` and ``ContinuousBatchingManager``, transformers 5) schedules *generation*:
+requests are prompts, the manager decides which tokens to feed and samples one new token per request
+and step itself. A verifier needs the opposite: feed tokens that someone else chose (the committed
+tokens and the drafts), read the logits at every drafted position, then keep only the accepted
+prefix in the cache. The manager exposes none of these three (no API to append given tokens to a
+request, logits are reduced to the last position per request inside the step, and there is no way to
+roll a request's blocks back to a shorter length), so we keep one ``DynamicCache`` per session and
+gather the sessions of a batch into one padded cache for the pass (right-padded cached slots masked
+out, explicit position ids), then scatter each session's kept slots back.
+
+``cache=False`` recomputes every session's whole prefix at every verification (SLED's behaviour, the
+WISP baseline): same pass, no cached slots.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import torch
+from transformers import DynamicCache
+
+from .. import sampling
+
+
+@dataclass
+class Request:
+    """One session's verification: tokens the server has not seen, then the drafts."""
+    session: str
+    new_tokens: list[int]          # committed/prompt tokens not yet fed for this session
+    draft_ids: list[int]           # S drafted tokens (may be empty)
+    q: torch.Tensor | None = None  # (S, V) draft distributions (None at temperature 0)
+    temperature: float = 0.0
+
+
+@dataclass
+class Result:
+    accepted: int
+    token: int
+    bonus: bool
+    accept_prob_sum: float         # sum_j min(1, p_j(s_j)/q_j(s_j)) over all S drafts (GOODSPEED eq 3)
+
+
+@dataclass
+class _Session:
+    cache: DynamicCache | None = None
+    tokens: list[int] = field(default_factory=list)   # committed tokens the server holds
+    generator: torch.Generator | None = None
+
+
+class Verifier:
+    """Target model + per-session prefix caches. ``seed`` seeds each session's acceptance draws
+    (a session's generator is ``sampling.make_generator(hash of seed and session)``)."""
+
+    def __init__(self, model, cache: bool = True, seed: int = 0):
+        self.model = model
+        self.vocab_size = int(model.config.vocab_size)
+        self.use_cache = bool(cache)
+        self.seed = int(seed)
+        self.sessions: dict[str, _Session] = {}
+
+    # ---------------------------------------------------------------- sessions
+    def cached_length(self, session: str) -> int:
+        s = self.sessions.get(session)
+        if s is None or s.cache is None:
+            return 0
+        return s.cache.get_seq_length()
+
+    def close(self, session: str) -> None:
+        self.sessions.pop(session, None)
+
+    def _session(self, name: str) -> _Session:
+        if name not in self.sessions:
+            import zlib
+            gen = sampling.make_generator(zlib.crc32(f"{self.seed}/{name}".encode()))
+            self.sessions[name] = _Session(generator=gen)
+        return self.sessions[name]
+
+    def check(self, req: Request) -> None:
+        """Raise ValueError naming the field when a request cannot be verified."""
+        v = self.vocab_size
+        sess = self.sessions.get(req.session)
+        if sess is None and not req.new_tokens:
+            raise ValueError("new_tokens: a new session must send its prompt")
+        for name, ids in (("new_tokens", req.new_tokens), ("draft_ids", req.draft_ids)):
+            bad = [t for t in ids if not 0 <= int(t) < v]
+            if bad:
+                raise ValueError(f"{name}: ids {bad[:5]} outside the vocabulary [0, {v})")
+        if not req.new_tokens and not req.draft_ids:
+            raise ValueError("new_tokens: nothing to verify (no new tokens and no drafts)")
+        if req.temperature < 0:
+            raise ValueError(f"temperature: must be >= 0, got {req.temperature}")
+        if req.temperature > 0 and req.draft_ids:
+            if req.q is None or tuple(req.q.shape) != (len(req.draft_ids), v):
+                got = None if req.q is None else tuple(req.q.shape)
+                raise ValueError(f"draft: distribution of shape ({len(req.draft_ids)}, {v}) needed at "
+                                 f"temperature > 0, got {got}")
+
+    # ---------------------------------------------------------------- one batched pass
+    @torch.inference_mode()
+    def verify(self, requests: list[Request]) -> list[Result]:
+        """Verify every request in ONE forward pass; sessions' caches keep their accepted prefix."""
+        if not requests:
+            return []
+        if len({r.session for r in requests}) != len(requests):
+            raise ValueError("session: one request per session per batch")
+        for r in requests:
+            self.check(r)
+        sessions = [self._session(r.session) for r in requests]
+        # Inputs: (cached prefix or, without a cache, the whole committed prefix) + new + drafts.
+        feeds, past = [], []
+        for r, s in zip(requests, sessions):
+            if self.use_cache:
+                feeds.append(list(r.new_tokens) + list(r.draft_ids))
+                past.append(s.cache.get_seq_length() if s.cache is not None else 0)
+            else:
+                feeds.append(s.tokens + list(r.new_tokens) + list(r.draft_ids))
+                past.append(0)
+        b, width, lmax = len(requests), max(map(len, feeds)), max(past)
+        ids = torch.zeros((b, width), dtype=torch.long)
+        valid = torch.zeros((b, width), dtype=torch.long)
+        for i, f in enumerate(feeds):
+            ids[i, : len(f)] = torch.tensor(f)
+            valid[i, : len(f)] = 1
+        cache = DynamicCache(config=self.model.config)
+        past_mask = torch.zeros((b, lmax), dtype=torch.long)
+        if lmax:
+            for i, l in enumerate(past):
+                past_mask[i, :l] = 1
+            holder = next(x for x, l in zip(sessions, past) if l)
+            for layer in range(len(holder.cache.layers)):
+                ks, vs = [], []
+                ref = holder.cache.layers[layer].keys
+                for s, l in zip(sessions, past):
+                    k = s.cache.layers[layer].keys if l else ref.new_zeros((1, ref.shape[1], 0, ref.shape[3]))
+                    v = s.cache.layers[layer].values if l else k
+                    pad = lmax - l
+                    ks.append(torch.nn.functional.pad(k, (0, 0, 0, pad)))
+                    vs.append(torch.nn.functional.pad(v, (0, 0, 0, pad)))
+                cache.update(torch.cat(ks), torch.cat(vs), layer)
+        position_ids = (torch.tensor(past)[:, None] + valid.cumsum(1) - 1).clamp(min=0)
+        mask = torch.cat([past_mask, valid], dim=1)
+        kwargs = dict(attention_mask=mask, position_ids=position_ids)
+        if b == 1 and lmax == past[0]:
+            kwargs = dict(position_ids=position_ids)  # no holes: the plain causal mask is exact
+        gmax = max(len(r.draft_ids) for r in requests)
+        out = self.model(input_ids=ids, past_key_values=cache, use_cache=True, **kwargs)
+        # Logits predicting each draft and the token after: positions len(f)-S-1 .. len(f)-1.
+        logits = torch.zeros((b, gmax + 1, out.logits.shape[-1]))
+        for i, (f, r) in enumerate(zip(feeds, requests)):
+            g = len(r.draft_ids)
+            logits[i, : g + 1] = out.logits[i, len(f) - g - 1: len(f)].float()
+        results = self._accept(requests, sessions, logits)
+        # Keep each session's committed prefix: cached slots + new tokens + accepted drafts.
+        for i, (r, s, res) in enumerate(zip(requests, sessions, results)):
+            keep = len(r.new_tokens) + res.accepted
+            s.tokens.extend(list(r.new_tokens) + list(r.draft_ids[: res.accepted]))
+            if not self.use_cache:
+                continue
+            new = DynamicCache(config=self.model.config)
+            for layer, data in enumerate(cache.layers):
+                k = torch.cat([data.keys[i: i + 1, :, : past[i]],
+                               data.keys[i: i + 1, :, lmax: lmax + keep]], dim=2)
+                v = torch.cat([data.values[i: i + 1, :, : past[i]],
+                               data.values[i: i + 1, :, lmax: lmax + keep]], dim=2)
+                new.update(k.clone(), v.clone(), layer)
+            s.cache = new
+        return results
+
+    def _accept(self, requests, sessions, logits) -> list[Result]:
+        results = []
+        for i, (r, s) in enumerate(zip(requests, sessions)):
+            g = len(r.draft_ids)
+            drafts = torch.tensor(r.draft_ids, dtype=torch.long)
+            if r.temperature == 0:
+                target = logits[i, : g + 1].argmax(-1)
+                v = sampling.verify_greedy(drafts, target)
+                ratio = (drafts == target[:g]).float()
+            else:
+                p = sampling.probs(logits[i, : g + 1], r.temperature)
+                q = r.q.float() if g else torch.zeros((0, p.shape[-1]))
+                v = sampling.verify(drafts, q, p, s.generator)
+                if g:
+                    idx = drafts[:, None]
+                    ratio = torch.clamp(p[:g].gather(-1, idx)[:, 0] / q.gather(-1, idx)[:, 0], max=1.0)
+                else:
+                    ratio = torch.zeros(0)
+            results.append(Result(int(v.accepted), int(v.token), bool(v.bonus), float(ratio.sum())))
+        return results
+
+
+def timed_verify(verifier: Verifier, requests: list[Request]) -> tuple[list[Result], float]:
+    t0 = time.perf_counter()
+    res = verifier.verify(requests)
+    return res, time.perf_counter() - t0
