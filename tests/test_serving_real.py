@@ -1,0 +1,100 @@
+"""The real serving system: processes over gRPC on 127.0.0.1 give exactly single-process output,
+and a malformed request or a dead drafter does not take the server or the other clients down."""
+import filecmp
+import multiprocessing as mp
+
+import pytest
+import torch
+
+from specedge import decoding, zoo
+from specedge.serving import wire
+from specedge.serving.allocation import FixedS
+from specedge.serving.batching import FCFS, SyncRounds
+from specedge.serving.run import prompt_stream, run_real
+from specedge.serving.verifier import Request, Verifier
+from specedge.serving.drafter import Drafter
+from specedge.serving.workload import ClientSpec, Workload
+
+
+@pytest.fixture(scope="module")
+def target():
+    return zoo.load_model("target-m")
+
+
+def _reference(target, spec):
+    tok = zoo.load_tokenizer()
+    return [decoding.autoregressive(target, p, spec.max_new_tokens).tokens.tolist()
+            for p in prompt_stream(spec, tok)]
+
+
+def test_generated_code_is_current(tmp_path):
+    wire.regenerate(tmp_path)
+    for name in wire.GENERATED:
+        assert filecmp.cmp(tmp_path / name, wire.HERE / name, shallow=False), f"{name} is stale: run python -m specedge.serving.wire"
+
+
+def test_batched_verification_equals_one_by_one_and_no_cache(target):
+    draft = zoo.load_model("draft-xs")
+    tok = zoo.load_tokenizer()
+    prompts = [tok.encode(t)[-30:] for t in zoo.eval_prompts("code", 2) + zoo.eval_prompts("sql", 1)]
+    outs = {}
+    for mode in ("batched", "single", "no_cache"):
+        v = Verifier(target, cache=mode != "no_cache")
+        ds = [Drafter(draft, p, 24, f"s{i}") for i, p in enumerate(prompts)]
+        lens = [1, 3, 6]
+        while not all(d.done for d in ds):
+            live = [(i, d) for i, d in enumerate(ds) if not d.done]
+            reqs = [d.propose(lens[i])[0] for i, d in live]
+            res = v.verify(reqs) if mode != "single" else [v.verify([r])[0] for r in reqs]
+            for (_, d), r in zip(live, res):
+                d.commit(r)
+        outs[mode] = [d.output for d in ds]
+    ref = [decoding.autoregressive(target, p, 24).tokens.tolist() for p in prompts]
+    assert outs["batched"] == outs["single"] == outs["no_cache"] == ref
+
+
+def test_verifier_rejects_malformed_requests_naming_the_field(target):
+    v = Verifier(target)
+    with pytest.raises(ValueError, match="draft_ids"):
+        v.verify([Request("a", [1, 2], [target.config.vocab_size + 1])])
+    with pytest.raises(ValueError, match="new_tokens"):
+        v.verify([Request("b", [], [3])])
+    with pytest.raises(ValueError, match="draft"):
+        v.verify([Request("c", [1], [3], q=torch.ones(2, 5), temperature=1.0)])
+
+
+def test_multi_client_greedy_equals_single_process(target):
+    wl = Workload("target-m", (ClientSpec("draft-xs", ("code",), 1, 16),
+                               ClientSpec("draft-s", ("math", "chat"), 1, 16)), capacity=6)
+    alloc = FixedS(6, 2)
+    log, outs = run_real(wl, SyncRounds(), alloc, label="Fixed-S")
+    for c, spec in enumerate(wl.clients):
+        assert outs[c] == _reference(target, spec), f"client {c} differs from single-process greedy"
+    rows = log[log.event == ""]
+    assert rows.S.max() == 3 and (rows.accepted <= rows.S).all()   # S = C // N, capped at the end
+    assert (rows.groupby("batch").client.nunique() == 2).mean() > 0.5  # wait-for-all rounds
+    assert not mp.active_children()
+
+
+def test_malformed_request_and_dead_client_do_not_stop_the_others(target):
+    wl = Workload("target-m", (ClientSpec("draft-xs", ("code",), 1, 12),
+                               ClientSpec("draft-xs", ("sql",), 1, 12),
+                               ClientSpec("draft-xs", ("qa",), 1, 12)), capacity=6)
+    log, outs = run_real(wl, SyncRounds(), FixedS(6, 3), label="faults", client_timeout=3.0,
+                         faults={1: "malformed@1", 2: "die@2"})
+    events = log[log.event != ""]
+    assert events.event.str.contains("INVALID_ARGUMENT: draft_ids").any(), events.event.tolist()
+    assert events.event.str.contains("dropped").any() and (events[events.event.str.contains("dropped")].client == 2).all()
+    assert outs[0] == _reference(target, wl.clients[0])
+    assert outs[1] == _reference(target, wl.clients[1])
+    assert 2 not in outs
+    assert not mp.active_children()
+
+
+def test_fcfs_server_with_the_same_allocator_object(target):
+    alloc = FixedS(4, 2)
+    wl = Workload("target-m", (ClientSpec("draft-xs", ("code",), 1, 8), ClientSpec("draft-xs", ("math",), 1, 8)),
+                  capacity=4)
+    log, outs = run_real(wl, FCFS(), alloc, label="FCFS")
+    assert alloc._clients == [0, 1]  # the very object passed in was used by the server
+    assert outs[0] == _reference(target, wl.clients[0])
