@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
+import numpy as np
+
 from .interfaces import Outcome
 
 
@@ -34,3 +36,78 @@ class FixedS:
 
     def update(self, outcomes: Sequence[Outcome]) -> dict[int, int]:
         return {c: self.share for c in self._clients}
+
+
+@dataclass
+class RandomS:
+    """Random-S baseline (tran2025 IV-B): each round a uniformly random composition of C into N
+    non-negative parts (sum S_i = C exactly; drawn by stars and bars), from a seeded generator."""
+    capacity: int
+    seed: int = 0
+    label: str = "Random-S"
+    _clients: list[int] = field(default_factory=list, repr=False)
+
+    def __post_init__(self):
+        self._rng = np.random.default_rng(self.seed)
+
+    def _draw(self) -> dict[int, int]:
+        n = len(self._clients)
+        bars = np.sort(self._rng.choice(self.capacity + n - 1, size=n - 1, replace=False))
+        parts = np.diff(np.concatenate([[-1], bars, [self.capacity + n - 1]])) - 1
+        return {c: int(s) for c, s in zip(self._clients, parts)}
+
+    def initial(self, clients: Sequence[int]) -> dict[int, int]:
+        self._clients = list(clients)
+        return self._draw()
+
+    def update(self, outcomes: Sequence[Outcome]) -> dict[int, int]:
+        return self._draw()
+
+
+@dataclass
+class GoodspeedAllocator:
+    """GOODSPEED's gradient scheduler, Algorithm 1 (tran2025 Sec III-C).
+
+    Per verified client: eq (3) alpha_i <- (1 - eta) alpha_i + eta * (1/S_i) sum_j min(1, p_j/q_j)
+    (unchanged when S_i = 0: no draft, no evidence); eq (4) X_i <- (1 - beta) X_i + beta x_i(t) with
+    x_i(t) = accepted + 1. Then eq (5) with U = log: weights 1/X_i, solved exactly
+    (``solvers.tran2025.allocate``). ``alpha_hat`` and ``X`` are the estimates of Fig 2.
+    """
+    capacity: int
+    eta: float = 0.1
+    beta: float = 0.1
+    alpha0: float = 0.5
+    x0: float = 1.0
+    s_max: int | None = None
+    label: str = "GOODSPEED"
+    alpha_hat: dict[int, float] = field(default_factory=dict)
+    X: dict[int, float] = field(default_factory=dict)
+
+    def __post_init__(self):
+        for name in ("eta", "beta"):
+            v = getattr(self, name)
+            if not 0 < v < 1:
+                raise ValueError(f"GoodspeedAllocator: {name} must lie in (0, 1), got {v!r}")
+        if not 0 <= self.alpha0 < 1 or self.x0 <= 0 or self.capacity < 0:
+            raise ValueError("GoodspeedAllocator: need 0 <= alpha0 < 1, x0 > 0, capacity >= 0")
+
+    def _solve(self) -> dict[int, int]:
+        from ..solvers.tran2025 import allocate
+        clients = sorted(self.alpha_hat)
+        a = [min(self.alpha_hat[c], 1 - 1e-9) for c in clients]
+        w = [1.0 / self.X[c] for c in clients]
+        s = allocate(a, w, self.capacity, self.s_max)
+        return {c: int(v) for c, v in zip(clients, s)}
+
+    def initial(self, clients: Sequence[int]) -> dict[int, int]:
+        self.alpha_hat = {c: self.alpha0 for c in clients}
+        self.X = {c: self.x0 for c in clients}
+        return self._solve()
+
+    def update(self, outcomes: Sequence[Outcome]) -> dict[int, int]:
+        for o in outcomes:
+            if o.drafted > 0:
+                emp = o.accept_prob_sum / o.drafted
+                self.alpha_hat[o.client] = (1 - self.eta) * self.alpha_hat[o.client] + self.eta * emp
+            self.X[o.client] = (1 - self.beta) * self.X[o.client] + self.beta * o.tokens
+        return self._solve()

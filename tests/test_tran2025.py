@@ -1,0 +1,80 @@
+"""GOODSPEED: eq (5) solved exactly (greedy == brute force), x* certified by its duality gap and equal to
+a direct convex solve on small cases, and the allocators' updates follow eqs (3)-(4)."""
+import itertools
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from specedge.serving.allocation import FixedS, GoodspeedAllocator, RandomS
+from specedge.serving.interfaces import Outcome
+from specedge.solvers import tran2025 as t
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_allocation_equals_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    n, c = int(rng.integers(1, 5)), int(rng.integers(0, 10))
+    a = rng.choice([0.0, 0.05, 0.3, 0.5, 0.5, 0.9, 0.99], size=n)   # ties and extremes included
+    w = rng.choice([0.2, 1.0, 1.0, 3.0], size=n)
+    s = t.allocate(a, w, c)
+    _, best = t.brute_force_allocate(a, w, c)
+    assert s.sum() <= c and float(w @ t.goodput(a, s)) == pytest.approx(best, abs=1e-12)
+
+
+def test_allocate_rejects_bad_input():
+    with pytest.raises(ValueError, match="alpha"):
+        t.allocate([1.0], [1], 3)
+    with pytest.raises(ValueError, match="weights"):
+        t.allocate([0.5], [-1], 3)
+    with pytest.raises(ValueError, match="capacity"):
+        t.allocate([0.5], [1], 2.5)
+
+
+def _direct_optimum(a, c):
+    ks = [k for k in itertools.product(range(c + 1), repeat=len(a)) if sum(k) <= c]
+    mu = np.array([t.goodput(a, k) for k in ks])
+    f = lambda phi: -np.sum(np.log(phi @ mu))
+    res = minimize(f, np.full(len(ks), 1 / len(ks)), method="SLSQP", bounds=[(0, 1)] * len(ks),
+                   constraints=[{"type": "eq", "fun": lambda p: p.sum() - 1}], options={"ftol": 1e-12, "maxiter": 500})
+    return -res.fun
+
+
+@pytest.mark.parametrize("a,c", [([0.8, 0.3], 3), ([0.6, 0.6, 0.2], 3), ([0.9, 0.5], 4)])
+def test_frank_wolfe_optimum_matches_direct_solve(a, c):
+    o = t.optimum(a, c, tol=1e-7)
+    assert o.gap <= 1e-6                      # certified: U(x*) - U(x) <= gap
+    direct = _direct_optimum(np.array(a), c)
+    assert o.utility <= direct + 1e-7 and o.utility == pytest.approx(direct, abs=2e-6)
+
+
+def test_per_second_optimum_prefers_shorter_rounds():
+    a = [0.8, 0.4]
+    per_round = t.optimum(a, 6)
+    o = t.optimum_per_second(a, 6, lambda k: 1.0 + 0.2 * k.max())
+    assert o.gap <= 1e-6 and np.all(o.x > 0)
+    # with a flat round time the per-second optimum is the per-round one scaled
+    flat = t.optimum_per_second(a, 6, lambda k: 2.0)
+    assert flat.x == pytest.approx(per_round.x / 2, rel=1e-6)
+
+
+def test_goodspeed_updates_follow_eqs_3_and_4():
+    g = GoodspeedAllocator(capacity=6, eta=0.5, beta=0.25, alpha0=0.5, x0=1.0)
+    s0 = g.initial([0, 1])
+    assert sum(s0.values()) <= 6 and s0[0] == s0[1]
+    g.update([Outcome(0, drafted=3, accepted=3, accept_prob_sum=3.0), Outcome(1, 3, 0, 0.3)])
+    assert g.alpha_hat[0] == pytest.approx(0.75) and g.alpha_hat[1] == pytest.approx(0.5 * 0.5 + 0.5 * 0.1)
+    assert g.X[0] == pytest.approx(0.75 * 1 + 0.25 * 4) and g.X[1] == pytest.approx(0.75 + 0.25)
+    g.update([Outcome(1, 0, 0, 0.0)])                      # S = 0: alpha unchanged, X still smoothed
+    assert g.alpha_hat[1] == pytest.approx(0.3)
+    with pytest.raises(ValueError, match="eta"):
+        GoodspeedAllocator(4, eta=1.5)
+
+
+def test_baselines():
+    f = FixedS(20, 8)
+    assert set(f.initial(range(8)).values()) == {2}
+    r = RandomS(16, seed=1)
+    draws = [r.initial(range(8))] + [r.update([]) for _ in range(200)]
+    assert all(sum(d.values()) == 16 and min(d.values()) >= 0 for d in draws)
+    assert len({tuple(d.values()) for d in draws}) > 100
