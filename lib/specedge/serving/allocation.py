@@ -10,6 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..solvers.tran2025 import allocate
 from .interfaces import Outcome
 
 
@@ -92,7 +93,6 @@ class GoodspeedAllocator:
             raise ValueError("GoodspeedAllocator: need 0 <= alpha0 < 1, x0 > 0, capacity >= 0")
 
     def _solve(self) -> dict[int, int]:
-        from ..solvers.tran2025 import allocate
         clients = sorted(self.alpha_hat)
         a = [min(self.alpha_hat[c], 1 - 1e-9) for c in clients]
         w = [1.0 / self.X[c] for c in clients]

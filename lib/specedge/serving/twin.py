@@ -1,0 +1,269 @@
+"""The SimPy twin of the serving layer: the same clients, batch former and allocator, simulated time.
+
+``simulate(workload, former, allocator, times, acceptance)`` runs the policy objects it is given
+(unchanged: they get the simulated ``now``) against simulated drafting, network and verification
+times and returns the per-round log of ``interfaces.LOG_COLUMNS`` (``system="twin"``), the same table
+the real run writes, so one set of metric definitions serves both (LLMServingSim's validation habit).
+
+- Clients are synchronous drafters (GOODSPEED's draft servers): draft S tokens (``times.draft``),
+  send (``times.up``), wait for the reply (``times.down``), repeat; a client walks through its prompt
+  stream (``ClientSpec.domains`` x ``prompts``, ``max_new_tokens`` each), so its acceptance follows
+  the domain it is in. With ``rounds`` set, streams wrap around until that many batches were verified.
+- Acceptance: ``TraceAcceptance`` draws each round's per-position outcomes from the zoo's measured
+  traces (``data/traces/li2026_traces.csv.gz``: target-m with each draft, per domain and temperature),
+  ``IIDAcceptance`` from a fixed alpha (tests).
+- Times: ``Times`` (per-client draft time per token, verification time of a batch, link) built from
+  a hardware profile or fitted to a real run (``fit_times``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+import simpy
+
+from .. import paths
+from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Outcome, Pending
+from .workload import Workload
+
+TRACES = paths.DATA / "traces" / "li2026_traces.csv.gz"
+
+
+# --------------------------------------------------------------------------- acceptance
+class IIDAcceptance:
+    """Every drafted token accepted with probability ``alpha`` (min(1, p/q) = the 0/1 outcome)."""
+
+    def __init__(self, alpha: float):
+        if not 0 <= alpha <= 1:
+            raise ValueError(f"alpha: must lie in [0, 1], got {alpha}")
+        self.alpha = float(alpha)
+
+    def draw(self, rng: np.random.Generator, draft: str, domain: str, temperature: float, s: int):
+        ok = rng.random(s) < self.alpha
+        n = int(np.argmin(ok)) if not ok.all() else s
+        return n, float(ok.sum())
+
+
+class TraceAcceptance:
+    """Per-round acceptance drawn from measured traces of (draft, domain, temperature).
+
+    A round of S drafts takes the first S positions of a randomly drawn traced round (traced windows
+    hold up to 8 drafts; longer rounds continue with positions of further drawn rounds). The accepted
+    count is the leading run of accepted positions; eq (3)'s sum of min(1, p/q) comes from the traced
+    p and q of the same positions.
+    """
+
+    def __init__(self, path=TRACES, target: str = "target-m"):
+        if not Path(path).exists():
+            raise FileNotFoundError(f"{path}: the zoo's WISP traces are missing; `make zoo` builds them "
+                                    "(python -m specedge.predictor build)")
+        df = pd.read_csv(path, usecols=["draft", "target", "domain", "temperature", "prompt", "round", "i",
+                                        "q", "p", "accepted"])
+        df = df[df["target"] == target]
+        df["ratio"] = np.minimum(1.0, df["p"] / df["q"].where(df["q"] > 0, np.nan)).fillna(0.0)
+        self.rounds: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        for key, g in df.sort_values(["prompt", "round", "i"]).groupby(["draft", "domain", "temperature"]):
+            rid = g["prompt"].to_numpy() * 100_000 + g["round"].to_numpy()
+            _, start = np.unique(rid, return_index=True)
+            self.rounds[(key[0], key[1], float(key[2]))] = (
+                g["accepted"].to_numpy(bool), g["ratio"].to_numpy(float), np.append(start, len(g)))
+
+    def keys(self):
+        return sorted(self.rounds)
+
+    def draw(self, rng: np.random.Generator, draft: str, domain: str, temperature: float, s: int):
+        key = (draft, domain, float(temperature))
+        if key not in self.rounds:
+            raise KeyError(f"no traces for draft={draft!r}, domain={domain!r}, T={temperature:g}; "
+                           f"available: {self.keys()[:6]} ...")
+        acc, ratio, bounds = self.rounds[key]
+        oks, rs = [], []
+        while sum(map(len, oks)) < s:
+            j = int(rng.integers(len(bounds) - 1))
+            oks.append(acc[bounds[j]: bounds[j + 1]])
+            rs.append(ratio[bounds[j]: bounds[j + 1]])
+        ok = np.concatenate(oks)[:s] if oks else np.zeros(0, bool)
+        n = int(np.argmin(ok)) if (s and not ok.all()) else s
+        return n, float(np.concatenate(rs)[:s].sum()) if rs else 0.0
+
+
+# --------------------------------------------------------------------------- times
+@dataclass
+class Times:
+    """Seconds of each step. ``draft[c](s)``: client c drafting s tokens; ``verify(batch)``: one
+    batched verification; ``up(c, s)`` / ``down(c)``: the request and the reply on the link."""
+    draft: Sequence[Callable[[int], float]]
+    verify: Callable[[Sequence[Pending]], float]
+    up: Callable[[int, int], float] = lambda c, s: 0.0
+    down: Callable[[int], float] = lambda c: 0.0
+    bytes_up: Callable[[int], int] = lambda s: 40 + 8 * s
+    bytes_down: int = 50
+
+
+def linear_verify(c0: float, per_token: float, per_request: float = 0.0) -> Callable[[Sequence[Pending]], float]:
+    """t = c0 + per_token * sum(n_new) + per_request * batch size."""
+    def t(batch):
+        return c0 + per_token * sum(p.n_new for p in batch) + per_request * len(batch)
+    return t
+
+
+def fit_times(log: pd.DataFrame, num_clients: int) -> tuple[Times, dict]:
+    """Times fitted to a real run's log: per-client draft time d0 + d1*S, verify c0 + c1*sum(S+1),
+    up and down as the median measured per client. Returns the Times and the fitted numbers."""
+    rows = log[(log["event"] == "") & log["t_verify"].notna()]
+    if rows.empty:
+        raise ValueError("log: no verified rounds to fit times from")
+    fits = {}
+    draft = []
+    for c in range(num_clients):
+        r = rows[(rows["client"] == c) & (rows["round"] > 0)]
+        if len(r) < 2 or r["S"].nunique() < 2:
+            d1 = float((r["t_draft"] / r["S"].clip(lower=1)).median()) if len(r) else 0.0
+            d0 = 0.0
+        else:
+            d1, d0 = np.polyfit(r["S"].astype(float), r["t_draft"].astype(float), 1)
+        d0, d1 = max(float(d0), 0.0), max(float(d1), 0.0)
+        fits[f"draft_{c}"] = (d0, d1)
+        draft.append(lambda s, d0=d0, d1=d1: d0 + d1 * s if s > 0 else 0.0)
+    b = rows[rows["round"] > 0].groupby("batch").agg(t=("t_verify", "first"), tok=("S", lambda s: float((s + 1).sum())))
+    if b["tok"].nunique() > 1:
+        c1, c0 = np.polyfit(b["tok"], b["t"], 1)
+    else:
+        c1, c0 = 0.0, float(b["t"].median())
+    c0, c1 = max(float(c0), 0.0), max(float(c1), 0.0)
+    fits["verify"] = (c0, c1)
+    up = rows.groupby("client")["up"].median().to_dict() if "up" in rows else {}
+    down = rows.groupby("client")["t_send"].median().to_dict()
+    fits["up"], fits["down"] = up, down
+    verify = lambda batch: c0 + c1 * sum(p.n_draft + 1 for p in batch)
+    times = Times(draft, verify, up=lambda c, s: float(up.get(c, 0.0)), down=lambda c: float(down.get(c, 0.0)))
+    return times, fits
+
+
+# --------------------------------------------------------------------------- the simulation
+@dataclass
+class _Client:
+    idx: int
+    s: int
+    prompt: int = 0
+    made: int = 0          # tokens of the current prompt
+    round: int = 0
+    done: bool = False
+    log_rows: list = field(default_factory=list)
+
+
+def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator, times: Times,
+             acceptance, *, rounds: int | None = None, seed: int = 0, label: str = "",
+             on_batch: Callable[[int, dict], None] | None = None) -> pd.DataFrame:
+    """Run the twin; returns the per-round log (LOG_COLUMNS). ``rounds``: stop after that many
+    verified batches, wrapping prompt streams around; None: every client finishes its stream.
+    ``on_batch(batch, allocation)`` is called after each batch (e.g. to record the allocator's state)."""
+    specs = workload.clients
+    if not specs:
+        raise ValueError("workload.clients: at least one client is needed")
+    if len(times.draft) != len(specs):
+        raise ValueError(f"times.draft: {len(times.draft)} draft time models for {len(specs)} clients")
+    if rounds is not None and rounds < 1:
+        raise ValueError(f"rounds: must be >= 1 or None, got {rounds}")
+    rng = np.random.default_rng(np.random.SeedSequence(seed))
+    env = simpy.Environment()
+    alloc = dict(allocator.initial(list(range(len(specs)))))
+    clients = [_Client(i, alloc[i]) for i in range(len(specs))]
+    queue: list[Pending] = []
+    replies: dict[int, simpy.Event] = {}
+    active = set(range(len(specs)))
+    wake = [env.event()]
+    rows: list[tuple] = []
+    state = {"batch": 0, "stop": False}
+    cols = ("policy", "batch", "round", "client", "S", "accepted", "tokens", "t_draft", "t_receive",
+            "t_queue", "t_verify", "t_send", "t_round", "bytes_up", "bytes_down", "arrival", "start",
+            "end", "slo_class", "deadline", "event")
+
+    def notify():
+        if not wake[0].triggered:
+            wake[0].succeed()
+
+    def client_proc(c: _Client):
+        spec = specs[c.idx]
+        n_prompts = len(spec.domains) * spec.prompts
+        while not state["stop"]:
+            t0 = env.now
+            left = spec.max_new_tokens - c.made
+            s = max(0, min(c.s if spec.draft_rule == "server" else spec.gamma, left - 1))
+            td = times.draft[c.idx](s)
+            yield env.timeout(td + times.up(c.idx, s))
+            domain = spec.domains[(c.prompt // spec.prompts) % len(spec.domains)]
+            p = Pending(client=c.idx, session=f"{c.idx}-{c.prompt}", round=c.round, arrival=env.now,
+                        n_draft=s, n_new=s + 1, slo_class=spec.slo_class, payload_bytes=times.bytes_up(s))
+            p.key = len(rows)  # carry the draft time
+            ev = env.event()
+            replies[id(p)] = ev
+            p._t = (t0, td, domain)  # type: ignore[attr-defined]
+            queue.append(p)
+            notify()
+            res = yield ev
+            if res is None:
+                return
+            n, tokens, row = res
+            yield env.timeout(times.down(c.idx))
+            row[12] = env.now - t0   # t_round
+            row[11] = times.down(c.idx)
+            rows.append(tuple(row))
+            c.made += tokens
+            c.round += 1
+            if c.made >= spec.max_new_tokens:
+                c.made, c.prompt = 0, c.prompt + 1
+                if c.prompt >= n_prompts:
+                    if rounds is None:
+                        active.discard(c.idx)
+                        notify()
+                        return
+                    c.prompt = 0
+            c.s = alloc.get(c.idx, c.s)
+
+    def server_proc():
+        while active and not state["stop"]:
+            batch = former.form(list(queue), env.now, frozenset(active)) if queue else []
+            if not batch:
+                wake[0] = env.event()
+                yield wake[0]
+                continue
+            chosen = {id(p) for p in batch}
+            queue[:] = [p for p in queue if id(p) not in chosen]
+            start = env.now
+            tv = times.verify(batch)
+            yield env.timeout(tv)
+            first = min(p.arrival for p in batch)
+            last = max(p.arrival for p in batch)
+            outcomes, pending_rows = [], []
+            for p in batch:
+                t0, td, domain = p._t  # type: ignore[attr-defined]
+                spec = specs[p.client]
+                n, aps = acceptance.draw(rng, spec.draft, domain, spec.temperature, p.n_draft)
+                left = spec.max_new_tokens - clients[p.client].made
+                tokens = min(n + 1, left)
+                outcomes.append(Outcome(p.client, p.n_draft, n, aps))
+                row = [label, state["batch"], p.round, p.client, p.n_draft, n, tokens, td, last - first,
+                       start - p.arrival, tv, 0.0, 0.0, p.payload_bytes, times.bytes_down, p.arrival,
+                       start, env.now, spec.slo_class, p.deadline, ""]
+                pending_rows.append((p, n, tokens, row))
+            alloc.update(allocator.update(outcomes))
+            if on_batch is not None:
+                on_batch(state["batch"], dict(alloc))
+            state["batch"] += 1
+            for p, n, tokens, row in pending_rows:
+                row[17] = env.now
+                replies.pop(id(p)).succeed((n, tokens, row))
+            if rounds is not None and state["batch"] >= rounds:
+                state["stop"] = True
+
+    for c in clients:
+        env.process(client_proc(c))
+    env.process(server_proc())
+    env.run()
+    out = pd.DataFrame(rows, columns=list(cols))
+    out.insert(0, "system", "twin")
+    return out[LOG_COLUMNS]
