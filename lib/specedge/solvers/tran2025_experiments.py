@@ -1,0 +1,151 @@
+"""GOODSPEED's experiments (tran2025 Sec IV) on the serving layer: configurations, runs, metrics.
+
+Table I's configurations with zoo stand-ins; each client drafts on its own domains, its prompts
+switching domain over time (non-stationary acceptance). Policies: GOODSPEED (Algorithm 1), Fixed-S
+(S_i = C/N), Random-S. Metrics, one definition each, applied alike to real and twin logs:
+``time_split`` (Fig 3: receiving, verification, sending), ``utility_curve`` (Fig 4: U(x̄(T))),
+``client_alpha`` (the i.i.d. alpha of each client, from the traces, for x*).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .. import hardware, sampling
+from ..serving.allocation import FixedS, GoodspeedAllocator, RandomS
+from ..serving.batching import SyncRounds
+from ..serving.twin import Times, TraceAcceptance, linear_verify, simulate
+from ..serving.workload import ClientSpec, Workload
+
+DOMAINS = ("chat", "code", "math", "qa", "sql", "summarize")
+POLICIES = ("GOODSPEED", "Fixed-S", "Random-S")
+
+
+@dataclass(frozen=True)
+class Config:
+    """One row of Table I with its zoo stand-in."""
+    name: str
+    paper_models: str
+    clients: int
+    capacity: int
+    max_tokens: int
+    drafts: tuple[str, ...]          # zoo draft per client (cycled)
+
+
+def table1() -> list[Config]:
+    """Table I (the text's C = {6, 20} for 150-token runs is taken as the table's {16, 20})."""
+    small, mixed = ("draft-xs",), ("draft-xs", "draft-s")
+    return [Config(f"4 clients, C={c}", "Qwen3-14B + Qwen3-0.6B", 4, c, 50, small) for c in (24, 28)] + \
+           [Config(f"8 clients, C={c}", "Qwen3-14B + Qwen3-0.6B/1.7B", 8, c, 150, mixed) for c in (16, 20)]
+
+
+STAND_INS = {"Qwen3-14B": "target-m", "Qwen3-0.6B": "draft-xs", "Qwen3-1.7B": "draft-s"}
+
+
+def workload(cfg: Config, prompts_per_domain: int = 1, max_tokens: int | None = None,
+             temperature: float = 0.0, seed: int = 0) -> Workload:
+    """Client i drafts with ``cfg.drafts[i % len]`` on domains i and i+3 (mod 6), in that order."""
+    clients = tuple(ClientSpec(cfg.drafts[i % len(cfg.drafts)], (DOMAINS[i % 6], DOMAINS[(i + 3) % 6]),
+                               prompts_per_domain, max_tokens or cfg.max_tokens, temperature=temperature,
+                               seed=seed)
+                    for i in range(cfg.clients))
+    return Workload("target-m", clients, capacity=cfg.capacity)
+
+
+def allocator(policy: str, cfg: Config, seed: int = 0, eta: float = 0.1, beta: float = 0.1):
+    if policy == "GOODSPEED":
+        return GoodspeedAllocator(cfg.capacity, eta=eta, beta=beta)
+    if policy == "Fixed-S":
+        return FixedS(cfg.capacity, cfg.clients)
+    if policy == "Random-S":
+        return RandomS(cfg.capacity, seed=seed)
+    raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+
+
+def paper_times(cfg: Config, profile: str = "tran2025_paper") -> Times:
+    """H100 verifier / L4 drafters at paper scale, from the profile's (derived) runtime section."""
+    prof = hardware.load_profile(profile)
+    v = prof.coefficients("verify")
+    size = {"draft-xs": prof.coefficients("draft_small")["c_tok"], "draft-s": prof.coefficients("draft_large")["c_tok"]}
+    link = prof.link("draft_to_verifier")
+    rate, lat = float(link["rate_bps"]), float(link.get("latency_s", 0.0))
+    drafts = [cfg.drafts[i % len(cfg.drafts)] for i in range(cfg.clients)]
+    vocab = 151_936  # Qwen3's vocabulary: a dense fp16 distribution per drafted token goes uplink
+    return Times(draft=[lambda s, c=size[d]: c * s for d in drafts],
+                 verify=lambda batch: v["c0"] + v["c_tok"] * sum(p.n_draft + 1 for p in batch),
+                 up=lambda c, s: lat + 8 * (64 + s * (4 + 2 * vocab)) / rate,
+                 down=lambda c: lat + 8 * 64 / rate,
+                 bytes_up=lambda s: 64 + s * (4 + 2 * vocab), bytes_down=64)
+
+
+def run_twin(cfg: Config, policy: str, times: Times, acceptance, *, rounds: int | None = None,
+             seed: int = 0, prompts_per_domain: int = 1, max_tokens: int | None = None):
+    """One twin run; returns (log, estimates) where estimates has the allocator's X and alpha-hat per
+    batch (GOODSPEED only; Fig 2)."""
+    alloc = allocator(policy, cfg, seed)
+    est = []
+
+    def record(batch, _):
+        if isinstance(alloc, GoodspeedAllocator):
+            est.extend(dict(batch=batch, client=c, X=alloc.X[c], alpha_hat=alloc.alpha_hat[c]) for c in alloc.X)
+
+    wl = workload(cfg, prompts_per_domain, max_tokens, seed=seed)
+    log = simulate(wl, SyncRounds(), alloc, times, acceptance, rounds=rounds, seed=seed, label=policy,
+                   on_batch=record)
+    return log, pd.DataFrame(est)
+
+
+# --------------------------------------------------------------------------- metrics
+def time_split(log: pd.DataFrame) -> dict[str, float]:
+    """Fig 3's wall-time split of a run, from the server's view, per batch b:
+    receiving = start_b - end_(b-1) (waiting for drafts until the batch is assembled), verification =
+    the pass, sending = the slowest reply's time on the link. Seconds, summed over batches."""
+    rows = log[log["event"] == ""]
+    b = rows.groupby("batch").agg(start=("start", "first"), verify=("t_verify", "first"),
+                                  end=("end", "max"), send=("t_send", "max"), first=("arrival", "min"))
+    prev_end = b["end"].shift(1).fillna(b["first"].iloc[0] - rows["t_draft"].max() if len(b) else 0.0)
+    receiving = float((b["start"] - prev_end).clip(lower=0).sum())
+    return dict(receiving=receiving, verification=float(b["verify"].sum()), sending=float(b["send"].sum()))
+
+
+def utility_curve(log: pd.DataFrame) -> pd.Series:
+    """U(x̄(T)) = sum_i log x̄_i(T), x̄_i(T) the mean tokens per round of client i over batches 1..T."""
+    rows = log[log["event"] == ""]
+    x = rows.pivot_table(index="batch", columns="client", values="tokens", aggfunc="sum").fillna(0.0)
+    xbar = x.cumsum().div(np.arange(1, len(x) + 1), axis=0)
+    return np.log(xbar.where(xbar > 0)).sum(axis=1, min_count=x.shape[1])
+
+
+def stabilisation(curve: pd.Series, rel: float = 0.01) -> int:
+    """First iteration after which U(x̄(T)) stays within ``rel`` of its final value."""
+    final = curve.iloc[-1]
+    outside = np.flatnonzero(np.abs(curve.to_numpy() - final) > rel * abs(final))
+    return int(outside[-1] + 2) if outside.size else 1
+
+
+def client_alpha(acceptance: TraceAcceptance, wl: Workload) -> np.ndarray:
+    """Each client's i.i.d. alpha (``sampling.iid_acceptance``) over its domains' traced rounds."""
+    out = []
+    for spec in wl.clients:
+        acc_n, drafted = [], []
+        for d in spec.domains:
+            acc, _, bounds = acceptance.rounds[(spec.draft, d, float(spec.temperature))]
+            for a, b in zip(bounds[:-1], bounds[1:]):
+                ok = acc[a:b]
+                acc_n.append(int(np.argmin(ok)) if not ok.all() else len(ok))
+                drafted.append(len(ok))
+        out.append(sampling.iid_acceptance(acc_n, drafted))
+    return np.array(out)
+
+
+def moving(series: pd.Series, window: int = 10) -> tuple[pd.Series, pd.Series]:
+    """Moving average and moving std (Fig 2's MA filter, window 10)."""
+    r = series.rolling(window, min_periods=1)
+    return r.mean(), r.std().fillna(0.0)
+
+
+__all__ = ["Config", "table1", "workload", "allocator", "paper_times", "run_twin", "time_split",
+           "utility_curve", "stabilisation", "client_alpha", "moving", "POLICIES", "STAND_INS",
+           "linear_verify"]
