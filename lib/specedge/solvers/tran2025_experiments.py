@@ -118,6 +118,16 @@ def utility_curve(log: pd.DataFrame) -> pd.Series:
     return np.log(xbar.where(xbar > 0)).sum(axis=1, min_count=x.shape[1])
 
 
+def client_goodput(log: pd.DataFrame) -> pd.Series:
+    """Tokens per second of each client over its own active span: from the start of its first round
+    (first arrival minus that round's drafting) to its last reply. The same definition for real and
+    twin logs (the real run's clock also counts process start-up, which this span leaves out)."""
+    rows = log[log["event"] == ""].sort_values(["client", "round"])
+    first = rows.groupby("client").first()
+    span = rows.groupby("client")["end"].max() - (first["arrival"] - first["t_draft"])
+    return rows.groupby("client")["tokens"].sum() / span
+
+
 def stabilisation(curve: pd.Series, rel: float = 0.01) -> int:
     """First iteration after which U(x̄(T)) stays within ``rel`` of its final value."""
     final = curve.iloc[-1]
@@ -147,5 +157,5 @@ def moving(series: pd.Series, window: int = 10) -> tuple[pd.Series, pd.Series]:
 
 
 __all__ = ["Config", "table1", "workload", "allocator", "paper_times", "run_twin", "time_split",
-           "utility_curve", "stabilisation", "client_alpha", "moving", "POLICIES", "STAND_INS",
+           "utility_curve", "client_goodput", "stabilisation", "client_alpha", "moving", "POLICIES", "STAND_INS",
            "linear_verify"]

@@ -282,6 +282,5 @@ def add_headline(cmp, artifact: str, quantity: str, paper: float, ours: float, t
                  reading: str, cause: str) -> str:
     """A comparison row for a headline percentage: ``reading`` says how it was computed; ``cause``
     is added when it falls outside the tolerance."""
-    status = "match" if abs(paper - ours) <= tolerance else "deviates"
-    note = reading if status == "match" else f"{cause} ({reading})"
-    return cmp.add(artifact, quantity, paper, round(float(ours), 2), "%", tolerance, status, note)
+    return cmp.add(artifact, quantity, paper, round(float(ours), 2), "%", tolerance=tolerance,
+                   note=f"{cause} ({reading})" if abs(paper - ours) > tolerance else reading)
