@@ -42,19 +42,23 @@ zoo: venv
 # Measures this machine (explicit steps; notebooks only read what they write):
 # forward-pass fits (zhu2025 Fig 5) -> data/profiles/cpu_local.yaml (+ raw CSV); zoo pass times
 # (zheng2025 Table II) -> data/profiles/zoo_cpu.yaml; FSD timings, Table 9 and the concurrent run
-# (venkatesha2025) -> data/profiles/cpu_local_fsd.yaml, data/venkatesha2025/.
+# (venkatesha2025) -> data/profiles/cpu_local_fsd.yaml, data/venkatesha2025/; GOODSPEED's real gRPC runs
+# (tran2025) -> data/tran2025/real_runs.csv.
 profiles: venv
 	$(PY) -m specedge.profiling --name cpu_local
 	$(PY) -m specedge.solvers.zheng2025 measure
 	$(PY) -m specedge.sim.measure
+	$(PY) -m specedge.solvers.tran2025_experiments measure
 
-# Two runs (~1 + ~5 min), results in figures/bench/: the zoo pair as trained (tiny float32 target:
-# framework overhead dominates) and the same pair with its target widened to 0.43 B parameters in
-# bfloat16 (specedge.zoo.widen: same logits, memory-bound passes as on an accelerator).
+# Three runs (~1 + ~5 + ~3 min), results in figures/bench/: decoding with the zoo pair as trained (tiny
+# float32 target: framework overhead dominates) and with its target widened to 0.43 B parameters in
+# bfloat16 (specedge.zoo.widen: same logits, memory-bound passes as on an accelerator); then the serving
+# layer (batched vs separate verification, server overhead per round, twin speed).
 bench: venv
 	$(PY) tests/bench_decoding.py --out figures/bench/decoding_zoo.csv
 	$(PY) tests/bench_decoding.py --widen 2048 5632 8 --dtype bfloat16 --prompts 2 --repeats 3 \
 		--forward-reps 30 --out figures/bench/decoding_widened.csv
+	$(PY) tests/bench_serving.py --out-dir figures/bench
 
 readme: venv
 	$(PY) -m specedge.compare --update-readme

@@ -98,3 +98,42 @@ def test_fcfs_server_with_the_same_allocator_object(target):
     log, outs = run_real(wl, FCFS(), alloc, label="FCFS")
     assert alloc._clients == [0, 1]  # the very object passed in was used by the server
     assert outs[0] == _reference(target, wl.clients[0])
+
+
+def test_one_allocator_object_drives_the_real_run_and_the_twin(target):
+    """The policy objects are plain: the very same instance runs in the real server and in the twin."""
+    from specedge.serving.allocation import GoodspeedAllocator
+    from specedge.serving.twin import IIDAcceptance, Times, linear_verify, simulate
+
+    alloc, former = GoodspeedAllocator(6), SyncRounds()
+    wl = Workload("target-m", (ClientSpec("draft-xs", ("code",), 1, 8), ClientSpec("draft-s", ("sql",), 1, 8)), capacity=6)
+    real, _ = run_real(wl, former, alloc, label="GOODSPEED")
+    x_after_real = dict(alloc.X)
+    assert set(x_after_real) == {0, 1} and x_after_real != {0: 1.0, 1: 1.0}
+    twin = simulate(wl, former, alloc, Times([lambda s: 0.001 * s] * 2, linear_verify(0.01, 0.0)), IIDAcceptance(0.5))
+    assert set(alloc.X) == {0, 1} and len(twin) > 0 and len(real[real.event == ""]) > 0
+
+
+def test_sampled_verification_follows_the_target_distribution(target):
+    """At T = 1 the first token committed by a drafter + verifier round follows the target's p exactly
+    (chi-square over the likely tokens), as single-process speculative decoding does."""
+    from scipy import stats
+    from specedge import sampling
+
+    draft = zoo.load_model("draft-xs")
+    prompt = zoo.load_tokenizer().encode(zoo.eval_prompts("chat", 1)[0])[-12:]
+    with torch.inference_mode():
+        p = sampling.probs(target(torch.tensor([prompt])).logits[0, -1], 1.0)
+    n = 2500
+    counts = torch.zeros_like(p)
+    for seed in range(n):
+        v = Verifier(target, seed=seed)
+        d = Drafter(draft, prompt, 3, "s", temperature=1.0, seed=10_000 + seed)
+        req, _ = d.propose(2)
+        counts[d.commit(v.verify([req])[0])[0]] += 1
+    expected = p * n
+    big = expected >= 8
+    obs = torch.cat([counts[big], counts[~big].sum()[None]]).numpy()
+    exp = torch.cat([expected[big], expected[~big].sum()[None]]).numpy()
+    assert big.sum() >= 5
+    assert stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue > 1e-3

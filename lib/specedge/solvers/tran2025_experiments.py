@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import hardware, sampling
+from .. import hardware, paths, sampling
 from ..serving.allocation import FixedS, GoodspeedAllocator, RandomS
 from ..serving.batching import SyncRounds
 from ..serving.twin import Times, TraceAcceptance, linear_verify, simulate
@@ -156,6 +156,66 @@ def moving(series: pd.Series, window: int = 10) -> tuple[pd.Series, pd.Series]:
     return r.mean(), r.std().fillna(0.0)
 
 
+# --------------------------------------------------------------------------- measured real runs
+REAL_RUNS = paths.DATA / "tran2025" / "real_runs.csv"
+
+
+def real_config(scale: str = "full") -> Config:
+    """The configuration of the real runs: 4 clients, C = 24, 50 tokens (CI: 2 clients, C = 8, 16 tokens)."""
+    if scale == "full":
+        return table1()[0]
+    return Config("2 clients, C=8", "CI stand-in", 2, 8, 16, ("draft-xs",))
+
+
+def measure_real(scale: str = "full", seed: int = 0) -> pd.DataFrame:
+    """Run the three policies for real (gRPC server + one process per drafter on 127.0.0.1) on the zoo;
+    returns their per-round logs, one after another. Wall-clock timings: `make profiles` writes them to
+    ``REAL_RUNS`` and the notebook reads them, so rerunning the notebook leaves its outputs unchanged."""
+    from ..serving.run import run_real
+    cfg = real_config(scale)
+    logs = []
+    for pol in POLICIES:
+        log, _ = run_real(workload(cfg, 1, cfg.max_tokens, seed=seed), SyncRounds(), allocator(pol, cfg, seed),
+                          label=pol, seed=seed)
+        if (log["event"] != "").any():
+            raise RuntimeError(f"real run {pol}: unexpected events {log[log['event'] != ''].event.tolist()}")
+        logs.append(log)
+    return pd.concat(logs, ignore_index=True)
+
+
+def load_real_runs(path=REAL_RUNS) -> dict[str, pd.DataFrame]:
+    """The committed real-run logs by policy (``make profiles`` measures them)."""
+    from pathlib import Path
+    if not Path(path).exists():
+        raise FileNotFoundError(f"{path} is missing: `make profiles` measures it "
+                                "(python -m specedge.solvers.tran2025_experiments measure)")
+    df = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    df["event"] = df["event"].fillna("")
+    return {pol: g.reset_index(drop=True) for pol, g in df.groupby("policy", sort=False)}
+
+
+def _main(argv=None) -> int:
+    import argparse
+    import platform
+    ap = argparse.ArgumentParser(description="measure GOODSPEED's real runs on this machine")
+    ap.add_argument("cmd", choices=["measure"])
+    ap.add_argument("--out", default=str(REAL_RUNS))
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    df = measure_real("full", args.seed)
+    from pathlib import Path
+    from ..profiling import cpu_name
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    df.assign(device=cpu_name(), python=platform.python_version()).round(6).to_csv(out, index=False)
+    print(f"{len(df)} rows -> {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())
+
+
 __all__ = ["Config", "table1", "workload", "allocator", "paper_times", "run_twin", "time_split",
-           "utility_curve", "client_goodput", "stabilisation", "client_alpha", "moving", "POLICIES", "STAND_INS",
+           "utility_curve", "client_goodput", "real_config", "measure_real", "load_real_runs", "stabilisation", "client_alpha", "moving", "POLICIES", "STAND_INS",
            "linear_verify"]
