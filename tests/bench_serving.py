@@ -40,10 +40,9 @@ def _tag() -> dict:
 def _sessions(verifier, draft, prompts, gamma):
     """Warm sessions (prompt cached) and one round of drafts each."""
     ds = [Drafter(draft, p, 10_000, f"b{i}") for i, p in enumerate(prompts)]
-    reqs = [d.propose(gamma)[0] for d in ds]
-    verifier.verify(reqs)
-    for d, r in zip(ds, verifier.verify([d.propose(gamma)[0] for d in ds])):
-        d.commit(r)
+    for _ in range(2):
+        for d, r in zip(ds, verifier.verify([d.propose(gamma)[0] for d in ds])):
+            d.commit(r)
     return ds
 
 

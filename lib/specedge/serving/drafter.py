@@ -41,7 +41,7 @@ class Drafter:
         self._unseen = list(self.prompt)    # tokens the server has not seen
         self._context = list(self.prompt)   # committed tokens
         self._drafts: list[int] = []
-        self._q = None
+        self._pending = False
 
     @property
     def done(self) -> bool:
@@ -51,6 +51,8 @@ class Drafter:
     def propose(self, s: int) -> tuple[Request, float]:
         """Draft up to ``s`` tokens (capped so the round cannot overshoot); return the request and the
         drafting time in seconds."""
+        if self._pending:
+            raise RuntimeError(f"session {self.session}: propose() called again before commit() of the last verdict")
         t0 = time.perf_counter()
         s = max(0, min(int(s), self.max_new_tokens - len(self.output) - 1))
         # Feed the committed tokens the draft cache lacks (the last correction token, or the prompt).
@@ -68,6 +70,7 @@ class Drafter:
             # the last draft is fed next round only if accepted (crop handles the rest)
             self.runner.feed(torch.tensor([drafts[-1]]), keep=1)
         self._drafts = drafts
+        self._pending = True
         q = torch.stack(qs) if (qs and self.temperature > 0) else None
         req = Request(self.session, list(self._unseen), drafts, q, self.temperature)
         return req, time.perf_counter() - t0
@@ -75,6 +78,9 @@ class Drafter:
     def commit(self, result: Result) -> list[int]:
         """Apply the server's verdict; returns the tokens committed this round."""
         n = int(result.accepted)
+        if not self._pending:
+            raise RuntimeError(f"session {self.session}: commit() without a proposed round")
+        self._pending = False
         if not 0 <= n <= len(self._drafts):
             raise ValueError(f"accepted: {n} outside [0, {len(self._drafts)}]")
         new = self._drafts[:n] + [int(result.token)]
