@@ -53,3 +53,17 @@ def test_readme_results_table_is_current():
 def test_ci_runs_the_readme_test_command():
     readme = (paths.ROOT / "README.md").read_text()
     assert "make test" in readme and "make test" in (paths.ROOT / ".ci" / "run").read_text()
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.name)
+def test_papermill_sees_every_parameter(nb):
+    """Each assignment of the `parameters` cell is visible to papermill (a line it cannot parse would
+    make `-p name value` silently do nothing)."""
+    import ast
+
+    import papermill as pm
+
+    cell = next(c for c in json.loads(nb.read_text())["cells"] if "parameters" in c["metadata"].get("tags", []))
+    names = {t.id for node in ast.parse("".join(cell["source"])).body if isinstance(node, ast.Assign)
+             for t in node.targets if isinstance(t, ast.Name)}
+    assert names and names <= set(pm.inspect_notebook(str(nb))), f"papermill misses {names - set(pm.inspect_notebook(str(nb)))}"
