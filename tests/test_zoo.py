@@ -165,3 +165,15 @@ def test_widen_rejects_bad_shapes():
         zoo.widen(small, 40, 96, 3)                  # 40 is not a multiple of 8 x 2
     with pytest.raises(ValueError, match="num_hidden_layers"):
         zoo.widen(small, 64, 96, 1)
+
+
+def test_a_missing_zoo_checkpoint_is_an_error_naming_the_file_and_make_target(tmp_path, monkeypatch):
+    from specedge import paths
+    from specedge.serving.twin import TraceAcceptance
+    monkeypatch.setattr(paths, "ZOO", tmp_path)           # an empty zoo directory
+    with pytest.raises(FileNotFoundError, match=r"target-m is missing.*make zoo"):
+        zoo.load_model("target-m")
+    with pytest.raises(FileNotFoundError, match="make zoo"):
+        zoo.load_tokenizer()
+    with pytest.raises(FileNotFoundError, match="make zoo"):
+        TraceAcceptance(tmp_path / "li2026_traces.csv.gz")

@@ -38,7 +38,10 @@ class HubUnreachableError(OSError):
 def resolve(name_or_path: str | Path) -> tuple[str, str | Path]:
     """``("zoo", dir)``, ``("local", dir)`` or ``("hub", id)`` for a model name, path or hub id."""
     name = str(name_or_path)
-    if name in TARGETS + DRAFTS + (TOKENIZER,) and (paths.ZOO / name).is_dir():
+    if name in TARGETS + DRAFTS + (TOKENIZER,):
+        if not (paths.ZOO / name).is_dir():   # a committed asset is missing: an error, never a fallback
+            raise FileNotFoundError(f"{paths.ZOO / name} is missing: the zoo's {name!r} is committed with the "
+                                    "repository; `make zoo` rebuilds it (python -m specedge.zoo build)")
         return "zoo", paths.ZOO / name
     if Path(name).expanduser().is_dir():
         return "local", Path(name).expanduser()
