@@ -11,7 +11,7 @@ PROFILE ?=
 export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
 export PYTHONHASHSEED := 0
 
-.PHONY: venv figures test zoo profiles bench readme lint clean
+.PHONY: venv figures test zoo profiles bench readme coverage lint clean
 
 venv: $(STAMP)
 
@@ -59,6 +59,11 @@ bench: venv
 	$(PY) tests/bench_decoding.py --widen 2048 5632 8 --dtype bfloat16 --prompts 2 --repeats 3 \
 		--forward-reps 30 --out figures/bench/decoding_widened.csv
 	$(PY) tests/bench_serving.py --out-dir figures/bench
+
+# Rows present in each figures/<paper>/comparison.csv against the numbers the paper states, counted
+# per artefact from the inventories in data/coverage/ (add --detail for the per-artefact table).
+coverage: venv
+	$(PY) -m specedge.coverage
 
 readme: venv
 	$(PY) -m specedge.compare --update-readme

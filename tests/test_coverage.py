@@ -1,0 +1,65 @@
+"""Coverage counting: inventories load and validate; rows are counted per artefact and capped."""
+import pandas as pd
+import pytest
+
+from specedge import coverage
+
+
+def _rows(*labels):
+    return pd.DataFrame({"artifact": list(labels)})
+
+
+INV = {"paper": "zheng2025", "artifacts": [
+    dict(name="Table I", stated=3, counted="", rows=["Table I"], side=""),
+    dict(name="Fig 7", stated=2, counted="", rows=["Fig 7", "Fig 7a"], side="drafting"),
+    dict(name="Fig 9", stated=1, counted="", rows=["Fig 9"], side="serving")]}
+
+
+def test_count_caps_each_artefact_and_reports_extra_rows():
+    t = coverage.count(INV, _rows("Table I", "Fig 7a", "Fig 7", "Fig 7a", "Algorithm 1"))
+    by = t.set_index("artifact")
+    assert by.loc["Table I", "rows"] == 1 and by.loc["Table I", "covered"] == 1
+    assert by.loc["Fig 7", "rows"] == 3 and by.loc["Fig 7", "covered"] == 2  # capped at stated
+    assert by.loc["Fig 9", "covered"] == 0
+    assert by.loc["(beyond the paper)", "rows"] == 1 and by.loc["(beyond the paper)", "covered"] == 0
+    s = coverage.summary(t)
+    assert (s["stated"], s["covered"]) == (6, 3) and s["percent"] == pytest.approx(50.0)
+    assert coverage.summary(t, "drafting")["percent"] == pytest.approx(100.0)
+    assert coverage.summary(t, "serving")["covered"] == 0
+
+
+@pytest.mark.parametrize("key", coverage.PAPERS)
+def test_committed_inventories_load_and_count_the_committed_tables(key):
+    inv = coverage.load_inventory(key)
+    assert inv["artifacts"] and all(a["stated"] >= 0 for a in inv["artifacts"])
+    t = coverage.count(inv, coverage.load_comparison(key))
+    assert (t.covered <= t.stated).all() and (t.covered <= t.rows).all()
+
+
+def test_li2026_reports_drafting_and_serving_sides():
+    lines = coverage.report(["li2026"])
+    assert set(lines.side) == {"all", "drafting", "serving"}
+    all_, dr, sv = (lines.set_index("side").loc[s] for s in ("all", "drafting", "serving"))
+    assert all_.stated == dr.stated + sv.stated and all_.covered == dr.covered + sv.covered
+
+
+def test_missing_and_malformed_inventories_raise(tmp_path):
+    with pytest.raises(ValueError, match="key must be one of"):
+        coverage.load_inventory("nope")
+    with pytest.raises(FileNotFoundError, match="zhu2025.yaml"):
+        coverage.load_inventory("zhu2025", root=tmp_path)
+    (tmp_path / "zhu2025.yaml").write_text("paper: zhu2025\nartifacts:\n  - name: Fig 6\n    stated: -1\n    counted: x\n")
+    with pytest.raises(ValueError, match="'stated' must be an integer"):
+        coverage.load_inventory("zhu2025", root=tmp_path)
+    (tmp_path / "zhu2025.yaml").write_text("paper: zhu2025\nartifacts:\n  - name: Fig 6\n    stated: 1\n")
+    with pytest.raises(ValueError, match="expected keys name, stated, counted"):
+        coverage.load_inventory("zhu2025", root=tmp_path)
+    (tmp_path / "zhu2025.yaml").write_text(
+        "paper: zhu2025\nartifacts:\n  - {name: Fig 6, stated: 1, counted: x}\n  - {name: B, stated: 1, counted: x, rows: [Fig 6]}\n")
+    with pytest.raises(ValueError, match="listed twice"):
+        coverage.load_inventory("zhu2025", root=tmp_path)
+
+
+def test_missing_comparison_names_the_make_target(tmp_path):
+    with pytest.raises(FileNotFoundError, match="make figures"):
+        coverage.load_comparison("zhu2025", figures=tmp_path)
