@@ -290,6 +290,40 @@ def test_dp_is_not_always_optimal():
     assert (dg[dg.search == "set partitions in any order, K=6"].gap_pct > 0.01).any()
 
 
+def test_gap_over_l_scores_algorithm_1_with_its_search_over_l():
+    # As the paper uses it: Algorithm 1 inside the enumeration over l (eq 33), against the best
+    # (batching, l) by brute force over consecutive partitions and every l.
+    rng = np.random.default_rng(21)
+    for trial in range(4):
+        K = int(rng.integers(3, 8))
+        pair = z.PAIRS[trial % 3]
+        s = system(*pair, memory_bytes=tight_memory(pair[0], int(rng.integers(1, K + 1))))
+        I, _ = tasks(200 + trial, K)
+        alpha = float(rng.uniform(0.5, 0.9))
+        g = zx.optimality_gap_over_l(s, I, alpha, 512, 4)
+        brute = min(brute_contiguous(s, I, l, alpha, 512) for l in range(1, 5))
+        assert g["exhaustive_s"] == pytest.approx(brute, rel=1e-12)
+        assert g["dp_s"] == pytest.approx(z.proposed_plan(s, I, alpha, 512, 4).objective, rel=1e-12)
+        assert g["gap_pct"] >= 0 and 1 <= g["best_l"] <= 4 and 1 <= g["dp_l"] <= 4
+        fixed = [zx.optimality_gap(s, I, l, alpha, 512)["dp_s"] for l in range(1, 5)]
+        assert g["dp_s"] == pytest.approx(min(fixed), rel=1e-12)
+    dg = zx.gap_study(ze.load_setting(), 2, 0, progress=False, l_max=3, searches=["contiguous, K=12"])
+    assert list(dg.search.unique()) == ["contiguous, K=12"] and dg.l.isna().all() and (dg.gap_pct >= 0).all()
+    with pytest.raises(ValueError, match="searches must be among"):
+        zx.gap_study(ze.load_setting(), 1, 0, progress=False, searches=["nope"])
+    with pytest.raises(ValueError, match="search must be"):
+        zx.optimality_gap_over_l(system(), np.arange(1, 4), 0.8, 64, 2, search="nope")
+
+
+def test_monotone_flags_per_curve():
+    df = pd.DataFrame(dict(scheme=["a"] * 6 + ["b"] * 6, K=[1, 1, 2, 2, 3, 3] * 2,
+                           latency_s=[1, 3, 3, 5, 6, 6, 4, 4, 4, 4, 5, 5]))
+    f = ze.monotone_flags(df, "K", ["scheme"], increasing=True)
+    assert list(f.values()) == [True, False]          # a: means 2 < 4 < 6; b: 4 = 4 is a tie
+    assert next(iter(f)).startswith("a: 2 < 4 < 6")
+    assert list(ze.monotone_flags(df.assign(latency_s=-df.latency_s), "K", ["scheme"], increasing=False).values()) == [True, False]
+
+
 def test_set_partitions_are_the_bell_numbers():
     assert [sum(1 for _ in zx.set_partitions(n)) for n in range(1, 7)] == [1, 2, 5, 15, 52, 203]
 

@@ -173,13 +173,40 @@ def optimality_gap(system: z.EdgeSystem, input_len, l: int, alpha: float, o_max:
                 best_batches=len(batches))
 
 
-def gap_study(setting, instances: int, seed: int, o_max: int | None = None, progress: bool = True):
+def optimality_gap_over_l(system: z.EdgeSystem, input_len, alpha: float, o_max: int, l_max: int,
+                          search: str = "contiguous", all_orders: bool = False) -> dict:
+    """Algorithm 1 as the paper uses it, inside the enumeration over l = 1..l_max (problem P3, eq 33;
+    :func:`zhu2025.proposed_plan`), against the exhaustive optimum over batchings *and* l."""
+    dp = z.proposed_plan(system, input_len, alpha, o_max, l_max)
+    if search not in ("contiguous", "set"):
+        raise ValueError(f"search must be 'contiguous' or 'set', got {search!r}")
+    best, best_l, batches = np.inf, 0, ()
+    for l in range(1, z.check_l(l_max, "l_max") + 1):
+        if search == "contiguous":
+            v, b = best_contiguous(system, input_len, l, alpha, o_max)
+        else:
+            v, b = best_set_partition(system, input_len, l, alpha, o_max, all_orders)
+        if v < best:
+            best, best_l, batches = v, l, b
+    gap = 100.0 * (dp.objective / best - 1.0)
+    if abs(gap) < GAP_ROUNDING_PCT:
+        gap = 0.0
+    return dict(dp_s=dp.objective, exhaustive_s=best, gap_pct=gap, dp_batches=len(dp.batches),
+                best_batches=len(batches), dp_l=dp.l, best_l=best_l)
+
+
+def gap_study(setting, instances: int, seed: int, o_max: int | None = None, progress: bool = True,
+              l_max: int | None = None, searches=None):
     """Algorithm 1 against exhaustive search on random small instances, for each of ``SEARCHES``.
 
     Each instance draws a Table I pair, alpha ~ U(0.5, 0.9), l ~ U{1..5}, a workload of Section IV
     and an SBS memory that admits between 1 and K tasks of the longest possible input per batch
     (with K this small the paper's 16 GB never binds, and without a binding memory constraint one
     or two batches are best and the question is moot). Returns one row per instance and search.
+
+    With ``l_max`` the instance has no drawn l: Algorithm 1 runs inside the search over
+    l = 1..l_max, as the paper uses it, against the exhaustive optimum over batchings and l
+    (:func:`optimality_gap_over_l`). ``searches`` picks labels of ``SEARCHES`` (default all).
     """
     import pandas as pd
     from tqdm.auto import tqdm
@@ -187,7 +214,11 @@ def gap_study(setting, instances: int, seed: int, o_max: int | None = None, prog
     from .zhu2025_schemes import sample_workload
     o_max = setting.max_output_len if o_max is None else o_max
     rows = []
-    todo = [(label, r) for label in SEARCHES for r in range(instances)]
+    searches = list(SEARCHES) if searches is None else list(searches)
+    for label in searches:
+        if label not in SEARCHES:
+            raise ValueError(f"searches must be among {list(SEARCHES)}, got {label!r}")
+    todo = [(label, r) for label in searches for r in range(instances)]
     for label, r in tqdm(todo, desc="Algorithm 1 vs exhaustive", disable=not progress):
         search, K, all_orders = SEARCHES[label]
         rng = np.random.default_rng([seed, 29, r, K])
@@ -199,7 +230,11 @@ def gap_study(setting, instances: int, seed: int, o_max: int | None = None, prog
         memory = z.param_bytes(draft) + float(z.kv_bytes(draft, setting.max_input_len, o_max)) * (fit + 0.5)
         system = setting.system(*pair, memory_bytes=memory)
         work = sample_workload(seed, 10_000 + r, K, setting.max_input_len, o_max, setting.cell_radius_m)
-        g = optimality_gap(system, work.input_len, l, alpha, o_max, search, all_orders)
+        if l_max is None:
+            g = optimality_gap(system, work.input_len, l, alpha, o_max, search, all_orders)
+        else:
+            l = None     # searched, not drawn (the draw above keeps the other draws identical)
+            g = optimality_gap_over_l(system, work.input_len, alpha, o_max, l_max, search, all_orders)
         rows.append(dict(search=label, instance=r, pair=f"({pair[0]}, {pair[1]})", alpha=alpha, l=l,
                          tasks=K, memory_tasks=fit, **g))
     return pd.DataFrame(rows)

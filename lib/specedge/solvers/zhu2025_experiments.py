@@ -186,6 +186,21 @@ def reductions(df: pd.DataFrame, ours: str, baseline: str, by: list[str], value:
     return out
 
 
+def monotone_flags(df: pd.DataFrame, x: str, by: list[str], increasing: bool, value: str = "latency_s") -> dict:
+    """Section IV's "latency grows with K" kind of reading, per curve: for each group of ``by``, is the
+    mean of ``value`` over the draws strictly monotone in ``x``? Keys name the curve and carry the
+    predicate's evidence, ready for :func:`specedge.claims.all_of`."""
+    from .. import claims
+    test = claims.strictly_increasing if increasing else claims.strictly_decreasing
+    m = df.groupby(by + [x])[value].mean()
+    flags = {}
+    for key, g in m.groupby(level=list(range(len(by)))):
+        c = test(g.sort_index(level=x).to_numpy())
+        label = ", ".join(map(str, key if isinstance(key, tuple) else (key,)))
+        flags[f"{label}: {c.evidence}"] = c.holds
+    return flags
+
+
 def path_loss_sensitivity(setting: Setting, inference: pd.DataFrame, path_losses_db, bandwidth_hz: float,
                           num_users: int, seed: int) -> pd.DataFrame:
     """Fig 9's headline as a function of the path-loss constant g0 (the paper prints "-30 dBm").
