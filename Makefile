@@ -47,7 +47,7 @@ zoo: venv
 profiles: venv
 	$(PY) -m specedge.profiling --name cpu_local
 	$(PY) -m specedge.solvers.zheng2025 measure
-	$(PY) -m specedge.sim.measure
+	$(PY) -m specedge.fsd.measure
 	$(PY) -m specedge.solvers.tran2025_experiments measure
 
 # Three runs (~1 + ~5 + ~3 min), results in figures/bench/: decoding with the zoo pair as trained (tiny

@@ -5,8 +5,8 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from specedge import decoding, early_exit
-from specedge.sim import concurrent
-from specedge.sim.fsd import FSDConfig, simulate
+from specedge.fsd import concurrent
+from specedge.fsd.sim import FSDConfig, simulate
 
 V = 48
 

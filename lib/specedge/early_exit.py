@@ -24,7 +24,7 @@ Early-exit verification (Sec 3 Step 2, eq 5)
     For a drafted block, exit l's outcome is what the greedy acceptance rule gives when exit l's
     distributions stand in for the target's: (accepted count, next token, confidence of that token).
     ``speculative`` runs greedy SD with the draft and the target and records every round's outcomes
-    in layer order as ``sim.fsd.RoundTrace`` (the input of the FSD simulation); the final exit decides,
+    in layer order as ``fsd.sim.RoundTrace`` (the input of the FSD simulation); the final exit decides,
     so its tokens are exactly those of ``decoding.speculative`` (a test checks it). ``LayerStream``
     calls back after each layer during the target's forward pass, as a server streams exits.
 
@@ -48,7 +48,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from . import paths, sampling
-from .sim.fsd import ExitOutcome, RoundTrace
+from .fsd.sim import ExitOutcome, RoundTrace
 
 __all__ = ["Adapter", "EarlyExits", "bottleneck_rank", "train", "agreement", "exit_outcomes",
            "LayerStream", "speculative", "collect_traces", "save", "load", "build", "ADAPTERS"]

@@ -1,6 +1,6 @@
 """FSD run for real: a client and a server in threads, with real queues, real models and injected delays.
 
-The same protocol as ``sim.fsd`` (read its docstring), executed instead of simulated, so the two can be
+The same protocol as ``fsd.sim`` (read its docstring), executed instead of simulated, so the two can be
 compared on the same zoo pair and profile:
 
 - server thread: verifies each drafted block with the early-exit target (``early_exit.EarlyExits``); a
@@ -34,7 +34,7 @@ import torch
 
 from .. import sampling
 from ..decoding import CausalLM
-from .fsd import ExitOutcome, FSDConfig, SimResult, pick_index
+from .sim import ExitOutcome, FSDConfig, SimResult, pick_index
 
 __all__ = ["run", "ConcurrentResult"]
 
