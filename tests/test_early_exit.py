@@ -128,3 +128,32 @@ def test_concurrent_fsd_emits_sd_tokens(pair):
     traces = [early_exit.speculative(draft, ee, p, 12, gamma=3)[1] for p in prompts]
     sim = simulate(traces, cfg, "fsd")
     assert out.rounds == sim.rounds and out.checks == sim.checks
+
+
+def test_two_exits_per_layer_positions_and_final(pair):
+    """per_layer=2: position 2l − 1 is layer l's residual stream after attention, 2l its output; the
+    last position is the target itself; exits stream in computation order."""
+    _, target = pair
+    ee = early_exit.EarlyExits(target, per_layer=2)
+    assert ee.n_layers == 8 and len(ee.adapters) == 7
+    ids = torch.arange(6)[None]
+    order = []
+    with ee.capture(on_layer=lambda p, h: order.append(p)) as hidden, torch.no_grad():
+        out = target(ids, output_hidden_states=True)
+    assert order == list(range(1, 9))
+    for l in range(1, 5):   # layer outputs at even positions equal transformers' hidden states
+        if l < 4:           # (the last hidden state transformers returns is after the final norm)
+            torch.testing.assert_close(hidden[2 * l - 1], out.hidden_states[l])
+    assert not torch.equal(hidden[0], hidden[1])   # the MLP changed the stream between the two exits
+    torch.testing.assert_close(ee.all_exit_logits(ids)[-1], out.logits)
+    assert ee.rank == early_exit.bottleneck_rank(target, 0.015, per_layer=2) < early_exit.bottleneck_rank(target)
+    with pytest.raises(ValueError, match="per_layer"):
+        early_exit.EarlyExits(target, per_layer=3)
+
+
+def test_save_load_keeps_exit_layout(pair, tmp_path):
+    _, target = pair
+    ee = early_exit.EarlyExits(target, rank=4, per_layer=2)
+    early_exit.save(ee, tmp_path / "a", dict(complete=True))
+    ee2, meta = early_exit.load(target, tmp_path / "a")
+    assert meta["per_layer"] == 2 and ee2.n_layers == 8 and meta["n_exits"] == 7

@@ -109,21 +109,24 @@ def test_cache_hit_miss_on_crafted_sequences():
     # order, a slow wire; only the first pre-draft fits before the final
     tricky = _round((3, 9), [(1, (0, 4), 0.2), (2, (1, 1), 0.3), (3, (3, 9), 0.95)])
     # one thread busy with exit 1 while exits 2 and 3 queue up: priority takes the confident (right)
-    # one, a partial hit; FIFO takes exit 2 and misses
+    # one, still running when the final lands: a miss (the cache holds finished pre-drafts), a partial
+    # hit if the client waits for it (running="wait"); FIFO takes exit 2 and misses either way
     slow = cfg.with_(T_d=0.1125, T_c=0.02)
-    r = simulate([[tricky, tricky]], slow, "fsd")
-    assert r.log.outcome.tolist() == ["partial", "last"]
-    assert simulate([[tricky, tricky]], slow.with_(client_queue="fifo"), "fsd").log.outcome.tolist() \
-        == ["miss", "last"]
+    assert simulate([[tricky, tricky]], slow, "fsd").log.outcome.tolist() == ["miss", "last"]
+    r = simulate([[tricky, tricky]], slow.with_(running="wait"), "fsd")
+    assert r.log.outcome.tolist() == ["partial", "last"] and r.misses == 0
+    assert simulate([[tricky, tricky]], slow.with_(client_queue="fifo", running="wait"), "fsd"
+                    ).log.outcome.tolist() == ["miss", "last"]
     # enough threads and a fast wire: every distinct outcome is pre-drafted, a hit
     fast = cfg.with_(threads=3, T_c=0.01)
     assert simulate([[tricky, tricky]], fast, "fsd").log.outcome.tolist() == ["hit", "last"]
     # no exit agrees: a miss whatever the resources
     wrong = _round((3, 9), [(1, (0, 4), 0.9), (2, (1, 1), 0.9), (3, (2, 2), 0.9)])
     assert simulate([[wrong, wrong]], fast.with_(threads=8), "fsd").misses == 1
-    # a pre-draft still running when the final lands is a partial hit (the client waits for it)
+    # a pre-draft still running when the final lands: a miss, or a partial hit when the client waits
     late = _round((3, 9), [(3, (3, 9), 0.9)])
-    r = simulate([[late, late]], cfg.with_(T_d=0.2, T_c=0.01), "fsd")
+    assert simulate([[late, late]], cfg.with_(T_d=0.2, T_c=0.01), "fsd").misses == 1
+    r = simulate([[late, late]], cfg.with_(T_d=0.2, T_c=0.01, running="wait"), "fsd")
     assert r.log.outcome.tolist() == ["partial", "last"] and r.misses == 0
     assert average_early_exit([[tricky, wrong, late]]) == pytest.approx((3 + 4 + 3) / 3)
 
@@ -146,8 +149,81 @@ def test_more_threads_never_miss_more():
 
 def test_dedupe_frees_threads_from_duplicate_exits():
     # exits 1-4 agree with each other (wrongly), exit 5 agrees with the final but is less confident
-    dup = RoundTrace(drafted=4, accepted=3, token=9, n_layers=6,
+    dup = RoundTrace(drafted=4, accepted=3, token=9, n_layers=10,
                      exits=tuple(ExitOutcome(l, 0, 4, 0.9) for l in range(1, 5)) + (ExitOutcome(5, 3, 9, 0.5),))
     cfg = FSDConfig(gamma=4, T_d=0.075, T_t=1.0, T_c=0.01, threads=1)
     assert simulate([[dup, dup]], cfg, "fsd").log.outcome.tolist() == ["miss", "last"]
-    assert simulate([[dup, dup]], cfg.with_(dedupe=True), "fsd").log.outcome.tolist() == ["partial", "last"]
+    r = simulate([[dup, dup]], cfg.with_(dedupe=True), "fsd")
+    assert r.log.outcome.tolist() == ["hit", "last"] and r.log.hit_exit.iloc[0] == 5
+
+
+# ------------------------------------------------------------------ client speed and thread limit
+def test_hand_computed_client_speed_decides_hit():
+    """L = 4, T_t = 0.8 s, wire T_c/2 = 0.01 s, γ = 4, one exit (layer 1) agreeing with the final.
+
+    Exit 1 is ready at 0.2 s into verification and reaches the client 0.01 s later; the final reaches
+    it at 0.81 s. A client drafting γ tokens in 0.4 s finishes the pre-draft at 0.61 s: a hit, and the
+    next round leaves at once. One drafting in 0.64 s finishes at 0.85 s: a miss, it drafts anew.
+    """
+    r = [HIT, HIT]
+    fast = simulate([r], FSDConfig(gamma=4, T_d=0.1, T_t=0.8, T_c=0.02), "fsd")
+    # 0.4 first draft + (0.01 + 0.8 + 0.01) round 0, hit, + (0.01 + 0.8 + 0.01) round 1
+    assert fast.log.outcome.tolist() == ["hit", "last"] and fast.time_s == pytest.approx(0.4 + 0.82 + 0.82)
+    assert fast.log.hit_exit.iloc[0] == 1 and fast.avg_hit_exit == 1
+    slow = simulate([r], FSDConfig(gamma=4, T_d=0.16, T_t=0.8, T_c=0.02), "fsd")
+    # 0.64 + 0.82 round 0, miss: drafts 0.64, + 0.82 round 1
+    assert slow.log.outcome.tolist() == ["miss", "last"] and slow.time_s == pytest.approx(0.64 + 0.82 + 0.64 + 0.82)
+    # waiting for the running pre-draft (beyond the paper): round 1 leaves at 0.64 + 0.01 + 0.21 + 0.64 = 1.50
+    wait = simulate([r], FSDConfig(gamma=4, T_d=0.16, T_t=0.8, T_c=0.02, running="wait"), "fsd")
+    assert wait.log.outcome.tolist() == ["partial", "last"] and wait.time_s == pytest.approx(1.50 + 0.82)
+
+
+def test_hand_computed_thread_limit_decides_hit():
+    """Exit 1 (confident, wrong) reaches the client at 0.21 s, exit 2 (right) at 0.41 s; a pre-draft
+    takes 0.36 s. One thread is busy with exit 1 until 0.57 s, so exit 2's pre-draft ends at 0.93 s,
+    after the final (0.81 s): a miss. A second thread starts exit 2 at 0.41 s and ends at 0.77 s: a hit."""
+    rnd = _round((2, 7), [(1, (0, 3), 0.9), (2, (2, 7), 0.6)])
+    cfg = FSDConfig(gamma=4, T_d=0.09, T_t=0.8, T_c=0.02, threads=1)
+    assert simulate([[rnd, rnd]], cfg, "fsd").log.outcome.tolist() == ["miss", "last"]
+    two = simulate([[rnd, rnd]], cfg.with_(threads=2), "fsd")
+    assert two.log.outcome.tolist() == ["hit", "last"] and two.log.hit_exit.iloc[0] == 2
+
+
+def _random_rounds(seed, n=60, depth=16, agree=0.35):
+    rng = np.random.default_rng(seed)
+    rounds = []
+    for _ in range(n):
+        final = (int(rng.integers(0, 5)), int(rng.integers(0, 50)))
+        exits = []
+        for l in range(1, depth):
+            p = agree * (0.5 + l / depth)   # deeper exits agree more often, as trained exits do
+            out = final if rng.random() < p else (int(rng.integers(0, 5)), int(rng.integers(0, 50)))
+            exits.append(ExitOutcome(l, *out, float(rng.random())))
+        rounds.append(RoundTrace(drafted=4, accepted=final[0], token=final[1], n_layers=depth, exits=tuple(exits)))
+    return rounds
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_slower_client_never_misses_less(seed):
+    rounds = _random_rounds(seed)
+    for threads in (1, 3, 8):
+        base = FSDConfig(gamma=4, T_d=0.01, T_t=0.5, T_c=0.04, threads=threads)
+        rates = [simulate([rounds], base.with_(T_d=td), "fsd").miss_rate for td in (0.01, 0.03, 0.06, 0.09, 0.12)]
+        assert rates == sorted(rates), (threads, rates)
+        assert rates[-1] > rates[0]          # and the client's speed does matter
+    # the paper's two clients on the same trace: the Jetson (334 ms drafting) misses more than the RTX
+    prof = hardware.load_profile("venkatesha2025_paper")
+    jetson = simulate([rounds], FSDConfig.from_profile(prof, "jetson_vicuna68m_vicuna7b"), "fsd").miss_rate
+    rtx = simulate([rounds], FSDConfig.from_profile(prof, "rtx_vicuna68m_vicuna7b"), "fsd").miss_rate
+    assert jetson > rtx
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_more_threads_never_raise_miss_rate_and_plateau(seed):
+    rounds = _random_rounds(seed)
+    base = FSDConfig(gamma=4, T_d=0.025, T_t=0.44, T_c=0.04)
+    rates = [simulate([rounds], base.with_(threads=k), "fsd").miss_rate for k in range(1, 21)]
+    assert all(b <= a for a, b in zip(rates, rates[1:])), rates
+    assert rates[-1] < rates[0]
+    # beyond what the wire delivers in one verification, a thread has nothing to pre-draft
+    assert rates[-1] == rates[-5]

@@ -4,7 +4,12 @@ Adapters (Sec 3 "Early Exit Training", Fig 3)
     ``EarlyExits(target)`` puts a bottleneck adapter h + W_up·SiLU(W_down·h) after each of the first
     L − 1 decoder layers; exit l's logits are ``lm_head(norm(adapter_l(h_l)))`` with the target's own
     final norm and LM head (shared and frozen). Exit L is the target itself (no adapter), so an exit at
-    the last layer equals the full model exactly. W_up starts at zero: before training every exit is the
+    the last layer equals the full model exactly. ``per_layer=2`` (beyond the paper) adds an exit after
+    each layer's attention block too (the residual stream entering ``post_attention_layernorm``): the
+    zoo targets have 3-4 layers, and with 2-3 exits one pre-drafting thread serves every exit, so
+    Fig 4a's thread dependence cannot show; 2L − 1 exits (5 and 7) give it room. Exits are then indexed
+    by *position* p = 1..P (P = per_layer · L, ``n_layers``): position 2l − 1 is layer l's attention
+    output, 2l its output; position P is the target itself. W_up starts at zero: before training every exit is the
     "logit lens" of its layer. The bottleneck width is chosen so the adapters hold ``param_fraction`` of
     the target's parameters (the paper: 31 exits = 101M = 1.48 % of a 7B model, i.e. ~3.3M per exit,
     far below d×d; ``shared/notes/recovered-formulas.md``).
@@ -80,30 +85,39 @@ def _parts(target):
     return base.layers, base.norm, target.get_output_embeddings()
 
 
-def bottleneck_rank(target, param_fraction: float = 0.015) -> int:
-    """Bottleneck width r so that the L − 1 adapters hold ≈ ``param_fraction`` of the target's parameters."""
+PER_LAYER = (1, 2)
+
+
+def bottleneck_rank(target, param_fraction: float = 0.015, per_layer: int = 1) -> int:
+    """Bottleneck width r so that the per_layer · L − 1 adapters hold ≈ ``param_fraction`` of the
+    target's parameters."""
     if not 0 < param_fraction < 1:
         raise ValueError(f"param_fraction must lie in (0, 1), got {param_fraction!r}")
     layers, _, _ = _parts(target)
     d = target.config.hidden_size
     total = sum(p.numel() for p in target.parameters())
-    per_rank = (len(layers) - 1) * (2 * d + 1)  # down (d·r + r) and up (r·d + d) per rank unit
+    per_rank = (per_layer * len(layers) - 1) * (2 * d + 1)  # down (d·r + r) and up (r·d + d) per rank unit
     return max(1, round(param_fraction * total / max(per_rank, 1)))
 
 
 class EarlyExits(nn.Module):
-    """L − 1 adapters after the first L − 1 layers of a frozen ``target``; exit L is the target itself."""
+    """P − 1 adapters (P = per_layer · L exit positions) on a frozen ``target``; exit P is the target itself."""
 
-    def __init__(self, target, rank: int | None = None, param_fraction: float = 0.015):
+    def __init__(self, target, rank: int | None = None, param_fraction: float = 0.015, per_layer: int = 1):
         super().__init__()
         layers, _, _ = _parts(target)
-        if len(layers) < 2:
-            raise ValueError(f"target needs at least 2 layers for an early exit, has {len(layers)}")
-        self.rank = bottleneck_rank(target, param_fraction) if rank is None else int(rank)
+        if per_layer not in PER_LAYER:
+            raise ValueError(f"per_layer (exits per decoder layer) must be one of {PER_LAYER}, got {per_layer!r}")
+        if per_layer == 2 and not all(hasattr(layer, "post_attention_layernorm") for layer in layers):
+            raise ValueError("per_layer=2 needs decoder layers with .post_attention_layernorm (Llama-style)")
+        if per_layer * len(layers) < 2:
+            raise ValueError(f"target needs at least 2 exit positions for an early exit, has {len(layers)} layer(s)")
+        self.per_layer = per_layer
+        self.rank = bottleneck_rank(target, param_fraction, per_layer) if rank is None else int(rank)
         if self.rank < 1:
             raise ValueError(f"rank must be >= 1, got {rank!r}")
         d = target.config.hidden_size
-        self.adapters = nn.ModuleList(Adapter(d, self.rank) for _ in range(len(layers) - 1))
+        self.adapters = nn.ModuleList(Adapter(d, self.rank) for _ in range(per_layer * len(layers) - 1))
         self.adapters.to(next(target.parameters()).dtype)
         object.__setattr__(self, "target", target)  # not a submodule: never saved or trained here
         for p in target.parameters():
@@ -111,6 +125,7 @@ class EarlyExits(nn.Module):
 
     @property
     def n_layers(self) -> int:
+        """Exit positions P (the last is the target's own output): L with one exit per layer."""
         return len(self.adapters) + 1
 
     def trainable_parameters(self) -> int:
@@ -121,23 +136,34 @@ class EarlyExits(nn.Module):
 
     @contextmanager
     def capture(self, on_layer: Callable[[int, torch.Tensor], None] | None = None):
-        """Record each decoder layer's output (pre-norm) during the target's forward passes.
+        """Record the residual stream (pre-norm) at every exit position during the target's forward passes.
 
-        Yields the list the hidden states (1-based layer l at index l − 1) are written to; ``on_layer(l, h)``
-        is called right after layer l finishes (a streaming server).
+        Yields the list the hidden states (1-based position p at index p − 1) are written to;
+        ``on_layer(p, h)`` is called as soon as position p is computed (a streaming server).
         """
         layers, _, _ = _parts(self.target)
-        hidden: list[torch.Tensor | None] = [None] * len(layers)
+        hidden: list[torch.Tensor | None] = [None] * self.n_layers
 
-        def hook(i):
+        def record(i, h):
+            hidden[i] = h
+            if on_layer is not None:
+                on_layer(i + 1, h)
+
+        def after_layer(i):
             def fn(module, args, output):
-                h = output[0] if isinstance(output, tuple) else output
-                hidden[i] = h
-                if on_layer is not None:
-                    on_layer(i + 1, h)
+                record(i, output[0] if isinstance(output, tuple) else output)
             return fn
 
-        handles = [layer.register_forward_hook(hook(i)) for i, layer in enumerate(layers)]
+        def after_attention(i):
+            def fn(module, args):  # the input of post_attention_layernorm: residual + attention
+                record(i, args[0])
+            return fn
+
+        k = self.per_layer
+        handles = [layer.register_forward_hook(after_layer(k * j + k - 1)) for j, layer in enumerate(layers)]
+        if k == 2:
+            handles += [layer.post_attention_layernorm.register_forward_pre_hook(after_attention(2 * j))
+                        for j, layer in enumerate(layers)]
         try:
             yield hidden
         finally:
@@ -343,7 +369,7 @@ def save(ee: EarlyExits, folder: Path, meta: dict) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().contiguous().cpu() for k, v in ee.adapters.state_dict().items()}
     save_file(state, str(folder / "adapters.safetensors"))
-    meta = dict(meta, rank=ee.rank, n_layers=ee.n_layers, n_exits=ee.n_layers - 1,
+    meta = dict(meta, rank=ee.rank, per_layer=ee.per_layer, n_layers=ee.n_layers, n_exits=ee.n_layers - 1,
                 trainable_params=ee.trainable_parameters(), param_fraction=ee.param_fraction())
     (folder / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
     return folder
@@ -356,7 +382,7 @@ def load(target, folder: Path) -> tuple[EarlyExits, dict]:
     if not (folder / "meta.json").exists():
         raise FileNotFoundError(f"no early-exit adapters in {folder} (run `python -m specedge.early_exit build`)")
     meta = json.loads((folder / "meta.json").read_text())
-    ee = EarlyExits(target, rank=meta["rank"])
+    ee = EarlyExits(target, rank=meta["rank"], per_layer=int(meta.get("per_layer", 1)))
     ee.adapters.load_state_dict(load_file(str(folder / "adapters.safetensors")))
     ee.adapters.eval()
     return ee, meta
@@ -395,8 +421,10 @@ def _training_texts(corpus, chars_per_domain: int = 150_000) -> list[str]:
 
 
 def build(targets: Sequence[str] | None = None, steps: int = 200, context: int = 128, batch: int = 4,
-          lr: float = 2e-3, seed: int = 0, folder: Path = ADAPTERS, force: bool = False) -> list[Path]:
-    """Train and save adapters for each zoo target (skips finished ones; resumes a partial one)."""
+          lr: float = 2e-3, seed: int = 0, folder: Path = ADAPTERS, force: bool = False,
+          per_layer: int = 2) -> list[Path]:
+    """Train and save adapters for each zoo target (skips finished ones with the same ``per_layer``;
+    resumes a partial one)."""
     from . import zoo
     from .zoo import corpus
 
@@ -409,15 +437,16 @@ def build(targets: Sequence[str] | None = None, steps: int = 200, context: int =
         out = Path(folder) / name
         meta_path = out / "meta.json"
         meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
-        if meta.get("complete") and not force:
+        restart = force or (bool(meta) and int(meta.get("per_layer", 1)) != per_layer)  # other layout: start over
+        if meta.get("complete") and not restart:
             print(f"[early_exit] {name}: adapters present ({out}), skipping")
             done.append(out)
             continue
         target = zoo.load_model(name).eval()
-        if meta and not force:
+        if meta and not restart:
             ee, meta = load(target, out)
         else:
-            ee, meta = EarlyExits(target), {}
+            ee, meta = EarlyExits(target, per_layer=per_layer), {}
         start = int(meta.get("steps_done", 0))
         spent = float(meta.get("train_seconds", 0.0))
         record = dict(target=name, context=context, batch=batch, lr=lr, steps=steps, seed=seed,
@@ -445,10 +474,13 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--steps", type=int, default=200)
     b.add_argument("--context", type=int, default=128)
     b.add_argument("--batch", type=int, default=4)
+    b.add_argument("--per-layer", type=int, choices=PER_LAYER, default=2,
+                   help="exits per decoder layer: 1 (the paper's layout) or 2 (also after each attention block)")
     b.add_argument("--force", action="store_true", help="retrain even if adapters exist")
     args = ap.parse_args(argv)
     if args.cmd == "build":
-        for p in build(args.targets, steps=args.steps, context=args.context, batch=args.batch, force=args.force):
+        for p in build(args.targets, steps=args.steps, context=args.context, batch=args.batch, force=args.force,
+                       per_layer=args.per_layer):
             print(f"[early_exit] {p.relative_to(paths.ROOT) if p.is_relative_to(paths.ROOT) else p}")
     return 0
 

@@ -12,8 +12,9 @@ compared on the same zoo pair and profile:
 - client: ``threads`` pre-drafting threads take exits from the client's queue (priority / FIFO /
   random), draft γ greedy tokens after the exit's prefix with the real draft model (padded to γ·T_d)
   and store them in the pre-draft cache; the main thread sends drafts (after T_c/2), waits for the
-  final, looks it up in the cache (hit, partial hit = wait for the running thread, miss = draft now)
-  and starts the next round. A new round abandons the pre-drafts still running.
+  final, looks it up in the cache (hit = finished pre-draft, miss = draft now)
+  and starts the next round. A new round abandons the pre-drafts still running. As in ``fsd.sim``, a
+  pre-draft still running when the final arrives is a miss unless ``config.running == "wait"``.
 
 All profile times are multiplied by ``time_scale`` (wall seconds per profile second) so a run at a
 Jetson's pace takes a fraction of the wall time; reported times are divided by it again. Real compute
@@ -237,6 +238,8 @@ def run(draft, ee, prompts, max_new_tokens: int, config: FSDConfig, mode: str = 
                     g = min(gamma, max_new_tokens - generated - 1)
                     with client.cond:
                         entry = client.cache.get((n, token)) if fsd else None
+                    if entry is not None and not (entry.ready.is_set() or cfg.running == "wait"):
+                        entry = None  # still running: the paper's cache holds finished pre-drafts only
                     if entry is None:
                         outcome = "miss"
                         client.advance()

@@ -12,19 +12,27 @@ SD: the simulation only decides *when* each round happens (Sec 3, Appendix A, Fi
   takes ``T_c/2`` (the paper: "early exit outputs are produced faster than the network can
   transmit ... transmitted sequentially"); what is still queued when the final leaves is dropped;
 - client: received early exits wait in a queue (``client_queue`` "priority" by confidence, "fifo" or
-  "random"); ``threads`` pre-drafting threads each take one and draft γ tokens after it (γ·T_d) into
-  the pre-draft cache, keyed by the exit's outcome (accepted count, next token). As in the paper every
-  exit is sent and pre-drafted ("processes each one in a new thread", eq 8 queues all exits);
-  ``dedupe=True`` (beyond the paper) skips an outcome already queued, cached or in progress, since every
-  exit that agrees yields the same prefix and hence the same greedy pre-draft;
-- when the final arrives: a *hit* if its outcome is in the cache (waiting for the thread if that
-  pre-draft is still running, a "partial" hit), then ``t_sync`` and the pre-draft goes out at once; a
-  *miss* drafts γ tokens first. Unfinished pre-drafts of the round are abandoned.
+  "random"); ``threads`` pre-drafting threads (the client's thread limit, Table 5's "Num EE Threads")
+  each take one and draft γ tokens after it into the pre-draft cache, keyed by the exit's outcome
+  (accepted count, next token). A pre-draft costs the client's own drafting time γ·T_d (Table 5's
+  drafting latency of that client and model set), so a slow client finishes fewer pre-drafts before the
+  final arrives, and a thread busy with one exit cannot start the next. As in the paper every exit is
+  sent and pre-drafted ("processes each one in a new thread", eq 8 queues all exits); ``dedupe=True``
+  (beyond the paper) skips an outcome already queued, cached or in progress, since every exit that
+  agrees yields the same prefix and hence the same greedy pre-draft;
+- when the final arrives: a *hit* if a *finished* pre-draft of its outcome is in the cache (the paper's
+  cache holds finished pre-drafts): ``t_sync``, then the pre-draft goes out at once and the drafting
+  time is hidden. Otherwise a *miss*: the client drafts γ tokens (γ·T_d) and the round's unfinished
+  pre-drafts are abandoned. ``running="wait"`` (beyond the paper) instead waits for a still-running
+  pre-draft of the final's outcome (a "partial" hit, counted as a hit): it hides part of the drafting
+  time, and makes the miss rate blind to the client's speed.
 
 The cache-miss rate ρ = misses / cache checks, one check per round that has a next round (the first
-round of a sequence always drafts). In SD mode the server streams only the final. With every pre-draft
-finishing in time and no message queued behind another, the simulated time equals Table 4's formulas
-(``solvers.venkatesha2025``) exactly; the tests check this.
+round of a sequence always drafts). ``hit_exit`` logs the exit whose pre-draft served a hit (Table 6's
+"Avg EE" read as a per-client quantity: the paper's differs between clients on the same benchmark, which
+the earliest agreeing exit, a property of the models alone, cannot). In SD mode the server streams only
+the final. With every pre-draft finishing in time and no message queued behind another, the simulated
+time equals Table 4's formulas (``solvers.venkatesha2025``) exactly; the tests check this.
 """
 from __future__ import annotations
 
@@ -38,10 +46,11 @@ import simpy
 from ..solvers.venkatesha2025 import Timings
 
 __all__ = ["ExitOutcome", "RoundTrace", "FSDConfig", "SimResult", "simulate", "average_early_exit", "evaluate",
-           "CLIENT_QUEUES", "SERVER_QUEUES"]
+           "CLIENT_QUEUES", "SERVER_QUEUES", "RUNNING"]
 
 CLIENT_QUEUES = ("priority", "fifo", "random")
 SERVER_QUEUES = ("priority", "fifo")
+RUNNING = ("miss", "wait")
 
 
 @dataclass(frozen=True)
@@ -59,7 +68,10 @@ class ExitOutcome:
 
 @dataclass(frozen=True)
 class RoundTrace:
-    """One SD round: γ drafted, the final outcome, and the early exits (layers 1..L-1) in layer order."""
+    """One SD round: γ drafted, the final outcome, and the early exits (positions 1..L-1) in layer order.
+
+    ``n_layers`` counts exit positions (``early_exit.EarlyExits.n_layers``: the decoder layers, twice that
+    with an exit after each attention block too); position L is the final."""
     drafted: int
     accepted: int
     token: int
@@ -91,6 +103,7 @@ class FSDConfig:
     server_queue: str = "priority"
     t_sync: float = 0.0
     dedupe: bool = False
+    running: str = "miss"
     seed: int = 0
 
     def __post_init__(self):
@@ -108,6 +121,9 @@ class FSDConfig:
             raise ValueError(f"client_queue must be one of {CLIENT_QUEUES}, got {self.client_queue!r}")
         if self.server_queue not in SERVER_QUEUES:
             raise ValueError(f"server_queue must be one of {SERVER_QUEUES}, got {self.server_queue!r}")
+        if self.running not in RUNNING:
+            raise ValueError(f"running (a final whose pre-draft is still running) must be one of {RUNNING}, "
+                             f"got {self.running!r}")
 
     @property
     def timings(self) -> Timings:
@@ -145,6 +161,12 @@ class SimResult:
     @property
     def tokens_per_round(self) -> float:
         return self.tokens / self.rounds if self.rounds else float("nan")
+
+    @property
+    def avg_hit_exit(self) -> float:
+        """Mean exit position whose pre-draft served a hit (NaN without hits)."""
+        served = self.log.hit_exit.dropna() if self.log is not None and "hit_exit" in self.log else []
+        return float(np.mean(served)) if len(served) else float("nan")
 
 
 def average_early_exit(sequences: Sequence[Sequence[RoundTrace]]) -> float:
@@ -185,6 +207,7 @@ class _Round:
         self.items: list[ExitOutcome] = []
         self.wake = env.event()
         self.cache: dict[tuple[int, int], simpy.Event] = {}
+        self.source: dict[tuple[int, int], int] = {}   # key -> exit whose pre-draft finishes first
         self.sent = 0
         self.count = 0
         start = env.now
@@ -232,6 +255,7 @@ class _Round:
                     continue
                 done = self.env.event()
                 self.cache.setdefault(e.key, done)
+                self.source.setdefault(e.key, e.layer)   # same cost for all: the first started ends first
                 yield self.env.timeout(self.cfg.gamma * self.cfg.T_d)
                 done.succeed()
                 if self.cache[e.key] is not done and not self.cache[e.key].triggered:
@@ -254,24 +278,24 @@ def _sequence(env, cfg: FSDConfig, rng, rounds: list[RoundTrace], fsd: bool, log
         yield rnd.final
         arrived = env.now
         last = k == len(rounds) - 1
-        outcome = "last"
+        outcome, served = "last", float("nan")
         if not last:
             hit = rnd.cache.get(trace.key) if fsd else None
-            if hit is None:
-                outcome = "miss"
-                rnd.stop()
-                yield env.timeout(rounds[k + 1].drafted * cfg.T_d)
-            else:
-                outcome = "hit" if hit.triggered else "partial"
+            if hit is not None and (hit.triggered or cfg.running == "wait"):
+                outcome, served = ("hit" if hit.triggered else "partial"), rnd.source[trace.key]
                 if not hit.triggered:
                     yield hit
                 rnd.stop()
                 yield env.timeout(cfg.t_sync)
+            else:
+                outcome = "miss"
+                rnd.stop()
+                yield env.timeout(rounds[k + 1].drafted * cfg.T_d)
         else:
             rnd.stop()
         log.append(dict(sequence=seq, round=k, start_s=t0, final_s=arrived, end_s=env.now,
                         outcome=outcome, tokens=trace.tokens, exits_sent=rnd.sent,
-                        earliest_exit=trace.earliest_exit()))
+                        earliest_exit=trace.earliest_exit(), hit_exit=served))
 
 
 def simulate(sequences: Sequence[Sequence[RoundTrace]], config: FSDConfig, mode: str = "fsd") -> SimResult:
@@ -291,7 +315,8 @@ def simulate(sequences: Sequence[Sequence[RoundTrace]], config: FSDConfig, mode:
     env.run()
     frame = pd.DataFrame(log)
     checks = int((frame.outcome != "last").sum())
-    return SimResult(time_s=float(env.now), tokens=int(frame.tokens.sum()), rounds=len(frame), checks=checks,
+    # abandoned pre-drafts leave timeouts behind env.now: the run ends when the last round does
+    return SimResult(time_s=float(frame.end_s.max()), tokens=int(frame.tokens.sum()), rounds=len(frame), checks=checks,
                      misses=int((frame.outcome == "miss").sum()),
                      partial_hits=int((frame.outcome == "partial").sum()), log=frame)
 
@@ -300,7 +325,8 @@ def evaluate(sequences: Sequence[Sequence[RoundTrace]], config: FSDConfig) -> di
     """Table 6's metrics for one (model set, client, benchmark): AR from Table 4, SD and FSD simulated.
 
     speedup_ar_sd = N·(T_t + T_c) / SD time; speedup_sd_fsd = SD time / FSD time; tau = tokens per
-    round; miss_rate = FSD's ρ; avg_ee = earliest agreeing exit (layer index, L = final).
+    round; miss_rate = FSD's ρ; avg_ee = earliest agreeing exit (layer index, L = final); avg_hit_exit =
+    the exit whose pre-draft served FSD's hits (depends on the client's speed and threads).
     """
     from ..solvers.venkatesha2025 import latency_ar
     sd, fsd = simulate(sequences, config, "sd"), simulate(sequences, config, "fsd")
@@ -309,4 +335,5 @@ def evaluate(sequences: Sequence[Sequence[RoundTrace]], config: FSDConfig) -> di
     ee = average_early_exit(sequences)
     return dict(speedup_ar_sd=ar / sd.time_s, speedup_sd_fsd=sd.time_s / fsd.time_s,
                 tau=sd.tokens_per_round, miss_rate=fsd.miss_rate, avg_ee=ee, avg_ee_depth=ee / layers,
-                n_layers=layers, tokens=sd.tokens, rounds=sd.rounds, partial_hits=fsd.partial_hits)
+                avg_hit_exit=fsd.avg_hit_exit, avg_hit_exit_depth=fsd.avg_hit_exit / layers, n_layers=layers,
+                tokens=sd.tokens, rounds=sd.rounds, partial_hits=fsd.partial_hits)
