@@ -67,10 +67,14 @@ def load_inventory(key: str, root: Path | None = None) -> dict:
 
 
 def load_comparison(key: str, figures: Path | None = None) -> pd.DataFrame:
-    path = Path(figures or paths.FIGURES) / key / "comparison.csv"
+    """The rows of ``figures/<key>/comparison.csv`` and of a paper's further notebooks
+    (``figures/<key>_<part>/comparison.csv``, e.g. li2026's serving side)."""
+    root = Path(figures or paths.FIGURES)
+    path = root / key / "comparison.csv"
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: `make figures` builds it (its notebook writes it)")
-    return pd.read_csv(path, dtype=str, keep_default_na=False)
+    parts = [path, *sorted(root.glob(f"{key}_*/comparison.csv"))]
+    return pd.concat([pd.read_csv(p, dtype=str, keep_default_na=False) for p in parts], ignore_index=True)
 
 
 def count(inventory: dict, comparison: pd.DataFrame) -> pd.DataFrame:

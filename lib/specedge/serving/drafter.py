@@ -29,6 +29,7 @@ class Drafter:
     temperature: float = 0.0
     top_k: int | None = None
     seed: int = 0
+    stop_rule: object = None            # WISP's controller: stop_rule(i, logits) -> True stops before position i
     output: list[int] = field(default_factory=list)
     rounds: int = 0
 
@@ -58,17 +59,23 @@ class Drafter:
         # Feed the committed tokens the draft cache lacks (the last correction token, or the prompt).
         missing = self._context[self.runner.length:]
         drafts, qs = [], []
+        stopped = False
         if s > 0:
             logits = self.runner.feed(torch.tensor(missing), keep=1)[-1]
             for j in range(s):
+                if self.stop_rule is not None and self.stop_rule(j + 1, logits):
+                    stopped = True  # position j + 1 predicted rejected: not drafted (eq 25)
+                    break
                 dist = sampling.probs(logits, self.temperature, self.top_k)
                 tok = int(dist.argmax()) if self.temperature == 0 else int(sampling.sample(dist, self.generator))
                 drafts.append(tok)
                 qs.append(dist)
                 if j + 1 < s:
                     logits = self.runner.feed(torch.tensor([tok]), keep=1)[-1]
-            # the last draft is fed next round only if accepted (crop handles the rest)
-            self.runner.feed(torch.tensor([drafts[-1]]), keep=1)
+            # the last draft is fed next round only if accepted (crop handles the rest); after a stop
+            # it was fed already, to get the logits the stop rule saw
+            if drafts and not stopped:
+                self.runner.feed(torch.tensor([drafts[-1]]), keep=1)
         self._drafts = drafts
         self._pending = True
         q = torch.stack(qs) if (qs and self.temperature > 0) else None

@@ -50,6 +50,19 @@ def _fault(fault: str | None) -> tuple[str, int]:
     return kind, int(at)
 
 
+def stop_rule_for(spec: ClientSpec):
+    """The drafting controller of ``spec.draft_rule`` = "predictor:<name>" (a committed predictor in
+    data/predictor, WISP's stop before the first predicted rejection), or None."""
+    if not spec.draft_rule.startswith("predictor:"):
+        if spec.draft_rule not in ("server", "fixed"):
+            raise ValueError(f"draft_rule: expected 'server', 'fixed' or 'predictor:<name>', got {spec.draft_rule!r}")
+        return None
+    from .. import paths, predictor
+
+    pred = predictor.load(paths.DATA / "predictor", spec.draft_rule.split(":", 1)[1])
+    return predictor.StopAtFirstPredictedRejection(pred, spec.gamma).stop_rule
+
+
 def client_main(port: int, client: int, spec: ClientSpec, out_csv: str, fault: str | None = None,
                 top_k: int | None = None, prompt_tokens: int = PROMPT_TOKENS) -> None:
     """A drafter process: Hello, then every prompt of its stream round by round, then Bye."""
@@ -59,6 +72,7 @@ def client_main(port: int, client: int, spec: ClientSpec, out_csv: str, fault: s
     tok = zoo.load_tokenizer()
     vocab = int(draft.config.vocab_size)
     prompts = prompt_stream(spec, tok, prompt_tokens)  # all loading before Hello: the server times us
+    stop_rule = stop_rule_for(spec)
     rows = []
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         stub = pb_grpc.VerifierStub(channel)
@@ -68,7 +82,7 @@ def client_main(port: int, client: int, spec: ClientSpec, out_csv: str, fault: s
         rnd = 0
         for k, prompt in enumerate(prompts):
             d = Drafter(draft, prompt, spec.max_new_tokens, f"c{client}-p{k}", spec.temperature, top_k,
-                        seed=spec.seed * 100_003 + client * 1009 + k)
+                        seed=spec.seed * 100_003 + client * 1009 + k, stop_rule=stop_rule)
             while not d.done:
                 if kind == "die" and rnd == at:
                     os._exit(3)  # a drafter that dies without a word
@@ -77,7 +91,7 @@ def client_main(port: int, client: int, spec: ClientSpec, out_csv: str, fault: s
                                        new_tokens=req.new_tokens, draft_ids=req.draft_ids,
                                        draft=encode_distribution(req.q, top_k, vocab),
                                        temperature=req.temperature, slo_class=float(spec.slo_class or 0),
-                                       t_draft=t_draft)
+                                       t_draft=t_draft, alpha=float(spec.alpha or 0.0))
                 if kind == "malformed" and rnd == at:
                     bad = pb.VerifyRequest()
                     bad.CopyFrom(msg)

@@ -24,6 +24,7 @@ import torch
 
 from . import wire_pb2 as pb
 from . import wire_pb2_grpc as pb_grpc
+from . import slo
 from .interfaces import BatchFormer, DraftAllocator, Outcome, Pending
 from .verifier import Request, Verifier
 
@@ -194,6 +195,13 @@ class VerificationServer(pb_grpc.VerifierServicer):
         pend = Pending(client=int(r.client), session=r.session, round=int(r.round),
                        arrival=arrival - self.t0, n_draft=s, n_new=n_new, n_cached=cached,
                        slo_class=int(r.slo_class) if r.slo_class else None, payload_bytes=r.ByteSize())
+        if pend.slo_class:
+            # eq (6): the device's drafting time is in the request, the network time is the uplink
+            # just measured (same clock on loopback), taken twice for the reply
+            alpha = float(r.alpha) if r.alpha > 0 else 1.0
+            up = max(arrival - float(r.t_sent), 0.0) if r.t_sent else 0.0
+            pend.deadline = pend.arrival + slo.budget(alpha, s, pend.slo_class, float(r.t_draft), 2 * up)
+            pend.expected_tokens = slo.expected_tokens(alpha, s)
         return _Slot(pend, req, float(r.t_sent), float(r.t_draft), r.ByteSize())
 
     # ---------------------------------------------------------------- the scheduling thread

@@ -26,6 +26,7 @@ import pandas as pd
 import simpy
 
 from .. import paths
+from . import slo
 from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Outcome, Pending
 from .workload import Workload
 
@@ -54,32 +55,53 @@ class TraceAcceptance:
     hold up to 8 drafts; longer rounds continue with positions of further drawn rounds). The accepted
     count is the leading run of accepted positions; eq (3)'s sum of min(1, p/q) comes from the traced
     p and q of the same positions.
+
+    ``stop_rules`` (name -> a ``predictor.Predictor``) adds WISP's drafting controller
+    (``draw_controlled``): the traced rounds were drafted with a fixed window, and a drafter with a
+    stop rule sees exactly the same draft features up to where it stops, so applying the predictor to
+    the traced positions gives the round it would have drafted (stop before the first position
+    predicted rejected, eq (25), at most ``gamma`` drafts).
     """
 
-    def __init__(self, path=TRACES, target: str = "target-m"):
+    def __init__(self, path=TRACES, target: str = "target-m", stop_rules: dict | None = None):
         if not Path(path).exists():
             raise FileNotFoundError(f"{path}: the zoo's WISP traces are missing; `make zoo` builds them "
                                     "(python -m specedge.predictor build)")
-        df = pd.read_csv(path, usecols=["draft", "target", "domain", "temperature", "prompt", "round", "i",
-                                        "q", "p", "accepted"])
+        from ..predictor import FEATURES
+
+        cols = ["draft", "target", "domain", "temperature", "prompt", "round", "i", "q", "p", "accepted"]
+        df = pd.read_csv(path, usecols=cols + ([c for c in FEATURES if c != "i"] if stop_rules else []))
         df = df[df["target"] == target]
+        if df.empty:
+            raise ValueError(f"target: no traces for {target!r} in {path}")
         df["ratio"] = np.minimum(1.0, df["p"] / df["q"].where(df["q"] > 0, np.nan)).fillna(0.0)
         self.rounds: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self.stops: dict[str, dict[tuple, np.ndarray]] = {name: {} for name in (stop_rules or {})}
+        self._full: dict[tuple, np.ndarray] = {}
         for key, g in df.sort_values(["prompt", "round", "i"]).groupby(["draft", "domain", "temperature"]):
+            key = (key[0], key[1], float(key[2]))
             rid = g["prompt"].to_numpy() * 100_000 + g["round"].to_numpy()
             _, start = np.unique(rid, return_index=True)
-            self.rounds[(key[0], key[1], float(key[2]))] = (
-                g["accepted"].to_numpy(bool), g["ratio"].to_numpy(float), np.append(start, len(g)))
+            bounds = np.append(start, len(g))
+            self.rounds[key] = (g["accepted"].to_numpy(bool), g["ratio"].to_numpy(float), bounds)
+            for name, pred in (stop_rules or {}).items():
+                ok = pred.predict(g[list(FEATURES)].to_numpy(np.float32)).astype(bool)
+                # per traced round: the index of its first position predicted rejected (its length if none)
+                first = [int(np.argmin(ok[a:b])) if not ok[a:b].all() else b - a for a, b in zip(bounds[:-1], bounds[1:])]
+                self.stops[name][key] = np.asarray(first)
 
     def keys(self):
         return sorted(self.rounds)
 
-    def draw(self, rng: np.random.Generator, draft: str, domain: str, temperature: float, s: int):
+    def _get(self, draft, domain, temperature):
         key = (draft, domain, float(temperature))
         if key not in self.rounds:
             raise KeyError(f"no traces for draft={draft!r}, domain={domain!r}, T={temperature:g}; "
                            f"available: {self.keys()[:6]} ...")
-        acc, ratio, bounds = self.rounds[key]
+        return key, self.rounds[key]
+
+    def draw(self, rng: np.random.Generator, draft: str, domain: str, temperature: float, s: int):
+        key, (acc, ratio, bounds) = self._get(draft, domain, temperature)
         oks, rs = [], []
         while sum(map(len, oks)) < s:
             j = int(rng.integers(len(bounds) - 1))
@@ -88,6 +110,32 @@ class TraceAcceptance:
         ok = np.concatenate(oks)[:s] if oks else np.zeros(0, bool)
         n = int(np.argmin(ok)) if (s and not ok.all()) else s
         return n, float(np.concatenate(rs)[:s].sum()) if rs else 0.0
+
+    def draw_controlled(self, rng: np.random.Generator, draft: str, domain: str, temperature: float,
+                        gamma: int, rule: str):
+        """(S, accepted, sum of min(1, p/q)) of one round drafted under stop rule ``rule``."""
+        if rule not in self.stops:
+            raise KeyError(f"stop rule {rule!r}: not given to TraceAcceptance (have {sorted(self.stops)})")
+        key, (acc, ratio, bounds) = self._get(draft, domain, temperature)
+        full = self._full.get((key, gamma))
+        if full is None:  # traced rounds with a whole window (the last rounds of a prompt are shorter)
+            full = self._full[(key, gamma)] = np.flatnonzero(np.diff(bounds) >= gamma)
+            if not len(full):
+                raise ValueError(f"gamma: no traced round of {key} holds {gamma} drafts")
+        j = int(full[rng.integers(len(full))])
+        a = bounds[j]
+        s = min(int(self.stops[rule][key][j]), gamma)
+        ok = acc[a: a + s]
+        n = int(np.argmin(ok)) if (s and not ok.all()) else s
+        return s, n, float(ratio[a: a + s].sum())
+
+    def mean_acceptance(self, draft: str, domain: str | None = None, temperature: float = 0.0) -> float:
+        """Fraction of traced draft positions accepted (eq 5's alpha for a fixed window)."""
+        vals = [self.rounds[k][0] for k in self.rounds
+                if k[0] == draft and (domain is None or k[1] == domain) and k[2] == float(temperature)]
+        if not vals:
+            raise KeyError(f"no traces for draft={draft!r}, domain={domain!r}, T={temperature:g}")
+        return float(np.concatenate(vals).mean())
 
 
 # --------------------------------------------------------------------------- times
@@ -150,16 +198,18 @@ class _Client:
     s: int
     prompt: int = 0
     made: int = 0          # tokens of the current prompt
+    ctx: int = 0           # tokens of the current session in the verifier's cache
     round: int = 0
     done: bool = False
     log_rows: list = field(default_factory=list)
 
 
 def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator, times: Times,
-             acceptance, *, rounds: int | None = None, seed: int = 0, label: str = "",
-             on_batch: Callable[[int, dict], None] | None = None) -> pd.DataFrame:
+             acceptance, *, rounds: int | None = None, until: float | None = None, seed: int = 0,
+             label: str = "", on_batch: Callable[[int, dict], None] | None = None) -> pd.DataFrame:
     """Run the twin; returns the per-round log (LOG_COLUMNS). ``rounds``: stop after that many
-    verified batches, wrapping prompt streams around; None: every client finishes its stream.
+    verified batches; ``until``: stop at that simulated time (s), keeping the rounds completed by
+    then; with either, prompt streams wrap around; with neither, every client finishes its stream.
     ``on_batch(batch, allocation)`` is called after each batch (e.g. to record the allocator's state)."""
     specs = workload.clients
     if not specs:
@@ -168,12 +218,16 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
         raise ValueError(f"times.draft: {len(times.draft)} draft time models for {len(specs)} clients")
     if rounds is not None and rounds < 1:
         raise ValueError(f"rounds: must be >= 1 or None, got {rounds}")
+    if until is not None and not until > 0:
+        raise ValueError(f"until: must be > 0 seconds or None, got {until}")
     rng = np.random.default_rng(np.random.SeedSequence(seed))
     env = simpy.Environment()
     alloc = dict(allocator.initial(list(range(len(specs)))))
     clients = [_Client(i, alloc[i]) for i in range(len(specs))]
     queue: list[Pending] = []
     replies: dict[int, simpy.Event] = {}
+    meta: dict[int, tuple] = {}          # id(pending) -> (draft time, domain, outcome drawn by a stop rule)
+    wrap = rounds is not None or until is not None
     active = set(range(len(specs)))
     wake = [env.event()]
     rows: list[tuple] = []
@@ -189,19 +243,40 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     def client_proc(c: _Client):
         spec = specs[c.idx]
         n_prompts = len(spec.domains) * spec.prompts
+        controlled = spec.draft_rule.startswith("predictor:")
         while not state["stop"]:
             t0 = env.now
             left = spec.max_new_tokens - c.made
-            s = max(0, min(c.s if spec.draft_rule == "server" else spec.gamma, left - 1))
-            td = times.draft[c.idx](s)
-            yield env.timeout(td + times.up(c.idx, s))
             domain = spec.domains[(c.prompt // spec.prompts) % len(spec.domains)]
+            drawn = None
+            if controlled:  # the drafter's stop rule decides S; its outcome is drawn with it
+                s, n, aps = acceptance.draw_controlled(rng, spec.draft, domain, spec.temperature,
+                                                       spec.gamma, spec.draft_rule.split(":", 1)[1])
+                s = max(0, min(s, left - 1))
+                drawn = (min(n, s), aps)
+            else:
+                s = max(0, min(c.s if spec.draft_rule == "server" else spec.gamma, left - 1))
+            td = times.draft[c.idx](s)
+            tu = times.up(c.idx, s)
+            yield env.timeout(td + tu)
+            first = c.made == 0
+            unseen = max(spec.prompt_tokens, 1) if first else 1   # the prompt, or last round's correction
+            if workload.cache:
+                n_new, n_cached = unseen + s, c.ctx
+            else:
+                n_new, n_cached = c.ctx + unseen + s, 0
             p = Pending(client=c.idx, session=f"{c.idx}-{c.prompt}", round=c.round, arrival=env.now,
-                        n_draft=s, n_new=s + 1, slo_class=spec.slo_class, payload_bytes=times.bytes_up(s))
-            p.key = len(rows)  # carry the draft time
+                        n_draft=s, n_new=n_new, n_cached=n_cached, slo_class=spec.slo_class,
+                        memory=(n_new + n_cached) * workload.kv_bytes_per_token,
+                        payload_bytes=times.bytes_up(s))
+            if spec.slo_class is not None:
+                budget = slo.budget(spec.alpha if spec.alpha is not None else 1.0, s, spec.slo_class,
+                                    td, tu + times.down(c.idx))
+                p.deadline = env.now + budget
+                p.expected_tokens = slo.expected_tokens(spec.alpha if spec.alpha is not None else 1.0, s)
             ev = env.event()
             replies[id(p)] = ev
-            p._t = (t0, td, domain)  # type: ignore[attr-defined]
+            meta[id(p)] = (td, domain, drawn)
             queue.append(p)
             notify()
             res = yield ev
@@ -212,12 +287,13 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             row[12] = env.now - t0   # t_round
             row[11] = times.down(c.idx)
             rows.append(tuple(row))
+            c.ctx += unseen + n
             c.made += tokens
             c.round += 1
             if c.made >= spec.max_new_tokens:
-                c.made, c.prompt = 0, c.prompt + 1
+                c.made, c.ctx, c.prompt = 0, 0, c.prompt + 1
                 if c.prompt >= n_prompts:
-                    if rounds is None:
+                    if not wrap:
                         active.discard(c.idx)
                         notify()
                         return
@@ -240,9 +316,10 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             last = max(p.arrival for p in batch)
             outcomes, pending_rows = [], []
             for p in batch:
-                t0, td, domain = p._t  # type: ignore[attr-defined]
+                td, domain, drawn = meta.pop(id(p))
                 spec = specs[p.client]
-                n, aps = acceptance.draw(rng, spec.draft, domain, spec.temperature, p.n_draft)
+                n, aps = drawn if drawn is not None else acceptance.draw(rng, spec.draft, domain,
+                                                                         spec.temperature, p.n_draft)
                 left = spec.max_new_tokens - clients[p.client].made
                 tokens = min(n + 1, left)
                 outcomes.append(Outcome(p.client, p.n_draft, n, aps))
@@ -263,7 +340,7 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     for c in clients:
         env.process(client_proc(c))
     env.process(server_proc())
-    env.run()
+    env.run(until=until)
     out = pd.DataFrame(rows, columns=list(cols))
     out.insert(0, "system", "twin")
     return out[LOG_COLUMNS]

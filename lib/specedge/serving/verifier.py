@@ -12,8 +12,11 @@ tokens and the drafts), read the logits at every drafted position, then keep onl
 prefix in the cache. The manager exposes none of these three (no API to append given tokens to a
 request, logits are reduced to the last position per request inside the step, and there is no way to
 roll a request's blocks back to a shorter length), so we keep one ``DynamicCache`` per session and
-gather the sessions of a batch into one padded cache for the pass (right-padded cached slots masked
-out, explicit position ids), then scatter each session's kept slots back.
+pack the sessions of a batch into ONE row for the pass, as vLLM's varlen kernels do: the sessions'
+cached keys side by side, then all new tokens, a block-diagonal causal mask so that each token sees
+only its own session, and each session's own position ids; then each session's kept slots are
+scattered back. Packing rather than padding matters for WISP: a padded batch computes every request at
+the longest one's length, which is not eq (19)'s additive cost (Fig 4 measured both ways showed it).
 
 ``cache=False`` recomputes every session's whole prefix at every verification (SLED's behaviour, the
 WISP baseline): same pass, no cached slots.
@@ -122,53 +125,47 @@ class Verifier:
             else:
                 feeds.append(s.tokens + list(r.new_tokens) + list(r.draft_ids))
                 past.append(0)
-        b, width, lmax = len(requests), max(map(len, feeds)), max(past)
-        ids = torch.zeros((b, width), dtype=torch.long)
-        valid = torch.zeros((b, width), dtype=torch.long)
-        for i, f in enumerate(feeds):
-            ids[i, : len(f)] = torch.tensor(f)
-            valid[i, : len(f)] = 1
+        # One packed row (varlen, as vLLM's kernels): every session's cached keys side by side, then
+        # every session's new tokens; a block mask lets each token see only its own session's cache and
+        # its own earlier new tokens, and position ids continue each session's own positions.
+        lens = [len(f) for f in feeds]
+        kc, q = sum(past), sum(lens)
+        koff = [sum(past[:i]) for i in range(len(past))]
+        qoff = [sum(lens[:i]) for i in range(len(lens))]
+        ids = torch.tensor([t for f in feeds for t in f], dtype=torch.long)[None]
+        position_ids = torch.cat([torch.arange(l, l + n) for l, n in zip(past, lens)])[None]
         cache = DynamicCache(config=self.model.config)
-        past_mask = torch.zeros((b, lmax), dtype=torch.long)
-        if lmax:
-            for i, l in enumerate(past):
-                past_mask[i, :l] = 1
-            holder = next(x for x, l in zip(sessions, past) if l)
-            for layer in range(len(holder.cache.layers)):
-                ks, vs = [], []
-                ref = holder.cache.layers[layer].keys
-                for s, l in zip(sessions, past):
-                    k = s.cache.layers[layer].keys if l else ref.new_zeros((1, ref.shape[1], 0, ref.shape[3]))
-                    v = s.cache.layers[layer].values if l else k
-                    pad = lmax - l
-                    ks.append(torch.nn.functional.pad(k, (0, 0, 0, pad)))
-                    vs.append(torch.nn.functional.pad(v, (0, 0, 0, pad)))
-                cache.update(torch.cat(ks), torch.cat(vs), layer)
-        position_ids = (torch.tensor(past)[:, None] + valid.cumsum(1) - 1).clamp(min=0)
-        mask = torch.cat([past_mask, valid], dim=1)
-        kwargs = dict(attention_mask=mask, position_ids=position_ids)
-        if b == 1 and lmax == past[0]:
-            kwargs = dict(position_ids=position_ids)  # no holes: the plain causal mask is exact
-        gmax = max(len(r.draft_ids) for r in requests)
+        if kc:
+            holders = [s for s, l in zip(sessions, past) if l]
+            for layer in range(len(holders[0].cache.layers)):
+                cache.update(torch.cat([h.cache.layers[layer].keys for h in holders], dim=2),
+                             torch.cat([h.cache.layers[layer].values for h in holders], dim=2), layer)
+        kwargs = dict(position_ids=position_ids)
+        if len(requests) > 1:  # one sequence alone needs no more than the plain causal mask
+            mask = torch.zeros((q, kc + q), dtype=torch.bool)
+            for ko, l, qo, n in zip(koff, past, qoff, lens):
+                mask[qo: qo + n, ko: ko + l] = True
+                mask[qo: qo + n, kc + qo: kc + qo + n] = torch.ones((n, n), dtype=torch.bool).tril()
+            kwargs["attention_mask"] = mask[None, None]
         out = self.model(input_ids=ids, past_key_values=cache, use_cache=True, **kwargs)
-        # Logits predicting each draft and the token after: positions len(f)-S-1 .. len(f)-1.
-        logits = torch.zeros((b, gmax + 1, out.logits.shape[-1]))
-        for i, (f, r) in enumerate(zip(feeds, requests)):
+        # Logits predicting each draft and the token after: the last S + 1 positions of each session.
+        gmax = max(len(r.draft_ids) for r in requests)
+        logits = torch.zeros((len(requests), gmax + 1, out.logits.shape[-1]))
+        for i, (qo, n, r) in enumerate(zip(qoff, lens, requests)):
             g = len(r.draft_ids)
-            logits[i, : g + 1] = out.logits[i, len(f) - g - 1: len(f)].float()
+            logits[i, : g + 1] = out.logits[0, qo + n - g - 1: qo + n].float()
         results = self._accept(requests, sessions, logits)
-        # Keep each session's committed prefix: cached slots + new tokens + accepted drafts.
+        # Keep each session's committed prefix: its cached slots + new tokens + accepted drafts.
         for i, (r, s, res) in enumerate(zip(requests, sessions, results)):
             keep = len(r.new_tokens) + res.accepted
             s.tokens.extend(list(r.new_tokens) + list(r.draft_ids[: res.accepted]))
             if not self.use_cache:
                 continue
+            ko, l, qo = koff[i], past[i], qoff[i]
             new = DynamicCache(config=self.model.config)
             for layer, data in enumerate(cache.layers):
-                k = torch.cat([data.keys[i: i + 1, :, : past[i]],
-                               data.keys[i: i + 1, :, lmax: lmax + keep]], dim=2)
-                v = torch.cat([data.values[i: i + 1, :, : past[i]],
-                               data.values[i: i + 1, :, lmax: lmax + keep]], dim=2)
+                k = torch.cat([data.keys[:, :, ko: ko + l], data.keys[:, :, kc + qo: kc + qo + keep]], dim=2)
+                v = torch.cat([data.values[:, :, ko: ko + l], data.values[:, :, kc + qo: kc + qo + keep]], dim=2)
                 new.update(k.clone(), v.clone(), layer)
             s.cache = new
         return results

@@ -21,6 +21,8 @@ class ClientSpec:
     draft_rule: str = "server"
     temperature: float = 0.0
     slo_class: int | None = None     # WISP token-speed class (tok/s)
+    alpha: float | None = None       # WISP eq (5): the acceptance rate the device reports (g = alpha * N_d)
+    prompt_tokens: int = 0           # twin: prompt length fed by a session's first verification (0: not modelled)
     seed: int = 0
 
 
@@ -32,6 +34,7 @@ class Workload:
     capacity: int = 8                # C: draft tokens per forward pass, summed over clients
     cache: bool = True               # False: recompute the whole prefix every verification (SLED)
     top_k: int | None = None         # TK-SLT sparse draft distributions on the wire (None: dense)
+    kv_bytes_per_token: float = 0.0  # twin: KV-cache bytes per cached token (WISP eq 14's m_i)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -1,0 +1,119 @@
+"""Centralized serving, WISP's second baseline: every token generated on the server, continuously batched.
+
+No drafting, no verification: each device sends a prompt and the server decodes it together with every
+other device's response, one token per response per step (continuous batching: a new prompt's prefill
+joins the next step; a finished response leaves). Each generated token is one "iteration" of the token
+speed of eq (4): N^v = 1 over the time since the device's previous token, so the per-round log and every
+metric (``slo``) are the same as for the speculative systems.
+
+- ``simulate(workload, step_time, ...)``: the twin. ``step_time`` is a ``VerifyTimeModel`` (e.g. the
+  eq (19) estimator) applied to the step's batch — decodes as (1 new token, context cached), prefills as
+  (prompt tokens, nothing cached) — so one runtime model prices all three systems.
+- ``run_real(model, prompts, ...)``: the real thing on this machine, through transformers' own
+  continuous batching (``generate_batch`` with per-token timestamps; paged KV cache, FIFO scheduler),
+  logged the same way.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .interfaces import LOG_COLUMNS, Pending, VerifyTimeModel
+from .workload import Workload
+
+
+def _rows_frame(rows: list[tuple], system: str, label: str) -> pd.DataFrame:
+    cols = ["round", "client", "tokens", "t_verify", "t_round", "start", "end", "slo_class"]
+    df = pd.DataFrame(rows, columns=cols)
+    df.insert(0, "system", system)
+    df.insert(1, "policy", label)
+    for c in LOG_COLUMNS:
+        if c not in df:
+            df[c] = 0.0 if c.startswith(("t_", "bytes")) or c in ("S", "accepted", "batch", "arrival") else ""
+    df["batch"] = df["round"] if system == "twin" else -1
+    df["arrival"], df["deadline"] = df["start"], np.nan
+    return df[LOG_COLUMNS]
+
+
+def simulate(workload: Workload, step_time: VerifyTimeModel, *, until: float, rtt: float = 0.0,
+             label: str = "Centralized") -> pd.DataFrame:
+    """Continuous-batching decode loop for ``until`` simulated seconds; one log row per generated token.
+
+    Device ``c`` (``workload.clients[c]``) generates ``max_new_tokens`` per response from a prompt of
+    ``prompt_tokens`` tokens, then sends its next prompt (after ``rtt`` seconds), forever.
+    ``t_round`` of a token is the time since that device's previous token (for a response's first
+    token: since its prompt was sent, i.e. TTFT).
+    """
+    specs = workload.clients
+    if not specs:
+        raise ValueError("workload.clients: at least one client is needed")
+    if not until > 0:
+        raise ValueError(f"until: must be > 0 seconds, got {until}")
+    n = len(specs)
+    ctx = np.zeros(n, int)                 # tokens of the running response in the KV cache
+    made = np.zeros(n, int)
+    ready = np.zeros(n)                    # when the device's next prompt reaches the server
+    last = np.zeros(n)                     # time of the device's previous token (or prompt sent)
+    running = np.zeros(n, bool)
+    prompt = np.array([max(1, s.prompt_tokens) for s in specs])
+    limit = np.array([s.max_new_tokens for s in specs])
+    slo = [s.slo_class for s in specs]
+    now, step, rows = 0.0, 0, []
+    while now < until:
+        joining = ~running & (ready <= now)
+        if not running.any() and not joining.any():
+            now = float(ready.min())
+            continue
+        batch = [Pending(int(c), f"{c}", step, now, 0, 1, int(ctx[c])) for c in np.flatnonzero(running)]
+        batch += [Pending(int(c), f"{c}", step, now, 0, int(prompt[c]), 0) for c in np.flatnonzero(joining)]
+        dt = float(step_time(batch))
+        end = now + dt
+        if end > until:
+            break
+        running |= joining
+        ctx[joining] = prompt[joining]
+        for c in np.flatnonzero(running):
+            rows.append((step, int(c), 1, dt, end - last[c], now, end, slo[c]))
+        last[running] = end
+        ctx[running] += 1
+        made[running] += 1
+        done = running & (made >= limit)
+        running &= ~done
+        made[done], ctx[done] = 0, 0
+        ready[done] = end + rtt
+        last[done] = end + rtt
+        now, step = end, step + 1
+    return _rows_frame(rows, "twin", label)
+
+
+def run_real(model, prompts: Sequence[Sequence[int]], max_new_tokens: int, *,
+             slo_classes: Sequence[int | None] | None = None, label: str = "Centralized",
+             max_batch_tokens: int | None = None) -> pd.DataFrame:
+    """All ``prompts`` generated at once through transformers' continuous batching (greedy); one log row
+    per generated token, ``t_round`` = time since the request's previous token (first: since submission)."""
+    from transformers import GenerationConfig
+    from transformers.generation.configuration_utils import ContinuousBatchingConfig
+
+    if not prompts:
+        raise ValueError("prompts: at least one prompt is needed")
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens: must be >= 1, got {max_new_tokens}")
+    slo_classes = list(slo_classes) if slo_classes is not None else [None] * len(prompts)
+    gc = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=False, eos_token_id=-1,
+                          pad_token_id=int(getattr(model.config, "pad_token_id", 0) or 0))
+    cbc = ContinuousBatchingConfig(max_batch_tokens=max_batch_tokens) if max_batch_tokens else None
+    out = model.generate_batch([list(map(int, p)) for p in prompts], generation_config=gc,
+                               continuous_batching_config=cbc, record_timestamps=True)
+    rows = []
+    t0 = min(o.created_time for o in out.values())
+    for c in range(len(prompts)):
+        o = out[f"req_{c}"]
+        if o.error:
+            raise RuntimeError(f"request {c}: {o.error}")
+        prev = o.created_time
+        for k, t in enumerate(o.timestamps):
+            rows.append((k, c, 1, np.nan, t - prev, prev - t0, t - t0, slo_classes[c]))
+            prev = t
+    return _rows_frame(rows, "real", label)

@@ -1,0 +1,382 @@
+"""WISP's serving-side experiments (li2026 Sections 3.1, 5.2, 5.3, 5.4.1) on the serving layer's twin.
+
+Three systems share one set of devices, traces and runtime model, and differ only where the paper says:
+
+=============  =====================  ======================  ======================================
+system         drafting               verifier cache          batch former
+=============  =====================  ======================  ======================================
+SLED           fixed window K         none (recompute)        FCFS
+FCFS           predictor stop (<= K)  prefix cache            FCFS          (Table 1 / Fig 7 baseline)
+WISP           predictor stop (<= K)  prefix cache            Algorithm 1 (``wisp_batching``)
+EDF-only       predictor stop (<= K)  prefix cache            EDF ablation
+Centralized    none: the server decodes every token, continuously batched (``serving.centralized``)
+=============  =====================  ======================  ======================================
+
+Each point of a sweep is a pure function of a plain ``Point`` (``run_point``), so ``specedge.sweep`` can
+cache and fan them out. What the paper does not state, and the values taken here (all in ``Setting``,
+each a parameter; the notebook shows how capacity moves with the edge ones):
+
+- edge drafting speed 50 tok/s (the "fixed drafting capacity" of the paper's Fig 1 device), a 10 ms
+  one-way network latency each way, prompts of 128 tokens and responses of 128;
+- devices cycle through the zoo's four drafts (the paper's Qwen3-0.6B/1.7B/4B/8B) and six domains, with
+  per-position acceptance drawn from the zoo's traces (``twin.TraceAcceptance``); the predictor is the
+  committed MLP (``data/predictor``), window K = 8;
+- the verifier's time is the eq (19) estimator of the chosen target, times a log-normal factor whose
+  spread is the estimator's relative error (``noise``), so the scheduler's estimate is not an oracle;
+- KV memory: Qwen3-32B's 256 KiB per token (64 layers x 8 KV heads x 128 x 2 x bf16), budget 14 GB
+  (an A100-80GB minus the weights).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace as _dc_replace
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from .. import hardware, paths
+from ..serving import capacity, centralized, slo
+from ..serving.allocation import FixedS
+from ..serving.batching import FCFS
+from ..serving.estimator import Estimator
+from ..serving.twin import Times, TraceAcceptance, simulate
+from ..serving.workload import ClientSpec, Workload
+
+CLASSES = (2, 4, 6, 8)
+SYSTEMS = ("SLED", "FCFS", "WISP", "EDF-only", "Centralized")
+DRAFTS = ("draft-xs", "draft-s", "draft-m", "draft-l")
+DOMAINS = ("chat", "code", "math", "qa", "sql", "summarize")
+
+# Qwen3 shapes (config.json of Qwen/Qwen3-32B and Qwen/Qwen3-14B): what the 14B estimator is derived from.
+QWEN3 = {
+    "Qwen3-32B": dict(layers=64, hidden=5120, heads=64, kv_heads=8, head_dim=128, intermediate=25600),
+    "Qwen3-14B": dict(layers=40, hidden=5120, heads=40, kv_heads=8, head_dim=128, intermediate=17408),
+}
+
+
+def _linear_params(a: dict) -> float:
+    """Weights every token passes through per forward pass (projections + MLP, all layers)."""
+    attn = a["hidden"] * a["head_dim"] * (2 * a["heads"] + 2 * a["kv_heads"])
+    return a["layers"] * (attn + 3 * a["hidden"] * a["intermediate"])
+
+
+def scaling(frm: str, to: str) -> dict[str, float]:
+    """Factors taking eq (19)'s coefficients from one Qwen3 shape to another: a with the linear weights
+    (FLOPs per token), b_compute with layers x query heads x head_dim (one query-key product per head),
+    b_read with layers x KV heads x head_dim (KV bytes read per cached token), c with the layer count
+    (kernel launches per pass)."""
+    f, t = QWEN3[frm], QWEN3[to]
+    return {"a": _linear_params(t) / _linear_params(f),
+            "b_compute": (t["layers"] * t["heads"] * t["head_dim"]) / (f["layers"] * f["heads"] * f["head_dim"]),
+            "b_read": (t["layers"] * t["kv_heads"] * t["head_dim"]) / (f["layers"] * f["kv_heads"] * f["head_dim"]),
+            "c": t["layers"] / f["layers"]}
+
+
+def kv_bytes_per_token(model: str, dtype_bytes: int = 2) -> float:
+    a = QWEN3[model]
+    return float(a["layers"] * a["kv_heads"] * a["head_dim"] * 2 * dtype_bytes)
+
+
+@lru_cache(maxsize=None)
+def paper_coefficients(target: str = "Qwen3-32B") -> dict[str, float]:
+    """Table 12's coefficients (the ``li2026_paper`` profile) for Qwen3-32B; Qwen3-14B's derived by
+    ``scaling`` (the paper gives none for it)."""
+    co = hardware.load_profile("li2026_paper").coefficients("verify")
+    base = {k: float(co[k]) for k in ("a", "b_compute", "b_read", "c")}
+    if target == "Qwen3-32B":
+        return base
+    if target not in QWEN3:
+        raise ValueError(f"target: expected one of {sorted(QWEN3)}, got {target!r}")
+    f = scaling("Qwen3-32B", target)
+    return {k: v * f[k] for k, v in base.items()}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """The values the paper leaves open (module docstring)."""
+    draft_rate: float = 50.0          # tok/s on the device
+    latency: float = 0.010            # s one way
+    prompt_tokens: int = 128
+    max_new_tokens: int = 128
+    window: int = 8                   # K, also the predictor's maximum
+    temperature: float = 0.0
+    noise: float = 0.06               # relative spread of the true verification time around eq (19)
+    delta: float = 0.010              # WISP's guard time (s)
+    memory_gb: float = 14.0
+    horizon: float = 120.0            # simulated seconds per run
+    warmup: float = 20.0              # s discarded at the start (steady state)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One sweep point: a pure configuration."""
+    system: str
+    devices: int
+    slo_class: int | None = None      # every device in this class; None: mixed classes (Sec 5.3)
+    target: str = "Qwen3-32B"
+    predictor: bool = True            # WISP/FCFS/EDF-only drafting rule (Table 6 switches it off)
+    seed: int = 0
+    setting: Setting = field(default_factory=Setting)
+
+    def __post_init__(self):
+        if self.system not in SYSTEMS:
+            raise ValueError(f"system: expected one of {SYSTEMS}, got {self.system!r}")
+        if not isinstance(self.devices, int) or self.devices < 1:
+            raise ValueError(f"devices: must be a positive int, got {self.devices!r}")
+        if self.slo_class is not None and self.slo_class not in CLASSES:
+            raise ValueError(f"slo_class: expected one of {CLASSES} or None, got {self.slo_class!r}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@lru_cache(maxsize=None)
+def acceptance() -> TraceAcceptance:
+    from .. import predictor
+
+    mlp = predictor.load(paths.DATA / "predictor", "mlp")
+    return TraceAcceptance(stop_rules={"mlp": mlp})
+
+
+@lru_cache(maxsize=None)
+def alpha(draft: str, controlled: bool, window: int = 8, temperature: float = 0.0, draws: int = 4000) -> float:
+    """Eq (5)'s alpha a device reports: accepted / drafted over traced rounds of its drafting rule."""
+    acc, rng = acceptance(), np.random.default_rng(0)
+    drafted = accepted = 0
+    for i in range(draws):
+        dom = DOMAINS[i % len(DOMAINS)]
+        if controlled:
+            s, n, _ = acc.draw_controlled(rng, draft, dom, temperature, window, "mlp")
+        else:
+            s, (n, _) = window, acc.draw(rng, draft, dom, temperature, window)
+        drafted, accepted = drafted + s, accepted + n
+    return accepted / max(drafted, 1)
+
+
+def classes_for(point: Point) -> list[int]:
+    if point.slo_class is not None:
+        return [point.slo_class] * point.devices
+    rng = np.random.default_rng(np.random.SeedSequence([point.seed, 11]))
+    return [int(x) for x in rng.choice(CLASSES, size=point.devices)]
+
+
+def workload(point: Point) -> Workload:
+    st = point.setting
+    controlled = point.predictor and point.system not in ("SLED", "Centralized")
+    clients = []
+    for i, c in enumerate(classes_for(point)):
+        draft = DRAFTS[i % len(DRAFTS)]
+        clients.append(ClientSpec(draft, (DOMAINS[i % len(DOMAINS)], DOMAINS[(i + 3) % len(DOMAINS)]), 1,
+                                  st.max_new_tokens, st.window, "predictor:mlp" if controlled else "fixed",
+                                  st.temperature, c, alpha(draft, controlled, st.window, st.temperature),
+                                  st.prompt_tokens, seed=point.seed))
+    return Workload("target-m", tuple(clients), capacity=10**9, cache=point.system != "SLED",
+                    kv_bytes_per_token=kv_bytes_per_token(point.target))
+
+
+def estimator(point: Point) -> Estimator:
+    return Estimator.from_coefficients(**paper_coefficients(point.target))
+
+
+def noisy(model, sigma: float, seed: int):
+    """The 'true' verification time: the estimate times a log-normal factor (median 1)."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 23]))
+    if sigma <= 0:
+        return model
+    return lambda batch: float(model(batch)) * float(np.exp(rng.normal(0.0, sigma)))
+
+
+def former(point: Point, est: Estimator):
+    from ..serving import wisp_batching
+
+    st = point.setting
+    if point.system in ("SLED", "FCFS"):
+        return FCFS(label=point.system)
+    budget = st.memory_gb * 1e9
+    if point.system == "WISP":
+        return wisp_batching.WISPBatcher(est, delta=st.delta, memory_budget=budget)
+    return wisp_batching.EDFOnly(est, delta=st.delta, memory_budget=budget)
+
+
+def times(point: Point, est: Estimator) -> Times:
+    st = point.setting
+    draft = [lambda s, r=st.draft_rate: s / r] * point.devices
+    return Times(draft=draft, verify=noisy(est, st.noise, point.seed),
+                 up=lambda c, s, l=st.latency: l, down=lambda c, l=st.latency: l)
+
+
+def run_log(point: Point) -> pd.DataFrame:
+    """The per-round log of one point (``interfaces.LOG_COLUMNS``)."""
+    st = point.setting
+    est = estimator(point)
+    wl = workload(point)
+    if point.system == "Centralized":
+        return centralized.simulate(wl, noisy(est, st.noise, point.seed), until=st.horizon, rtt=2 * st.latency)
+    return simulate(wl, former(point, est), FixedS(st.window * point.devices, point.devices), times(point, est), acceptance(),
+                    until=st.horizon, seed=point.seed, label=point.system)
+
+
+def responses(log: pd.DataFrame, max_new_tokens: int, horizon: float) -> pd.DataFrame:
+    """One row per response (Sec 5.3: "a request is counted as an SLO violation if its achieved
+    end-to-end token speed (including queueing and verification) falls below its class requirement"):
+    client, start (s), tokens, seconds, speed (tok/s), complete. Every device runs its responses back
+    to back, so a response's time is the sum of its rounds' ``t_round``. A response still running at
+    ``horizon`` is kept (complete=False) with the time it has taken so far."""
+    rows = log[log["event"] == ""].sort_values(["client", "end"])
+    out = []
+    for c, g in rows.groupby("client", sort=True):
+        tok = g["tokens"].to_numpy()
+        resp = (np.cumsum(tok) - tok) // max_new_tokens
+        start = (g["end"] + g["t_send"] - g["t_round"]).to_numpy()   # reply received - round time
+        for r in np.unique(resp):
+            m = resp == r
+            t0, n = float(start[m][0]), int(tok[m].sum())
+            done = n >= max_new_tokens
+            secs = float(g["t_round"].to_numpy()[m].sum()) if done else horizon - t0
+            out.append((int(c), t0, n, secs, n / secs if secs > 0 else np.inf, done,
+                        g["slo_class"].iloc[0]))
+    return pd.DataFrame(out, columns=["client", "start", "tokens", "seconds", "speed", "complete", "slo_class"])
+
+
+def response_violations(log: pd.DataFrame, max_new_tokens: int, warmup: float, horizon: float) -> pd.DataFrame:
+    """Responses started after ``warmup`` whose outcome is known by ``horizon``: complete ones, and
+    running ones already slower than their class (max_new_tokens / s_c seconds passed). Adds
+    ``violated``. (Dropping the undecided running ones keeps long responses from being censored away
+    only when they are already late, which is exactly when their verdict is known.)"""
+    r = responses(log, max_new_tokens, horizon)
+    r = r[r["start"] >= warmup].copy()
+    cls = r["slo_class"].astype(float)
+    late = ~r["complete"] & (r["seconds"] >= max_new_tokens / cls)
+    r = r[r["complete"] | late].copy()
+    r["violated"] = (~r["complete"]) | (r["speed"] < r["slo_class"].astype(float))
+    return r
+
+
+def steady(log: pd.DataFrame, warmup: float) -> pd.DataFrame:
+    return log[(log["event"] == "") & (log["start"] >= warmup)]
+
+
+def run_point(point: Point) -> dict:
+    """One sweep row: response-level violations (eq 20's trials) overall and per class, the
+    iteration-level violation rate (eq 4) and system goodput (committed tok/s over the steady window)."""
+    st = point.setting
+    log = run_log(point)
+    resp = response_violations(log, st.max_new_tokens, st.warmup, st.horizon)
+    it = steady(log, st.warmup)
+    span = st.horizon - st.warmup
+    row = dict(system=point.system, devices=point.devices, slo_class=point.slo_class, target=point.target,
+               predictor=point.predictor, seed=point.seed, responses=int(len(resp)),
+               violations=int(resp["violated"].sum()),
+               violation_rate=float(resp["violated"].mean()) if len(resp) else np.nan,
+               iterations=int(len(it)),
+               iteration_violation_rate=float(slo.violations(it).mean()) if len(it) else np.nan,
+               goodput=float(it["tokens"].sum()) / span)
+    for c in CLASSES:
+        r = resp[resp["slo_class"].astype(float) == c]
+        row[f"responses_{c}"], row[f"violations_{c}"] = int(len(r)), int(r["violated"].sum())
+    return row
+
+
+def deadline_attribution(log: pd.DataFrame, window: int = 50, tau: float = 1.5) -> pd.DataFrame:
+    """Fig 8: every verification event with its t_queue, t_verify, whether it missed its deadline
+    (C_i > d_i, eq 12) and, for misses, eq (21)'s label: ``compute-dominant`` when
+    rho = t_verify / MA_W(t_verify) > tau (MA over the ``window`` previous batches), else
+    ``queue-dominant``."""
+    if window < 1 or tau <= 0:
+        raise ValueError(f"window must be >= 1 and tau > 0, got window={window}, tau={tau}")
+    ev = log[(log["event"] == "") & log["deadline"].notna()].copy()
+    per_batch = ev.groupby("batch")["t_verify"].first().sort_index()
+    ma = per_batch.shift(1).rolling(window, min_periods=1).mean()
+    ev["rho"] = ev["t_verify"] / ev["batch"].map(ma)
+    ev["violated"] = ev["end"] > ev["deadline"]
+    ev["label"] = np.where(~ev["violated"], "met",
+                           np.where(ev["rho"] > tau, "compute-dominant", "queue-dominant"))
+    return ev[["batch", "client", "slo_class", "t_queue", "t_verify", "rho", "violated", "label"]]
+
+
+
+
+# --------------------------------------------------------------------------- tables from sweep rows
+def replace(setting: Setting, **kw) -> Setting:
+    return _dc_replace(setting, **kw)
+
+
+def per_class(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Violation rate per class (speed) from sweep rows of mixed-class runs, pooled over seeds."""
+    out = []
+    for key, g in rows.groupby(by, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        for c in CLASSES:
+            n, v = int(g[f"responses_{c}"].sum()), int(g[f"violations_{c}"].sum())
+            out.append(dict(zip(by, key), speed=c, responses=n, violations=v,
+                            violation_rate=v / n if n else np.nan))
+    return pd.DataFrame(out)
+
+
+def knees(curves: pd.DataFrame, epsilon: float) -> pd.Series:
+    """Per (system, speed): the smallest N whose violation rate exceeds ``epsilon`` (inf if none)."""
+    def first(g):
+        g = g.sort_values("devices")
+        over = g[g["violation_rate"] > epsilon]
+        return float(over["devices"].iloc[0]) if len(over) else np.inf
+    return curves.groupby(["system", "speed"]).apply(first, include_groups=False)
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One capacity search (eq 20): a system, a target, a class, epsilon, the seeds of each N."""
+    system: str
+    target: str
+    slo_class: int
+    epsilon: float
+    seeds: int
+    seed: int
+    hi: int
+    setting: Setting = field(default_factory=Setting)
+
+
+def capacity_of(curve: Curve) -> dict:
+    """Bisection on N (``serving.capacity``) of the pooled response-level violation rate."""
+    evaluated = {}
+
+    def f(n: int):
+        rows = [run_point(Point(curve.system, int(n), curve.slo_class, curve.target, seed=curve.seed + k,
+                                setting=curve.setting)) for k in range(curve.seeds)]
+        v, t = sum(r["violations"] for r in rows), sum(r["responses"] for r in rows)
+        evaluated[int(n)] = (v, t)
+        return v, t
+
+    cap = capacity.bisect(f, lo=1, hi=curve.hi, epsilon=curve.epsilon)
+    v, t = evaluated.get(cap, (0, 0))
+    low, high = capacity.wilson(v, t) if t else (np.nan, np.nan)
+    return dict(system=curve.system, target=curve.target, speed=curve.slo_class, epsilon=curve.epsilon,
+                capacity=int(cap), violation_rate_at_capacity=v / t if t else np.nan, wilson_low=low,
+                wilson_high=high, evaluated=" ".join(f"{n}:{a}/{b}" for n, (a, b) in sorted(evaluated.items())))
+
+
+def capacity_table(systems, targets, classes, *, epsilon: float, seeds: int, seed: int, setting: Setting,
+                   hi: int, run) -> pd.DataFrame:
+    """Table 2: one bisection per (system, target, class), fanned out by ``run`` (a sweep runner)."""
+    curves = [Curve(s, t, c, epsilon, seeds, seed, hi, setting) for t in targets for s in systems for c in classes]
+    return run(curves, capacity_of)
+
+
+def validation_table(pairs: dict) -> pd.DataFrame:
+    """p50/p90/p99 of the round time (per-token interval for centralized serving), real vs twin."""
+    rows = []
+    for policy, (real, twin_log) in pairs.items():
+        for name, lg in (("real", real), ("twin", twin_log)):
+            r = lg[lg["event"] == ""]
+            for q in (50, 90, 99):
+                rows.append(dict(policy=policy, system=name, quantile=f"p{q}",
+                                 t_round_s=float(np.percentile(r["t_round"], q))))
+    return pd.DataFrame(rows)
+
+
+def real_prompts(spec: ClientSpec) -> list[list[int]]:
+    """The token ids a real drafter of ``spec`` sends as its prompts (``serving.run.prompt_stream``)."""
+    from .. import zoo
+    from ..serving.run import prompt_stream
+
+    return prompt_stream(spec, zoo.load_tokenizer())
+

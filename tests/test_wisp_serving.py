@@ -1,0 +1,159 @@
+"""WISP's server-side pieces: SLO arithmetic, eq (19)'s features and fit, Algorithm 1 on crafted
+queues, capacity bisection and Wilson intervals."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from specedge.serving import capacity, estimator, slo
+from specedge.serving.estimator import Estimator
+from specedge.serving.interfaces import Pending
+from specedge.serving.wisp_batching import EDFOnly, WISPBatcher
+
+
+# --------------------------------------------------------------------------- slo
+def test_slo_budget_deadline_and_latest_start():
+    assert slo.expected_tokens(0.5, 8) == 4.0
+    assert slo.budget(0.5, 8, 4, 0.16, 0.02) == pytest.approx(4 / 4 - 0.18)        # eq (6)
+    assert slo.deadline(10.0, 0.5, 8, 4, 0.16, 0.02) == pytest.approx(10.82)        # eq (12)
+    assert slo.latest_start(10.82, 0.1, 0.02) == pytest.approx(10.70)               # eq (17)
+    log = pd.DataFrame(dict(tokens=[4, 1, 2], t_round=[0.5, 0.5, 0.25], slo_class=[8, 2, 8]))
+    assert slo.violations(log).tolist() == [False, False, False]
+    assert slo.violations(log.assign(slo_class=[9, 3, 9])).tolist() == [True, True, True]
+    for bad in (dict(alpha=1.5), dict(alpha=float("nan"))):
+        with pytest.raises(ValueError, match="alpha"):
+            slo.budget(bad["alpha"], 4, 4, 0.1, 0.0)
+    with pytest.raises(ValueError, match="speed"):
+        slo.budget(0.5, 4, 0, 0.1, 0.0)
+    with pytest.raises(ValueError, match="slo_class"):
+        slo.violations(log.assign(slo_class=[8, None, 8]))
+
+
+# --------------------------------------------------------------------------- estimator
+def test_features_by_hand():
+    # one cold request of 300 tokens, one warm follow-up of 5 tokens on a 495-token prefix
+    assert estimator.features([(300, 0), (5, 495)]) == (305, 300 * 300 + 500 * 5, 495)
+    est = Estimator(1e-4, 1e-8, 1e-6, 0.01)
+    batch = [Pending(0, "a", 0, 0.0, 0, 300, 0), Pending(1, "b", 0, 0.0, 5, 5, 495)]
+    assert est(batch) == pytest.approx(1e-4 * 305 + 1e-8 * 92_500 + 1e-6 * 495 + 0.01)
+    assert est([]) == 0.0
+    assert est.v_hat(batch[1]) == pytest.approx(1e-4 * 5 + 1e-8 * 2500 + 1e-6 * 495 + 0.01)
+    with pytest.raises(ValueError, match="missing"):
+        Estimator.from_coefficients(a=1.0, b_compute=1.0)
+    paper = Estimator.from_profile("li2026_paper")
+    assert paper.a == pytest.approx(3.314e-5) and paper.c == pytest.approx(1.486e-2)
+
+
+def _synthetic(n, rng, split):
+    rows = []
+    for i in range(n):
+        k = int(rng.integers(1, 5))
+        pairs = [(int(rng.integers(1, 400)), int(rng.integers(0, 1500))) for _ in range(k)]
+        rows.append(dict(config=f"{split}{i}", batch=" ".join(f"{a}:{b}" for a, b in pairs), split=split,
+                         regime="mixed"))
+    return rows
+
+
+def test_fit_recovers_known_coefficients():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(_synthetic(123, rng, "train") + _synthetic(50, rng, "test"))
+    truth = Estimator(3e-5, 4e-8, 5e-6, 0.015)
+    x = estimator.design_matrix(df)
+    df["seconds"] = [truth.time(*r) for r in x] * rng.lognormal(0, 0.005, len(df))
+    f = estimator.fit(df, seed=1, bootstrap=200)
+    for k in ("a", "b_compute", "b_read", "c"):
+        value, lo, hi = f.coefficients.loc[k, ["value", "ci_low", "ci_high"]]
+        assert lo < value < hi and abs(value / getattr(truth, k) - 1) < 0.05, k
+        assert abs(value - getattr(truth, k)) < 2 * (hi - lo), k          # the CI is about the error's size
+    assert f.metrics.loc["test", "R2"] > 0.98 and f.metrics.loc["train", "samples"] == 123
+    assert 0.9 < f.cv["mean"] <= 1 and len(f.cv["folds"]) == 5
+    assert 0 < f.delta < 0.2 * df.seconds.mean()
+    assert estimator.fit(df, seed=1, bootstrap=200).coefficients.equals(f.coefficients)   # deterministic
+    with pytest.raises(ValueError, match="seconds"):
+        estimator.fit(df.drop(columns="seconds"))
+
+
+# --------------------------------------------------------------------------- Algorithm 1
+EST = Estimator(a=0.001, b_compute=0.0, b_read=0.0, c=0.010)      # T = 10 ms + 1 ms per new token
+
+
+def P(client, deadline=None, n_new=5, g=None, memory=0.0, arrival=0.0):
+    return Pending(client, f"s{client}", 0, arrival, n_new - 1, n_new, 0, deadline=deadline,
+                   expected_tokens=g, memory=memory)
+
+
+def test_critical_requests_first_in_edf_order_then_value_density():
+    # at t = 0: v_hat = 15 ms; critical when 0 >= d - 0.015 - delta (delta 5 ms) i.e. d <= 20 ms
+    q = [P(0, deadline=1.0, g=1.0), P(1, deadline=0.019, g=0.5), P(2, deadline=1.0, g=4.0),
+         P(3, deadline=0.018, g=0.1), P(4, deadline=None, g=2.0)]
+    b = WISPBatcher(EST, delta=0.005)
+    order, n_crit = b.order(q, 0.0)
+    assert [p.client for p, _ in order] == [3, 1, 2, 4, 0] and n_crit == 2
+    # batch of 3 and 1: T = 10 + 10 = 20 ms > 18 ms: 1 cannot join; the batch stops there
+    assert [p.client for p in b.form(q, 0.0, frozenset())] == [3]
+
+
+def test_batch_stops_at_the_first_infeasible_request_without_skipping():
+    # non-critical only, by density: 2 (g 4), 1 (g 60, big), 0 (g 1, small). Adding 1 breaks 2's
+    # deadline; 0 would fit, but Algorithm 1 stops at 1.
+    q = [P(0, deadline=0.5, g=1.0, n_new=2), P(1, deadline=0.5, g=60.0, n_new=400), P(2, deadline=0.05, g=4.0)]
+    b = WISPBatcher(EST, delta=0.0)
+    assert [p.client for p in b.form(q, 0.0, frozenset())] == [2]
+    assert sorted(p.client for p in b.form([q[0], q[2]], 0.0, frozenset())) == [0, 2]
+
+
+def test_memory_budget():
+    q = [P(i, deadline=10.0, g=1.0, memory=40.0) for i in range(5)]
+    assert len(WISPBatcher(EST, memory_budget=100.0).form(q, 0.0, frozenset())) == 2
+    with pytest.raises(ValueError, match="memory"):
+        WISPBatcher(EST, memory_budget=10.0).form(q, 0.0, frozenset())
+
+
+def test_late_requests_do_not_stall_the_server():
+    # deadline already passed: Algorithm 1 as printed would dispatch nothing, for ever
+    q = [P(0, deadline=-1.0), P(1, deadline=-0.5), P(2, deadline=0.5)]
+    out = WISPBatcher(EST).form(q, 0.0, frozenset())
+    assert [p.client for p in out] == [0, 1, 2]
+
+
+def test_edf_only_ignores_value_density():
+    q = [P(0, deadline=0.9, g=100.0), P(1, deadline=0.5, g=0.1), P(2, deadline=None, g=50.0)]
+    assert [p.client for p, _ in EDFOnly(EST).order(q, 0.0)[0]] == [1, 0, 2]
+    assert [p.client for p, _ in WISPBatcher(EST).order(q, 0.0)[0]] == [0, 2, 1]
+    with pytest.raises(ValueError, match="delta"):
+        WISPBatcher(EST, delta=-1)
+    with pytest.raises(ValueError, match="estimator"):
+        WISPBatcher(lambda b: 0.0)
+
+
+# --------------------------------------------------------------------------- capacity
+@pytest.mark.parametrize("eps", [0.0, 0.05, 0.2, 0.5])
+def test_bisection_matches_a_linear_scan(eps):
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        knee = int(rng.integers(1, 300))
+        f = lambda n, k=knee: (int(1000 * min(1.0, max(0.0, (n - k) / 50))), 1000)   # noqa: E731
+        scan = max([n for n in range(1, 301) if capacity.rate(*f(n)) <= eps], default=0)
+        cap, info = capacity.bisect(f, 1, 300, eps, return_info=True)
+        assert cap == scan and len(info["evaluated"]) <= 2 + math.ceil(math.log2(300))
+    assert capacity.bisect(lambda n: (0, 10), 1, 64, 0.05, return_info=True)[1]["saturated"]
+    assert capacity.bisect(lambda n: (10, 10), 1, 64, 0.05) == 0
+    assert capacity.bisect(lambda n: (0, 0), 1, 64, 0.05) == 0          # no trials: not served in time
+    with pytest.raises(ValueError, match="epsilon"):
+        capacity.bisect(lambda n: (0, 1), 1, 10, 1.5)
+
+
+def test_wilson_interval():
+    def closed(k, n, conf=0.95):
+        z = stats.norm.ppf(0.5 + conf / 2)
+        p = k / n
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+        return centre - half, centre + half
+    for k, n in ((0, 10), (3, 10), (50, 100), (100, 100), (7, 1000)):
+        assert capacity.wilson(k, n) == pytest.approx(closed(k, n), abs=1e-9)
+    assert capacity.wilson(0, 10)[0] == 0.0 and capacity.wilson(10, 10)[1] == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        capacity.wilson(3, 0)
