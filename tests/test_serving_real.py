@@ -137,3 +137,18 @@ def test_sampled_verification_follows_the_target_distribution(target):
     exp = torch.cat([expected[big], expected[~big].sum()[None]]).numpy()
     assert big.sum() >= 5
     assert stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue > 1e-3
+
+
+class _BrokenFormer:
+    label = "broken"
+
+    def form(self, queue, now, active):
+        raise ZeroDivisionError("a scheduler bug")
+
+
+def test_a_failing_batch_former_ends_the_run_with_its_error_instead_of_hanging(target):
+    wl = Workload("target-m", (ClientSpec("draft-xs", ("code",), 1, 6), ClientSpec("draft-xs", ("math",), 1, 6)),
+                  capacity=4)
+    with pytest.raises(RuntimeError, match="scheduling thread failed: ZeroDivisionError"):
+        run_real(wl, _BrokenFormer(), FixedS(4, 2), label="broken", client_timeout=5.0)
+    assert not mp.active_children()

@@ -118,6 +118,47 @@ def test_late_requests_do_not_stall_the_server():
     assert [p.client for p in out] == [0, 1, 2]
 
 
+def _algorithm1_by_hand(queue, now, est, delta, memory_budget, density=True):
+    """Algorithm 1 written out request by request (the reference for the vectorised former)."""
+    crit, non = [], []
+    for p in queue:
+        v = est.v_hat(p)
+        if p.deadline is not None and now >= p.deadline - v - delta:
+            crit.append(((p.deadline, p.arrival, p.client), p, now + v > p.deadline))
+        else:
+            key = -p.expected_tokens / v if density else (math.inf if p.deadline is None else p.deadline)
+            non.append(((key, p.arrival, p.client), p, False))
+    chosen, lin, inter, cached, memory, d_min = [], 0.0, 0.0, 0.0, 0.0, math.inf
+    for _, p, late in sorted(crit, key=lambda t: t[0]) + sorted(non, key=lambda t: t[0]):
+        lin2, inter2, cached2 = lin + p.n_new, inter + (p.n_new + p.n_cached) * p.n_new, cached + p.n_cached
+        d2 = d_min if (late or p.deadline is None) else min(d_min, p.deadline)
+        if memory + p.memory > memory_budget or now + est.time(lin2, inter2, cached2) > d2:
+            break
+        chosen.append(p)
+        lin, inter, cached, memory, d_min = lin2, inter2, cached2, memory + p.memory, d2
+    return chosen
+
+
+@pytest.mark.parametrize("density", [True, False])
+def test_vectorised_former_equals_algorithm1_by_hand(density):
+    rng = np.random.default_rng(3)
+    est = Estimator.from_profile("li2026_paper")
+    for trial in range(150):
+        n = int(rng.integers(1, 60))
+        queue = []
+        for i in range(n):
+            k = int(rng.integers(0, 9))
+            has_slo = rng.random() < 0.9
+            queue.append(Pending(i, f"s{i}", 0, float(rng.uniform(0, 1)), k, k + int(rng.integers(1, 300)),
+                                 int(rng.integers(0, 2000)), 4 if has_slo else None,
+                                 float(rng.uniform(0.5, 1.5)) if has_slo else None,
+                                 float(rng.uniform(0.1, 6)), float(rng.uniform(0, 2e8))))
+        now, budget = float(rng.uniform(0.5, 1.5)), float(rng.uniform(2e8, 5e9))
+        former = WISPBatcher(est, delta=0.01, memory_budget=budget, density=density)
+        got = former.form(queue, now, frozenset())
+        assert [p.client for p in got] == [p.client for p in _algorithm1_by_hand(queue, now, est, 0.01, budget, density)]
+
+
 def test_edf_only_ignores_value_density():
     q = [P(0, deadline=0.9, g=100.0), P(1, deadline=0.5, g=0.1), P(2, deadline=None, g=50.0)]
     assert [p.client for p, _ in EDFOnly(EST).order(q, 0.0)[0]] == [1, 0, 2]

@@ -84,8 +84,11 @@ class Estimator:
 
         return cls.from_coefficients(**hardware.load_profile(name).coefficients(runtime))
 
-    def time(self, n_linear: float, n_interactions: float, n_cached: float) -> float:
-        return self.a * n_linear + self.b_compute * n_interactions + self.b_read * n_cached + self.c
+    def time(self, n_linear, n_interactions, n_cached):
+        """Eq (19), floored at 0 s (a fitted intercept can be negative; a time cannot); numbers or
+        numpy arrays of the three features."""
+        t = self.a * n_linear + self.b_compute * n_interactions + self.b_read * n_cached + self.c
+        return np.maximum(t, 0.0) if isinstance(t, np.ndarray) else max(0.0, t)
 
     def __call__(self, batch: Sequence[Pending]) -> float:
         """Seconds of one batched verification of ``batch`` (an empty batch costs nothing)."""

@@ -164,6 +164,8 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                     os.kill(p.pid, 9)
                     p.join(1)
             server.stop()
+        if server.failure is not None:
+            raise RuntimeError(f"run_real: the server's scheduling thread failed: {server.failure!r}") from server.failure
         client_rows = [pd.read_csv(f, keep_default_na=False) for f in sorted(Path(tmp).glob("c*.csv"))]
     crow = pd.concat(client_rows, ignore_index=True) if client_rows else pd.DataFrame(
         columns=["client", "round", "t_round", "t_send", "tokens_committed", "session", "output", "event"])

@@ -93,6 +93,7 @@ class VerificationServer(pb_grpc.VerifierServicer):
         self.t0 = time.monotonic()
         self.last_request = self.t0
         self.stopped = threading.Event()
+        self.failure: BaseException | None = None   # what ended the scheduling thread, if it failed
         self._session_of: dict[int, str] = {}
         self._thread = threading.Thread(target=self._loop, name="verifier", daemon=True)
         self._grpc = None
@@ -228,7 +229,16 @@ class VerificationServer(pb_grpc.VerifierServicer):
                 if not self.known >= set(self.clients) and now - self.t0 < self.client_timeout:
                     continue  # start barrier: rounds begin once every client said Hello
                 pend = [s.pending for s in self.queue]
-                batch = self.former.form(pend, now - self.t0, frozenset(self.active))
+                try:
+                    batch = self.former.form(pend, now - self.t0, frozenset(self.active))
+                except Exception as err:  # a scheduler bug ends the run with its message instead of hanging it
+                    self.failure = err
+                    self._event(-1, f"stopped: batch former failed: {err!r}")
+                    for s in self.queue:
+                        s.error = f"batch former failed: {err!r}"
+                        s.done.set()
+                    self.queue = []
+                    break
                 if not batch:
                     continue
                 chosen = {id(p) for p in batch}

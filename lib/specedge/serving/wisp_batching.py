@@ -9,7 +9,7 @@ sum m_j <= M) and the deadline constraint (eq 15, t_k + T_hat(B') <= min_{j in B
 
 Feasibility is checked incrementally: eq (19) is additive in its three features, so the batch keeps
 running sums of (N_linear, N_interactions, N_cached), its memory and its earliest deadline; each
-FEASIBLEADD is O(1) and a decision is O(n log n) for n queued requests (the two sorts).
+FEASIBLEADD is O(1) and a decision is O(n log n) for n queued requests (one vectorised sort).
 
 One reading the paper leaves open (stated here, tested): a request whose deadline has already become
 unreachable (t_k + v_i > d_i, it cannot finish in time even alone) can never pass eq (15), so Algorithm 1
@@ -24,37 +24,14 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
 from .estimator import Estimator
 from .interfaces import Pending
 
 
 def _expected(p: Pending) -> float:
     return float(p.expected_tokens) if p.expected_tokens is not None else float(p.n_draft)
-
-
-@dataclass
-class _Batch:
-    """Running state of a tentative batch: eq (19)'s sums, memory, earliest binding deadline."""
-    est: Estimator
-    memory_budget: float
-    now: float
-    lin: float = 0.0
-    inter: float = 0.0
-    cached: float = 0.0
-    memory: float = 0.0
-    d_min: float = math.inf
-
-    def try_add(self, p: Pending, late: bool) -> bool:
-        """FEASIBLEADD (Algorithm 1, lines 1-6); on success the request is added."""
-        memory = self.memory + p.memory
-        if memory > self.memory_budget:
-            return False
-        lin, inter, cached = self.lin + p.n_new, self.inter + (p.n_new + p.n_cached) * p.n_new, self.cached + p.n_cached
-        d_min = self.d_min if (late or p.deadline is None) else min(self.d_min, p.deadline)
-        if self.now + self.est.time(lin, inter, cached) > d_min:
-            return False
-        self.lin, self.inter, self.cached, self.memory, self.d_min = lin, inter, cached, memory, d_min
-        return True
 
 
 @dataclass
@@ -78,35 +55,47 @@ class WISPBatcher:
         if self.max_batch is not None and (not isinstance(self.max_batch, int) or self.max_batch < 1):
             raise ValueError(f"max_batch: must be a positive int or None, got {self.max_batch!r}")
 
+    def _ranked(self, queue: Sequence[Pending], now: float):
+        """Admission order (indices into ``queue``) and the per-request arrays, vectorised over the
+        queue: critical requests first by (deadline, arrival, client), then the others by (-U_i,
+        arrival, client), or by deadline in the EDF-only ablation."""
+        n = len(queue)
+        x = np.array([(p.n_new, p.n_cached, p.arrival, p.client, math.inf if p.deadline is None else p.deadline,
+                       _expected(p), p.memory) for p in queue], float).reshape(n, 7)
+        new, cached, arrival, client, d, g, memory = x.T
+        v = self.estimator.time(new, (new + cached) * new, cached)          # v_hat_i, each alone
+        crit = now >= d - v - self.delta                                     # eq (17); never without a deadline
+        late = crit & (now + v > d)
+        key = np.where(crit, d, -g / np.maximum(v, 1e-12)) if self.density else d   # eq (16), decreasing
+        idx = np.lexsort((client, arrival, key, ~crit))
+        return idx, late, crit, new, cached, d, memory
+
     def order(self, queue: Sequence[Pending], now: float) -> tuple[list[tuple[Pending, bool]], int]:
         """The candidates in admission order, each with its 'late' flag, and how many are critical."""
-        crit, non = [], []
-        for p in queue:
-            v = self.estimator.v_hat(p)
-            if p.deadline is not None and now >= p.deadline - v - self.delta:      # eq (17)
-                crit.append((p.deadline, p.arrival, p.client, p, now + v > p.deadline))
-            elif self.density:
-                non.append((-_expected(p) / v, p.arrival, p.client, p))             # eq (16), decreasing
-            else:
-                non.append((p.deadline if p.deadline is not None else math.inf, p.arrival, p.client, p))
-        crit.sort(key=lambda t: t[:3])
-        non.sort(key=lambda t: t[:3])
-        return [(t[3], t[4]) for t in crit] + [(t[3], False) for t in non], len(crit)
+        if not queue:
+            return [], 0
+        idx, late, crit, *_ = self._ranked(queue, now)
+        return [(queue[i], bool(late[i])) for i in idx], int(crit.sum())
 
     def form(self, queue: Sequence[Pending], now: float, active: frozenset[int]) -> list[Pending]:
-        batch = _Batch(self.estimator, self.memory_budget, now)
-        chosen: list[Pending] = []
-        candidates, _ = self.order(queue, now)
-        for p, late in candidates:                      # lines 17-33: stop at the first violation
-            if self.max_batch is not None and len(chosen) >= self.max_batch:
-                break
-            if not batch.try_add(p, late):
-                break
-            chosen.append(p)
-        if not chosen and candidates and candidates[0][0].memory > self.memory_budget:
-            p = candidates[0][0]
+        """Algorithm 1, lines 17-33: the longest prefix of the admission order whose every tentative
+        batch passes FEASIBLEADD (lines 1-6) — running sums of eq (19)'s features and of the memory,
+        the earliest binding deadline (late requests and those without an SLO bind none)."""
+        if not queue:
+            return []
+        idx, late, _, new, cached, d, memory = self._ranked(queue, now)
+        late, new, cached, d, memory = late[idx], new[idx], cached[idx], d[idx], memory[idx]
+        used = np.cumsum(memory)
+        t_hat = self.estimator.time(np.cumsum(new), np.cumsum((new + cached) * new), np.cumsum(cached))
+        d_min = np.minimum.accumulate(np.where(late, math.inf, d))
+        ok = (used <= self.memory_budget) & (now + t_hat <= d_min)          # eqs (14) and (15)
+        k = len(ok) if ok.all() else int(np.argmin(ok))                     # stop at the first violation
+        if self.max_batch is not None:
+            k = min(k, self.max_batch)
+        if k == 0 and memory[0] > self.memory_budget:
+            p = queue[idx[0]]
             raise ValueError(f"request of client {p.client}: memory {p.memory:g} exceeds the budget {self.memory_budget:g}")
-        return chosen
+        return [queue[i] for i in idx[:k]]
 
 
 def EDFOnly(estimator: Estimator, delta: float = 0.0, memory_budget: float = math.inf,

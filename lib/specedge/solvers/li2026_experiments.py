@@ -34,7 +34,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from .. import hardware, paths
+from .. import hardware, paths, sweep
 from ..serving import capacity, centralized, slo
 from ..serving.allocation import FixedS
 from ..serving.batching import FCFS
@@ -340,8 +340,8 @@ def capacity_of(curve: Curve) -> dict:
     evaluated = {}
 
     def f(n: int):
-        rows = [run_point(Point(curve.system, int(n), curve.slo_class, curve.target, seed=curve.seed + k,
-                                setting=curve.setting)) for k in range(curve.seeds)]
+        rows = [run_point(Point(curve.system, int(n), curve.slo_class, curve.target, seed=s, setting=curve.setting))
+                for s in sweep.seeds(curve.seed, curve.seeds)]
         v, t = sum(r["violations"] for r in rows), sum(r["responses"] for r in rows)
         evaluated[int(n)] = (v, t)
         return v, t
