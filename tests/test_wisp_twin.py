@@ -99,6 +99,15 @@ def test_centralized_real_run_through_transformers_continuous_batching():
     log = centralized.run_real(model, [[5, 6, 7, 8], [9, 10, 11], [12, 13]], 6, slo_classes=[2, 4, 8])
     assert len(log) == 18 and (log["t_round"] > 0).all() and (log["system"] == "real").all()
     assert sorted(log["slo_class"].unique()) == [2, 4, 8]
+    step = centralized.step_time_of(log)            # the twin's step: the median decode interval
+    later = log.groupby("client")["t_round"].apply(lambda s: s.iloc[1:])
+    assert step.c == pytest.approx(float(np.median(later))) and step.a == step.b_read == 0
+
+
+def test_centralized_twin_refuses_a_zero_time_step():
+    wl = Workload("target-m", (ClientSpec("draft-xs", ("code",), 1, 4, prompt_tokens=8),))
+    with pytest.raises(ValueError, match="step_time: 0.0 s"):
+        centralized.simulate(wl, lambda batch: 0.0, until=1.0)
 
 
 def test_qwen3_14b_derivation():

@@ -11,7 +11,7 @@ metric (``slo``) are the same as for the speculative systems.
   (prompt tokens, nothing cached) — so one runtime model prices all three systems.
 - ``run_real(model, prompts, ...)``: the real thing on this machine, through transformers' own
   continuous batching (``generate_batch`` with per-token timestamps; paged KV cache, FIFO scheduler),
-  logged the same way.
+  logged the same way; ``step_time_of(real_log)`` gives the twin a step time from it.
 """
 from __future__ import annotations
 
@@ -69,6 +69,9 @@ def simulate(workload: Workload, step_time: VerifyTimeModel, *, until: float, rt
         batch = [Pending(int(c), f"{c}", step, now, 0, 1, int(ctx[c])) for c in np.flatnonzero(running)]
         batch += [Pending(int(c), f"{c}", step, now, 0, int(prompt[c]), 0) for c in np.flatnonzero(joining)]
         dt = float(step_time(batch))
+        if not dt > 0:   # a zero-time step would loop for ever without advancing the clock
+            raise ValueError(f"step_time: {dt!r} s for a step of {len(batch)} sequences at t = {now:.3f} s; the "
+                             "runtime model must give a positive time (a fit used outside its range?)")
         end = now + dt
         if end > until:
             break
@@ -86,6 +89,19 @@ def simulate(workload: Workload, step_time: VerifyTimeModel, *, until: float, rt
         last[done] = end + rtt
         now, step = end, step + 1
     return _rows_frame(rows, "twin", label)
+
+
+def step_time_of(real_log: pd.DataFrame) -> "Estimator":
+    """The twin's step time from a real run: the median interval between a response's consecutive
+    tokens (every response decodes in every step), as a constant eq (19) model. It prices prefill
+    steps like decode steps, so it validates the batching loop and its token accounting, not a runtime
+    model of the engine."""
+    from .estimator import Estimator
+
+    steps = real_log.groupby("client")["t_round"].apply(lambda s: s.iloc[1:]).to_numpy(float)
+    if not len(steps):
+        raise ValueError("real_log: needs responses of at least two tokens")
+    return Estimator(0.0, 0.0, 0.0, float(np.median(steps)))
 
 
 def run_real(model, prompts: Sequence[Sequence[int]], max_new_tokens: int, *,
