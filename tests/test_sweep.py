@@ -68,3 +68,15 @@ def test_bad_input_is_refused_before_any_work():
         sweep.run(point, [Cfg(1, object())])
     with pytest.raises(TypeError, match="dict"):
         sweep.run(lambda c: 3, [Cfg(1, 0)], backend="sequential", progress=False)
+
+
+def test_default_cache_version_follows_the_library_source(tmp_path, monkeypatch):
+    marker = tmp_path / "calls.txt"
+    monkeypatch.setenv("SWEEP_MARKER", str(marker))
+    cfgs = [Cfg(1, 0)]
+    sweep.run(counted, cfgs, backend="sequential", n_jobs=1, cache_dir=tmp_path / "c", progress=False)
+    sweep.run(counted, cfgs, backend="sequential", n_jobs=1, cache_dir=tmp_path / "c", progress=False)
+    assert marker.read_text().split() == ["1"]                            # same library: a cache hit
+    monkeypatch.setattr(sweep, "library_version", lambda: "edited")
+    sweep.run(counted, cfgs, backend="sequential", n_jobs=1, cache_dir=tmp_path / "c", progress=False)
+    assert marker.read_text().split() == ["1", "1"]                       # an edited library recomputes

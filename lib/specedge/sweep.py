@@ -9,7 +9,9 @@ of plain values (numbers, strings, bools, None, tuples/lists and nested dataclas
 ``run`` returns the rows as a DataFrame in config order, whatever the backend, worker count or
 completion order. With ``cache_dir`` each point's rows are stored as JSON under a hash of the
 function's qualified name, ``version`` and the configuration, so a rerun (or a crashed sweep resumed)
-computes only the missing points; bump ``version`` when ``fn`` changes meaning.
+computes only the missing points. ``version`` defaults to a fingerprint of the library's source
+(``library_version()``): any change to ``specedge`` invalidates the cache, so a stale point can never
+be read back; pass a fixed string to keep a cache across library edits you know to be irrelevant.
 
 Seeds: ``seeds(seed, n)`` spawns ``n`` independent seeds from ``numpy.random.SeedSequence(seed)``;
 put them into the configurations so that a point's randomness belongs to the point.
@@ -54,6 +56,15 @@ def _plain(value: Any, key: str = "config") -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else repr(value)
     raise TypeError(f"{key}: sweep configurations hold plain values only, got {type(value).__name__} {value!r}")
+
+
+def library_version() -> str:
+    """sha256 (first 16 hex digits) of every ``specedge`` source file, by path and content."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for f in sorted(root.rglob("*.py")):
+        h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
 
 
 def key(fn: Callable, config: Any, version: str = "") -> str:
@@ -103,10 +114,12 @@ def _backend(backend: str, n_jobs: int, address: str | None):
 
 
 def run(fn: Callable[[Any], dict | list[dict]], configs: Sequence[Any], *, backend: str = "loky",
-        n_jobs: int = -1, cache_dir: str | Path | None = None, version: str = "", address: str | None = None,
-        progress: bool = True) -> pd.DataFrame:
+        n_jobs: int = -1, cache_dir: str | Path | None = None, version: str | None = None,
+        address: str | None = None, progress: bool = True) -> pd.DataFrame:
     """Evaluate ``fn`` on every configuration (module docstring); rows in config order."""
     configs = list(configs)
+    if version is None:
+        version = library_version() if cache_dir is not None else ""
     keys = [key(fn, c, version) for c in configs]        # validates every configuration first
     if not isinstance(n_jobs, int) or n_jobs == 0:
         raise ValueError(f"n_jobs: a non-zero int (joblib: -1 = all cores), got {n_jobs!r}")
