@@ -44,13 +44,14 @@ zoo: venv
 # (zheng2025 Table II) -> data/profiles/zoo_cpu.yaml; FSD timings, Table 9 and the concurrent run
 # (venkatesha2025) -> data/profiles/cpu_local_fsd.yaml, data/venkatesha2025/; GOODSPEED's real gRPC runs
 # (tran2025) -> data/tran2025/real_runs.csv; batched verification over WISP's Appendix C design and its
-# Fig 4 interference runs (li2026) -> data/li2026/.
+# Fig 4 interference runs, then WISP's and centralized serving's real runs (li2026) -> data/li2026/.
 profiles: venv
 	$(PY) -m specedge.profiling --name cpu_local
 	$(PY) -m specedge.solvers.zheng2025 measure
 	$(PY) -m specedge.fsd.measure
 	$(PY) -m specedge.solvers.tran2025_experiments measure
 	$(PY) -m specedge.serving.verify_profiling
+	$(PY) -m specedge.solvers.li2026_real measure
 
 # Three runs (~1 + ~5 + ~3 min), results in figures/bench/: decoding with the zoo pair as trained (tiny
 # float32 target: framework overhead dominates) and with its target widened to 0.43 B parameters in

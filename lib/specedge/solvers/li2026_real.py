@@ -1,0 +1,105 @@
+"""WISP's serving side run for real on this machine (li2026 notebook §8): the twin's validation data.
+
+Two real runs on the zoo's target-m:
+
+- **WISP**: the gRPC verification server with WISP's batch former (Algorithm 1 on the eq (19) estimator
+  fitted to ``data/li2026/verify_profile_zoo.csv``, δ from its prediction interval) and one drafter
+  process per device (zoo drafts with the MLP stop rule, SLO classes 8 / 4 / 2 tok/s), prefix caches on.
+- **Centralized**: the same devices' prompts generated on the server by transformers' continuous
+  batching (``serving.centralized.run_real``).
+
+Wall-clock timings: ``make profiles`` (``python -m specedge.solvers.li2026_real measure``) writes them to
+``REAL_RUNS`` and the full-scale notebook reads them, so rerunning the notebook leaves its outputs
+unchanged; at CI scale the notebook runs them live (2 devices, 24 tokens), so every CI run exercises
+the real multi-process system.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from .. import paths
+from ..serving.workload import ClientSpec, Workload
+from . import li2026_experiments as ex
+
+REAL_RUNS = paths.DATA / "li2026" / "real_runs.csv"
+PROFILE = paths.DATA / "li2026" / "verify_profile_zoo.csv"
+CLASSES = (8, 4, 2)
+
+
+def workload(scale: str = "full", seed: int = 0) -> Workload:
+    """3 devices x 2 prompts x 64 tokens (CI: 2 devices x 1 prompt x 24 tokens), window 8, MLP stop rule."""
+    n, prompts, tokens = (3, 2, 64) if scale == "full" else (2, 1, 24)
+    return Workload("target-m", tuple(
+        ClientSpec(ex.DRAFTS[i], (ex.DOMAINS[i],), prompts, tokens, 8, "predictor:mlp", 0.0, CLASSES[i],
+                   ex.alpha(ex.DRAFTS[i], True), seed=seed) for i in range(n)), cache=True)
+
+
+def fitted(seed: int = 0):
+    """The eq (19) fit on the zoo target's profile (what the real server's former decides with)."""
+    from ..serving import estimator
+
+    if not PROFILE.exists():
+        raise FileNotFoundError(f"{PROFILE} is missing: `make profiles` measures it "
+                                "(python -m specedge.serving.verify_profiling --targets zoo)")
+    return estimator.fit(pd.read_csv(PROFILE), seed=seed)
+
+
+def centralized_prompts(wl: Workload) -> list[list[int]]:
+    """The devices' own prompts (at least 4), generated together on the server."""
+    return [p for spec in wl.clients for p in ex.real_prompts(spec)][: max(len(wl.clients), 4)]
+
+
+def measure_real(scale: str = "full", seed: int = 0) -> pd.DataFrame:
+    """Both real runs; one table with a ``policy`` column ("WISP": the server's per-round log, events
+    included; "Centralized": one row per generated token)."""
+    from .. import zoo
+    from ..serving import centralized
+    from ..serving.allocation import FixedS
+    from ..serving.run import run_real
+    from ..serving.wisp_batching import WISPBatcher
+
+    fit = fitted(seed)
+    wl = workload(scale, seed)
+    n = len(wl.clients)
+    rlog, _ = run_real(wl, WISPBatcher(fit.estimator, delta=fit.delta, memory_budget=1e12), FixedS(8 * n, n),
+                       label="WISP", seed=seed)
+    if (rlog["event"] != "").any():
+        raise RuntimeError(f"real WISP run: unexpected events {rlog[rlog['event'] != ''].event.tolist()}")
+    tokens = wl.clients[0].max_new_tokens
+    clog = centralized.run_real(zoo.load_model("target-m").eval(), centralized_prompts(wl), tokens)
+    return pd.concat([rlog.assign(policy="WISP"), clog.assign(policy="Centralized")], ignore_index=True)
+
+
+def load_real_runs(path=REAL_RUNS) -> dict[str, pd.DataFrame]:
+    """The committed real-run logs by policy (``make profiles`` measures them)."""
+    if not Path(path).exists():
+        raise FileNotFoundError(f"{path} is missing: `make profiles` measures it "
+                                "(python -m specedge.solvers.li2026_real measure)")
+    df = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    df["event"] = df["event"].fillna("")
+    return {pol: g.reset_index(drop=True) for pol, g in df.groupby("policy", sort=False)}
+
+
+def _main(argv=None) -> int:
+    import argparse
+    import platform
+
+    from ..profiling import cpu_name
+
+    ap = argparse.ArgumentParser(description="measure WISP's real runs (and centralized serving) on this machine")
+    ap.add_argument("cmd", choices=["measure"])
+    ap.add_argument("--out", default=str(REAL_RUNS))
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    df = measure_real("full", args.seed)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    df.assign(device=cpu_name(), python=platform.python_version()).round(6).to_csv(out, index=False)
+    print(f"{len(df)} rows -> {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())
