@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml
 figures: venv
 	$(PY) -m specedge.notebooks --scale $(SCALE) $(if $(PROFILE),--profile $(PROFILE))
 	$(PY) -m specedge.compare --update-readme
-	@echo "figures: done (outputs in figures/, executed notebooks in build/notebooks/$(SCALE)/)"
+	@echo "figures: done (outputs in $(if $(filter ci,$(SCALE)),build/ci/figures/,figures/), executed notebooks in build/notebooks/$(SCALE)/)"
 
 test: venv
 	SPECEDGE_SCALE=ci $(PY) -m pytest tests notebooks --nbmake --nbmake-timeout=1200
@@ -70,6 +70,10 @@ coverage: venv
 
 readme: venv
 	$(PY) -m specedge.compare --update-readme
+
+# pyflakes + pycodestyle through ruff (settings in pyproject.toml)
+lint: venv
+	$(PY) -m ruff check lib tests
 
 clean:
 	rm -rf build

@@ -15,13 +15,16 @@ metric (``slo``) are the same as for the speculative systems.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .interfaces import LOG_COLUMNS, Pending, VerifyTimeModel
 from .workload import Workload
+
+if TYPE_CHECKING:
+    from .estimator import Estimator
 
 
 def _rows_frame(rows: list[tuple], system: str, label: str) -> pd.DataFrame:

@@ -19,9 +19,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import lambertw
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _check_alpha(alpha) -> np.ndarray:

@@ -8,7 +8,6 @@ well under an hour on 2 CPU cores (see data/README.md for measured times).
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 import torch
