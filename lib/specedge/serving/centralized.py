@@ -112,8 +112,7 @@ def run_real(model, prompts: Sequence[Sequence[int]], max_new_tokens: int, *,
              max_batch_tokens: int | None = None) -> pd.DataFrame:
     """All ``prompts`` generated at once through transformers' continuous batching (greedy); one log row
     per generated token, ``t_round`` = time since the request's previous token (first: since submission)."""
-    from transformers import GenerationConfig
-    from transformers.generation.configuration_utils import ContinuousBatchingConfig
+    from transformers import ContinuousBatchingConfig, GenerationConfig
 
     if not prompts:
         raise ValueError("prompts: at least one prompt is needed")
