@@ -1,0 +1,40 @@
+"""WISP's rejection predictor and its stop-at-first-predicted-rejection drafting controller (li2026).
+
+One module per idea; every public name is importable from ``specedge.predictor`` as before:
+
+| module | what |
+|---|---|
+| ``dataset`` | traces -> labelled samples (Sec 4.1, App B), features, prompt-level splits, Figs 2-3 views |
+| ``metrics`` | Table 4 / Table 10 metrics (scikit-learn), operating point, FPR at equal Rec1 |
+| ``models`` | the four families (MLP, random forest, XGBoost, LightGBM), grid scan, train_all, evaluate |
+| ``persistence`` | save / load without unpickling code |
+| ``theorem1`` | expected wasted drafting in closed form, the bound (31), Monte Carlo |
+| ``controller`` | the stop-at-first-predicted-rejection controller and Table 5's ablation |
+| ``traces`` | fixed-window traces of the zoo, zoo prompts, the committed trace file |
+| ``goodput`` | Fig 1's device goodput model (eq 19 verification time) |
+| ``latency`` | Table 11's single-sample latency statistics |
+| ``cli`` | ``python -m specedge.predictor build / train / latency`` |
+"""
+from .controller import StopAtFirstPredictedRejection, controller_ablation
+from .dataset import (FEATURES, STATS, binned_acceptance, build_dataset, data_splits, dataset_summary, features,
+                      pearson_table, split_by_prompt, test_prompts)
+from .goodput import round_goodput, verify_time
+from .latency import latency_table, measure_latency
+from .metrics import confusion, fpr_at_rec1, metrics, operating_point, roc_auc
+from .models import (FAMILIES, LABELS, SCAN_GRIDS, TRAINERS, Forest, Predictor, evaluate, scan, train_all,
+                     train_lightgbm, train_mlp, train_random_forest, train_xgboost)
+from .persistence import PREDICTORS, load, save
+from .theorem1 import expected_waste, first_rejection_pmf, simulate_waste, waste_bound
+from .traces import TRACE_COLUMNS, TRACES, generate_traces, load_trace_data, position_acceptance, zoo_prompts
+from .cli import main
+
+__all__ = [
+    "FEATURES", "STATS", "FAMILIES", "build_dataset", "dataset_summary", "split_by_prompt",
+    "confusion", "roc_auc", "metrics", "operating_point", "fpr_at_rec1", "Predictor", "train_mlp",
+    "train_random_forest", "train_xgboost", "train_lightgbm", "scan", "SCAN_GRIDS", "TRAINERS", "save", "load",
+    "Forest", "expected_waste", "waste_bound", "simulate_waste", "StopAtFirstPredictedRejection",
+    "measure_latency", "pearson_table", "binned_acceptance", "TRACES", "PREDICTORS", "TRACE_COLUMNS",
+    "first_rejection_pmf", "generate_traces", "data_splits", "test_prompts", "position_acceptance",
+    "train_all", "evaluate", "verify_time", "round_goodput", "latency_table", "controller_ablation",
+    "zoo_prompts", "load_trace_data", "features", "LABELS", "main",
+]

@@ -1,0 +1,104 @@
+"""Command line of the rejection predictor (li2026)
+
+python -m specedge.predictor build      # traces from the zoo -> data/traces, train, save, latency
+python -m specedge.predictor train      # retrain from the committed traces
+python -m specedge.predictor latency    # re-measure Table 11 from the committed predictors
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import pandas as pd
+import torch
+from .dataset import FEATURES, build_dataset, data_splits, features
+from .latency import latency_table
+from .models import FAMILIES, evaluate, train_all, train_random_forest
+from .persistence import PREDICTORS, load, save
+from .traces import TRACES, _write_gz_csv, generate_traces, load_trace_data, zoo_prompts
+
+
+def _build_traces(args) -> pd.DataFrame:
+    from .. import zoo
+
+    torch.set_num_threads(1)
+    targets = args.targets or list(zoo.TARGETS)[:1]
+    frames = []
+    for target in targets:
+        for draft in (args.drafts or list(zoo.DRAFTS)):
+            d_model, t_model, tok = zoo.load_pair(draft, target)
+            prompts = zoo_prompts(tok, list(zoo.DOMAINS), args.prompts)
+            frames.append(generate_traces(d_model, t_model, prompts, window=args.window,
+                                          max_new_tokens=args.max_new_tokens, seed=args.seed,
+                                          draft=draft, target=target))
+    traces = pd.concat(frames, ignore_index=True)
+    _write_gz_csv(traces, TRACES / "li2026_traces.csv.gz")
+    print(f"[predictor] traces: {len(traces)} drafted positions -> {TRACES / 'li2026_traces.csv.gz'}")
+    return traces
+
+
+def _train(args, traces: pd.DataFrame) -> dict:
+    from ..plotting import write_csv
+
+    torch.set_num_threads(1)
+    data = build_dataset(traces)
+    preds, table = train_all(data, seed=args.seed)
+    PREDICTORS.mkdir(parents=True, exist_ok=True)
+    for fam, pred in preds.items():
+        save(pred, PREDICTORS, fam)
+    write_csv(table, PREDICTORS / "scan.csv")
+    meta = dict(split_seed=args.seed, window=int(traces["drafted"].max()),  # K_max of the traces
+                prompts_per_domain=int(traces.groupby(["draft", "domain", "temperature"])["prompt"].nunique().max()),
+                drafts=sorted(traces["draft"].unique()), targets=sorted(traces["target"].unique()),
+                features=list(FEATURES),
+                samples=len(data), accepted=int(data["label"].sum()))
+    (PREDICTORS / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    test = data_splits(data, args.seed)["test"]
+    t4, _ = evaluate(preds, test)
+    print(t4.to_string(index=False))
+    return preds
+
+
+def _latency(args, preds: dict | None = None) -> pd.DataFrame:
+    from ..plotting import write_csv
+
+    torch.set_num_threads(1)
+    preds = preds or {f: load(PREDICTORS, f) for f in FAMILIES}
+    data = build_dataset(load_trace_data())
+    sp = data_splits(data, json.loads((PREDICTORS / "meta.json").read_text())["split_seed"])
+    x = features(sp["test"])[:1000]
+    rf = preds["random_forest"].params
+    skl = train_random_forest(features(sp["train"]), sp["train"]["label"].to_numpy(),
+                              keep_sklearn=True, **{k: rf[k] for k in ("n_estimators", "max_depth",
+                              "min_samples_split", "min_samples_leaf", "max_features", "seed")})
+    table = latency_table(preds, x, args.trials,
+                          extra={"Random Forest (scikit-learn object)": skl.predict_proba})
+    table.insert(1, "device", "this machine's CPU (1 thread), edge-device stand-in")
+    write_csv(table, PREDICTORS / "latency.csv")
+    print(table.to_string(index=False))
+    return table
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="WISP rejection predictor: traces, training, latency.")
+    ap.add_argument("command", choices=["build", "train", "latency"])
+    ap.add_argument("--seed", type=int, default=0)
+    # defaults = the committed data/traces (about 95k drafted positions, 30k samples, ~4 min of traces)
+    ap.add_argument("--prompts", type=int, default=16, help="eval prompts per domain (build)")
+    ap.add_argument("--max-new-tokens", type=int, default=40)
+    ap.add_argument("--window", type=int, default=8, help="fixed draft window K_max of the traces")
+    ap.add_argument("--drafts", nargs="*", default=None)
+    ap.add_argument("--targets", nargs="*", default=None, help="default: the zoo's first target")
+    ap.add_argument("--trials", type=int, default=1000)
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    preds = None
+    if args.command == "build":
+        preds = _train(args, _build_traces(args))
+    elif args.command == "train":
+        preds = _train(args, load_trace_data())
+    _latency(args, preds)
+    print(f"[predictor] {args.command} done in {time.perf_counter() - t0:.0f} s")
+    return 0
+

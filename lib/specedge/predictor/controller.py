@@ -1,0 +1,96 @@
+"""The drafting controller (li2026): Controller (Sec 4.1)
+
+``StopAtFirstPredictedRejection(predictor, max_window)`` plugs into ``decoding.speculative`` as
+``gamma=`` (the window cap), ``stop_rule=`` (the predictor says "rejected") and
+``stop_before=True``: the position the predictor first predicts rejected is not drafted, the
+paper's eq (25) (``expected_waste``). ``exclusive=False`` still sends that token (the inclusive
+rule, ``expected_waste(..., inclusive=True)``).
+
+``controller_ablation`` is Table 5: the same prompts with a fixed window (OFF) and with the controller (ON).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .. import sampling
+from .dataset import STATS
+from .models import Predictor
+
+
+# --------------------------------------------------------------------------- controller
+class StopAtFirstPredictedRejection:
+    """WISP's drafting controller (Sec 4.1): draft until the predictor says "rejected", at most
+    ``max_window`` tokens.
+
+    Use as ``ctl.speculative(...)`` / ``ctl.speculative_batch(...)``, or pass ``gamma=ctl.gamma,
+    stop_rule=ctl.stop_rule, stop_before=ctl.exclusive`` to ``decoding``. The features of position i
+    are ``sampling.logit_stats`` of the draft's raw logits there plus ``i``. ``exclusive`` (default,
+    eq (25)): drafting stops *before* the first position predicted rejected; ``False``: after it.
+    ``predictor`` may be a ``Predictor`` or any callable ``features (1, 5) -> P(accepted)`` with a
+    ``threshold`` attribute (tests use constant ones).
+    """
+
+    def __init__(self, predictor, max_window: int, exclusive: bool = True):
+        self.predictor = predictor
+        self.max_window = sampling.check_gamma(max_window)
+        self.exclusive = bool(exclusive)
+        self.calls = 0
+
+    def gamma(self, row: int, rounds: list) -> int:
+        return self.max_window
+
+    def features(self, i: int, logits: torch.Tensor) -> np.ndarray:
+        stats = sampling.logit_stats(logits)
+        return np.array([[float(stats[k]) for k in STATS] + [float(i)]], dtype=np.float32)
+
+    def stop_rule(self, i: int, logits: torch.Tensor) -> bool:
+        """True when the predictor predicts rejection of position i (stop before it, or after it)."""
+        self.calls += 1
+        x = self.features(i, logits)
+        if isinstance(self.predictor, Predictor):
+            return bool(self.predictor.predict(x)[0] == 0)
+        return bool(float(self.predictor(x)) < getattr(self.predictor, "threshold", 0.5))
+
+    def speculative(self, draft, target, prompt, max_new_tokens: int, **kwargs):
+        from .. import decoding
+
+        return decoding.speculative(draft, target, prompt, max_new_tokens, gamma=self.gamma,
+                                    stop_rule=self.stop_rule, stop_before=self.exclusive, **kwargs)
+
+    def speculative_batch(self, draft, target, prompts, max_new_tokens: int, **kwargs):
+        from .. import decoding
+
+        return decoding.speculative_batch(draft, target, prompts, max_new_tokens, gamma=self.gamma,
+                                          stop_rule=self.stop_rule, stop_before=self.exclusive, **kwargs)
+
+# --------------------------------------------------------------------------- controller ablation
+def controller_ablation(draft_model, target_model, prompts: list, predictor, *, window: int = 8,
+                        max_new_tokens: int = 48, temperature: float = 0.0, seed: int = 0,
+                        exclusive: bool = True) -> pd.DataFrame:
+    """Table 5: the same prompts decoded with a fixed window (OFF) and with the controller (ON).
+
+    Returns one row per round with ``mode`` = "OFF"/"ON" and ``prompt``; the draft acceptance rate
+    of a mode is ``sampling.acceptance_rate(accepted, drafted)`` over its rows. ``predictor`` may also
+    be a dict name -> predictor: one controlled run per entry, ``mode`` = its name (Theorem 1 live:
+    wasted drafting per round of each predictor). ``exclusive``: the controller's stop rule (eq 25).
+    """
+    from .. import decoding
+
+    controlled = predictor if isinstance(predictor, dict) else {"ON": predictor}
+    if "OFF" in controlled:
+        raise ValueError("predictor: 'OFF' is reserved for the fixed-window run")
+    frames = []
+    for mode in ("OFF", *controlled):
+        if mode == "OFF":
+            gens = decoding.speculative_batch(draft_model, target_model, prompts, max_new_tokens,
+                                              gamma=window, temperature=temperature, seed=seed)
+        else:
+            ctl = StopAtFirstPredictedRejection(controlled[mode], window, exclusive=exclusive)
+            gens = ctl.speculative_batch(draft_model, target_model, prompts, max_new_tokens,
+                                         temperature=temperature, seed=seed)
+        for j, g in enumerate(gens):
+            f = decoding.traces_frame(g.rounds, per="round", mode=mode, prompt=j)
+            frames.append(f.drop(columns=["t_draft", "t_verify"]))
+    return pd.concat(frames, ignore_index=True)
