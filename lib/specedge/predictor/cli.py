@@ -81,7 +81,8 @@ def _latency(args, preds: dict | None = None) -> pd.DataFrame:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="WISP rejection predictor: traces, training, latency.")
+    ap = argparse.ArgumentParser(prog="python -m specedge.predictor",
+                                 description="WISP rejection predictor: traces, training, latency.")
     ap.add_argument("command", choices=["build", "train", "latency"])
     ap.add_argument("--seed", type=int, default=0)
     # defaults = the committed data/traces (about 95k drafted positions, 30k samples, ~4 min of traces)
