@@ -72,7 +72,7 @@ def test_speculation_helps_iff_alpha_above_L():
         assert (z.as2(a, c) > 0) == (a > c)
 
 
-@pytest.mark.parametrize("alpha", [0.0, 1.0, -0.1, 1.5, float("nan")])
+@pytest.mark.parametrize("alpha", [1.0, -0.1, 1.5, float("nan")])
 def test_alpha_outside_open_interval_raises(alpha):
     with pytest.raises(ValueError, match="alpha"):
         z.odld(alpha, 0.1)
@@ -124,3 +124,10 @@ def test_uplink_time():
     assert z.uplink_time(32000, 100e6) == pytest.approx(32000 * 16 / 100e6)
     with pytest.raises(ValueError, match="rate_bps"):
         z.uplink_time(3, 0)
+
+
+@pytest.mark.parametrize("L", [0.05, 0.3, 0.9])
+def test_a_draft_that_never_agrees_gets_gamma_one_and_no_speculation(L):
+    d = z.odld(0.0, L)                 # e.g. an untrained own pair: alpha = 0
+    assert (d.gamma, d.speculate) == (1, False) and d.speedup == pytest.approx(1 / (1 + L))
+    assert d.gamma == z.brute_force(0.0, L, 50).gamma and z.as2(0.0, L) == 0

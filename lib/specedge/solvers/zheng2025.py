@@ -18,7 +18,9 @@ falls back to the standalone LLM when S(γ*) ≤ 1 (speculation helps iff α > L
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,10 +30,11 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-def _check_alpha(alpha) -> np.ndarray:
+def _check_alpha(alpha, allow_zero: bool = False) -> np.ndarray:
     a = np.asarray(alpha, dtype=float)
-    if not np.all((a > 0) & (a < 1)):
-        raise ValueError(f"alpha (acceptance rate) must lie in the open interval (0, 1), got {alpha!r}")
+    if not np.all(((a >= 0) if allow_zero else (a > 0)) & (a < 1)):
+        where = "[0, 1)" if allow_zero else "the open interval (0, 1)"
+        raise ValueError(f"alpha (acceptance rate) must lie in {where}, got {alpha!r}")
     return a
 
 
@@ -51,7 +54,7 @@ def speedup(gamma, alpha, L) -> np.ndarray:
     Evaluated in exactly the paper's form, so the ties α = L at γ = 1 fall on the same side of 1 as
     the paper's Table I (a float64 test S < 1).
     """
-    a = _check_alpha(alpha)
+    a = _check_alpha(alpha, allow_zero=True)      # alpha = 0: S = 1 / (1 + gamma L)
     c = _check_cost(L, strict_below_one=False)
     g = np.asarray(gamma, dtype=float)
     if np.any(g < 0):
@@ -99,8 +102,12 @@ def odld(alpha: float, L: float) -> DraftLength:
     """Algorithm 1 (ODLD) with the decision of Algorithm 2 (AS²) attached.
 
     γ* = 1 if γ₀ < 1; otherwise whichever of ⌊γ₀⌋, ⌈γ₀⌉ has the larger S (the floor on ties).
-    ``speculate`` is AS²'s test S(γ*) > 1.
+    ``speculate`` is AS²'s test S(γ*) > 1. α = 0 (a draft that never agrees, e.g. an untrained
+    pair): S(γ) = 1/(1 + γL) falls with γ, so γ* = 1 and AS² does not speculate.
     """
+    if float(_check_alpha(alpha, allow_zero=True)) == 0:
+        _check_cost(L, strict_below_one=True)
+        return DraftLength(gamma=1, speedup=float(speedup(1, 0.0, L)), gamma_real=0.0, speculate=False)
     g0 = gamma_real(alpha, L)
     if not math.isfinite(g0):
         raise ValueError(f"L (relative cost) = {L!r} gives an unbounded draft length; use L > 0")
@@ -121,7 +128,7 @@ def as2(alpha: float, L: float) -> int:
 
 def brute_force(alpha: float, L: float, gamma_max: int | None = None) -> DraftLength:
     """Exhaustive maximisation of S(γ) over γ = 1..gamma_max (the reference for Algorithm 1)."""
-    g0 = gamma_real(alpha, L)
+    g0 = gamma_real(alpha, L) if float(_check_alpha(alpha, allow_zero=True)) > 0 else 0.0
     if gamma_max is None:
         gamma_max = int(max(64, 4 * math.ceil(g0) + 16))
     if gamma_max < 1:
@@ -212,6 +219,22 @@ def measure_pass_times(model, context: int = 64, new_tokens=(1, 5), repeats: int
     return {q: min(time_pass(model, 1, q, context, repeats=repeats, warmup=3)) for q in new_tokens}
 
 
+DEFAULT_PAIR = ("draft-xs", "target-m")   # the notebook's pair: LLaMA-68M / LLaMA-7B stand-ins
+
+
+def pair_profile_name(models) -> str:
+    """The profile ``measure`` writes for ``models``: ``zoo_cpu`` for the zoo's own models (what
+    ``make profiles`` measures), otherwise ``measured_<names>`` — a new, git-ignored profile in
+    ``data/profiles/``, never a committed one."""
+    from .. import zoo
+
+    names = [str(m) for m in models]
+    if all(n in zoo.DRAFTS + zoo.TARGETS for n in names):
+        return "zoo_cpu"
+    slug = "__".join(re.sub(r"[^a-z0-9]+", "_", Path(n.rstrip("/")).name.lower()).strip("_") for n in names)
+    return f"measured_{slug}"
+
+
 def main(argv=None) -> int:
     """``python -m specedge.solvers.zheng2025 measure --models a,b,...``: time zoo models into a profile."""
     import argparse
@@ -224,19 +247,31 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="Measure T_SLM / T_LLM of zoo (or hub/local) models on this CPU.")
     ap.add_argument("command", choices=["measure"])
     ap.add_argument("--models", default=",".join(zoo.DRAFTS + zoo.TARGETS))
-    ap.add_argument("--profile", default="zoo_cpu")
+    ap.add_argument("--profile", default=None,
+                    help="profile name (default: zoo_cpu for zoo models, measured_<names> otherwise)")
+    ap.add_argument("--force", action="store_true", help="replace a profile that holds other models")
     ap.add_argument("--rate-bps", type=float, default=100e6,
                     help="assumed uplink rate (the paper's value was lost in extraction)")
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args(argv)
+    models = [m for m in args.models.split(",") if m]
+    path = hardware.profile_path(args.profile or pair_profile_name(models))   # a name or a .yaml path
+    name = path.stem
+    if path.exists() and not args.force:
+        held = sorted(hardware.load_profile(path).runtime)
+        if sorted(models) != held:
+            raise SystemExit(f"{path} holds pass times of {held}; measuring {models} would replace them. Pass "
+                             f"--profile <new name> (default for these models: {pair_profile_name(models)}) or --force")
+    for m in models:
+        zoo.resolve(m)          # unknown names fail here, before any timing
     torch.set_num_threads(args.threads)
     runtime = {}
-    for name in args.models.split(","):
-        t = measure_pass_times(zoo.load_model(name))
-        runtime[name] = {"model": "seconds per forward pass, batch 1, 64 cached tokens",
-                         "decode_s": t[1], "verify5_s": t[5]}
-        print(f"{name}: 1 token {t[1] * 1e3:.3f} ms, 5 tokens {t[5] * 1e3:.3f} ms")
-    prof = {"name": args.profile,
+    for name_ in models:
+        t = measure_pass_times(zoo.load_model(name_))
+        runtime[name_] = {"model": "seconds per forward pass, batch 1, 64 cached tokens",
+                          "decode_s": t[1], "verify5_s": t[5]}
+        print(f"{name_}: 1 token {t[1] * 1e3:.3f} ms, 5 tokens {t[5] * 1e3:.3f} ms")
+    prof = {"name": name,
             "source": "measured by `python -m specedge.solvers.zheng2025 measure` (zoo models, random prompts)",
             "description": "Forward-pass times of the embedded model zoo on this machine, and an ASSUMED "
                            f"{args.rate_bps / 1e6:g} Mbit/s uplink for TK-SLT's L(K).",
@@ -247,7 +282,7 @@ def main(argv=None) -> int:
                                  "latency_s": 0.0}},
             "runtime": runtime,
             "constants": {"bits_per_probability": 16}}
-    print("wrote", hardware.save_profile(prof))
+    print("wrote", hardware.save_profile(prof, path))
     return 0
 
 

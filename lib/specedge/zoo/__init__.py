@@ -97,15 +97,35 @@ def load_model(name_or_path: str | Path, dtype: torch.dtype = torch.float32,
     return model.eval()
 
 
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
+
+
+def _pair_tokenizer(target, vocab_size: int, cache_dir):
+    """The target's tokenizer; a local target directory without tokenizer files (a bare
+    ``save_pretrained`` of a model) falls back to the zoo tokenizer when its vocabulary has the zoo
+    tokenizer's size, and otherwise says which files are missing."""
+    kind, where = resolve(target)
+    if kind == "zoo":
+        return load_tokenizer()
+    if kind == "local" and not any((Path(where) / f).exists() for f in TOKENIZER_FILES):
+        zoo_tok = load_tokenizer()
+        if vocab_size == len(zoo_tok):
+            return zoo_tok
+        raise FileNotFoundError(f"{where}: no tokenizer files ({', '.join(TOKENIZER_FILES)}) and its vocabulary "
+                                f"({vocab_size}) is not the zoo tokenizer's ({len(zoo_tok)}): save the model's "
+                                "tokenizer into that directory (tokenizer.save_pretrained)")
+    return load_tokenizer(target, cache_dir=cache_dir)
+
+
 def load_pair(draft: str, target: str, dtype: torch.dtype = torch.float32,
               cache_dir: str | Path | None = None):
     """``(draft_model, target_model, tokenizer)``; the pair must share one vocabulary.
 
-    The tokenizer is the target's (the zoo tokenizer for a zoo target).
+    The tokenizer is the target's (the zoo tokenizer for a zoo target, or for a local target saved
+    without tokenizer files whose vocabulary is the zoo's).
     """
     d, t = load_model(draft, dtype, cache_dir), load_model(target, dtype, cache_dir)
-    tok_src = target if resolve(target)[0] != "zoo" else None
-    tok = load_tokenizer(tok_src, cache_dir=cache_dir)
+    tok = _pair_tokenizer(target, int(t.config.vocab_size), cache_dir)
     if d.config.vocab_size != t.config.vocab_size:
         raise ValueError(f"draft {draft!r} (vocab {d.config.vocab_size}) and target {target!r} "
                          f"(vocab {t.config.vocab_size}) must share a vocabulary")
