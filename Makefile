@@ -21,6 +21,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[dev]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (specedge)" >/dev/null
+	# the kernel's own log ("running over TCP without encryption": its loopback sockets) reads like an
+	# error in every notebook run; keep only its errors (warnings of the notebook's code still show)
+	$(PY) -c "import json, sys; p = sys.argv[1]; k = json.load(open(p)); a = '--IPKernelApp.log_level=ERROR'; \
+		k['argv'] += [a] if a not in k['argv'] else []; json.dump(k, open(p, 'w'), indent=1)" \
+		$(VENV)/share/jupyter/kernels/python3/kernel.json
 	touch $(STAMP)
 
 figures: venv
