@@ -202,3 +202,36 @@ def test_logit_stats():
     assert np.allclose(s["margin"], [prob[0, 0] - prob[0, 1], 0.0])
     assert np.allclose(s["logit_std"], logits.numpy().std(1, ddof=1))
     assert s["entropy"][1] == pytest.approx(math.log(4))
+
+
+# --------------------------------------------------------------------------- NaN-proof helpers
+def test_expected_tokens_is_nan_for_an_unknown_alpha_and_takes_a_real_gamma():
+    assert np.isnan(sampling.expected_tokens_per_round(float("nan"), 3))       # was gamma + 1 = 4
+    assert sampling.expected_tokens_per_round(0.5, 2.5) == pytest.approx((1 - 0.5 ** 3.5) / 0.5)
+    arr = sampling.expected_tokens_per_round(np.array([0.5, np.nan, 1.0]), 2)
+    assert arr[0] == pytest.approx(1.75) and np.isnan(arr[1]) and arr[2] == 3
+
+
+def test_probs_at_a_tiny_temperature_is_the_argmax_not_nan():
+    logits = torch.tensor([[1.0, 2.0, 3.0], [-5.0, -4.0, -3.0], [50.0, -50.0, 0.0]])
+    for t in (1e-30, 1e-45):
+        p = sampling.probs(logits, t)
+        assert not p.isnan().any() and torch.equal(p.argmax(-1), logits.argmax(-1)) and torch.allclose(p.sum(-1), torch.ones(3))
+    assert torch.equal(sampling.probs(logits, 1.0), torch.softmax(logits, -1))       # the usual path is unchanged
+
+
+def test_logit_stats_of_a_masked_vocabulary_are_finite():
+    masked = torch.tensor([[1.0, 2.0, float("-inf"), 0.5]])
+    st = sampling.logit_stats(masked)
+    ref = sampling.logit_stats(torch.tensor([[1.0, 2.0, 0.5]]))   # the masked entry has probability 0
+    for k in ("max_prob", "entropy", "margin", "logit_std"):
+        assert torch.isfinite(st[k]).all() and torch.allclose(st[k], ref[k], atol=1e-6), k
+
+
+def test_verify_accepts_a_token_the_draft_gave_zero_probability_iff_the_target_allows_it():
+    p = torch.tensor([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]])            # (γ + 1, V), γ = 1
+    gen = sampling.make_generator(0)
+    v = sampling.verify(torch.tensor([1]), torch.tensor([[0.5, 0.0, 0.5]]), p, gen)   # q(x) = 0 < p(x)
+    assert int(v.accepted) == 1 and bool(v.bonus)
+    v = sampling.verify(torch.tensor([2]), torch.tensor([[1.0, 0.0, 0.0]]), p, gen)   # q(x) = p(x) = 0
+    assert int(v.accepted) == 0 and int(v.token) in (1,)                          # residual max(0, p - q)

@@ -112,8 +112,19 @@ def probs(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = No
     if top_k is not None and top_k < logits.shape[-1]:
         values, index = logits.topk(top_k, dim=-1)
         out = torch.zeros_like(logits)
-        return out.scatter_(-1, index, torch.softmax(values / temperature, dim=-1))
-    return torch.softmax(logits / temperature, dim=-1)
+        return out.scatter_(-1, index, _softmax(values, temperature))
+    return _softmax(logits, temperature)
+
+
+def _softmax(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    """softmax(logits / T); where a tiny T overflows logits / T (NaN rows), the same softmax of the
+    max-shifted logits instead, which tends to the one-hot of the argmax as T -> 0."""
+    out = torch.softmax(logits / temperature, dim=-1)
+    bad = out.isnan().any(-1, keepdim=True)
+    if bool(bad.any()):
+        shifted = torch.softmax((logits - logits.amax(-1, keepdim=True)) / temperature, dim=-1)
+        out = torch.where(bad, shifted, out)
+    return out
 
 
 def sample(dist: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
@@ -237,12 +248,21 @@ def logit_stats(logits: torch.Tensor) -> dict[str, torch.Tensor]:
     top2 = logits.topk(2, dim=-1).values
     z = torch.exp(logits - top2[..., :1])  # softmax numerator, shifted by the max for stability
     total = z.sum(-1)
-    centred = logits - logits.mean(-1, keepdim=True)  # Tensor.std is several times slower on CPU
+    finite = torch.isfinite(logits)
+    if bool(finite.all()):
+        zl = z * logits
+        centred = logits - logits.mean(-1, keepdim=True)  # Tensor.std is several times slower on CPU
+        n = torch.full_like(total, logits.shape[-1])
+    else:   # a masked vocabulary (-inf logits): 0 * log 0 = 0, and the spread of the finite logits only
+        zl = torch.where(finite, z * logits, 0.0)
+        n = finite.sum(-1).float()
+        mean = torch.where(finite, logits, 0.0).sum(-1, keepdim=True) / n[..., None]
+        centred = torch.where(finite, logits - mean, 0.0)
     return {
         "max_prob": 1 / total,
-        "entropy": top2[..., 0] + total.log() - (z * logits).sum(-1) / total,  # log Z - E_p[logit]
+        "entropy": top2[..., 0] + total.log() - zl.sum(-1) / total,  # log Z - E_p[logit]
         "margin": (1 - torch.exp(top2[..., 1] - top2[..., 0])) / total,
-        "logit_std": ((centred * centred).sum(-1) / (logits.shape[-1] - 1)).sqrt(),
+        "logit_std": ((centred * centred).sum(-1) / (n - 1)).sqrt(),
     }
 
 
@@ -293,14 +313,20 @@ def iid_acceptance(accepted, drafted) -> float:
 
 
 def expected_tokens_per_round(alpha, gamma):
-    """E = (1 - α^{γ+1}) / (1 - α) tokens per round for i.i.d. acceptance α (zheng2025 eq (12))."""
+    """E = (1 - α^{γ+1}) / (1 - α) tokens per round for i.i.d. acceptance α (zheng2025 eq (12); zhu2025
+    eq (7)); γ + 1 at α = 1. A real γ >= 0 is allowed (an expected draft length); a NaN α (no rounds
+    to estimate it from) gives NaN, not γ + 1."""
     alpha = np.asarray(alpha, dtype=float)
     gamma = np.asarray(gamma, dtype=float)
     if np.any((alpha < 0) | (alpha > 1)):
         raise ValueError(f"alpha must lie in [0, 1], got {alpha}")
-    if np.any(gamma < 0):
+    if np.any(gamma < 0) or np.any(np.isnan(gamma)):
         raise ValueError(f"gamma must be >= 0, got {gamma}")
+    if alpha.ndim == 0 and gamma.ndim == 0:   # scalars in Python floats: numpy's vectorised pow can
+        a, g = float(alpha), float(gamma)     # differ from C's in the last bit
+        return math.nan if math.isnan(a) else (g + 1 if a == 1 else (1 - a ** (g + 1)) / (1 - a))
     with np.errstate(invalid="ignore", divide="ignore"):
         out = np.where(alpha < 1, (1 - alpha ** (gamma + 1)) / np.where(alpha < 1, 1 - alpha, 1), gamma + 1)
+        out = np.where(np.isnan(alpha), np.nan, out)
     return out[()] if out.ndim == 0 else out
 

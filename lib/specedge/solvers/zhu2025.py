@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..profiling import decoder_flops
+from ..sampling import expected_tokens_per_round
 
 # ----------------------------------------------------------------------------------------------
 # Table I: the LLaMA shapes the paper simulates (layers J, hidden h1, FFN h2).
@@ -78,8 +79,7 @@ def check_l(l: int, name: str = "l") -> int:
 
 def expected_tokens(alpha: float, l: int) -> float:
     """Eq (7): mean output tokens per verification, ``L = (1 - alpha**(l+1)) / (1 - alpha)``."""
-    alpha, l = check_alpha(alpha), check_l(l)
-    return (1.0 - alpha ** (l + 1)) / (1.0 - alpha)
+    return float(expected_tokens_per_round(check_alpha(alpha), check_l(l)))
 
 
 def decoding_steps(o, L: float):
