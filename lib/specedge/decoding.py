@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+import numpy as np
 import pandas as pd
 import torch
 from transformers import DynamicCache
@@ -200,13 +201,52 @@ class Generation:
 
 
 # --------------------------------------------------------------------------- helpers
-def _as_ids(prompt) -> torch.Tensor:
-    ids = torch.as_tensor(prompt, dtype=torch.long)
+def _as_ids(prompt, vocab_size: int | None = None, which: str = "prompt") -> torch.Tensor:
+    """A prompt as a 1-D long tensor of token ids in [0, vocab_size); text, floats and ids out of range
+    are refused with a message naming ``which`` prompt."""
+    if isinstance(prompt, str):
+        raise TypeError(f"{which} is text: pass token ids, e.g. tokenizer(text, add_special_tokens=False)"
+                        "['input_ids']")
+    if not isinstance(prompt, torch.Tensor):
+        arr = np.asarray(prompt)
+        if arr.size and arr.dtype.kind not in "iu":
+            raise TypeError(f"{which}: token ids must be integers, got {arr.dtype} values {arr.ravel()[:5].tolist()}")
+        prompt = torch.as_tensor(arr.astype(np.int64) if arr.size else arr, dtype=torch.long)
+    elif prompt.is_floating_point() or prompt.is_complex() or prompt.dtype == torch.bool:
+        raise TypeError(f"{which}: token ids must be integers, got a {prompt.dtype} tensor")
+    ids = prompt.long()
     if ids.dim() == 2 and ids.shape[0] == 1:
         ids = ids[0]
     if ids.dim() != 1 or ids.numel() == 0:
-        raise ValueError(f"prompt must be a non-empty 1-D sequence of token ids, got shape {tuple(ids.shape)}")
+        raise ValueError(f"{which} must be a non-empty 1-D sequence of token ids, got shape {tuple(ids.shape)}")
+    if vocab_size is not None and (int(ids.min()) < 0 or int(ids.max()) >= vocab_size):
+        raise ValueError(f"{which}: token ids must lie in [0, {vocab_size}) (the target's vocabulary), got "
+                         f"min {int(ids.min())}, max {int(ids.max())}")
     return ids
+
+
+def vocab_size(model) -> int | None:
+    """``config.vocab_size`` of a model or of a ``CausalLM`` / ``BatchedCausalLM`` runner (None if unknown)."""
+    for m in (model, getattr(model, "model", None)):
+        v = getattr(getattr(m, "config", None), "vocab_size", None)
+        if v is not None:
+            return int(v)
+    return None
+
+
+def check_vocabularies(draft, target) -> int | None:
+    """Draft and target must score the same vocabulary (their logits are compared token by token).
+    Returns the size; a mismatch is refused naming both sizes. A model whose embedding matrix is padded
+    beyond its tokenizer (e.g. 32000 vs 32064) must be resized first (``resize_token_embeddings``)."""
+    drafts = draft if isinstance(draft, (list, tuple)) else [draft]
+    t = vocab_size(target)
+    for d in drafts:
+        v = vocab_size(d)
+        if v is not None and t is not None and v != t:
+            raise ValueError(f"draft and target vocabularies differ: draft {v} entries, target {t}; speculative "
+                             "decoding compares their distributions token by token. If one embedding matrix is only "
+                             "padded beyond the tokenizer, resize it to the other's size (model.resize_token_embeddings)")
+    return t
 
 
 def _check_max_new(max_new_tokens) -> int:
@@ -259,7 +299,7 @@ def autoregressive(model, prompt, max_new_tokens: int, *, temperature: float = 0
                    seed: int | torch.Generator = 0, eos_token_id: int | None = None,
                    return_logits: bool = False) -> Generation:
     """The baseline: one target forward pass per token, with a KV cache (prefix never recomputed)."""
-    ids = _as_ids(prompt)
+    ids = _as_ids(prompt, vocab_size(model))
     _check_max_new(max_new_tokens)
     temperature = sampling.check_temperature(temperature)
     generator = sampling.make_generator(seed)
@@ -363,7 +403,11 @@ class SpeculativeDecoder:
         self.max_new_tokens = _check_max_new(max_new_tokens)
         self.temperature = sampling.check_temperature(temperature)
         self.policy = _gamma_policy(gamma)
-        prompts = [_as_ids(p) for p in prompts]
+        if isinstance(prompts, (str, torch.Tensor)) and not (isinstance(prompts, torch.Tensor) and prompts.dim() == 2):
+            raise TypeError("prompts: a list of prompts (token-id sequences) expected, got one "
+                            f"{type(prompts).__name__}")
+        vocab = check_vocabularies(draft, target)
+        prompts = [_as_ids(p, vocab, f"prompts[{i}]") for i, p in enumerate(prompts)]
         if not prompts:
             raise ValueError("prompts must not be empty")
         self.top_k = sampling.check_top_k(top_k, getattr(getattr(target, "config", None), "vocab_size", None))
