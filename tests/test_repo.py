@@ -67,3 +67,13 @@ def test_papermill_sees_every_parameter(nb):
     names = {t.id for node in ast.parse("".join(cell["source"])).body if isinstance(node, ast.Assign)
              for t in node.targets if isinstance(t, ast.Name)}
     assert names and names <= set(pm.inspect_notebook(str(nb))), f"papermill misses {names - set(pm.inspect_notebook(str(nb)))}"
+
+
+def test_runner_names_pick_exact_notebooks_before_prefixes():
+    from specedge import notebooks as runner
+
+    assert [p.stem for p in runner.notebooks(["li2026_wisp"])] == ["li2026_wisp"]
+    assert [p.stem for p in runner.notebooks(["li2026_wisp.ipynb"])] == ["li2026_wisp"]
+    assert [p.stem for p in runner.notebooks(["li2026"])] == ["li2026_wisp", "li2026_wisp_serving"]
+    with pytest.raises(ValueError, match="no notebook matches"):
+        runner.notebooks(["nope"])

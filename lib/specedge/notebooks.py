@@ -22,15 +22,20 @@ from . import paths
 
 
 def notebooks(names: list[str] | None = None) -> list[Path]:
-    """Notebooks under ``notebooks/`` whose file name starts with one of ``names`` (all if None)."""
+    """Notebooks under ``notebooks/`` named by ``names`` (all if None): a name (with or without
+    ``.ipynb``) that is a notebook's exact name picks that one only (``li2026_wisp`` is not also
+    ``li2026_wisp_serving``), any other name every notebook it is a prefix of."""
     found = sorted(paths.NOTEBOOKS.glob("*.ipynb"))
     if not names:
         return found
-    chosen = [nb for nb in found if any(nb.stem.startswith(n) for n in names)]
-    unknown = [n for n in names if not any(nb.stem.startswith(n) for nb in found)]
+    chosen, unknown = [], []
+    for n in (str(n).removesuffix(".ipynb") for n in names):
+        hits = [nb for nb in found if nb.stem == n] or [nb for nb in found if nb.stem.startswith(n)]
+        chosen += [nb for nb in hits if nb not in chosen]
+        unknown += [] if hits else [n]
     if unknown:
         raise ValueError(f"no notebook matches {unknown}; have {[nb.stem for nb in found]}")
-    return chosen
+    return sorted(chosen)
 
 
 def run(nb: Path, scale: str = "full", seed: int | None = None, profile: str | None = None) -> Path:
