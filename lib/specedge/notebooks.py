@@ -51,6 +51,31 @@ def run(nb: Path, scale: str = "full", seed: int | None = None, profile: str | N
     return out
 
 
+def _profile_plan(profile: str, todo: list[Path]) -> tuple[str, list[Path]]:
+    """Before anything runs: the profile (a relative path made absolute, as the kernel's working
+    directory is notebooks/) and the notebooks that can use it; prints what is skipped and why, and
+    raises when none can."""
+    from . import hardware, needs
+
+    if str(profile).endswith((".yaml", ".yml")):
+        profile = str(hardware.profile_path(profile).resolve())
+    prof = hardware.load_profile(profile)          # an unknown profile fails here, before any output
+    runnable, skipped = [], []
+    for nb in todo:
+        if "profile" not in pm.inspect_notebook(str(nb)):
+            skipped.append(f"{nb.stem}: no `profile` parameter")
+        elif gaps := needs.missing(nb.stem, prof):
+            skipped.append(f"{nb.stem}: {prof.path or prof.name} lacks " + "; ".join(gaps))
+        else:
+            runnable.append(nb)
+    for line in skipped:
+        print(f"[specedge] skipped {line}", flush=True)
+    if not runnable:
+        raise SystemExit(f"profile {prof.name!r} ({prof.path}) serves none of {[nb.stem for nb in todo]}: "
+                         "see the reasons above")
+    return profile, runnable
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Run specedge notebooks through papermill.")
     ap.add_argument("names", nargs="*", help="notebook name prefixes (default: all)")
@@ -60,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="hardware profile for notebooks with a `profile` parameter (default: theirs)")
     args = ap.parse_args(argv)
     todo = notebooks(args.names)
+    if args.profile:
+        args.profile, todo = _profile_plan(args.profile, todo)
     for nb in todo:
         t0 = time.perf_counter()
         print(f"[specedge] {nb.name} (scale={args.scale}"

@@ -44,6 +44,8 @@ def output_dir(key: str, scale: str = "full", profile: str | None = None,
     check_scale(scale)
     base = FIGURES if scale == "full" else BUILD / "ci" / "figures"
     out = base / key
+    if profile is not None and str(profile).endswith((".yaml", ".yml")):
+        profile = Path(profile).stem          # a profile given as a path: its name (= its file stem)
     if profile is not None and profile != default_profile:
         out = out / f"profile-{profile}"
     out.mkdir(parents=True, exist_ok=True)
