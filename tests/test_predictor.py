@@ -210,3 +210,14 @@ def test_fpr_at_rec1_brute_force():
     assert P.fpr_at_rec1(y, y.astype(float), 1.0) == 0.0
     with pytest.raises(ValueError, match="rec1"):
         P.fpr_at_rec1(y, s, 0.0)
+
+
+def test_position_acceptance_counts_full_window_rounds_by_hand():
+    # three full-window rounds (k_max = 3) accepting 3, 1 and 0 drafts, one short round that is ignored
+    rows = []
+    for rnd, (acc, drafted) in enumerate([(3, 3), (1, 3), (0, 3), (2, 2)]):
+        rows += [dict(prompt=0, round=rnd, i=i, drafted=drafted, round_accepted=acc, accepted=int(i <= acc))
+                 for i in range(1, drafted + 1)]
+    alpha = P.position_acceptance(pd.DataFrame(rows), 3)
+    assert np.allclose(alpha, [2 / 3, 1 / 2, 1 / 1])        # reached 3, 2, 1 rounds; passed 2, 1, 1
+    assert np.isnan(P.position_acceptance(pd.DataFrame(rows).query("drafted == 2"), 3)).all()

@@ -65,6 +65,7 @@ class StopAtFirstPredictedRejection:
         return decoding.speculative_batch(draft, target, prompts, max_new_tokens, gamma=self.gamma,
                                           stop_rule=self.stop_rule, stop_before=self.exclusive, **kwargs)
 
+
 # --------------------------------------------------------------------------- controller ablation
 def controller_ablation(draft_model, target_model, prompts: list, predictor, *, window: int = 8,
                         max_new_tokens: int = 48, temperature: float = 0.0, seed: int = 0,

@@ -86,6 +86,7 @@ def split_by_prompt(data: pd.DataFrame, fractions=(0.7, 0.15, 0.15), seed: int =
 def features(data: pd.DataFrame) -> np.ndarray:
     return data[list(FEATURES)].to_numpy(dtype=np.float32)
 
+
 # --------------------------------------------------------------------------- Figs 2-3
 def pearson_table(data: pd.DataFrame, label: str = "label", by: Sequence[str] = ()) -> pd.DataFrame:
     """Fig 3: Pearson r of each statistic with acceptance (optionally per group, e.g. per draft)."""
@@ -108,6 +109,7 @@ def binned_acceptance(data: pd.DataFrame, stat: str, bins: int = 10, label: str 
     return pd.DataFrame({"statistic": stat, "bin": np.arange(g.ngroups),
                          "value": g[stat].median().to_numpy(), "acceptance": g[label].mean().to_numpy(),
                          "n": g.size().to_numpy()})
+
 
 def data_splits(data: pd.DataFrame, seed: int) -> dict[str, pd.DataFrame]:
     """``{"train", "val", "test"}`` frames of ``build_dataset`` output, split by prompt with ``seed``."""

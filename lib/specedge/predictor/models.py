@@ -286,6 +286,7 @@ def scan(family: str, x, y, x_val, y_val, grid: dict | None = None, seed: int = 
             best.threshold = thr
     return best, pd.DataFrame(rows)
 
+
 def train_all(data: pd.DataFrame, seed: int = 0, grids: dict | None = None, progress: bool = True,
               max_fpr: float | None = None):
     """Scan and train the four families on the prompt-level split; returns (predictors, scan table)."""

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import paths
+from .. import paths, sampling
 from .dataset import STATS
 
 TRACES = paths.DATA / "traces"
@@ -48,15 +48,19 @@ def generate_traces(draft_model, target_model, prompts: dict, *, window: int = 8
         out[name] = value
     return out[[c for c in TRACE_COLUMNS if c in out]]
 
+
 def position_acceptance(traces: pd.DataFrame, k_max: int) -> np.ndarray:
-    """Per-position conditional acceptance α_i = P(i accepted | 1..i-1 accepted), i = 1..k_max,
-    from fixed-window traces (rounds that drafted the full window only)."""
+    """Per-position conditional acceptance α_i = P(i accepted | 1..i-1 accepted), i = 1..k_max, of the
+    fixed-window rounds (those that drafted the full window): ``sampling.per_position_acceptance`` on
+    each round's accepted count."""
     full = traces[traces["drafted"] == k_max]
-    out = np.empty(k_max)
-    for i in range(1, k_max + 1):
-        reached = full[(full["i"] == i) & (full["round_accepted"] >= i - 1)]
-        out[i - 1] = reached["accepted"].mean() if len(reached) else np.nan
+    keys = [c for c in ("draft", "target", "domain", "temperature", "prompt", "round") if c in full]
+    accepted = full.groupby(keys, sort=False)["round_accepted"].first().to_numpy()
+    out = np.full(k_max, np.nan)
+    if len(accepted):
+        out[:] = sampling.per_position_acceptance(accepted, np.full(len(accepted), k_max))
     return out
+
 
 def _encode(tokenizer, text) -> list[int]:
     # the zoo was trained on plain text without special tokens (zoo.load_tokenizer)
