@@ -15,8 +15,6 @@ the real multi-process system.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
 from .. import paths
@@ -74,32 +72,13 @@ def measure_real(scale: str = "full", seed: int = 0) -> pd.DataFrame:
 
 def load_real_runs(path=REAL_RUNS) -> dict[str, pd.DataFrame]:
     """The committed real-run logs by policy (``make profiles`` measures them)."""
-    if not Path(path).exists():
-        raise FileNotFoundError(f"{path} is missing: `make profiles` measures it "
-                                "(python -m specedge.solvers.li2026_real measure)")
-    df = pd.read_csv(path, keep_default_na=False, na_values=[""])
-    df["event"] = df["event"].fillna("")
-    return {pol: g.reset_index(drop=True) for pol, g in df.groupby("policy", sort=False)}
+    from ..serving import real_logs
 
-
-def _main(argv=None) -> int:
-    import argparse
-    import platform
-
-    from ..profiling import cpu_name
-
-    ap = argparse.ArgumentParser(description="measure WISP's real runs (and centralized serving) on this machine")
-    ap.add_argument("cmd", choices=["measure"])
-    ap.add_argument("--out", default=str(REAL_RUNS))
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
-    df = measure_real("full", args.seed)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    df.assign(device=cpu_name(), python=platform.python_version()).round(6).to_csv(out, index=False)
-    print(f"{len(df)} rows -> {out}")
-    return 0
+    return real_logs.load(path, "python -m specedge.solvers.li2026_real measure")
 
 
 if __name__ == "__main__":
-    raise SystemExit(_main())
+    from ..serving import real_logs
+
+    raise SystemExit(real_logs.measure_main("measure WISP's real runs (and centralized serving) on this machine",
+                                            measure_real, REAL_RUNS))
