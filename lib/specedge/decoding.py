@@ -1,5 +1,9 @@
 """Autoregressive and speculative decoding over transformers causal LMs, with KV caches and traces.
 
+Why one module of ~570 lines: the runners, the per-row state and the decoder are one loop whose cache
+arithmetic must agree exactly (greedy speculative == greedy autoregressive is tested token for token);
+splitting them would spread one invariant over several files.
+
 Any ``transformers`` causal LM works (zoo checkpoints, a hub id loaded by the user, tiny random
 models in the tests); draft and target must share one vocabulary. Everything runs under
 ``torch.inference_mode()``. For small models on a CPU use ``torch.set_num_threads(1)``: the passes

@@ -1,5 +1,8 @@
 """Early-exit adapters on a frozen target, their training, and early-exit verification (venkatesha2025).
 
+Why one module of ~490 lines: the adapters, their training and early-exit verification share the
+exit indexing (positions, ``per_layer``) and the capture hooks; they change together.
+
 Adapters (Sec 3 "Early Exit Training", Fig 3)
     ``EarlyExits(target)`` puts a bottleneck adapter h + W_up·SiLU(W_down·h) after each of the first
     L − 1 decoder layers; exit l's logits are ``lm_head(norm(adapter_l(h_l)))`` with the target's own

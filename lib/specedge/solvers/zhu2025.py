@@ -6,6 +6,9 @@ MBS verifies with a large one; the K tasks are split into batches that flow thro
 pipeline (draft, verify) once per decoding step, and a decoding step is a barrier: step n+1 of any
 batch starts after step n of every active batch (eqs 20-22).
 
+Why one module of ~460 lines: it is the paper's model, one short function per equation, in the
+paper's order; the schemes, the exhaustive reference and the experiments live in sibling modules.
+
 This module is the paper's model, one function per equation:
 
 - FLOPs and memory: eqs (9)-(14) (:func:`forward_flops`, :func:`draft_flops`, :func:`verify_flops`,
