@@ -4,7 +4,7 @@ bisection each, 3 seeds per point): wall time with 1 and with 2 loky workers, sa
 must be identical (the sweep is a pure function of its configurations).
 
     python tests/bench_wisp_table2.py --out figures/bench/wisp_table2.csv            # the notebook's setting
-    python tests/bench_wisp_table2.py --horizon 60 --warmup 10                      # CI's shorter runs
+    python tests/bench_wisp_table2.py --horizon 30 --warmup 5 --targets Qwen3-32B   # a quicker measurement
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ def main(argv=None) -> int:
     ap.add_argument("--hi", type=int, default=512)
     ap.add_argument("--horizon", type=float, default=ex.Setting().horizon)
     ap.add_argument("--warmup", type=float, default=ex.Setting().warmup)
+    ap.add_argument("--targets", nargs="+", default=["Qwen3-32B", "Qwen3-14B"])
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     setting = ex.replace(ex.Setting(), horizon=args.horizon, warmup=args.warmup)
@@ -34,13 +35,13 @@ def main(argv=None) -> int:
         run = lambda configs, fn=ex.run_point: sweep.run(fn, configs, backend="loky", n_jobs=n_jobs,  # noqa: E731
                                                          cache_dir=None, progress=False)
         t0 = time.perf_counter()
-        tables[n_jobs] = ex.capacity_table(["SLED", "Centralized", "WISP"], ["Qwen3-32B", "Qwen3-14B"], ex.CLASSES,
+        tables[n_jobs] = ex.capacity_table(["SLED", "Centralized", "WISP"], args.targets, ex.CLASSES,
                                            epsilon=args.epsilon, seeds=args.seeds, seed=0, setting=setting,
                                            hi=args.hi, run=run)
         dt = time.perf_counter() - t0
         evaluated = int(tables[n_jobs]["evaluated"].str.split().str.len().sum())   # N values simulated
         rows.append(dict(n_jobs=n_jobs, seconds=round(dt, 1), curves=len(tables[n_jobs]), seeds=args.seeds,
-                         horizon_s=args.horizon, n_evaluated=evaluated, cpu=profiling.cpu_name(),
+                         targets=" ".join(args.targets), horizon_s=args.horizon, n_evaluated=evaluated, cpu=profiling.cpu_name(),
                          cores=os.cpu_count(), python=platform.python_version()))
         print(f"Table 2 with {n_jobs} worker(s): {dt:.1f} s ({len(tables[n_jobs])} bisections)")
     same = tables[1].equals(tables[2])
