@@ -61,12 +61,15 @@ profiles: venv
 # Three runs (~1 + ~5 + ~3 min), results in figures/bench/: decoding with the zoo pair as trained (tiny
 # float32 target: framework overhead dominates) and with its target widened to 0.43 B parameters in
 # bfloat16 (specedge.zoo.widen: same logits, memory-bound passes as on an accelerator); then the serving
-# layer (batched vs separate verification, server overhead per round, twin speed).
+# layer (batched vs separate verification, server overhead per round, twin speed); then WISP's batch
+# former (µs per decision vs queue length, ~1 min) and a whole Table 2 sweep with 1 and 2 workers (~10 min).
 bench: venv
 	$(PY) tests/bench_decoding.py --out figures/bench/decoding_zoo.csv
 	$(PY) tests/bench_decoding.py --widen 2048 5632 8 --dtype bfloat16 --prompts 2 --repeats 3 \
 		--forward-reps 30 --out figures/bench/decoding_widened.csv
 	$(PY) tests/bench_serving.py --out-dir figures/bench
+	$(PY) tests/bench_wisp_scheduler.py --out figures/bench/wisp_scheduler.csv
+	$(PY) tests/bench_wisp_table2.py --horizon 30 --warmup 5 --out figures/bench/wisp_table2.csv
 
 # Rows present in each figures/<paper>/comparison.csv against the numbers the paper states, counted
 # per artefact from the inventories in data/coverage/ (add --detail for the per-artefact table).
