@@ -131,3 +131,21 @@ def test_a_draft_that_never_agrees_gets_gamma_one_and_no_speculation(L):
     d = z.odld(0.0, L)                 # e.g. an untrained own pair: alpha = 0
     assert (d.gamma, d.speculate) == (1, False) and d.speedup == pytest.approx(1 / (1 + L))
     assert d.gamma == z.brute_force(0.0, L, 50).gamma and z.as2(0.0, L) == 0
+
+
+def test_as2_policy_follows_the_running_iid_alpha():
+    from types import SimpleNamespace as R
+
+    pol = z.as2_policy(0.6, 0.3, prior_tokens=8)
+    assert pol(0, []) == z.as2(0.6, 0.3)                       # no rounds yet: the prior alone
+    good = [R(accepted=4, drafted=4)] * 20                      # every draft accepted: alpha_hat -> 1
+    bad = [R(accepted=0, drafted=4)] * 20                       # every first draft rejected: alpha_hat -> 0
+    assert pol(0, good) > pol(0, []) and pol(0, bad) == 0      # a failing draft stops speculating
+    a_hat = (0 + 8 * 0.6) / (20 + 8)
+    assert pol(0, bad) == z.as2(a_hat, 0.3)
+
+
+def test_measured_cost_is_the_pass_ratio_plus_the_uplink():
+    assert z.measured_cost(1000, 0.002, 0.01, 1e6) == pytest.approx(0.2 + 1000 * 16 / 1e6 / 0.01)
+    with pytest.raises(ValueError, match="pass times"):
+        z.measured_cost(10, 0.002, 0.0, 1e6)

@@ -126,6 +126,30 @@ def as2(alpha: float, L: float) -> int:
     return d.gamma if d.speculate else 0
 
 
+def as2_policy(alpha0: float, L: float, prior_tokens: float = 8.0):
+    """AS² as a per-round draft-length policy for ``decoding`` (``gamma=``): each round's γ is
+    ``as2(α̂, L)`` with α̂ the running i.i.d. estimate of eq (12) (accepted / positions reached) over the
+    row's rounds so far, shrunk towards ``alpha0`` with the weight of ``prior_tokens`` positions."""
+    _check_alpha(alpha0)
+    _check_cost(L, strict_below_one=True)
+
+    def policy(row, rounds) -> int:
+        acc = sum(r.accepted for r in rounds)
+        reached = sum(min(r.accepted + 1, r.drafted) for r in rounds)
+        a_hat = (acc + prior_tokens * alpha0) / (reached + prior_tokens)
+        return as2(min(max(a_hat, 1e-6), 1 - 1e-6), L)
+
+    return policy
+
+
+def measured_cost(topk, t_slm: float, t_llm: float, rate_bps: float, bits_per_probability: int = 16) -> np.ndarray:
+    """L(K) from measured pass times and an uplink rate: T_SLM/T_LLM + (time to send K probabilities)/T_LLM
+    (eqs (2), (3), (6) with this machine's numbers; ``relative_cost`` is the same with the paper's ratios)."""
+    if not (t_slm >= 0 and t_llm > 0):
+        raise ValueError(f"pass times must be t_slm >= 0 and t_llm > 0 s, got {t_slm!r}, {t_llm!r}")
+    return t_slm / t_llm + uplink_time(topk, rate_bps, bits_per_probability) / t_llm
+
+
 def brute_force(alpha: float, L: float, gamma_max: int | None = None) -> DraftLength:
     """Exhaustive maximisation of S(γ) over γ = 1..gamma_max (the reference for Algorithm 1)."""
     g0 = gamma_real(alpha, L) if float(_check_alpha(alpha, allow_zero=True)) > 0 else 0.0
