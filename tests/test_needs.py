@@ -33,14 +33,22 @@ def test_every_committed_profile_loads_and_each_paper_profile_serves_its_noteboo
 
 def test_a_missing_coefficient_is_named_with_its_file(tmp_path):
     path = _edited(tmp_path, "zhu2025_paper", lambda d: d["runtime"]["verify"].pop("c2"))
-    with pytest.raises(ValueError, match=r"edited.yaml: profile 'edited' cannot serve zhu2025_edge_sd: runtime.verify.c2: missing"):
+    with pytest.raises(ValueError, match=r"edited.yaml: key 'runtime.verify.c2' missing"):   # refused on loading
+        needs.check("zhu2025_edge_sd", path)
+    path = _edited(tmp_path, "zhu2025_paper", lambda d: d["runtime"].pop("verify"))
+    with pytest.raises(ValueError, match=r"edited.yaml: profile 'edited' cannot serve zhu2025_edge_sd: runtime.verify: missing"):
         needs.check("zhu2025_edge_sd", path)
 
 
 def test_a_mistyped_constant_and_a_wrong_sign_are_named(tmp_path):
     path = _edited(tmp_path, "zhu2025_paper", lambda d: d["constants"].update(num_users="many"))
-    assert needs.missing("zhu2025_edge_sd", path) == ["constants.num_users: expected a positive integer, got 'many'"]
+    with pytest.raises(ValueError, match="key 'constants.num_users': expected a positive integer, got 'many'"):
+        needs.missing("zhu2025_edge_sd", path)          # refused on loading (hardware.CONSTANTS)
     path = _edited(tmp_path, "li2026_paper", lambda d: d["runtime"]["verify"].update(a=-1e-5))
+    with pytest.raises(ValueError, match="key 'runtime.verify.a': expected a non-negative number"):
+        needs.missing("li2026_wisp_serving", path)      # refused on loading (hardware.KINDS)
+    path = _edited(tmp_path, "li2026_paper", lambda d: (d["runtime"]["verify"].pop("kind"),   # a table of no kind
+                                                        d["runtime"]["verify"].update(model="mine", a=-1e-5)))
     assert needs.missing("li2026_wisp_serving", path) == ["runtime.verify.a: expected a nonnegative number, got -1e-05"]
 
 

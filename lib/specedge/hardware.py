@@ -14,9 +14,17 @@ Schema (all numbers in SI units; the key suffix names the unit)::
                                   # csv names the raw measurements next to the file (<name>_measurements.csv)
     devices:  {<name>: {description?, peak_flops?, memory_bandwidth_Bps?, memory_bytes?}}
     links:    {<name>: {rate_bps? | bandwidth_hz?, latency_s?, description?}}
-    runtime:  {<name>: {model: str, <coefficient>: number, ..., unit?: str, description?: str,
+    runtime:  {<name>: {model: str, kind?: str, <coefficient>: number, ..., unit?: str, description?: str,
                         fit?: {r2, points, ...}}}   # e.g. T = c1*F*b + c2; fit: goodness of a measured fit
     constants: {<name>: number | str | list of numbers}           # paper-specific settings
+
+What a profile provides is its runtime models, each of a *kind* (``KINDS``: the coefficients the
+kind's formula needs, with their signs), its links and its constants. A runtime entry names its kind
+with ``kind:`` (the committed profiles do); without one, a ``model:`` that is a kind's formula (spacing
+aside) gives the kind (so the eq (17) fits and zoo pass times ``make profiles`` writes are typed), and
+an entry of neither is a free table of numbers. Loading checks every coefficient a kind needs and the
+type of every constant named in ``CONSTANTS``; what each notebook needs from a profile is stated in
+:mod:`specedge.needs`.
 """
 from __future__ import annotations
 
@@ -34,6 +42,49 @@ DEVICE_KEYS = {"peak_flops", "memory_bandwidth_Bps", "memory_bytes"}
 LINK_KEYS = {"rate_bps", "bandwidth_hz", "latency_s"}
 REQUIRED = ("name", "source", "devices", "links", "runtime")
 OPTIONAL = ("description", "measured", "constants")
+RUNTIME_TEXT = ("model", "kind", "description", "unit", "fit")       # the non-coefficient keys of a runtime entry
+
+# value rules of coefficients and constants: rule -> (test of a finite number, what is expected)
+RULES = {"positive": (lambda v: v > 0, "a positive number"),
+         "nonnegative": (lambda v: v >= 0, "a non-negative number"),
+         "number": (lambda v: True, "a finite number"),
+         "count": (lambda v: isinstance(v, int) and v >= 1, "a positive integer")}
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A runtime model's formula, the coefficients it needs and, when present, checks (rules of RULES)."""
+    formula: str
+    needs: dict[str, str]
+    optional: dict[str, str] = field(default_factory=dict)
+
+
+KINDS = {
+    # zhu2025 eq (17); measured by specedge.profiling (F: FLOPs of one sequence, b: batch size)
+    "linear_batch": Kind("T = c1*F*b + c2", {"c1": "positive", "c2": "nonnegative"}),
+    # tran2025: one batched verification pass, per verified token; drafting per token
+    "affine_tokens": Kind("T = c0 + c_tok*tokens", {"c0": "nonnegative", "c_tok": "positive"}),
+    "per_token": Kind("T = c_tok*S", {"c_tok": "positive"}),
+    # li2026 eq (19): the fitted intercept c may be negative
+    "wisp_features": Kind("T = a*N_linear + b_compute*N_interactions + b_read*N_cached + c",
+                          {"a": "nonnegative", "b_compute": "nonnegative", "b_read": "nonnegative", "c": "number"}),
+    # zheng2025: cost relative to one LLM pass
+    "relative_cost": Kind("L(K) = slm_over_llm + uplink_full_over_llm * K / vocab_size",
+                          {"slm_over_llm": "nonnegative", "uplink_full_over_llm": "nonnegative"}),
+    # venkatesha2025 Table 5: drafting gamma tokens, one verification, communication per round
+    "round_timings": Kind("Table 5 timings", {"gamma": "count", "T_d_s": "positive", "T_t_s": "positive",
+                                              "T_c_s": "nonnegative"},
+                          {"c": "positive", "threads": "count", "max_memory_bytes": "positive"}),
+    # zheng2025 measure: zoo forward-pass times
+    "pass_times": Kind("seconds per forward pass, batch 1, 64 cached tokens",
+                       {"decode_s": "positive", "verify5_s": "positive"}),
+}
+
+# constants with one meaning in every profile that has them (zhu2025's Table II is read by code)
+CONSTANTS = {"num_users": "count", "max_output_len": "count", "max_input_len": "count",
+             "max_speculation_len": "count", "vocab_size": "count", "bits_per_probability": "count",
+             "noise_power_dbm": "number", "path_loss_db": "number", "tx_power_w": "positive",
+             "cell_radius_m": "positive"}
 
 
 class _Loader(yaml.SafeLoader):
@@ -49,9 +100,9 @@ _Loader.add_implicit_resolver(
 class ProfileError(ValueError):
     """A profile file that does not follow the schema."""
 
-    def __init__(self, file, key: str, expected: str, got: Any = None):
+    def __init__(self, file, key: str, expected: str, got: Any = None, missing: bool = False):
         self.file, self.key = file, key
-        msg = f"{file}: key '{key}': expected {expected}"
+        msg = f"{file}: key '{key}'{' missing' if missing else ''}: expected {expected}"
         if got is not None:
             msg += f", got {got!r}"
         super().__init__(msg)
@@ -68,6 +119,11 @@ class Profile:
     description: str = ""
     measured: dict | None = None
     path: Path | None = None
+
+    def kind(self, runtime: str) -> str | None:
+        """The kind of runtime model ``runtime`` (a key of ``KINDS``), None for a free table of numbers."""
+        self.coefficients(runtime)          # an unknown runtime model: the error that lists the known ones
+        return runtime_kind(self.runtime[runtime])
 
     def coefficients(self, runtime: str) -> dict[str, float]:
         """The numeric coefficients of runtime model ``runtime`` (e.g. ``{'c1': .., 'c2': ..}``)."""
@@ -108,10 +164,34 @@ def _mapping(file, key, value) -> dict:
     return value
 
 
-def _positive(file, key, value, allow_zero=False) -> None:
-    ok = _is_number(value) and (value >= 0 if allow_zero else value > 0)
-    if not ok:
-        raise ProfileError(file, key, "a non-negative number" if allow_zero else "a positive number", value)
+def _rule(file, key, value, rule, why="") -> None:
+    test, expected = RULES[rule]
+    if not (_is_number(value) and test(value)):
+        raise ProfileError(file, key, expected + why, value)
+
+
+def runtime_kind(spec: dict) -> str | None:
+    """An entry's ``kind:``, else the kind whose formula its ``model:`` is (spacing aside), else None."""
+    if "kind" in spec:
+        return spec["kind"]
+    model = str(spec.get("model", "")).replace(" ", "")
+    return next((k for k, kind in KINDS.items() if kind.formula.replace(" ", "") == model), None)
+
+
+def _check_kind(file, name: str, spec: dict) -> None:
+    kind = runtime_kind(spec)
+    if kind is None:
+        return
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise ProfileError(file, f"runtime.{name}.kind", "one of " + ", ".join(KINDS), kind)
+    why = f" (needed by the {kind!r} model, {KINDS[kind].formula})"
+    for k, rule in KINDS[kind].needs.items():
+        if k not in spec:
+            raise ProfileError(file, f"runtime.{name}.{k}", RULES[rule][1] + why, missing=True)
+        _rule(file, f"runtime.{name}.{k}", spec[k], rule, why)
+    for k, rule in KINDS[kind].optional.items():
+        if k in spec:
+            _rule(file, f"runtime.{name}.{k}", spec[k], rule, f" (in a {kind!r} model)")
 
 
 def validate(data: Any, file="<profile>") -> Profile:
@@ -134,7 +214,7 @@ def validate(data: Any, file="<profile>") -> Profile:
                 continue
             if k not in DEVICE_KEYS:
                 raise ProfileError(file, f"devices.{dev}.{k}", "one of " + ", ".join(sorted(DEVICE_KEYS | {'description'})))
-            _positive(file, f"devices.{dev}.{k}", v)
+            _rule(file, f"devices.{dev}.{k}", v, "positive")
 
     for name, spec in _mapping(file, "links", data["links"]).items():
         spec = _mapping(file, f"links.{name}", spec)
@@ -145,7 +225,7 @@ def validate(data: Any, file="<profile>") -> Profile:
                 continue
             if k not in LINK_KEYS:
                 raise ProfileError(file, f"links.{name}.{k}", "one of " + ", ".join(sorted(LINK_KEYS | {'description'})))
-            _positive(file, f"links.{name}.{k}", v, allow_zero=(k == "latency_s"))
+            _rule(file, f"links.{name}.{k}", v, "nonnegative" if k == "latency_s" else "positive")
 
     for name, spec in _mapping(file, "runtime", data["runtime"]).items():
         spec = _mapping(file, f"runtime.{name}", spec)
@@ -153,16 +233,17 @@ def validate(data: Any, file="<profile>") -> Profile:
             raise ProfileError(file, f"runtime.{name}.model", "a string naming the runtime model, e.g. 'T = c1*F*b + c2'",
                                spec.get("model"))
         for k, v in spec.items():
-            if k in ("model", "description", "unit", "fit"):
-                continue
-            if not _is_number(v):
+            if k not in RUNTIME_TEXT and not _is_number(v):
                 raise ProfileError(file, f"runtime.{name}.{k}", "a finite number", v)
+        _check_kind(file, name, spec)
 
     constants = _mapping(file, "constants", data.get("constants", {}) or {})
     for k, v in constants.items():
         ok = _is_number(v) or isinstance(v, str) or (isinstance(v, list) and all(_is_number(x) for x in v))
         if not ok:
             raise ProfileError(file, f"constants.{k}", "a number, a string or a list of numbers", v)
+        if k in CONSTANTS:
+            _rule(file, f"constants.{k}", v, CONSTANTS[k])
     measured = data.get("measured")
     if measured is not None:
         measured = _mapping(file, "measured", measured)

@@ -77,7 +77,7 @@ def _profile_plan(profile: str, todo: list[Path]) -> tuple[str, list[Path]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="Run specedge notebooks through papermill.")
+    ap = argparse.ArgumentParser(prog="python -m specedge.notebooks", description="Run specedge notebooks through papermill.")
     ap.add_argument("names", nargs="*", help="notebook name prefixes (default: all)")
     ap.add_argument("--scale", default="full", choices=paths.SCALES)
     ap.add_argument("--seed", type=int, default=None, help="override each notebook's seed")
@@ -86,7 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     todo = notebooks(args.names)
     if args.profile:
-        args.profile, todo = _profile_plan(args.profile, todo)
+        from .hardware import ProfileError
+        try:
+            args.profile, todo = _profile_plan(args.profile, todo)
+        except (FileNotFoundError, ProfileError) as e:     # unknown or invalid: said before any output
+            ap.error(f"--profile: {e}")
     for nb in todo:
         t0 = time.perf_counter()
         print(f"[specedge] {nb.name} (scale={args.scale}"

@@ -38,15 +38,16 @@ def output_dir(key: str, scale: str = "full", profile: str | None = None,
     """Where a notebook writes its figures, tables and ``comparison.csv``.
 
     Full scale on the notebook's default profile writes the committed ``figures/<key>/``; another
-    profile gets its own sub-folder ``figures/<key>/profile-<name>/``. CI scale always writes under
-    the git-ignored ``build/ci/`` so a test run never touches committed figures.
+    profile (a name or a path, loaded here) gets its own sub-folder ``figures/<key>/profile-<its name>/``.
+    CI scale always writes under the git-ignored ``build/ci/`` so a test run never touches committed figures.
     """
     check_scale(scale)
     base = FIGURES if scale == "full" else BUILD / "ci" / "figures"
     out = base / key
-    if profile is not None and str(profile).endswith((".yaml", ".yml")):
-        profile = Path(profile).stem          # a profile given as a path: its name (= its file stem)
-    if profile is not None and profile != default_profile:
-        out = out / f"profile-{profile}"
+    if profile is not None:
+        from . import hardware            # (hardware imports paths)
+        name = hardware.load_profile(profile).name     # a name or a path; an unknown one fails before any folder
+        if name != default_profile:
+            out = out / f"profile-{name}"
     out.mkdir(parents=True, exist_ok=True)
     return out
