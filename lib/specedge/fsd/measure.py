@@ -158,7 +158,8 @@ def local_profile(sets, name: str = "cpu_local_fsd", gamma: int = 4) -> hardware
     runtime = {}
     for set_name, (dname, tname, draft, ee, _) in sets.items():
         td, tt = draft_time(draft, gamma), verify_time(ee, gamma)
-        runtime[f"cpu_{set_name}"] = dict(model=f"zoo {dname}/{tname} on this CPU (Table 5 layout)", gamma=gamma,
+        runtime[f"cpu_{set_name}"] = dict(model=f"zoo {dname}/{tname} on this CPU (Table 5 layout)", kind="round_timings",
+                                          gamma=gamma,
                                           T_d_s=round(td, 6), T_t_s=round(tt, 6), c=round(td / gamma / tt, 4),
                                           T_c_s=round(rtt, 6), threads=os.cpu_count() or 1)
     data = dict(name=name, source="python -m specedge.fsd.measure (venkatesha2025 Table 5 layout, zoo models)",
