@@ -49,7 +49,7 @@ def test_a_mistyped_constant_and_a_wrong_sign_are_named(tmp_path):
         needs.missing("li2026_wisp_serving", path)      # refused on loading (hardware.KINDS)
     path = _edited(tmp_path, "li2026_paper", lambda d: (d["runtime"]["verify"].pop("kind"),   # a table of no kind
                                                         d["runtime"]["verify"].update(model="mine", a=-1e-5)))
-    assert needs.missing("li2026_wisp_serving", path) == ["runtime.verify.a: expected a nonnegative number, got -1e-05"]
+    assert needs.missing("li2026_wisp_serving", path) == ["runtime.verify.a: expected a non-negative number, got -1e-05"]
 
 
 def test_the_runner_runs_only_what_a_profile_serves(capsys):

@@ -7,56 +7,40 @@ was expected), ``check`` raises with that list — notebooks call it in their pa
 output folder exists — and ``usable`` tells the runner which notebooks ``make figures PROFILE=x`` can
 run (it skips the others and says why).
 
-A coefficient rule is ``"positive"``, ``"nonnegative"`` or ``"number"``; a constant rule is ``int``
-(a positive integer), ``float`` (a number) or ``list`` (a list of numbers). Constants listed under
-``optional_constants`` are checked only when present (zhu2025 takes missing ones from its paper
-profile).
+A runtime need names a kind of ``hardware.KINDS`` (its formula and the coefficients it needs, with
+their signs): a typed entry was checked when the profile loaded, an untyped one (a table of numbers)
+is checked here against the kind. Constants are named; their types are ``hardware.CONSTANTS``', checked
+on loading. ``optional_constants`` may be absent (zhu2025 takes missing ones from its paper profile).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from . import hardware
-from .hardware import _is_number
 
 
 @dataclass(frozen=True)
 class Need:
-    runtime: dict[str, dict[str, str]] = field(default_factory=dict)   # model -> coefficient -> rule
+    runtime: dict[str, str] = field(default_factory=dict)          # runtime model -> kind (hardware.KINDS)
     links: tuple[str, ...] = ()
-    constants: dict[str, type] = field(default_factory=dict)
-    optional_constants: dict[str, type] = field(default_factory=dict)
+    constants: tuple[str, ...] = ()
+    optional_constants: tuple[str, ...] = ()
 
 
-_FSD = {k: "positive" for k in ("gamma", "T_d_s", "T_t_s", "T_c_s", "threads")}
-_ZHU_CONSTANTS = {"num_users": int, "noise_power_dbm": float, "tx_power_w": float, "path_loss_db": float,
-                  "cell_radius_m": float, "max_output_len": int, "max_input_len": int, "max_speculation_len": int}
+_FSD_SETS = ("vicuna68m_vicuna7b", "vicuna160m_vicuna13b", "vicuna68m_llama2_7b")
 
 NEEDS: dict[str, Need] = {
-    "zheng2025_tk_slt": Need(runtime={"relative_cost": {"slm_over_llm": "nonnegative",
-                                                        "uplink_full_over_llm": "nonnegative"}}),
-    "zhu2025_edge_sd": Need(runtime={"draft": {"c1": "positive", "c2": "nonnegative"},
-                                     "verify": {"c1": "positive", "c2": "nonnegative"}},
-                            optional_constants=_ZHU_CONSTANTS),
-    "venkatesha2025_early_exit": Need(runtime={f"{client}_{pair}": _FSD for client in ("jetson", "rtx")
-                                               for pair in ("vicuna68m_vicuna7b", "vicuna160m_vicuna13b",
-                                                            "vicuna68m_llama2_7b")}),
-    "tran2025_goodspeed": Need(runtime={"verify": {"c0": "nonnegative", "c_tok": "positive"},
-                                        "draft_small": {"c_tok": "positive"}, "draft_large": {"c_tok": "positive"}},
-                               links=("draft_to_verifier",)),
-    "li2026_wisp_serving": Need(runtime={"verify": {"a": "nonnegative", "b_compute": "nonnegative",
-                                                    "b_read": "nonnegative", "c": "number"}}),
+    "zheng2025_tk_slt": Need(runtime={"relative_cost": "relative_cost"}),
+    "zhu2025_edge_sd": Need(runtime={"draft": "linear_batch", "verify": "linear_batch"},
+                            optional_constants=("num_users", "noise_power_dbm", "tx_power_w", "path_loss_db",
+                                                "cell_radius_m", "max_output_len", "max_input_len",
+                                                "max_speculation_len")),
+    "venkatesha2025_early_exit": Need(runtime={f"{client}_{pair}": "round_timings" for client in ("jetson", "rtx")
+                                               for pair in _FSD_SETS}),
+    "tran2025_goodspeed": Need(runtime={"verify": "affine_tokens", "draft_small": "per_token",
+                                        "draft_large": "per_token"}, links=("draft_to_verifier",)),
+    "li2026_wisp_serving": Need(runtime={"verify": "wisp_features"}),
 }
-
-_RULES = {"positive": lambda v: v > 0, "nonnegative": lambda v: v >= 0, "number": lambda v: True}
-
-
-def _constant_ok(value, kind) -> bool:
-    if kind is int:
-        return isinstance(value, int) and not isinstance(value, bool) and value >= 1
-    if kind is list:
-        return isinstance(value, list) and len(value) > 0 and all(_is_number(x) for x in value)
-    return _is_number(value)
 
 
 def missing(notebook: str, profile) -> list[str]:
@@ -65,25 +49,22 @@ def missing(notebook: str, profile) -> list[str]:
         raise KeyError(f"notebook {notebook!r} declares no profile needs; known: {sorted(NEEDS)}")
     prof = profile if isinstance(profile, hardware.Profile) else hardware.load_profile(profile)
     need, out = NEEDS[notebook], []
-    for model, coefficients in need.runtime.items():
+    for model, kind in need.runtime.items():
         if model not in prof.runtime:
             out.append(f"runtime.{model}: missing")
             continue
-        have = prof.coefficients(model)
-        for key, rule in coefficients.items():
+        have, declared = prof.coefficients(model), prof.kind(model)
+        if declared not in (None, kind):
+            out.append(f"runtime.{model}: expected a {kind!r} model ({hardware.KINDS[kind].formula}), got {declared!r}")
+            continue
+        for key, rule in hardware.KINDS[kind].needs.items():     # an untyped table: check it as this kind
+            test, expected = hardware.RULES[rule]
             if key not in have:
                 out.append(f"runtime.{model}.{key}: missing")
-            elif not _RULES[rule](have[key]):
-                out.append(f"runtime.{model}.{key}: expected a {rule} number, got {have[key]!r}")
+            elif not test(have[key]):
+                out.append(f"runtime.{model}.{key}: expected {expected}, got {have[key]!r}")
     out += [f"links.{name}: missing" for name in need.links if name not in prof.links]
-    for table, required in ((need.constants, True), (need.optional_constants, False)):
-        for key, kind in table.items():
-            if key not in prof.constants:
-                if required:
-                    out.append(f"constants.{key}: missing")
-            elif not _constant_ok(prof.constants[key], kind):
-                what = {int: "a positive integer", float: "a number", list: "a list of numbers"}[kind]
-                out.append(f"constants.{key}: expected {what}, got {prof.constants[key]!r}")
+    out += [f"constants.{key}: missing" for key in need.constants if key not in prof.constants]
     return out
 
 
