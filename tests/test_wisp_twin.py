@@ -142,3 +142,17 @@ def test_drafter_with_stop_rule_drafts_the_rounds_of_decoding_controller():
     assert d.output == decoding.autoregressive(target, prompt, 24).tokens.tolist() == ref.tokens.tolist()
     assert lengths == [len(r.draft_ids) for r in ref.rounds]
     assert min(lengths) < 6   # the stop rule did stop somewhere
+
+
+def test_the_profile_parameter_reaches_the_twin_estimator(tmp_path):
+    import yaml
+
+    from specedge import hardware
+
+    data = yaml.safe_load(hardware.profile_path("li2026_paper").read_text())
+    data["name"] = "mine"
+    data["runtime"]["verify"]["a"] *= 2
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump(data))
+    base = L.estimator(L.Point("WISP", 4))
+    mine = L.estimator(L.Point("WISP", 4, setting=L.Setting(profile=str(tmp_path / "mine.yaml"))))
+    assert mine.a == pytest.approx(2 * base.a) and mine.b_read == base.b_read

@@ -78,10 +78,10 @@ def kv_bytes_per_token(model: str, dtype_bytes: int = 2) -> float:
 
 
 @lru_cache(maxsize=None)
-def paper_coefficients(target: str = "Qwen3-32B") -> dict[str, float]:
-    """Table 12's coefficients (the ``li2026_paper`` profile) for Qwen3-32B; Qwen3-14B's derived by
-    ``scaling`` (the paper gives none for it)."""
-    co = hardware.load_profile("li2026_paper").coefficients("verify")
+def paper_coefficients(target: str = "Qwen3-32B", profile: str = "li2026_paper") -> dict[str, float]:
+    """Eq (19)'s coefficients for Qwen3-32B from ``profile`` (Table 12's in ``li2026_paper``); Qwen3-14B's
+    derived by ``scaling`` (the paper gives none for it)."""
+    co = hardware.load_profile(profile).coefficients("verify")
     base = {k: float(co[k]) for k in ("a", "b_compute", "b_read", "c")}
     if target == "Qwen3-32B":
         return base
@@ -105,6 +105,7 @@ class Setting:
     memory_gb: float = 14.0
     horizon: float = 120.0            # simulated seconds per run
     warmup: float = 20.0              # s discarded at the start (steady state)
+    profile: str = "li2026_paper"     # hardware profile holding eq (19)'s coefficients (runtime.verify)
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,7 @@ def workload(point: Point) -> Workload:
 
 
 def estimator(point: Point) -> Estimator:
-    return Estimator.from_coefficients(**paper_coefficients(point.target))
+    return Estimator.from_coefficients(**paper_coefficients(point.target, point.setting.profile))
 
 
 def noisy(model, sigma: float, seed: int):
