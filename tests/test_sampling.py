@@ -235,3 +235,32 @@ def test_verify_accepts_a_token_the_draft_gave_zero_probability_iff_the_target_a
     assert int(v.accepted) == 1 and bool(v.bonus)
     v = sampling.verify(torch.tensor([2]), torch.tensor([[1.0, 0.0, 0.0]]), p, gen)   # q(x) = p(x) = 0
     assert int(v.accepted) == 0 and int(v.token) in (1,)                          # residual max(0, p - q)
+
+
+def test_acceptance_ratio_defines_q_zero_instead_of_nan():
+    """min(1, p/q) at q(x) = 0: accept iff p(x) > 0 (ratio +inf), never when p(x) = 0 (ratio 0, was 0/0 = NaN)."""
+    ratio = sampling.acceptance_ratio(torch.tensor([0.5, 0.0, 0.2]), torch.tensor([0.0, 0.0, 0.4]))
+    assert ratio.tolist() == [math.inf, 0.0, 0.5]
+
+
+def test_output_follows_p_when_draft_and_target_zero_out_different_tokens():
+    """Chi-square as above with q = 0 where p > 0 (a top-3 draft) and p = 0 where q is largest (a masked
+    target vocabulary): emitted tokens still follow p, and a token with p = 0 is never emitted."""
+    g = torch.Generator().manual_seed(3)
+    target = 1.5 * torch.randn(GAMMA + 1, V, generator=g)
+    draft = target[:GAMMA] + 1.5 * torch.randn(GAMMA, V, generator=g)
+    target.scatter_(-1, draft.argmax(-1).repeat(2)[: GAMMA + 1, None], float("-inf"))
+    q, p = sampling.probs(draft, 1.0, top_k=3), sampling.probs(target, 1.0)
+    assert ((q == 0) & (p[:GAMMA] > 0)).any() and ((p[:GAMMA] == 0) & (q > 0)).any()
+    first, second, n = _emitted(q, p, seed=1)
+    assert (n == 0).sum() > 5000 and (n >= 1).sum() > 5000
+    assert _chi2_pvalue(first, p[0]) > 1e-4 and _chi2_pvalue(second, p[1]) > 1e-4
+
+
+def test_a_rejection_with_no_residual_mass_samples_p_not_nan():
+    """q >= p everywhere (here q = 2p, p = q up to scale) leaves max(0, p - q) = 0: the token comes from p."""
+    _, p = _dists(0)
+    ids = torch.zeros((DRAWS, GAMMA), dtype=torch.long)
+    v = sampling.verify(ids, 2 * p[:GAMMA].expand(DRAWS, -1, -1), p.expand(DRAWS, -1, -1), sampling.make_generator(2))
+    rejected = v.token[v.accepted == 0]
+    assert rejected.numel() > 1000 and _chi2_pvalue(rejected, p[0]) > 1e-4

@@ -5,7 +5,10 @@ arithmetic must agree exactly (greedy speculative == greedy autoregressive is te
 splitting them would spread one invariant over several files.
 
 Any ``transformers`` causal LM works (zoo checkpoints, a hub id loaded by the user, tiny random
-models in the tests); draft and target must share one vocabulary. Everything runs under
+models in the tests); draft and target must share one vocabulary (``check_vocabularies``: equal
+``config.vocab_size``, or, given ``tokenizer=``, matrices padded beyond the tokenizer, whose logits are
+then cut to its size). Prompts are token ids in that vocabulary, or text when a tokenizer is given;
+anything else is refused naming the prompt. Everything runs under
 ``torch.inference_mode()``. For small models on a CPU use ``torch.set_num_threads(1)``: the passes
 are dispatch-bound, and on a shared 2-core machine two threads were measured up to ~50x slower.
 
@@ -36,9 +39,9 @@ Loops
         AS² returning 0 to fall back to the target alone). γ is capped so no round overshoots
         ``max_new_tokens``.
       - ``stop_rule(i, logits) -> bool`` is called at drafted position i (1-based) with the draft's
-        raw logits there; True stops drafting after that token (WISP: stop at the first predicted
-        rejection), or, with ``stop_before=True``, before it: position i is not drafted (WISP's
-        eq (25); a stop at i = 1 sends no draft and the target emits one token).
+        raw logits there (cut to the shared vocabulary); True stops drafting after that token (WISP:
+        stop at the first predicted rejection), or, with ``stop_before=True``, before it: position i
+        is not drafted (WISP's eq (25); a stop at i = 1 sends no draft and the target emits one token).
       - ``top_k`` makes the draft sample from its top-K renormalised distribution (TK-SLT); the target
         always uses its full distribution, so the output still follows the target.
       - the draft's cache holds the committed context plus any drafts not yet rejected; after
@@ -205,12 +208,11 @@ class Generation:
 
 
 # --------------------------------------------------------------------------- helpers
-def _as_ids(prompt, vocab_size: int | None = None, which: str = "prompt") -> torch.Tensor:
-    """A prompt as a 1-D long tensor of token ids in [0, vocab_size); text, floats and ids out of range
-    are refused with a message naming ``which`` prompt."""
+def _as_ids(prompt, vocab_size: int | None = None, which: str = "prompt", tokenizer=None) -> torch.Tensor:
+    """A prompt as a 1-D long tensor of token ids in [0, vocab_size); text is encoded with ``tokenizer``
+    (refused without one), floats and ids out of range are refused with a message naming ``which`` prompt."""
     if isinstance(prompt, str):
-        raise TypeError(f"{which} is text: pass token ids, e.g. tokenizer(text, add_special_tokens=False)"
-                        "['input_ids']")
+        prompt = _encode(prompt, tokenizer, which)
     if not isinstance(prompt, torch.Tensor):
         arr = np.asarray(prompt)
         if arr.size and arr.dtype.kind not in "iu":
@@ -224,9 +226,18 @@ def _as_ids(prompt, vocab_size: int | None = None, which: str = "prompt") -> tor
     if ids.dim() != 1 or ids.numel() == 0:
         raise ValueError(f"{which} must be a non-empty 1-D sequence of token ids, got shape {tuple(ids.shape)}")
     if vocab_size is not None and (int(ids.min()) < 0 or int(ids.max()) >= vocab_size):
-        raise ValueError(f"{which}: token ids must lie in [0, {vocab_size}) (the target's vocabulary), got "
+        raise ValueError(f"{which}: token ids must lie in [0, {vocab_size}) (the shared vocabulary), got "
                          f"min {int(ids.min())}, max {int(ids.max())}")
     return ids
+
+
+def _encode(text: str, tokenizer, which: str) -> list[int]:
+    """Text encoded with ``tokenizer``, without special tokens (how the zoo's models saw their prompts,
+    see ``zoo.load_tokenizer``; prepend a BOS id yourself for a model that expects one)."""
+    if tokenizer is None or isinstance(tokenizer, (int, np.integer)):
+        raise TypeError(f"{which} is text: pass token ids, e.g. tokenizer(text, add_special_tokens=False)"
+                        "['input_ids'], or pass the tokenizer (tokenizer=...) to encode it")
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
 def vocab_size(model) -> int | None:
@@ -238,19 +249,46 @@ def vocab_size(model) -> int | None:
     return None
 
 
-def check_vocabularies(draft, target) -> int | None:
-    """Draft and target must score the same vocabulary (their logits are compared token by token).
-    Returns the size; a mismatch is refused naming both sizes. A model whose embedding matrix is padded
-    beyond its tokenizer (e.g. 32000 vs 32064) must be resized first (``resize_token_embeddings``)."""
-    drafts = draft if isinstance(draft, (list, tuple)) else [draft]
-    t = vocab_size(target)
-    for d in drafts:
-        v = vocab_size(d)
-        if v is not None and t is not None and v != t:
-            raise ValueError(f"draft and target vocabularies differ: draft {v} entries, target {t}; speculative "
+def tokenizer_size(tokenizer) -> int | None:
+    """The number of real token ids: ``len(tokenizer)`` (added tokens included), an int taken as that
+    size, None when no tokenizer is given."""
+    if tokenizer is None:
+        return None
+    is_size = isinstance(tokenizer, (int, np.integer)) and not isinstance(tokenizer, bool)
+    n = int(tokenizer) if is_size else len(tokenizer) if hasattr(tokenizer, "__len__") else 0
+    if n < 1:
+        raise ValueError(f"tokenizer: a tokenizer or its size (an integer >= 1) expected, got {tokenizer!r}")
+    return int(n)
+
+
+def check_vocabularies(draft, target, tokenizer=None) -> int | None:
+    """The vocabulary speculative decoding works over; draft and target must share it, because their
+    distributions are compared token by token (a mismatch ran silently at T = 0 and failed with a
+    shape error at T = 1).
+
+    The rule, on ``config.vocab_size`` (the rows of the embedding / LM-head matrix):
+      - without a tokenizer, every draft's size must equal the target's, and that size is returned;
+      - with a tokenizer of n entries (``tokenizer_size``), the sizes may differ, because matrices are
+        often padded beyond the tokenizer (Qwen2.5: 151936 rows for 0.5B-3B, 152064 for 7B, 151665
+        tokens), but every model must have at least n rows; n is returned and the decoders cut every
+        logit vector to its first n entries, so padding ids are never drafted, emitted or compared.
+    A real mismatch is refused with a ValueError naming the sizes. ``draft`` is a model, a runner or a
+    list of them; models whose size is unknown (runners without a config) are not checked.
+    """
+    n, t = tokenizer_size(tokenizer), vocab_size(target)
+    sizes = {"target": t}
+    for i, d in enumerate(draft if isinstance(draft, (list, tuple)) else [draft]):
+        sizes[f"draft[{i}]" if isinstance(draft, (list, tuple)) else "draft"] = vocab_size(d)
+    for role, v in sizes.items():
+        if n is not None and v is not None and v < n:
+            raise ValueError(f"the tokenizer has {n} entries but the {role} scores only {v}: it cannot be "
+                             "that model's tokenizer")
+        if n is None and role != "target" and v is not None and t is not None and v != t:
+            raise ValueError(f"draft and target vocabularies differ: {role} {v} entries, target {t}; speculative "
                              "decoding compares their distributions token by token. If one embedding matrix is only "
-                             "padded beyond the tokenizer, resize it to the other's size (model.resize_token_embeddings)")
-    return t
+                             "padded beyond the tokenizer, pass the tokenizer (tokenizer=..., or its size) and both "
+                             "are cut to it")
+    return t if n is None else n
 
 
 def _check_max_new(max_new_tokens) -> int:
@@ -301,9 +339,13 @@ def _eos_cut(new: torch.Tensor, eos_token_id) -> int | None:
 # --------------------------------------------------------------------------- autoregressive
 def autoregressive(model, prompt, max_new_tokens: int, *, temperature: float = 0.0,
                    seed: int | torch.Generator = 0, eos_token_id: int | None = None,
-                   return_logits: bool = False) -> Generation:
-    """The baseline: one target forward pass per token, with a KV cache (prefix never recomputed)."""
-    ids = _as_ids(prompt, vocab_size(model))
+                   return_logits: bool = False, tokenizer=None) -> Generation:
+    """The baseline: one target forward pass per token, with a KV cache (prefix never recomputed).
+
+    ``tokenizer`` (or its size) as in ``speculative_batch``: text prompts are encoded with it and the
+    logits are cut to its size, so the baseline matches a speculative run given the same tokenizer."""
+    vocab = check_vocabularies([], model, tokenizer)
+    ids = _as_ids(prompt, vocab, tokenizer=tokenizer)
     _check_max_new(max_new_tokens)
     temperature = sampling.check_temperature(temperature)
     generator = sampling.make_generator(seed)
@@ -312,7 +354,7 @@ def autoregressive(model, prompt, max_new_tokens: int, *, temperature: float = 0
     pending = ids
     with torch.inference_mode():
         for _ in range(max_new_tokens):
-            logits = runner.feed(pending)[-1]
+            logits = runner.feed(pending)[-1][:vocab]
             token, _ = _pick(logits, temperature, None, generator)
             tokens.append(token)
             if return_logits:
@@ -327,8 +369,9 @@ def autoregressive(model, prompt, max_new_tokens: int, *, temperature: float = 0
 class _Row:
     """Device-side state of one sequence: its draft runner and the tokens its caches lack."""
 
-    def __init__(self, runner, prompt: torch.Tensor):
+    def __init__(self, runner, prompt: torch.Tensor, vocab: int | None = None):
         self.runner = runner
+        self.vocab = vocab  # logits are cut to the shared vocabulary (None: kept whole)
         self.draft_pending = prompt  # tokens not yet in the draft cache
         self.target_pending = prompt  # tokens not yet in the target cache
         self.tokens: list[torch.Tensor] = []
@@ -342,7 +385,7 @@ class _Row:
         pending = self.draft_pending
         fed = 0
         for i in range(gamma):
-            row = self.runner.feed(pending)[-1]
+            row = self.runner.feed(pending)[-1][: self.vocab]
             fed += 1
             if stop_before and stop_rule is not None and stop_rule(i + 1, row):
                 break  # position i + 1 is not drafted
@@ -403,21 +446,21 @@ class SpeculativeDecoder:
     def __init__(self, draft, target, prompts: Sequence, max_new_tokens: int, *, gamma=4,
                  temperature: float = 0.0, top_k: int | None = None,
                  seed: int | torch.Generator = 0, stop_rule=None, stop_before: bool = False,
-                 eos_token_id: int | None = None):
+                 eos_token_id: int | None = None, tokenizer=None):
         self.max_new_tokens = _check_max_new(max_new_tokens)
         self.temperature = sampling.check_temperature(temperature)
         self.policy = _gamma_policy(gamma)
         if isinstance(prompts, (str, torch.Tensor)) and not (isinstance(prompts, torch.Tensor) and prompts.dim() == 2):
             raise TypeError("prompts: a list of prompts (token-id sequences) expected, got one "
                             f"{type(prompts).__name__}")
-        vocab = check_vocabularies(draft, target)
-        prompts = [_as_ids(p, vocab, f"prompts[{i}]") for i, p in enumerate(prompts)]
+        self.vocab = check_vocabularies(draft, target, tokenizer)
+        prompts = [_as_ids(p, self.vocab, f"prompts[{i}]", tokenizer) for i, p in enumerate(prompts)]
         if not prompts:
             raise ValueError("prompts must not be empty")
-        self.top_k = sampling.check_top_k(top_k, getattr(getattr(target, "config", None), "vocab_size", None))
+        self.top_k = sampling.check_top_k(top_k, self.vocab)
         self.generator = sampling.make_generator(seed)
         self.stop_rule, self.stop_before, self.eos_token_id = stop_rule, bool(stop_before), eos_token_id
-        self.rows = [_Row(r, p) for r, p in zip(_draft_runners(draft, len(prompts)), prompts)]
+        self.rows = [_Row(r, p, self.vocab) for r, p in zip(_draft_runners(draft, len(prompts)), prompts)]
         self.server = target if isinstance(target, BatchedCausalLM) else BatchedCausalLM(target, len(self.rows))
 
     @property
@@ -449,7 +492,7 @@ class SpeculativeDecoder:
         gmax = max(g)
         ids, valid = _right_pad([torch.cat([pending[i], drafts[i]]) if i in drafts else None for i in range(b)])
         first = min(m[i] for i in drafts) - 1  # earliest input position whose logits a row needs
-        out = self.server.feed(ids, valid, keep=ids.shape[1] - first)
+        out = self.server.feed(ids, valid, keep=ids.shape[1] - first)[..., : self.vocab]
         # p_j of row i sits at input position m_i - 1 + j, j = 0..γ_i.
         p_logits = _gather_positions(out, [max(m_i - 1 - first, 0) for m_i in m], gmax + 1)
         draft_ids, _ = _right_pad([drafts.get(i) for i in range(b)], width=gmax)
@@ -513,26 +556,29 @@ class SpeculativeDecoder:
 def speculative_batch(draft, target, prompts: Sequence, max_new_tokens: int, *, gamma=4,
                       temperature: float = 0.0, top_k: int | None = None,
                       seed: int | torch.Generator = 0, stop_rule=None, stop_before: bool = False,
-                      eos_token_id: int | None = None) -> list[Generation]:
+                      eos_token_id: int | None = None, tokenizer=None) -> list[Generation]:
     """Speculative decoding of several sequences; each round verifies all rows in one target pass.
 
     ``draft``: a model shared by all rows, or a list with one model/runner per row (heterogeneous
-    devices). ``target``: a model (or a ``BatchedCausalLM``). See the module docstring for ``gamma``,
-    ``stop_rule``/``stop_before``, ``top_k`` and the traces. Greedy (T = 0) output equals
-    ``autoregressive`` of the target token for token.
+    devices). ``target``: a model (or a ``BatchedCausalLM``). ``prompts``: a list of token-id sequences
+    (lists of ints or integer tensors) in [0, vocabulary), or of texts when ``tokenizer`` is given.
+    ``tokenizer`` (a tokenizer, or just its size): lets the draft and target matrices be padded
+    differently beyond it and cuts their logits to it (``check_vocabularies`` has the rule). See the
+    module docstring for ``gamma``, ``stop_rule``/``stop_before``, ``top_k`` and the traces. Greedy
+    (T = 0) output equals ``autoregressive`` of the target token for token.
     """
     return SpeculativeDecoder(draft, target, prompts, max_new_tokens, gamma=gamma, temperature=temperature,
                               top_k=top_k, seed=seed, stop_rule=stop_rule, stop_before=stop_before,
-                              eos_token_id=eos_token_id).run()
+                              eos_token_id=eos_token_id, tokenizer=tokenizer).run()
 
 
 def speculative(draft, target, prompt, max_new_tokens: int, *, gamma=4, temperature: float = 0.0,
                 top_k: int | None = None, seed: int | torch.Generator = 0, stop_rule=None,
-                stop_before: bool = False, eos_token_id: int | None = None) -> Generation:
+                stop_before: bool = False, eos_token_id: int | None = None, tokenizer=None) -> Generation:
     """Speculative decoding of one sequence (the one-row case of ``speculative_batch``)."""
     return speculative_batch(draft, target, [prompt], max_new_tokens, gamma=gamma,
                              temperature=temperature, top_k=top_k, seed=seed, stop_rule=stop_rule,
-                             stop_before=stop_before, eos_token_id=eos_token_id)[0]
+                             stop_before=stop_before, eos_token_id=eos_token_id, tokenizer=tokenizer)[0]
 
 
 # --------------------------------------------------------------------------- traces

@@ -13,10 +13,12 @@ The acceptance rule (Leviathan et al. 2023, Algorithm 1; zheng2025 Sec II-A)
     sampled from (γ x |V|; sparse rows for TK-SLT) and the target distributions ``p`` at the γ + 1
     positions (γ x |V| for the drafts plus one for the bonus). Draft token x_i is accepted with
     probability min(1, p_i(x_i) / q_i(x_i)), i.e. iff u_i < p_i(x_i) / q_i(x_i) for u_i ~ U[0, 1)
-    (strict ``<`` so that p = 0 never accepts, which makes the greedy case exact); at the first rejection
-    i = n + 1 the next token is sampled from norm(max(0, p_i - q_i)); if all γ are accepted, a bonus
-    token is sampled from p_{γ+1}. The emitted tokens follow p exactly whatever q is (the property the
-    tests check by chi-square, including for top-K drafts). ``verify`` is vectorised over a leading batch
+    (strict ``<`` so that p = 0 never accepts, which makes the greedy case exact; q_i(x_i) = 0 accepts
+    iff p_i(x_i) > 0, see ``acceptance_ratio``); at the first rejection i = n + 1 the next token is
+    sampled from norm(max(0, p_i - q_i)), or from p_i where that residual has no mass (p = q up to
+    rounding), so no row is ever NaN; if all γ are accepted, a bonus token is sampled from p_{γ+1}.
+    The emitted tokens follow p exactly whatever q is (the property the tests check by chi-square,
+    including for top-K drafts and for a q and p that zero out different tokens). ``verify`` is vectorised over a leading batch
     dimension and accepts per-row draft lengths, so it serves both Monte-Carlo tests and a server that
     verifies several devices' drafts at once. ``verify_greedy`` is the T = 0 special case without
     probabilities (a test checks it equals ``verify`` on one-hot inputs).
@@ -101,7 +103,9 @@ def probs(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = No
 
     ``temperature = 0`` gives the one-hot distribution of the argmax (greedy); ``top_k`` keeps the K
     largest logits and renormalises over them (TK-SLT Solution 1, zheng2025 Sec III), every other
-    entry being exactly 0.
+    entry being exactly 0. A T so small that ``logits / T`` overflows (e.g. 1e-30) would give NaN rows;
+    they are computed from the max-shifted logits instead, which is the greedy one-hot of the argmax
+    (shared evenly by exact ties), the T -> 0 limit.
     """
     temperature = check_temperature(temperature)
     top_k = check_top_k(top_k, logits.shape[-1])
@@ -137,10 +141,12 @@ def sample(dist: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
 def acceptance_ratio(p_x: torch.Tensor, q_x: torch.Tensor) -> torch.Tensor:
     """p(x)/q(x) of each drafted token x: accept iff u < this (Leviathan Algorithm 1).
 
-    Kept as its own function so a test can swap in the inverted q/p ratio of a known buggy edge-SD
-    implementation and see the chi-square test fail.
+    q(x) = 0 (a token the given q could not have produced, e.g. from a greedy or top-K draft form) is
+    defined, not left to 0/0: the ratio is +inf when p(x) > 0 (always accepted, as min(1, p/q) -> 1)
+    and 0 when p(x) = 0 (never accepted). Kept as its own function so a test can swap in the inverted
+    q/p ratio of a known buggy edge-SD implementation and see the chi-square test fail.
     """
-    return p_x / q_x
+    return torch.where(q_x > 0, p_x / q_x, torch.where(p_x > 0, math.inf, 0.0))
 
 
 @dataclass
