@@ -69,7 +69,7 @@ bench: venv
 		--forward-reps 30 --out figures/bench/decoding_widened.csv
 	$(PY) tests/bench_serving.py --out-dir figures/bench
 	$(PY) tests/bench_wisp_scheduler.py --out figures/bench/wisp_scheduler.csv
-	$(PY) tests/bench_wisp_table2.py --horizon 30 --warmup 5 --out figures/bench/wisp_table2.csv
+	$(PY) tests/bench_wisp_table2.py --horizon 20 --warmup 5 --targets Qwen3-32B --out figures/bench/wisp_table2.csv
 
 # Rows present in each figures/<paper>/comparison.csv against the numbers the paper states, counted
 # per artefact from the inventories in data/coverage/ (add --detail for the per-artefact table).
