@@ -1,7 +1,9 @@
 """Benchmark of a whole WISP Table 2 in the twin (3 systems x 4 classes x 2 targets, one capacity
 bisection each, 3 seeds per point): wall time with 1 and with 2 loky workers, same process, no cache
 (prints numbers; `make bench` commits them to figures/bench/wisp_table2.csv). The rows of the two runs
-must be identical (the sweep is a pure function of its configurations).
+must be identical (the sweep is a pure function of its configurations). It measures the sweep's cost:
+at short horizons the capacities are not Table 2's (a 128-token response at 2 tok/s does not finish in
+20 s), so only the notebook's full-scale run reproduces the table.
 
     python tests/bench_wisp_table2.py --out figures/bench/wisp_table2.csv            # the notebook's setting
     python tests/bench_wisp_table2.py --horizon 30 --warmup 5 --targets Qwen3-32B   # a quicker measurement
