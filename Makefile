@@ -58,11 +58,11 @@ profiles: venv
 	$(PY) -m specedge.serving.verify_profiling
 	$(PY) -m specedge.solvers.li2026_real measure
 
-# Three runs (~1 + ~5 + ~3 min), results in figures/bench/: decoding with the zoo pair as trained (tiny
+# Five runs (~1 + ~5 + ~3 + ~1 + ~5 min), results in figures/bench/: decoding with the zoo pair as trained (tiny
 # float32 target: framework overhead dominates) and with its target widened to 0.43 B parameters in
 # bfloat16 (specedge.zoo.widen: same logits, memory-bound passes as on an accelerator); then the serving
 # layer (batched vs separate verification, server overhead per round, twin speed); then WISP's batch
-# former (µs per decision vs queue length, ~1 min) and a whole Table 2 sweep with 1 and 2 workers (~10 min).
+# former (µs per decision vs queue length) and a whole Table 2 sweep (Qwen3-32B, 20 s horizons) on 1 and 2 workers.
 bench: venv
 	$(PY) tests/bench_decoding.py --out figures/bench/decoding_zoo.csv
 	$(PY) tests/bench_decoding.py --widen 2048 5632 8 --dtype bfloat16 --prompts 2 --repeats 3 \

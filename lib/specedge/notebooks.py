@@ -78,7 +78,7 @@ def _profile_plan(profile: str, todo: list[Path]) -> tuple[str, list[Path]]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m specedge.notebooks", description="Run specedge notebooks through papermill.")
-    ap.add_argument("names", nargs="*", help="notebook name prefixes (default: all)")
+    ap.add_argument("names", nargs="*", help="notebook names or name prefixes (default: all)")
     ap.add_argument("--scale", default="full", choices=paths.SCALES)
     ap.add_argument("--seed", type=int, default=None, help="override each notebook's seed")
     ap.add_argument("--profile", default=None,
