@@ -84,8 +84,9 @@ def test_random_cache_keeps_its_length_across_timed_passes():
 
 def test_cli_writes_a_valid_profile_and_its_measurements(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "PROFILES", tmp_path)
-    rc = profiling.main(["--name", "zz_cli", "--role", "draft=tiny:1:32:64:2", "--role", "verify=tiny2:1:64:128:2",
-                         "--batches", "1,2", "--prefill", "4,8", "--contexts", "8", "--repeats", "1",
+    # shapes from 8 to 4 x 512 tokens: large enough that the slope rises well above timing noise
+    rc = profiling.main(["--name", "zz_cli", "--role", "draft=tiny:1:256:512:4", "--role", "verify=tiny2:1:384:768:4",
+                         "--batches", "1,4", "--prefill", "8,512", "--contexts", "8", "--repeats", "2",
                          "--no-progress"])
     assert rc == 0
     prof = hardware.load_profile(tmp_path / "zz_cli.yaml")
@@ -98,6 +99,17 @@ def test_cli_writes_a_valid_profile_and_its_measurements(tmp_path, monkeypatch):
                                 df[df.role == "verify"].runtime_s)
     assert prof.coefficients("verify")["c1"] == pytest.approx(fit["c1"])
     assert profiling.load_measurements("zz_cli").shape == df.shape
+
+
+def test_cli_refuses_a_fit_with_no_slope_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(paths, "PROFILES", tmp_path)
+    monkeypatch.setattr(profiling, "fit_roles", lambda df: {"draft": dict(c1=0.0, c2=1e-3, r2=0.0, points=2)})
+    with pytest.raises(SystemExit) as e:
+        profiling.main(["--name", "zz_flat", "--role", "draft=tiny:1:32:64:2", "--batches", "1",
+                        "--prefill", "4", "--contexts", "8", "--repeats", "1", "--no-progress"])
+    assert e.value.code == 2
+    assert "draft timings do not grow" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -385,6 +385,11 @@ def main(argv: list[str] | None = None) -> int:
         frames.append(measure(arch, shapes, role, args.device, args.repeats, 1, args.seed, not args.no_progress))
     df = pd.concat(frames, ignore_index=True)
     fits = fit_roles(df)
+    flat = [role for role, f in fits.items() if not f["c1"] > 0]
+    if flat:
+        ap.exit(2, f"{ap.prog}: error: the {', '.join(flat)} timings do not grow with FLOPs x batch "
+                   "(fitted c1 = 0): the shapes are too small to rise above timing noise; widen --batches "
+                   "or --prefill, or raise --repeats. Nothing was written.\n")
     csv = write_csv(df, measurements_path(args.name))
     dtype = "float16" if args.device.startswith("cuda") else "float32"
     command = "python -m specedge.profiling " + " ".join(argv if argv is not None else sys.argv[1:])
