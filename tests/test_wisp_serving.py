@@ -198,3 +198,32 @@ def test_wilson_interval():
     assert capacity.wilson(0, 10)[0] == 0.0 and capacity.wilson(10, 10)[1] == pytest.approx(1.0)
     with pytest.raises(ValueError):
         capacity.wilson(3, 0)
+
+
+# --------------------------------------------------------------------------- verify_profiling
+def _tiny_llama(vocab=300):
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                      num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=4096)
+    return LlamaForCausalLM(cfg).eval()
+
+
+def test_verify_profiling_design_and_its_timings_follow_specedge_timing():
+    from specedge.serving import verify_profiling as vp
+    full = vp.design(seed=0)
+    assert len(full) == 173 and sum(c.split == "train" for c in full) == 123
+    assert {c.category for c in full} == set(vp.CATEGORIES)
+    small = vp.design(seed=0, length_scale=0.02)
+    configs = [small[0], small[30], small[-1]]
+    df = vp.measure(_tiny_llama(), configs, runs=3, progress=False)
+    assert df.config.tolist() == [c.name for c in configs]           # rows in design order, measured shuffled
+    assert (df.runs == 3).all()
+    assert (df.seconds <= df.seconds_median).all() and (df.seconds_median <= df.seconds_max).all()
+    assert (df.seconds > 0).all() and (df.seconds <= df.seconds_mean).all()
+    fig4 = vp.interference(_tiny_llama(), [8, 16], b_cached=20, b_new=3, runs=2, progress=False)
+    assert fig4.columns.tolist() == ["a_length", "case", "seconds", "seconds_median", "seconds_max"]
+    assert len(fig4) == 6 and (fig4.seconds <= fig4.seconds_median).all()
+    with pytest.raises(ValueError, match="runs"):
+        vp.measure(_tiny_llama(), configs, runs=0, progress=False)

@@ -26,15 +26,13 @@ import argparse
 import datetime as _dt
 import os
 import platform
-import statistics
 import sys
-import time
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from . import hardware, paths
+from . import hardware, paths, timing
 from .plotting import write_csv
 
 RUNTIME_MODEL = "T = c1*F*b + c2"
@@ -129,12 +127,6 @@ def build_model(arch: Architecture, device: str = "cpu", dtype=None, seed: int =
     return model.to(dtype=dtype).eval()
 
 
-def _sync(device: str):
-    import torch
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
-
-
 def random_cache(model, batch: int, context: int, device: str = "cpu", generator=None):
     """A KV cache of ``context`` random tokens per sequence: cheap to build, and runtime does not
     depend on the cached values (a prefill of a 16 x 2048 batch would take minutes on a CPU)."""
@@ -154,7 +146,7 @@ def random_cache(model, batch: int, context: int, device: str = "cpu", generator
 
 def time_pass(model, batch: int, new_tokens: int, context: int, device: str = "cpu",
               repeats: int = 3, warmup: int = 1, seed: int = 0) -> list[float]:
-    """Wall-clock seconds of ``repeats`` forward passes of ``batch`` x ``new_tokens`` tokens.
+    """Wall-clock seconds of ``repeats`` forward passes of ``batch`` x ``new_tokens`` tokens (``timing.samples``).
 
     With ``context > 0`` the pass attends to a KV cache of that many tokens, cut back to ``context``
     after every pass so each timed pass sees the same cache length.
@@ -165,18 +157,16 @@ def time_pass(model, batch: int, new_tokens: int, context: int, device: str = "c
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(0, model.config.vocab_size, (batch, new_tokens), generator=g).to(device)
     cache = random_cache(model, batch, context, device, g) if context else None
-    times = []
-    with torch.inference_mode():
-        for r in range(warmup + repeats):
-            _sync(device)
-            t0 = time.perf_counter()
+
+    def once():
+        with timing.stopwatch(device) as t:
             model(input_ids=ids, past_key_values=cache, use_cache=context > 0)
-            _sync(device)
-            if r >= warmup:
-                times.append(time.perf_counter() - t0)
-            if cache is not None:
-                cache.crop(-new_tokens)     # drop the tokens this pass appended
-    return times
+        if cache is not None:
+            cache.crop(-new_tokens)     # drop the tokens this pass appended
+        return t.seconds
+
+    with torch.inference_mode():
+        return timing.samples(once, repeats, warmup).tolist()
 
 
 def grid(batches, prefill_lengths, decode_contexts, decode_tokens=1):
@@ -190,17 +180,17 @@ def measure(arch: Architecture, shapes, role: str = "", device: str = "cpu", rep
             warmup: int = 1, seed: int = 0, progress: bool = True) -> pd.DataFrame:
     """Time ``arch`` on every shape; one row per shape with its FLOPs and runtimes.
 
-    ``runtime_s`` is the fastest of the repeats: on a shared machine the other processes only ever
-    add time, so the minimum is the least disturbed estimate (median and max are kept too).
+    ``runtime_s`` is the fastest of the repeats (``timing``: the least disturbed estimate on a shared
+    machine); the median and max are kept too.
     """
     from tqdm.auto import tqdm
     model = build_model(arch, device, seed=seed)
     rows = []
     for phase, b, q, c in tqdm(shapes, desc=f"{role or 'model'} {arch.name}", disable=not progress):
-        t = time_pass(model, b, q, c, device, repeats, warmup, seed)
+        t = timing.summary(time_pass(model, b, q, c, device, repeats, warmup, seed))
         rows.append(dict(role=role, architecture=arch.name, phase=phase, batch=b, new_tokens=q, context=c,
-                         flops_per_seq=float(arch_flops(arch, q, c)), runtime_s=min(t),
-                         runtime_median_s=statistics.median(t), runtime_max_s=max(t), repeats=len(t)))
+                         flops_per_seq=float(arch_flops(arch, q, c)), runtime_s=t["seconds"],
+                         runtime_median_s=t["median"], runtime_max_s=t["max"], repeats=t["runs"]))
     del model
     return pd.DataFrame(rows)
 

@@ -13,24 +13,22 @@
   (``fsd.sim``) on the same prompts, per model set, client timing and domain ->
   ``data/venkatesha2025/concurrent_vs_sim.csv``.
 
-Timings are medians over repeats; the machine is shared, so expect a few percent of noise.
+Timings are the fastest of repeats (``specedge.timing``); the machine is shared, so expect a few percent of noise.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import socket
-import statistics
 import sys
 import threading
-import time
 from datetime import date
 
 import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from .. import early_exit, hardware, paths
+from .. import early_exit, hardware, paths, timing
 from ..decoding import CausalLM
 from ..plotting import write_csv
 from ..solvers.venkatesha2025 import MODEL_SETS
@@ -41,7 +39,7 @@ BATCHES = (1, 2, 3, 4, 8, 12, 16, 32, 64)
 
 
 def _step_time(model, batch: int, new_tokens: int, context: int = 64, repeats: int = 15) -> float:
-    """Median seconds of feeding ``new_tokens`` per row after a cached ``context`` (batch rows)."""
+    """Seconds of feeding ``new_tokens`` per row after a cached ``context`` (batch rows; ``timing.fastest``)."""
     g = torch.Generator().manual_seed(0)
     vocab = model.config.vocab_size
     ctx = torch.randint(0, vocab, (batch, context), generator=g)
@@ -51,13 +49,12 @@ def _step_time(model, batch: int, new_tokens: int, context: int = 64, repeats: i
         from transformers import DynamicCache
         cache = DynamicCache(config=model.config)
         model(input_ids=ctx, past_key_values=cache, use_cache=True, logits_to_keep=1)
-        t0 = time.perf_counter()
-        model(input_ids=new, past_key_values=cache, use_cache=True, logits_to_keep=new_tokens)
-        return time.perf_counter() - t0
+        with timing.stopwatch() as t:
+            model(input_ids=new, past_key_values=cache, use_cache=True, logits_to_keep=new_tokens)
+        return t.seconds
 
     with torch.inference_mode():
-        once()
-        return statistics.median(once() for _ in range(repeats))
+        return timing.fastest(once, repeats)
 
 
 def table9(draft, target, batches=BATCHES, gamma: int = 4) -> pd.DataFrame:
@@ -69,7 +66,7 @@ def table9(draft, target, batches=BATCHES, gamma: int = 4) -> pd.DataFrame:
 
 
 def loopback_rtt(payload: int = 1024, repeats: int = 50) -> float:
-    """Median round trip (s) of a ``payload``-byte message over a localhost TCP socket."""
+    """Round trip (s) of a ``payload``-byte message over a localhost TCP socket (``timing.fastest``)."""
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(1)
@@ -87,21 +84,24 @@ def loopback_rtt(payload: int = 1024, repeats: int = 50) -> float:
     cli = socket.create_connection(srv.getsockname())
     cli.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     msg = b"x" * payload
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        cli.sendall(msg)
-        got = 0
-        while got < payload:
-            got += len(cli.recv(payload))
-        times.append(time.perf_counter() - t0)
-    cli.close()
-    srv.close()
-    return statistics.median(times)
+
+    def once():
+        with timing.stopwatch() as t:
+            cli.sendall(msg)
+            got = 0
+            while got < payload:
+                got += len(cli.recv(payload))
+        return t.seconds
+
+    try:
+        return timing.fastest(once, repeats)
+    finally:
+        cli.close()
+        srv.close()
 
 
 def verify_time(ee, gamma: int = 4, context: int = 64, repeats: int = 21) -> float:
-    """Median seconds of one verification pass of γ drafts with every early exit's outcome computed."""
+    """Seconds of one verification pass of γ drafts with every early exit's outcome computed (``timing.fastest``)."""
     vocab = ee.target.config.vocab_size
     g = torch.Generator().manual_seed(1)
     ctx = torch.randint(0, vocab, (context,), generator=g)
@@ -112,32 +112,30 @@ def verify_time(ee, gamma: int = 4, context: int = 64, repeats: int = 21) -> flo
         runner = CausalLM(ee.target)
         runner.feed(ctx)
         stream.start, stream.draft_ids = 0, drafts
-        t0 = time.perf_counter()
-        runner.feed(torch.cat([ctx[-1:], drafts]), keep=gamma + 1)
-        return time.perf_counter() - t0
+        with timing.stopwatch() as t:
+            runner.feed(torch.cat([ctx[-1:], drafts]), keep=gamma + 1)
+        return t.seconds
 
     with torch.inference_mode(), ee.capture(on_layer=stream):
-        once()
-        return statistics.median(once() for _ in range(repeats))
+        return timing.fastest(once, repeats)
 
 
 def draft_time(draft, gamma: int = 4, context: int = 64, repeats: int = 21) -> float:
-    """Median seconds to draft γ tokens greedily after a cached context."""
+    """Seconds to draft γ tokens greedily after a cached context (``timing.fastest``)."""
     vocab = draft.config.vocab_size
     ctx = torch.randint(0, vocab, (context,), generator=torch.Generator().manual_seed(2))
 
     def once():
         runner = CausalLM(draft)
         runner.feed(ctx)
-        t0 = time.perf_counter()
-        tok = ctx[-1:]
-        for _ in range(gamma):
-            tok = runner.feed(tok)[-1].argmax(-1, keepdim=True)
-        return time.perf_counter() - t0
+        with timing.stopwatch() as t:
+            tok = ctx[-1:]
+            for _ in range(gamma):
+                tok = runner.feed(tok)[-1].argmax(-1, keepdim=True)
+        return t.seconds
 
     with torch.inference_mode():
-        once()
-        return statistics.median(once() for _ in range(repeats))
+        return timing.fastest(once, repeats)
 
 
 def _load_sets():

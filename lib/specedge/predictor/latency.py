@@ -6,10 +6,12 @@ step ``python -m specedge.predictor latency`` (or ``build``) calls it and writes
 """
 from __future__ import annotations
 
-import time
+import itertools
 
 import numpy as np
 import pandas as pd
+
+from .. import timing
 from .dataset import FEATURES
 
 
@@ -19,15 +21,15 @@ def measure_latency(predict, x, trials: int = 1000, warmup: int = 50) -> dict[st
     x = np.asarray(x, dtype=np.float32).reshape(-1, len(FEATURES))
     if trials < 1:
         raise ValueError(f"trials must be >= 1, got {trials}")
-    for k in range(warmup):
-        predict(x[k % len(x)][None])
-    times = np.empty(trials)
-    for k in range(trials):
-        row = x[k % len(x)][None]
-        t0 = time.perf_counter()
-        predict(row)
-        times[k] = time.perf_counter() - t0
-    ms = times * 1e3
+    rows = (x[k % len(x)][None] for k in itertools.count())
+
+    def once():
+        row = next(rows)
+        with timing.stopwatch() as t:
+            predict(row)
+        return t.seconds
+
+    ms = timing.samples(once, trials, warmup) * 1e3
     return dict(mean=ms.mean(), median=float(np.median(ms)), std=ms.std(ddof=1) if trials > 1 else 0.0,
                 min=ms.min(), max=ms.max(), p95=float(np.percentile(ms, 95)),
                 p99=float(np.percentile(ms, 99)))

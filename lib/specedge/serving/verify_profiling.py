@@ -36,8 +36,8 @@ products, where eq (18) counts only each request's own (vLLM's varlen kernels sk
 """
 from __future__ import annotations
 
+import itertools
 import os
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +45,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
+from .. import timing
 from .verifier import Request, Verifier
 
 CATEGORIES = ("compute-det", "memory-det", "compute-rand", "memory-rand", "mixed")
@@ -155,12 +156,17 @@ def _run_batch(verifier: Verifier, batch, ids: _Ids, tag: str) -> float:
         k = min(MAX_DRAFTS, new - 1)
         toks = ids(new)
         reqs.append(Request(n, toks[: new - k], toks[new - k:]))
-    t0 = time.perf_counter()
-    verifier.verify(reqs)
-    dt = time.perf_counter() - t0
+    with timing.stopwatch(str(verifier.model.device)) as t:
+        verifier.verify(reqs)
     for n in names:
         verifier.close(n)
-    return dt
+    return t.seconds
+
+
+def _samples(verifier: Verifier, batch, ids: _Ids, tag: str, runs: int, warmup: int) -> np.ndarray:
+    """``timing.samples`` of ``_run_batch``: every run (warm-ups included) on fresh sessions and ids."""
+    count = itertools.count()
+    return timing.samples(lambda: _run_batch(verifier, batch, ids, f"{tag}/{next(count)}"), runs, warmup)
 
 
 def measure(model, configs: list[Config], *, runs: int = 3, warmup: int = 1, seed: int = 0,
@@ -174,15 +180,11 @@ def measure(model, configs: list[Config], *, runs: int = 3, warmup: int = 1, see
     order = np.random.default_rng(np.random.SeedSequence([seed, 3])).permutation(len(configs))
     for j in tqdm(order, desc="profiling verification batches", disable=not progress):
         cfg = configs[j]
-        for w in range(warmup):
-            _run_batch(verifier, cfg.batch, ids, f"{cfg.name}/warm{w}")
-        t = np.array([_run_batch(verifier, cfg.batch, ids, f"{cfg.name}/run{r}") for r in range(runs)])
+        t = timing.summary(_samples(verifier, cfg.batch, ids, cfg.name, runs, warmup))
         rows[j] = dict(config=cfg.name, category=cfg.category, regime=cfg.regime, split=cfg.split,
-                       batch=cfg.encoded(), requests=len(cfg.batch), seconds=float(t.min()),
-                       seconds_mean=float(t.mean()), seconds_std=float(t.std(ddof=1)) if runs > 1 else 0.0,
-                       seconds_max=float(t.max()), seconds_median=float(np.median(t)),
-                       cv=float(t.std(ddof=1) / t.mean()) if runs > 1 else 0.0, runs=runs,
-                       load_1min=os.getloadavg()[0])
+                       batch=cfg.encoded(), requests=len(cfg.batch), seconds=t["seconds"],
+                       seconds_mean=t["mean"], seconds_std=t["std"], seconds_max=t["max"],
+                       seconds_median=t["median"], cv=t["cv"], runs=t["runs"], load_1min=os.getloadavg()[0])
     return pd.DataFrame([rows[j] for j in range(len(configs))])
 
 
@@ -199,7 +201,7 @@ def parse_batch(encoded: str) -> list[tuple[int, int]]:
 def interference(model, a_lengths, *, b_cached: int = 500, b_new: int = 5, runs: int = 3, warmup: int = 1,
                  seed: int = 0, progress: bool = True) -> pd.DataFrame:
     """Fig 4: seconds of Solo A (uncached, L_A new tokens), Solo B (b_cached prefix + b_new drafts)
-    and Batched A+B, per L_A (median of ``runs``)."""
+    and Batched A+B, per L_A: ``seconds`` is the fastest of ``runs`` (``timing``), beside their median and max."""
     verifier = Verifier(model, cache=True, seed=seed)
     ids = _Ids(int(model.config.vocab_size), seed + 7)
     cases = {"Solo A": lambda la: ((la, 0),), "Solo B": lambda la: ((b_new, b_cached),),
@@ -207,12 +209,9 @@ def interference(model, a_lengths, *, b_cached: int = 500, b_new: int = 5, runs:
     rows = []
     for la in tqdm(list(a_lengths), desc="interference", disable=not progress):
         for case, make in cases.items():
-            batch = make(int(la))
-            for w in range(warmup):
-                _run_batch(verifier, batch, ids, f"if/{la}/{case}/w{w}")
-            t = [_run_batch(verifier, batch, ids, f"if/{la}/{case}/{r}") for r in range(runs)]
-            rows.append(dict(a_length=int(la), case=case, seconds=float(np.median(t)),
-                             seconds_min=float(np.min(t)), seconds_max=float(np.max(t))))
+            t = timing.summary(_samples(verifier, make(int(la)), ids, f"if/{la}/{case}", runs, warmup))
+            rows.append(dict(a_length=int(la), case=case, seconds=t["seconds"], seconds_median=t["median"],
+                             seconds_max=t["max"]))
     return pd.DataFrame(rows)
 
 
