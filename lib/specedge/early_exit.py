@@ -32,8 +32,9 @@ Early-exit verification (Sec 3 Step 2, eq 5)
     For a drafted block, exit l's outcome is what the greedy acceptance rule gives when exit l's
     distributions stand in for the target's: (accepted count, next token, confidence of that token).
     ``speculative`` runs greedy SD with the draft and the target and records every round's outcomes
-    in layer order as ``fsd.sim.RoundTrace`` (the input of the FSD simulation); the final exit decides,
-    so its tokens are exactly those of ``decoding.speculative`` (a test checks it). ``LayerStream``
+    in layer order as ``fsd.sim.RoundTrace`` (the input of the FSD simulation). It is
+    ``decoding.SpeculativeDecoder`` with its server hook wrapped (``ExitTracingDecoder``), so the final
+    exit decides and its tokens are exactly those of ``decoding.speculative`` (a test checks it). ``LayerStream``
     calls back after each layer during the target's forward pass, as a server streams exits.
 
 CLI: ``python -m specedge.early_exit build`` trains the adapters of every zoo target into
@@ -55,10 +56,11 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from . import paths, sampling
+from .decoding import SpeculativeDecoder
 from .fsd.sim import ExitOutcome, RoundTrace
 
 __all__ = ["Adapter", "EarlyExits", "bottleneck_rank", "train", "agreement", "exit_outcomes",
-           "LayerStream", "speculative", "collect_traces", "save", "load", "build", "ADAPTERS"]
+           "LayerStream", "ExitTracingDecoder", "speculative", "collect_traces", "save", "load", "build", "ADAPTERS"]
 
 ADAPTERS = paths.ZOO / "adapters"
 
@@ -283,76 +285,42 @@ class LayerStream:
             self.emit(exit_outcomes(self.ee, layer, block, self.draft_ids))
 
 
-def _check(prompt, max_new_tokens, gamma) -> torch.Tensor:
-    ids = torch.as_tensor(prompt, dtype=torch.long).reshape(-1)
-    if ids.numel() == 0:
-        raise ValueError("prompt must be a non-empty sequence of token ids")
-    if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens must be an integer >= 1, got {max_new_tokens!r}")
-    sampling.check_gamma(gamma)
-    return ids
+class ExitTracingDecoder(SpeculativeDecoder):
+    """Greedy speculative decoding of one sequence whose verification also records every exit's outcome.
 
+    The loop and its cache arithmetic are ``decoding.SpeculativeDecoder``'s; only the server hook
+    ``verify_rows`` is wrapped: the target pass runs under ``EarlyExits.capture`` and the hidden states
+    at the γ + 1 verifying positions give each exit's outcome (``exit_outcomes``). ``traces`` holds one
+    ``RoundTrace`` per round; the final layer alone decides what is emitted.
+    """
 
-def greedy_draft(draft, prefix: torch.Tensor, gamma: int) -> torch.Tensor:
-    """γ greedy draft tokens after ``prefix`` without a cache (pre-drafting threads start from scratch)."""
-    from .decoding import CausalLM
-    runner = CausalLM(draft)
-    out, pending = [], prefix
-    with torch.inference_mode():
-        for _ in range(gamma):
-            tok = runner.feed(pending)[-1].argmax(-1, keepdim=True)
-            out.append(tok)
-            pending = tok
-    return torch.cat(out) if out else torch.zeros(0, dtype=torch.long)
+    def __init__(self, draft, ee: EarlyExits, prompt, max_new_tokens: int, gamma: int = 4,
+                 eos_token_id: int | None = None):
+        super().__init__(draft, ee.target, [prompt], max_new_tokens, gamma=sampling.check_gamma(gamma),
+                         eos_token_id=eos_token_id)
+        self.ee, self.traces = ee, []
+
+    def verify_rows(self, drafts, dists):
+        draft_ids = drafts[0]
+        g, m = draft_ids.shape[0], self.rows[0].target_pending.shape[0]
+        with self.ee.capture() as hidden:
+            verdict, p_x = super().verify_rows(drafts, dists)
+        exits = tuple(exit_outcomes(self.ee, p, hidden[p - 1][0, m - 1: m + g], draft_ids)
+                      for p in range(1, self.ee.n_layers))
+        self.traces.append(RoundTrace(drafted=g, accepted=int(verdict.accepted[0]), token=int(verdict.token[0]),
+                                      n_layers=self.ee.n_layers, exits=exits))
+        return verdict, p_x
 
 
 def speculative(draft, ee: EarlyExits, prompt, max_new_tokens: int, gamma: int = 4,
                 eos_token_id: int | None = None) -> tuple[torch.Tensor, list[RoundTrace]]:
     """Greedy SD with early-exit verification: the new tokens and one ``RoundTrace`` per round.
 
-    Each round's trace holds every exit's outcome in layer order (exits 1..L − 1) and the final
+    Each round's trace holds every exit's outcome in position order (exits 1..P − 1) and the final
     outcome, which alone decides what is emitted, as in ``decoding.speculative`` at T = 0.
     """
-    from .decoding import CausalLM
-    ids = _check(prompt, max_new_tokens, gamma)
-    d_run, t_run = CausalLM(draft), CausalLM(ee.target)
-    d_pending, t_pending = ids, ids
-    tokens: list[torch.Tensor] = []
-    traces: list[RoundTrace] = []
-    generated = 0
-    with torch.inference_mode(), ee.capture() as hidden:
-        while generated < max_new_tokens:
-            g = min(gamma, max_new_tokens - generated - 1)
-            drafts, pending = [], d_pending
-            for _ in range(g):
-                tok = d_run.feed(pending)[-1].argmax(-1, keepdim=True)
-                drafts.append(tok)
-                pending = tok
-            draft_ids = torch.cat(drafts) if drafts else torch.zeros(0, dtype=torch.long)
-            m = t_pending.shape[0]
-            before = t_run.length
-            logits = t_run.feed(torch.cat([t_pending, draft_ids]), keep=g + 1)
-            verdict = sampling.verify_greedy(draft_ids, logits.argmax(-1))
-            n, token = int(verdict.accepted), verdict.token.view(1)
-            exits = tuple(exit_outcomes(ee, l, hidden[l - 1][0, m - 1: m + g], draft_ids)
-                          for l in range(1, ee.n_layers))
-            traces.append(RoundTrace(drafted=g, accepted=n, token=int(token), n_layers=ee.n_layers, exits=exits))
-            # caches keep the accepted prefix; the emitted token is fed next round
-            t_run.crop(before + m + n)
-            if g:
-                d_run.crop(d_run.length - (g - 1) + min(n, g - 1))
-                d_pending = torch.cat([draft_ids[min(n, g - 1):n], token])
-            else:
-                d_pending = torch.cat([d_pending, token])
-            t_pending = token
-            new = torch.cat([draft_ids[:n], token])
-            if eos_token_id is not None and (new == eos_token_id).any():
-                new = new[: int((new == eos_token_id).nonzero()[0, 0]) + 1]
-                tokens.append(new)
-                break
-            tokens.append(new)
-            generated += new.shape[0]
-    return torch.cat(tokens), traces
+    dec = ExitTracingDecoder(draft, ee, prompt, max_new_tokens, gamma, eos_token_id)
+    return dec.run()[0].tokens, dec.traces
 
 
 def collect_traces(draft, ee: EarlyExits, prompts, max_new_tokens: int, gamma: int = 4,
