@@ -1,6 +1,6 @@
 """Early-exit adapters on a frozen target, their training, and early-exit verification (venkatesha2025).
 
-Why one module of ~490 lines: the adapters, their training and early-exit verification share the
+Why one module of ~460 lines: the adapters, their training and early-exit verification share the
 exit indexing (positions, ``per_layer``) and the capture hooks; they change together.
 
 Adapters (Sec 3 "Early Exit Training", Fig 3)

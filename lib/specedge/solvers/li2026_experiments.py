@@ -77,7 +77,6 @@ def kv_bytes_per_token(model: str, dtype_bytes: int = 2) -> float:
     return float(a["layers"] * a["kv_heads"] * a["head_dim"] * 2 * dtype_bytes)
 
 
-@lru_cache(maxsize=None)
 def paper_coefficients(target: str = "Qwen3-32B", profile: str = "li2026_paper") -> dict[str, float]:
     """Eq (19)'s coefficients for Qwen3-32B from ``profile`` (Table 12's in ``li2026_paper``); Qwen3-14B's
     derived by ``scaling`` (the paper gives none for it)."""
