@@ -3,6 +3,7 @@ a direct convex solve on small cases, and the allocators' updates follow eqs (3)
 import itertools
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.optimize import minimize
 
@@ -78,3 +79,16 @@ def test_baselines():
     draws = [r.initial(range(8))] + [r.update([]) for _ in range(200)]
     assert all(sum(d.values()) == 16 and min(d.values()) >= 0 for d in draws)
     assert len({tuple(d.values()) for d in draws}) > 100
+
+
+def test_peaks_in_bands_counts_local_maxima_inside_either_band():
+    from specedge.solvers import tran2025_experiments as ex
+    # client 0: peaks at batches 1 (5) and 3 (6); client 1: one peak at batch 1 (9), a plateau after is not one
+    f = pd.DataFrame(dict(client=[0] * 5 + [1] * 4, batch=[0, 1, 2, 3, 4, 0, 1, 2, 3],
+                          tokens=[1, 5, 2, 6, 3, 1, 9, 9, 9],
+                          real_ma=[3.0] * 9, real_std=[2.0] * 9, est_ma=[6.2] * 9, est_std=[0.5] * 9))
+    # 5 lies in the real band [1, 5]; 6 only in the estimate's [5.7, 6.7]; 9 in neither
+    assert ex.peaks_in_bands(f) == pytest.approx(2 / 3)
+    assert ex.peaks_in_bands(f.sample(frac=1, random_state=0)) == pytest.approx(2 / 3)   # order-free
+    assert ex.peaks_in_bands(f.assign(est_std=0.0)) == pytest.approx(1 / 3)
+    assert np.isnan(ex.peaks_in_bands(f.assign(tokens=[1, 2, 3, 4, 5, 1, 2, 3, 4])))       # no peak at all

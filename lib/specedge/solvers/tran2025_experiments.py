@@ -156,6 +156,24 @@ def moving(series: pd.Series, window: int = 10) -> tuple[pd.Series, pd.Series]:
     return r.mean(), r.std().fillna(0.0)
 
 
+def peaks_in_bands(frame: pd.DataFrame) -> float:
+    """Share of the observed goodput peaks that Fig 2's shaded bands encompass.
+
+    ``frame``: one row per (client, batch) with the observed ``tokens`` and the bands' centres and half
+    widths ``real_ma``/``real_std`` and ``est_ma``/``est_std`` (``moving``). A peak is a round whose
+    observed goodput exceeds the round before and is at least the round after (per client); it is
+    encompassed when it lies inside either band (the paper shades both). NaN when there is no peak.
+    """
+    inside = []
+    for _, d in frame.sort_values("batch").groupby("client"):
+        t = d.tokens.to_numpy(float)
+        i = np.flatnonzero((t[1:-1] > t[:-2]) & (t[1:-1] >= t[2:])) + 1
+        p = d.iloc[i]
+        band = lambda c, w: (p.tokens >= p[c] - p[w]) & (p.tokens <= p[c] + p[w])
+        inside += (band("real_ma", "real_std") | band("est_ma", "est_std")).tolist()
+    return float(np.mean(inside)) if inside else float("nan")
+
+
 # --------------------------------------------------------------------------- measured real runs
 REAL_RUNS = paths.DATA / "tran2025" / "real_runs.csv"
 
