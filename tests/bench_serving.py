@@ -15,13 +15,12 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import time
 from pathlib import Path
 
 import pandas as pd
 import torch
 
-from specedge import profiling, zoo
+from specedge import profiling, timing, zoo
 from specedge.serving.allocation import FixedS, GoodspeedAllocator
 from specedge.serving.batching import SyncRounds
 from specedge.serving.drafter import Drafter
@@ -53,19 +52,14 @@ def batching(target, draft, label: str, repeats: int, gamma: int = 4) -> list[di
     for n in (1, 2, 4, 8):
         best = {}
         for mode in ("batched", "separate"):
-            times = []
-            for _ in range(repeats):
-                v = Verifier(target)
-                ds = _sessions(v, draft, prompts[:n], gamma)
-                reqs = [d.propose(gamma)[0] for d in ds]
-                t0 = time.perf_counter()
-                if mode == "batched":
-                    v.verify(reqs)
-                else:
-                    for r in reqs:
-                        v.verify([r])
-                times.append(time.perf_counter() - t0)
-            best[mode] = min(times)
+            def once():
+                v = Verifier(target)                                  # fresh sessions, set up untimed
+                reqs = [d.propose(gamma)[0] for d in _sessions(v, draft, prompts[:n], gamma)]
+                with timing.stopwatch() as t:
+                    for group in ([reqs] if mode == "batched" else [[r] for r in reqs]):
+                        v.verify(group)
+                return t.seconds
+            best[mode] = timing.fastest(once, repeats, warmup=0)
         rows.append(dict(target=label, N=n, gamma=gamma, batched_s=best["batched"], separate_s=best["separate"],
                          throughput_ratio=best["separate"] / best["batched"], **_tag()))
         print(f"{label:28s} N={n}: one pass {1e3 * best['batched']:.1f} ms, N passes {1e3 * best['separate']:.1f} ms "
@@ -93,9 +87,9 @@ def twin_speed() -> list[dict]:
     times = Times([lambda s: 0.004 * s] * 8, linear_verify(0.009, 6e-5))
     rows = []
     for alloc in (FixedS(16, 8), GoodspeedAllocator(16)):
-        t0 = time.perf_counter()
-        log = simulate(wl, SyncRounds(), alloc, times, acc, rounds=2000, seed=0)
-        dt = time.perf_counter() - t0
+        with timing.stopwatch() as t:
+            log = simulate(wl, SyncRounds(), alloc, times, acc, rounds=2000, seed=0)
+        dt = t.seconds
         rows.append(dict(policy=alloc.label, client_rounds=len(log), seconds=dt, client_rounds_per_s=len(log) / dt, **_tag()))
         print(f"twin ({alloc.label}): {len(log) / dt:,.0f} client-rounds/s")
     return rows
@@ -105,14 +99,18 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out-dir", type=Path, default=Path("build/bench"))
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--wide-dtype", choices=("bfloat16", "float32"), default="bfloat16",
+                    help="dtype of the widened target (float32 on CPUs without bf16 matmul support: AVX2-only "
+                         "hosts run bf16 matmuls above 8 rows several times slower than fp32)")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     draft = zoo.load_model("draft-xs")
     target = zoo.load_model("target-l")
     rows = batching(target, draft, "zoo target-l (fp32)", args.repeats)
-    wide = zoo.widen(zoo.load_model("target-l"), 2048, 5632, 8).to(torch.bfloat16)
-    rows += batching(wide, draft, "target-l widened 0.43B (bf16)", max(2, args.repeats // 2))
+    wide = zoo.widen(zoo.load_model("target-l"), 2048, 5632, 8).to(getattr(torch, args.wide_dtype))
+    short = {"bfloat16": "bf16", "float32": "fp32"}[args.wide_dtype]
+    rows += batching(wide, draft, f"target-l widened 0.43B ({short})", max(2, args.repeats // 2))
     pd.DataFrame(rows).to_csv(args.out_dir / "serving_batching.csv", index=False)
     pd.DataFrame(overhead()).to_csv(args.out_dir / "serving_overhead.csv", index=False)
     pd.DataFrame(twin_speed()).to_csv(args.out_dir / "serving_twin.csv", index=False)

@@ -14,12 +14,11 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import time
 
 import numpy as np
 import pandas as pd
 
-from specedge import profiling
+from specedge import profiling, timing
 from specedge.serving import slo
 from specedge.serving.batching import FCFS
 from specedge.serving.estimator import Estimator
@@ -48,14 +47,12 @@ def queue(n: int, now: float, rng: np.random.Generator, est: Estimator) -> list[
 
 def time_decisions(former, queues, now: float, active: frozenset[int], reps: int) -> tuple[float, float]:
     """Median and p90 of µs per decision over the queues (each timed ``reps`` times, best of)."""
-    us = []
-    for q in queues:
-        best = np.inf
-        for _ in range(reps):
-            t0 = time.perf_counter()
+    def once(q):
+        with timing.stopwatch() as t:
             former.form(q, now, active)
-            best = min(best, time.perf_counter() - t0)
-        us.append(1e6 * best)
+        return t.seconds
+
+    us = [1e6 * timing.fastest(lambda: once(q), reps, warmup=0) for q in queues]
     return float(np.median(us)), float(np.percentile(us, 90))
 
 

@@ -13,11 +13,10 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import time
 
 import pandas as pd
 
-from specedge import profiling, sweep
+from specedge import profiling, sweep, timing
 from specedge.solvers import li2026_experiments as ex
 
 
@@ -36,11 +35,11 @@ def main(argv=None) -> int:
     for n_jobs in (1, 2):
         run = lambda configs, fn=ex.run_point: sweep.run(fn, configs, backend="loky", n_jobs=n_jobs,  # noqa: E731
                                                          cache_dir=None, progress=False)
-        t0 = time.perf_counter()
-        tables[n_jobs] = ex.capacity_table(["SLED", "Centralized", "WISP"], args.targets, ex.CLASSES,
-                                           epsilon=args.epsilon, seeds=args.seeds, seed=0, setting=setting,
-                                           hi=args.hi, run=run)
-        dt = time.perf_counter() - t0
+        with timing.stopwatch() as t:
+            tables[n_jobs] = ex.capacity_table(["SLED", "Centralized", "WISP"], args.targets, ex.CLASSES,
+                                               epsilon=args.epsilon, seeds=args.seeds, seed=0, setting=setting,
+                                               hi=args.hi, run=run)
+        dt = t.seconds
         evaluated = int(tables[n_jobs]["evaluated"].str.split().str.len().sum())   # N values simulated
         rows.append(dict(n_jobs=n_jobs, seconds=round(dt, 1), curves=len(tables[n_jobs]), seeds=args.seeds,
                          targets=" ".join(args.targets), horizon_s=args.horizon, n_evaluated=evaluated, cpu=profiling.cpu_name(),
