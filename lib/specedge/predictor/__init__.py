@@ -13,6 +13,7 @@ One module per idea; every public name is importable from ``specedge.predictor``
 | ``traces`` | fixed-window traces of the zoo, zoo prompts, the committed trace file |
 | ``goodput`` | Fig 1's device goodput model (eq 19 verification time) |
 | ``latency`` | Table 11's single-sample latency statistics |
+| ``verdicts`` | the rules and thresholds deciding the notebook's claims (Figs 2-3, Tables 4-5, Theorem 1) |
 | ``cli`` | ``python -m specedge.predictor build / train / latency`` |
 """
 from .controller import StopAtFirstPredictedRejection, controller_ablation
