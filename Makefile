@@ -63,11 +63,13 @@ profiles: venv
 # bfloat16 (specedge.zoo.widen: same logits, memory-bound passes as on an accelerator); then the serving
 # layer (batched vs separate verification, server overhead per round, twin speed); then WISP's batch
 # former (µs per decision vs queue length) and a whole Table 2 sweep (Qwen3-32B, 20 s horizons) on 1 and 2 workers.
+# WIDE_DTYPE=float32 on CPUs without bf16 matmul support (AVX2 only: bf16 there is several times slower than fp32).
+WIDE_DTYPE ?= bfloat16
 bench: venv
 	$(PY) tests/bench_decoding.py --out figures/bench/decoding_zoo.csv
-	$(PY) tests/bench_decoding.py --widen 2048 5632 8 --dtype bfloat16 --prompts 2 --repeats 3 \
+	$(PY) tests/bench_decoding.py --widen 2048 5632 8 --dtype $(WIDE_DTYPE) --prompts 2 --repeats 3 \
 		--forward-reps 30 --out figures/bench/decoding_widened.csv
-	$(PY) tests/bench_serving.py --out-dir figures/bench
+	$(PY) tests/bench_serving.py --out-dir figures/bench --wide-dtype $(WIDE_DTYPE)
 	$(PY) tests/bench_wisp_scheduler.py --out figures/bench/wisp_scheduler.csv
 	$(PY) tests/bench_wisp_table2.py --horizon 20 --warmup 5 --targets Qwen3-32B --out figures/bench/wisp_table2.csv
 
