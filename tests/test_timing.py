@@ -46,7 +46,7 @@ def test_samples_refuse_bad_counts_before_running(repeats, warmup, message):
 def test_stopwatch_times_its_block_even_when_it_raises():
     with timing.stopwatch() as t:
         time.sleep(0.02)
-    assert 0.02 <= t.seconds < 1.0
+    assert 0.02 <= t.seconds < 10.0
     with pytest.raises(RuntimeError):
         with timing.stopwatch() as t2:
             raise RuntimeError("inside")
