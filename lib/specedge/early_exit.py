@@ -296,7 +296,7 @@ class ExitTracingDecoder(SpeculativeDecoder):
 
     def __init__(self, draft, ee: EarlyExits, prompt, max_new_tokens: int, gamma: int = 4,
                  eos_token_id: int | None = None):
-        super().__init__(draft, ee.target, [prompt], max_new_tokens, gamma=sampling.check_gamma(gamma),
+        super().__init__(draft, ee.target, [prompt], max_new_tokens, gamma=gamma,
                          eos_token_id=eos_token_id)
         self.ee, self.traces = ee, []
 
