@@ -59,11 +59,11 @@ realpair: venv
 # Fig 4 interference runs, then WISP's and centralized serving's real runs (li2026) -> data/li2026/.
 profiles: venv
 	$(PY) -m specedge.profiling --name cpu_local
-	$(PY) -m specedge.solvers.zheng2025 measure
-	$(PY) -m specedge.fsd.measure
-	$(PY) -m specedge.solvers.tran2025_experiments measure
+	$(PY) -m specedge.experiments.zheng2025_measure measure
+	$(PY) -m specedge.experiments.venkatesha2025_measure
+	$(PY) -m specedge.experiments.tran2025 measure
 	$(PY) -m specedge.serving.verify_profiling
-	$(PY) -m specedge.solvers.li2026_real measure
+	$(PY) -m specedge.experiments.li2026_real measure
 
 # Five runs (~1 + ~5 + ~3 + ~1 + ~5 min), results in figures/bench/: decoding with the zoo pair as trained (tiny
 # float32 target: framework overhead dominates) and with its target widened to 0.43 B parameters in

@@ -17,7 +17,7 @@ import platform
 import pandas as pd
 
 from specedge import profiling, sweep, timing
-from specedge.solvers import li2026_experiments as ex
+from specedge.experiments import li2026 as ex
 
 
 def main(argv=None) -> int:

@@ -5,8 +5,8 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from specedge import decoding, early_exit
-from specedge.fsd import concurrent
-from specedge.fsd.sim import FSDConfig, simulate
+from specedge.early_exit import concurrent
+from specedge.early_exit.sim import FSDConfig, simulate
 
 V = 48
 

@@ -6,6 +6,7 @@ from transformers import LlamaConfig, LlamaForCausalLM
 
 from specedge import decoding
 from specedge import predictor as P
+from specedge.experiments import device_goodput
 
 
 def tiny(seed, layers=1):
@@ -154,9 +155,9 @@ def test_generate_traces_and_ablation(pair):
     assert (many[many["mode"] == "reject"].drafted <= 1).all()
     with pytest.raises(ValueError, match="OFF"):
         P.controller_ablation(draft, target, prompts["a"], {"OFF": Const(1.0)}, window=4, max_new_tokens=10)
-    g = P.round_goodput(off, draft_rate=50.0, prompt_len=5)
+    g = device_goodput.round_goodput(off, draft_rate=50.0, prompt_len=5)
     assert (g.wasted == g.drafted - g.accepted).all()
-    t = g.drafted / 50.0 + P.verify_time(g.drafted + 1, 5 + g.position)
+    t = g.drafted / 50.0 + device_goodput.verify_time(g.drafted + 1, 5 + g.position)
     np.testing.assert_allclose(g.goodput, (g.accepted + 1) / t)
     with pytest.raises(ValueError, match="draft_rate"):
-        P.round_goodput(off, draft_rate=0)
+        device_goodput.round_goodput(off, draft_rate=0)

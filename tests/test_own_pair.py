@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from specedge import paths, zoo
+from specedge.experiments import zheng2025_measure
 from specedge.solvers import zheng2025 as tkslt
 
 
@@ -50,8 +51,8 @@ def test_measuring_a_pair_writes_a_new_profile_and_leaves_committed_ones(pair, t
     name = tkslt.pair_profile_name([draft, target])
     assert name == "measured_mydraft__mytarget" and tkslt.pair_profile_name(["draft-xs", "target-m"]) == "zoo_cpu"
     with pytest.raises(SystemExit, match="would replace them"):
-        tkslt.main(["measure", "--models", f"{draft},{target}", "--profile", "zoo_cpu"])
-    assert tkslt.main(["measure", "--models", f"{draft},{target}"]) == 0
+        zheng2025_measure.main(["measure", "--models", f"{draft},{target}", "--profile", "zoo_cpu"])
+    assert zheng2025_measure.main(["measure", "--models", f"{draft},{target}"]) == 0
     assert (profiles / "zoo_cpu.yaml").read_bytes() == before
     from specedge import hardware
     prof = hardware.load_profile(name)
@@ -65,7 +66,7 @@ def test_the_notebook_on_an_own_pair_writes_its_own_folder(pair, tmp_path, monke
     monkeypatch.setenv("SPECEDGE_SCALE", "ci")
     prof = root / "profiles"
     prof.mkdir(exist_ok=True)
-    tkslt.main(["measure", "--models", f"{draft},{target}", "--profile", str(prof / "measured_mine.yaml")])
+    zheng2025_measure.main(["measure", "--models", f"{draft},{target}", "--profile", str(prof / "measured_mine.yaml")])
     committed = {p: p.read_bytes() for p in (paths.FIGURES / "zheng2025").glob("*") if p.is_file()}
     pm.execute_notebook(str(paths.NOTEBOOKS / "zheng2025_tk_slt.ipynb"), str(tmp_path / "out.ipynb"),
                         kernel_name="python3", progress_bar=False,

@@ -84,9 +84,11 @@ def test_output_folder_is_named_by_the_profile_and_an_unknown_one_makes_none(tmp
     monkeypatch.setattr(paths, "BUILD", tmp_path / "build")
     monkeypatch.chdir(tmp_path)
     _write(tmp_path, "zhu2025_paper", lambda d: None, name="my_gpu")
-    out = paths.output_dir("zz_key", "ci", "my_gpu.yaml", default_profile="zhu2025_paper")   # relative to cwd
+    prof = needs.check("zhu2025_edge_sd", "my_gpu.yaml")                   # relative to cwd, loaded once
+    out = paths.output_dir("zz_key", "ci", prof, default_profile="zhu2025_paper")   # the object, not reloaded
     assert out == tmp_path / "build" / "ci" / "figures" / "zz_key" / "profile-my_gpu"
+    assert paths.output_dir("zz_key", "ci", "my_gpu.yaml", default_profile="zhu2025_paper") == out   # a path: its stem
     assert paths.output_dir("zz_key", "ci", "zhu2025_paper", default_profile="zhu2025_paper").name == "zz_key"
-    with pytest.raises(FileNotFoundError, match="no hardware profile 'nope'"):
-        paths.output_dir("zz_other", "ci", "nope", default_profile="zhu2025_paper")
+    with pytest.raises(FileNotFoundError, match="no hardware profile 'nope'"):   # refused before any folder
+        needs.check("zhu2025_edge_sd", "nope")
     assert not (tmp_path / "build" / "ci" / "figures" / "zz_other").exists()

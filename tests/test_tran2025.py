@@ -82,7 +82,7 @@ def test_baselines():
 
 
 def test_peaks_in_bands_counts_local_maxima_inside_either_band():
-    from specedge.solvers import tran2025_experiments as ex
+    from specedge.experiments import tran2025 as ex
     # client 0: peaks at batches 1 (5) and 3 (6); client 1: one peak at batch 1 (9), a plateau after is not one
     f = pd.DataFrame(dict(client=[0] * 5 + [1] * 4, batch=[0, 1, 2, 3, 4, 0, 1, 2, 3],
                           tokens=[1, 5, 2, 6, 3, 1, 9, 9, 9],

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from specedge import hardware
-from specedge.fsd.sim import ExitOutcome, FSDConfig, RoundTrace, average_early_exit, simulate
+from specedge.early_exit.sim import ExitOutcome, FSDConfig, RoundTrace, average_early_exit, simulate
 from specedge.solvers import venkatesha2025 as v
 
 

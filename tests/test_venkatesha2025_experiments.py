@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from specedge import claims
-from specedge.fsd.sim import ExitOutcome, FSDConfig, RoundTrace, evaluate, simulate
-from specedge.solvers import venkatesha2025_experiments as vx
+from specedge.early_exit.sim import ExitOutcome, FSDConfig, RoundTrace, evaluate, simulate
+from specedge.experiments import venkatesha2025 as vx
 
 # the paper's Table 7 (cache-miss rate %, 3 / 5 / 10 threads)
 PAPER_T7 = {("priority", "priority"): (79.85, 62.93, 27.57), ("priority", "fifo"): (80.40, 63.48, 27.73),

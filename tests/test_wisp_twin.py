@@ -8,7 +8,7 @@ from specedge.serving.allocation import FixedS
 from specedge.serving.batching import FCFS
 from specedge.serving.twin import IIDAcceptance, Times, TraceAcceptance, linear_verify, simulate
 from specedge.serving.workload import ClientSpec, Workload
-from specedge.solvers import li2026_experiments as L
+from specedge.experiments import li2026 as L
 
 
 class Seen(FCFS):

@@ -65,20 +65,25 @@ KINDS = {
     # tran2025: one batched verification pass, per verified token; drafting per token
     "affine_tokens": Kind("T = c0 + c_tok*tokens", {"c0": "nonnegative", "c_tok": "positive"}),
     "per_token": Kind("T = c_tok*S", {"c_tok": "positive"}),
-    # li2026 eq (19): the fitted intercept c may be negative
-    "wisp_features": Kind("T = a*N_linear + b_compute*N_interactions + b_read*N_cached + c",
+    # li2026 eq (19), affine in new tokens, attention interactions and cached tokens; the fitted
+    # intercept c may be negative
+    "affine_interactions": Kind("T = a*N_linear + b_compute*N_interactions + b_read*N_cached + c",
                           {"a": "nonnegative", "b_compute": "nonnegative", "b_read": "nonnegative", "c": "number"}),
-    # zheng2025: cost relative to one LLM pass
-    "relative_cost": Kind("L(K) = slm_over_llm + uplink_full_over_llm * K / vocab_size",
+    # zheng2025 eq (6): cost relative to one LLM pass, affine in the top-K size sent uplink
+    "affine_topk": Kind("L(K) = slm_over_llm + uplink_full_over_llm * K / vocab_size",
                           {"slm_over_llm": "nonnegative", "uplink_full_over_llm": "nonnegative"}),
-    # venkatesha2025 Table 5: drafting gamma tokens, one verification, communication per round
-    "round_timings": Kind("Table 5 timings", {"gamma": "count", "T_d_s": "positive", "T_t_s": "positive",
+    # venkatesha2025 Table 5: one SD round = drafting gamma tokens + one verification + communication
+    "draft_verify_comm": Kind("T_round = T_d_s + T_t_s + T_c_s", {"gamma": "count", "T_d_s": "positive", "T_t_s": "positive",
                                               "T_c_s": "nonnegative"},
                           {"c": "positive", "threads": "count", "max_memory_bytes": "positive"}),
     # zheng2025 measure: zoo forward-pass times
     "pass_times": Kind("seconds per forward pass, batch 1, 64 cached tokens",
                        {"decode_s": "positive", "verify5_s": "positive"}),
 }
+
+# earlier names of kinds (named for one paper), still read from older profiles
+KIND_ALIASES = {"wisp_features": "affine_interactions", "relative_cost": "affine_topk",
+                "round_timings": "draft_verify_comm"}
 
 # constants with one meaning in every profile that has them (zhu2025's Table II is read by code)
 CONSTANTS = {"num_users": "count", "max_output_len": "count", "max_input_len": "count",
@@ -173,7 +178,8 @@ def _rule(file, key, value, rule, why="") -> None:
 def runtime_kind(spec: dict) -> str | None:
     """An entry's ``kind:``, else the kind whose formula its ``model:`` is (spacing aside), else None."""
     if "kind" in spec:
-        return spec["kind"]
+        kind = spec["kind"]
+        return KIND_ALIASES.get(kind, kind) if isinstance(kind, str) else kind
     model = str(spec.get("model", "")).replace(" ", "")
     return next((k for k, kind in KINDS.items() if kind.formula.replace(" ", "") == model), None)
 

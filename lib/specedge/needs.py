@@ -2,7 +2,8 @@
 
 A profile provides runtime models (``runtime.<name>`` with numeric coefficients), links and constants
 (``specedge.hardware``); a notebook with a ``profile`` parameter needs some of them. ``NEEDS`` states
-that once per notebook; ``missing(notebook, profile)`` lists what a profile lacks (file, key path, what
+that once per notebook, read from ``data/notebook_needs.yaml`` (the notebooks' names live there, not
+in the library); ``missing(notebook, profile)`` lists what a profile lacks (file, key path, what
 was expected), ``check`` raises with that list — notebooks call it in their parameter cell, before an
 output folder exists — and ``usable`` tells the runner which notebooks ``make figures PROFILE=x`` can
 run (it skips the others and says why).
@@ -15,8 +16,11 @@ on loading. ``optional_constants`` may be absent (zhu2025 takes missing ones fro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from . import hardware
+import yaml
+
+from . import hardware, paths
 
 
 @dataclass(frozen=True)
@@ -27,20 +31,31 @@ class Need:
     optional_constants: tuple[str, ...] = ()
 
 
-_FSD_SETS = ("vicuna68m_vicuna7b", "vicuna160m_vicuna13b", "vicuna68m_llama2_7b")
+NEEDS_FILE = paths.DATA / "notebook_needs.yaml"
 
-NEEDS: dict[str, Need] = {
-    "zheng2025_tk_slt": Need(runtime={"relative_cost": "relative_cost"}),
-    "zhu2025_edge_sd": Need(runtime={"draft": "linear_batch", "verify": "linear_batch"},
-                            optional_constants=("num_users", "noise_power_dbm", "tx_power_w", "path_loss_db",
-                                                "cell_radius_m", "max_output_len", "max_input_len",
-                                                "max_speculation_len")),
-    "venkatesha2025_early_exit": Need(runtime={f"{client}_{pair}": "round_timings" for client in ("jetson", "rtx")
-                                               for pair in _FSD_SETS}),
-    "tran2025_goodspeed": Need(runtime={"verify": "affine_tokens", "draft_small": "per_token",
-                                        "draft_large": "per_token"}, links=("draft_to_verifier",)),
-    "li2026_wisp_serving": Need(runtime={"verify": "wisp_features"}),
-}
+
+def _load_needs(path: Path = NEEDS_FILE) -> dict[str, Need]:
+    """The table of ``data/notebook_needs.yaml``: notebook -> :class:`Need` (kinds checked against
+    ``hardware.KINDS``, so a typo there fails with the file and key named)."""
+    table = yaml.safe_load(path.read_text()) or {}
+    out = {}
+    for nb, spec in table.items():
+        unknown = set(spec) - {"runtime", "links", "constants", "optional_constants"}
+        if unknown:
+            raise ValueError(f"{path}: key '{nb}.{sorted(unknown)[0]}': expected one of runtime, links, "
+                             "constants, optional_constants")
+        runtime = dict(spec.get("runtime") or {})
+        for model, kind in runtime.items():
+            if hardware.KIND_ALIASES.get(kind, kind) not in hardware.KINDS:
+                raise ValueError(f"{path}: key '{nb}.runtime.{model}': expected one of "
+                                 f"{', '.join(hardware.KINDS)}, got {kind!r}")
+        out[nb] = Need(runtime={m: hardware.KIND_ALIASES.get(k, k) for m, k in runtime.items()},
+                       links=tuple(spec.get("links") or ()), constants=tuple(spec.get("constants") or ()),
+                       optional_constants=tuple(spec.get("optional_constants") or ()))
+    return out
+
+
+NEEDS: dict[str, Need] = _load_needs()
 
 
 def missing(notebook: str, profile) -> list[str]:

@@ -34,20 +34,20 @@ def check_scale(scale: str) -> str:
     return scale
 
 
-def output_dir(key: str, scale: str = "full", profile: str | None = None,
-               default_profile: str | None = None) -> Path:
+def output_dir(key: str, scale: str = "full", profile=None, default_profile: str | None = None) -> Path:
     """Where a notebook writes its figures, tables and ``comparison.csv``.
 
     Full scale on the notebook's default profile writes the committed ``figures/<key>/``; another
-    profile (a name or a path, loaded here) gets its own sub-folder ``figures/<key>/profile-<its name>/``.
+    profile gets its own sub-folder ``figures/<key>/profile-<its name>/``. ``profile`` is the loaded
+    profile (anything with a ``name``) or its name; a path gives its file stem, which a valid profile's
+    name equals (``hardware.load_profile`` checks that), so nothing is loaded again here.
     CI scale always writes under the git-ignored ``build/ci/`` so a test run never touches committed figures.
     """
     check_scale(scale)
     base = FIGURES if scale == "full" else BUILD / "ci" / "figures"
     out = base / key
     if profile is not None:
-        from . import hardware            # (hardware imports paths)
-        name = hardware.load_profile(profile).name     # a name or a path; an unknown one fails before any folder
+        name = getattr(profile, "name", None) or Path(str(profile)).stem
         if name != default_profile:
             out = out / f"profile-{name}"
     out.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,6 @@ One module per idea; every public name is importable from ``specedge.predictor``
 | ``theorem1`` | expected wasted drafting in closed form, the bound (31), Monte Carlo |
 | ``controller`` | the stop-at-first-predicted-rejection controller and Table 5's ablation |
 | ``traces`` | fixed-window traces of the zoo, zoo prompts, the committed trace file |
-| ``goodput`` | Fig 1's device goodput model (eq 19 verification time) |
 | ``latency`` | Table 11's single-sample latency statistics |
 | ``verdicts`` | the rules and thresholds deciding the notebook's claims (Figs 2-3, Tables 4-5, Theorem 1) |
 | ``cli`` | ``python -m specedge.predictor build / train / latency`` |
@@ -19,7 +18,6 @@ One module per idea; every public name is importable from ``specedge.predictor``
 from .controller import StopAtFirstPredictedRejection, controller_ablation
 from .dataset import (FEATURES, STATS, binned_acceptance, build_dataset, data_splits, dataset_summary, features,
                       pearson_table, split_by_prompt, test_prompts)
-from .goodput import round_goodput, verify_time
 from .latency import latency_table, measure_latency
 from .metrics import confusion, fpr_at_rec1, metrics, operating_point, roc_auc
 from .models import (FAMILIES, LABELS, SCAN_GRIDS, TRAINERS, Forest, Predictor, evaluate, scan, train_all,
@@ -36,6 +34,6 @@ __all__ = [
     "Forest", "expected_waste", "waste_bound", "simulate_waste", "StopAtFirstPredictedRejection",
     "measure_latency", "pearson_table", "binned_acceptance", "TRACES", "PREDICTORS", "TRACE_COLUMNS",
     "first_rejection_pmf", "generate_traces", "data_splits", "test_prompts", "position_acceptance",
-    "train_all", "evaluate", "verify_time", "round_goodput", "latency_table", "controller_ablation",
+    "train_all", "evaluate", "latency_table", "controller_ablation",
     "zoo_prompts", "load_trace_data", "features", "LABELS", "main",
 ]

@@ -1,6 +1,6 @@
 """FSD run for real: a client and a server in threads, with real queues, real models and injected delays.
 
-The same protocol as ``fsd.sim`` (read its docstring), executed instead of simulated, so the two can be
+The same protocol as ``early_exit.sim`` (read its docstring), executed instead of simulated, so the two can be
 compared on the same zoo pair and profile:
 
 - server thread: verifies each drafted block with the early-exit target (``early_exit.EarlyExits``); a
@@ -13,7 +13,7 @@ compared on the same zoo pair and profile:
   random), draft γ greedy tokens after the exit's prefix with the real draft model (padded to γ·T_d)
   and store them in the pre-draft cache; the main thread sends drafts (after T_c/2), waits for the
   final, looks it up in the cache (hit = finished pre-draft, miss = draft now)
-  and starts the next round. A new round abandons the pre-drafts still running. As in ``fsd.sim``, a
+  and starts the next round. A new round abandons the pre-drafts still running. As in ``early_exit.sim``, a
   pre-draft still running when the final arrives is a miss unless ``config.running == "wait"``.
 
 All profile times are multiplied by ``time_scale`` (wall seconds per profile second) so a run at a
@@ -135,7 +135,7 @@ def run(draft, ee, prompts, max_new_tokens: int, config: FSDConfig, mode: str = 
         outbox.put((prio, counter[0], rnd, msg))
 
     def server():
-        from ..early_exit import LayerStream
+        from . import LayerStream
         state = {}
 
         def emit(e: ExitOutcome):

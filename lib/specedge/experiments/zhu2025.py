@@ -20,8 +20,8 @@ from scipy import stats
 
 from .. import hardware
 from ..profiling import r_squared
-from . import zhu2025 as z
-from . import zhu2025_schemes as zs
+from ..solvers import zhu2025 as z
+from ..solvers import zhu2025_schemes as zs
 
 PAPER_PROFILE = "zhu2025_paper"
 

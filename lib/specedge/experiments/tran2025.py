@@ -205,7 +205,7 @@ def load_real_runs(path=REAL_RUNS) -> dict[str, pd.DataFrame]:
     """The committed real-run logs by policy (``make profiles`` measures them)."""
     from ..serving import real_logs
 
-    return real_logs.load(path, "python -m specedge.solvers.tran2025_experiments measure")
+    return real_logs.load(path, "python -m specedge.experiments.tran2025 measure")
 
 
 def _main(argv=None) -> int:

@@ -1,5 +1,9 @@
 """Early-exit adapters on a frozen target, their training, and early-exit verification (venkatesha2025).
 
+Submodules: ``sim`` (the pre-drafting client and early-exit server of FSD as a SimPy discrete-event
+model) and ``concurrent`` (the same protocol run for real with threads, queues and injected delays);
+this machine's timings are measured by ``specedge.experiments.venkatesha2025_measure``.
+
 Why one module of ~460 lines: the adapters, their training and early-exit verification share the
 exit indexing (positions, ``per_layer``) and the capture hooks; they change together.
 
@@ -32,7 +36,7 @@ Early-exit verification (Sec 3 Step 2, eq 5)
     For a drafted block, exit l's outcome is what the greedy acceptance rule gives when exit l's
     distributions stand in for the target's: (accepted count, next token, confidence of that token).
     ``speculative`` runs greedy SD with the draft and the target and records every round's outcomes
-    in layer order as ``fsd.sim.RoundTrace`` (the input of the FSD simulation). It is
+    in layer order as ``early_exit.sim.RoundTrace`` (the input of the FSD simulation). It is
     ``decoding.SpeculativeDecoder`` with its server hook wrapped (``ExitTracingDecoder``), so the final
     exit decides and its tokens are exactly those of ``decoding.speculative`` (a test checks it). ``LayerStream``
     calls back after each layer during the target's forward pass, as a server streams exits.
@@ -55,9 +59,9 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from . import paths, sampling
-from .decoding import SpeculativeDecoder
-from .fsd.sim import ExitOutcome, RoundTrace
+from .. import paths, sampling
+from ..decoding import SpeculativeDecoder
+from .sim import ExitOutcome, RoundTrace
 
 __all__ = ["Adapter", "EarlyExits", "bottleneck_rank", "train", "agreement", "exit_outcomes",
            "LayerStream", "ExitTracingDecoder", "speculative", "collect_traces", "save", "load", "build", "ADAPTERS"]
@@ -395,8 +399,8 @@ def build(targets: Sequence[str] | None = None, steps: int = 200, context: int =
           per_layer: int = 2) -> list[Path]:
     """Train and save adapters for each zoo target (skips finished ones with the same ``per_layer``;
     resumes a partial one)."""
-    from . import zoo
-    from .zoo import corpus
+    from .. import zoo
+    from ..zoo import corpus
 
     torch.manual_seed(seed)
     targets = list(zoo.TARGETS if targets is None else targets)

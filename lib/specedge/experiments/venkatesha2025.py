@@ -4,7 +4,7 @@ Sweeps (each returns a DataFrame, one row per simulated point, in sweep order):
 
 - ``queue_policies`` (Table 7): client queue x server queue x pre-drafting threads -> cache-miss rate;
 - ``threads_sweep`` (Fig 4a): threads -> SD->FSD speedup and cache-miss rate;
-- ``gamma_sweep`` (Fig 4b): draft tokens γ -> ``fsd.sim.evaluate``'s metrics, on new traces per γ.
+- ``gamma_sweep`` (Fig 4b): draft tokens γ -> ``early_exit.sim.evaluate``'s metrics, on new traces per γ.
 
 Verdicts (what decides each of the paper's statements; the notebook words the row and its note):
 
@@ -26,7 +26,7 @@ import pandas as pd
 
 from .. import claims
 from ..claims import Claim
-from ..fsd.sim import FSDConfig, RoundTrace, evaluate, simulate
+from ..early_exit.sim import FSDConfig, RoundTrace, evaluate, simulate
 
 Traces = Sequence[Sequence[RoundTrace]]
 
@@ -56,7 +56,7 @@ def threads_sweep(traces: Traces, base: FSDConfig, threads: Iterable[int]) -> pd
 
 
 def gamma_sweep(traces_for: Callable[[int], Traces], base: FSDConfig, gammas: Iterable[int]) -> pd.DataFrame:
-    """Fig 4b: ``fsd.sim.evaluate`` at each γ on ``traces_for(γ)`` (drafting γ tokens changes the traces)."""
+    """Fig 4b: ``early_exit.sim.evaluate`` at each γ on ``traces_for(γ)`` (drafting γ tokens changes the traces)."""
     return pd.DataFrame([dict(gamma=g, **evaluate(traces_for(g), base.with_(gamma=g))) for g in gammas])
 
 

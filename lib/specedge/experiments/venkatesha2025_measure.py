@@ -1,7 +1,7 @@
 """Measurements for venkatesha2025 on this machine, written to data/ (the notebook only reads them).
 
-    python -m specedge.fsd.measure                 # everything below (~10 min on 2 CPU cores)
-    python -m specedge.fsd.measure --only table9
+    python -m specedge.experiments.venkatesha2025_measure                 # everything below (~10 min on 2 CPU cores)
+    python -m specedge.experiments.venkatesha2025_measure --only table9
 
 - ``table9``: forward latency vs batch size (1..64) of a zoo target verifying γ + 1 = 5 tokens and of a
   zoo draft drafting one token, both after a cached 64-token context (Table 9) ->
@@ -9,8 +9,8 @@
 - ``profile``: this machine as a Table 5 row per model set (T_d for γ = 4 tokens, T_t a verification
   pass with all early exits evaluated, c, T_c = measured localhost TCP round trip of a 1 kB message,
   threads = CPU cores) -> ``data/profiles/cpu_local_fsd.yaml``.
-- ``concurrent``: the FSD protocol run for real (``fsd.concurrent``) on the zoo next to its simulation
-  (``fsd.sim``) on the same prompts, per model set, client timing and domain ->
+- ``concurrent``: the FSD protocol run for real (``early_exit.concurrent``) on the zoo next to its simulation
+  (``early_exit.sim``) on the same prompts, per model set, client timing and domain ->
   ``data/venkatesha2025/concurrent_vs_sim.csv``.
 
 Timings are the fastest of repeats (``specedge.timing``); the machine is shared, so expect a few percent of noise.
@@ -32,7 +32,7 @@ from .. import early_exit, hardware, paths, timing
 from ..decoding import CausalLM
 from ..plotting import write_csv
 from ..solvers.venkatesha2025 import MODEL_SETS
-from . import concurrent, sim
+from ..early_exit import concurrent, sim
 
 OUT = paths.DATA / "venkatesha2025"
 BATCHES = (1, 2, 3, 4, 8, 12, 16, 32, 64)
@@ -156,11 +156,11 @@ def local_profile(sets, name: str = "cpu_local_fsd", gamma: int = 4) -> hardware
     runtime = {}
     for set_name, (dname, tname, draft, ee, _) in sets.items():
         td, tt = draft_time(draft, gamma), verify_time(ee, gamma)
-        runtime[f"cpu_{set_name}"] = dict(model=f"zoo {dname}/{tname} on this CPU (Table 5 layout)", kind="round_timings",
+        runtime[f"cpu_{set_name}"] = dict(model=f"zoo {dname}/{tname} on this CPU (Table 5 layout)", kind="draft_verify_comm",
                                           gamma=gamma,
                                           T_d_s=round(td, 6), T_t_s=round(tt, 6), c=round(td / gamma / tt, 4),
                                           T_c_s=round(rtt, 6), threads=os.cpu_count() or 1)
-    data = dict(name=name, source="python -m specedge.fsd.measure (venkatesha2025 Table 5 layout, zoo models)",
+    data = dict(name=name, source="python -m specedge.experiments.venkatesha2025_measure (venkatesha2025 Table 5 layout, zoo models)",
                 description="This machine as both client and server: drafting gamma = 4 tokens (T_d_s), one "
                             "verification pass with all early exits (T_t_s), localhost TCP round trip of 1 kB (T_c_s).",
                 measured=dict(device=f"CPU, {os.cpu_count()} cores, torch {torch.__version__}, "

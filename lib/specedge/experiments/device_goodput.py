@@ -1,4 +1,4 @@
-"""Fig 1's device goodput model (li2026): wasted draft tokens and goodput per round, with the paper's
+"""li2026 Fig 1's device goodput model: wasted draft tokens and goodput per round, with the paper's
 verification-time estimator (eq 19, ``serving.estimator``) and a device drafting rate; modelled,
 never measured, so the figure is deterministic.
 """

@@ -8,7 +8,7 @@ Two real runs on the zoo's target-m:
 - **Centralized**: the same devices' prompts generated on the server by transformers' continuous
   batching (``serving.centralized.run_real``).
 
-Wall-clock timings: ``make profiles`` (``python -m specedge.solvers.li2026_real measure``) writes them to
+Wall-clock timings: ``make profiles`` (``python -m specedge.experiments.li2026_real measure``) writes them to
 ``REAL_RUNS`` and the full-scale notebook reads them, so rerunning the notebook leaves its outputs
 unchanged; at CI scale the notebook runs them live (2 devices, 24 tokens), so every CI run exercises
 the real multi-process system.
@@ -19,7 +19,7 @@ import pandas as pd
 
 from .. import paths
 from ..serving.workload import ClientSpec, Workload
-from . import li2026_experiments as ex
+from . import li2026 as ex
 
 REAL_RUNS = paths.DATA / "li2026" / "real_runs.csv"
 PROFILE = paths.DATA / "li2026" / "verify_profile_zoo.csv"
@@ -74,7 +74,7 @@ def load_real_runs(path=REAL_RUNS) -> dict[str, pd.DataFrame]:
     """The committed real-run logs by policy (``make profiles`` measures them)."""
     from ..serving import real_logs
 
-    return real_logs.load(path, "python -m specedge.solvers.li2026_real measure")
+    return real_logs.load(path, "python -m specedge.experiments.li2026_real measure")
 
 
 if __name__ == "__main__":

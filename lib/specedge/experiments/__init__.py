@@ -1,0 +1,16 @@
+"""Experiment drivers: what the notebooks call on top of the algorithms (``solvers``) and the systems
+(``serving``, ``predictor``, ``early_exit``) — sweeps, verdicts and the measuring steps that write data/.
+
+| module | what |
+|---|---|
+| ``zhu2025`` | Edge-SD's figure sweeps and verdicts |
+| ``zheng2025_measure`` | ``python -m specedge.experiments.zheng2025_measure measure``: zoo pass times -> a profile |
+| ``venkatesha2025`` | FSD's thread / γ sweeps and verdicts on the simulation |
+| ``venkatesha2025_measure`` | ``python -m specedge.experiments.venkatesha2025_measure``: Table 5/9 timings, concurrent run |
+| ``tran2025`` | GOODSPEED's twin experiments, and its real gRPC runs (``... tran2025 measure``) |
+| ``li2026`` | WISP's serving experiments on the twin (Tables 1-3, Figs 5-8) |
+| ``li2026_real`` | WISP's and centralized serving's real runs (``... li2026_real measure``) |
+| ``device_goodput`` | li2026 Fig 1: modelled device goodput per round (eq 19 verification time) |
+
+Layers (``tests/test_layering.py`` checks them): nothing in the library imports this package.
+"""
