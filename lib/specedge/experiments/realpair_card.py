@@ -1,6 +1,6 @@
 """The real pair's acceptance card and the traces built on it (issue 22): an offline measuring step.
 
-``python -m specedge.zoo.realpair_card [teacher|live|all]`` loads Qwen2.5-Coder-0.5B (draft) and 1.5B
+``python -m specedge.experiments.realpair_card [teacher|live|all]`` loads Qwen2.5-Coder-0.5B (draft) and 1.5B
 (target) as ``make realpair`` left them and writes small committed files under ``data/realpair/``; the
 notebooks only read those files, so neither CI nor ``make figures`` needs the weights.
 
@@ -28,9 +28,10 @@ import pandas as pd
 import torch
 
 from .. import decoding, paths, sampling
-from . import DOMAINS, eval_records, load_pair
-from .acceptance import completion_logits, pair_acceptance
-from .realpair import DRAFT, TARGET
+from ..solvers import zheng2025
+from ..zoo import DOMAINS, eval_records, load_pair
+from ..zoo.acceptance import completion_logits, pair_acceptance
+from ..zoo.realpair import DRAFT, TARGET
 
 OUT = paths.DATA / "realpair"
 TRACES = paths.DATA / "traces" / "realpair_traces.csv.gz"
@@ -56,7 +57,6 @@ def _cut(logits: list[torch.Tensor], n: int) -> list[torch.Tensor]:
 
 
 def teacher(draft, target, tok, n_records: int = 6, max_len: int = 192, progress=print) -> tuple[pd.DataFrame, pd.DataFrame]:
-    from ..solvers import zheng2025
     n_vocab = len(tok)
     card, topk = [], []
     for d in ALL_DOMAINS:
@@ -100,7 +100,7 @@ def live(draft, target, tok, n_prompts: int = 4, max_new_tokens: int = 32, gamma
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m specedge.zoo.realpair_card", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m specedge.experiments.realpair_card", description=__doc__.split("\n")[0])
     ap.add_argument("step", nargs="?", choices=("teacher", "live", "all"), default="all")
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args(argv)
