@@ -73,8 +73,9 @@ def teacher(draft, target, tok, n_records: int = 6, max_len: int = 192, progress
     return pd.DataFrame(card), pd.DataFrame(topk)
 
 
-def live(draft, target, tok, n_prompts: int = 4, max_new_tokens: int = 32, gammas=(1, 3, 5),
-         temperatures=(0.0, 1.0), seed: int = 0, progress=print) -> tuple[pd.DataFrame, pd.DataFrame]:
+def live(draft, target, tok, n_prompts: int = 4, max_new_tokens: int = 32, gammas=(4,),
+         temperatures=(0.0, 1.0), seed: int = 0, progress=print, checkpoint=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Real speculative rounds per domain × T × γ; ``checkpoint(table, traces)`` is called after each domain."""
     table, traces = [], []
     for d in ALL_DOMAINS:
         prompts = [tok(r["prompt"], add_special_tokens=False)["input_ids"] for r in records(d, n_prompts, tok)]
@@ -95,14 +96,37 @@ def live(draft, target, tok, n_prompts: int = 4, max_new_tokens: int = 32, gamma
                 for k, gen in enumerate(gens):
                     traces.append(decoding.traces_frame(gen.rounds, domain=d, temperature=temp, gamma=g, prompt=k))
                 progress(f"live {d} T={temp} γ={g}: τ = {table[-1]['tau']:.2f} in {time.perf_counter() - t0:.0f} s")
-    frame = pd.concat(traces, ignore_index=True)
-    return pd.DataFrame(table), frame
+        if checkpoint is not None:
+            checkpoint(pd.DataFrame(table), pd.concat(traces, ignore_index=True))
+    return pd.DataFrame(table), pd.concat(traces, ignore_index=True)
+
+
+def _write_live(table: pd.DataFrame, traces: pd.DataFrame) -> None:
+    table.to_csv(FILES["live_acceptance"], index=False, lineterminator="\n", float_format="%.6g")
+    decoding.save_traces(traces, TRACES)
+
+
+FILES = {"acceptance_teacher": OUT / "acceptance_teacher.csv", "topk_acceptance": OUT / "topk_acceptance.csv",
+         "live_acceptance": OUT / "live_acceptance.csv", "traces": TRACES}
+
+
+def load(name: str) -> pd.DataFrame:
+    """A committed measurement of the real pair (one of ``FILES``); a missing file names its command."""
+    if name not in FILES:
+        raise ValueError(f"unknown real-pair measurement {name!r}; known: {sorted(FILES)}")
+    path = FILES[name]
+    if not path.exists():
+        step = "teacher" if name in ("acceptance_teacher", "topk_acceptance") else "live"
+        raise FileNotFoundError(f"{path} is missing: it is committed with the repository; `make realpair` then "
+                                f"`python -m specedge.experiments.realpair_card {step}` measures it again")
+    return decoding.load_traces(path) if name == "traces" else pd.read_csv(path)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m specedge.experiments.realpair_card", description=__doc__.split("\n")[0])
     ap.add_argument("step", nargs="?", choices=("teacher", "live", "all"), default="all")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--gammas", type=int, nargs="+", default=[4], help="draft lengths of the live step")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     draft, target, tok = load_pair(DRAFT, TARGET)
@@ -113,9 +137,7 @@ def main(argv=None) -> int:
         topk.to_csv(OUT / "topk_acceptance.csv", index=False, lineterminator="\n", float_format="%.6g")
         print(card.pivot_table(index="domain", columns="temperature", values="alpha").round(3).to_string())
     if args.step in ("live", "all"):
-        table, traces = live(draft, target, tok)
-        table.to_csv(OUT / "live_acceptance.csv", index=False, lineterminator="\n", float_format="%.6g")
-        decoding.save_traces(traces, TRACES)
+        table, _ = live(draft, target, tok, gammas=tuple(args.gammas), checkpoint=_write_live)
         print(table.to_string())
     return 0
 
