@@ -65,7 +65,8 @@ profiles: venv
 	$(PY) -m specedge.serving.verify_profiling
 	$(PY) -m specedge.experiments.li2026_real measure
 
-# Five runs (~1 + ~5 + ~3 + ~1 + ~5 min), results in figures/bench/: decoding with the zoo pair as trained (tiny
+# Six runs (~10 + ~1 + ~5 + ~3 + ~1 + ~5 min), results in figures/bench/: the real pair (Qwen2.5-Coder 0.5B drafting
+# for 1.5B, float32, 2 threads: our loop vs assisted generation vs AR, γ = 1..5); decoding with the zoo pair as trained (tiny
 # float32 target: framework overhead dominates) and with its target widened to 0.43 B parameters in
 # bfloat16 (specedge.zoo.widen: same logits, memory-bound passes as on an accelerator); then the serving
 # layer (batched vs separate verification, server overhead per round, twin speed); then WISP's batch
@@ -73,6 +74,9 @@ profiles: venv
 # WIDE_DTYPE=float32 on CPUs without bf16 matmul support (AVX2 only: bf16 there is several times slower than fp32).
 WIDE_DTYPE ?= bfloat16
 bench: venv
+	# the real pair first (it needs `make realpair`; without it this step stops at once, saying so)
+	$(PY) tests/bench_decoding.py --draft qwen2.5-coder-0.5b --target qwen2.5-coder-1.5b --gamma 1 2 3 4 5 \
+		--new-tokens 24 --prompts 2 --repeats 1 --threads 2 --forward-reps 3 --out figures/bench/decoding_realpair.csv
 	$(PY) tests/bench_decoding.py --out figures/bench/decoding_zoo.csv
 	$(PY) tests/bench_decoding.py --widen 2048 5632 8 --dtype $(WIDE_DTYPE) --prompts 2 --repeats 3 \
 		--forward-reps 30 --out figures/bench/decoding_widened.csv

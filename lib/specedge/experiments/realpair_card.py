@@ -122,6 +122,14 @@ def load(name: str) -> pd.DataFrame:
     return decoding.load_traces(path) if name == "traces" else pd.read_csv(path)
 
 
+def pooled_topk() -> pd.DataFrame:
+    """α(K) per target temperature over every domain's positions (position-weighted), as ``topk_alpha`` gives it."""
+    t = load("topk_acceptance")
+    t = t.assign(weighted=t.alpha * t.positions)
+    g = t.groupby(["temperature", "K"], as_index=False)[["weighted", "positions"]].sum()
+    return g.assign(alpha=g.weighted / g.positions).drop(columns="weighted")[["temperature", "K", "alpha", "positions"]]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m specedge.experiments.realpair_card", description=__doc__.split("\n")[0])
     ap.add_argument("step", nargs="?", choices=("teacher", "live", "all"), default="all")
