@@ -35,15 +35,26 @@ TRACES = paths.DATA / "traces" / "li2026_traces.csv.gz"
 
 # --------------------------------------------------------------------------- acceptance
 class IIDAcceptance:
-    """Every drafted token accepted with probability ``alpha`` (min(1, p/q) = the 0/1 outcome)."""
+    """Every drafted token accepted independently with probability alpha (min(1, p/q) = the 0/1
+    outcome): one ``alpha`` for every client, or a mapping (draft, domain) -> alpha."""
 
-    def __init__(self, alpha: float):
-        if not 0 <= alpha <= 1:
-            raise ValueError(f"alpha: must lie in [0, 1], got {alpha}")
-        self.alpha = float(alpha)
+    def __init__(self, alpha):
+        table = dict(alpha) if isinstance(alpha, dict) else {None: alpha}
+        for k, a in table.items():
+            if not 0 <= a <= 1:
+                raise ValueError(f"alpha{'' if k is None else f'[{k}]'}: must lie in [0, 1], got {a}")
+        self.table = {k: float(a) for k, a in table.items()}
+        self.alpha = self.table.get(None)
+
+    def _alpha(self, draft: str, domain: str) -> float:
+        if self.alpha is not None:
+            return self.alpha
+        if (draft, domain) not in self.table:
+            raise KeyError(f"IIDAcceptance: no alpha for (draft={draft!r}, domain={domain!r}); have {sorted(self.table)}")
+        return self.table[draft, domain]
 
     def draw(self, rng: np.random.Generator, draft: str, domain: str, temperature: float, s: int):
-        ok = rng.random(s) < self.alpha
+        ok = rng.random(s) < self._alpha(draft, domain)
         n = int(np.argmin(ok)) if not ok.all() else s
         return n, float(ok.sum())
 
@@ -142,13 +153,16 @@ class TraceAcceptance:
 @dataclass
 class Times:
     """Seconds of each step. ``draft[c](s)``: client c drafting s tokens; ``verify(batch)``: one
-    batched verification; ``up(c, s)`` / ``down(c)``: the request and the reply on the link."""
+    batched verification; ``up(c, s)`` / ``down(c)``: the request and the reply on the link (the
+    client's wait: latency + transmission); ``send(c)``: the server's own time putting the reply on
+    the link (the log's ``t_send``, what the real server measures; ``None``: ``down(c)``)."""
     draft: Sequence[Callable[[int], float]]
     verify: Callable[[Sequence[Pending]], float]
     up: Callable[[int, int], float] = lambda c, s: 0.0
     down: Callable[[int], float] = lambda c: 0.0
     bytes_up: Callable[[int], int] = lambda s: 40 + 8 * s
     bytes_down: int = 50
+    send: Callable[[int], float] | None = None
 
 
 def linear_verify(c0: float, per_token: float, per_request: float = 0.0) -> Callable[[Sequence[Pending]], float]:
@@ -285,7 +299,7 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             n, tokens, row = res
             yield env.timeout(times.down(c.idx))
             row[12] = env.now - t0   # t_round
-            row[11] = times.down(c.idx)
+            row[11] = times.down(c.idx) if times.send is None else times.send(c.idx)
             rows.append(tuple(row))
             c.ctx += unseen + n
             c.made += tokens
