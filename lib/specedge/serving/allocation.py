@@ -10,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..solvers.tran2025 import allocate
+from ..solvers.tran2025 import greedy
 from .interfaces import Outcome
 
 
@@ -106,10 +106,9 @@ class GoodspeedAllocator:
 
     def _solve(self) -> dict[int, int]:
         clients = sorted(self.alpha_hat)
-        a = [min(self.alpha_hat[c], 1 - 1e-9) for c in clients]
-        w = [1.0 / self.X[c] for c in clients]
-        s = allocate(a, w, self.capacity, self.s_max)
-        return {c: int(v) for c, v in zip(clients, s)}
+        a = [float(min(self.alpha_hat[c], 1 - 1e-9)) for c in clients]
+        w = [1.0 / float(self.X[c]) for c in clients]
+        return dict(zip(clients, greedy(a, w, self.capacity, self.s_max)))
 
     def initial(self, clients: Sequence[int]) -> dict[int, int]:
         self.alpha_hat = {c: self.alpha0 for c in clients}

@@ -17,6 +17,7 @@ the real run writes, so one set of metric definitions serves both (LLMServingSim
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -88,7 +89,8 @@ class TraceAcceptance:
         df["ratio"] = np.minimum(1.0, df["p"] / df["q"].where(df["q"] > 0, np.nan)).fillna(0.0)
         self.rounds: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.stops: dict[str, dict[tuple, np.ndarray]] = {name: {} for name in (stop_rules or {})}
-        self._full: dict[tuple, np.ndarray] = {}
+        self._fast: dict[tuple, tuple] = {}
+        self._controlled: dict[tuple, list] = {}
         for key, g in df.sort_values(["prompt", "round", "i"]).groupby(["draft", "domain", "temperature"]):
             key = (key[0], key[1], float(key[2]))
             rid = g["prompt"].to_numpy() * 100_000 + g["round"].to_numpy()
@@ -111,34 +113,66 @@ class TraceAcceptance:
                            f"available: {self.keys()[:6]} ...")
         return key, self.rounds[key]
 
+    def _fast_get(self, draft, domain, temperature):
+        """Per (draft, domain, T): the number of traced rounds, each round's length and leading run of
+        accepted positions, and a cache of its ratio sums by prefix length (computed by the same numpy
+        sum the general path uses, so a draw is bit for bit the same)."""
+        key = (draft, domain, temperature)
+        fast = self._fast.get(key)
+        if fast is None:
+            key, (acc, ratio, bounds) = self._get(draft, domain, temperature)
+            lens = np.diff(bounds)
+            runs = [int(np.argmin(acc[a:b])) if not acc[a:b].all() else int(b - a) for a, b in zip(bounds[:-1], bounds[1:])]
+            fast = self._fast[(draft, domain, temperature)] = (len(bounds) - 1, lens.tolist(), runs, bounds.tolist(), {})
+        return fast
+
     def draw(self, rng: np.random.Generator, draft: str, domain: str, temperature: float, s: int):
+        if s <= 0:
+            return 0, 0.0
+        nr, lens, runs, starts, sums = self._fast_get(draft, domain, temperature)
+        j = int(rng.integers(nr))
+        if lens[j] >= s:   # the common case: one traced round holds the whole window
+            total = sums.get((j, s))
+            if total is None:
+                a = starts[j]
+                total = sums[j, s] = float(self.rounds[(draft, domain, float(temperature))][1][a: a + s].sum())
+            return min(runs[j], s), total
         key, (acc, ratio, bounds) = self._get(draft, domain, temperature)
-        oks, rs = [], []
+        oks, rs = [acc[bounds[j]: bounds[j + 1]]], [ratio[bounds[j]: bounds[j + 1]]]
         while sum(map(len, oks)) < s:
             j = int(rng.integers(len(bounds) - 1))
             oks.append(acc[bounds[j]: bounds[j + 1]])
             rs.append(ratio[bounds[j]: bounds[j + 1]])
-        ok = np.concatenate(oks)[:s] if oks else np.zeros(0, bool)
-        n = int(np.argmin(ok)) if (s and not ok.all()) else s
-        return n, float(np.concatenate(rs)[:s].sum()) if rs else 0.0
+        ok = np.concatenate(oks)[:s]
+        n = int(np.argmin(ok)) if not ok.all() else s
+        return n, float(np.concatenate(rs)[:s].sum())
 
     def draw_controlled(self, rng: np.random.Generator, draft: str, domain: str, temperature: float,
                         gamma: int, rule: str):
         """(S, accepted, sum of min(1, p/q)) of one round drafted under stop rule ``rule``."""
+        table = self._controlled.get((draft, domain, temperature, gamma, rule))
+        if table is None:
+            table = self._controlled_table(draft, domain, temperature, gamma, rule)
+        return table[int(rng.integers(len(table)))]
+
+    def _controlled_table(self, draft, domain, temperature, gamma, rule):
+        """Every outcome a controlled round can have, one per traced round with a whole window: a
+        draw is then one index (the same random stream and numbers as drawing from the traces)."""
         if rule not in self.stops:
             raise KeyError(f"stop rule {rule!r}: not given to TraceAcceptance (have {sorted(self.stops)})")
         key, (acc, ratio, bounds) = self._get(draft, domain, temperature)
-        full = self._full.get((key, gamma))
-        if full is None:  # traced rounds with a whole window (the last rounds of a prompt are shorter)
-            full = self._full[(key, gamma)] = np.flatnonzero(np.diff(bounds) >= gamma)
-            if not len(full):
-                raise ValueError(f"gamma: no traced round of {key} holds {gamma} drafts")
-        j = int(full[rng.integers(len(full))])
-        a = bounds[j]
-        s = min(int(self.stops[rule][key][j]), gamma)
-        ok = acc[a: a + s]
-        n = int(np.argmin(ok)) if (s and not ok.all()) else s
-        return s, n, float(ratio[a: a + s].sum())
+        full = np.flatnonzero(np.diff(bounds) >= gamma)  # the last rounds of a prompt are shorter
+        if not len(full):
+            raise ValueError(f"gamma: no traced round of {key} holds {gamma} drafts")
+        table = []
+        for j in full.tolist():
+            a = int(bounds[j])
+            s = min(int(self.stops[rule][key][j]), gamma)
+            ok = acc[a: a + s]
+            n = int(np.argmin(ok)) if (s and not ok.all()) else s
+            table.append((s, n, float(ratio[a: a + s].sum())))
+        self._controlled[(draft, domain, temperature, gamma, rule)] = table
+        return table
 
     def mean_acceptance(self, draft: str, domain: str | None = None, temperature: float = 0.0) -> float:
         """Fraction of traced draft positions accepted (eq 5's alpha for a fixed window)."""
@@ -235,6 +269,12 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     if until is not None and not until > 0:
         raise ValueError(f"until: must be > 0 seconds or None, got {until}")
     rng = np.random.default_rng(np.random.SeedSequence(seed))
+    slo_of = {}   # client -> (alpha, class speed), checked once (slo's checks off the per-round path)
+    for i, spec in enumerate(specs):
+        if spec.slo_class is not None:
+            a_c = spec.alpha if spec.alpha is not None else 1.0
+            slo.budget(a_c, 0, spec.slo_class, 0.0, 0.0)
+            slo_of[i] = (float(a_c), float(spec.slo_class))
     env = simpy.Environment()
     alloc = dict(allocator.initial(list(range(len(specs)))))
     clients = [_Client(i, alloc[i]) for i in range(len(specs))]
@@ -284,10 +324,15 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                         memory=(n_new + n_cached) * workload.kv_bytes_per_token,
                         payload_bytes=times.bytes_up(s))
             if spec.slo_class is not None:
-                budget = slo.budget(spec.alpha if spec.alpha is not None else 1.0, s, spec.slo_class,
-                                    td, tu + times.down(c.idx))
+                a_c, speed = slo_of[c.idx]
+                tn = tu + times.down(c.idx)
+                if 0 <= td < math.inf and 0 <= tn < math.inf:   # eqs (5)-(6) inline, as slo.budget computes them
+                    g = a_c * float(s)
+                    budget = g / speed - td - tn
+                else:                                             # slo.budget names the bad value
+                    budget, g = slo.budget(a_c, s, speed, td, tn), None
                 p.deadline = env.now + budget
-                p.expected_tokens = slo.expected_tokens(spec.alpha if spec.alpha is not None else 1.0, s)
+                p.expected_tokens = g
             ev = env.event()
             replies[id(p)] = ev
             meta[id(p)] = (td, domain, drawn)
