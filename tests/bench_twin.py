@@ -22,7 +22,7 @@ from specedge.serving.allocation import FixedS, GoodspeedAllocator
 from specedge.serving.batching import SyncRounds
 from specedge.serving.twin import Times, TraceAcceptance, linear_verify, simulate
 from specedge.serving.workload import ClientSpec, Workload
-from specedge.solvers import li2026_experiments as li
+from specedge.experiments import li2026 as li
 
 
 def _sync(n: int, policy: str, acc):

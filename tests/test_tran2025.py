@@ -103,7 +103,7 @@ def test_iid_optimum_is_above_every_policy_over_seeds():
     i.i.d. x* put Fixed-S at 2.208 above "U(x*)" = 2.1865)."""
     from specedge import claims, sweep
     from specedge.serving.twin import TraceAcceptance
-    from specedge.solvers import tran2025_experiments as ex
+    from specedge.experiments import tran2025 as ex
 
     cfg = ex.table1()[0]
     wl, iid, alpha = ex.iid_model(TraceAcceptance(), cfg)
@@ -120,7 +120,7 @@ def test_iid_optimum_is_above_every_policy_over_seeds():
 
 def test_run_twin_uses_the_papers_beta_and_passes_it_on():
     from specedge.serving.twin import IIDAcceptance, Times
-    from specedge.solvers import tran2025_experiments as ex
+    from specedge.experiments import tran2025 as ex
 
     cfg = ex.table1()[0]
     assert ex.BETA == 0.5 and ex.allocator("GOODSPEED", cfg).beta == 0.5
@@ -135,7 +135,7 @@ def test_run_twin_uses_the_papers_beta_and_passes_it_on():
 
 
 def test_paper_times_split_the_servers_send_from_the_clients_wait():
-    from specedge.solvers import tran2025_experiments as ex
+    from specedge.experiments import tran2025 as ex
 
     cfg = ex.table1()[2]
     tm = ex.paper_times(cfg, draft_s_per_token=5e-4, rate_bps=1e10, latency_s=2e-4)

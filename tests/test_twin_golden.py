@@ -9,7 +9,7 @@ from specedge.serving.allocation import FixedS, GoodspeedAllocator, RandomS
 from specedge.serving.batching import FCFS, SyncRounds
 from specedge.serving.twin import IIDAcceptance, Times, TraceAcceptance, linear_verify, simulate
 from specedge.serving.workload import ClientSpec, Workload
-from specedge.solvers import li2026_experiments as li
+from specedge.experiments import li2026 as li
 
 GOLDEN = {
     "sync_fixed": ("0621b0189fe46c8c", 3200),
