@@ -20,7 +20,8 @@ import pandas as pd
 from specedge import profiling
 from specedge.serving.allocation import FixedS, GoodspeedAllocator
 from specedge.serving.batching import SyncRounds
-from specedge.serving.twin import Times, TraceAcceptance, linear_verify, simulate
+from specedge.serving.runtime import AffineTokens
+from specedge.serving.twin import Times, TraceAcceptance, simulate
 from specedge.serving.workload import ClientSpec, Workload
 from specedge.experiments import li2026 as li
 
@@ -28,7 +29,7 @@ from specedge.experiments import li2026 as li
 def _sync(n: int, policy: str, acc):
     wl = Workload("target-m", tuple(ClientSpec(("draft-xs", "draft-s")[i % 2], ("code", "math"), 2, 150)
                                     for i in range(n)), capacity=2 * n + n // 2)
-    times = Times([lambda s: 0.004 * s] * n, linear_verify(0.009, 6e-5))
+    times = Times([lambda s: 0.004 * s] * n, AffineTokens(0.009, 6e-5))
     alloc = FixedS(wl.capacity, n) if policy == "Fixed-S" else GoodspeedAllocator(wl.capacity, beta=0.5)
     return lambda: simulate(wl, SyncRounds(), alloc, times, acc, rounds=16_000 // n, seed=0)
 

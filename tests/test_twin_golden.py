@@ -7,7 +7,8 @@ import pytest
 
 from specedge.serving.allocation import FixedS, GoodspeedAllocator, RandomS
 from specedge.serving.batching import FCFS, SyncRounds
-from specedge.serving.twin import IIDAcceptance, Times, TraceAcceptance, linear_verify, simulate
+from specedge.serving.runtime import AffineTokens
+from specedge.serving.twin import IIDAcceptance, Times, TraceAcceptance, simulate
 from specedge.serving.workload import ClientSpec, Workload
 from specedge.experiments import li2026 as li
 
@@ -36,7 +37,7 @@ def _h(log):
 def sync_setup():
     wl = Workload("target-m", tuple(ClientSpec(("draft-xs", "draft-s")[i % 2], ("code", "math"), 2, 150)
                                     for i in range(8)), capacity=20)
-    times = Times([lambda s: 0.004 * s] * 8, linear_verify(0.009, 6e-5), up=lambda c, s: 1e-4 * (c + 1) + 1e-5 * s,
+    times = Times([lambda s: 0.004 * s] * 8, AffineTokens(0.009, 6e-5), up=lambda c, s: 1e-4 * (c + 1) + 1e-5 * s,
                   down=lambda c: 2e-4)
     return wl, times, TraceAcceptance()
 

@@ -17,7 +17,8 @@ import pandas as pd
 from .. import hardware, paths, sampling
 from ..serving.allocation import FixedS, GoodspeedAllocator, RandomS
 from ..serving.batching import SyncRounds
-from ..serving.twin import IIDAcceptance, Times, TraceAcceptance, linear_verify, simulate
+from ..serving.runtime import verify_model
+from ..serving.twin import IIDAcceptance, Times, TraceAcceptance, simulate
 from ..serving.workload import ClientSpec, Workload
 
 DOMAINS = ("chat", "code", "math", "qa", "sql", "summarize")
@@ -72,7 +73,7 @@ def allocator(policy: str, cfg: Config, seed: int = 0, eta: float = 0.1, beta: f
 VOCAB = 151_936  # Qwen3's vocabulary: a dense fp16 distribution per drafted token goes uplink (Sec IV-A3)
 
 
-def paper_times(cfg: Config, profile: str = "tran2025_paper", *, draft_s_per_token: float | None = None,
+def paper_times(cfg: Config, profile: "str | hardware.Profile" = "tran2025_paper", *, draft_s_per_token: float | None = None,
                 rate_bps: float | None = None, latency_s: float | None = None) -> Times:
     """H100 verifier / L4 drafters at paper scale, from the profile's (derived) runtime section.
 
@@ -81,8 +82,7 @@ def paper_times(cfg: Config, profile: str = "tran2025_paper", *, draft_s_per_tok
     values (``fig3_region`` sweeps them). Uplink: per drafted token its id and the dense distribution;
     downlink: a 64-byte reply, which the server puts on the link in 64 * 8 / rate (``t_send``) while the
     client also waits the latency."""
-    prof = hardware.load_profile(profile)
-    v = prof.coefficients("verify")
+    prof = profile if isinstance(profile, hardware.Profile) else hardware.load_profile(profile)
     small, large = prof.coefficients("draft_small")["c_tok"], prof.coefficients("draft_large")["c_tok"]
     if draft_s_per_token is not None:
         small, large = draft_s_per_token, draft_s_per_token * large / small
@@ -92,7 +92,7 @@ def paper_times(cfg: Config, profile: str = "tran2025_paper", *, draft_s_per_tok
     lat = float(link.get("latency_s", 0.0)) if latency_s is None else float(latency_s)
     drafts = [cfg.drafts[i % len(cfg.drafts)] for i in range(cfg.clients)]
     return Times(draft=[lambda s, c=size[d]: c * s for d in drafts],
-                 verify=lambda batch: v["c0"] + v["c_tok"] * sum(p.n_draft + 1 for p in batch),
+                 verify=verify_model(prof, "verify"),
                  up=lambda c, s: lat + 8 * (64 + s * (4 + 2 * VOCAB)) / rate,
                  down=lambda c: lat + 8 * 64 / rate, send=lambda c: 8 * 64 / rate,
                  bytes_up=lambda s: 64 + s * (4 + 2 * VOCAB), bytes_down=64)
@@ -291,5 +291,4 @@ if __name__ == "__main__":
 
 __all__ = ["Config", "table1", "workload", "allocator", "paper_times", "run_twin", "final_utilities",
            "iid_model", "fig3_region", "FLOOR", "BETA", "time_split",
-           "utility_curve", "client_goodput", "real_config", "measure_real", "load_real_runs", "stabilisation", "client_alpha", "moving", "POLICIES", "STAND_INS",
-           "linear_verify"]
+           "utility_curve", "client_goodput", "real_config", "measure_real", "load_real_runs", "stabilisation", "client_alpha", "moving", "POLICIES", "STAND_INS"]

@@ -13,7 +13,8 @@ the real run writes, so one set of metric definitions serves both (LLMServingSim
   traces (``data/traces/li2026_traces.csv.gz``: target-m with each draft, per domain and temperature),
   ``IIDAcceptance`` from a fixed alpha (tests).
 - Times: ``Times`` (per-client draft time per token, verification time of a batch, link) built from
-  a hardware profile or fitted to a real run (``fit_times``).
+  a hardware profile (the verification time: ``runtime.verify_model``) or fitted to a real run
+  (``fit_times``: a ``runtime.AffineTokens``).
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ import simpy
 from .. import paths
 from . import slo
 from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Outcome, Pending
+from .runtime import AffineTokens
 from .workload import Workload
 
 TRACES = paths.DATA / "traces" / "li2026_traces.csv.gz"
@@ -199,13 +201,6 @@ class Times:
     send: Callable[[int], float] | None = None
 
 
-def linear_verify(c0: float, per_token: float, per_request: float = 0.0) -> Callable[[Sequence[Pending]], float]:
-    """t = c0 + per_token * sum(n_new) + per_request * batch size."""
-    def t(batch):
-        return c0 + per_token * sum(p.n_new for p in batch) + per_request * len(batch)
-    return t
-
-
 def fit_times(log: pd.DataFrame, num_clients: int) -> tuple[Times, dict]:
     """Times fitted to a real run's log: per-client draft time d0 + d1*S, verify c0 + c1*sum(S+1),
     up and down as the median measured per client. Returns the Times and the fitted numbers."""
@@ -234,8 +229,7 @@ def fit_times(log: pd.DataFrame, num_clients: int) -> tuple[Times, dict]:
     up = rows.groupby("client")["up"].median().to_dict() if "up" in rows else {}
     down = rows.groupby("client")["t_send"].median().to_dict()
     fits["up"], fits["down"] = up, down
-    verify = lambda batch: c0 + c1 * sum(p.n_draft + 1 for p in batch)
-    times = Times(draft, verify, up=lambda c, s: float(up.get(c, 0.0)), down=lambda c: float(down.get(c, 0.0)))
+    times = Times(draft, AffineTokens(c0, c1), up=lambda c, s: float(up.get(c, 0.0)), down=lambda c: float(down.get(c, 0.0)))
     return times, fits
 
 
