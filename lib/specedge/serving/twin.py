@@ -1,4 +1,4 @@
-"""The SimPy twin of the serving layer: the same clients, batch former and allocator, simulated time.
+"""The twin of the serving layer: the same clients, batch former and allocator, simulated time.
 
 ``simulate(workload, former, allocator, times, acceptance)`` runs the policy objects it is given
 (unchanged: they get the simulated ``now``) against simulated drafting, network and verification
@@ -15,9 +15,13 @@ the real run writes, so one set of metric definitions serves both (LLMServingSim
 - Times: ``Times`` (per-client draft time per token, verification time of a batch, link) built from
   a hardware profile (the verification time: ``runtime.verify_model``) or fitted to a real run
   (``fit_times``: a ``runtime.AffineTokens``).
+- Events: a plain heap loop (``_Loop``) that orders events exactly as SimPy does (time, priority,
+  scheduling order); it replaced ``simpy.Environment`` with every log unchanged (tests/test_twin_golden.py).
 """
 from __future__ import annotations
 
+import heapq
+import itertools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +29,6 @@ from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
-import simpy
 
 from .. import paths
 from . import slo
@@ -233,6 +236,77 @@ def fit_times(log: pd.DataFrame, num_clients: int) -> tuple[Times, dict]:
     return times, fits
 
 
+# --------------------------------------------------------------------------- the event loop
+class _Event:
+    """An event of ``_Loop``: SimPy's ``Event`` reduced to what the twin uses (``succeed``,
+    ``triggered``, a value for the process waiting on it)."""
+    __slots__ = ("loop", "callbacks", "value", "triggered")
+
+    def __init__(self, loop: "_Loop"):
+        self.loop, self.callbacks, self.value, self.triggered = loop, [], None, False
+
+    def succeed(self, value=None):
+        self.triggered, self.value = True, value
+        self.loop.schedule(self, 0.0, _NORMAL)
+
+
+_URGENT, _NORMAL = 0, 1   # SimPy's priorities: a process start comes before timeouts and successes
+
+
+class _Loop:
+    """A plain heap event loop with SimPy's order: events keyed (time, priority, sequence), the
+    sequence counting schedulings, so events at one time run in the order SimPy runs them (its
+    ``eid`` also counts events the twin never waits on, e.g. a process ending, which shifts no
+    relative order). Processes are generators yielding the events they wait for, as in SimPy."""
+
+    def __init__(self):
+        self.now = 0.0
+        self._heap: list = []
+        self._seq = itertools.count()
+
+    def schedule(self, event: _Event, delay: float, priority: int):
+        heapq.heappush(self._heap, (self.now + delay, priority, next(self._seq), event))
+
+    def event(self) -> _Event:
+        return _Event(self)
+
+    def timeout(self, delay: float) -> _Event:
+        ev = _Event(self)
+        ev.triggered = True
+        self.schedule(ev, delay, _NORMAL)
+        return ev
+
+    def process(self, gen):
+        start = _Event(self)
+        start.triggered = True
+        start.callbacks.append(lambda ev: self._resume(gen, ev))
+        self.schedule(start, 0.0, _URGENT)
+
+    def _resume(self, gen, ev: _Event):
+        while True:
+            try:
+                nxt = gen.send(ev.value)
+            except StopIteration:
+                return
+            if nxt.callbacks is not None:          # not processed yet: wait for it
+                nxt.callbacks.append(lambda e: self._resume(gen, e))
+                return
+            ev = nxt                               # already processed: resume at once, as SimPy does
+
+    def run(self, until: float | None = None):
+        """Process events in order; with ``until``, stop before the first event at or after it (SimPy
+        schedules its stop event at ``until`` with urgent priority, ahead of the others there)."""
+        heap, pop = self._heap, heapq.heappop
+        while heap:
+            if until is not None and heap[0][0] >= until:
+                self.now = until
+                return
+            self.now, _, _, ev = pop(heap)
+            callbacks, ev.callbacks = ev.callbacks, None
+            for cb in callbacks:
+                cb(ev)
+
+
 # --------------------------------------------------------------------------- the simulation
 @dataclass
 class _Client:
@@ -269,11 +343,11 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             a_c = spec.alpha if spec.alpha is not None else 1.0
             slo.budget(a_c, 0, spec.slo_class, 0.0, 0.0)
             slo_of[i] = (float(a_c), float(spec.slo_class))
-    env = simpy.Environment()
+    env = _Loop()
     alloc = dict(allocator.initial(list(range(len(specs)))))
     clients = [_Client(i, alloc[i]) for i in range(len(specs))]
     queue: list[Pending] = []
-    replies: dict[int, simpy.Event] = {}
+    replies: dict[int, _Event] = {}
     meta: dict[int, tuple] = {}          # id(pending) -> (draft time, domain, outcome drawn by a stop rule)
     wrap = rounds is not None or until is not None
     active = set(range(len(specs)))
