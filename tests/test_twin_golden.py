@@ -1,6 +1,6 @@
 """The twin's outputs for fixed seeds are pinned: a speed-up of the twin must leave every log byte for
-byte as it was (hashes of the log CSVs and of WISP sweep rows recorded with the SimPy implementation
-of commit 17ecc6d, before the hot path and the event loop were rewritten)."""
+byte as it was (hashes of the log CSVs and of WISP sweep rows recorded with the SimPy implementation,
+before the hot path and the event loop were rewritten)."""
 import hashlib
 
 import pytest
