@@ -65,12 +65,13 @@ profiles: venv
 	$(PY) -m specedge.serving.verify_profiling
 	$(PY) -m specedge.experiments.li2026_real measure
 
-# Six runs (~10 + ~1 + ~5 + ~3 + ~1 + ~5 min), results in figures/bench/: the real pair (Qwen2.5-Coder 0.5B drafting
+# Seven runs (~10 + ~1 + ~5 + ~3 + ~1 + ~5 + ~1 min), results in figures/bench/: the real pair (Qwen2.5-Coder 0.5B drafting
 # for 1.5B, float32, 2 threads: our loop vs assisted generation vs AR, γ = 1..5); decoding with the zoo pair as trained (tiny
 # float32 target: framework overhead dominates) and with its target widened to 0.43 B parameters in
 # bfloat16 (specedge.zoo.widen: same logits, memory-bound passes as on an accelerator); then the serving
 # layer (batched vs separate verification, server overhead per round, twin speed); then WISP's batch
-# former (µs per decision vs queue length) and a whole Table 2 sweep (Qwen3-32B, 20 s horizons) on 1 and 2 workers.
+# former (µs per decision vs queue length) and a whole Table 2 sweep (Qwen3-32B, 20 s horizons) on 1 and 2 workers;
+# the twin's client-rounds per CPU-second at 8 and 64 clients (sync rounds and WISP's former).
 # WIDE_DTYPE=float32 on CPUs without bf16 matmul support (AVX2 only: bf16 there is several times slower than fp32).
 WIDE_DTYPE ?= bfloat16
 bench: venv
@@ -83,6 +84,7 @@ bench: venv
 	$(PY) tests/bench_serving.py --out-dir figures/bench --wide-dtype $(WIDE_DTYPE)
 	$(PY) tests/bench_wisp_scheduler.py --out figures/bench/wisp_scheduler.csv
 	$(PY) tests/bench_wisp_table2.py --horizon 20 --warmup 5 --targets Qwen3-32B --out figures/bench/wisp_table2.csv
+	$(PY) tests/bench_twin.py --out figures/bench/twin_speed.csv
 
 # Rows present in each figures/<paper>/comparison.csv against the numbers the paper states, counted
 # per artefact from the inventories in data/coverage/ (add --detail for the per-artefact table).

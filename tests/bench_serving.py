@@ -25,7 +25,8 @@ from specedge.serving.allocation import FixedS, GoodspeedAllocator
 from specedge.serving.batching import SyncRounds
 from specedge.serving.drafter import Drafter
 from specedge.serving.run import run_real
-from specedge.serving.twin import Times, TraceAcceptance, linear_verify, simulate
+from specedge.serving.runtime import AffineTokens
+from specedge.serving.twin import Times, TraceAcceptance, simulate
 from specedge.serving.verifier import Verifier
 from specedge.serving.workload import ClientSpec, Workload
 
@@ -84,7 +85,7 @@ def overhead() -> list[dict]:
 def twin_speed() -> list[dict]:
     acc = TraceAcceptance()
     wl = Workload("target-m", tuple(ClientSpec("draft-xs", ("code", "math"), 2, 150) for _ in range(8)), capacity=16)
-    times = Times([lambda s: 0.004 * s] * 8, linear_verify(0.009, 6e-5))
+    times = Times([lambda s: 0.004 * s] * 8, AffineTokens(0.009, 6e-5))
     rows = []
     for alloc in (FixedS(16, 8), GoodspeedAllocator(16)):
         with timing.stopwatch() as t:

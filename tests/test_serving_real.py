@@ -103,14 +103,15 @@ def test_fcfs_server_with_the_same_allocator_object(target):
 def test_one_allocator_object_drives_the_real_run_and_the_twin(target):
     """The policy objects are plain: the very same instance runs in the real server and in the twin."""
     from specedge.serving.allocation import GoodspeedAllocator
-    from specedge.serving.twin import IIDAcceptance, Times, linear_verify, simulate
+    from specedge.serving.runtime import AffineTokens
+    from specedge.serving.twin import IIDAcceptance, Times, simulate
 
     alloc, former = GoodspeedAllocator(6), SyncRounds()
     wl = Workload("target-m", (ClientSpec("draft-xs", ("code",), 1, 8), ClientSpec("draft-s", ("sql",), 1, 8)), capacity=6)
     real, _ = run_real(wl, former, alloc, label="GOODSPEED")
     x_after_real = dict(alloc.X)
     assert set(x_after_real) == {0, 1} and x_after_real != {0: 1.0, 1: 1.0}
-    twin = simulate(wl, former, alloc, Times([lambda s: 0.001 * s] * 2, linear_verify(0.01, 0.0)), IIDAcceptance(0.5))
+    twin = simulate(wl, former, alloc, Times([lambda s: 0.001 * s] * 2, AffineTokens(0.01, 0.0)), IIDAcceptance(0.5))
     assert set(alloc.X) == {0, 1} and len(twin) > 0 and len(real[real.event == ""]) > 0
 
 

@@ -6,7 +6,8 @@ import pytest
 from specedge import sampling
 from specedge.serving.allocation import FixedS, GoodspeedAllocator
 from specedge.serving.batching import SyncRounds
-from specedge.serving.twin import IIDAcceptance, Times, TraceAcceptance, linear_verify, simulate
+from specedge.serving.runtime import AffineTokens
+from specedge.serving.twin import IIDAcceptance, Times, TraceAcceptance, simulate
 from specedge.serving.workload import ClientSpec, Workload
 
 
@@ -27,7 +28,7 @@ def _wl(n=3, tokens=40, prompts=1):
 
 def test_twin_uses_the_given_objects_and_is_deterministic():
     former, alloc = Recording(), GoodspeedAllocator(9)
-    times = Times([lambda s: 0.01 * s] * 3, linear_verify(0.02, 0.001))
+    times = Times([lambda s: 0.01 * s] * 3, AffineTokens(0.02, 0.001))
     a = simulate(_wl(), former, alloc, times, IIDAcceptance(0.6), seed=4)
     assert former.calls > 0 and alloc.X and set(alloc.alpha_hat) == {0, 1, 2}
     b = simulate(_wl(), Recording(), GoodspeedAllocator(9), times, IIDAcceptance(0.6), seed=4)
@@ -37,7 +38,7 @@ def test_twin_uses_the_given_objects_and_is_deterministic():
 
 
 def test_round_time_and_iid_tokens_per_round_match_closed_forms():
-    times = Times([lambda s: 0.0] * 2, linear_verify(0.05, 0.0))
+    times = Times([lambda s: 0.0] * 2, AffineTokens(0.05, 0.0))
     log = simulate(_wl(2, tokens=10_000, prompts=1), SyncRounds(), FixedS(8, 2), times, IIDAcceptance(0.7),
                    rounds=3000, seed=1)
     assert np.allclose(log.t_round, 0.05) and np.allclose(log.t_verify, 0.05)
@@ -57,3 +58,39 @@ def test_trace_acceptance_is_measured_data():
         acc.draw(rng, "draft-zz", "code", 0.0, 2)
     with pytest.raises(FileNotFoundError, match="make zoo"):
         TraceAcceptance("/nonexistent/traces.csv.gz")
+
+
+def test_round_time_closed_form_with_link_and_per_token_verify_cost():
+    """Sync rounds, every client drafting S = 3 with its own drafting speed, a link with latency and a
+    per-byte cost each way, a verification pass c0 + c_tok * sum(S_i + 1) (``runtime.AffineTokens``):
+    every client starts each round together (equal replies), so each round lasts
+    max_i(d_i S + up(S)) + c0 + c_tok * N (S + 1) + down, and the server's t_send is its own send time."""
+    n, s, d = 3, 3, (0.002, 0.005, 0.003)
+    up = lambda c, k: 0.0004 + 2e-5 * k
+    verify = AffineTokens(0.009, 6e-5)
+    times = Times([lambda k, di=di: di * k for di in d], verify, up=up, down=lambda c: 0.0007, send=lambda c: 1e-6)
+    log = simulate(_wl(n, tokens=10_000, prompts=1), SyncRounds(), FixedS(n * s, n), times, IIDAcceptance(0.5),
+                   rounds=50, seed=0)
+    expect_verify = 0.009 + 6e-5 * n * (s + 1)
+    expect = max(di * s for di in d) + up(0, s) + expect_verify + 0.0007
+    assert np.allclose(log.t_verify, expect_verify) and np.allclose(log.t_round, expect)
+    assert np.allclose(log.t_send, 1e-6) and np.allclose(log.t_draft, np.tile(np.array(d) * s, 50))
+    assert np.allclose(log.groupby("batch").start.first().diff().dropna(), expect)
+
+
+def test_verify_model_is_built_by_the_profiles_kind():
+    from specedge import hardware
+    from specedge.experiments import tran2025 as ex
+    from specedge.serving.estimator import Estimator
+    from specedge.serving.runtime import verify_model
+
+    m = verify_model("tran2025_paper")
+    assert m == AffineTokens(8.8e-3, 6.0e-5)
+    assert verify_model(hardware.load_profile("tran2025_paper")) == m          # a loaded profile works alike
+    assert ex.paper_times(ex.table1()[0]).verify == m                          # the notebooks' twin uses it
+    assert isinstance(verify_model("li2026_paper"), Estimator)
+    with pytest.raises(ValueError, match="linear_batch"):
+        verify_model("zhu2025_paper", "verify" if "verify" in hardware.load_profile("zhu2025_paper").runtime
+                     else sorted(hardware.load_profile("zhu2025_paper").runtime)[0])
+    with pytest.raises(ValueError, match="c_tok"):
+        AffineTokens(0.01, -1e-5)

@@ -6,7 +6,8 @@ import pytest
 from specedge.serving import centralized
 from specedge.serving.allocation import FixedS
 from specedge.serving.batching import FCFS
-from specedge.serving.twin import IIDAcceptance, Times, TraceAcceptance, linear_verify, simulate
+from specedge.serving.runtime import AffineTokens
+from specedge.serving.twin import IIDAcceptance, Times, TraceAcceptance, simulate
 from specedge.serving.workload import ClientSpec, Workload
 from specedge.experiments import li2026 as L
 
@@ -26,7 +27,7 @@ def _run(cache, prompt=20, gamma=3, tokens=30, slo_class=None, alpha=None):
     wl = Workload("target-m", (ClientSpec("draft-xs", ("code",), 1, tokens, gamma, "fixed", 0.0, slo_class, alpha,
                                           prompt),), cache=cache)
     former = Seen()
-    times = Times([lambda s: 0.01 * s], linear_verify(0.02, 0.001), up=lambda c, s: 0.005, down=lambda c: 0.005)
+    times = Times([lambda s: 0.01 * s], AffineTokens(0.02, 0.001), up=lambda c, s: 0.005, down=lambda c: 0.005)
     log = simulate(wl, former, FixedS(3, 1), times, IIDAcceptance(0.5), seed=3)
     return former.seen, log
 

@@ -170,3 +170,52 @@ def all_of(flags: Mapping[str, bool], name: str = "all_of") -> Claim:
             else f"fails for {len(failed)} of {len(flags)}: " + ", ".join(map(str, failed[:8]))
             + (" ..." if len(failed) > 8 else ""))
     return Claim(name, not failed, text)
+
+
+# --------------------------------------------------------------------------- claims over seeds
+def mean_interval(values: Iterable[float], confidence: float = 0.95) -> tuple[float, float, float]:
+    """Mean of ``values`` (one per seed) and its Student-t confidence interval (mean, low, high);
+    NaN bounds with fewer than two values."""
+    from scipy import stats
+
+    arr, why = _series(values)
+    if arr is None:
+        raise ValueError(f"values: {why}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence: must lie in (0, 1), got {confidence!r}")
+    m = float(arr.mean())
+    if arr.size < 2:
+        return m, float("nan"), float("nan")
+    half = float(stats.t.ppf(0.5 + confidence / 2, arr.size - 1) * arr.std(ddof=1) / math.sqrt(arr.size))
+    return m, m - half, m + half
+
+
+def interval_above(a: Sequence[float], b: Sequence[float], confidence: float = 0.95) -> Claim:
+    """A above B over seeds: the paired differences a_k - b_k (same seed k) have a confidence interval
+    that clears zero. An interval containing zero is a tie (the claim fails, the evidence says "tie")."""
+    if len(a) != len(b):
+        return Claim("interval_above", False, f"rejected: {len(a)} vs {len(b)} seeds (paired by seed)")
+    arr, why = _series(np.asarray(a, float) - np.asarray(b, float)) if len(a) else (None, "rejected: empty")
+    if arr is None:
+        return Claim("interval_above", False, why)
+    if arr.size < 2:
+        return Claim("interval_above", False, f"rejected: one seed ({_fmt(arr[0])}), no interval")
+    m, lo, hi = mean_interval(arr, confidence)
+    verdict = "above" if lo > 0 else ("below" if hi < 0 else "tie")
+    return Claim("interval_above", lo > 0,
+                 f"{verdict}: mean diff {m:+.4g} [{lo:+.4g}, {hi:+.4g}] ({confidence:.0%}, {arr.size} seeds)")
+
+
+def interval_argmax_is(values: Mapping[str, Sequence[float]], expected: str, confidence: float = 0.95) -> Claim:
+    """``expected`` is above every other entry over seeds (``interval_above`` against each, paired by
+    seed): a tie with any of them fails the claim."""
+    if expected not in values or len(values) < 2:
+        return Claim("interval_argmax_is", False, f"rejected: need {expected!r} and at least one other, got {list(values)}")
+    parts, ok = [], True
+    for k, v in values.items():
+        if k == expected:
+            continue
+        c = interval_above(values[expected], v, confidence)
+        ok &= c.holds
+        parts.append(f"vs {k}: {c.evidence}")
+    return Claim("interval_argmax_is", ok, f"{expected} " + "; ".join(parts))

@@ -26,6 +26,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -83,7 +84,7 @@ def _rows(result: Any, where: str) -> list[dict]:
 def _point(fn, config, path: str | None) -> list[dict]:
     rows = _rows(fn(config), getattr(fn, "__qualname__", str(fn)))
     if path is not None:
-        tmp = Path(path + ".tmp")
+        tmp = Path(f"{path}.{os.getpid()}.tmp")   # two workers may compute the same point (shared caches)
         tmp.write_text(json.dumps(rows))
         tmp.replace(path)
     return rows

@@ -333,15 +333,28 @@ class Curve:
     seed: int
     hi: int
     setting: Setting = field(default_factory=Setting)
+    point_cache: str = ""             # a sweep cache folder for the points (""; none): searches share points
+
+
+@lru_cache(maxsize=None)
+def _version() -> str:
+    return sweep.library_version()
 
 
 def capacity_of(curve: Curve) -> dict:
-    """Bisection on N (``serving.capacity``) of the pooled response-level violation rate."""
+    """Bisection on N (``serving.capacity``) of the pooled response-level violation rate. With
+    ``point_cache`` each (N, seed) point is read from / written to the sweep cache, so searches that
+    meet the same point (Table 2 and its epsilon sensitivity, seed 1 of 3) simulate it once."""
     evaluated = {}
 
     def f(n: int):
-        rows = [run_point(Point(curve.system, int(n), curve.slo_class, curve.target, seed=s, setting=curve.setting))
-                for s in sweep.seeds(curve.seed, curve.seeds)]
+        points = [Point(curve.system, int(n), curve.slo_class, curve.target, seed=s, setting=curve.setting)
+                  for s in sweep.seeds(curve.seed, curve.seeds)]
+        if curve.point_cache:
+            rows = sweep.run(run_point, points, backend="sequential", cache_dir=curve.point_cache,
+                             version=_version(), progress=False).to_dict("records")
+        else:
+            rows = [run_point(p) for p in points]
         v, t = sum(r["violations"] for r in rows), sum(r["responses"] for r in rows)
         evaluated[int(n)] = (v, t)
         return v, t
@@ -355,9 +368,11 @@ def capacity_of(curve: Curve) -> dict:
 
 
 def capacity_table(systems, targets, classes, *, epsilon: float, seeds: int, seed: int, setting: Setting,
-                   hi: int, run) -> pd.DataFrame:
-    """Table 2: one bisection per (system, target, class), fanned out by ``run`` (a sweep runner)."""
-    curves = [Curve(s, t, c, epsilon, seeds, seed, hi, setting) for t in targets for s in systems for c in classes]
+                   hi: int, run, point_cache: str = "") -> pd.DataFrame:
+    """Table 2: one bisection per (system, target, class), fanned out by ``run`` (a sweep runner);
+    ``point_cache``: a folder the searches share their points through (``capacity_of``)."""
+    curves = [Curve(s, t, c, epsilon, seeds, seed, hi, setting, str(point_cache)) for t in targets for s in systems
+              for c in classes]
     return run(curves, capacity_of)
 
 

@@ -8,6 +8,7 @@ switching domain over time (non-stationary acceptance). Policies: GOODSPEED (Alg
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,11 +17,14 @@ import pandas as pd
 from .. import hardware, paths, sampling
 from ..serving.allocation import FixedS, GoodspeedAllocator, RandomS
 from ..serving.batching import SyncRounds
-from ..serving.twin import Times, TraceAcceptance, linear_verify, simulate
+from ..serving.runtime import verify_model
+from ..serving.twin import IIDAcceptance, Times, TraceAcceptance, simulate
 from ..serving.workload import ClientSpec, Workload
 
 DOMAINS = ("chat", "code", "math", "qa", "sql", "summarize")
 POLICIES = ("GOODSPEED", "Fixed-S", "Random-S")
+FLOOR = "Fixed-S ⌊C/N⌋"        # the literal C // N share, C % N slots idle (a second, labelled row)
+BETA = 0.5                      # Sec IV-B3: "With beta = 0.5, the threshold T/beta ~ 400-600"
 
 
 @dataclass(frozen=True)
@@ -54,47 +58,114 @@ def workload(cfg: Config, prompts_per_domain: int = 1, max_tokens: int | None = 
     return Workload("target-m", clients, capacity=cfg.capacity)
 
 
-def allocator(policy: str, cfg: Config, seed: int = 0, eta: float = 0.1, beta: float = 0.1):
+def allocator(policy: str, cfg: Config, seed: int = 0, eta: float = 0.1, beta: float = BETA):
     if policy == "GOODSPEED":
         return GoodspeedAllocator(cfg.capacity, eta=eta, beta=beta)
     if policy == "Fixed-S":
         return FixedS(cfg.capacity, cfg.clients)
+    if policy == FLOOR:
+        return FixedS(cfg.capacity, cfg.clients, floor=True)
     if policy == "Random-S":
         return RandomS(cfg.capacity, seed=seed)
-    raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+    raise ValueError(f"policy must be one of {POLICIES + (FLOOR,)}, got {policy!r}")
 
 
-def paper_times(cfg: Config, profile: str = "tran2025_paper") -> Times:
-    """H100 verifier / L4 drafters at paper scale, from the profile's (derived) runtime section."""
-    prof = hardware.load_profile(profile)
-    v = prof.coefficients("verify")
-    size = {"draft-xs": prof.coefficients("draft_small")["c_tok"], "draft-s": prof.coefficients("draft_large")["c_tok"]}
+VOCAB = 151_936  # Qwen3's vocabulary: a dense fp16 distribution per drafted token goes uplink (Sec IV-A3)
+
+
+def paper_times(cfg: Config, profile: "str | hardware.Profile" = "tran2025_paper", *, draft_s_per_token: float | None = None,
+                rate_bps: float | None = None, latency_s: float | None = None) -> Times:
+    """H100 verifier / L4 drafters at paper scale, from the profile's (derived) runtime section.
+
+    The paper gives no link or drafting numbers; ``draft_s_per_token`` (draft-xs's seconds per token;
+    draft-s keeps the profile's ratio to it), ``rate_bps`` and ``latency_s`` replace the profile's
+    values (``fig3_region`` sweeps them). Uplink: per drafted token its id and the dense distribution;
+    downlink: a 64-byte reply, which the server puts on the link in 64 * 8 / rate (``t_send``) while the
+    client also waits the latency."""
+    prof = profile if isinstance(profile, hardware.Profile) else hardware.load_profile(profile)
+    small, large = prof.coefficients("draft_small")["c_tok"], prof.coefficients("draft_large")["c_tok"]
+    if draft_s_per_token is not None:
+        small, large = draft_s_per_token, draft_s_per_token * large / small
+    size = {"draft-xs": small, "draft-s": large}
     link = prof.link("draft_to_verifier")
-    rate, lat = float(link["rate_bps"]), float(link.get("latency_s", 0.0))
+    rate = float(link["rate_bps"]) if rate_bps is None else float(rate_bps)
+    lat = float(link.get("latency_s", 0.0)) if latency_s is None else float(latency_s)
     drafts = [cfg.drafts[i % len(cfg.drafts)] for i in range(cfg.clients)]
-    vocab = 151_936  # Qwen3's vocabulary: a dense fp16 distribution per drafted token goes uplink
     return Times(draft=[lambda s, c=size[d]: c * s for d in drafts],
-                 verify=lambda batch: v["c0"] + v["c_tok"] * sum(p.n_draft + 1 for p in batch),
-                 up=lambda c, s: lat + 8 * (64 + s * (4 + 2 * vocab)) / rate,
-                 down=lambda c: lat + 8 * 64 / rate,
-                 bytes_up=lambda s: 64 + s * (4 + 2 * vocab), bytes_down=64)
+                 verify=verify_model(prof, "verify"),
+                 up=lambda c, s: lat + 8 * (64 + s * (4 + 2 * VOCAB)) / rate,
+                 down=lambda c: lat + 8 * 64 / rate, send=lambda c: 8 * 64 / rate,
+                 bytes_up=lambda s: 64 + s * (4 + 2 * VOCAB), bytes_down=64)
 
 
 def run_twin(cfg: Config, policy: str, times: Times, acceptance, *, rounds: int | None = None,
-             seed: int = 0, prompts_per_domain: int = 1, max_tokens: int | None = None):
+             seed: int = 0, prompts_per_domain: int = 1, max_tokens: int | None = None,
+             eta: float = 0.1, beta: float = BETA, wl: Workload | None = None):
     """One twin run; returns (log, estimates) where estimates has the allocator's X and alpha-hat per
-    batch (GOODSPEED only; Fig 2)."""
-    alloc = allocator(policy, cfg, seed)
+    batch (GOODSPEED only; Fig 2). ``wl`` replaces ``workload(cfg, ...)``."""
+    alloc = allocator(policy, cfg, seed, eta=eta, beta=beta)
     est = []
 
     def record(batch, _):
         if isinstance(alloc, GoodspeedAllocator):
             est.extend(dict(batch=batch, client=c, X=alloc.X[c], alpha_hat=alloc.alpha_hat[c]) for c in alloc.X)
 
-    wl = workload(cfg, prompts_per_domain, max_tokens, seed=seed)
+    wl = wl or workload(cfg, prompts_per_domain, max_tokens, seed=seed)
     log = simulate(wl, SyncRounds(), alloc, times, acceptance, rounds=rounds, seed=seed, label=policy,
                    on_batch=record)
     return log, pd.DataFrame(est)
+
+
+def final_utilities(cfg: Config, policies, acceptance, *, seeds, rounds: int, beta: float = BETA,
+                    eta: float = 0.1, wl_of=None) -> pd.DataFrame:
+    """Fig 4 over seeds: U(x̄(rounds)) per (policy, seed), one row each (times do not matter: sync
+    rounds count tokens per round). ``wl_of(seed)`` replaces ``workload(cfg, seed=seed)``."""
+    times = Times([lambda s: 0.0] * cfg.clients, lambda batch: 1.0)
+    rows = []
+    for sd in seeds:
+        for pol in policies:
+            log, _ = run_twin(cfg, pol, times, acceptance, rounds=rounds, seed=sd, eta=eta, beta=beta,
+                              wl=wl_of(sd) if wl_of else None)
+            rows.append(dict(config=cfg.name, policy=pol, seed=sd, beta=beta,
+                             utility=float(utility_curve(log).iloc[-1])))
+    return pd.DataFrame(rows)
+
+
+def iid_model(acceptance: TraceAcceptance, cfg: Config, seed: int = 0):
+    """Theorem 1 where x* is exact: each client drafts on one domain (its first) with i.i.d.
+    acceptance at that (draft, domain)'s traced rate (``sampling.iid_acceptance``); returns the
+    workload (long prompts, so no round is cut short), the ``IIDAcceptance`` and the clients' alphas."""
+    base = workload(cfg, 1, 10**9, seed=seed)
+    clients = tuple(dataclasses.replace(c, domains=c.domains[:1]) for c in base.clients)
+    wl = dataclasses.replace(base, clients=clients)
+    alpha = client_alpha(acceptance, wl)
+    table = {(c.draft, c.domains[0]): float(a) for c, a in zip(clients, alpha)}
+    return wl, IIDAcceptance(table), alpha
+
+
+def fig3_region(cfg: Config, acceptance, draft_s_per_token, rates_bps, *, profile: str = "tran2025_paper",
+                latency_s: float | None = None, seed: int = 0, prompts_per_domain: int = 2) -> pd.DataFrame:
+    """Fig 3's proportions over the unknown drafting and link numbers: per (draft time per token,
+    uplink rate), Random-S's wall time above Fixed-S (%), sending's share of wall time (%), the
+    shares of receiving and verification (%), GOODSPEED's verification and wall time vs Fixed-S (%)."""
+    rows = []
+    for d in draft_s_per_token:
+        for r in rates_bps:
+            times = paper_times(cfg, profile, draft_s_per_token=d, rate_bps=r, latency_s=latency_s)
+            split = {}
+            for pol in POLICIES:
+                log, _ = run_twin(cfg, pol, times, acceptance, seed=seed, prompts_per_domain=prompts_per_domain)
+                split[pol] = time_split(log)
+            total = {p: sum(v.values()) for p, v in split.items()}
+            share = lambda part: 100 * sum(v[part] for v in split.values()) / sum(total.values())
+            rows.append(dict(config=cfg.name, draft_ms_per_token=1e3 * d, rate_gbps=r / 1e9,
+                             random_over_fixed_pct=100 * (total["Random-S"] / total["Fixed-S"] - 1),
+                             sending_pct=share("sending"), receiving_pct=share("receiving"),
+                             verification_pct=share("verification"),
+                             goodspeed_verify_vs_fixed_pct=100 * (split["GOODSPEED"]["verification"]
+                                                                 / split["Fixed-S"]["verification"] - 1),
+                             goodspeed_wall_vs_fixed_pct=100 * (total["GOODSPEED"] / total["Fixed-S"] - 1)))
+    return pd.DataFrame(rows)
 
 
 # --------------------------------------------------------------------------- metrics
@@ -218,6 +289,6 @@ if __name__ == "__main__":
     raise SystemExit(_main())
 
 
-__all__ = ["Config", "table1", "workload", "allocator", "paper_times", "run_twin", "time_split",
-           "utility_curve", "client_goodput", "real_config", "measure_real", "load_real_runs", "stabilisation", "client_alpha", "moving", "POLICIES", "STAND_INS",
-           "linear_verify"]
+__all__ = ["Config", "table1", "workload", "allocator", "paper_times", "run_twin", "final_utilities",
+           "iid_model", "fig3_region", "FLOOR", "BETA", "time_split",
+           "utility_curve", "client_goodput", "real_config", "measure_real", "load_real_runs", "stabilisation", "client_alpha", "moving", "POLICIES", "STAND_INS"]

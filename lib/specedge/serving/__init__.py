@@ -15,7 +15,7 @@ Layout (Vidur's split: policies with no I/O, a runtime model, the things that fl
 - ``verifier``    the target model, per-session prefix caches, batched verification in one pass.
 - ``server`` / ``drafter`` / ``run``  the real multi-process system on 127.0.0.1
   (``python -m specedge.serving``).
-- ``twin``        the SimPy discrete-event twin running the same policy objects.
+- ``twin``        the discrete-event twin running the same policy objects (SimPy's event order, a plain heap).
 
 Schedulers hold no clock and do no I/O: the server and the twin pass ``now`` in, so the same object
 runs unchanged in both (a test passes one object to both).

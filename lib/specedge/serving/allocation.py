@@ -10,33 +10,45 @@ from typing import Sequence
 
 import numpy as np
 
-from ..solvers.tran2025 import allocate
+from ..solvers.tran2025 import greedy
 from .interfaces import Outcome
 
 
 @dataclass
 class FixedS:
-    """Fixed-S baseline: every client drafts ``S_i = C // N`` tokens every round (tran2025 IV-B)."""
+    """Fixed-S baseline (tran2025 IV-B, "S_i = C/N"): every client drafts the same share every round.
+
+    C/N is rarely an integer (8 clients, C = 20), so the whole budget is used: every client gets
+    ``C // N`` and the first ``C % N`` clients one more (the honest baseline, sum S_i = C). With
+    ``floor=True`` every client gets ``C // N`` and ``C % N`` slots stay idle (the literal reading,
+    labelled "Fixed-S ⌊C/N⌋")."""
     capacity: int
     num_clients: int
-    label: str = "Fixed-S"
+    floor: bool = False
+    label: str = ""
     _clients: list[int] = field(default_factory=list, repr=False)
 
     def __post_init__(self):
         if self.num_clients < 1 or self.capacity < self.num_clients:
             raise ValueError(f"FixedS: need capacity >= num_clients >= 1, got C={self.capacity}, "
                              f"N={self.num_clients}")
+        if not self.label:
+            self.label = "Fixed-S ⌊C/N⌋" if self.floor else "Fixed-S"
 
     @property
     def share(self) -> int:
         return self.capacity // self.num_clients
 
+    def _shares(self) -> dict[int, int]:
+        extra = 0 if self.floor else self.capacity - self.share * self.num_clients
+        return {c: self.share + (1 if k < extra else 0) for k, c in enumerate(self._clients)}
+
     def initial(self, clients: Sequence[int]) -> dict[int, int]:
         self._clients = list(clients)
-        return {c: self.share for c in self._clients}
+        return self._shares()
 
     def update(self, outcomes: Sequence[Outcome]) -> dict[int, int]:
-        return {c: self.share for c in self._clients}
+        return self._shares()
 
 
 @dataclass
@@ -94,10 +106,9 @@ class GoodspeedAllocator:
 
     def _solve(self) -> dict[int, int]:
         clients = sorted(self.alpha_hat)
-        a = [min(self.alpha_hat[c], 1 - 1e-9) for c in clients]
-        w = [1.0 / self.X[c] for c in clients]
-        s = allocate(a, w, self.capacity, self.s_max)
-        return {c: int(v) for c, v in zip(clients, s)}
+        a = [float(min(self.alpha_hat[c], 1 - 1e-9)) for c in clients]
+        w = [1.0 / float(self.X[c]) for c in clients]
+        return dict(zip(clients, greedy(a, w, self.capacity, self.s_max)))
 
     def initial(self, clients: Sequence[int]) -> dict[int, int]:
         self.alpha_hat = {c: self.alpha0 for c in clients}

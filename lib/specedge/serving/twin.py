@@ -1,4 +1,4 @@
-"""The SimPy twin of the serving layer: the same clients, batch former and allocator, simulated time.
+"""The twin of the serving layer: the same clients, batch former and allocator, simulated time.
 
 ``simulate(workload, former, allocator, times, acceptance)`` runs the policy objects it is given
 (unchanged: they get the simulated ``now``) against simulated drafting, network and verification
@@ -13,21 +13,27 @@ the real run writes, so one set of metric definitions serves both (LLMServingSim
   traces (``data/traces/li2026_traces.csv.gz``: target-m with each draft, per domain and temperature),
   ``IIDAcceptance`` from a fixed alpha (tests).
 - Times: ``Times`` (per-client draft time per token, verification time of a batch, link) built from
-  a hardware profile or fitted to a real run (``fit_times``).
+  a hardware profile (the verification time: ``runtime.verify_model``) or fitted to a real run
+  (``fit_times``: a ``runtime.AffineTokens``).
+- Events: a plain heap loop (``_Loop``) that orders events exactly as SimPy does (time, priority,
+  scheduling order); it replaced ``simpy.Environment`` with every log unchanged (tests/test_twin_golden.py).
 """
 from __future__ import annotations
 
+import heapq
+import itertools
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
-import simpy
 
 from .. import paths
 from . import slo
 from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Outcome, Pending
+from .runtime import AffineTokens
 from .workload import Workload
 
 TRACES = paths.DATA / "traces" / "li2026_traces.csv.gz"
@@ -35,15 +41,26 @@ TRACES = paths.DATA / "traces" / "li2026_traces.csv.gz"
 
 # --------------------------------------------------------------------------- acceptance
 class IIDAcceptance:
-    """Every drafted token accepted with probability ``alpha`` (min(1, p/q) = the 0/1 outcome)."""
+    """Every drafted token accepted independently with probability alpha (min(1, p/q) = the 0/1
+    outcome): one ``alpha`` for every client, or a mapping (draft, domain) -> alpha."""
 
-    def __init__(self, alpha: float):
-        if not 0 <= alpha <= 1:
-            raise ValueError(f"alpha: must lie in [0, 1], got {alpha}")
-        self.alpha = float(alpha)
+    def __init__(self, alpha):
+        table = dict(alpha) if isinstance(alpha, dict) else {None: alpha}
+        for k, a in table.items():
+            if not 0 <= a <= 1:
+                raise ValueError(f"alpha{'' if k is None else f'[{k}]'}: must lie in [0, 1], got {a}")
+        self.table = {k: float(a) for k, a in table.items()}
+        self.alpha = self.table.get(None)
+
+    def _alpha(self, draft: str, domain: str) -> float:
+        if self.alpha is not None:
+            return self.alpha
+        if (draft, domain) not in self.table:
+            raise KeyError(f"IIDAcceptance: no alpha for (draft={draft!r}, domain={domain!r}); have {sorted(self.table)}")
+        return self.table[draft, domain]
 
     def draw(self, rng: np.random.Generator, draft: str, domain: str, temperature: float, s: int):
-        ok = rng.random(s) < self.alpha
+        ok = rng.random(s) < self._alpha(draft, domain)
         n = int(np.argmin(ok)) if not ok.all() else s
         return n, float(ok.sum())
 
@@ -77,7 +94,8 @@ class TraceAcceptance:
         df["ratio"] = np.minimum(1.0, df["p"] / df["q"].where(df["q"] > 0, np.nan)).fillna(0.0)
         self.rounds: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.stops: dict[str, dict[tuple, np.ndarray]] = {name: {} for name in (stop_rules or {})}
-        self._full: dict[tuple, np.ndarray] = {}
+        self._fast: dict[tuple, tuple] = {}
+        self._controlled: dict[tuple, list] = {}
         for key, g in df.sort_values(["prompt", "round", "i"]).groupby(["draft", "domain", "temperature"]):
             key = (key[0], key[1], float(key[2]))
             rid = g["prompt"].to_numpy() * 100_000 + g["round"].to_numpy()
@@ -100,34 +118,66 @@ class TraceAcceptance:
                            f"available: {self.keys()[:6]} ...")
         return key, self.rounds[key]
 
+    def _fast_get(self, draft, domain, temperature):
+        """Per (draft, domain, T): the number of traced rounds, each round's length and leading run of
+        accepted positions, and a cache of its ratio sums by prefix length (computed by the same numpy
+        sum the general path uses, so a draw is bit for bit the same)."""
+        key = (draft, domain, temperature)
+        fast = self._fast.get(key)
+        if fast is None:
+            key, (acc, ratio, bounds) = self._get(draft, domain, temperature)
+            lens = np.diff(bounds)
+            runs = [int(np.argmin(acc[a:b])) if not acc[a:b].all() else int(b - a) for a, b in zip(bounds[:-1], bounds[1:])]
+            fast = self._fast[(draft, domain, temperature)] = (len(bounds) - 1, lens.tolist(), runs, bounds.tolist(), {})
+        return fast
+
     def draw(self, rng: np.random.Generator, draft: str, domain: str, temperature: float, s: int):
+        if s <= 0:
+            return 0, 0.0
+        nr, lens, runs, starts, sums = self._fast_get(draft, domain, temperature)
+        j = int(rng.integers(nr))
+        if lens[j] >= s:   # the common case: one traced round holds the whole window
+            total = sums.get((j, s))
+            if total is None:
+                a = starts[j]
+                total = sums[j, s] = float(self.rounds[(draft, domain, float(temperature))][1][a: a + s].sum())
+            return min(runs[j], s), total
         key, (acc, ratio, bounds) = self._get(draft, domain, temperature)
-        oks, rs = [], []
+        oks, rs = [acc[bounds[j]: bounds[j + 1]]], [ratio[bounds[j]: bounds[j + 1]]]
         while sum(map(len, oks)) < s:
             j = int(rng.integers(len(bounds) - 1))
             oks.append(acc[bounds[j]: bounds[j + 1]])
             rs.append(ratio[bounds[j]: bounds[j + 1]])
-        ok = np.concatenate(oks)[:s] if oks else np.zeros(0, bool)
-        n = int(np.argmin(ok)) if (s and not ok.all()) else s
-        return n, float(np.concatenate(rs)[:s].sum()) if rs else 0.0
+        ok = np.concatenate(oks)[:s]
+        n = int(np.argmin(ok)) if not ok.all() else s
+        return n, float(np.concatenate(rs)[:s].sum())
 
     def draw_controlled(self, rng: np.random.Generator, draft: str, domain: str, temperature: float,
                         gamma: int, rule: str):
         """(S, accepted, sum of min(1, p/q)) of one round drafted under stop rule ``rule``."""
+        table = self._controlled.get((draft, domain, temperature, gamma, rule))
+        if table is None:
+            table = self._controlled_table(draft, domain, temperature, gamma, rule)
+        return table[int(rng.integers(len(table)))]
+
+    def _controlled_table(self, draft, domain, temperature, gamma, rule):
+        """Every outcome a controlled round can have, one per traced round with a whole window: a
+        draw is then one index (the same random stream and numbers as drawing from the traces)."""
         if rule not in self.stops:
             raise KeyError(f"stop rule {rule!r}: not given to TraceAcceptance (have {sorted(self.stops)})")
         key, (acc, ratio, bounds) = self._get(draft, domain, temperature)
-        full = self._full.get((key, gamma))
-        if full is None:  # traced rounds with a whole window (the last rounds of a prompt are shorter)
-            full = self._full[(key, gamma)] = np.flatnonzero(np.diff(bounds) >= gamma)
-            if not len(full):
-                raise ValueError(f"gamma: no traced round of {key} holds {gamma} drafts")
-        j = int(full[rng.integers(len(full))])
-        a = bounds[j]
-        s = min(int(self.stops[rule][key][j]), gamma)
-        ok = acc[a: a + s]
-        n = int(np.argmin(ok)) if (s and not ok.all()) else s
-        return s, n, float(ratio[a: a + s].sum())
+        full = np.flatnonzero(np.diff(bounds) >= gamma)  # the last rounds of a prompt are shorter
+        if not len(full):
+            raise ValueError(f"gamma: no traced round of {key} holds {gamma} drafts")
+        table = []
+        for j in full.tolist():
+            a = int(bounds[j])
+            s = min(int(self.stops[rule][key][j]), gamma)
+            ok = acc[a: a + s]
+            n = int(np.argmin(ok)) if (s and not ok.all()) else s
+            table.append((s, n, float(ratio[a: a + s].sum())))
+        self._controlled[(draft, domain, temperature, gamma, rule)] = table
+        return table
 
     def mean_acceptance(self, draft: str, domain: str | None = None, temperature: float = 0.0) -> float:
         """Fraction of traced draft positions accepted (eq 5's alpha for a fixed window)."""
@@ -142,20 +192,16 @@ class TraceAcceptance:
 @dataclass
 class Times:
     """Seconds of each step. ``draft[c](s)``: client c drafting s tokens; ``verify(batch)``: one
-    batched verification; ``up(c, s)`` / ``down(c)``: the request and the reply on the link."""
+    batched verification; ``up(c, s)`` / ``down(c)``: the request and the reply on the link (the
+    client's wait: latency + transmission); ``send(c)``: the server's own time putting the reply on
+    the link (the log's ``t_send``, what the real server measures; ``None``: ``down(c)``)."""
     draft: Sequence[Callable[[int], float]]
     verify: Callable[[Sequence[Pending]], float]
     up: Callable[[int, int], float] = lambda c, s: 0.0
     down: Callable[[int], float] = lambda c: 0.0
     bytes_up: Callable[[int], int] = lambda s: 40 + 8 * s
     bytes_down: int = 50
-
-
-def linear_verify(c0: float, per_token: float, per_request: float = 0.0) -> Callable[[Sequence[Pending]], float]:
-    """t = c0 + per_token * sum(n_new) + per_request * batch size."""
-    def t(batch):
-        return c0 + per_token * sum(p.n_new for p in batch) + per_request * len(batch)
-    return t
+    send: Callable[[int], float] | None = None
 
 
 def fit_times(log: pd.DataFrame, num_clients: int) -> tuple[Times, dict]:
@@ -186,9 +232,79 @@ def fit_times(log: pd.DataFrame, num_clients: int) -> tuple[Times, dict]:
     up = rows.groupby("client")["up"].median().to_dict() if "up" in rows else {}
     down = rows.groupby("client")["t_send"].median().to_dict()
     fits["up"], fits["down"] = up, down
-    verify = lambda batch: c0 + c1 * sum(p.n_draft + 1 for p in batch)
-    times = Times(draft, verify, up=lambda c, s: float(up.get(c, 0.0)), down=lambda c: float(down.get(c, 0.0)))
+    times = Times(draft, AffineTokens(c0, c1), up=lambda c, s: float(up.get(c, 0.0)), down=lambda c: float(down.get(c, 0.0)))
     return times, fits
+
+
+# --------------------------------------------------------------------------- the event loop
+class _Event:
+    """An event of ``_Loop``: SimPy's ``Event`` reduced to what the twin uses (``succeed``,
+    ``triggered``, a value for the process waiting on it)."""
+    __slots__ = ("loop", "callbacks", "value", "triggered")
+
+    def __init__(self, loop: "_Loop"):
+        self.loop, self.callbacks, self.value, self.triggered = loop, [], None, False
+
+    def succeed(self, value=None):
+        self.triggered, self.value = True, value
+        self.loop.schedule(self, 0.0, _NORMAL)
+
+
+_URGENT, _NORMAL = 0, 1   # SimPy's priorities: a process start comes before timeouts and successes
+
+
+class _Loop:
+    """A plain heap event loop with SimPy's order: events keyed (time, priority, sequence), the
+    sequence counting schedulings, so events at one time run in the order SimPy runs them (its
+    ``eid`` also counts events the twin never waits on, e.g. a process ending, which shifts no
+    relative order). Processes are generators yielding the events they wait for, as in SimPy."""
+
+    def __init__(self):
+        self.now = 0.0
+        self._heap: list = []
+        self._seq = itertools.count()
+
+    def schedule(self, event: _Event, delay: float, priority: int):
+        heapq.heappush(self._heap, (self.now + delay, priority, next(self._seq), event))
+
+    def event(self) -> _Event:
+        return _Event(self)
+
+    def timeout(self, delay: float) -> _Event:
+        ev = _Event(self)
+        ev.triggered = True
+        self.schedule(ev, delay, _NORMAL)
+        return ev
+
+    def process(self, gen):
+        start = _Event(self)
+        start.triggered = True
+        start.callbacks.append(lambda ev: self._resume(gen, ev))
+        self.schedule(start, 0.0, _URGENT)
+
+    def _resume(self, gen, ev: _Event):
+        while True:
+            try:
+                nxt = gen.send(ev.value)
+            except StopIteration:
+                return
+            if nxt.callbacks is not None:          # not processed yet: wait for it
+                nxt.callbacks.append(lambda e: self._resume(gen, e))
+                return
+            ev = nxt                               # already processed: resume at once, as SimPy does
+
+    def run(self, until: float | None = None):
+        """Process events in order; with ``until``, stop before the first event at or after it (SimPy
+        schedules its stop event at ``until`` with urgent priority, ahead of the others there)."""
+        heap, pop = self._heap, heapq.heappop
+        while heap:
+            if until is not None and heap[0][0] >= until:
+                self.now = until
+                return
+            self.now, _, _, ev = pop(heap)
+            callbacks, ev.callbacks = ev.callbacks, None
+            for cb in callbacks:
+                cb(ev)
 
 
 # --------------------------------------------------------------------------- the simulation
@@ -221,11 +337,17 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     if until is not None and not until > 0:
         raise ValueError(f"until: must be > 0 seconds or None, got {until}")
     rng = np.random.default_rng(np.random.SeedSequence(seed))
-    env = simpy.Environment()
+    slo_of = {}   # client -> (alpha, class speed), checked once (slo's checks off the per-round path)
+    for i, spec in enumerate(specs):
+        if spec.slo_class is not None:
+            a_c = spec.alpha if spec.alpha is not None else 1.0
+            slo.budget(a_c, 0, spec.slo_class, 0.0, 0.0)
+            slo_of[i] = (float(a_c), float(spec.slo_class))
+    env = _Loop()
     alloc = dict(allocator.initial(list(range(len(specs)))))
     clients = [_Client(i, alloc[i]) for i in range(len(specs))]
     queue: list[Pending] = []
-    replies: dict[int, simpy.Event] = {}
+    replies: dict[int, _Event] = {}
     meta: dict[int, tuple] = {}          # id(pending) -> (draft time, domain, outcome drawn by a stop rule)
     wrap = rounds is not None or until is not None
     active = set(range(len(specs)))
@@ -270,10 +392,15 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                         memory=(n_new + n_cached) * workload.kv_bytes_per_token,
                         payload_bytes=times.bytes_up(s))
             if spec.slo_class is not None:
-                budget = slo.budget(spec.alpha if spec.alpha is not None else 1.0, s, spec.slo_class,
-                                    td, tu + times.down(c.idx))
+                a_c, speed = slo_of[c.idx]
+                tn = tu + times.down(c.idx)
+                if 0 <= td < math.inf and 0 <= tn < math.inf:   # eqs (5)-(6) inline, as slo.budget computes them
+                    g = a_c * float(s)
+                    budget = g / speed - td - tn
+                else:                                             # slo.budget names the bad value
+                    budget, g = slo.budget(a_c, s, speed, td, tn), None
                 p.deadline = env.now + budget
-                p.expected_tokens = slo.expected_tokens(spec.alpha if spec.alpha is not None else 1.0, s)
+                p.expected_tokens = g
             ev = env.event()
             replies[id(p)] = ev
             meta[id(p)] = (td, domain, drawn)
@@ -285,7 +412,7 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             n, tokens, row = res
             yield env.timeout(times.down(c.idx))
             row[12] = env.now - t0   # t_round
-            row[11] = times.down(c.idx)
+            row[11] = times.down(c.idx) if times.send is None else times.send(c.idx)
             rows.append(tuple(row))
             c.ctx += unseen + n
             c.made += tokens

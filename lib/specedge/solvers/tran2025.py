@@ -47,11 +47,17 @@ def allocate(alpha: Sequence[float], weights: Sequence[float], capacity: int,
     w = np.asarray(weights, dtype=float).ravel()
     if w.shape != a.shape or np.any(~np.isfinite(w)) or np.any(w < 0):
         raise ValueError(f"weights: need {a.size} finite values >= 0, got {weights}")
+    return np.array(greedy(a.tolist(), w.tolist(), int(capacity), s_max), dtype=int)
+
+
+def greedy(alpha: list[float], weights: list[float], capacity: int, s_max: int | None = None) -> list[int]:
+    """Eq (5)'s greedy on plain floats (``allocate`` without its checks: the allocator's hot path,
+    whose alpha and weights are valid by construction)."""
     cap = s_max if s_max is not None else capacity
-    s = np.zeros(a.size, dtype=int)
-    heap = [(-w[i] * a[i], i) for i in range(a.size) if cap > 0]
+    s = [0] * len(alpha)
+    heap = [(-w * a, i) for i, (a, w) in enumerate(zip(alpha, weights)) if cap > 0]
     heapq.heapify(heap)
-    for _ in range(int(capacity)):
+    for _ in range(capacity):
         if not heap:
             break
         gain, i = heapq.heappop(heap)
@@ -59,7 +65,7 @@ def allocate(alpha: Sequence[float], weights: Sequence[float], capacity: int,
             break  # no client gains from another draft token
         s[i] += 1
         if s[i] < cap:
-            heapq.heappush(heap, (-w[i] * a[i] ** (s[i] + 1), i))
+            heapq.heappush(heap, (-weights[i] * alpha[i] ** (s[i] + 1), i))
     return s
 
 

@@ -1,0 +1,52 @@
+"""The verifier's runtime models: one per profile kind, named for its formula, built from a profile.
+
+A hardware profile's runtime entry names its kind (``hardware.KINDS``); ``verify_model(profile)``
+builds the model of that kind, a ``VerifyTimeModel`` (seconds of one batched pass over a batch of
+``Pending``), which the twin, the notebooks and WISP's scheduler call alike:
+
+- ``affine_tokens``       T = c0 + c_tok * tokens (tran2025's H100 pass; ``twin.fit_times``' fit of a real
+                          run), tokens = sum over the batch of S_i + 1, the verified tokens of each request;
+- ``affine_interactions`` T = a*N_linear + b_compute*N_interactions + b_read*N_cached + c (li2026 eq 19):
+                          ``estimator.Estimator``, which is also Appendix C's fit.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from .. import hardware
+from .estimator import Estimator
+from .interfaces import Pending
+
+
+@dataclass(frozen=True)
+class AffineTokens:
+    """Kind ``affine_tokens``: T = c0 + c_tok * sum_i (S_i + 1) (s per pass, s per verified token)."""
+    c0: float
+    c_tok: float
+
+    def __post_init__(self):
+        for k in ("c0", "c_tok"):
+            v = getattr(self, k)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+                raise ValueError(f"AffineTokens.{k}: must be a finite number >= 0 s, got {v!r}")
+
+    def time(self, tokens: float) -> float:
+        return self.c0 + self.c_tok * tokens
+
+    def __call__(self, batch: Sequence[Pending]) -> float:
+        return self.c0 + self.c_tok * sum(p.n_draft + 1 for p in batch)
+
+
+def verify_model(profile: "str | hardware.Profile", runtime: str = "verify"):
+    """The runtime model of ``profile``'s entry ``runtime``, by its kind (module docstring)."""
+    prof = profile if isinstance(profile, hardware.Profile) else hardware.load_profile(profile)
+    kind = prof.kind(runtime)
+    co = prof.coefficients(runtime)
+    if kind == "affine_tokens":
+        return AffineTokens(float(co["c0"]), float(co["c_tok"]))
+    if kind == "affine_interactions":
+        return Estimator.from_coefficients(**co)
+    raise ValueError(f"{prof.path or prof.name}: runtime.{runtime} is of kind {kind!r}; a verification model needs "
+                     "'affine_tokens' or 'affine_interactions'")
