@@ -60,3 +60,28 @@ def test_a_copy_of_a_paper_profile_runs_the_notebooks_it_serves(paper, tmp_path,
                             parameters={"scale": "ci", "profile": profile}, cwd=str(paths.NOTEBOOKS),
                             progress_bar=False)
         assert (paths.BUILD / "ci" / "figures" / OUTPUT_KEY[nb.stem] / f"profile-mine_{paper}").is_dir(), nb.stem
+
+
+def test_sweep_points_carry_the_profiles_content_not_its_name(tmp_path):
+    """The loaded profile's numbers travel into the workers: with its file gone, the points still run
+    on it (a worker that reloaded it by name or path would fail or read other numbers)."""
+    from pathlib import Path
+
+    from specedge.experiments import li2026, tran2025
+
+    data = yaml.load(hardware.profile_path("li2026_paper").read_text(), Loader=hardware._Loader)
+    data["runtime"]["verify"]["a"] *= 3
+    path = tmp_path / "mine_li2026.yaml"
+    path.write_text(yaml.safe_dump({**data, "name": "mine_li2026"}))
+    prof = hardware.load_profile(path)
+    setting = li2026.Setting.from_profile(prof)
+    path.unlink()
+    est = li2026.estimator(li2026.Point("WISP", 4, setting=setting))
+    assert est.a == pytest.approx(prof.coefficients("verify")["a"]) and setting.profile == "mine_li2026"
+    assert est.a == pytest.approx(3 * li2026.estimator(li2026.Point("WISP", 4)).a)
+
+    tprof = hardware.load_profile(copy_profile("tran2025_paper", tmp_path / "t"))
+    Path(tprof.path).unlink()
+    cfg = tran2025.table1()[0]
+    mine, paper = tran2025.paper_times(cfg, tprof), tran2025.paper_times(cfg)
+    assert mine.up(0, 4) == paper.up(0, 4) and mine.draft[0](4) == paper.draft[0](4)

@@ -64,9 +64,10 @@ def allocator(policy: str, cfg: Config, seed: int = 0, eta: float = 0.1, beta: f
     raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
 
 
-def paper_times(cfg: Config, profile: str = "tran2025_paper") -> Times:
-    """H100 verifier / L4 drafters at paper scale, from the profile's (derived) runtime section."""
-    prof = hardware.load_profile(profile)
+def paper_times(cfg: Config, profile="tran2025_paper") -> Times:
+    """H100 verifier / L4 drafters at paper scale, from the profile's (derived) runtime section
+    (``profile``: the loaded profile, or its name or path)."""
+    prof = hardware.as_profile(profile)
     v = prof.coefficients("verify")
     size = {"draft-xs": prof.coefficients("draft_small")["c_tok"], "draft-s": prof.coefficients("draft_large")["c_tok"]}
     link = prof.link("draft_to_verifier")
