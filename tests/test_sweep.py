@@ -137,3 +137,10 @@ def test_an_edited_input_file_or_profile_gives_new_rows(tmp_path, monkeypatch):
     doc["runtime"]["verify"]["a"] *= 1.01                                 # the profile edited in place
     path.write_text(yaml.safe_dump({**doc, "name": "mine"}))
     assert sweep.key(li2026.run_point, point(), "v") != k0
+
+
+def test_every_field_of_a_configuration_is_in_its_key():
+    base = Cfg(1, 2, "x")
+    for other in (Cfg(9, 2, "x"), Cfg(1, 9, "x"), Cfg(1, 2, "y")):        # the first, middle and last field
+        assert sweep.key(point, other) != sweep.key(point, base), other
+    assert sweep.key(point, {"a": 1, "b": 2}) != sweep.key(point, {"a": 1, "b": 3})

@@ -71,6 +71,9 @@ def test_fit_recovers_known_coefficients():
     assert 0.9 < f.cv["mean"] <= 1 and len(f.cv["folds"]) == 5
     assert 0 < f.delta < 0.2 * df.seconds.mean()
     assert estimator.fit(df, seed=1, bootstrap=200).coefficients.equals(f.coefficients)   # deterministic
+    # the estimator handed on (li2026_real, the twin) is the fitted one, intercept included
+    assert f.estimator.coefficients() == pytest.approx(f.coefficients["value"].to_dict(), rel=1e-12)
+    np.testing.assert_allclose([f.estimator.time(*r) for r in x], f.predictions["predicted"], rtol=1e-9)
     with pytest.raises(ValueError, match="seconds"):
         estimator.fit(df.drop(columns="seconds"))
 
