@@ -144,3 +144,23 @@ def test_every_field_of_a_configuration_is_in_its_key():
     for other in (Cfg(9, 2, "x"), Cfg(1, 9, "x"), Cfg(1, 2, "y")):        # the first, middle and last field
         assert sweep.key(point, other) != sweep.key(point, base), other
     assert sweep.key(point, {"a": 1, "b": 2}) != sweep.key(point, {"a": 1, "b": 3})
+
+
+def test_a_local_ray_start_listens_on_loopback(monkeypatch):
+    """Without an address the ray backend starts Ray here: on 127.0.0.1, never on every interface."""
+    import sys
+    import types
+
+    calls = []
+    ray = types.ModuleType("ray")
+    ray.is_initialized = lambda: False
+    ray.init = lambda **kw: calls.append(kw)
+    util, rjob = types.ModuleType("ray.util"), types.ModuleType("ray.util.joblib")
+    rjob.register_ray = lambda: None
+    monkeypatch.setitem(sys.modules, "ray", ray)
+    monkeypatch.setitem(sys.modules, "ray.util", util)
+    monkeypatch.setitem(sys.modules, "ray.util.joblib", rjob)
+    sweep._backend("ray", 2, None)
+    sweep._backend("ray", 2, "ray://head:10001")
+    assert calls[0]["_node_ip_address"] == "127.0.0.1" and calls[0]["address"] is None
+    assert "_node_ip_address" not in calls[1] and calls[1]["address"] == "ray://head:10001"

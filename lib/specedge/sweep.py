@@ -133,8 +133,9 @@ def _backend(backend: str, n_jobs: int, address: str | None):
         except ImportError as err:
             raise ImportError("backend 'ray' needs the ray extra: pip install -e '.[ray]'") from err
         register_ray()
-        if not ray.is_initialized():
-            ray.init(address=address, include_dashboard=False)
+        if not ray.is_initialized():      # a local start listens on loopback only (no address: a new local Ray)
+            ray.init(address=address, include_dashboard=False,
+                     **({} if address else {"_node_ip_address": "127.0.0.1"}))
     return None
 
 
