@@ -25,6 +25,21 @@ def _check(log: pd.DataFrame):
     assert (r["t_round"] + 1e-6 >= r[PARTS].sum(axis=1)).all()
 
 
+def test_save_then_load_gives_every_column_back(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 6
+    df = pd.DataFrame({c: rng.random(n).round(6) for c in LOG_COLUMNS})
+    df["policy"] = ["A"] * 3 + ["B"] * 3
+    df["event"] = [""] * 5 + ["error: x"]
+    df["system"] = "real"
+    out = real_logs.save(df, tmp_path / "runs.csv")
+    back = real_logs.load(out, "test")
+    assert list(back) == ["A", "B"]
+    got = pd.concat(back.values(), ignore_index=True)
+    assert list(got.columns) == list(df.columns) + ["device", "python"]
+    pd.testing.assert_frame_equal(got[df.columns], df, check_dtype=False)
+
+
 def test_a_real_run_logs_rounds_that_contain_their_parts():
     from specedge.serving.allocation import FixedS
     from specedge.serving.batching import SyncRounds
@@ -43,18 +58,3 @@ def test_the_committed_real_runs_are_consistent(path):
     for policy, log in logs.items():
         if policy != "Centralized":                    # per-token rows of continuous batching: no rounds
             _check(log)
-
-
-def test_save_then_load_gives_every_column_back(tmp_path):
-    rng = np.random.default_rng(0)
-    n = 6
-    df = pd.DataFrame({c: rng.random(n).round(6) for c in LOG_COLUMNS})
-    df["policy"] = ["A"] * 3 + ["B"] * 3
-    df["event"] = [""] * 5 + ["error: x"]
-    df["system"] = "real"
-    out = real_logs.save(df, tmp_path / "runs.csv")
-    back = real_logs.load(out, "test")
-    assert list(back) == ["A", "B"]
-    got = pd.concat(back.values(), ignore_index=True)
-    assert list(got.columns) == list(df.columns) + ["device", "python"]
-    pd.testing.assert_frame_equal(got[df.columns], df, check_dtype=False)
