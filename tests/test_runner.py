@@ -2,7 +2,8 @@
 a clean end to a run that went well."""
 import json
 import subprocess
-import sys
+
+import pytest
 
 from specedge import notebooks, paths
 
@@ -15,10 +16,11 @@ TINY = {"cells": [{"cell_type": "code", "execution_count": None, "id": "p", "met
 
 
 def test_an_unknown_notebook_name_is_one_line_of_usage(capsys):
-    r = subprocess.run([sys.executable, "-m", "specedge.notebooks", "--scale", "ci", "nope"], cwd=paths.ROOT,
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert r.stderr.splitlines()[-1].startswith("python -m specedge.notebooks: error: no notebook matches ['nope']")
+    with pytest.raises(SystemExit) as e:
+        notebooks.main(["--scale", "ci", "nope"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "Traceback" not in err
+    assert err.splitlines()[-1].startswith("python -m specedge.notebooks: error: no notebook matches ['nope']")
 
 
 def test_make_figures_selects_one_notebook():
