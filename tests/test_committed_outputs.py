@@ -8,7 +8,7 @@ from specedge import compare, paths
 
 # written before the current code, waiting for a full-scale rerun of the README's runner example
 # (`python -m specedge.notebooks zhu2025 --profile cpu_local`); drop it from here with that commit
-PENDING_RERUN = {"zhu2025/profile-cpu_local"}
+PENDING_RERUN: set[str] = set()
 
 
 def _pending(path):
