@@ -6,12 +6,13 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.specedge-installed
 SCALE  ?= full
 PROFILE ?=
+NB     ?=
 # papermill/nbmake resolve the kernel `python3` through Jupyter's data path: put the venv's first,
 # so notebooks always run on the venv's interpreter (also when a user kernel of that name exists).
 export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
 export PYTHONHASHSEED := 0
 
-.PHONY: venv figures test zoo realpair profiles bench readme coverage lint clean
+.PHONY: venv figures test zoo realpair profiles bench readme coverage lint mutants clean
 
 venv: $(STAMP)
 
@@ -29,7 +30,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 figures: venv
-	$(PY) -m specedge.notebooks --scale $(SCALE) $(if $(PROFILE),--profile $(PROFILE))
+	$(PY) -m specedge.notebooks --scale $(SCALE) $(if $(PROFILE),--profile $(PROFILE)) $(NB)
 	$(PY) -m specedge.compare --update-readme
 	@echo "figures: done (outputs in $(if $(filter ci,$(SCALE)),build/ci/figures/,figures/), executed notebooks in build/notebooks/$(SCALE)/)"
 
@@ -93,6 +94,11 @@ coverage: venv
 
 readme: venv
 	$(PY) -m specedge.compare --update-readme
+
+# one-line bugs in sampling, serving and the solvers, each applied in turn and the owning tests run
+# (tests/mutation_check.py; ~30 min on 2 busy cores): every one must be caught (survivors: none)
+mutants: venv
+	$(PY) tests/mutation_check.py
 
 # pyflakes + pycodestyle through ruff (settings in pyproject.toml)
 lint: venv

@@ -8,18 +8,13 @@ through a chain either.
 """
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
 import pytest
 
-from specedge import paths
-
-LIB = paths.ROOT / "lib" / "specedge"
+from specedge import imports
 
 # lowest first; a unit imports only from its own layer or a lower one
 LAYERS: list[tuple[str, set[str]]] = [
-    ("core", {"paths", "params", "timing", "sampling", "plotting", "claims", "compare", "coverage", "sweep",
+    ("core", {"imports", "paths", "params", "timing", "sampling", "plotting", "claims", "compare", "coverage", "sweep",
               "decoding"}),
     ("hardware", {"hardware", "profiling", "needs"}),
     ("models", {"zoo"}),
@@ -30,46 +25,13 @@ LAYERS: list[tuple[str, set[str]]] = [
 RANK = {unit: i for i, (_, units) in enumerate(LAYERS) for unit in units}
 
 
-def module_name(path: Path) -> str:
-    parts = ("specedge",) + path.relative_to(LIB).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def module_files() -> dict[str, Path]:
-    return {module_name(p): p for p in sorted(LIB.rglob("*.py"))}
-
-
-def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
-    """The specedge modules that ``path`` (module ``name``) imports, anywhere in the file."""
-    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    out = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            out |= {a.name for a in node.names if a.name.startswith("specedge")}
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[:len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            if not target.startswith("specedge"):
-                continue
-            subs = {f"{target}.{a.name}" for a in node.names} & known    # `from pkg import module`
-            out |= subs
-            if len(subs) < len(node.names):                               # names defined in target itself
-                out.add(target)
-    return {m for m in out if m in known and m != name}
-
-
 def unit(module: str) -> str:
     return module.split(".")[1] if "." in module else module
 
 
 @pytest.fixture(scope="module")
 def graph() -> dict[str, set[str]]:
-    files = module_files()
-    return {name: imports_of(name, path, set(files)) for name, path in files.items()}
+    return imports.graph()
 
 
 def _cycle(edges: dict[str, set[str]]) -> list[str] | None:
@@ -120,11 +82,10 @@ def test_no_circle_between_units(graph):
 
 def test_the_checks_can_fail():
     """The graph reader sees relative, absolute and lazy imports, and the checks flag what they should."""
-    src = LIB / "serving" / "allocation.py"
-    found = imports_of("specedge.serving.allocation", src, set(module_files()))
+    known, lib = set(imports.module_files()), imports.LIB
+    found = imports.imports_of(lib / "serving" / "allocation.py", known, "specedge.serving.allocation")
     assert "specedge.solvers.tran2025" in found and "specedge.serving.interfaces" in found
-    found = imports_of("specedge.experiments.li2026_real", LIB / "experiments" / "li2026_real.py",
-                       set(module_files()))
+    found = imports.imports_of(lib / "experiments" / "li2026_real.py", known, "specedge.experiments.li2026_real")
     assert {"specedge.serving.run", "specedge.zoo", "specedge.experiments.li2026"} <= found   # lazy ones too
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None

@@ -77,6 +77,90 @@ def test_default_cache_version_follows_the_library_source(tmp_path, monkeypatch)
     sweep.run(counted, cfgs, backend="sequential", n_jobs=1, cache_dir=tmp_path / "c", progress=False)
     sweep.run(counted, cfgs, backend="sequential", n_jobs=1, cache_dir=tmp_path / "c", progress=False)
     assert marker.read_text().split() == ["1"]                            # same library: a cache hit
-    monkeypatch.setattr(sweep, "library_version", lambda: "edited")
+    monkeypatch.setattr(sweep, "point_version", lambda fn: "edited")
     sweep.run(counted, cfgs, backend="sequential", n_jobs=1, cache_dir=tmp_path / "c", progress=False)
     assert marker.read_text().split() == ["1", "1"]                       # an edited library recomputes
+
+
+def test_the_key_follows_the_code_a_point_runs_and_not_the_rest_of_the_library(tmp_path):
+    """Issue 21: the key hashed the whole library (any edit invalidated everything). Now: the point's
+    module and what it imports — an unrelated module's edit keeps the cache, an imported one's does not."""
+    import shutil
+
+    from specedge import imports
+    from specedge.experiments import li2026
+
+    lib = tmp_path / "specedge"
+    shutil.copytree(imports.LIB, lib, ignore=shutil.ignore_patterns("__pycache__"))
+    v0 = sweep.point_version(li2026.run_point, root=lib)
+    assert v0 == sweep.point_version(li2026.run_point)                   # the copy reads as the library
+    runs = imports.closure({"specedge.experiments.li2026"}, imports.graph(lib))
+    assert "specedge.serving.twin" in runs and "specedge.solvers.zhu2025" not in runs
+    for unrelated in ("solvers/zhu2025.py", "experiments/zhu2025.py", "compare.py"):
+        (lib / unrelated).write_text((lib / unrelated).read_text() + "\n# edited\n")
+        assert sweep.point_version(li2026.run_point, root=lib) == v0, unrelated
+    for used in ("serving/twin.py", "experiments/li2026.py", "serving/__init__.py"):   # a package __init__ runs too
+        before = (lib / used).read_text()
+        (lib / used).write_text(before + "\n# edited\n")
+        assert sweep.point_version(li2026.run_point, root=lib) != v0, used
+        (lib / used).write_text(before)
+
+
+def test_an_edited_input_file_or_profile_gives_new_rows(tmp_path, monkeypatch):
+    """Issue 21: the key held a profile's path, never its content, so an edit in place returned the old rows."""
+    import sys
+
+    import yaml
+
+    from specedge import hardware
+    from specedge.experiments import li2026
+
+    data = tmp_path / "input.txt"
+    data.write_text("1")
+    monkeypatch.setattr(sys.modules[__name__], "SWEEP_INPUTS", (data,), raising=False)
+    marker = tmp_path / "calls.txt"
+    monkeypatch.setenv("SWEEP_MARKER", str(marker))
+    run = lambda: sweep.run(counted, [Cfg(1, 0)], backend="sequential", n_jobs=1,  # noqa: E731
+                            cache_dir=tmp_path / "c", progress=False)
+    run(), run()
+    assert marker.read_text().split() == ["1"]
+    data.write_text("2")                                                  # an input edited in place
+    run()
+    assert marker.read_text().split() == ["1", "1"]
+
+    path = tmp_path / "mine.yaml"
+    doc = yaml.safe_load(hardware.profile_path("li2026_paper").read_text())
+    path.write_text(yaml.safe_dump({**doc, "name": "mine"}))
+    point = lambda: li2026.Point("WISP", 4, setting=li2026.Setting.from_profile(path))  # noqa: E731
+    k0 = sweep.key(li2026.run_point, point(), "v")
+    assert sweep.key(li2026.run_point, point(), "v") == k0
+    doc["runtime"]["verify"]["a"] *= 1.01                                 # the profile edited in place
+    path.write_text(yaml.safe_dump({**doc, "name": "mine"}))
+    assert sweep.key(li2026.run_point, point(), "v") != k0
+
+
+def test_every_field_of_a_configuration_is_in_its_key():
+    base = Cfg(1, 2, "x")
+    for other in (Cfg(9, 2, "x"), Cfg(1, 9, "x"), Cfg(1, 2, "y")):        # the first, middle and last field
+        assert sweep.key(point, other) != sweep.key(point, base), other
+    assert sweep.key(point, {"a": 1, "b": 2}) != sweep.key(point, {"a": 1, "b": 3})
+
+
+def test_a_local_ray_start_listens_on_loopback(monkeypatch):
+    """Without an address the ray backend starts Ray here: on 127.0.0.1, never on every interface."""
+    import sys
+    import types
+
+    calls = []
+    ray = types.ModuleType("ray")
+    ray.is_initialized = lambda: False
+    ray.init = lambda **kw: calls.append(kw)
+    util, rjob = types.ModuleType("ray.util"), types.ModuleType("ray.util.joblib")
+    rjob.register_ray = lambda: None
+    monkeypatch.setitem(sys.modules, "ray", ray)
+    monkeypatch.setitem(sys.modules, "ray.util", util)
+    monkeypatch.setitem(sys.modules, "ray.util.joblib", rjob)
+    sweep._backend("ray", 2, None)
+    sweep._backend("ray", 2, "ray://head:10001")
+    assert calls[0]["_node_ip_address"] == "127.0.0.1" and calls[0]["address"] is None
+    assert "_node_ip_address" not in calls[1] and calls[1]["address"] == "ray://head:10001"

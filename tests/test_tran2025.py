@@ -72,6 +72,15 @@ def test_goodspeed_updates_follow_eqs_3_and_4():
         GoodspeedAllocator(4, eta=1.5)
 
 
+def test_eq_3_weighs_the_new_evidence_by_eta():
+    """With eta = 0.5 (the test above) eta and 1 - eta are interchangeable; here they are not."""
+    g = GoodspeedAllocator(capacity=6, eta=0.2, beta=0.3, alpha0=0.5, x0=1.0)
+    g.initial([0])
+    g.update([Outcome(0, drafted=4, accepted=4, accept_prob_sum=4.0)])     # empirical acceptance 1
+    assert g.alpha_hat[0] == pytest.approx(0.8 * 0.5 + 0.2 * 1.0)
+    assert g.X[0] == pytest.approx(0.7 * 1.0 + 0.3 * 5)
+
+
 def test_baselines():
     f = FixedS(20, 8)                                       # the whole budget: remainder spread
     s = f.initial(range(8))

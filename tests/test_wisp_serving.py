@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 
 from specedge.serving import capacity, estimator, slo
+from specedge.serving.batching import FCFS
 from specedge.serving.estimator import Estimator
 from specedge.serving.interfaces import Pending
 from specedge.serving.wisp_batching import EDFOnly, WISPBatcher
@@ -71,6 +72,9 @@ def test_fit_recovers_known_coefficients():
     assert 0.9 < f.cv["mean"] <= 1 and len(f.cv["folds"]) == 5
     assert 0 < f.delta < 0.2 * df.seconds.mean()
     assert estimator.fit(df, seed=1, bootstrap=200).coefficients.equals(f.coefficients)   # deterministic
+    # the estimator handed on (li2026_real, the twin) is the fitted one, intercept included
+    assert f.estimator.coefficients() == pytest.approx(f.coefficients["value"].to_dict(), rel=1e-12)
+    np.testing.assert_allclose([f.estimator.time(*r) for r in x], f.predictions["predicted"], rtol=1e-9)
     with pytest.raises(ValueError, match="seconds"):
         estimator.fit(df.drop(columns="seconds"))
 
@@ -227,3 +231,10 @@ def test_verify_profiling_design_and_its_timings_follow_specedge_timing():
     assert len(fig4) == 6 and (fig4.seconds <= fig4.seconds_median).all()
     with pytest.raises(ValueError, match="runs"):
         vp.measure(_tiny_llama(), configs, runs=0, progress=False)
+
+
+def test_fcfs_serves_the_oldest_first_and_cuts_at_max_batch():
+    """SLED's static batching: arrival order, whatever the queue's order (a newest-first FCFS went unnoticed)."""
+    queue = [Pending(c, f"s{c}", 0, t, 2, 3) for c, t in ((0, 0.30), (1, 0.10), (2, 0.20), (3, 0.05))]
+    assert [p.client for p in FCFS().form(queue, 1.0, frozenset(range(4)))] == [3, 1, 2, 0]
+    assert [p.client for p in FCFS(max_batch=2).form(queue, 1.0, frozenset(range(4)))] == [3, 1]

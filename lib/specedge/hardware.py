@@ -289,6 +289,12 @@ def load_profile(name_or_path: str | Path) -> Profile:
     return prof
 
 
+def as_profile(profile: Profile | str | Path) -> Profile:
+    """``profile`` itself when it is loaded already, else loaded by name or path: code that receives a
+    profile takes the object the caller loaded once (a copy's name names no file in data/profiles/)."""
+    return profile if isinstance(profile, Profile) else load_profile(profile)
+
+
 def save_profile(profile: Profile | dict, path: Path | None = None) -> Path:
     """Validate and write a profile (measured profiles are written this way)."""
     data = profile.to_dict() if isinstance(profile, Profile) else profile

@@ -62,7 +62,7 @@ def missing(notebook: str, profile) -> list[str]:
     """What ``profile`` (a name, a path or a loaded ``Profile``) lacks for ``notebook``; [] if nothing."""
     if notebook not in NEEDS:
         raise KeyError(f"notebook {notebook!r} declares no profile needs; known: {sorted(NEEDS)}")
-    prof = profile if isinstance(profile, hardware.Profile) else hardware.load_profile(profile)
+    prof = hardware.as_profile(profile)
     need, out = NEEDS[notebook], []
     for model, kind in need.runtime.items():
         if model not in prof.runtime:
@@ -85,7 +85,7 @@ def missing(notebook: str, profile) -> list[str]:
 
 def check(notebook: str, profile) -> hardware.Profile:
     """The loaded profile, or a ``ValueError`` naming its file and every key ``notebook`` needs from it."""
-    prof = profile if isinstance(profile, hardware.Profile) else hardware.load_profile(profile)
+    prof = hardware.as_profile(profile)
     gaps = missing(notebook, prof)
     if gaps:
         where = prof.path or prof.name
@@ -95,5 +95,5 @@ def check(notebook: str, profile) -> hardware.Profile:
 
 def usable(profile) -> dict[str, list[str]]:
     """For every notebook with needs: what ``profile`` lacks for it ([] = it can run on it)."""
-    prof = profile if isinstance(profile, hardware.Profile) else hardware.load_profile(profile)
+    prof = hardware.as_profile(profile)
     return {nb: missing(nb, prof) for nb in NEEDS}

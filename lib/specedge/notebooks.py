@@ -38,6 +38,21 @@ def notebooks(names: list[str] | None = None) -> list[Path]:
     return sorted(chosen)
 
 
+def _quiet_kernel_manager():
+    """jupyter_client interrupts a kernel before asking it to shut down; after a notebook ran to its
+    end there is nothing to interrupt, and a SIGINT that lands while the kernel still finishes its
+    last message prints ``[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel`` under a run that
+    went well. This manager shuts down without that interrupt (an execution timeout still kills)."""
+    from jupyter_client import AsyncKernelManager
+
+    class QuietShutdown(AsyncKernelManager):
+        async def _async_interrupt_kernel(self) -> None:
+            if not self.shutting_down:
+                await super()._async_interrupt_kernel()
+
+    return QuietShutdown
+
+
 def run(nb: Path, scale: str = "full", seed: int | None = None, profile: str | None = None) -> Path:
     """Execute one notebook with papermill, passing only the parameters it declares."""
     paths.check_scale(scale)
@@ -47,7 +62,7 @@ def run(nb: Path, scale: str = "full", seed: int | None = None, profile: str | N
     out = paths.BUILD / "notebooks" / scale / nb.name
     out.parent.mkdir(parents=True, exist_ok=True)
     pm.execute_notebook(str(nb), str(out), parameters=params, kernel_name="python3",
-                        cwd=str(nb.parent), progress_bar=False)
+                        cwd=str(nb.parent), progress_bar=False, kernel_manager_class=_quiet_kernel_manager())
     return out
 
 
@@ -84,7 +99,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", default=None,
                     help="hardware profile for notebooks with a `profile` parameter (default: theirs)")
     args = ap.parse_args(argv)
-    todo = notebooks(args.names)
+    try:
+        todo = notebooks(args.names)
+    except ValueError as e:                                 # an unknown name: usage and one line, no traceback
+        ap.error(str(e))
     if args.profile:
         from .hardware import ProfileError
         try:

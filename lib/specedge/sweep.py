@@ -9,9 +9,16 @@ of plain values (numbers, strings, bools, None, tuples/lists and nested dataclas
 ``run`` returns the rows as a DataFrame in config order, whatever the backend, worker count or
 completion order. With ``cache_dir`` each point's rows are stored as JSON under a hash of the
 function's qualified name, ``version`` and the configuration, so a rerun (or a crashed sweep resumed)
-computes only the missing points. ``version`` defaults to a fingerprint of the library's source
-(``library_version()``): any change to ``specedge`` invalidates the cache, so a stale point can never
-be read back; pass a fixed string to keep a cache across library edits you know to be irrelevant.
+computes only the missing points. ``version`` defaults to ``point_version(fn)``: the content of
+everything a point reads, so a stale point can never be read back and an unrelated edit keeps the cache:
+
+- the code it can run: the source of ``fn``'s module and of every ``specedge`` module it imports,
+  directly or not, also inside functions (``specedge.imports``) — not the rest of the library;
+- the files it reads: those its module lists in ``SWEEP_INPUTS`` (traces, predictor weights, ...);
+- the numbers it is given: the configuration itself (a hardware profile's coefficients belong in it,
+  e.g. ``experiments.li2026.Setting.from_profile``, never a profile's name or path).
+
+Pass a fixed string as ``version`` to keep a cache across edits you know to be irrelevant.
 
 Seeds: ``seeds(seed, n)`` spawns ``n`` independent seeds from ``numpy.random.SeedSequence(seed)``;
 put them into the configurations so that a point's randomness belongs to the point.
@@ -24,9 +31,11 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import json
 import math
 import os
+import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -34,6 +43,8 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed, parallel_config
 from tqdm.auto import tqdm
+
+from . import imports
 
 BACKENDS = ("loky", "threading", "sequential", "dask", "ray")
 
@@ -59,12 +70,26 @@ def _plain(value: Any, key: str = "config") -> Any:
     raise TypeError(f"{key}: sweep configurations hold plain values only, got {type(value).__name__} {value!r}")
 
 
-def library_version() -> str:
-    """sha256 (first 16 hex digits) of every ``specedge`` source file, by path and content."""
-    root = Path(__file__).resolve().parent
+def point_version(fn: Callable, root: Path | None = None) -> str:
+    """sha256 (first 16 hex digits) of what a point of ``fn`` reads besides its configuration: the
+    source of ``fn``'s module and of every ``specedge`` module it imports (transitively), and the content
+    of the files its module lists in ``SWEEP_INPUTS``. ``root``: the package folder (tests pass a copy)."""
+    root = Path(root) if root is not None else imports.LIB
+    files, edges = imports.module_files(root), imports.graph(root)
     h = hashlib.sha256()
-    for f in sorted(root.rglob("*.py")):
-        h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
+    if fn.__module__ in files:                                  # a library function: its module's closure
+        start = {fn.__module__}
+    else:                                                       # a test's or a script's: its file, and the
+        own = Path(inspect.getsourcefile(fn) or "")             # library modules that file imports
+        start = imports.imports_of(own, set(files)) if own.is_file() else set()
+        h.update(own.read_bytes() if own.is_file() else fn.__qualname__.encode())
+    for m in sorted(imports.closure(start, edges)):
+        h.update(m.encode() + b"\0" + files[m].read_bytes() + b"\0")
+    module = sys.modules.get(fn.__module__)
+    for f in sorted(str(f) for f in getattr(module, "SWEEP_INPUTS", ())):
+        if not Path(f).is_file():
+            raise FileNotFoundError(f"{fn.__module__}.SWEEP_INPUTS: {f} is missing")
+        h.update(Path(f).name.encode() + b"\0" + Path(f).read_bytes() + b"\0")
     return h.hexdigest()[:16]
 
 
@@ -109,8 +134,9 @@ def _backend(backend: str, n_jobs: int, address: str | None):
         except ImportError as err:
             raise ImportError("backend 'ray' needs the ray extra: pip install -e '.[ray]'") from err
         register_ray()
-        if not ray.is_initialized():
-            ray.init(address=address, include_dashboard=False)
+        if not ray.is_initialized():      # a local start listens on loopback only (no address: a new local Ray)
+            ray.init(address=address, include_dashboard=False,
+                     **({} if address else {"_node_ip_address": "127.0.0.1"}))
     return None
 
 
@@ -120,7 +146,7 @@ def run(fn: Callable[[Any], dict | list[dict]], configs: Sequence[Any], *, backe
     """Evaluate ``fn`` on every configuration (module docstring); rows in config order."""
     configs = list(configs)
     if version is None:
-        version = library_version() if cache_dir is not None else ""
+        version = point_version(fn) if cache_dir is not None else ""
     keys = [key(fn, c, version) for c in configs]        # validates every configuration first
     if not isinstance(n_jobs, int) or n_jobs == 0:
         raise ValueError(f"n_jobs: a non-zero int (joblib: -1 = all cores), got {n_jobs!r}")

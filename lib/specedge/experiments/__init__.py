@@ -11,6 +11,7 @@
 | ``li2026`` | WISP's serving experiments on the twin (Tables 1-3, Figs 5-8) |
 | ``li2026_real`` | WISP's and centralized serving's real runs (``... li2026_real measure``) |
 | ``device_goodput`` | li2026 Fig 1: modelled device goodput per round (eq 19 verification time) |
+| ``realpair_card`` | ``python -m specedge.experiments.realpair_card``: the real pair's acceptance card -> data/realpair/ |
 
 Layers (``tests/test_layering.py`` checks them): nothing in the library imports this package.
 """

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace as _dc_replace
 from functools import lru_cache
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
@@ -39,7 +40,7 @@ from ..serving import capacity, centralized, slo
 from ..serving.allocation import FixedS
 from ..serving.batching import FCFS
 from ..serving.estimator import Estimator
-from ..serving.twin import Times, TraceAcceptance, simulate
+from ..serving.twin import TRACES, Times, TraceAcceptance, simulate
 from ..serving.workload import ClientSpec, Workload
 
 CLASSES = (2, 4, 6, 8)
@@ -77,11 +78,15 @@ def kv_bytes_per_token(model: str, dtype_bytes: int = 2) -> float:
     return float(a["layers"] * a["kv_heads"] * a["head_dim"] * 2 * dtype_bytes)
 
 
-def paper_coefficients(target: str = "Qwen3-32B", profile: str = "li2026_paper") -> dict[str, float]:
+EQ19 = ("a", "b_compute", "b_read", "c")
+
+
+def paper_coefficients(target: str = "Qwen3-32B", profile="li2026_paper") -> dict[str, float]:
     """Eq (19)'s coefficients for Qwen3-32B from ``profile`` (Table 12's in ``li2026_paper``); Qwen3-14B's
-    derived by ``scaling`` (the paper gives none for it)."""
-    co = hardware.load_profile(profile).coefficients("verify")
-    base = {k: float(co[k]) for k in ("a", "b_compute", "b_read", "c")}
+    derived by ``scaling`` (the paper gives none for it). ``profile``: eq (19)'s coefficients themselves
+    (a mapping, as a ``Setting`` carries them), a loaded profile, or a profile's name or path."""
+    co = profile if isinstance(profile, Mapping) else hardware.as_profile(profile).coefficients("verify")
+    base = {k: float(co[k]) for k in EQ19}
     if target == "Qwen3-32B":
         return base
     if target not in QWEN3:
@@ -105,6 +110,16 @@ class Setting:
     horizon: float = 120.0            # simulated seconds per run
     warmup: float = 20.0              # s discarded at the start (steady state)
     profile: str = "li2026_paper"     # hardware profile holding eq (19)'s coefficients (runtime.verify)
+    # those coefficients, carried into every sweep worker (and its cache key) so that no worker loads the
+    # profile again (``from_profile``); empty: load ``profile`` by name or path
+    verify: tuple[tuple[str, float], ...] = ()
+
+    @classmethod
+    def from_profile(cls, profile, **values) -> "Setting":
+        """The setting of ``profile`` (loaded, or a name or path): its name, and eq (19)'s coefficients."""
+        prof = hardware.as_profile(profile)
+        co = prof.coefficients("verify")
+        return cls(profile=prof.name, verify=tuple((k, float(co[k])) for k in EQ19), **values)
 
 
 @dataclass(frozen=True)
@@ -128,6 +143,10 @@ class Point:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+# the files a sweep point reads: their content is part of its cache key (``sweep.point_version``)
+SWEEP_INPUTS = (TRACES, paths.DATA / "predictor" / "mlp.json", paths.DATA / "predictor" / "mlp.safetensors")
 
 
 @lru_cache(maxsize=None)
@@ -175,7 +194,8 @@ def workload(point: Point) -> Workload:
 
 
 def estimator(point: Point) -> Estimator:
-    return Estimator.from_coefficients(**paper_coefficients(point.target, point.setting.profile))
+    st = point.setting
+    return Estimator.from_coefficients(**paper_coefficients(point.target, dict(st.verify) or st.profile))
 
 
 def noisy(model, sigma: float, seed: int):

@@ -75,14 +75,15 @@ VOCAB = 151_936  # Qwen3's vocabulary: a dense fp16 distribution per drafted tok
 
 def paper_times(cfg: Config, profile: "str | hardware.Profile" = "tran2025_paper", *, draft_s_per_token: float | None = None,
                 rate_bps: float | None = None, latency_s: float | None = None) -> Times:
-    """H100 verifier / L4 drafters at paper scale, from the profile's (derived) runtime section.
+    """H100 verifier / L4 drafters at paper scale, from the profile's (derived) runtime section
+    (``profile``: the loaded profile, or its name or path).
 
     The paper gives no link or drafting numbers; ``draft_s_per_token`` (draft-xs's seconds per token;
     draft-s keeps the profile's ratio to it), ``rate_bps`` and ``latency_s`` replace the profile's
     values (``fig3_region`` sweeps them). Uplink: per drafted token its id and the dense distribution;
     downlink: a 64-byte reply, which the server puts on the link in 64 * 8 / rate (``t_send``) while the
     client also waits the latency."""
-    prof = profile if isinstance(profile, hardware.Profile) else hardware.load_profile(profile)
+    prof = hardware.as_profile(profile)
     small, large = prof.coefficients("draft_small")["c_tok"], prof.coefficients("draft_large")["c_tok"]
     if draft_s_per_token is not None:
         small, large = draft_s_per_token, draft_s_per_token * large / small
@@ -143,7 +144,7 @@ def iid_model(acceptance: TraceAcceptance, cfg: Config, seed: int = 0):
     return wl, IIDAcceptance(table), alpha
 
 
-def fig3_region(cfg: Config, acceptance, draft_s_per_token, rates_bps, *, profile: str = "tran2025_paper",
+def fig3_region(cfg: Config, acceptance, draft_s_per_token, rates_bps, *, profile: "str | hardware.Profile" = "tran2025_paper",
                 latency_s: float | None = None, seed: int = 0, prompts_per_domain: int = 2) -> pd.DataFrame:
     """Fig 3's proportions over the unknown drafting and link numbers: per (draft time per token,
     uplink rate), Random-S's wall time above Fixed-S (%), sending's share of wall time (%), the

@@ -89,13 +89,13 @@ def _runtime(prof: hardware.Profile, role: str) -> z.Runtime:
     return z.Runtime(float(c["c1"]), float(c["c2"]))
 
 
-def load_setting(profile: str = PAPER_PROFILE, base: str = PAPER_PROFILE) -> Setting:
-    """Resolve Table II from ``profile``; entries it lacks come from ``base``.
+def load_setting(profile=PAPER_PROFILE, base: str = PAPER_PROFILE) -> Setting:
+    """Resolve Table II from ``profile`` (loaded, or a name or path); entries it lacks come from ``base``.
 
     The profile must define ``runtime.draft`` and ``runtime.verify`` (``T = c1*F*b + c2``).
     """
-    prof = hardware.load_profile(profile)
-    fall = prof if profile == base else hardware.load_profile(base)
+    prof = hardware.as_profile(profile)
+    fall = prof if prof.name == base else hardware.load_profile(base)
     for role in ("draft", "verify"):
         if role not in prof.runtime:
             raise ValueError(f"profile {prof.name!r} has no runtime.{role}; it has {sorted(prof.runtime)}")
