@@ -191,3 +191,14 @@ def test_committed_comparisons_pass_the_null_test():
     open_ = flags[flags.pending == ""]
     assert open_.empty, open_[["key", "artifact", "quantity", "why"]].to_string()
     assert set(compare.NULL_PENDING) <= set(compare.load_all().key)
+
+
+def test_null_tolerance_is_half_the_effect():
+    assert compare.null_tolerance(1.04, 1.0, 0.05) == pytest.approx(0.02)
+    assert compare.null_tolerance(1.94, 1.0, 0.1) == pytest.approx(0.1)          # capped
+    assert compare.null_tolerance(0.97, 1.0, 0.1) == pytest.approx(0.015)
+    c = compare.Comparison("x")
+    tol = compare.null_tolerance(1.05, 1.0, 0.05)
+    assert c.add("T", "s", 1.05, 1.0, tolerance=tol, null=1.0, note="every pre-draft missed") == "deviates"
+    with pytest.raises(ValueError, match="null_tolerance"):
+        compare.null_tolerance(1.0, float("nan"), 0.1)

@@ -62,6 +62,14 @@ def _clean(x):
     return x
 
 
+def null_tolerance(paper: float, null: float, cap: float) -> float:
+    """A tolerance that rejects the null: half the paper's effect ``|paper - null|``, at most ``cap``
+    (e.g. a speedup of 1.04x gets 0.02, so 1.0x, no effect, cannot match it)."""
+    if not (_is_number(paper) and _is_number(null) and _is_number(cap) and cap >= 0):
+        raise ValueError(f"null_tolerance needs finite paper, null and cap >= 0, got {paper!r}, {null!r}, {cap!r}")
+    return float(f"{min(cap, abs(paper - null) / 2):.6g}")
+
+
 @dataclass
 class Comparison:
     """Rows of one notebook's ``comparison.csv``; every status is decided here, by code.
