@@ -27,8 +27,8 @@ from .claims import Claim
 from .plotting import write_csv
 
 COLUMNS = ["artifact", "quantity", "paper", "reproduced", "unit", "tolerance", "status", "note",
-           "predicate", "evidence", "null", "null_why"]
-OPTIONAL = ("predicate", "evidence", "null", "null_why")  # absent from files written before they existed
+           "predicate", "evidence", "null", "null_why", "statements"]
+OPTIONAL = ("predicate", "evidence", "null", "null_why", "statements")  # absent from files written before they existed
 COMPARATIVE = ("above", "below", "argmax_is", "argmin_is")  # "A above B": a match needs a margin
 # comparison files whose rows predate the null test, with the issue that brings them to it
 NULL_PENDING = {"tran2025": "issue 18 (serving rows)", "li2026_serving": "issue 18 (serving rows)"}
@@ -86,25 +86,29 @@ class Comparison:
     rows: list[dict] = field(default_factory=list)
 
     def _row(self, artifact, quantity, paper, reproduced, unit, tolerance, status, note,
-             predicate="", evidence="", null=None, null_why=""):
+             predicate="", evidence="", null=None, null_why="", statements=""):
         if not str(artifact).strip() or not str(quantity).strip():
             raise ValueError("artifact and quantity must be non-empty")
+        if not isinstance(statements, str):
+            statements = " ".join(statements)
         self.rows.append(dict(artifact=artifact, quantity=quantity, paper=_clean(paper),
                               reproduced=_clean(reproduced), unit=unit,
                               tolerance="" if tolerance is None else _clean(tolerance),
                               status=status, note=note, predicate=predicate, evidence=evidence,
-                              null="" if null is None else _clean(null), null_why=null_why))
+                              null="" if null is None else _clean(null), null_why=null_why,
+                              statements=statements))
         return status
 
     def add(self, artifact: str, quantity: str, paper, reproduced, unit: str = "",
             tolerance: float | None = None, note: str = "", null: float | None = None,
-            null_why: str = "", **kwargs) -> str:
+            null_why: str = "", statements="", **kwargs) -> str:
         """A number within ``tolerance`` of the paper's: ``match``; otherwise ``deviates`` (and
         ``note`` must then say why).
 
         ``null`` is the value "no effect" would reproduce (speedup 1.0, gain 0, the baseline's own
         value). A ``match`` whose tolerance also accepts the null is refused unless ``null_why`` says
-        why that is correct; give ``null_why`` alone for a level that has no null."""
+        why that is correct; give ``null_why`` alone for a level that has no null. ``statements``:
+        the id(s) of the paper's statements the row holds (``data/coverage/<key>.yaml``)."""
         if "status" in kwargs:
             raise TypeError(f"{artifact}/{quantity}: a status is decided by code, not passed to add(); "
                             "use claim() for a predicate or state() for deviates/not-reproducible")
@@ -127,10 +131,11 @@ class Comparison:
             raise ValueError(f"{artifact}/{quantity}: {paper} ± {tolerance} also accepts the null {null} "
                              "(no effect): tighten the tolerance or say in null_why why that is correct")
         return self._row(artifact, quantity, paper, reproduced, unit, tolerance, status, note,
-                         null=null, null_why=null_why)
+                         null=null, null_why=null_why, statements=statements)
 
     def claim(self, artifact: str, quantity: str, paper, claim: Claim, unit: str = "",
-              strength: str = "trend", note: str = "", reproduced=None, null_why: str = "") -> str:
+              strength: str = "trend", note: str = "", reproduced=None, null_why: str = "",
+              statements="") -> str:
         """A qualitative claim decided by a predicate: ``strength`` (``match`` or ``trend``) when
         it holds, ``deviates`` when it does not. ``reproduced`` defaults to the evidence. A
         ``match`` on "A above B" (``COMPARATIVE`` predicates) needs the predicate's margin, or
@@ -146,10 +151,10 @@ class Comparison:
             note = f"{cause}; {note}" if note.strip() else cause
         shown = claim.evidence if reproduced is None else reproduced
         return self._row(artifact, quantity, paper, shown, unit, None, status, note,
-                         claim.name, claim.evidence, null_why=null_why)
+                         claim.name, claim.evidence, null_why=null_why, statements=statements)
 
     def state(self, artifact: str, quantity: str, paper, reproduced, status: str, note: str,
-              unit: str = "") -> str:
+              unit: str = "", statements="") -> str:
         """``deviates`` or ``not-reproducible``, stated with a note that names the cause."""
         if status not in STATED:
             raise ValueError(f"{artifact}/{quantity}: only {STATED} can be stated; "
@@ -157,7 +162,7 @@ class Comparison:
         if len(note.strip()) < MIN_CAUSE:
             raise ValueError(f"{artifact}/{quantity}: status {status!r} needs a note naming a cause "
                              f"(a mechanism or a number), got {note!r}")
-        return self._row(artifact, quantity, paper, reproduced, unit, None, status, note)
+        return self._row(artifact, quantity, paper, reproduced, unit, None, status, note, statements=statements)
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows, columns=COLUMNS)
