@@ -56,3 +56,20 @@ def test_argmax_argmin_within_and_bounds():
     assert claims.above(2, 1).holds and not claims.above(math.nan, 1).holds
     assert claims.all_of({"x": True, "y": True}).holds
     assert not claims.all_of({"x": True, "y": False}).holds and not claims.all_of({}).holds
+
+
+def test_comparative_predicates_take_a_margin():
+    """Issue 19: "A above B" must be able to fail on noise: the lead has to exceed the margin."""
+    assert claims.above(2.189, 2.187).holds                      # a bare ordering passes on 0.002
+    assert not claims.above(2.189, 2.187, margin=0.05).holds     # not beyond a 0.05 margin
+    assert claims.above(2.5, 2.187, margin=0.05).holds
+    assert "margin 0.05" in claims.above(2.5, 2.187, margin=0.05).evidence
+    assert not claims.below(0.99, 1.0, margin=0.02).holds and claims.below(0.9, 1.0, margin=0.02).holds
+    top = {"GOODSPEED": 2.189, "Fixed-S": 2.187, "Random-S": 1.855}
+    assert claims.argmax_is(top, "GOODSPEED").holds
+    c = claims.argmax_is(top, "GOODSPEED", margin=0.01)
+    assert not c.holds and c.evidence.startswith("GOODSPEED by 0.002") and c.margin == 0.01
+    assert claims.argmin_is({"a": 1.0, "b": 1.5}, "a", margin=0.4).holds
+    assert not claims.argmin_is({"a": 1.0, "b": 1.3}, "a", margin=0.4).holds
+    with pytest.raises(ValueError, match="margin"):
+        claims.above(1, 0, margin=-1)

@@ -29,11 +29,52 @@ def test_count_caps_each_artefact_and_reports_extra_rows():
 
 
 @pytest.mark.parametrize("key", coverage.PAPERS)
-def test_committed_inventories_load_and_count_the_committed_tables(key):
+def test_committed_inventories_agree_with_the_committed_tables(key):
+    """Statement inventories (papers re-read for issue 19): every statement held by a row, an input or a
+    test, and every row names a statement the inventory lists. Older artefact counts: counted, capped."""
     inv = coverage.load_inventory(key)
+    comp = coverage.load_comparison(key)
+    if "statements" in inv:
+        c = coverage.check_statements(inv, comp)
+        assert c == dict(unheld=[], unlabelled=[], unknown=[], missing_tests=[]), c
+        return
     assert inv["artifacts"] and all(a["stated"] >= 0 for a in inv["artifacts"])
-    t = coverage.count(inv, coverage.load_comparison(key))
+    t = coverage.count(inv, comp)
     assert (t.covered <= t.stated).all() and (t.covered <= t.rows).all()
+
+
+STATEMENTS = """paper: zhu2025
+source: x
+statements:
+  - {id: a, where: Fig 1, text: "A is 31.3%"}
+  - {id: b, where: Fig 2, text: "B grows"}
+  - {id: c, where: Table II, text: "K 100", input: profile}
+  - {id: d, where: Sec III, text: "optimal", test: "tests/test_coverage.py::test_check_statements_reports_each_disagreement"}
+beyond: [extra]
+"""
+
+
+def test_check_statements_reports_each_disagreement(tmp_path):
+    (tmp_path / "zhu2025.yaml").write_text(STATEMENTS)
+    inv = coverage.load_inventory("zhu2025", root=tmp_path)
+    rows = pd.DataFrame({"artifact": ["Fig 1", "Fig 2", "Fig 3", "Alg"], "quantity": ["q1", "q2", "q3", "q4"],
+                         "statements": ["a", "", "zz", "extra"]})
+    c = coverage.check_statements(inv, rows)
+    assert c["unheld"] == ["b"]                       # b has no row; c is an input, d a test
+    assert c["unlabelled"] == ["Fig 2 / q2"] and c["unknown"] == ["zz"] and c["missing_tests"] == []
+    ok = rows.assign(statements=["a", "b", "a", "extra"])
+    assert coverage.check_statements(inv, ok) == dict(unheld=[], unlabelled=[], unknown=[], missing_tests=[])
+    t = coverage.statement_table(inv, ok).set_index("id")
+    assert list(t.held_by) == ["rows", "rows", "input", "test"] and t.loc["a", "rows"] == 2
+    (tmp_path / "zhu2025.yaml").write_text(STATEMENTS.replace("test_check_statements_reports", "test_nope"))
+    bad = coverage.check_statements(coverage.load_inventory("zhu2025", root=tmp_path), ok)
+    assert bad["missing_tests"] and bad["missing_tests"][0].startswith("d:")
+    (tmp_path / "zhu2025.yaml").write_text(STATEMENTS.replace("{id: b,", "{id: a,"))
+    with pytest.raises(ValueError, match="unique"):
+        coverage.load_inventory("zhu2025", root=tmp_path)
+    (tmp_path / "zhu2025.yaml").write_text(STATEMENTS.replace('text: "B grows"', 'text: ""'))
+    with pytest.raises(ValueError, match="quotes the paper"):
+        coverage.load_inventory("zhu2025", root=tmp_path)
 
 
 def test_li2026_reports_drafting_and_serving_sides():

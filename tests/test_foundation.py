@@ -163,3 +163,42 @@ def test_output_dirs():
     assert ci == paths.BUILD / "ci" / "figures" / "zz_test" / "profile-cpu_local"
     with pytest.raises(ValueError, match="scale"):
         paths.output_dir("zz_test", "huge")
+
+
+def test_null_test_refuses_a_match_that_no_effect_would_also_pass(tmp_path):
+    """Issue 19: paper 1.05x at +-0.05 also accepts 1.0 (no effect): refused unless the row says why."""
+    c = compare.Comparison("x")
+    with pytest.raises(ValueError, match="accepts the null"):
+        c.add("T", "speedup", 1.05, 1.0, tolerance=0.05, null=1.0)
+    assert c.add("T", "speedup", 1.05, 1.04, tolerance=0.025, null=1.0) == "match"
+    assert c.add("T", "speedup", 1.05, 1.0, tolerance=0.025, null=1.0, note="no pre-draft ever hit") == "deviates"
+    assert c.add("T", "level", 0.97, 0.96, tolerance=0.05, null=1.0, null_why="the paper reports no effect") == "match"
+    assert c.add("T", "count", 5, 5, tolerance=0, null_why="a level, not an effect") == "match"
+    c.add("T", "bare", 2.0, 2.0, tolerance=0.1)                            # no null at all
+    c.claim("T", "A above B", "yes", claims.above(2.0, 1.0), strength="match")
+    c.claim("T", "A above B by a margin", "yes", claims.above(2.0, 1.0, margin=0.5), strength="match")
+    (tmp_path / "x").mkdir()
+    c.write(tmp_path / "x")
+    flags = compare.null_flags(compare.load_all(tmp_path))
+    assert list(flags.quantity) == ["bare", "A above B"]
+    assert list(flags.why) == ["no null and no null_why", "above without a margin"]
+
+
+def test_committed_comparisons_pass_the_null_test():
+    """Every committed match can fail: its tolerance rejects "no effect", or the row says why; the
+    files listed in NULL_PENDING are another issue's and are only reported."""
+    flags = compare.null_check()
+    open_ = flags[flags.pending == ""]
+    assert open_.empty, open_[["key", "artifact", "quantity", "why"]].to_string()
+    assert set(compare.NULL_PENDING) <= set(compare.load_all().key)
+
+
+def test_null_tolerance_is_half_the_effect():
+    assert compare.null_tolerance(1.04, 1.0, 0.05) == pytest.approx(0.02)
+    assert compare.null_tolerance(1.94, 1.0, 0.1) == pytest.approx(0.1)          # capped
+    assert compare.null_tolerance(0.97, 1.0, 0.1) == pytest.approx(0.015)
+    c = compare.Comparison("x")
+    tol = compare.null_tolerance(1.05, 1.0, 0.05)
+    assert c.add("T", "s", 1.05, 1.0, tolerance=tol, null=1.0, note="every pre-draft missed") == "deviates"
+    with pytest.raises(ValueError, match="null_tolerance"):
+        compare.null_tolerance(1.0, float("nan"), 0.1)

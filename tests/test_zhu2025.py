@@ -469,3 +469,58 @@ def test_sweep_rows():
     again = ze.sweep(st, ze.points(pair=[z.PAIRS[0]], num_users=[4, 6]), 2, 0, schemes=(zs.PROPOSED, zs.ADS),
                      allocations=("optimal", "uniform"), progress=False)
     pd.testing.assert_frame_equal(df, again)
+
+
+def test_ads_readings_and_alpha_independence():
+    """Issue 19: the readings of ADS's batch-size sentence, and ADS not depending on alpha (moved here
+    from the comparison table, where it could not fail)."""
+    assert zs.ads_batch_size(lambda b: (b - 70) ** 2, 100, "two batches") == 70      # starts at 50
+    assert zs.ads_batch_size(lambda b: b, 100, "two batches") == 50                  # rises at once
+    assert zs.ads_batch_size(lambda b: (b - 7) ** 2, 100, "two tasks per batch") == 7
+    assert zs.ads_batch_size(lambda b: b, 100, "one batch") == 100
+    with pytest.raises(ValueError, match="ADS reading"):
+        zs.ads_batch_size(lambda b: b, 100, "three batches")
+    s = system()
+    w = zs.sample_workload(3, 0, 40, 512, 2048)
+    lat = {a: pd.DataFrame(zs.run_schemes(s, w, a, 2048, schemes=(zs.ADS,))).latency_s.iloc[0] for a in (0.5, 0.9)}
+    assert lat[0.5] == lat[0.9]
+    p = zs.plan_scheme(zs.ADS, s, w.input_len, 0.8, 2048, ads_reading="one batch")
+    assert len(p.batches) == 1 and p.l == 0
+
+
+def test_ads_readings_table_on_the_paper_setting():
+    setting = ze.load_setting("zhu2025_paper")
+    d = ze.ads_readings(setting, z.PAIRS[:1], 2, 0)
+    assert set(d.reading) == set(zs.ADS_READINGS) and len(d) == 2 * len(zs.ADS_READINGS)
+    m = d.groupby("reading").latency_s.mean()
+    assert m["one batch"] < m["two batches"] < m["two tasks per batch"]   # fewer batches, fewer c_v2 passes
+
+
+def test_gap_study_at_the_papers_memory():
+    setting = ze.load_setting("zhu2025_paper")
+    g = zx.gap_study(setting, 1, 0, progress=False, searches=["contiguous, K=12"], memory="paper")
+    assert g.memory_gb.iloc[0] == pytest.approx(16.0) and g.memory_tasks.iloc[0] == 12
+    with pytest.raises(ValueError, match="memory"):
+        zx.gap_study(setting, 1, 0, progress=False, memory="huge")
+
+
+def test_ratio_reduction_and_its_standard_error():
+    rng = np.random.default_rng(0)
+    y = rng.exponential(10.0, 4000) + 50
+    x = 0.8 * y
+    red, se = ze.ratio_reduction(x, y)
+    assert red == pytest.approx(20.0) and se == pytest.approx(0.0, abs=1e-9)      # exact ratio: no spread
+    red, se = ze.ratio_reduction(x + rng.normal(0, 5, y.size), y)
+    assert abs(red - 20.0) < 4 * se and 0 < se < 1
+
+
+def test_path_loss_sensitivity_more_channel_draws():
+    setting = ze.load_setting("zhu2025_paper")
+    inf = pd.DataFrame([dict(pair=f"({p[0]}, {p[1]})", rep=r, inference_s=100.0) for p in z.PAIRS for r in range(2)])
+    one = ze.path_loss_sensitivity(setting, inf, [-50], 25e6, 20, 0)
+    many = ze.path_loss_sensitivity(setting, inf, [-50], 25e6, 20, 0, channel_draws=8)
+    assert (one.samples == 2).all() and (many.samples == 16).all()
+    assert (many.reduction_se > 0).all() and one.reduction_se.notna().all()
+    assert (many.median_reduction_pct > 0).all()
+    with pytest.raises(ValueError, match="channel_draws"):
+        ze.path_loss_sensitivity(setting, inf, [-50], 25e6, 20, 0, channel_draws=0)

@@ -4,6 +4,9 @@ Each predicate looks at numbers and returns a ``Claim``: its name, whether it ho
 evidence it saw (formatted, so a row of ``comparison.csv`` shows what decided its status). Bad
 evidence never passes: an empty input, a NaN, a constant series or a tie makes a predicate fail,
 with the reason in the evidence. ``compare.Comparison.claim`` turns a Claim into a row.
+
+"A above B" (``above``, ``below``, ``argmax_is``, ``argmin_is``) takes a ``margin``: the lead must
+exceed it, so noise or a rounding difference cannot pass for an effect; the evidence names it.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ class Claim:
     name: str        # the predicate, e.g. "strictly_decreasing"
     holds: bool
     evidence: str    # what it saw, e.g. "0.31 > 0.22 > 0.19"
+    margin: float | None = None   # the lead a comparative predicate required ("A above B by margin")
 
     def __bool__(self) -> bool:
         return self.holds
@@ -107,31 +111,50 @@ def correlation_sign(x: Iterable[float], y: Iterable[float], sign: int, min_abs:
     return Claim("correlation_sign", bool(ok), f"r = {r:+.3f} over {a.size} points (want sign {sign:+d}, |r| >= {min_abs:g})")
 
 
-def _extreme(name: str, values: Mapping[str, float], expected: str, pick) -> Claim:
+def _margin(name: str, margin: float | None) -> float:
+    if margin is not None and not (isinstance(margin, (int, float, np.floating)) and math.isfinite(margin)
+                                   and margin >= 0):
+        raise ValueError(f"{name}: margin must be a finite number >= 0, got {margin!r}")
+    return 0.0 if margin is None else float(margin)
+
+
+def _with_margin(text: str, margin: float | None) -> str:
+    return text if margin is None else f"{text}; margin {_fmt(margin)}"
+
+
+def _extreme(name: str, values: Mapping[str, float], expected: str, sign: int, margin: float | None) -> Claim:
+    m = _margin(name, margin)
     if not values:
-        return Claim(name, False, "rejected: empty")
+        return Claim(name, False, "rejected: empty", margin)
     arr, why = _series(values.values())
     if arr is None:
-        return Claim(name, False, why)
+        return Claim(name, False, why, margin)
     if expected not in values:
         raise ValueError(f"{name}: expected key {expected!r} is not among {sorted(values)}")
-    best = pick(arr)
+    score = sign * arr
+    best = score.max()
     text = ", ".join(f"{k}={_fmt(v)}" for k, v in values.items())
-    ties = int(np.sum(arr == best))
+    ties = int(np.sum(score == best))
     if ties > 1:
-        return Claim(name, False, "tie: " + text)
-    winner = list(values)[int(np.flatnonzero(arr == best)[0])]
-    return Claim(name, winner == expected, f"{winner} ({text})")
+        return Claim(name, False, _with_margin("tie: " + text, margin), margin)
+    i = int(np.flatnonzero(score == best)[0])
+    winner = list(values)[i]
+    lead = float(best - np.max(np.delete(score, i))) if arr.size > 1 else math.inf
+    holds = winner == expected and lead > m
+    shown = f"{winner} ({text})" if margin is None else f"{winner} by {_fmt(lead)} ({text}); margin {_fmt(margin)}"
+    return Claim(name, holds, shown, margin)
 
 
-def argmax_is(values: Mapping[str, float], expected: str) -> Claim:
-    """``expected`` has the strictly largest value (a tie for the top fails)."""
-    return _extreme("argmax_is", values, expected, np.max)
+def argmax_is(values: Mapping[str, float], expected: str, margin: float | None = None) -> Claim:
+    """``expected`` has the strictly largest value, ahead of the runner-up by more than ``margin``
+    (a tie for the top fails)."""
+    return _extreme("argmax_is", values, expected, +1, margin)
 
 
-def argmin_is(values: Mapping[str, float], expected: str) -> Claim:
-    """``expected`` has the strictly smallest value (a tie for the bottom fails)."""
-    return _extreme("argmin_is", values, expected, np.min)
+def argmin_is(values: Mapping[str, float], expected: str, margin: float | None = None) -> Claim:
+    """``expected`` has the strictly smallest value, below the runner-up by more than ``margin``
+    (a tie for the bottom fails)."""
+    return _extreme("argmin_is", values, expected, -1, margin)
 
 
 def within(value: float, low: float, high: float) -> Claim:
@@ -145,20 +168,24 @@ def within(value: float, low: float, high: float) -> Claim:
     return Claim("within", low <= v <= high, f"{_fmt(v)} in [{_fmt(low)}, {_fmt(high)}]")
 
 
-def below(value: float, bound: float) -> Claim:
-    """``value < bound`` strictly."""
+def below(value: float, bound: float, margin: float | None = None) -> Claim:
+    """``value < bound - margin`` strictly (``margin``: the gap noise cannot explain)."""
+    m = _margin("below", margin)
     arr, why = _series([value, bound])
     if arr is None:
-        return Claim("below", False, why)
-    return Claim("below", bool(arr[0] < arr[1]), f"{_fmt(arr[0])} < {_fmt(arr[1])}")
+        return Claim("below", False, why, margin)
+    return Claim("below", bool(arr[0] < arr[1] - m), _with_margin(f"{_fmt(arr[0])} < {_fmt(arr[1])}", margin),
+                 margin)
 
 
-def above(value: float, bound: float) -> Claim:
-    """``value > bound`` strictly."""
+def above(value: float, bound: float, margin: float | None = None) -> Claim:
+    """``value > bound + margin`` strictly (``margin``: the gap noise cannot explain)."""
+    m = _margin("above", margin)
     arr, why = _series([value, bound])
     if arr is None:
-        return Claim("above", False, why)
-    return Claim("above", bool(arr[0] > arr[1]), f"{_fmt(arr[0])} > {_fmt(arr[1])}")
+        return Claim("above", False, why, margin)
+    return Claim("above", bool(arr[0] > arr[1] + m), _with_margin(f"{_fmt(arr[0])} > {_fmt(arr[1])}", margin),
+                 margin)
 
 
 def all_of(flags: Mapping[str, bool], name: str = "all_of") -> Claim:

@@ -4,6 +4,12 @@ Each notebook writes ``figures/<key>/comparison.csv`` with the columns of ``COLU
 results table is generated from all of them (``python -m specedge.compare --update-readme``), and a
 test fails when the README is stale. ``status`` is ``match``, ``trend``, ``deviates`` or
 ``not-reproducible``; anything but ``match`` must say why in ``note``.
+
+The null test: a ``match`` must be able to fail. Each number row names ``null``, the reproduced
+value of "no effect" (speedup 1.0, gain 0, the baseline's own value), and ``add`` refuses a ``match``
+whose tolerance also accepts it, unless ``null_why`` says why that is correct (e.g. "a level, not an
+effect"). Claims that one thing is above another need a margin (``claims.above(..., margin=)``).
+``python -m specedge.compare --null-check`` runs the test over every committed ``comparison.csv``.
 """
 from __future__ import annotations
 
@@ -21,7 +27,17 @@ from .claims import Claim
 from .plotting import write_csv
 
 COLUMNS = ["artifact", "quantity", "paper", "reproduced", "unit", "tolerance", "status", "note",
-           "predicate", "evidence"]
+           "predicate", "evidence", "null", "null_why", "statements"]
+OPTIONAL = ("predicate", "evidence", "null", "null_why", "statements")  # absent from files written before they existed
+COMPARATIVE = ("above", "below", "argmax_is", "argmin_is")  # "A above B": a match needs a margin
+# comparison files whose rows predate the null test, with the issue that brings them to it
+NULL_PENDING = {"tran2025": "issue 18 (serving rows)", "li2026_serving": "issue 18 (serving rows)",
+                "zheng2025": "issue 19 follow-up: null_why and margins prepared on branch w19-prepared-reruns, "
+                             "the notebook needs a full rerun",
+                "li2026": "issue 19 follow-up: Theorem 1 self-checks out, nulls and margins prepared on branch "
+                          "w19-prepared-reruns, the notebook needs a full rerun",
+                "venkatesha2025": "issue 19 follow-up: SD->FSD/AR->SD tolerances at half the effect and the FSD "
+                                  "self-check out, prepared on branch w19-prepared-reruns, needs a full rerun"}
 STATUSES = ("match", "trend", "deviates", "not-reproducible")
 STATED = ("deviates", "not-reproducible")  # the only statuses a caller may state
 PAPERS = {  # key -> title, in the README's order
@@ -52,6 +68,14 @@ def _clean(x):
     return x
 
 
+def null_tolerance(paper: float, null: float, cap: float) -> float:
+    """A tolerance that rejects the null: half the paper's effect ``|paper - null|``, at most ``cap``
+    (e.g. a speedup of 1.04x gets 0.02, so 1.0x, no effect, cannot match it)."""
+    if not (_is_number(paper) and _is_number(null) and _is_number(cap) and cap >= 0):
+        raise ValueError(f"null_tolerance needs finite paper, null and cap >= 0, got {paper!r}, {null!r}, {cap!r}")
+    return float(f"{min(cap, abs(paper - null) / 2):.6g}")
+
+
 @dataclass
 class Comparison:
     """Rows of one notebook's ``comparison.csv``; every status is decided here, by code.
@@ -68,19 +92,29 @@ class Comparison:
     rows: list[dict] = field(default_factory=list)
 
     def _row(self, artifact, quantity, paper, reproduced, unit, tolerance, status, note,
-             predicate="", evidence=""):
+             predicate="", evidence="", null=None, null_why="", statements=""):
         if not str(artifact).strip() or not str(quantity).strip():
             raise ValueError("artifact and quantity must be non-empty")
+        if not isinstance(statements, str):
+            statements = " ".join(statements)
         self.rows.append(dict(artifact=artifact, quantity=quantity, paper=_clean(paper),
                               reproduced=_clean(reproduced), unit=unit,
                               tolerance="" if tolerance is None else _clean(tolerance),
-                              status=status, note=note, predicate=predicate, evidence=evidence))
+                              status=status, note=note, predicate=predicate, evidence=evidence,
+                              null="" if null is None else _clean(null), null_why=null_why,
+                              statements=statements))
         return status
 
     def add(self, artifact: str, quantity: str, paper, reproduced, unit: str = "",
-            tolerance: float | None = None, note: str = "", **kwargs) -> str:
+            tolerance: float | None = None, note: str = "", null: float | None = None,
+            null_why: str = "", statements="", **kwargs) -> str:
         """A number within ``tolerance`` of the paper's: ``match``; otherwise ``deviates`` (and
-        ``note`` must then say why)."""
+        ``note`` must then say why).
+
+        ``null`` is the value "no effect" would reproduce (speedup 1.0, gain 0, the baseline's own
+        value). A ``match`` whose tolerance also accepts the null is refused unless ``null_why`` says
+        why that is correct; give ``null_why`` alone for a level that has no null. ``statements``:
+        the id(s) of the paper's statements the row holds (``data/coverage/<key>.yaml``)."""
         if "status" in kwargs:
             raise TypeError(f"{artifact}/{quantity}: a status is decided by code, not passed to add(); "
                             "use claim() for a predicate or state() for deviates/not-reproducible")
@@ -92,16 +126,26 @@ class Comparison:
                              f"(got {paper!r} and {reproduced!r}); use claim() or state()")
         if not (_is_number(tolerance) and tolerance >= 0):
             raise ValueError(f"{artifact}/{quantity}: add() needs a tolerance >= 0, got {tolerance!r}")
+        if null is not None and not _is_number(_clean(null)):
+            raise ValueError(f"{artifact}/{quantity}: null must be a finite number, got {null!r}")
         status = "match" if abs(paper - reproduced) <= tolerance + 1e-12 else "deviates"
         if status == "deviates" and len(note.strip()) < MIN_CAUSE:
             raise ValueError(f"{artifact}/{quantity}: {reproduced} is outside {paper} ± {tolerance}: "
                              "give a note naming the cause")
-        return self._row(artifact, quantity, paper, reproduced, unit, tolerance, status, note)
+        if status == "match" and null is not None and abs(paper - _clean(null)) <= tolerance + 1e-12 \
+                and not null_why.strip():
+            raise ValueError(f"{artifact}/{quantity}: {paper} ± {tolerance} also accepts the null {null} "
+                             "(no effect): tighten the tolerance or say in null_why why that is correct")
+        return self._row(artifact, quantity, paper, reproduced, unit, tolerance, status, note,
+                         null=null, null_why=null_why, statements=statements)
 
     def claim(self, artifact: str, quantity: str, paper, claim: Claim, unit: str = "",
-              strength: str = "trend", note: str = "", reproduced=None) -> str:
+              strength: str = "trend", note: str = "", reproduced=None, null_why: str = "",
+              statements="") -> str:
         """A qualitative claim decided by a predicate: ``strength`` (``match`` or ``trend``) when
-        it holds, ``deviates`` when it does not. ``reproduced`` defaults to the evidence."""
+        it holds, ``deviates`` when it does not. ``reproduced`` defaults to the evidence. A
+        ``match`` on "A above B" (``COMPARATIVE`` predicates) needs the predicate's margin, or
+        ``null_why`` saying why a bare ordering is enough (``null_flags`` checks it)."""
         if not isinstance(claim, Claim):
             raise TypeError(f"{artifact}/{quantity}: claim() takes a specedge.claims.Claim, "
                             f"got {type(claim).__name__}")
@@ -113,10 +157,10 @@ class Comparison:
             note = f"{cause}; {note}" if note.strip() else cause
         shown = claim.evidence if reproduced is None else reproduced
         return self._row(artifact, quantity, paper, shown, unit, None, status, note,
-                         claim.name, claim.evidence)
+                         claim.name, claim.evidence, null_why=null_why, statements=statements)
 
     def state(self, artifact: str, quantity: str, paper, reproduced, status: str, note: str,
-              unit: str = "") -> str:
+              unit: str = "", statements="") -> str:
         """``deviates`` or ``not-reproducible``, stated with a note that names the cause."""
         if status not in STATED:
             raise ValueError(f"{artifact}/{quantity}: only {STATED} can be stated; "
@@ -124,7 +168,7 @@ class Comparison:
         if len(note.strip()) < MIN_CAUSE:
             raise ValueError(f"{artifact}/{quantity}: status {status!r} needs a note naming a cause "
                              f"(a mechanism or a number), got {note!r}")
-        return self._row(artifact, quantity, paper, reproduced, unit, None, status, note)
+        return self._row(artifact, quantity, paper, reproduced, unit, None, status, note, statements=statements)
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows, columns=COLUMNS)
@@ -138,7 +182,7 @@ def load_all(figures_dir: Path = paths.FIGURES) -> pd.DataFrame:
     frames = []
     for csv in sorted(Path(figures_dir).glob("*/comparison.csv")):
         df = pd.read_csv(csv, dtype=str, keep_default_na=False)
-        for col in ("predicate", "evidence"):  # written by claim() only
+        for col in OPTIONAL:
             if col not in df.columns:
                 df[col] = ""
         missing = set(COLUMNS) - set(df.columns)
@@ -151,6 +195,33 @@ def load_all(figures_dir: Path = paths.FIGURES) -> pd.DataFrame:
     if not frames:
         return pd.DataFrame(columns=COLUMNS + ["key"])
     return pd.concat(frames, ignore_index=True)
+
+
+def null_flags(df: pd.DataFrame) -> pd.DataFrame:
+    """The ``match`` rows of comparison rows (``load_all``'s columns) that fail the null test: a number
+    row with no null and no ``null_why``, or whose tolerance accepts its null without a ``null_why``;
+    a claim on "A above B" with no margin in its evidence and no ``null_why``. Adds a ``why`` column."""
+    out = []
+    for _, r in df[df["status"] == "match"].iterrows():
+        excused = bool(str(r["null_why"]).strip())
+        why = ""
+        if str(r["tolerance"]).strip():          # a number row, from add()
+            if not str(r["null"]).strip():
+                why = "" if excused else "no null and no null_why"
+            elif abs(float(r["paper"]) - float(r["null"])) <= float(r["tolerance"]) + 1e-12 and not excused:
+                why = f"{r['paper']} ± {r['tolerance']} accepts the null {r['null']}"
+        elif r["predicate"] in COMPARATIVE and "margin" not in str(r["evidence"]) and not excused:
+            why = f"{r['predicate']} without a margin"
+        if why:
+            out.append({**r.to_dict(), "why": why})
+    return pd.DataFrame(out, columns=list(df.columns) + ["why"])
+
+
+def null_check(figures_dir: Path = paths.FIGURES) -> pd.DataFrame:
+    """``null_flags`` over every committed comparison file, with the pending ones (``NULL_PENDING``)
+    marked in a ``pending`` column."""
+    flags = null_flags(load_all(figures_dir))
+    return flags.assign(pending=flags["key"].map(NULL_PENDING).fillna(""))
 
 
 def results_table(figures_dir: Path = paths.FIGURES) -> str:
@@ -199,7 +270,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--update-readme", action="store_true", help="rewrite README.md's results table")
     ap.add_argument("--check", action="store_true", help="exit 1 when README.md's table is stale")
+    ap.add_argument("--null-check", action="store_true",
+                    help="list the match rows that fail the null test; exit 1 when one is not pending")
     args = ap.parse_args(argv)
+    if args.null_check:
+        flags = null_check()
+        for _, r in flags.iterrows():
+            print(f"{r.key}: {r.artifact} / {r.quantity}: {r.why}" + (f"  [pending: {r.pending}]" if r.pending else ""))
+        open_ = int((flags["pending"] == "").sum())
+        print(f"{len(flags)} match rows fail the null test, {open_} not pending")
+        return 1 if open_ else 0
     if args.check:
         fresh = readme_is_fresh()
         print("README results table is " + ("current" if fresh else "STALE: run `make figures`"))

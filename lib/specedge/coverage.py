@@ -1,4 +1,27 @@
-"""Coverage: how many of the numbers and claims a paper states have a row in its ``comparison.csv``.
+"""Coverage: which of the numbers and claims a paper states have a row in its ``comparison.csv``.
+
+Two inventory formats. The **statement inventory** (papers re-read for issue 19) lists every number
+and claim the paper states, each with an id, its quoted text and where it stands; each comparison row
+names the statement id(s) it holds (column ``statements``), and :func:`check_statements` reports
+statements no row holds and rows that hold no statement::
+
+    paper: zhu2025
+    source: papers/zhu2025_heterogeneous_edge_sd.txt
+    statements:
+      - id: fig9a-44.9
+        where: Sec IV-C, Fig 9(a)
+        text: "the proposed scheme reduces latency by 44.9% compared with the uniform allocation scheme"
+      - id: table2-settings                 # a setting the reproduction uses, not a result:
+        where: Table II
+        text: "K 100, ..."
+        input: "profile zhu2025_paper"       # where it is used (no row needed)
+      - id: p1-equal-finish                  # true by construction: a test asserts it (no row)
+        where: Sec III-A
+        text: "..."
+        test: tests/test_zhu2025.py::test_optimal_bandwidth_equalises_finish_times
+    beyond: [alg1-fixed-l]                   # ids rows may name for studies beyond the paper
+
+The older **artefact counts** (papers not re-read yet) follow.
 
 REPRODUCTION.md's contract is one comparison row per number the paper states. This module counts
 it instead of claiming it: ``data/coverage/<key>.yaml`` lists, per artefact of the paper (a table, a
@@ -35,6 +58,7 @@ from specedge import paths
 INVENTORY = paths.DATA / "coverage"
 PAPERS = ("zhu2025", "tran2025", "zheng2025", "li2026", "venkatesha2025", "model_zoo")
 _KEYS = {"name", "stated", "counted", "rows", "side"}
+_STATEMENT_KEYS = {"id", "where", "text", "input", "test", "side"}
 
 
 def load_inventory(key: str, root: Path | None = None) -> dict:
@@ -46,6 +70,8 @@ def load_inventory(key: str, root: Path | None = None) -> dict:
         raise FileNotFoundError(f"{path} is missing: the coverage inventory of {key} is committed with the "
                                 "repository (data/coverage/), restore it from git")
     inv = yaml.safe_load(path.read_text())
+    if isinstance(inv, dict) and inv.get("paper") == key and "statements" in inv:
+        return _check_statement_inventory(inv, path)
     if not isinstance(inv, dict) or inv.get("paper") != key or not isinstance(inv.get("artifacts"), list):
         raise ValueError(f"{path}: expected a mapping with 'paper: {key}' and an 'artifacts' list")
     seen = set()
@@ -64,6 +90,69 @@ def load_inventory(key: str, root: Path | None = None) -> dict:
             raise ValueError(f"{where} ({a['name']}): artifact label(s) {sorted(dup)} listed twice")
         seen |= set(a["rows"])
     return inv
+
+
+def _check_statement_inventory(inv: dict, path: Path) -> dict:
+    sts = inv["statements"]
+    if not isinstance(sts, list) or not sts:
+        raise ValueError(f"{path}: 'statements' must be a non-empty list")
+    seen = set()
+    for i, st in enumerate(sts):
+        where = f"{path}: statements[{i}]"
+        if not isinstance(st, dict) or not {"id", "where", "text"} <= set(st) or set(st) - _STATEMENT_KEYS:
+            raise ValueError(f"{where}: expected keys id, where, text (optional input, test, side), got {st!r}")
+        if not str(st["text"]).strip() or not str(st["where"]).strip():
+            raise ValueError(f"{where} ({st['id']}): 'text' quotes the paper and 'where' names its place; both non-empty")
+        if " " in str(st["id"]) or st["id"] in seen:
+            raise ValueError(f"{where}: id {st['id']!r} must be unique and contain no spaces")
+        if "input" in st and "test" in st:
+            raise ValueError(f"{where} ({st['id']}): a statement is an input or held by a test, not both")
+        seen.add(st["id"])
+        st.setdefault("side", "")
+    beyond = inv.setdefault("beyond", [])
+    if not isinstance(beyond, list) or set(beyond) & seen:
+        raise ValueError(f"{path}: 'beyond' must list ids of studies beyond the paper, none of them a statement id")
+    return inv
+
+
+def row_statements(comparison: pd.DataFrame) -> list[list[str]]:
+    """The statement ids each row names (column ``statements``, space-separated; [] when absent)."""
+    col = comparison["statements"] if "statements" in comparison.columns else pd.Series([""] * len(comparison))
+    return [str(v).split() for v in col.fillna("")]
+
+
+def check_statements(inventory: dict, comparison: pd.DataFrame, tests_root: Path | None = None) -> dict:
+    """Statements against rows: ``unheld`` (a result no row holds), ``unlabelled`` (rows naming no
+    statement), ``unknown`` (ids rows name that the inventory lacks), ``missing_tests`` (a statement's
+    test that does not exist). All empty: the notebook's rows and its inventory agree."""
+    ids = {st["id"]: st for st in inventory["statements"]}
+    named = row_statements(comparison)
+    held = {i for ids_ in named for i in ids_}
+    labels = comparison["artifact"] + " / " + comparison["quantity"]
+    root = Path(tests_root or paths.ROOT)
+    missing_tests = []
+    for st in inventory["statements"]:
+        if "test" in st:
+            file, _, name = str(st["test"]).partition("::")
+            f = root / file
+            if not name or not f.exists() or f"def {name}(" not in f.read_text():
+                missing_tests.append(f"{st['id']}: {st['test']}")
+    return dict(
+        unheld=[i for i, st in ids.items() if i not in held and "input" not in st and "test" not in st],
+        unlabelled=[lab for lab, n in zip(labels, named) if not n],
+        unknown=sorted({i for n in named for i in n} - set(ids) - set(inventory["beyond"])),
+        missing_tests=missing_tests)
+
+
+def statement_table(inventory: dict, comparison: pd.DataFrame) -> pd.DataFrame:
+    """One line per statement: how it is held (rows, input, test) and the number of rows naming it."""
+    named = row_statements(comparison)
+    out = []
+    for st in inventory["statements"]:
+        n = sum(st["id"] in ids for ids in named)
+        how = "input" if "input" in st else "test" if "test" in st else "rows" if n else "NONE"
+        out.append(dict(id=st["id"], where=st["where"], side=st["side"], held_by=how, rows=n))
+    return pd.DataFrame(out)
 
 
 def load_comparison(key: str, figures: Path | None = None) -> pd.DataFrame:
@@ -100,16 +189,30 @@ def summary(table: pd.DataFrame, side: str | None = None) -> dict:
 
 
 def report(keys=PAPERS, root: Path | None = None, figures: Path | None = None, detail: bool = False) -> pd.DataFrame:
-    """One line per paper (and per side where the inventory tags sides): rows present vs stated."""
+    """One line per paper (and per side where the inventory tags sides): statements held vs stated
+    (statement inventories), or rows present vs stated per artefact (artefact counts)."""
     lines = []
     for key in keys:
-        table = count(load_inventory(key, root), load_comparison(key, figures))
+        inv, comp = load_inventory(key, root), load_comparison(key, figures)
+        if "statements" in inv:
+            t, c = statement_table(inv, comp), check_statements(inv, comp)
+            if detail:
+                print(f"\n{key}\n{t.to_string(index=False)}")
+            for what, items in c.items():
+                for item in items:
+                    print(f"{key}: {what}: {item}")
+            held = int((t.held_by != "NONE").sum())
+            lines.append(dict(paper=key, side="all", inventory="statements", stated=len(t), covered=held,
+                              percent=100.0 * held / len(t), unlabelled_rows=len(c["unlabelled"])))
+            continue
+        table = count(inv, comp)
         if detail:
             print(f"\n{key}\n{table.to_string(index=False)}")
         sides = [s for s in dict.fromkeys(table.side) if s]
         for side in [None, *sides]:
             s = summary(table, side)
-            lines.append(dict(paper=key, side=side or "all", **s))
+            lines.append(dict(paper=key, side=side or "all", inventory="artefact counts", **s,
+                              unlabelled_rows=float("nan")))
     return pd.DataFrame(lines)
 
 

@@ -201,14 +201,59 @@ def monotone_flags(df: pd.DataFrame, x: str, by: list[str], increasing: bool, va
     return flags
 
 
+def ads_readings(setting: Setting, pairs, reps: int, seed: int, readings=zs.ADS_READINGS) -> pd.DataFrame:
+    """ADS's total latency (eq 23 with the ADS inference of :func:`~.zhu2025.ad_latency`) under each
+    reading of its batch-size sentence (``zs.ADS_READINGS``), on Fig 6's draws (Table II's K, I_max,
+    O_max, optimal split). ADS does not depend on alpha. One row per pair, reading and draw."""
+    rows = []
+    K, i_max, o_max = setting.num_users, setting.max_input_len, setting.max_output_len
+    for pair, rep in itertools.product(pairs, range(reps)):
+        system = setting.system(*pair)
+        work = zs.sample_workload(seed, rep, K, i_max, o_max, setting.cell_radius_m)
+        t_com = zs.comm_latency(system, work)
+        for reading in readings:
+            plan = zs.plan_scheme(zs.ADS, system, work.input_len, 0.8, o_max, setting.l_max, ads_reading=reading)
+            t_inf = z.inference_latency(system, plan, work.input_len, work.output_len, 0.8)
+            rows.append(dict(pair=f"({pair[0]}, {pair[1]})", reading=reading, rep=rep, batches=len(plan.batches),
+                             latency_s=t_inf + t_com))
+    return pd.DataFrame(rows)
+
+
+def _channel(work: zs.Workload, radius_m: float, seed: int, rep: int, draw: int) -> zs.Workload:
+    """The tasks of ``work`` (same lengths) with the user positions and fading of channel draw ``draw``
+    (draw 0: the workload's own channel), drawn as :func:`~.zhu2025_schemes.sample_workload` does."""
+    if draw == 0:
+        return work
+    rng = np.random.default_rng([seed, rep, 97, draw])
+    u_d, u_rho = 1.0 - rng.random(work.size), 1.0 - rng.random(work.size)
+    return zs.Workload(work.input_len, work.output_len, radius_m * np.sqrt(u_d), -np.log(u_rho))
+
+
+def ratio_reduction(ours: np.ndarray, base: np.ndarray) -> tuple[float, float]:
+    """``100 (1 - mean(ours) / mean(base))`` over paired samples, with its delta-method standard error."""
+    x, y = np.asarray(ours, float), np.asarray(base, float)
+    n, mx, my = x.size, x.mean(), y.mean()
+    r = mx / my
+    if n < 2:
+        return 100.0 * (1.0 - r), float("nan")
+    var = (x.var(ddof=1) - 2 * r * np.cov(x, y)[0, 1] + r * r * y.var(ddof=1)) / (n * my * my)
+    return 100.0 * (1.0 - r), 100.0 * float(np.sqrt(max(var, 0.0)))
+
+
 def path_loss_sensitivity(setting: Setting, inference: pd.DataFrame, path_losses_db, bandwidth_hz: float,
-                          num_users: int, seed: int) -> pd.DataFrame:
+                          num_users: int, seed: int, channel_draws: int = 1) -> pd.DataFrame:
     """Fig 9's headline as a function of the path-loss constant g0 (the paper prints "-30 dBm").
 
     ``inference`` holds the Proposed rows of a Fig 9 sweep (columns pair, rep, inference_s) at
-    ``num_users``; the uplink latencies are recomputed on the same draws for each g0, under the
-    closed-form and the uniform split. Returns the reduction of the mean total latency per pair and g0.
+    ``num_users``; the uplink latencies are recomputed on the same task draws for each g0, under the
+    closed-form and the uniform split, over ``channel_draws`` draws of user positions and fading per
+    task draw (the first is the draw's own channel). Returns, per pair and g0, the reduction of the
+    mean total latency with its standard error over those samples, the reduction of the median, and
+    the mean upload times. The upload time of a user in a deep fade is heavy-tailed (E[1/rho] of an
+    Exp(1) fading diverges), so the mean converges slowly: the standard error says how slowly.
     """
+    if not (isinstance(channel_draws, int) and channel_draws >= 1):
+        raise ValueError(f"channel_draws must be an integer >= 1, got {channel_draws!r}")
     inf = inference.drop_duplicates(["pair", "rep"]).set_index(["pair", "rep"])["inference_s"]
     rows = []
     for pair in z.PAIRS:
@@ -218,15 +263,20 @@ def path_loss_sensitivity(setting: Setting, inference: pd.DataFrame, path_losses
             for rep in sorted(inf.loc[label].index):
                 work = zs.sample_workload(seed, rep, num_users, setting.max_input_len, setting.max_output_len,
                                           setting.cell_radius_m)
-                for alloc in ("optimal", "uniform"):
-                    rows.append(dict(pair=label, path_loss_db=g0, rep=rep, allocation=alloc,
-                                     comm_s=zs.comm_latency(system, work, alloc),
-                                     latency_s=inf.loc[(label, rep)] + zs.comm_latency(system, work, alloc)))
+                for draw in range(channel_draws):
+                    w = _channel(work, setting.cell_radius_m, seed, rep, draw)
+                    t = {a: zs.comm_latency(system, w, a) for a in ("optimal", "uniform")}
+                    rows.append(dict(pair=label, path_loss_db=g0, rep=rep, draw=draw, comm_optimal_s=t["optimal"],
+                                     comm_uniform_s=t["uniform"], inference_s=inf.loc[(label, rep)]))
     df = pd.DataFrame(rows)
-    red = reductions(df, "optimal", "uniform", ["pair", "path_loss_db"], column="allocation")
-    comm = df.groupby(["pair", "path_loss_db", "allocation"])["comm_s"].mean().unstack("allocation")
-    comm.columns = [f"comm_{c}_s" for c in comm.columns]
-    return red.merge(comm.reset_index(), on=["pair", "path_loss_db"])
+    out = []
+    for (pair, g0), g in df.groupby(["pair", "path_loss_db"], sort=False):
+        opt, uni = g.inference_s + g.comm_optimal_s, g.inference_s + g.comm_uniform_s
+        red, se = ratio_reduction(opt, uni)
+        out.append(dict(pair=pair, path_loss_db=g0, samples=len(g), reduction_pct=red, reduction_se=se,
+                        median_reduction_pct=100.0 * (1 - opt.median() / uni.median()),
+                        comm_optimal_s=g.comm_optimal_s.mean(), comm_uniform_s=g.comm_uniform_s.mean()))
+    return pd.DataFrame(out)
 
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
@@ -294,8 +344,9 @@ def fit_quality(measurements: pd.DataFrame, profile: hardware.Profile) -> pd.Dat
 
 
 def add_headline(cmp, artifact: str, quantity: str, paper: float, ours: float, tolerance: float,
-                 reading: str, cause: str) -> str:
+                 reading: str, cause: str, statements="") -> str:
     """A comparison row for a headline percentage: ``reading`` says how it was computed; ``cause``
-    is added when it falls outside the tolerance."""
-    return cmp.add(artifact, quantity, paper, round(float(ours), 2), "%", tolerance=tolerance,
+    is added when it falls outside the tolerance. The null is a reduction of 0 (no effect)."""
+    return cmp.add(artifact, quantity, paper, round(float(ours), 2), "%", tolerance=tolerance, null=0.0,
+                   statements=statements,
                    note=f"{cause} ({reading})" if abs(paper - ours) > tolerance else reading)

@@ -113,13 +113,14 @@ def cuts_waste(table5: pd.DataFrame) -> Claim:
     return claims.all_of({d: r.wasted_per_round_ON < r.wasted_per_round_OFF for d, r in t.iterrows()})
 
 
-def largest_gain_for_smallest(table5: pd.DataFrame) -> Claim:
-    """Table 5: the first row (the smallest draft) has the strictly largest relative gain; gains are
-    compared at 0.01 % (their printed precision), so closer ones tie."""
+def largest_gain_for_smallest(table5: pd.DataFrame, margin: float | None = None) -> Claim:
+    """Table 5: the first row (the smallest draft) has the largest relative gain, ahead of the next by
+    more than ``margin`` percentage points (2.0, half the paper's own lead of 54.0 vs 50.0 %, makes it
+    a claim that can fail); gains are compared at 0.01 % (their printed precision), so closer ones tie."""
     t = _table5(table5, "improvement_pct")
     if t.empty:
-        return Claim("argmax_is", False, "rejected: empty")
-    return claims.argmax_is(t.improvement_pct.round(2).to_dict(), t.index[0])
+        return Claim("argmax_is", False, "rejected: empty", margin)
+    return claims.argmax_is(t.improvement_pct.round(2).to_dict(), t.index[0], margin=margin)
 
 
 def gains_shrink_with_size(table5: pd.DataFrame) -> Claim:

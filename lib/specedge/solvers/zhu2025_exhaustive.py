@@ -196,7 +196,7 @@ def optimality_gap_over_l(system: z.EdgeSystem, input_len, alpha: float, o_max: 
 
 
 def gap_study(setting, instances: int, seed: int, o_max: int | None = None, progress: bool = True,
-              l_max: int | None = None, searches=None):
+              l_max: int | None = None, searches=None, memory: str = "drawn"):
     """Algorithm 1 against exhaustive search on random small instances, for each of ``SEARCHES``.
 
     Each instance draws a Table I pair, alpha ~ U(0.5, 0.9), l ~ U{1..5}, a workload of Section IV
@@ -207,6 +207,7 @@ def gap_study(setting, instances: int, seed: int, o_max: int | None = None, prog
     With ``l_max`` the instance has no drawn l: Algorithm 1 runs inside the search over
     l = 1..l_max, as the paper uses it, against the exhaustive optimum over batchings and l
     (:func:`optimality_gap_over_l`). ``searches`` picks labels of ``SEARCHES`` (default all).
+    ``memory="paper"`` keeps the setting's SBS memory (Table II: 16 GB) instead of the drawn one.
     """
     import pandas as pd
     from tqdm.auto import tqdm
@@ -218,6 +219,8 @@ def gap_study(setting, instances: int, seed: int, o_max: int | None = None, prog
     for label in searches:
         if label not in SEARCHES:
             raise ValueError(f"searches must be among {list(SEARCHES)}, got {label!r}")
+    if memory not in ("drawn", "paper"):
+        raise ValueError(f"memory must be 'drawn' or 'paper', got {memory!r}")
     todo = [(label, r) for label in searches for r in range(instances)]
     for label, r in tqdm(todo, desc="Algorithm 1 vs exhaustive", disable=not progress):
         search, K, all_orders = SEARCHES[label]
@@ -227,8 +230,11 @@ def gap_study(setting, instances: int, seed: int, o_max: int | None = None, prog
         l = int(rng.integers(1, 6))
         fit = int(rng.integers(1, K + 1))
         draft = z.TABLE_I[pair[0]]
-        memory = z.param_bytes(draft) + float(z.kv_bytes(draft, setting.max_input_len, o_max)) * (fit + 0.5)
-        system = setting.system(*pair, memory_bytes=memory)
+        mem = z.param_bytes(draft) + float(z.kv_bytes(draft, setting.max_input_len, o_max)) * (fit + 0.5)
+        if memory == "paper":
+            mem = setting.memory_bytes
+            fit = int(min(K, z.max_batch_size(draft, setting.max_input_len, o_max, mem)))
+        system = setting.system(*pair, memory_bytes=mem)
         work = sample_workload(seed, 10_000 + r, K, setting.max_input_len, o_max, setting.cell_radius_m)
         if l_max is None:
             g = optimality_gap(system, work.input_len, l, alpha, o_max, search, all_orders)
@@ -236,5 +242,5 @@ def gap_study(setting, instances: int, seed: int, o_max: int | None = None, prog
             l = None     # searched, not drawn (the draw above keeps the other draws identical)
             g = optimality_gap_over_l(system, work.input_len, alpha, o_max, l_max, search, all_orders)
         rows.append(dict(search=label, instance=r, pair=f"({pair[0]}, {pair[1]})", alpha=alpha, l=l,
-                         tasks=K, memory_tasks=fit, **g))
+                         tasks=K, memory_tasks=fit, memory_gb=mem / 1e9, **g))
     return pd.DataFrame(rows)
