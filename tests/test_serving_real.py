@@ -10,7 +10,7 @@ from specedge import decoding, zoo
 from specedge.serving import wire
 from specedge.serving.allocation import FixedS
 from specedge.serving.batching import FCFS, SyncRounds
-from specedge.serving.run import prompt_stream, run_real
+from specedge.serving.run import RunFailed, failed_clients, prompt_stream, run_real
 from specedge.serving.verifier import Request, Verifier
 from specedge.serving.drafter import Drafter
 from specedge.serving.workload import ClientSpec, Workload
@@ -146,9 +146,13 @@ class _BrokenFormer:
         raise ZeroDivisionError("a scheduler bug")
 
 
-def test_a_failing_batch_former_ends_the_run_with_its_error_instead_of_hanging(target):
+def test_a_failing_batch_former_fails_its_requests_and_the_run_says_so(target):
+    """A policy that raises fails the requests it was given (each drafter gives up with one line), the
+    server keeps answering, and the run ends with RunFailed carrying the log (no hang, no success)."""
     wl = Workload("target-m", (ClientSpec("draft-xs", ("code",), 1, 6), ClientSpec("draft-xs", ("math",), 1, 6)),
                   capacity=4)
-    with pytest.raises(RuntimeError, match="scheduling thread failed: ZeroDivisionError"):
+    with pytest.raises(RunFailed, match="batch former broken failed: ZeroDivisionError") as info:
         run_real(wl, _BrokenFormer(), FixedS(4, 2), label="broken", client_timeout=5.0)
+    failed = failed_clients(info.value.log)
+    assert set(failed) == {0, 1} and all("INTERNAL: batch former broken failed" in m for m in failed.values())
     assert not mp.active_children()
