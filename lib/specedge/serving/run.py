@@ -14,7 +14,6 @@ import multiprocessing as mp
 import os
 import queue as queue_mod
 import sys
-import time
 
 import pandas as pd
 
