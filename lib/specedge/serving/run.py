@@ -112,6 +112,7 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     server = VerificationServer(verifier, former, allocator, list(range(n)), label=label,
                                 target_name=workload.target, client_timeout=client_timeout,
                                 idle_timeout=idle_timeout)
+    server.loading(True)
     port = server.start(0, host)
     address = f"{host}:{port}"
     ctx = drafter_context()
@@ -139,8 +140,8 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                 if p.exitcode not in (None, 0) and c not in given_up and c not in done:
                     given_up.add(c)
                     server.forget(c, f"drafter process exited with code {p.exitcode}")
-            if any(p.is_alive() and c not in server.known for c, p in enumerate(procs)):
-                server.touch()  # a drafter is still loading: that is progress, not idleness
+            if server.drafters_loading and all(c in server.known or not p.is_alive() for c, p in enumerate(procs)):
+                server.loading(False)  # every drafter said Hello or ended: from now on idleness counts
         server.wait(timeout=client_timeout + 5)
     except KeyboardInterrupt as err:
         interrupted = err

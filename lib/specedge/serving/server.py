@@ -19,8 +19,8 @@ What no client can do (each answered with a status naming the field, logged as a
   on stderr, an event row and ``failure`` set (the CLI exits non-zero).
 
 A client that sends nothing for ``client_timeout`` seconds while the others wait is dropped from the
-active set. The server stops by itself ``idle_timeout`` seconds after the last Hello, request or
-``touch()``, or when every client said Bye (``stop_when_done``).
+active set. The server stops by itself ``idle_timeout`` seconds after the last Hello or request
+(never while ``loading(True)``), or when every client said Bye (``stop_when_done``).
 """
 from __future__ import annotations
 
@@ -92,6 +92,7 @@ class VerificationServer(pb_grpc.VerifierServicer):
         self._owner: dict[str, int] = {}
         self._in_flight: set[str] = set()
         self._busy: list[_Slot] = []                # the batch being verified
+        self.drafters_loading = False
         self._thread = threading.Thread(target=self._loop, name="verifier", daemon=True)
         self._grpc = None
         self.port = None
@@ -134,10 +135,13 @@ class VerificationServer(pb_grpc.VerifierServicer):
     def wait(self, timeout: float | None = None) -> bool:
         return self.stopped.wait(timeout)
 
-    def touch(self) -> None:
-        """Count now as activity (``run`` calls this while its drafters are still loading)."""
+    def loading(self, flag: bool) -> None:
+        """``run`` holds the idle timer while its drafters load their models (readiness, not a timer);
+        releasing it counts as activity."""
         with self.cond:
+            self.drafters_loading = bool(flag)
             self.last_activity = time.monotonic()
+            self.cond.notify_all()
 
     def forget(self, client: int, why: str) -> None:
         """Give up on ``client`` (its process ended): no round waits for it any more."""
@@ -326,7 +330,7 @@ class VerificationServer(pb_grpc.VerifierServicer):
                 wake = self._drop_dead(now)
                 if self.stop_when_done and self.known >= everyone and not self.active and not self.queue:
                     break  # every client finished or was dropped
-                idle = now - self.last_activity
+                idle = 0.0 if self.drafters_loading else now - self.last_activity
                 if idle > self.idle_timeout:
                     self._event(-1, f"stopped: idle for {self.idle_timeout:g} s (no Hello or request)")
                     break
