@@ -217,8 +217,15 @@ def _run(args) -> int:
     except RunFailed as err:
         log, outputs = err.log, err.outputs
         print(f"FAILED: {err}", file=sys.stderr)
-        code = 143 if isinstance(err, RunInterrupted) and isinstance(err.__context__, _Terminated) else \
+        code = 143 if isinstance(err, RunInterrupted) and isinstance(err.__cause__, _Terminated) else \
             130 if isinstance(err, RunInterrupted) else 1
+    except KeyboardInterrupt as err:  # before the server and drafters existed (loading the target)
+        from .interfaces import LOG_COLUMNS
+        log, outputs = pd.DataFrame([dict(system="real", policy=args.allocator, client=-1,
+                                          event="failed: interrupted while loading the target")],
+                                    columns=LOG_COLUMNS), {}
+        print("FAILED: interrupted while loading the target", file=sys.stderr)
+        code = 143 if isinstance(err, _Terminated) else 130
     _write(log, out)
     ok = log[log.event == ""]
     tokens = int(ok.tokens.sum()) if len(ok) else 0

@@ -145,6 +145,7 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
         server.wait(timeout=client_timeout + 5)
     except KeyboardInterrupt as err:
         interrupted = err
+        server._event(-1, "stopped: interrupted (SIGINT/SIGTERM)")
     finally:
         for p in procs:  # stop every process this run started, by pid
             if p.is_alive():
@@ -157,7 +158,7 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
         results.close()
     log, outputs = _collect(server, label, done, failed, procs)
     if interrupted is not None:
-        raise RunInterrupted("run_real: interrupted; every process stopped", log, outputs) from None
+        raise RunInterrupted("run_real: interrupted; every process stopped", log, outputs) from interrupted
     if server.failure is not None:
         raise RunFailed(f"run_real: the server's scheduling thread failed: {server.failure!r}", log, outputs)
     if server.policy_errors:
