@@ -328,3 +328,10 @@ def test_codec_round_trip_and_in_process_verification_agree(srv):
     req, _ = d.propose(2)
     msg = request_to_wire(req, client=0, round=0, token="t", top_k=None, vocab=VOCAB)
     assert list(msg.draft_ids) == req.draft_ids and math.isclose(msg.temperature, 1.0)
+
+
+def test_a_run_that_cannot_fit_in_memory_is_refused_up_front():
+    from specedge.serving.run import DRAFTER_BYTES, check_memory
+    with pytest.raises(MemoryError, match=r"clients: 32 drafter processes need about 4.8 GB .* use at most 6 clients"):
+        check_memory(32, available=1e9)
+    check_memory(32, available=40 * DRAFTER_BYTES)  # fits: no error

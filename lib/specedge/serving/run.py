@@ -25,8 +25,11 @@ from .verifier import Verifier
 from .workload import Workload
 
 CLIENT_COLUMNS = ["client", "round", "t_round", "t_send", "tokens_committed", "session", "event"]
-DRAFTER_BYTES = 0.45e9   # resident memory of one drafter process (torch + transformers + a zoo draft),
-                         # measured with the zoo's smallest pair (README, serving section)
+# A bound on one drafter's memory, 3x what was measured: forked from the preloaded forkserver the
+# drafters share torch's pages, and 32 drafters + the server peaked at 2.12 GB PSS in all, about 0.05 GB
+# per drafter (tests/bench_serving_load.py, figures/bench/serving_load.csv). Issue 17's run with
+# spawned processes, each importing torch + transformers on its own, used 0.45 GB per drafter.
+DRAFTER_BYTES = 0.15e9
 
 
 class RunFailed(RuntimeError):
