@@ -224,13 +224,18 @@ def validate(data: Any, file="<profile>") -> Profile:
 
     for name, spec in _mapping(file, "links", data["links"]).items():
         spec = _mapping(file, f"links.{name}", spec)
+        for k in spec:  # an unknown key first: a typo of 'bandwidth_hz' is named as such, with the fix
+            if k not in LINK_KEYS | {"description"}:
+                import difflib
+                close = difflib.get_close_matches(str(k), sorted(LINK_KEYS | {"description"}), n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                raise ProfileError(file, f"links.{name}.{k}", "one of " + ", ".join(sorted(LINK_KEYS | {'description'}))
+                                   + f"; '{k}' is not a known key{hint}")
         if not ({"rate_bps", "bandwidth_hz"} & set(spec)):
             raise ProfileError(file, f"links.{name}", "a 'rate_bps' or a 'bandwidth_hz' entry")
         for k, v in spec.items():
             if k == "description":
                 continue
-            if k not in LINK_KEYS:
-                raise ProfileError(file, f"links.{name}.{k}", "one of " + ", ".join(sorted(LINK_KEYS | {'description'})))
             _rule(file, f"links.{name}.{k}", v, "nonnegative" if k == "latency_s" else "positive")
 
     for name, spec in _mapping(file, "runtime", data["runtime"]).items():

@@ -13,7 +13,9 @@ Layout (Vidur's split: policies with no I/O, a runtime model, the things that fl
   ``RandomS``.
 - ``wire.proto``  the single definition of the messages (``wire_pb2*.py`` generated from it).
 - ``verifier``    the target model, per-session prefix caches, batched verification in one pass.
-- ``server`` / ``drafter`` / ``run``  the real multi-process system on 127.0.0.1
+- ``codec``       the wire codec both sides use: ``Request``/``Result`` <-> messages, every received
+  field validated (the drafter never imports the server).
+- ``server`` / ``drafter`` / ``run``  the real multi-process system on 127.0.0.1 by default
   (``python -m specedge.serving``).
 - ``twin``        the discrete-event twin running the same policy objects (SimPy's event order, a plain heap).
 

@@ -1,4 +1,4 @@
-"""``python -m specedge.serving``: the verification server and edge drafters on 127.0.0.1.
+"""``python -m specedge.serving``: the verification server and edge drafters (127.0.0.1 by default).
 
     python -m specedge.serving run --clients 2 --allocator goodspeed --capacity 8 --out build/run.csv
     python -m specedge.serving server --clients 2 --allocator goodspeed --capacity 8 --port 50051
@@ -6,13 +6,18 @@
 
 ``run`` starts the server and one process per client, runs them to completion and stops them all;
 ``server`` and ``drafter`` are the two halves for two terminals (the server stops by itself when every
-client said Bye, or after --idle-timeout seconds without a request).
+client said Bye, or after --idle-timeout seconds without a Hello or request).
+
+Exit codes: 0 when every drafter finished and tokens were produced; 1 when a drafter failed, no token
+was produced, a policy raised or the server's loop crashed (one line per failed client); 2 for a usage
+error (refused before anything starts); 130/143 on SIGINT/SIGTERM. The log is written in every case.
 """
 from __future__ import annotations
 
 import argparse
+import math
+import signal
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -21,6 +26,7 @@ import pandas as pd
 from .. import paths, zoo
 from .allocation import FixedS, GoodspeedAllocator, RandomS
 from .batching import FCFS, SyncRounds
+from .codec import MAX_TEMPERATURE
 from .workload import ClientSpec, Workload
 
 DOMAINS = ("chat", "code", "math", "qa", "sql", "summarize")
@@ -52,13 +58,88 @@ def _common(ap):
     ap.add_argument("--target", default="target-m", help="zoo name, local dir or cached hub id")
     ap.add_argument("--no-cache", action="store_true", help="recompute every prefix (SLED)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--idle-timeout", type=float, default=120.0,
+                    help="s without a Hello or request before the server stops (default 120)")
 
 
-def _check(args) -> None:
-    if args.clients < 1:
-        raise SystemExit(f"--clients must be >= 1, got {args.clients}")
-    if args.capacity < args.clients:
-        raise SystemExit(f"--capacity must be >= --clients ({args.clients}), got {args.capacity}")
+def _host(ap):
+    ap.add_argument("--host", default="127.0.0.1",
+                    help="address to listen on / connect to (default 127.0.0.1: this machine only; "
+                         "anything else exposes an unauthenticated, unencrypted server, see the README)")
+
+
+def _sampling(ap):
+    ap.add_argument("--draft", default="draft-xs", help="zoo name, local dir or cached hub id")
+    ap.add_argument("--tokens", type=int, default=32, help="tokens generated per prompt (>= 1)")
+    ap.add_argument("--prompts", type=int, default=1, help="prompts per domain per client (>= 1)")
+    ap.add_argument("--temperature", type=float, default=0.0, help="T: 0 greedy (default), > 0 sampled")
+    ap.add_argument("--top-k", type=int, default=None, help="TK-SLT: send only the K largest draft "
+                    "probabilities per token (sampled runs; default: the dense distribution)")
+    ap.add_argument("--link-delay-ms", type=float, default=0.0, help="emulated one-way link delay, ms")
+    ap.add_argument("--link-mbps", type=float, default=math.inf, help="emulated link rate, Mbit/s")
+    ap.add_argument("--rpc-timeout", type=float, default=60.0, help="s a drafter waits for each reply")
+    ap.add_argument("--show-text", action="store_true", help="print the generated text")
+
+
+def _model_exists(name: str) -> bool:
+    try:
+        kind, where = zoo.resolve(name)
+    except FileNotFoundError:
+        return False
+    if kind != "hub":
+        return True
+    try:
+        from huggingface_hub import try_to_load_from_cache
+        return isinstance(try_to_load_from_cache(where, "config.json"), str)
+    except Exception:  # noqa: BLE001 - no hub client or a malformed id: not loadable offline
+        return False
+
+
+def _check(ap, args) -> None:
+    """Usage errors, refused before anything starts (argparse exits with 2)."""
+    if getattr(args, "clients", 1) < 1:
+        ap.error(f"--clients must be >= 1, got {args.clients}")
+    if hasattr(args, "capacity") and args.capacity < args.clients:
+        ap.error(f"--capacity must be >= --clients ({args.clients}), got {args.capacity}")
+    if hasattr(args, "idle_timeout") and not args.idle_timeout > 0:
+        ap.error(f"--idle-timeout must be > 0 s, got {args.idle_timeout}")
+    if hasattr(args, "port") and not 0 <= args.port <= 65535:
+        ap.error(f"--port must lie in 0..65535 (0: any free port), got {args.port}")
+    for flag in ("target", "draft"):
+        name = getattr(args, flag, None)
+        if name is not None and not _model_exists(name):
+            ap.error(f"--{flag}: {name!r} is not a zoo model ({', '.join(zoo.TARGETS + zoo.DRAFTS)}), "
+                     "a local directory or a hub id in the local cache")
+    if hasattr(args, "tokens"):
+        for flag in ("tokens", "prompts"):
+            if getattr(args, flag) < 1:
+                ap.error(f"--{flag} must be >= 1, got {getattr(args, flag)}")
+        if not (math.isfinite(args.temperature) and 0 <= args.temperature <= MAX_TEMPERATURE):
+            ap.error(f"--temperature must lie in [0, {MAX_TEMPERATURE:g}], got {args.temperature}")
+        if args.top_k is not None and args.top_k < 1:
+            ap.error(f"--top-k must be >= 1, got {args.top_k}")
+        if not (math.isfinite(args.link_delay_ms) and args.link_delay_ms >= 0) or not args.link_mbps > 0:
+            ap.error("--link-delay-ms must be >= 0 and --link-mbps > 0")
+        if not args.rpc_timeout > 0:
+            ap.error(f"--rpc-timeout must be > 0 s, got {args.rpc_timeout}")
+
+
+def _link(args):
+    from .drafter import Link
+    return Link(args.link_delay_ms / 1e3, args.link_mbps * 1e6)
+
+
+class _Terminated(KeyboardInterrupt):
+    pass
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
+
+
+def _write(log: pd.DataFrame, out: Path) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    log.to_csv(out, index=False)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,80 +147,142 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run", help="server + N drafter processes, to completion")
     _common(run)
-    run.add_argument("--draft", default="draft-xs")
-    run.add_argument("--tokens", type=int, default=32, help="tokens generated per prompt")
-    run.add_argument("--prompts", type=int, default=1, help="prompts per domain per client")
+    _host(run)
+    _sampling(run)
     run.add_argument("--out", type=Path, default=None, help="per-round log CSV (default: build/serving/run.csv)")
     srv = sub.add_parser("server", help="the verification server alone")
     _common(srv)
-    srv.add_argument("--port", type=int, default=50051)
-    srv.add_argument("--idle-timeout", type=float, default=120.0)
-    srv.add_argument("--out", type=Path, default=None, help="per-round log CSV written when the server stops")
+    _host(srv)
+    srv.add_argument("--port", type=int, default=50051, help="0: any free port (printed)")
+    srv.add_argument("--out", type=Path, default=None, help="per-round log CSV (default: build/serving/server.csv)")
     dr = sub.add_parser("drafter", help="one drafter process")
+    _host(dr)
     dr.add_argument("--port", type=int, default=50051)
     dr.add_argument("--client", type=int, default=0)
-    dr.add_argument("--draft", default="draft-xs")
     dr.add_argument("--domains", nargs="+", default=["code"], choices=DOMAINS)
-    dr.add_argument("--tokens", type=int, default=32)
-    dr.add_argument("--prompts", type=int, default=1)
+    _sampling(dr)
     args = ap.parse_args(argv)
-
+    _check(ap, args)
+    signal.signal(signal.SIGTERM, _on_sigterm)
     if args.cmd == "drafter":
-        from .run import client_main
-        with tempfile.TemporaryDirectory() as tmp:
-            spec = ClientSpec(args.draft, tuple(args.domains), args.prompts, args.tokens)
-            client_main(args.port, args.client, spec, f"{tmp}/c.csv")
-            rows = pd.read_csv(f"{tmp}/c.csv", keep_default_na=False)
-        done = rows[rows.output != ""]
-        print(f"drafter {args.client}: {len(rows)} rounds, {rows.tokens_committed.sum()} tokens, "
-              f"median round {1e3 * rows.t_round.median():.1f} ms")
-        for out in done.output:
-            print("  tokens:", out[:120])
-        return 0
-
-    _check(args)
-    alloc = _allocator(args.allocator, args.capacity, args.clients, args.seed)
-    former = _former(args.former)
+        return _drafter(args)
     if args.cmd == "run":
-        from .run import run_real
-        wl = Workload(args.target, tuple(ClientSpec(args.draft, (DOMAINS[i % 6],), args.prompts, args.tokens, seed=args.seed)
-                                         for i in range(args.clients)), capacity=args.capacity, cache=not args.no_cache)
-        t0 = time.perf_counter()
-        log, outputs = run_real(wl, former, alloc, label=args.allocator, seed=args.seed)
-        out = args.out or paths.BUILD / "serving" / "run.csv"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        log.to_csv(out, index=False)
-        ok = log[log.event == ""]
-        print(f"{args.clients} drafters, {ok.batch.nunique()} batches, {int(ok.tokens.sum())} tokens in "
-              f"{time.perf_counter() - t0:.1f} s; mean accepted/round {ok.accepted.mean():.2f}; "
-              f"median verify {1e3 * ok.t_verify.median():.1f} ms; log -> {out}")
-        for e in log[log.event != ""].event:
-            print("  event:", e)
-        return 0
+        return _run(args)
+    return _server(args)
 
-    # server
+
+def _drafter(args) -> int:
+    from .drafter import DrafterError, client_main
+    spec = ClientSpec(args.draft, tuple(args.domains), args.prompts, args.tokens, temperature=args.temperature,
+                      seed=args.seed if hasattr(args, "seed") else 0)
+    try:
+        res = client_main(f"{args.host}:{args.port}", args.client, spec, top_k=args.top_k, link=_link(args),
+                          rpc_timeout=args.rpc_timeout)
+    except DrafterError as err:
+        print(err, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"drafter {args.client}: interrupted", file=sys.stderr)
+        return 143 if isinstance(sys.exc_info()[1], _Terminated) else 130
+    rows = pd.DataFrame(res["rows"])
+    ok = rows[rows.event == ""]
+    tok = int(ok.tokens_committed.sum())
+    print(f"drafter {args.client}: {len(ok)} rounds, {tok} tokens, {tok / ok.t_round.sum():.1f} tokens/s, "
+          f"round p50 {1e3 * ok.t_round.quantile(.5):.1f} ms p90 {1e3 * ok.t_round.quantile(.9):.1f} ms "
+          f"p99 {1e3 * ok.t_round.quantile(.99):.1f} ms")
+    tokenizer = zoo.load_tokenizer() if args.show_text else None
+    for out in res["outputs"]:
+        print("  tokens:", " ".join(map(str, out))[:120])
+        if tokenizer is not None:
+            print(f"  text: {tokenizer.decode(out)!r}")
+    return 0 if tok else 1
+
+
+def _run(args) -> int:
+    from .run import RunFailed, RunInterrupted, failed_clients, run_real, summary
+    wl = Workload(args.target, tuple(ClientSpec(args.draft, (DOMAINS[i % 6],), args.prompts, args.tokens,
+                                                temperature=args.temperature, seed=args.seed)
+                                     for i in range(args.clients)),
+                  capacity=args.capacity, cache=not args.no_cache, top_k=args.top_k)
+    out = args.out or paths.BUILD / "serving" / "run.csv"
+    t0 = time.perf_counter()
+    code = 0
+    try:
+        log, outputs = run_real(wl, _former(args.former), _allocator(args.allocator, args.capacity, args.clients, args.seed),
+                                label=args.allocator, seed=args.seed, idle_timeout=args.idle_timeout,
+                                rpc_timeout=args.rpc_timeout, link=_link(args), host=args.host)
+    except MemoryError as err:
+        print(f"refused: {err}", file=sys.stderr)
+        return 2
+    except RunFailed as err:
+        log, outputs = err.log, err.outputs
+        print(f"FAILED: {err}", file=sys.stderr)
+        code = 143 if isinstance(err, RunInterrupted) and isinstance(err.__cause__, _Terminated) else \
+            130 if isinstance(err, RunInterrupted) else 1
+    except KeyboardInterrupt as err:  # before the server and drafters existed (loading the target)
+        from .interfaces import LOG_COLUMNS
+        log, outputs = pd.DataFrame([dict(system="real", policy=args.allocator, client=-1,
+                                          event="failed: interrupted while loading the target")],
+                                    columns=LOG_COLUMNS), {}
+        print("FAILED: interrupted while loading the target", file=sys.stderr)
+        code = 143 if isinstance(err, _Terminated) else 130
+    _write(log, out)
+    ok = log[log.event == ""]
+    tokens = int(ok.tokens.sum()) if len(ok) else 0
+    print(f"{args.clients} drafters, {ok.batch.nunique()} batches, {tokens} tokens in "
+          f"{time.perf_counter() - t0:.1f} s; log -> {out}")
+    for line in summary(log, outputs, args.clients, zoo.load_tokenizer() if args.show_text else None):
+        print(line)
+    for e in log[(log.event != "") & ~log.event.str.startswith("failed: ")].event:
+        print("  event:", e)
+    failed = failed_clients(log)
+    for c, why in sorted(failed.items()):
+        print(f"client {c} FAILED: {why}", file=sys.stderr)
+    if code == 0 and (failed or tokens == 0):
+        code = 1
+        if tokens == 0:
+            print("FAILED: no token was produced", file=sys.stderr)
+    return code
+
+
+def _server(args) -> int:
     from .drafter import threads
     from .server import VerificationServer
     from .verifier import Verifier
     threads(1)
     verifier = Verifier(zoo.load_model(args.target), cache=not args.no_cache, seed=args.seed)
-    server = VerificationServer(verifier, former, alloc, list(range(args.clients)), label=args.allocator,
-                                target_name=args.target, idle_timeout=args.idle_timeout)
-    port = server.start(args.port)
-    print(f"verification server on 127.0.0.1:{port} (target {args.target}, {args.clients} clients, "
+    server = VerificationServer(verifier, _former(args.former), _allocator(args.allocator, args.capacity, args.clients, args.seed),
+                                list(range(args.clients)), label=args.allocator, target_name=args.target,
+                                idle_timeout=args.idle_timeout)
+    try:
+        port = server.start(args.port, args.host)
+    except OSError as err:
+        print(f"refused: {err}", file=sys.stderr)
+        return 2
+    print(f"verification server on {args.host}:{port} (target {args.target}, {args.clients} clients, "
           f"{args.allocator}, C={args.capacity}); waiting for drafters", flush=True)
+    code = 0
     try:
         server.wait()
-    except KeyboardInterrupt:
-        pass
+    except KeyboardInterrupt as err:
+        code = 143 if isinstance(err, _Terminated) else 130
+        print("interrupted: stopping", file=sys.stderr)
     finally:
         server.stop()
     log = pd.DataFrame(server.log + server.events)
-    print(f"served {server.batches} batches, {int(log['tokens'].sum()) if len(log) else 0} tokens")
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        log.to_csv(args.out, index=False)
-    return 0
+    out = args.out or paths.BUILD / "serving" / "server.csv"
+    _write(log, out)
+    tokens = int(pd.to_numeric(log.get("tokens", pd.Series(dtype=float))).sum()) if len(log) else 0
+    print(f"served {server.batches} batches, {tokens} tokens; log -> {out}")
+    missing = sorted(set(server.clients) - {int(c) for c in pd.DataFrame(server.log).get("client", [])})
+    for c in missing:
+        print(f"client {c} FAILED: no verified round", file=sys.stderr)
+    if server.failure is not None or server.policy_errors:
+        print(f"FAILED: {server.failure!r}" if server.failure else f"FAILED: {server.policy_errors[0]}", file=sys.stderr)
+        code = code or 1
+    if tokens == 0 or missing:
+        code = code or 1
+    return code
 
 
 if __name__ == "__main__":

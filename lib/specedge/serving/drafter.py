@@ -1,7 +1,8 @@
 """An edge drafter: its own draft model and prompt stream; drafts S tokens, sends, commits the reply.
 
 ``Drafter`` is the device side with no I/O (``propose`` -> a ``verifier.Request``, ``commit`` the
-server's verdict), so the same object runs inside a gRPC client process (``client_main``) and in
+server's verdict, a ``verifier.Result``), so the same object runs inside a gRPC client
+(``client_main``, which talks to the server only through ``codec`` and the generated stubs) and in
 process (tests). It follows ``specedge.decoding``'s loop exactly: the draft cache holds the committed
 context plus the drafts, and is cropped to the accepted prefix after each verdict; the correction or
 bonus token is sent to the server with the next round's drafts (it is the server's only unseen
@@ -9,15 +10,23 @@ committed token then).
 """
 from __future__ import annotations
 
+import math
 import os
 import time
 from dataclasses import dataclass, field
 
+import grpc
 import torch
 
-from .. import sampling
+from .. import sampling, zoo
 from ..decoding import CausalLM
+from . import wire_pb2 as pb
+from . import wire_pb2_grpc as pb_grpc
+from .codec import request_to_wire, result_from_wire
 from .verifier import Request, Result
+from .workload import ClientSpec
+
+PROMPT_TOKENS = 48  # prompts are cut to this many tokens (the zoo's eval prompts vary in length)
 
 
 @dataclass
@@ -105,3 +114,149 @@ def threads(n: int = 1) -> None:
     """One torch thread per process: several processes share two cores here."""
     os.environ.setdefault("OMP_NUM_THREADS", str(n))
     torch.set_num_threads(n)
+
+
+@dataclass(frozen=True)
+class Link:
+    """An emulated edge link, applied at the drafter: each message waits ``delay_s`` plus its size over
+    ``rate_bps`` (bits/s; ``inf``: no serialisation time) before it is sent (uplink) or used (downlink),
+    so a loopback run sees an edge network's round trip. The uplink wait counts as network time in the
+    server's measured uplink (``t_sent`` is stamped before it)."""
+    delay_s: float = 0.0
+    rate_bps: float = math.inf
+
+    def __post_init__(self):
+        if not (math.isfinite(self.delay_s) and self.delay_s >= 0):
+            raise ValueError(f"Link.delay_s: must be a finite value >= 0 s, got {self.delay_s}")
+        if not self.rate_bps > 0:
+            raise ValueError(f"Link.rate_bps: must be > 0 bits/s, got {self.rate_bps}")
+
+    def seconds(self, nbytes: int) -> float:
+        return self.delay_s + 8.0 * nbytes / self.rate_bps
+
+    def wait(self, nbytes: int) -> None:
+        t = self.seconds(nbytes)
+        if t > 0:
+            time.sleep(t)
+
+
+class DrafterError(RuntimeError):
+    """A drafter gave up: one line saying which call failed and why (no gRPC traceback)."""
+
+
+def prompt_stream(spec: ClientSpec, tokenizer, prompt_tokens: int = PROMPT_TOKENS) -> list[list[int]]:
+    """The client's prompts in order: ``spec.prompts`` per domain, domain after domain."""
+    out = []
+    for domain in spec.domains:
+        for text in zoo.eval_prompts(domain, spec.prompts):
+            out.append(tokenizer.encode(text)[-prompt_tokens:])
+    if not out:
+        raise ValueError(f"ClientSpec.domains {spec.domains!r} x prompts {spec.prompts} gives no prompt")
+    return out
+
+
+FAULTS = ("die", "malformed")
+
+
+def parse_fault(fault: str | None) -> tuple[str, int]:
+    """``"die@<round>"`` / ``"malformed@<round>"`` -> (kind, round); ``None`` -> ("", -1)."""
+    if not fault:
+        return "", -1
+    kind, _, at = fault.partition("@")
+    if kind not in FAULTS or not at.isdigit():
+        raise ValueError(f"fault must be 'die@<round>' or 'malformed@<round>', got {fault!r}")
+    return kind, int(at)
+
+
+def stop_rule_for(spec: ClientSpec):
+    """The drafting controller of ``spec.draft_rule`` = "predictor:<name>" (a committed predictor in
+    data/predictor, WISP's stop before the first predicted rejection), or None."""
+    if not spec.draft_rule.startswith("predictor:"):
+        if spec.draft_rule not in ("server", "fixed"):
+            raise ValueError(f"draft_rule: expected 'server', 'fixed' or 'predictor:<name>', got {spec.draft_rule!r}")
+        return None
+    from .. import paths, predictor
+
+    pred = predictor.load(paths.DATA / "predictor", spec.draft_rule.split(":", 1)[1])
+    return predictor.StopAtFirstPredictedRejection(pred, spec.gamma).stop_rule
+
+
+def _call(what: str, client: int, address: str, fn, *args, **kw):
+    try:
+        return fn(*args, **kw)
+    except grpc.RpcError as err:
+        code = err.code()
+        why = "no answer within the deadline" if code == grpc.StatusCode.DEADLINE_EXCEEDED else err.details()
+        raise DrafterError(f"drafter {client}: {what} to {address} failed: {code.name}: {why}") from None
+
+
+def client_main(address: str, client: int, spec: ClientSpec, *, fault: str | None = None,
+                top_k: int | None = None, prompt_tokens: int = PROMPT_TOKENS, link: Link | None = None,
+                rpc_timeout: float = 60.0, hello_timeout: float = 60.0, model=None, on_ready=None) -> dict:
+    """A drafter: Hello, then every prompt of its stream round by round, then Bye; returns
+    ``{"rows": per-round client timings, "outputs": generated ids per prompt}``.
+
+    Every call has a deadline: Hello waits up to ``hello_timeout`` s for the server to come up, each
+    Verify ``rpc_timeout`` s (not retried: the server has committed the round once it answers); a
+    failure raises ``DrafterError`` with one line. ``on_ready()`` is called once the models are loaded.
+    """
+    threads(1)
+    kind, at = parse_fault(fault)
+    link = link or Link()
+    draft = zoo.load_model(spec.draft) if model is None else model
+    tok = zoo.load_tokenizer()
+    vocab = int(draft.config.vocab_size)
+    prompts = prompt_stream(spec, tok, prompt_tokens)  # all loading before Hello: the server times us
+    stop_rule = stop_rule_for(spec)
+    if on_ready is not None:
+        on_ready()
+    rows, outputs = [], []
+    with grpc.insecure_channel(address) as channel:
+        stub = pb_grpc.VerifierStub(channel)
+        hello = _call("Hello", client, address, stub.Hello,
+                      pb.HelloRequest(client=client, draft_model=spec.draft, vocab_size=vocab,
+                                      slo_class=float(spec.slo_class or 0)),
+                      timeout=hello_timeout, wait_for_ready=True)
+        s_next = hello.draft_length if spec.draft_rule == "server" else spec.gamma
+        s_cap = hello.max_draft or s_next
+        rnd = 0
+        for k, prompt in enumerate(prompts):
+            d = Drafter(draft, prompt, spec.max_new_tokens, f"c{client}-p{k}", spec.temperature, top_k,
+                        seed=spec.seed * 100_003 + client * 1009 + k, stop_rule=stop_rule)
+            while not d.done:
+                if kind == "die" and rnd == at:
+                    os._exit(3)  # a drafter that dies without a word
+                req, t_draft = d.propose(min(s_next, s_cap))
+                msg = request_to_wire(req, client=client, round=rnd, token=hello.token, top_k=top_k, vocab=vocab,
+                                      slo_class=float(spec.slo_class or 0), t_draft=t_draft,
+                                      alpha=float(spec.alpha or 0.0))
+                if kind == "malformed" and rnd == at:
+                    bad = pb.VerifyRequest()
+                    bad.CopyFrom(msg)
+                    bad.draft_ids.append(vocab + 7)
+                    try:
+                        stub.Verify(bad, timeout=rpc_timeout)
+                        rows.append(dict(client=client, round=rnd, event="error: malformed request accepted"))
+                    except grpc.RpcError as err:
+                        rows.append(dict(client=client, round=rnd,
+                                         event=f"error: {err.code().name}: {err.details()}"))
+                    kind = ""
+                t_round0 = time.monotonic() - t_draft
+                msg.t_sent = time.monotonic()
+                link.wait(msg.ByteSize())
+                reply = _call(f"Verify of round {rnd}", client, address, stub.Verify, msg, timeout=rpc_timeout)
+                link.wait(reply.ByteSize())
+                t_recv = time.monotonic()
+                committed = d.commit(result_from_wire(reply))
+                rows.append(dict(client=client, round=rnd, t_round=t_recv - t_round0,
+                                 t_send=t_recv - reply.t_reply, tokens_committed=len(committed),
+                                 session=req.session, event=""))
+                if spec.draft_rule == "server":
+                    s_next = reply.next_draft_length
+                rnd += 1
+            outputs.append(list(d.output))
+        try:
+            stub.Bye(pb.ByeRequest(client=client, token=hello.token), timeout=10.0)
+        except grpc.RpcError as err:  # the tokens are ours already; say so and go on
+            rows.append(dict(client=client, round=rnd, event=f"error: Bye failed: {err.code().name}"))
+    return dict(rows=rows, outputs=outputs)

@@ -2,179 +2,182 @@
 
 ``run_real(workload, former, allocator)`` starts the server in this process (so the policy objects
 passed in are the very ones it uses), spawns one process per client, waits for all of them, stops
-every process it started (by pid, also on errors) and returns the per-round log
-(``interfaces.LOG_COLUMNS``, ``system="real"``; event rows say when a client was dropped or sent a
-malformed request). ``client_main`` is a drafter process; ``python -m specedge.serving`` wraps both.
+every process it started (by pid, also on errors and interrupts) and returns the per-round log
+(``interfaces.LOG_COLUMNS``, ``system="real"``; event rows say when a client was dropped, failed or
+sent a malformed request). Drafters report their timings and tokens back over a queue. While any
+drafter is still loading its model the server counts that as activity (readiness, not a timer); a
+drafter that exits before its Hello is given up at once. ``python -m specedge.serving`` wraps it.
 """
 from __future__ import annotations
 
-import csv
 import multiprocessing as mp
 import os
-import tempfile
-import time
-from pathlib import Path
+import queue as queue_mod
+import sys
 
-import grpc
 import pandas as pd
 
 from .. import zoo
-from . import wire_pb2 as pb
-from . import wire_pb2_grpc as pb_grpc
-from .drafter import Drafter, threads
+from .drafter import PROMPT_TOKENS, DrafterError, Link, client_main, parse_fault, prompt_stream, stop_rule_for, threads
 from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator
-from .server import VerificationServer, encode_distribution
+from .server import VerificationServer
 from .verifier import Verifier
-from .workload import ClientSpec, Workload
+from .workload import Workload
 
-PROMPT_TOKENS = 48  # prompts are cut to this many tokens (the zoo's eval prompts vary in length)
-
-
-def prompt_stream(spec: ClientSpec, tokenizer, prompt_tokens: int = PROMPT_TOKENS) -> list[list[int]]:
-    """The client's prompts in order: ``spec.prompts`` per domain, domain after domain."""
-    out = []
-    for domain in spec.domains:
-        for text in zoo.eval_prompts(domain, spec.prompts):
-            out.append(tokenizer.encode(text)[-prompt_tokens:])
-    if not out:
-        raise ValueError(f"ClientSpec.domains {spec.domains!r} x prompts {spec.prompts} gives no prompt")
-    return out
+CLIENT_COLUMNS = ["client", "round", "t_round", "t_send", "tokens_committed", "session", "event"]
+# A bound on one drafter's memory, 3x what was measured: forked from the preloaded forkserver the
+# drafters share torch's pages, and 32 drafters + the server peaked at 2.12 GB PSS in all, about 0.05 GB
+# per drafter (tests/bench_serving_load.py, figures/bench/serving_load.csv). Issue 17's run with
+# spawned processes, each importing torch + transformers on its own, used 0.45 GB per drafter.
+DRAFTER_BYTES = 0.15e9
 
 
-def _fault(fault: str | None) -> tuple[str, int]:
-    if not fault:
-        return "", -1
-    kind, _, at = fault.partition("@")
-    if kind not in ("die", "malformed") or not at.isdigit():
-        raise ValueError(f"fault must be 'die@<round>' or 'malformed@<round>', got {fault!r}")
-    return kind, int(at)
+class RunFailed(RuntimeError):
+    """The run ended without a trustworthy result; ``log`` holds what was recorded."""
+
+    def __init__(self, msg: str, log: pd.DataFrame, outputs: dict):
+        super().__init__(msg)
+        self.log, self.outputs = log, outputs
 
 
-def stop_rule_for(spec: ClientSpec):
-    """The drafting controller of ``spec.draft_rule`` = "predictor:<name>" (a committed predictor in
-    data/predictor, WISP's stop before the first predicted rejection), or None."""
-    if not spec.draft_rule.startswith("predictor:"):
-        if spec.draft_rule not in ("server", "fixed"):
-            raise ValueError(f"draft_rule: expected 'server', 'fixed' or 'predictor:<name>', got {spec.draft_rule!r}")
-        return None
-    from .. import paths, predictor
-
-    pred = predictor.load(paths.DATA / "predictor", spec.draft_rule.split(":", 1)[1])
-    return predictor.StopAtFirstPredictedRejection(pred, spec.gamma).stop_rule
+class RunInterrupted(RunFailed):
+    """SIGINT/SIGTERM: every process was stopped; ``log`` holds the rounds run so far."""
 
 
-def client_main(port: int, client: int, spec: ClientSpec, out_csv: str, fault: str | None = None,
-                top_k: int | None = None, prompt_tokens: int = PROMPT_TOKENS) -> None:
-    """A drafter process: Hello, then every prompt of its stream round by round, then Bye."""
-    threads(1)
-    kind, at = _fault(fault)
-    draft = zoo.load_model(spec.draft)
-    tok = zoo.load_tokenizer()
-    vocab = int(draft.config.vocab_size)
-    prompts = prompt_stream(spec, tok, prompt_tokens)  # all loading before Hello: the server times us
-    stop_rule = stop_rule_for(spec)
-    rows = []
-    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-        stub = pb_grpc.VerifierStub(channel)
-        hello = stub.Hello(pb.HelloRequest(client=client, draft_model=spec.draft, vocab_size=vocab,
-                                           slo_class=float(spec.slo_class or 0)))
-        s_next = hello.draft_length if spec.draft_rule == "server" else spec.gamma
-        rnd = 0
-        for k, prompt in enumerate(prompts):
-            d = Drafter(draft, prompt, spec.max_new_tokens, f"c{client}-p{k}", spec.temperature, top_k,
-                        seed=spec.seed * 100_003 + client * 1009 + k, stop_rule=stop_rule)
-            while not d.done:
-                if kind == "die" and rnd == at:
-                    os._exit(3)  # a drafter that dies without a word
-                req, t_draft = d.propose(s_next)
-                msg = pb.VerifyRequest(session=req.session, client=client, round=rnd,
-                                       new_tokens=req.new_tokens, draft_ids=req.draft_ids,
-                                       draft=encode_distribution(req.q, top_k, vocab),
-                                       temperature=req.temperature, slo_class=float(spec.slo_class or 0),
-                                       t_draft=t_draft, alpha=float(spec.alpha or 0.0))
-                if kind == "malformed" and rnd == at:
-                    bad = pb.VerifyRequest()
-                    bad.CopyFrom(msg)
-                    bad.draft_ids.append(vocab + 7)
-                    try:
-                        stub.Verify(bad)
-                        rows.append(dict(client=client, round=rnd, event="error: malformed request accepted"))
-                    except grpc.RpcError as err:
-                        rows.append(dict(client=client, round=rnd,
-                                         event=f"error: {err.code().name}: {err.details()}"))
-                    kind = ""
-                t_round0 = time.monotonic() - t_draft
-                msg.t_sent = time.monotonic()
-                reply = stub.Verify(msg)
-                t_recv = time.monotonic()
-                committed = d.commit(reply)
-                rows.append(dict(client=client, round=rnd, t_round=t_recv - t_round0,
-                                 t_send=t_recv - reply.t_reply, tokens_committed=len(committed),
-                                 session=req.session, output=" ".join(map(str, d.output)) if d.done else "",
-                                 event=""))
-                if spec.draft_rule == "server":
-                    s_next = reply.next_draft_length
-                rnd += 1
-        stub.Bye(pb.ByeRequest(client=client))
-    with open(out_csv, "w", newline="") as fh:
-        cols = ["client", "round", "t_round", "t_send", "tokens_committed", "session", "output", "event"]
-        w = csv.DictWriter(fh, fieldnames=cols)
-        w.writeheader()
-        for r in rows:
-            w.writerow({c: r.get(c, "") for c in cols})
+def available_memory() -> float:
+    """Bytes the kernel says new processes can use (MemAvailable), inf when unknown."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return float("inf")
+
+
+def check_memory(n_clients: int, available: float | None = None) -> None:
+    """Refuse up front a run whose drafters cannot fit (``DRAFTER_BYTES`` each, 10 % headroom)."""
+    available = available_memory() if available is None else available
+    need = n_clients * DRAFTER_BYTES
+    if need > 0.9 * available:
+        raise MemoryError(f"clients: {n_clients} drafter processes need about {need / 1e9:.1f} GB "
+                          f"({DRAFTER_BYTES / 1e9:.2f} GB each), this machine has {available / 1e9:.1f} GB "
+                          f"available; use at most {int(0.9 * available // DRAFTER_BYTES)} clients")
+
+
+PRELOAD = ["torch", "grpc", "transformers.models.llama.modeling_llama", "specedge.serving.drafter"]
+
+
+def drafter_context():
+    """Drafter processes fork from a server process that imported torch/transformers once: each starts
+    in well under a second and shares those pages (copy-on-write) instead of importing them again."""
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(PRELOAD)
+    return ctx
+
+
+def _drafter_process(address, client, spec, kw, results) -> None:
+    """One drafter process: reports ready / done / failed (one line) over ``results``."""
+    try:
+        res = client_main(address, client, spec, on_ready=lambda: results.put(("ready", client, None)), **kw)
+    except DrafterError as err:
+        results.put(("failed", client, str(err)))
+        sys.exit(1)
+    except Exception as err:  # noqa: BLE001 - a bad model name, a missing file: one line, not a traceback
+        results.put(("failed", client, f"drafter {client}: {type(err).__name__}: {err}"))
+        sys.exit(1)
+    results.put(("done", client, res))
 
 
 def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator, *, label: str = "",
              seed: int = 0, client_timeout: float = 30.0, faults: dict[int, str] | None = None,
-             prompt_tokens: int = PROMPT_TOKENS, target=None) -> tuple[pd.DataFrame, dict]:
-    """Run ``workload`` for real; returns (per-round log, {client: [generated token ids per prompt]})."""
+             prompt_tokens: int = PROMPT_TOKENS, target=None, idle_timeout: float = 120.0,
+             rpc_timeout: float = 60.0, link: Link | None = None, host: str = "127.0.0.1",
+             check_mem: bool = True) -> tuple[pd.DataFrame, dict]:
+    """Run ``workload`` for real; returns (per-round log, {client: [generated token ids per prompt]}).
+
+    Raises ``RunFailed`` (with the log) when the server's loop crashed or a policy raised, and
+    ``RunInterrupted`` on SIGINT/SIGTERM; a drafter that failed is an event row ("failed: ...")."""
     if not workload.clients:
         raise ValueError("workload.clients: at least one client is needed")
     faults = dict(faults or {})
     for c, f in faults.items():
-        _fault(f)
+        parse_fault(f)
         if not 0 <= c < len(workload.clients):
             raise ValueError(f"faults: client {c} is not in 0..{len(workload.clients) - 1}")
+    if check_mem:
+        check_memory(len(workload.clients))
     threads(1)
     target = zoo.load_model(workload.target) if target is None else target
     verifier = Verifier(target, cache=workload.cache, seed=seed)
-    clients = list(range(len(workload.clients)))
-    server = VerificationServer(verifier, former, allocator, clients, label=label,
-                                target_name=workload.target, client_timeout=client_timeout)
-    port = server.start(0)
-    ctx = mp.get_context("spawn")
-    procs = []
-    with tempfile.TemporaryDirectory(prefix="specedge-run-") as tmp:
-        try:
-            for c, spec in enumerate(workload.clients):
-                p = ctx.Process(target=client_main, name=f"drafter-{c}",
-                                args=(port, c, spec, f"{tmp}/c{c}.csv", faults.get(c), workload.top_k,
-                                      prompt_tokens), daemon=True)
-                p.start()
-                procs.append(p)
-            for p in procs:
-                p.join()
-            server.wait(timeout=client_timeout + 5)
-        finally:
-            for p in procs:  # stop every process this run started, by pid
-                if p.is_alive():
-                    p.terminate()
-                    p.join(5)
-                if p.is_alive():
-                    os.kill(p.pid, 9)
-                    p.join(1)
-            server.stop()
-        if server.failure is not None:
-            raise RuntimeError(f"run_real: the server's scheduling thread failed: {server.failure!r}") from server.failure
-        client_rows = [pd.read_csv(f, keep_default_na=False) for f in sorted(Path(tmp).glob("c*.csv"))]
-    crow = pd.concat(client_rows, ignore_index=True) if client_rows else pd.DataFrame(
-        columns=["client", "round", "t_round", "t_send", "tokens_committed", "session", "output", "event"])
+    n = len(workload.clients)
+    server = VerificationServer(verifier, former, allocator, list(range(n)), label=label,
+                                target_name=workload.target, client_timeout=client_timeout,
+                                idle_timeout=idle_timeout)
+    server.loading(True)
+    port = server.start(0, host)
+    address = f"{host}:{port}"
+    ctx = drafter_context()
+    results = ctx.Queue()
+    procs, done, failed, given_up = [], {}, {}, set()
+    interrupted = None
+    try:
+        for c, spec in enumerate(workload.clients):
+            kw = dict(fault=faults.get(c), top_k=workload.top_k, prompt_tokens=prompt_tokens, link=link,
+                      rpc_timeout=rpc_timeout)
+            p = ctx.Process(target=_drafter_process, name=f"drafter-{c}", args=(address, c, spec, kw, results),
+                            daemon=True)
+            p.start()
+            procs.append(p)
+        while any(p.is_alive() for p in procs) or not results.empty():
+            try:
+                kind, c, payload = results.get(timeout=0.2)
+                if kind == "done":
+                    done[c] = payload
+                elif kind == "failed":
+                    failed[c] = payload
+            except queue_mod.Empty:
+                pass
+            for c, p in enumerate(procs):
+                if p.exitcode not in (None, 0) and c not in given_up and c not in done:
+                    given_up.add(c)
+                    server.forget(c, f"drafter process exited with code {p.exitcode}")
+            if server.drafters_loading and all(c in server.known or not p.is_alive() for c, p in enumerate(procs)):
+                server.loading(False)  # every drafter said Hello or ended: from now on idleness counts
+        server.wait(timeout=client_timeout + 5)
+    except KeyboardInterrupt as err:
+        interrupted = err
+        server._event(-1, "stopped: interrupted (SIGINT/SIGTERM)")
+    finally:
+        for p in procs:  # stop every process this run started, by pid
+            if p.is_alive():
+                p.terminate()
+                p.join(5)
+            if p.is_alive():
+                os.kill(p.pid, 9)
+                p.join(1)
+        server.stop()
+        results.close()
+    log, outputs = _collect(server, label, done, failed, procs)
+    if interrupted is not None:
+        raise RunInterrupted("run_real: interrupted; every process stopped", log, outputs) from interrupted
+    if server.failure is not None:
+        raise RunFailed(f"run_real: the server's scheduling thread failed: {server.failure!r}", log, outputs)
+    if server.policy_errors:
+        raise RunFailed(f"run_real: {server.policy_errors[0]} (its requests failed, the server kept serving)",
+                        log, outputs)
+    return log, outputs
+
+
+def _collect(server: VerificationServer, label: str, done: dict, failed: dict, procs) -> tuple[pd.DataFrame, dict]:
+    """The per-round log: the server's rows joined with the drafters' own timings, then event rows."""
+    rows = [r for c in sorted(done) for r in done[c]["rows"]]
+    crow = pd.DataFrame(rows, columns=CLIENT_COLUMNS)
+    crow["event"] = crow["event"].fillna("")
+    outputs = {c: done[c]["outputs"] for c in sorted(done)}
     log = pd.DataFrame(server.log)
-    outputs: dict[int, list[list[int]]] = {}
-    ok = crow[crow["event"] == ""] if len(crow) else crow
-    for r in ok.itertuples():
-        if r.output != "":
-            outputs.setdefault(int(r.client), []).append([int(t) for t in str(r.output).split()])
+    ok = crow[crow["event"] == ""]
     if len(log):
         log = log.merge(ok[["client", "round", "t_round", "t_send", "tokens_committed"]], on=["client", "round"],
                         how="left")
@@ -183,8 +186,12 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     events += [dict(system="real", policy=label, client=int(r.client), round=int(r.round), event=r.event)
                for r in crow.itertuples() if r.event]
     for c, p in enumerate(procs):
-        if p.exitcode not in (0, None):
-            events.append(dict(system="real", policy=label, client=c, event=f"exit code {p.exitcode}"))
+        if c in failed:
+            events.append(dict(system="real", policy=label, client=c, event=f"failed: {failed[c]}"))
+        elif p.exitcode not in (0, None):
+            events.append(dict(system="real", policy=label, client=c, event=f"failed: exit code {p.exitcode}"))
+        elif c not in done:
+            events.append(dict(system="real", policy=label, client=c, event="failed: stopped before finishing"))
     full = pd.concat([log, pd.DataFrame(events)], ignore_index=True) if events else log
     for col in LOG_COLUMNS:
         if col not in full.columns:
@@ -195,8 +202,42 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     return full[LOG_COLUMNS + extra].reset_index(drop=True), outputs
 
 
+def failed_clients(log: pd.DataFrame) -> dict[int, str]:
+    """{client: why} for every client the log says failed (one line each)."""
+    ev = log[log.event.str.startswith("failed: ")]
+    return {int(r.client): r.event[len("failed: "):] for r in ev.itertuples()}
+
+
+def summary(log: pd.DataFrame, outputs: dict, n_clients: int, tokenizer=None) -> list[str]:
+    """The lines a run prints: tokens/s per client (tokens over the client's summed round times),
+    round-time p50/p90/p99 over all rounds, acceptance (accepted / drafted), and with a
+    ``tokenizer`` the generated text."""
+    ok = log[log.event == ""]
+    lines = []
+    if len(ok):
+        t = ok.t_round.dropna()
+        drafted = ok.S.sum()
+        acc = ok.accepted.sum() / drafted if drafted else float("nan")
+        lines.append(f"round time p50 {1e3 * t.quantile(.5):.1f} ms, p90 {1e3 * t.quantile(.9):.1f} ms, "
+                     f"p99 {1e3 * t.quantile(.99):.1f} ms over {len(t)} rounds; acceptance {acc:.3f} "
+                     f"({int(ok.accepted.sum())} of {int(drafted)} drafted tokens)")
+    for c in range(n_clients):
+        mine = ok[ok.client == c]
+        if not len(mine):
+            continue
+        tok, span = int(mine.tokens.sum()), float(mine.t_round.sum())
+        drafted = mine.S.sum()
+        lines.append(f"client {c}: {tok} tokens, {tok / span if span > 0 else float('nan'):.1f} tokens/s, "
+                     f"acceptance {mine.accepted.sum() / drafted if drafted else float('nan'):.3f}")
+        if tokenizer is not None:
+            for ids in outputs.get(c, []):
+                lines.append(f"  text: {tokenizer.decode(ids)!r}")
+    return lines
+
+
 def workload_summary(workload: Workload) -> str:
     return ", ".join(f"client {i}: {c.draft} on {'/'.join(c.domains)}" for i, c in enumerate(workload.clients))
 
 
-__all__ = ["run_real", "client_main", "prompt_stream"]
+__all__ = ["run_real", "client_main", "prompt_stream", "stop_rule_for", "summary", "failed_clients",
+           "RunFailed", "RunInterrupted", "check_memory", "PROMPT_TOKENS"]

@@ -1,32 +1,48 @@
-"""The verification server: gRPC on 127.0.0.1, a queue, and one thread that forms and verifies batches.
+"""The verification server: gRPC (127.0.0.1 by default), a queue, and one thread that forms and verifies batches.
 
-Each ``Verify`` call enqueues a ``Pending`` and blocks until its batch is verified. The scheduling
-thread asks the ``BatchFormer`` for a batch whenever the queue or the set of active clients changed,
-verifies it in one pass (``Verifier``), feeds the outcomes to the ``DraftAllocator`` and answers each
-request with S(t+1). Policies get ``now`` from here: they have no clock of their own.
+Each ``Verify`` call is checked (``codec.request_from_wire`` and the limits below), enqueued, and its
+handler blocks on an event until its batch is verified. The scheduling thread asks the ``BatchFormer``
+for a batch whenever it is woken (an arrival, a client leaving, a verification ending, a timeout
+falling due), verifies it in one pass (``Verifier``), feeds the outcomes to the ``DraftAllocator`` and
+answers each request with S(t+1). Policies get ``now`` from here: they have no clock of their own.
 
-Robustness: a malformed request is answered with ``INVALID_ARGUMENT`` naming the field and the server
-goes on; a client that sends nothing for ``client_timeout`` seconds while the batch waits for it is
-dropped from the active set (so a wait-for-all former does not wait forever), and the log says so.
-The server stops by itself ``idle_timeout`` seconds after its last request, or when every client said
-Bye.
+What no client can do (each answered with a status naming the field, logged as an event row):
+- send a request a policy or the verifier cannot take: non-finite, negative or unnormalised draft
+  probabilities, a temperature outside [0, 100], more than ``max_draft`` drafts, or more tokens than
+  the target has positions (``INVALID_ARGUMENT``);
+- act for another client: ``Hello`` returns a token that every ``Verify`` and ``Bye`` must carry, a
+  client id that is live cannot be taken over, and a session belongs to the client that opened it
+  (``PERMISSION_DENIED`` / ``ALREADY_EXISTS``); one request per session is in flight
+  (``FAILED_PRECONDITION``);
+- take the loop down: a policy that raises fails only the requests it was given (``INTERNAL``, its
+  message), and the server goes on; anything else that escapes the loop stops the server with a line
+  on stderr, an event row and ``failure`` set (the CLI exits non-zero).
+
+A client that sends nothing for ``client_timeout`` seconds while the others wait is dropped from the
+active set. The server stops by itself ``idle_timeout`` seconds after the last Hello or request
+(never while ``loading(True)``), or when every client said Bye (``stop_when_done``).
 """
 from __future__ import annotations
 
+import secrets
+import sys
 import threading
 import time
+import traceback
 from concurrent import futures
 from dataclasses import dataclass, field
 
 import grpc
-import numpy as np
-import torch
 
+from . import slo
 from . import wire_pb2 as pb
 from . import wire_pb2_grpc as pb_grpc
-from . import slo
+from .codec import request_from_wire
 from .interfaces import BatchFormer, DraftAllocator, Outcome, Pending
 from .verifier import Request, Verifier
+
+MAX_DRAFT = 64        # default cap on drafted tokens per request (a dense request is then 2 MB at |V| = 8192)
+POLL = 0.005          # s: a former that returned no batch is asked again after this (WISP waits for time)
 
 
 @dataclass
@@ -38,52 +54,27 @@ class _Slot:
     bytes_up: int
     done: threading.Event = field(default_factory=threading.Event)
     reply: pb.VerifyReply | None = None
-    error: str | None = None
-
-
-def decode_distribution(msg: pb.DraftDistribution, s: int, vocab: int) -> torch.Tensor | None:
-    """The (S, V) draft distribution of a request: dense, or TK-SLT's top-K rows scattered back."""
-    if s == 0 or (not msg.probs and msg.vocab_size == 0):
-        return None
-    if msg.vocab_size != vocab:
-        raise ValueError(f"draft.vocab_size: {msg.vocab_size}, the target's vocabulary has {vocab}")
-    probs = np.frombuffer(msg.probs, dtype=np.float32)
-    if msg.top_k == 0:
-        if probs.size != s * vocab:
-            raise ValueError(f"draft.probs: {probs.size} values, expected S x V = {s} x {vocab}")
-        return torch.from_numpy(probs.copy()).view(s, vocab)
-    k = int(msg.top_k)
-    idx = np.frombuffer(msg.indices, dtype=np.int32)
-    if probs.size != s * k or idx.size != s * k:
-        raise ValueError(f"draft.indices/probs: expected S x K = {s} x {k} entries each")
-    if idx.size and (idx.min() < 0 or idx.max() >= vocab):
-        raise ValueError(f"draft.indices: outside [0, {vocab})")
-    out = torch.zeros((s, vocab))
-    out.scatter_(1, torch.from_numpy(idx.astype(np.int64)).view(s, k), torch.from_numpy(probs.copy()).view(s, k))
-    return out
-
-
-def encode_distribution(q: torch.Tensor | None, top_k: int | None, vocab: int) -> pb.DraftDistribution:
-    if q is None:
-        return pb.DraftDistribution()
-    if not top_k:
-        return pb.DraftDistribution(vocab_size=vocab, probs=q.float().numpy().tobytes())
-    vals, idx = q.float().topk(top_k, dim=-1)
-    return pb.DraftDistribution(vocab_size=vocab, top_k=top_k, probs=vals.numpy().tobytes(),
-                                indices=idx.to(torch.int32).numpy().tobytes())
+    error: tuple[grpc.StatusCode, str] | None = None
 
 
 class VerificationServer(pb_grpc.VerifierServicer):
     def __init__(self, verifier: Verifier, former: BatchFormer, allocator: DraftAllocator,
                  clients: list[int], *, label: str = "", target_name: str = "",
-                 client_timeout: float = 30.0, idle_timeout: float = 120.0):
+                 client_timeout: float = 30.0, idle_timeout: float = 120.0, max_draft: int = MAX_DRAFT,
+                 stop_when_done: bool = True, start_barrier: bool = True):
+        if not idle_timeout > 0 or not client_timeout > 0:
+            raise ValueError(f"idle_timeout and client_timeout must be > 0 s, got {idle_timeout}, {client_timeout}")
+        if max_draft < 1:
+            raise ValueError(f"max_draft: must be >= 1, got {max_draft}")
         self.verifier, self.former, self.allocator = verifier, former, allocator
         self.label, self.target_name = label, target_name
         self.client_timeout, self.idle_timeout = client_timeout, idle_timeout
+        self.max_draft, self.stop_when_done, self.start_barrier = int(max_draft), stop_when_done, start_barrier
+        self.max_positions = int(getattr(verifier.model.config, "max_position_embeddings", 0) or 0)
         self.clients = list(clients)
         self.allocation = dict(allocator.initial(self.clients))
         self.active: set[int] = set()
-        self.known: set[int] = set()
+        self.known: set[int] = set()      # said Hello at least once, or were given up (``forget``)
         self.last_seen: dict[int, float] = {}
         self.queue: list[_Slot] = []
         self.cond = threading.Condition()
@@ -91,19 +82,41 @@ class VerificationServer(pb_grpc.VerifierServicer):
         self.events: list[dict] = []
         self.batches = 0
         self.t0 = time.monotonic()
-        self.last_request = self.t0
+        self.last_activity = self.t0
+        self.last_hello = self.t0
         self.stopped = threading.Event()
-        self.failure: BaseException | None = None   # what ended the scheduling thread, if it failed
-        self._session_of: dict[int, str] = {}
+        self.failure: BaseException | None = None   # what ended the scheduling thread, if it crashed
+        self.policy_errors: list[str] = []          # policies that raised (their requests failed)
+        self._tokens: dict[int, str] = {}
+        self._session_of: dict[int, str] = {}       # each client's live session
+        self._owner: dict[str, int] = {}
+        self._in_flight: set[str] = set()
+        self._busy: list[_Slot] = []                # the batch being verified
+        self.drafters_loading = False
         self._thread = threading.Thread(target=self._loop, name="verifier", daemon=True)
         self._grpc = None
         self.port = None
 
     # ---------------------------------------------------------------- lifecycle
-    def start(self, port: int = 0) -> int:
-        self._grpc = grpc.server(futures.ThreadPoolExecutor(max_workers=max(4, 2 * len(self.clients) + 2)))
+    def start(self, port: int = 0, host: str = "127.0.0.1") -> int:
+        """Listen on ``host:port`` (0: a free port) and start the scheduling thread; returns the port.
+        A port in use is refused (no SO_REUSEPORT: two servers never split the drafters silently)."""
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+            raise ValueError(f"port: must be an integer in 0..65535 (0: any free port), got {port!r}")
+        workers = max(8, 2 * len(self.clients) + 4)
+        cap = self.max_draft * self.verifier.vocab_size * 8 + (1 << 20)
+        self._grpc = grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rpc"),
+                                 options=[("grpc.so_reuseport", 0), ("grpc.max_receive_message_length", cap)])
         pb_grpc.add_VerifierServicer_to_server(self, self._grpc)
-        self.port = self._grpc.add_insecure_port(f"127.0.0.1:{port}")
+        try:
+            bound = self._grpc.add_insecure_port(f"{host}:{port}")
+        except RuntimeError:
+            bound = 0
+        if not bound:
+            self._grpc = None
+            raise OSError(f"port {port} on {host}: cannot listen there (in use by another process, "
+                          f"or not an address of this machine)")
+        self.port = bound
         self._grpc.start()
         self._thread.start()
         return self.port
@@ -112,86 +125,155 @@ class VerificationServer(pb_grpc.VerifierServicer):
         self.stopped.set()
         with self.cond:
             self.cond.notify_all()
+            self._fail(self.queue, grpc.StatusCode.UNAVAILABLE, "server stopped")
+            self.queue = []
         if self._grpc is not None:
             self._grpc.stop(grace=1.0).wait()
-        self._thread.join(timeout=5)
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
 
     def wait(self, timeout: float | None = None) -> bool:
         return self.stopped.wait(timeout)
+
+    def loading(self, flag: bool) -> None:
+        """``run`` holds the idle timer while its drafters load their models (readiness, not a timer);
+        releasing it counts as activity."""
+        with self.cond:
+            self.drafters_loading = bool(flag)
+            self.last_activity = time.monotonic()
+            self.cond.notify_all()
+
+    def forget(self, client: int, why: str) -> None:
+        """Give up on ``client`` (its process ended): no round waits for it any more."""
+        with self.cond:
+            self.known.add(client)
+            if client in self.active:
+                self.active.discard(client)
+            self._event(client, f"dropped: {why}")
+            self.cond.notify_all()
 
     def _event(self, client: int, what: str) -> None:
         self.events.append(dict(system="real", policy=self.label, client=client,
                                 end=time.monotonic() - self.t0, event=what))
 
+    def _refuse(self, context, client: int, code: grpc.StatusCode, msg: str):
+        self._event(client, f"error: {code.name}: {msg}")
+        context.abort(code, msg)
+
     # ---------------------------------------------------------------- RPCs
     def Hello(self, request, context):
         c = int(request.client)
         if c not in self.allocation:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"client: {c} is not one of {self.clients}")
+            self._refuse(context, c, grpc.StatusCode.INVALID_ARGUMENT, f"client: {c} is not one of {self.clients}")
         if request.vocab_size and request.vocab_size != self.verifier.vocab_size:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"vocab_size: draft has {request.vocab_size}, target has {self.verifier.vocab_size}")
+            self._refuse(context, c, grpc.StatusCode.INVALID_ARGUMENT,
+                         f"vocab_size: draft has {request.vocab_size}, target has {self.verifier.vocab_size}")
         with self.cond:
-            self.active.add(c)
-            self.known.add(c)
-            self.last_seen[c] = time.monotonic()
-            self.cond.notify_all()
+            if c in self.active:
+                msg = f"client: {c} is live (said Hello, not Bye yet); one process per client id"
+                self._event(c, f"error: ALREADY_EXISTS: {msg}")
+                live = True
+            else:
+                live = False
+                token = secrets.token_hex(16)
+                self._tokens[c] = token
+                self.active.add(c)
+                self.known.add(c)
+                now = time.monotonic()
+                self.last_seen[c] = self.last_activity = self.last_hello = now
+                self.cond.notify_all()
+        if live:
+            context.abort(grpc.StatusCode.ALREADY_EXISTS, msg)
         return pb.HelloReply(draft_length=self.allocation[c], vocab_size=self.verifier.vocab_size,
-                             target_model=self.target_name)
+                             target_model=self.target_name, token=token, max_draft=self.max_draft)
+
+    def _owns(self, c: int, token: str) -> bool:
+        return bool(token) and secrets.compare_digest(self._tokens.get(c, ""), token)
 
     def Bye(self, request, context):
         c = int(request.client)
+        if not self._owns(c, request.token):
+            self._refuse(context, c, grpc.StatusCode.PERMISSION_DENIED, f"token: not the token Hello gave client {c}")
         with self.cond:
             self.active.discard(c)
+            self._tokens.pop(c, None)
             sess = self._session_of.pop(c, None)
-            if sess:
+            if sess and sess not in self._in_flight:
                 self.verifier.close(sess)
+                self._owner.pop(sess, None)
+            self.last_activity = time.monotonic()
             self.cond.notify_all()
         return pb.ByeReply()
 
     def Verify(self, request, context):
         arrival = time.monotonic()
         c = int(request.client)
+        if not self._owns(c, request.token):
+            self._refuse(context, c, grpc.StatusCode.PERMISSION_DENIED,
+                         f"token: not the token Hello gave client {c} (say Hello first)")
         try:
             slot = self._parse(request, arrival)
         except ValueError as err:
-            self._event(c, f"error: {err}")
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(err))
+            self._refuse(context, c, grpc.StatusCode.INVALID_ARGUMENT, str(err))
+        refused = None
         with self.cond:
-            if c not in self.active:
-                msg = f"client: {c} is not active (dropped, finished or never said Hello)"
-                self._event(c, f"error: {msg}")
-                context.abort(grpc.StatusCode.FAILED_PRECONDITION, msg)
-            old = self._session_of.get(c)
-            if old is not None and old != request.session:
-                self.verifier.close(old)  # the client moved on to its next prompt
-            self._session_of[c] = request.session
-            self.last_seen[c] = arrival
-            self.last_request = arrival
-            self.queue.append(slot)
-            self.cond.notify_all()
-        while not slot.done.wait(0.5):
-            if not context.is_active() or self.stopped.is_set():
-                break
-        if slot.error or slot.reply is None:
-            context.abort(grpc.StatusCode.INTERNAL, slot.error or "server stopped")
+            sess, owner = request.session, self._owner.get(request.session, c)
+            if self.stopped.is_set():
+                refused = (grpc.StatusCode.UNAVAILABLE, "server stopping")
+            elif c not in self.active:
+                refused = (grpc.StatusCode.FAILED_PRECONDITION,
+                           f"client: {c} is not active (dropped, finished or never said Hello)")
+            elif owner != c:
+                refused = (grpc.StatusCode.PERMISSION_DENIED, f"session: {sess!r} belongs to another client")
+            elif sess in self._in_flight:
+                refused = (grpc.StatusCode.FAILED_PRECONDITION,
+                           f"session: {sess!r} has a request in flight (one at a time)")
+            elif self._session_of.get(c, sess) in self._in_flight:
+                refused = (grpc.StatusCode.FAILED_PRECONDITION,
+                           f"session: client {c} has session {self._session_of[c]!r} in flight")
+            else:
+                old = self._session_of.get(c)
+                if old is not None and old != sess:
+                    self.verifier.close(old)  # the client moved on to its next prompt
+                    self._owner.pop(old, None)
+                self._session_of[c], self._owner[sess] = sess, c
+                self._in_flight.add(sess)
+                self.last_seen[c] = self.last_activity = arrival
+                self.queue.append(slot)
+                self.cond.notify_all()
+        if refused:
+            self._refuse(context, c, *refused)
+        context.add_callback(lambda: self._cancelled(slot))
+        slot.done.wait()
+        if slot.error:
+            context.abort(*slot.error)
         return slot.reply
 
+    def _cancelled(self, slot: _Slot) -> None:
+        """The RPC ended (answered, or the client went away): a queued slot leaves the queue."""
+        if slot.done.is_set():
+            return
+        with self.cond:
+            if slot in self.queue:
+                self.queue.remove(slot)
+                self._fail([slot], grpc.StatusCode.CANCELLED, "client cancelled")
+                self._event(slot.pending.client, "error: CANCELLED: the client went away while queued")
+                self.cond.notify_all()
+
     def _parse(self, r, arrival: float) -> _Slot:
-        if not r.session:
-            raise ValueError("session: empty")
-        if int(r.client) not in self.allocation:
-            raise ValueError(f"client: {r.client} is not one of {self.clients}")
-        if not np.isfinite(r.temperature) or r.temperature < 0:
-            raise ValueError(f"temperature: must be a finite value >= 0, got {r.temperature}")
-        s = len(r.draft_ids)
-        q = decode_distribution(r.draft, s, self.verifier.vocab_size) if r.temperature > 0 else None
-        req = Request(r.session, list(r.new_tokens), list(r.draft_ids), q, float(r.temperature))
-        if r.session not in self.verifier.sessions and not req.new_tokens:
+        req = request_from_wire(r, self.verifier.vocab_size, self.max_draft)
+        known = r.session in self.verifier.sessions
+        if not known and not req.new_tokens:
             raise ValueError(f"session: {r.session!r} is unknown and sends no prompt (new_tokens empty)")
         self.verifier.check(req)
+        held = len(self.verifier.sessions[r.session].tokens) if known else 0
+        total = held + len(req.new_tokens) + len(req.draft_ids)
+        if self.max_positions and total > self.max_positions:
+            raise ValueError(f"draft_ids: the session would reach {total} positions, the target has "
+                             f"{self.max_positions} ({held} held + {len(req.new_tokens)} new + "
+                             f"{len(req.draft_ids)} drafted)")
+        s = len(req.draft_ids)
         cached = self.verifier.cached_length(r.session) if self.verifier.use_cache else 0
-        held = len(self.verifier.sessions[r.session].tokens) if r.session in self.verifier.sessions else 0
         n_new = len(req.new_tokens) + s + (0 if self.verifier.use_cache else held)
         pend = Pending(client=int(r.client), session=r.session, round=int(r.round),
                        arrival=arrival - self.t0, n_draft=s, n_new=n_new, n_cached=cached,
@@ -206,61 +288,103 @@ class VerificationServer(pb_grpc.VerifierServicer):
         return _Slot(pend, req, float(r.t_sent), float(r.t_draft), r.ByteSize())
 
     # ---------------------------------------------------------------- the scheduling thread
-    def _drop_dead(self, now: float) -> None:
+    def _fail(self, slots: list[_Slot], code: grpc.StatusCode, msg: str) -> None:
+        for s in slots:
+            s.error = (code, msg)
+            self._in_flight.discard(s.pending.session)
+            s.done.set()
+
+    def _drop_dead(self, now: float) -> float:
+        """Drop silent clients; returns when the next one would fall due."""
         waiting = {s.pending.client for s in self.queue}
+        due = float("inf")
         for c in sorted(self.active - waiting):
-            if now - self.last_seen.get(c, now) > self.client_timeout:
+            since = now - self.last_seen.get(c, now)
+            if since > self.client_timeout:
                 self.active.discard(c)
                 self._event(c, f"dropped: no request for {self.client_timeout:g} s")
+            else:
+                due = min(due, self.client_timeout - since)
+        return due
 
     def _loop(self) -> None:
+        try:
+            self._schedule()
+        except BaseException as err:  # never silently: stop the server, say why, fail the waiters
+            self.failure = err
+            print(f"specedge server: the scheduling thread crashed, stopping: {err!r}", file=sys.stderr)
+            traceback.print_exc(file=sys.stderr)
+            self._event(-1, f"stopped: scheduling thread crashed: {err!r}")
+            with self.cond:
+                left = self.queue + [s for s in self._busy if not s.done.is_set()]
+                self._fail(left, grpc.StatusCode.INTERNAL, f"server crashed: {err!r}")
+                self.queue = []
+        finally:
+            self.stopped.set()
+
+    def _schedule(self) -> None:
+        everyone = set(self.clients)
         while not self.stopped.is_set():
             with self.cond:
-                self.cond.wait(timeout=0.05)
                 now = time.monotonic()
-                self._drop_dead(now)
-                if self.known >= set(self.clients) and not self.active and not self.queue:
+                wake = self._drop_dead(now)
+                if self.stop_when_done and self.known >= everyone and not self.active and not self.queue:
                     break  # every client finished or was dropped
-                if now - self.last_request > self.idle_timeout:
-                    self._event(-1, f"stopped: idle for {self.idle_timeout:g} s")
+                idle = 0.0 if self.drafters_loading else now - self.last_activity
+                if idle > self.idle_timeout:
+                    self._event(-1, f"stopped: idle for {self.idle_timeout:g} s (no Hello or request)")
                     break
-                if not self.queue:
-                    continue
-                if not self.known >= set(self.clients) and now - self.t0 < self.client_timeout:
-                    continue  # start barrier: rounds begin once every client said Hello
-                pend = [s.pending for s in self.queue]
-                try:
-                    batch = self.former.form(pend, now - self.t0, frozenset(self.active))
-                except Exception as err:  # a scheduler bug ends the run with its message instead of hanging it
-                    self.failure = err
-                    self._event(-1, f"stopped: batch former failed: {err!r}")
-                    for s in self.queue:
-                        s.error = f"batch former failed: {err!r}"
-                        s.done.set()
-                    self.queue = []
-                    break
+                wake = min(wake, self.idle_timeout - idle)
+                batch = []
+                barrier_open = not self.start_barrier or self.known >= everyone \
+                    or now - self.last_hello > self.client_timeout
+                if self.queue and not barrier_open:  # rounds begin once every client said Hello
+                    wake = min(wake, self.client_timeout - (now - self.last_hello))
+                elif self.queue:
+                    given = list(self.queue)
+                    try:
+                        batch = self.former.form([s.pending for s in given], now - self.t0, frozenset(self.active))
+                    except Exception as err:  # the former's bug fails the requests it was given, not the server
+                        self._policy_failed("batch former", err, given)
+                        continue
+                    if not batch:
+                        wake = min(wake, POLL)
                 if not batch:
+                    self.cond.wait(timeout=max(wake, 1e-3))
                     continue
                 chosen = {id(p) for p in batch}
                 slots = [s for s in self.queue if id(s.pending) in chosen]
                 self.queue = [s for s in self.queue if id(s.pending) not in chosen]
+                self._busy = slots
             self._verify(slots)
-        self.stopped.set()
+            self._busy = []
+
+    def _policy_failed(self, what: str, err: Exception, slots: list[_Slot]) -> None:
+        label = getattr(self.former if what == "batch former" else self.allocator, "label", "")
+        msg = f"{what} {label} failed: {type(err).__name__}: {err}"
+        self.policy_errors.append(msg)
+        for s in slots:
+            self._event(s.pending.client, f"error: INTERNAL: {msg}")
+        with self.cond:
+            self.queue = [s for s in self.queue if s not in slots]
+            self._fail(slots, grpc.StatusCode.INTERNAL, msg)
 
     def _verify(self, slots: list[_Slot]) -> None:
         t_start = time.monotonic()
         try:
             results = self.verifier.verify([s.request for s in slots])
         except Exception as err:  # a bad batch must not take the server down
-            for s in slots:
-                s.error = f"verification failed: {err}"
-                s.done.set()
+            self._policy_failed("verification", err, slots)
             return
         t_verify = time.monotonic() - t_start
         outcomes = [Outcome(s.pending.client, s.pending.n_draft, r.accepted, r.accept_prob_sum)
                     for s, r in zip(slots, results)]
-        with self.cond:
+        try:
             alloc = self.allocator.update(outcomes)
+        except Exception as err:
+            self._policy_failed("draft allocator", err, slots)
+            return
+        with self.cond:
             self.allocation.update(alloc)
         batch = self.batches
         self.batches += 1
@@ -282,5 +406,7 @@ class VerificationServer(pb_grpc.VerifierServicer):
                                  arrival=p.arrival, start=t_start - self.t0, end=reply.t_reply - self.t0,
                                  slo_class=p.slo_class, deadline=p.deadline, event="",
                                  up=p.arrival + self.t0 - s.t_sent, accept_prob_sum=r.accept_prob_sum))
-            self.last_seen[p.client] = time.monotonic()
+            with self.cond:
+                self.last_seen[p.client] = time.monotonic()
+                self._in_flight.discard(p.session)
             s.done.set()
