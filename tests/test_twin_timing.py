@@ -6,7 +6,7 @@ import numpy as np
 
 from specedge.serving.allocation import FixedS
 from specedge.serving.batching import SyncRounds
-from specedge.serving.twin import IIDAcceptance, Times, linear_verify, simulate
+from specedge.serving.twin import IIDAcceptance, Times, simulate
 from specedge.serving.workload import ClientSpec, Workload
 
 UP, DOWN = 0.030, 0.007                   # s: distinct from every other term
@@ -16,7 +16,7 @@ def _run(clients: int = 3, verify=None, rounds: int = 60):
     wl = Workload("target-m", tuple(ClientSpec("draft-xs", ("code",), 1, 10_000) for _ in range(clients)),
                   capacity=4 * clients)
     times = Times([lambda s, k=k: 0.002 * (k + 1) * s for k in range(clients)],
-                  verify or linear_verify(0.011, 0.0, per_request=0.005),
+                  verify or (lambda batch: 0.011 + 0.005 * len(batch)),   # s per pass + s per request
                   up=lambda c, s: UP + 0.001 * s, down=lambda c: DOWN)
     return simulate(wl, SyncRounds(), FixedS(4 * clients, clients), times, IIDAcceptance(0.6), rounds=rounds, seed=3)
 
