@@ -62,7 +62,7 @@ MUTATIONS = [
       "df.assign(device=cpu_name()",
       'df.rename(columns={"t_send": "t_round", "t_round": "t_send"}).assign(device=cpu_name()',
       ("tests/test_real_logs.py",)),
-    M("#21 real-run log: t_round and t_send swapped", "serving/run.py",
+    M("#21 real-run log: t_round and t_send swapped", "serving/drafter.py",
       "t_round=t_recv - t_round0,\n                                 t_send=t_recv - reply.t_reply,",
       "t_send=t_recv - t_round0,\n                                 t_round=t_recv - reply.t_reply,",
       ("tests/test_real_logs.py",)),
