@@ -32,8 +32,6 @@ OPTIONAL = ("predicate", "evidence", "null", "null_why", "statements")  # absent
 COMPARATIVE = ("above", "below", "argmax_is", "argmin_is")  # "A above B": a match needs a margin
 # comparison files whose rows predate the null test, with the issue that brings them to it
 NULL_PENDING = {"tran2025": "issue 18 (serving rows)", "li2026_serving": "issue 18 (serving rows)",
-                "zheng2025": "issue 19 follow-up: null_why and margins prepared on branch w19-prepared-reruns, "
-                             "the notebook needs a full rerun",
                 "li2026": "issue 19 follow-up: Theorem 1 self-checks out, nulls and margins prepared on branch "
                           "w19-prepared-reruns, the notebook needs a full rerun",
                 "venkatesha2025": "issue 19 follow-up: SD->FSD/AR->SD tolerances at half the effect and the FSD "
