@@ -259,10 +259,10 @@ def _server(args) -> int:
     except OSError as err:
         print(f"refused: {err}", file=sys.stderr)
         return 2
-    print(f"verification server on {args.host}:{port} (target {args.target}, {args.clients} clients, "
-          f"{args.allocator}, C={args.capacity}); waiting for drafters", flush=True)
     code = 0
-    try:
+    try:   # from here on a SIGTERM/SIGINT (even one that lands inside this print) stops the server with its log
+        print(f"verification server on {args.host}:{port} (target {args.target}, {args.clients} clients, "
+              f"{args.allocator}, C={args.capacity}); waiting for drafters", flush=True)
         server.wait()
     except KeyboardInterrupt as err:
         code = 143 if isinstance(err, _Terminated) else 130
