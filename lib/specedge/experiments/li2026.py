@@ -358,7 +358,7 @@ class Curve:
 
 @lru_cache(maxsize=None)
 def _version() -> str:
-    return sweep.library_version()
+    return sweep.point_version(run_point)     # the key sweep.run gives run_point's points itself
 
 
 def capacity_of(curve: Curve) -> dict:
