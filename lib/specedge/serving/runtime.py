@@ -41,7 +41,7 @@ class AffineTokens:
 
 def verify_model(profile: "str | hardware.Profile", runtime: str = "verify"):
     """The runtime model of ``profile``'s entry ``runtime``, by its kind (module docstring)."""
-    prof = profile if isinstance(profile, hardware.Profile) else hardware.load_profile(profile)
+    prof = hardware.as_profile(profile)
     kind = prof.kind(runtime)
     co = prof.coefficients(runtime)
     if kind == "affine_tokens":
