@@ -159,3 +159,22 @@ def test_a_failing_batch_former_fails_its_requests_and_the_run_says_so(target):
     failed = failed_clients(info.value.log)
     assert set(failed) == {0} and all("INTERNAL: batch former broken failed" in m for m in failed.values())
     assert not mp.active_children()
+
+
+def test_a_drafter_encodes_its_prompts_with_its_own_models_tokenizer(tmp_path):
+    """A real pair's drafter must not send zoo-tokenizer ids to a Qwen target (it did: the drafter always
+    loaded the zoo tokenizer, and the real pair served garbage prompts)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import LlamaConfig, PreTrainedTokenizerFast
+
+    words = sorted({w for t in zoo.eval_prompts("code", 1) for w in t.split()})
+    core = Tokenizer(models.WordLevel({"[UNK]": 0, **{w: i + 1 for i, w in enumerate(words)}}, unk_token="[UNK]"))
+    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    own = PreTrainedTokenizerFast(tokenizer_object=core, unk_token="[UNK]")
+    own.save_pretrained(tmp_path)
+    LlamaConfig(vocab_size=len(words) + 1).save_pretrained(tmp_path)
+    spec = ClientSpec(str(tmp_path), ("code",), 1, 4)
+    want = [own.encode(zoo.eval_prompts("code", 1)[0])[-48:]]
+    assert prompt_stream(spec, prompt_tokens=48) == want
+    assert zoo.tokenizer_for(spec.draft).encode("def f") == own.encode("def f")
+    assert want != [zoo.load_tokenizer().encode(zoo.eval_prompts("code", 1)[0])[-48:]]

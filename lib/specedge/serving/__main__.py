@@ -190,7 +190,7 @@ def _drafter(args) -> int:
     print(f"drafter {args.client}: {len(ok)} rounds, {tok} tokens, {tok / ok.t_round.sum():.1f} tokens/s, "
           f"round p50 {1e3 * ok.t_round.quantile(.5):.1f} ms p90 {1e3 * ok.t_round.quantile(.9):.1f} ms "
           f"p99 {1e3 * ok.t_round.quantile(.99):.1f} ms")
-    tokenizer = zoo.load_tokenizer() if args.show_text else None
+    tokenizer = zoo.tokenizer_for(args.draft) if args.show_text else None
     for out in res["outputs"]:
         print("  tokens:", " ".join(map(str, out))[:120])
         if tokenizer is not None:
@@ -231,7 +231,7 @@ def _run(args) -> int:
     tokens = int(ok.tokens.sum()) if len(ok) else 0
     print(f"{args.clients} drafters, {ok.batch.nunique()} batches, {tokens} tokens in "
           f"{time.perf_counter() - t0:.1f} s; log -> {out}")
-    for line in summary(log, outputs, args.clients, zoo.load_tokenizer() if args.show_text else None):
+    for line in summary(log, outputs, args.clients, zoo.tokenizer_for(args.draft) if args.show_text else None):
         print(line)
     for e in log[(log.event != "") & ~log.event.str.startswith("failed: ")].event:
         print("  event:", e)

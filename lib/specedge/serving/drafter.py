@@ -144,8 +144,10 @@ class DrafterError(RuntimeError):
     """A drafter gave up: one line saying which call failed and why (no gRPC traceback)."""
 
 
-def prompt_stream(spec: ClientSpec, tokenizer, prompt_tokens: int = PROMPT_TOKENS) -> list[list[int]]:
-    """The client's prompts in order: ``spec.prompts`` per domain, domain after domain."""
+def prompt_stream(spec: ClientSpec, tokenizer=None, prompt_tokens: int = PROMPT_TOKENS) -> list[list[int]]:
+    """The client's prompts in order: ``spec.prompts`` per domain, domain after domain, as ids of
+    ``tokenizer`` (default: the draft's own, ``zoo.tokenizer_for(spec.draft)``)."""
+    tokenizer = zoo.tokenizer_for(spec.draft) if tokenizer is None else tokenizer
     out = []
     for domain in spec.domains:
         for text in zoo.eval_prompts(domain, spec.prompts):
@@ -204,9 +206,8 @@ def client_main(address: str, client: int, spec: ClientSpec, *, fault: str | Non
     kind, at = parse_fault(fault)
     link = link or Link()
     draft = zoo.load_model(spec.draft) if model is None else model
-    tok = zoo.load_tokenizer()
     vocab = int(draft.config.vocab_size)
-    prompts = prompt_stream(spec, tok, prompt_tokens)  # all loading before Hello: the server times us
+    prompts = prompt_stream(spec, prompt_tokens=prompt_tokens)  # the draft's tokenizer; all loading before Hello
     stop_rule = stop_rule_for(spec)
     if on_ready is not None:
         on_ready()

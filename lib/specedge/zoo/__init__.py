@@ -29,7 +29,7 @@ DRAFTS = ("draft-xs", "draft-s", "draft-m", "draft-l")
 TOKENIZER = "tokenizer"
 REAL = ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")   # the real pair (draft, target): specedge.zoo.realpair
 
-__all__ = ["DOMAINS", "TARGETS", "DRAFTS", "REAL", "load_tokenizer", "load_model", "load_pair",
+__all__ = ["DOMAINS", "TARGETS", "DRAFTS", "REAL", "load_tokenizer", "tokenizer_for", "load_model", "load_pair",
            "eval_prompts", "eval_records", "model_card", "resolve", "widen"]
 
 
@@ -109,21 +109,25 @@ def load_model(name_or_path: str | Path, dtype: torch.dtype = torch.float32,
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
 
 
-def _pair_tokenizer(target, vocab_size: int, cache_dir):
-    """The target's tokenizer; a local target directory without tokenizer files (a bare
-    ``save_pretrained`` of a model) falls back to the zoo tokenizer when its vocabulary has the zoo
-    tokenizer's size, and otherwise says which files are missing."""
-    kind, where = resolve(target)
+def tokenizer_for(model: str | Path, vocab_size: int | None = None, cache_dir: str | Path | None = None):
+    """The tokenizer of ``model`` (a zoo name, real-pair short name, local directory or hub id): the zoo
+    tokenizer for a zoo model; a local directory without tokenizer files (a bare ``save_pretrained`` of a
+    model) falls back to the zoo tokenizer when its vocabulary has the zoo tokenizer's size, and otherwise
+    says which files are missing."""
+    kind, where = resolve(model)
     if kind == "zoo":
         return load_tokenizer()
     if kind == "local" and not any((Path(where) / f).exists() for f in TOKENIZER_FILES):
+        if vocab_size is None:   # the model's config says it without loading its weights
+            from transformers import AutoConfig
+            vocab_size = int(AutoConfig.from_pretrained(where).vocab_size)
         zoo_tok = load_tokenizer()
         if vocab_size == len(zoo_tok):
             return zoo_tok
         raise FileNotFoundError(f"{where}: no tokenizer files ({', '.join(TOKENIZER_FILES)}) and its vocabulary "
                                 f"({vocab_size}) is not the zoo tokenizer's ({len(zoo_tok)}): save the model's "
                                 "tokenizer into that directory (tokenizer.save_pretrained)")
-    return load_tokenizer(target, cache_dir=cache_dir)
+    return load_tokenizer(model, cache_dir=cache_dir)
 
 
 def load_pair(draft: str, target: str, dtype: torch.dtype = torch.float32,
@@ -134,7 +138,7 @@ def load_pair(draft: str, target: str, dtype: torch.dtype = torch.float32,
     without tokenizer files whose vocabulary is the zoo's).
     """
     d, t = load_model(draft, dtype, cache_dir), load_model(target, dtype, cache_dir)
-    tok = _pair_tokenizer(target, int(t.config.vocab_size), cache_dir)
+    tok = tokenizer_for(target, int(t.config.vocab_size), cache_dir)
     if d.config.vocab_size != t.config.vocab_size:
         raise ValueError(f"draft {draft!r} (vocab {d.config.vocab_size}) and target {target!r} "
                          f"(vocab {t.config.vocab_size}) must share a vocabulary")
