@@ -123,6 +123,10 @@ def main() -> None:
     ap.add_argument("--widen", type=int, nargs=3, metavar=("HIDDEN", "INTERMEDIATE", "LAYERS"),
                     help="embed the target in a larger Llama with the same logits (specedge.zoo.widen)")
     ap.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32", help="the target's weights")
+    ap.add_argument("--draft-int8", action="store_true",
+                    help="the draft's Linear layers (output layer included) as dynamic int8 (torch.ao "
+                         "quantize_dynamic): a cheaper draft with a slightly different distribution; greedy "
+                         "speculative decoding stays exact because the target is untouched")
     ap.add_argument("--out", default=str(paths.BUILD / "bench_decoding.csv"))
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -141,6 +145,10 @@ def main() -> None:
     target = target.to(getattr(torch, args.dtype))
     if args.dtype != "float32":
         tname += f"-{args.dtype}"
+    if args.draft_int8:
+        from torch.ao.quantization import quantize_dynamic
+        draft = quantize_dynamic(draft, {torch.nn.Linear}, dtype=torch.qint8)
+        dname += "-int8"
     n = args.new_tokens
     for model in (draft, target):  # decode exactly n tokens in every method: no EOS stop
         model.generation_config.eos_token_id = None

@@ -18,6 +18,10 @@ the prompt, assistant turn = the reference completion).
                               acceptance length) and the per-position acceptance P(i | < i accepted);
   ``data/traces/realpair_traces.csv.gz``  every drafted position with its draft-logit statistics (WISP's
                               features) and outcome, the input of the predictor and the twins' acceptance.
+``serve``: the real serving system (one verification server process holding the 1.5B target, drafter
+  processes each holding a 0.5B draft, gRPC on 127.0.0.1) on the real pair, greedy, per allocator:
+  ``serving_runs.csv``        the per-round log (``serving.real_logs``), each client's output checked token for
+                              token against the target's own greedy autoregressive decoding of the same prompt.
 """
 from __future__ import annotations
 
@@ -101,13 +105,42 @@ def live(draft, target, tok, n_prompts: int = 4, max_new_tokens: int = 32, gamma
     return pd.DataFrame(table), pd.concat(traces, ignore_index=True)
 
 
+def serve(target, clients: int = 2, tokens: int = 24, capacity: int = 8, allocators=("goodspeed", "fixed"),
+          seed: int = 0, progress=print) -> pd.DataFrame:
+    """Real multi-process serving runs on the pair (greedy); raises if any client's tokens differ from the
+    target's greedy autoregressive output (speculative decoding is exact, also across processes)."""
+    from ..serving.allocation import FixedS, GoodspeedAllocator
+    from ..serving.batching import SyncRounds
+    from ..serving.run import prompt_stream, run_real
+    from ..serving.workload import ClientSpec, Workload
+
+    make = {"goodspeed": lambda: GoodspeedAllocator(capacity), "fixed": lambda: FixedS(capacity, clients)}
+    wl = Workload(TARGET, tuple(ClientSpec(DRAFT, (DOMAINS[i % len(DOMAINS)],), 1, tokens, seed=seed)
+                                for i in range(clients)), capacity=capacity)
+    reference = [[decoding.autoregressive(target, p, tokens).tokens.tolist() for p in prompt_stream(spec)]
+                 for spec in wl.clients]
+    logs = []
+    for name in allocators:
+        t0 = time.perf_counter()
+        log, outputs = run_real(wl, SyncRounds(), make[name](), label=name, seed=seed, target=target,
+                                rpc_timeout=600.0, idle_timeout=600.0, client_timeout=600.0)
+        for c, want in enumerate(reference):
+            if outputs[c] != want:
+                raise AssertionError(f"{name}: client {c}: served {outputs[c]} != greedy AR {want}")
+        ok = log[log.event == ""]
+        progress(f"serve {name}: {clients} drafters, {int(ok.tokens.sum())} tokens in {time.perf_counter() - t0:.0f} s, "
+                 f"acceptance {ok.accepted.sum() / max(ok.S.sum(), 1):.3f}; outputs equal greedy AR")
+        logs.append(log)
+    return pd.concat(logs, ignore_index=True)
+
+
 def _write_live(table: pd.DataFrame, traces: pd.DataFrame) -> None:
     table.to_csv(FILES["live_acceptance"], index=False, lineterminator="\n", float_format="%.6g")
     decoding.save_traces(traces, TRACES)
 
 
 FILES = {"acceptance_teacher": OUT / "acceptance_teacher.csv", "topk_acceptance": OUT / "topk_acceptance.csv",
-         "live_acceptance": OUT / "live_acceptance.csv", "traces": TRACES}
+         "live_acceptance": OUT / "live_acceptance.csv", "traces": TRACES, "serving_runs": OUT / "serving_runs.csv"}
 
 
 def load(name: str) -> pd.DataFrame:
@@ -116,7 +149,7 @@ def load(name: str) -> pd.DataFrame:
         raise ValueError(f"unknown real-pair measurement {name!r}; known: {sorted(FILES)}")
     path = FILES[name]
     if not path.exists():
-        step = "teacher" if name in ("acceptance_teacher", "topk_acceptance") else "live"
+        step = {"acceptance_teacher": "teacher", "topk_acceptance": "teacher", "serving_runs": "serve"}.get(name, "live")
         raise FileNotFoundError(f"{path} is missing: it is committed with the repository; `make realpair` then "
                                 f"`python -m specedge.experiments.realpair_card {step}` measures it again")
     return decoding.load_traces(path) if name == "traces" else pd.read_csv(path)
@@ -132,7 +165,7 @@ def pooled_topk() -> pd.DataFrame:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m specedge.experiments.realpair_card", description=__doc__.split("\n")[0])
-    ap.add_argument("step", nargs="?", choices=("teacher", "live", "all"), default="all")
+    ap.add_argument("step", nargs="?", choices=("teacher", "live", "serve", "all"), default="all")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--gammas", type=int, nargs="+", default=[4], help="draft lengths of the live step")
     args = ap.parse_args(argv)
@@ -147,6 +180,10 @@ def main(argv=None) -> int:
     if args.step in ("live", "all"):
         table, _ = live(draft, target, tok, gammas=tuple(args.gammas), checkpoint=_write_live)
         print(table.to_string())
+    if args.step in ("serve", "all"):
+        del draft                      # the drafter processes load their own
+        from ..serving import real_logs
+        real_logs.save(serve(target), FILES["serving_runs"])
     return 0
 
 
