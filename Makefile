@@ -94,6 +94,7 @@ coverage: venv
 
 readme: venv
 	$(PY) -m specedge.compare --update-readme
+	$(PY) -m specedge.experiments.realpair_card readme
 
 # one-line bugs in sampling, serving and the solvers, each applied in turn and the owning tests run
 # (tests/mutation_check.py; ~30 min on 2 busy cores): every one must be caught (survivors: none)

@@ -50,6 +50,12 @@ def test_readme_results_table_is_current():
     assert compare.readme_is_fresh(), "README results table is stale: run `make figures` (or `make readme`)"
 
 
+def test_readme_real_pair_tables_are_generated_from_the_committed_files():
+    from specedge.experiments import realpair_card
+    assert not realpair_card.update_readme(check=True), \
+        "README real-pair tables are stale: run `make readme` (python -m specedge.experiments.realpair_card readme)"
+
+
 def test_ci_runs_the_readme_test_command():
     readme = (paths.ROOT / "README.md").read_text()
     assert "make test" in readme and "make test" in (paths.ROOT / ".ci" / "run").read_text()

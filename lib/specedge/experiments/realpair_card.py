@@ -163,12 +163,71 @@ def pooled_topk() -> pd.DataFrame:
     return g.assign(alpha=g.weighted / g.positions).drop(columns="weighted")[["temperature", "K", "alpha", "positions"]]
 
 
+README_START, README_END = "<!-- realpair:start -->", "<!-- realpair:end -->"
+BENCH = paths.FIGURES / "bench" / "decoding_realpair.csv"
+
+
+def readme_block() -> str:
+    """The README's real-pair tables, generated from the committed CSVs (``make readme`` writes them)."""
+    card = load("acceptance_teacher").pivot_table(index="domain", columns="temperature", values="alpha")
+    zoo_card = pd.read_csv(paths.DATA / "zoo" / "acceptance.csv")
+    zoo_best = zoo_card[(zoo_card.draft == "draft-l") & (zoo_card.target == "target-m")].pivot_table(
+        index="domain", columns="temperature", values="alpha")
+    lines = ["Teacher-forced acceptance α = E[Σ min(p, q)] on the zoo's held-out records (6 per domain, ≤ 192 tokens;",
+             "`data/realpair/acceptance_teacher.csv`), beside the zoo's best pair (`data/zoo/acceptance.csv`):", "",
+             "| domain | real pair T=0 | T=0.5 | T=1 | zoo draft-l → target-m T=0 | T=1 |", "|---|---:|---:|---:|---:|---:|"]
+    for d, r in card.iterrows():
+        z = zoo_best.loc[d] if d in zoo_best.index else None
+        zs = [f"{z[t]:.3f}" if z is not None else "–" for t in (0.0, 1.0)]
+        lines.append(f"| {d} | {r[0.0]:.3f} | {r[0.5]:.3f} | {r[1.0]:.3f} | {zs[0]} | {zs[1]} |")
+    topk = pooled_topk().pivot_table(index="temperature", columns="K", values="alpha")
+    lines += ["", "zheng2025's α(K) on the real vocabulary (draft top-K renormalised at T = 1 against the target at T; "
+              "position-weighted mean over the eight domains; `data/realpair/topk_acceptance.csv`):", "",
+              "| K | " + " | ".join(str(k) for k in topk.columns) + " |", "|---|" + "---:|" * len(topk.columns)]
+    for t, r in topk.iterrows():
+        lines.append(f"| target T = {t:g} | " + " | ".join(f"{v:.3f}" for v in r) + " |")
+    if BENCH.exists():
+        b = pd.read_csv(BENCH)
+        w = b.pivot_table(index=["draft", "gamma"], columns="quantity", values="value")
+        lines += ["", f"Decoding benchmark (`{BENCH.relative_to(paths.ROOT)}`, `make bench`; {b.device.iloc[0]}, "
+                  f"{int(b.threads.iloc[0])} threads, greedy, {int(b.prompts.iloc[0])} prompts × {int(b.new_tokens.iloc[0])} "
+                  "new tokens; outputs of all four methods " + ("identical in every row" if (w["outputs_identical"] == 1).all()
+                                                                 else "NOT identical in some rows: see the CSV") + "):", "",
+                  "| draft | γ | draft acceptance | τ | c = T_draft / T_target | (γ+1)-token verify ÷ 1-token step | "
+                  "ours SD ÷ our AR (wall) | transformers assisted ÷ AR (wall) | analytic eq (11) |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for (draft, g), r in w.iterrows():
+            ar = r["tokens_per_wall_s[ours autoregressive]"]
+            lines.append(f"| {draft} | {g} | {r['draft_acceptance_rate']:.2f} | {r['mean_acceptance_length']:.2f} | "
+                         f"{r['cost_ratio_c']:.2f} | {r['t_verify_forward_s'] / r['t_target_forward_s']:.2f} | "
+                         f"{r['tokens_per_wall_s[ours speculative]'] / ar:.2f}× | "
+                         f"{r['tokens_per_wall_s[transformers assisted]'] / ar:.2f}× | {r['speedup_analytic']:.2f}× |")
+    return "\n".join(lines)
+
+
+def update_readme(readme=paths.ROOT / "README.md", check: bool = False) -> bool:
+    """Rewrite (or with ``check`` only compare) the README's real-pair block; True when it is/was stale."""
+    import re
+    text = readme.read_text()
+    pattern = re.compile(re.escape(README_START) + ".*?" + re.escape(README_END), re.S)
+    if not pattern.search(text):
+        raise ValueError(f"{readme} has no {README_START} ... {README_END} block")
+    new = pattern.sub(lambda _: f"{README_START}\n{readme_block()}\n{README_END}", text)
+    if new != text and not check:
+        readme.write_text(new)
+    return new != text
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m specedge.experiments.realpair_card", description=__doc__.split("\n")[0])
-    ap.add_argument("step", nargs="?", choices=("teacher", "live", "serve", "all"), default="all")
+    ap.add_argument("step", nargs="?", choices=("teacher", "live", "serve", "all", "readme"), default="all",
+                    help="readme: only rewrite README.md's real-pair tables from the committed files")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--gammas", type=int, nargs="+", default=[4], help="draft lengths of the live step")
     args = ap.parse_args(argv)
+    if args.step == "readme":
+        print("README real-pair tables " + ("updated" if update_readme() else "already current"))
+        return 0
     torch.set_num_threads(args.threads)
     draft, target, tok = load_pair(DRAFT, TARGET)
     OUT.mkdir(parents=True, exist_ok=True)
