@@ -58,7 +58,7 @@ from specedge import paths
 INVENTORY = paths.DATA / "coverage"
 PAPERS = ("zhu2025", "tran2025", "zheng2025", "li2026", "venkatesha2025", "model_zoo")
 _KEYS = {"name", "stated", "counted", "rows", "side"}
-_STATEMENT_KEYS = {"id", "where", "text", "input", "test", "side"}
+_STATEMENT_KEYS = {"id", "where", "text", "input", "test", "side", "paper"}
 
 
 def load_inventory(key: str, root: Path | None = None) -> dict:
@@ -92,6 +92,15 @@ def load_inventory(key: str, root: Path | None = None) -> dict:
     return inv
 
 
+def paper_values(key: str, root: Path | None = None) -> dict:
+    """``{statement id: the paper's value}`` of every statement of ``key``'s inventory that states one
+    (key ``paper``): notebooks read the paper's numbers from here instead of typing them."""
+    inv = load_inventory(key, root)
+    if "statements" not in inv:
+        raise ValueError(f"{key}: its inventory is an artefact count, not a statement inventory (no paper values)")
+    return {st["id"]: st["paper"] for st in inv["statements"] if "paper" in st}
+
+
 def _check_statement_inventory(inv: dict, path: Path) -> dict:
     sts = inv["statements"]
     if not isinstance(sts, list) or not sts:
@@ -100,7 +109,7 @@ def _check_statement_inventory(inv: dict, path: Path) -> dict:
     for i, st in enumerate(sts):
         where = f"{path}: statements[{i}]"
         if not isinstance(st, dict) or not {"id", "where", "text"} <= set(st) or set(st) - _STATEMENT_KEYS:
-            raise ValueError(f"{where}: expected keys id, where, text (optional input, test, side), got {st!r}")
+            raise ValueError(f"{where}: expected keys id, where, text (optional input, test, side, paper), got {st!r}")
         if not str(st["text"]).strip() or not str(st["where"]).strip():
             raise ValueError(f"{where} ({st['id']}): 'text' quotes the paper and 'where' names its place; both non-empty")
         if " " in str(st["id"]) or st["id"] in seen:

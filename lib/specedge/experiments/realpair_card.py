@@ -202,6 +202,17 @@ def readme_block() -> str:
                          f"{r['cost_ratio_c']:.2f} | {r['t_verify_forward_s'] / r['t_target_forward_s']:.2f} | "
                          f"{r['tokens_per_wall_s[ours speculative]'] / ar:.2f}× | "
                          f"{r['tokens_per_wall_s[transformers assisted]'] / ar:.2f}× | {r['speedup_analytic']:.2f}× |")
+    if FILES["serving_runs"].exists():
+        runs = load("serving_runs")
+        ok = runs[runs.event.isna() | (runs.event == "")]
+        lines += ["", "The real serving system on the pair (`realpair_card serve`, `data/realpair/serving_runs.csv`: one server "
+                  "process holding the 1.5B target, one drafter process per client holding the 0.5B draft, gRPC on 127.0.0.1, "
+                  "greedy, one torch thread per process; every client's tokens equal the target's own greedy decoding):", "",
+                  "| allocator | clients | rounds | tokens | acceptance | round time p50 / p90 (s) | verify p50 (s) | draft p50 (s) |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for pol, g in ok.groupby("policy", sort=False):
+            lines.append(f"| {pol} | {g.client.nunique()} | {len(g)} | {int(g.tokens.sum())} | {g.accepted.sum() / g.S.sum():.3f} | "
+                         f"{g.t_round.median():.2f} / {g.t_round.quantile(0.9):.2f} | {g.t_verify.median():.2f} | {g.t_draft.median():.2f} |")
     return "\n".join(lines)
 
 
