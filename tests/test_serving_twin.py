@@ -94,3 +94,21 @@ def test_verify_model_is_built_by_the_profiles_kind():
                      else sorted(hardware.load_profile("zhu2025_paper").runtime)[0])
     with pytest.raises(ValueError, match="c_tok"):
         AffineTokens(0.01, -1e-5)
+
+
+def test_trace_acceptance_from_a_frame_equals_from_the_file_and_the_real_pair_loads():
+    import pandas as pd
+
+    from specedge.experiments import realpair_card
+    from specedge.serving.twin import TRACES
+    frame = pd.read_csv(TRACES)
+    a, b = TraceAcceptance(), TraceAcceptance(frame)
+    assert a.rounds.keys() == b.rounds.keys()
+    for k in a.rounds:
+        for x, y in zip(a.rounds[k], b.rounds[k]):
+            np.testing.assert_array_equal(x, y)
+    with pytest.raises(ValueError, match=r"missing columns \['q'\]"):
+        TraceAcceptance(frame.drop(columns="q"))
+    real = TraceAcceptance(realpair_card.twin_traces(), target=realpair_card.TARGET)
+    assert {d for _, d, _ in real.rounds} == set(realpair_card.ALL_DOMAINS)   # the pair's eight domains, both T
+    assert len(real.rounds) == 2 * len(realpair_card.ALL_DOMAINS)

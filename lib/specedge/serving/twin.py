@@ -81,13 +81,22 @@ class TraceAcceptance:
     """
 
     def __init__(self, path=TRACES, target: str = "target-m", stop_rules: dict | None = None):
-        if not Path(path).exists():
-            raise FileNotFoundError(f"{path}: the zoo's WISP traces are missing; `make zoo` builds them "
-                                    "(python -m specedge.predictor build)")
+        """``path``: a traces file, or a frame with its columns (e.g. the real pair's,
+        ``experiments.realpair_card.twin_traces()``)."""
         from ..predictor import FEATURES
 
         cols = ["draft", "target", "domain", "temperature", "prompt", "round", "i", "q", "p", "accepted"]
-        df = pd.read_csv(path, usecols=cols + ([c for c in FEATURES if c != "i"] if stop_rules else []))
+        cols += [c for c in FEATURES if c != "i"] if stop_rules else []
+        if isinstance(path, pd.DataFrame):
+            missing = sorted(set(cols) - set(path.columns))
+            if missing:
+                raise ValueError(f"traces frame: missing columns {missing}")
+            df, path = path[cols].copy(), "the traces frame"
+        elif not Path(path).exists():
+            raise FileNotFoundError(f"{path}: the zoo's WISP traces are missing; `make zoo` builds them "
+                                    "(python -m specedge.predictor build)")
+        else:
+            df = pd.read_csv(path, usecols=cols)
         df = df[df["target"] == target]
         if df.empty:
             raise ValueError(f"target: no traces for {target!r} in {path}")
