@@ -50,3 +50,28 @@ def verify_model(profile: "str | hardware.Profile", runtime: str = "verify"):
         return Estimator.from_coefficients(**co)
     raise ValueError(f"{prof.path or prof.name}: runtime.{runtime} is of kind {kind!r}; a verification model needs "
                      "'affine_tokens' or 'affine_interactions'")
+
+
+def log_batches(log) -> "pd.DataFrame":
+    """The verified batches of a serving log as a verification profile (``verify_profiling``'s columns:
+    ``batch`` as "L_new:L_cached ..." pairs, ``seconds`` = the pass's measured ``t_verify``), so that the
+    kind ``affine_interactions`` is fitted to the batches a server really ran (``fit_log_batches``)."""
+    import pandas as pd
+
+    for col in ("batch", "n_new", "n_cached", "t_verify"):
+        if col not in log:
+            raise ValueError(f"log: missing column {col!r} (the real server logs it; logs measured before "
+                             "issue 18 lack n_new / n_cached)")
+    rows = log[(log["event"] == "") & log["t_verify"].notna()]
+    out = [dict(batch=" ".join(f"{int(a)}:{int(b)}" for a, b in zip(g["n_new"], g["n_cached"])),
+                seconds=float(g["t_verify"].iloc[0])) for _, g in rows.groupby("batch", sort=True)]
+    return pd.DataFrame(out, columns=["batch", "seconds"])
+
+
+def fit_log_batches(profile, seed: int = 0) -> Estimator:
+    """Kind ``affine_interactions`` (eq 19) fitted by ``estimator.fit`` to ``log_batches`` rows."""
+    from .estimator import fit
+
+    if len(profile) <= 5:
+        raise ValueError(f"profile: {len(profile)} batches, need more than 5 to fit eq (19)'s 4 coefficients")
+    return fit(profile.assign(split="train", regime="serving"), seed=seed, bootstrap=10, folds=2).estimator

@@ -405,7 +405,8 @@ class VerificationServer(pb_grpc.VerifierServicer):
                                  bytes_up=s.bytes_up, bytes_down=reply.ByteSize(),
                                  arrival=p.arrival, start=t_start - self.t0, end=reply.t_reply - self.t0,
                                  slo_class=p.slo_class, deadline=p.deadline, event="",
-                                 up=p.arrival + self.t0 - s.t_sent, accept_prob_sum=r.accept_prob_sum))
+                                 up=p.arrival + self.t0 - s.t_sent, accept_prob_sum=r.accept_prob_sum,
+                                 n_new=p.n_new, n_cached=p.n_cached))
             with self.cond:
                 self.last_seen[p.client] = time.monotonic()
                 self._in_flight.discard(p.session)
