@@ -96,3 +96,15 @@ def test_log_batches_fit_recovers_eq19_and_missing_columns_are_named():
         assert getattr(est, k) == pytest.approx(getattr(truth, k), rel=1e-6, abs=1e-12)
     with pytest.raises(ValueError, match="n_new"):
         replay.replay(log.drop(columns="n_new"), workload(), SyncRounds(), FixedS(4, 2), est)
+
+
+def test_measured_passes_and_dispatch_latency():
+    real = hand_log()
+    measured = replay.MeasuredPasses(real, AffineTokens(1.0, 0.0))   # a fallback that would show
+    out = replay.replay(real, workload(), SyncRounds(), FixedS(4, 2), measured)
+    assert (measured.hits, measured.misses) == (5, 0)
+    np.testing.assert_allclose(out["t_round"], real["t_round"], atol=1e-12)  # post-verify work: in `down`
+    lat = replay.dispatch_latency(real)
+    np.testing.assert_allclose(lat, 0.0, atol=1e-12)   # the hand log starts each pass at the last arrival
+    late = replay.replay(real, workload(), SyncRounds(), FixedS(4, 2), AffineTokens(C0, C_TOK), dispatch=0.001)
+    np.testing.assert_allclose(late["t_queue"] - out["t_queue"], 0.001, atol=1e-12)

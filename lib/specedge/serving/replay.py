@@ -16,9 +16,14 @@ rounds in order with the real run's own
 
 and models only what the twin exists to model: queueing, batching (the very policy objects: batch
 former and draft allocator, given the simulated ``now``), and the verifier's time (``verify``, a
-``runtime`` model fitted on this machine, e.g. ``runtime.fit_log_batches``). The real server opens its
-queue once every client said Hello (its start barrier); the replay opens it when the last client
-started drafting.
+``runtime`` model fitted on this machine, e.g. ``runtime.fit_log_batches``; ``MeasuredPasses`` gives each
+batch the real run verified its measured time, which separates the verify-time model's error from the
+queueing model's). The real server opens its queue once every client said Hello (its start barrier); the
+replay opens it when the last client started drafting. ``dispatch``: the seconds a real server idle on
+an empty queue takes to start on an arrival (its scheduling thread waking up: ``dispatch_latency``);
+``turnaround``: the seconds from the end of a pass to the start of the next when requests are waiting
+(answering the batch, the allocator, the scheduling thread getting the GIL back from the gRPC threads:
+``turnaround_latency``), during which the replay's server is busy.
 
 Where the replay's allocator gives a client another S than the real run drafted (``mismatch`` in the
 log, counted by ``mismatches``): accepted = min(real accepted, S) (drafts beyond the real window are
@@ -65,11 +70,53 @@ def real_rounds(log: pd.DataFrame) -> dict[int, pd.DataFrame]:
     return out
 
 
+class MeasuredPasses:
+    """A ``VerifyTimeModel`` that gives a batch of exactly the (client, round) requests the real run
+    verified together that pass's measured ``t_verify``, and ``fallback(batch)`` to any other batch
+    (``hits`` / ``misses`` count them)."""
+
+    def __init__(self, log: pd.DataFrame, fallback: VerifyTimeModel):
+        rows = log[log["event"] == ""]
+        self.passes = {frozenset(zip(g["client"].astype(int), g["round"].astype(int))): float(g["t_verify"].iloc[0])
+                       for _, g in rows.groupby("batch")}
+        self.fallback, self.hits, self.misses = fallback, 0, 0
+
+    def __call__(self, batch) -> float:
+        t = self.passes.get(frozenset((p.client, p.round) for p in batch))
+        if t is None:
+            self.misses += 1
+            return float(self.fallback(batch))
+        self.hits += 1
+        return t
+
+
+def dispatch_latency(log: pd.DataFrame) -> np.ndarray:
+    """Per batch that found the server idle (its previous pass ended before the batch's last request
+    arrived): seconds from that arrival to the pass's start."""
+    rows = log[log["event"] == ""]
+    b = rows.groupby("batch").agg(start=("start", "first"), last=("arrival", "max"), end=("end", "max")).sort_index()
+    idle = b["end"].shift(1).fillna(-np.inf) < b["last"]
+    return (b["start"] - b["last"])[idle & (b["start"] >= b["last"])].to_numpy(float)
+
+
+def turnaround_latency(log: pd.DataFrame) -> np.ndarray:
+    """Per batch that had a request waiting when the previous pass ended: seconds from that pass's end
+    to this batch's start."""
+    rows = log[log["event"] == ""]
+    b = rows.groupby("batch").agg(start=("start", "first"), tv=("t_verify", "first"), first=("arrival", "min")).sort_index()
+    pass_end = (b["start"] + b["tv"]).shift(1)
+    waiting = b["first"] < pass_end
+    return (b["start"] - pass_end)[waiting].to_numpy(float)
+
+
 def replay(log: pd.DataFrame, workload: Workload, former: BatchFormer, allocator: DraftAllocator,
-           verify: VerifyTimeModel, *, label: str = "") -> pd.DataFrame:
+           verify: VerifyTimeModel, *, label: str = "", dispatch: float = 0.0, turnaround: float = 0.0) -> pd.DataFrame:
     """The real run ``log`` replayed (module docstring); returns the per-round log (LOG_COLUMNS,
     ``system="replay"``, plus ``up``, ``n_new``, ``n_cached``, ``accept_prob_sum`` and ``mismatch``:
     the replay's S differs from the real run's)."""
+    for name, v in (("dispatch", dispatch), ("turnaround", turnaround)):
+        if not (np.isfinite(v) and v >= 0):
+            raise ValueError(f"{name}: must be a finite number >= 0 s, got {v!r}")
     rounds = real_rounds(log)
     specs = workload.clients
     if set(rounds) - set(range(len(specs))):
@@ -141,6 +188,8 @@ def replay(log: pd.DataFrame, workload: Workload, former: BatchFormer, allocator
             if not batch:
                 wake[0] = env.event()
                 yield wake[0]
+                if dispatch > 0:
+                    yield env.timeout(dispatch)
                 continue
             chosen = {id(p) for p in batch}
             queue[:] = [p for p in queue if id(p) not in chosen]
@@ -163,6 +212,8 @@ def replay(log: pd.DataFrame, workload: Workload, former: BatchFormer, allocator
             state["batch"] += 1
             for p, row in rows:
                 replies.pop(id(p)).succeed(row)
+            if turnaround > 0:
+                yield env.timeout(turnaround)
 
     for c in sorted(rounds):
         env.process(client_proc(c))
