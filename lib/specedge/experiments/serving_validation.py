@@ -155,12 +155,16 @@ def dispatch(runs: dict, key) -> float:
     return float(np.median(np.concatenate([dispatch_latency(g) for k, g in runs.items() if k != key])))
 
 
-def turnaround(runs: dict, key) -> float:
-    """The server's time between back-to-back passes (``replay.turnaround_latency``): mean over every
-    run but ``key`` (the mean: it adds to every pass's service time)."""
+def turnaround(runs: dict, key) -> np.ndarray:
+    """The server's times between back-to-back passes (``replay.turnaround_latency``) in the other runs
+    with ``key``'s number of clients (the server's gRPC threads, one per waiting client, compete with its
+    scheduling thread for the GIL; 0 when none had back-to-back passes): the replay draws one per pass
+    (bimodal: at once, or after the GIL's switch interval)."""
     from ..serving.replay import turnaround_latency
 
-    return float(np.mean(np.concatenate([turnaround_latency(g) for k, g in runs.items() if k != key])))
+    same = [turnaround_latency(g) for k, g in runs.items() if k != key and k[2] == key[2]]
+    values = np.concatenate(same) if same else np.zeros(0)
+    return values if len(values) else np.zeros(1)
 
 
 VERIFY = ("eq (19), other runs", "measured passes, eq (19) of this run")
@@ -186,7 +190,7 @@ def replay_run(runs: dict, key, verify: str = VERIFY[0], scale: str = "full", se
 
         model = MeasuredPasses(runs[key], fit_log_batches(log_batches(runs[key]), seed))
     log = replay(runs[key], workload(paper, n, scale, seed), former, alloc, model, label=pol,
-                 dispatch=dispatch(runs, key), turnaround=turnaround(runs, key))
+                 dispatch=dispatch(runs, key), turnaround=turnaround(runs, key), seed=seed)
     bad, total = mismatches(log)
     counts = {"mismatched": bad, "rounds": total}
     if verify == VERIFY[1]:

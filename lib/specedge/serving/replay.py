@@ -23,7 +23,9 @@ replay opens it when the last client started drafting. ``dispatch``: the seconds
 an empty queue takes to start on an arrival (its scheduling thread waking up: ``dispatch_latency``);
 ``turnaround``: the seconds from the end of a pass to the start of the next when requests are waiting
 (answering the batch, the allocator, the scheduling thread getting the GIL back from the gRPC threads:
-``turnaround_latency``), during which the replay's server is busy.
+``turnaround_latency``), during which the replay's server is busy: one value, or the measured values,
+one drawn per pass (``seed``) when the delay is bimodal (most passes follow at once, some wait out the
+GIL's switch interval).
 
 Where the replay's allocator gives a client another S than the real run drafted (``mismatch`` in the
 log, counted by ``mismatches``): accepted = min(real accepted, S) (drafts beyond the real window are
@@ -110,13 +112,16 @@ def turnaround_latency(log: pd.DataFrame) -> np.ndarray:
 
 
 def replay(log: pd.DataFrame, workload: Workload, former: BatchFormer, allocator: DraftAllocator,
-           verify: VerifyTimeModel, *, label: str = "", dispatch: float = 0.0, turnaround: float = 0.0) -> pd.DataFrame:
+           verify: VerifyTimeModel, *, label: str = "", dispatch: float = 0.0, turnaround=0.0,
+           seed: int = 0) -> pd.DataFrame:
     """The real run ``log`` replayed (module docstring); returns the per-round log (LOG_COLUMNS,
     ``system="replay"``, plus ``up``, ``n_new``, ``n_cached``, ``accept_prob_sum`` and ``mismatch``:
     the replay's S differs from the real run's)."""
-    for name, v in (("dispatch", dispatch), ("turnaround", turnaround)):
-        if not (np.isfinite(v) and v >= 0):
-            raise ValueError(f"{name}: must be a finite number >= 0 s, got {v!r}")
+    turns = np.atleast_1d(np.asarray(turnaround, float))
+    for name, v in (("dispatch", np.atleast_1d(dispatch)), ("turnaround", turns)):
+        if not (len(v) and np.isfinite(v).all() and (v >= 0).all()):
+            raise ValueError(f"{name}: must be finite numbers >= 0 s, got {v!r}")
+    rng = np.random.default_rng(np.random.SeedSequence(seed))
     rounds = real_rounds(log)
     specs = workload.clients
     if set(rounds) - set(range(len(specs))):
@@ -212,8 +217,9 @@ def replay(log: pd.DataFrame, workload: Workload, former: BatchFormer, allocator
             state["batch"] += 1
             for p, row in rows:
                 replies.pop(id(p)).succeed(row)
-            if turnaround > 0:
-                yield env.timeout(turnaround)
+            turn = float(turns[0] if len(turns) == 1 else turns[rng.integers(len(turns))])
+            if turn > 0:
+                yield env.timeout(turn)
 
     for c in sorted(rounds):
         env.process(client_proc(c))
