@@ -119,8 +119,8 @@ if __name__ == "__main__":
 
 
 # --------------------------------------------------------------------------- the comparison
-METRICS = {"round_time_s": "round time (s)", "queue_s": "queueing delay (s)", "goodput_tok_s": "per-client goodput (tok/s)",
-           "slo_attainment": "per-client SLO attainment"}
+METRICS = {"round_time_s": "round time", "queue_s": "queueing delay", "goodput_tok_s": "per-client goodput",
+           "slo_attainment": "per-client SLO attainment"}   # the figure's panels (its y axis: difference in %)
 
 
 def metric_values(log: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -334,6 +334,7 @@ def figure(table: pd.DataFrame, hue: str = "verify"):
     for (q, _), ax in g.axes_dict.items():
         for s in (-1, 1):
             ax.axhline(s * TOLERANCE[q], ls="--", lw=0.8, color="grey")
+    g.set_titles(col_template="{col_name}", row_template="{row_name}")
     g.set_axis_labels("clients N", "twin − real (%)")
     return g
 
