@@ -7,13 +7,16 @@ builds the model of that kind, a ``VerifyTimeModel`` (seconds of one batched pas
 - ``affine_tokens``       T = c0 + c_tok * tokens (tran2025's H100 pass; ``twin.fit_times``' fit of a real
                           run), tokens = sum over the batch of S_i + 1, the verified tokens of each request;
 - ``affine_interactions`` T = a*N_linear + b_compute*N_interactions + b_read*N_cached + c (li2026 eq 19):
-                          ``estimator.Estimator``, which is also Appendix C's fit.
+                          ``estimator.Estimator``, which is also Appendix C's fit; ``fit_log_batches`` fits
+                          it to the passes a real server logged (``log_batches``: the replay's model).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 from typing import Sequence
+
+import pandas as pd
 
 from .. import hardware
 from .estimator import Estimator
@@ -52,12 +55,10 @@ def verify_model(profile: "str | hardware.Profile", runtime: str = "verify"):
                      "'affine_tokens' or 'affine_interactions'")
 
 
-def log_batches(log) -> "pd.DataFrame":
+def log_batches(log: pd.DataFrame) -> pd.DataFrame:
     """The verified batches of a serving log as a verification profile (``verify_profiling``'s columns:
     ``batch`` as "L_new:L_cached ..." pairs, ``seconds`` = the pass's measured ``t_verify``), so that the
     kind ``affine_interactions`` is fitted to the batches a server really ran (``fit_log_batches``)."""
-    import pandas as pd
-
     for col in ("batch", "n_new", "n_cached", "t_verify"):
         if col not in log:
             raise ValueError(f"log: missing column {col!r} (the real server logs it; logs measured before "
