@@ -363,6 +363,8 @@ def add_rows(cmp, real: pd.DataFrame, stoch: pd.DataFrame | None, floor: float, 
         base = "real" if "real" in t else "replay"
         for m in t["metric"].unique():
             label = METRICS[m]
+            if m == "queue_s":
+                label += f" (a difference within {1e3 * floor:.2f} ms, the server's wake-up time, counts as 0)"
             if m == "slo_attainment":   # near 1 on both sides when the classes are far below this CPU's speed
                 label += f" (lowest p50 of the real runs {t.loc[(t.metric == m) & (t['quantile'] == 'p50'), base].min():.3f})"
             for q, tol in TOLERANCE.items():
