@@ -124,6 +124,18 @@ def _check(ap, args) -> None:
             ap.error(f"--rpc-timeout must be > 0 s, got {args.rpc_timeout}")
 
 
+def _pin(text: str) -> tuple[int, int]:
+    import os
+    parts = text.split(",")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        raise argparse.ArgumentTypeError(f"expected SERVER_CPU,DRAFTER_CPU (e.g. 0,1), got {text!r}")
+    pin = (int(parts[0]), int(parts[1]))
+    have = os.sched_getaffinity(0)
+    if pin[0] == pin[1] or not set(pin) <= have:
+        raise argparse.ArgumentTypeError(f"two different cores of {sorted(have)} are needed, got {text!r}")
+    return pin
+
+
 def _link(args):
     from .drafter import Link
     return Link(args.link_delay_ms / 1e3, args.link_mbps * 1e6)
@@ -150,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     _host(run)
     _sampling(run)
     run.add_argument("--out", type=Path, default=None, help="per-round log CSV (default: build/serving/run.csv)")
+    run.add_argument("--pin", type=_pin, default=None, metavar="SERVER_CPU,DRAFTER_CPU",
+                     help="run the server on one core and every drafter on another, e.g. 0,1 (default: unpinned)")
     srv = sub.add_parser("server", help="the verification server alone")
     _common(srv)
     _host(srv)
@@ -210,7 +224,7 @@ def _run(args) -> int:
     try:
         log, outputs = run_real(wl, _former(args.former), _allocator(args.allocator, args.capacity, args.clients, args.seed),
                                 label=args.allocator, seed=args.seed, idle_timeout=args.idle_timeout,
-                                rpc_timeout=args.rpc_timeout, link=_link(args), host=args.host)
+                                rpc_timeout=args.rpc_timeout, link=_link(args), host=args.host, pin=args.pin)
     except MemoryError as err:
         print(f"refused: {err}", file=sys.stderr)
         return 2

@@ -227,7 +227,9 @@ def client_main(address: str, client: int, spec: ClientSpec, *, fault: str | Non
             while not d.done:
                 if kind == "die" and rnd == at:
                     os._exit(3)  # a drafter that dies without a word
+                cpu0 = time.thread_time()
                 req, t_draft = d.propose(min(s_next, s_cap))
+                t_draft_cpu = time.thread_time() - cpu0   # the drafter's CPU time (t_draft: its wall time)
                 msg = request_to_wire(req, client=client, round=rnd, token=hello.token, top_k=top_k, vocab=vocab,
                                       slo_class=float(spec.slo_class or 0), t_draft=t_draft,
                                       alpha=float(spec.alpha or 0.0))
@@ -250,7 +252,7 @@ def client_main(address: str, client: int, spec: ClientSpec, *, fault: str | Non
                 t_recv = time.monotonic()
                 committed = d.commit(result_from_wire(reply))
                 rows.append(dict(client=client, round=rnd, t_round=t_recv - t_round0,
-                                 t_send=t_recv - reply.t_reply, tokens_committed=len(committed),
+                                 t_send=t_recv - reply.t_reply, tokens_committed=len(committed), t_draft_cpu=t_draft_cpu,
                                  session=req.session, event=""))
                 if spec.draft_rule == "server":
                     s_next = reply.next_draft_length

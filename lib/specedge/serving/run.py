@@ -24,7 +24,7 @@ from .server import VerificationServer
 from .verifier import Verifier
 from .workload import Workload
 
-CLIENT_COLUMNS = ["client", "round", "t_round", "t_send", "tokens_committed", "session", "event"]
+CLIENT_COLUMNS = ["client", "round", "t_round", "t_send", "tokens_committed", "t_draft_cpu", "session", "event"]
 # A bound on one drafter's memory, 3x what was measured: forked from the preloaded forkserver the
 # drafters share torch's pages, and 32 drafters + the server peaked at 2.12 GB PSS in all, about 0.05 GB
 # per drafter (tests/bench_serving_load.py, figures/bench/serving_load.csv). Issue 17's run with
@@ -77,8 +77,24 @@ def drafter_context():
     return ctx
 
 
-def _drafter_process(address, client, spec, kw, results) -> None:
+def pin_process(cpus) -> set[int]:
+    """Bind every thread of this process (and the threads and processes it starts later) to ``cpus``;
+    returns the affinity it had. ``os.sched_setaffinity(0, ...)`` binds the calling thread only, so
+    each task of /proc/self/task is bound."""
+    cpus = {int(c) for c in cpus}
+    old = os.sched_getaffinity(0)
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(tid), cpus)
+        except (ProcessLookupError, FileNotFoundError):  # a thread that just ended
+            pass
+    return old
+
+
+def _drafter_process(address, client, spec, kw, results, cpus=None) -> None:
     """One drafter process: reports ready / done / failed (one line) over ``results``."""
+    if cpus is not None:
+        pin_process(cpus)
     try:
         res = client_main(address, client, spec, on_ready=lambda: results.put(("ready", client, None)), **kw)
     except DrafterError as err:
@@ -94,8 +110,13 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
              seed: int = 0, client_timeout: float = 30.0, faults: dict[int, str] | None = None,
              prompt_tokens: int = PROMPT_TOKENS, target=None, idle_timeout: float = 120.0,
              rpc_timeout: float = 60.0, link: Link | None = None, host: str = "127.0.0.1",
-             check_mem: bool = True) -> tuple[pd.DataFrame, dict]:
+             check_mem: bool = True, pin: tuple[int, int] | None = None) -> tuple[pd.DataFrame, dict]:
     """Run ``workload`` for real; returns (per-round log, {client: [generated token ids per prompt]}).
+
+    ``pin=(server_cpu, drafter_cpu)``: the server (its gRPC and scheduling threads) runs on one core and
+    every drafter on the other, so that drafting and verification do not contend for a core and the
+    drafters' own clocks time their drafting alone (the twin's validation, issue 18); the calling
+    process gets its affinity back when the run ends.
 
     Raises ``RunFailed`` (with the log) when the server's loop crashed or a policy raised, and
     ``RunInterrupted`` on SIGINT/SIGTERM; a drafter that failed is an event row ("failed: ...")."""
@@ -108,6 +129,24 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             raise ValueError(f"faults: client {c} is not in 0..{len(workload.clients) - 1}")
     if check_mem:
         check_memory(len(workload.clients))
+    if pin is not None:
+        have = os.sched_getaffinity(0)
+        if len(pin) != 2 or pin[0] == pin[1] or not set(pin) <= have:
+            raise ValueError(f"pin: expected (server_cpu, drafter_cpu), two different cores of {sorted(have)}, "
+                             f"got {pin!r}")
+        restore = pin_process({pin[0]})
+    try:
+        return _run_real(workload, former, allocator, label=label, seed=seed, client_timeout=client_timeout,
+                         faults=faults, prompt_tokens=prompt_tokens, target=target, idle_timeout=idle_timeout,
+                         rpc_timeout=rpc_timeout, link=link, host=host,
+                         drafter_cpus=None if pin is None else {pin[1]})
+    finally:
+        if pin is not None:
+            pin_process(restore)
+
+
+def _run_real(workload, former, allocator, *, label, seed, client_timeout, faults, prompt_tokens, target,
+              idle_timeout, rpc_timeout, link, host, drafter_cpus):
     threads(1)
     target = zoo.load_model(workload.target) if target is None else target
     verifier = Verifier(target, cache=workload.cache, seed=seed)
@@ -126,7 +165,7 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
         for c, spec in enumerate(workload.clients):
             kw = dict(fault=faults.get(c), top_k=workload.top_k, prompt_tokens=prompt_tokens, link=link,
                       rpc_timeout=rpc_timeout)
-            p = ctx.Process(target=_drafter_process, name=f"drafter-{c}", args=(address, c, spec, kw, results),
+            p = ctx.Process(target=_drafter_process, name=f"drafter-{c}", args=(address, c, spec, kw, results, drafter_cpus),
                             daemon=True)
             p.start()
             procs.append(p)
@@ -179,7 +218,7 @@ def _collect(server: VerificationServer, label: str, done: dict, failed: dict, p
     log = pd.DataFrame(server.log)
     ok = crow[crow["event"] == ""]
     if len(log):
-        log = log.merge(ok[["client", "round", "t_round", "t_send", "tokens_committed"]], on=["client", "round"],
+        log = log.merge(ok[["client", "round", "t_round", "t_send", "tokens_committed", "t_draft_cpu"]], on=["client", "round"],
                         how="left")
         log["tokens"] = log["tokens_committed"].where(log["tokens_committed"].notna(), log["tokens"])
     events = [dict(e) for e in server.events]
@@ -198,7 +237,7 @@ def _collect(server: VerificationServer, label: str, done: dict, failed: dict, p
             full[col] = "" if col == "event" else float("nan")
     full["system"], full["policy"] = "real", label
     full["event"] = full["event"].fillna("")
-    extra = [c for c in ("up", "accept_prob_sum") if c in full.columns]
+    extra = [c for c in ("up", "accept_prob_sum", "n_new", "n_cached", "t_verify_cpu", "t_draft_cpu") if c in full.columns]
     return full[LOG_COLUMNS + extra].reset_index(drop=True), outputs
 
 

@@ -7,13 +7,16 @@ builds the model of that kind, a ``VerifyTimeModel`` (seconds of one batched pas
 - ``affine_tokens``       T = c0 + c_tok * tokens (tran2025's H100 pass; ``twin.fit_times``' fit of a real
                           run), tokens = sum over the batch of S_i + 1, the verified tokens of each request;
 - ``affine_interactions`` T = a*N_linear + b_compute*N_interactions + b_read*N_cached + c (li2026 eq 19):
-                          ``estimator.Estimator``, which is also Appendix C's fit.
+                          ``estimator.Estimator``, which is also Appendix C's fit; ``fit_log_batches`` fits
+                          it to the passes a real server logged (``log_batches``: the replay's model).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 from typing import Sequence
+
+import pandas as pd
 
 from .. import hardware
 from .estimator import Estimator
@@ -50,3 +53,26 @@ def verify_model(profile: "str | hardware.Profile", runtime: str = "verify"):
         return Estimator.from_coefficients(**co)
     raise ValueError(f"{prof.path or prof.name}: runtime.{runtime} is of kind {kind!r}; a verification model needs "
                      "'affine_tokens' or 'affine_interactions'")
+
+
+def log_batches(log: pd.DataFrame) -> pd.DataFrame:
+    """The verified batches of a serving log as a verification profile (``verify_profiling``'s columns:
+    ``batch`` as "L_new:L_cached ..." pairs, ``seconds`` = the pass's measured ``t_verify``), so that the
+    kind ``affine_interactions`` is fitted to the batches a server really ran (``fit_log_batches``)."""
+    for col in ("batch", "n_new", "n_cached", "t_verify"):
+        if col not in log:
+            raise ValueError(f"log: missing column {col!r} (the real server logs it; logs measured before "
+                             "issue 18 lack n_new / n_cached)")
+    rows = log[(log["event"] == "") & log["t_verify"].notna()]
+    out = [dict(batch=" ".join(f"{int(a)}:{int(b)}" for a, b in zip(g["n_new"], g["n_cached"])),
+                seconds=float(g["t_verify"].iloc[0])) for _, g in rows.groupby("batch", sort=True)]
+    return pd.DataFrame(out, columns=["batch", "seconds"])
+
+
+def fit_log_batches(profile, seed: int = 0) -> Estimator:
+    """Kind ``affine_interactions`` (eq 19) fitted by ``estimator.fit`` to ``log_batches`` rows."""
+    from .estimator import fit
+
+    if len(profile) <= 5:
+        raise ValueError(f"profile: {len(profile)} batches, need more than 5 to fit eq (19)'s 4 coefficients")
+    return fit(profile.assign(split="train", regime="serving"), seed=seed, bootstrap=10, folds=2).estimator

@@ -370,13 +370,14 @@ class VerificationServer(pb_grpc.VerifierServicer):
             self._fail(slots, grpc.StatusCode.INTERNAL, msg)
 
     def _verify(self, slots: list[_Slot]) -> None:
-        t_start = time.monotonic()
+        t_start, cpu0 = time.monotonic(), time.thread_time()
         try:
             results = self.verifier.verify([s.request for s in slots])
         except Exception as err:  # a bad batch must not take the server down
             self._policy_failed("verification", err, slots)
             return
         t_verify = time.monotonic() - t_start
+        t_verify_cpu = time.thread_time() - cpu0   # this thread's CPU time: t_verify less what others took
         outcomes = [Outcome(s.pending.client, s.pending.n_draft, r.accepted, r.accept_prob_sum)
                     for s, r in zip(slots, results)]
         try:
@@ -405,7 +406,8 @@ class VerificationServer(pb_grpc.VerifierServicer):
                                  bytes_up=s.bytes_up, bytes_down=reply.ByteSize(),
                                  arrival=p.arrival, start=t_start - self.t0, end=reply.t_reply - self.t0,
                                  slo_class=p.slo_class, deadline=p.deadline, event="",
-                                 up=p.arrival + self.t0 - s.t_sent, accept_prob_sum=r.accept_prob_sum))
+                                 up=p.arrival + self.t0 - s.t_sent, accept_prob_sum=r.accept_prob_sum,
+                                 n_new=p.n_new, n_cached=p.n_cached, t_verify_cpu=t_verify_cpu))
             with self.cond:
                 self.last_seen[p.client] = time.monotonic()
                 self._in_flight.discard(p.session)

@@ -1,0 +1,236 @@
+"""Replay: the twin driven by a real run's own per-round outcomes (issue 18's validation mode).
+
+The stochastic twin (``twin.simulate``) draws acceptance from traces of other prompts and drafting and
+link times from models; a difference from the real run then mixes the model's error with that noise.
+``replay(log, workload, former, allocator, verify)`` removes the noise: every client replays its real
+rounds in order with the real run's own
+
+- drafted length S and accepted count (greedy verification: a round's outcome is a function of its
+  drafts, not of the batch it went into) and eq (3)'s sum of min(1, p/q);
+- drafting time (the drafter's own clock, ``t_draft``), uplink (``up``: stamped on the drafter, received
+  by the server) and the reply's way back (``down``: from the end of the verification pass to the reply
+  in the drafter's hands, i.e. the server's post-verification work for this request plus the wire,
+  ``end - start - t_verify + t_send``); the client's own time between rounds (committing the verdict,
+  serialising the next request: ``gap``) and each client's start (when its first round began);
+- tokens fed and cached per request (``n_new``, ``n_cached``: what the real server logged);
+
+and models only what the twin exists to model: queueing, batching (the very policy objects: batch
+former and draft allocator, given the simulated ``now``), and the verifier's time (``verify``, a
+``runtime`` model fitted on this machine, e.g. ``runtime.fit_log_batches``; ``MeasuredPasses`` gives each
+batch the real run verified its measured time, which separates the verify-time model's error from the
+queueing model's). The real server opens its queue once every client said Hello (its start barrier); the
+replay opens it when the last client started drafting. ``dispatch``: the seconds a real server idle on
+an empty queue takes to start on an arrival (its scheduling thread waking up: ``dispatch_latency``);
+``turnaround``: the seconds from the end of a pass to the start of the next when requests are waiting
+(answering the batch, the allocator, the scheduling thread getting the GIL back from the gRPC threads:
+``turnaround_latency``), during which the replay's server is busy: one value, or the measured values,
+one drawn per pass (``seed``) when the delay is bimodal (most passes follow at once, some wait out the
+GIL's switch interval).
+
+Where the replay's allocator gives a client another S than the real run drafted (``mismatch`` in the
+log, counted by ``mismatches``): accepted = min(real accepted, S) (drafts beyond the real window are
+taken as rejected: nothing is known of them), the sum of min(1, p/q) scales by S / S_real, the drafting
+time moves by the client's median per-token drafting time times the difference, and ``n_new`` by the
+difference; tokens committed drop by the accepted drafts lost. Drafters with their own rule (fixed
+window or WISP's stop rule) draft exactly their real S.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import slo
+from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Outcome, Pending, VerifyTimeModel
+from .twin import _Loop
+from .workload import Workload
+
+NEEDED = ("client", "round", "S", "accepted", "tokens", "t_draft", "t_verify", "t_send", "up", "arrival",
+          "start", "end", "n_new", "n_cached")
+EXTRA = ("up", "n_new", "n_cached", "accept_prob_sum", "mismatch")
+
+
+def real_rounds(log: pd.DataFrame) -> dict[int, pd.DataFrame]:
+    """Per client, its verified rounds in order with the replayed quantities (module docstring):
+    ``start`` of the client's first round, ``gap`` before each later one, ``down`` after each."""
+    missing = [c for c in NEEDED if c not in log.columns]
+    if missing:
+        raise ValueError(f"log: missing columns {missing}; a real run's log has them "
+                         "(serving.run.run_real; logs measured before issue 18 lack n_new/n_cached)")
+    rows = log[log["event"] == ""].sort_values(["client", "round"])
+    if rows.empty:
+        raise ValueError("log: no verified rounds to replay")
+    out = {}
+    for c, r in rows.groupby("client"):
+        r = r.reset_index(drop=True).copy()
+        r["down"] = (r["end"] - r["start"] - r["t_verify"]).clip(lower=0) + r["t_send"]
+        t_recv = r["start"] + r["t_verify"] + r["down"]
+        began = r["arrival"] - r["up"] - r["t_draft"]
+        r["gap"] = (began - t_recv.shift(1)).fillna(began.iloc[0]).clip(lower=0)
+        if "accept_prob_sum" not in r:
+            r["accept_prob_sum"] = r["accepted"].astype(float)
+        out[int(c)] = r
+    return out
+
+
+class MeasuredPasses:
+    """A ``VerifyTimeModel`` that gives a batch of exactly the (client, round) requests the real run
+    verified together that pass's measured ``t_verify``, and ``fallback(batch)`` to any other batch
+    (``hits`` / ``misses`` count them)."""
+
+    def __init__(self, log: pd.DataFrame, fallback: VerifyTimeModel):
+        rows = log[log["event"] == ""]
+        self.passes = {frozenset(zip(g["client"].astype(int), g["round"].astype(int))): float(g["t_verify"].iloc[0])
+                       for _, g in rows.groupby("batch")}
+        self.fallback, self.hits, self.misses = fallback, 0, 0
+
+    def __call__(self, batch) -> float:
+        t = self.passes.get(frozenset((p.client, p.round) for p in batch))
+        if t is None:
+            self.misses += 1
+            return float(self.fallback(batch))
+        self.hits += 1
+        return t
+
+
+def dispatch_latency(log: pd.DataFrame) -> np.ndarray:
+    """Per batch that found the server idle (its previous pass ended before the batch's last request
+    arrived): seconds from that arrival to the pass's start."""
+    rows = log[log["event"] == ""]
+    b = rows.groupby("batch").agg(start=("start", "first"), last=("arrival", "max"), end=("end", "max")).sort_index()
+    idle = b["end"].shift(1).fillna(-np.inf) < b["last"]
+    return (b["start"] - b["last"])[idle & (b["start"] >= b["last"])].to_numpy(float)
+
+
+def turnaround_latency(log: pd.DataFrame) -> np.ndarray:
+    """Per batch that had a request waiting when the previous pass ended: seconds from that pass's end
+    to this batch's start."""
+    rows = log[log["event"] == ""]
+    b = rows.groupby("batch").agg(start=("start", "first"), tv=("t_verify", "first"), first=("arrival", "min")).sort_index()
+    pass_end = (b["start"] + b["tv"]).shift(1)
+    waiting = b["first"] < pass_end
+    return (b["start"] - pass_end)[waiting].to_numpy(float)
+
+
+def replay(log: pd.DataFrame, workload: Workload, former: BatchFormer, allocator: DraftAllocator,
+           verify: VerifyTimeModel, *, label: str = "", dispatch: float = 0.0, turnaround=0.0,
+           seed: int = 0) -> pd.DataFrame:
+    """The real run ``log`` replayed (module docstring); returns the per-round log (LOG_COLUMNS,
+    ``system="replay"``, plus ``up``, ``n_new``, ``n_cached``, ``accept_prob_sum`` and ``mismatch``:
+    the replay's S differs from the real run's)."""
+    turns = np.atleast_1d(np.asarray(turnaround, float))
+    for name, v in (("dispatch", np.atleast_1d(dispatch)), ("turnaround", turns)):
+        if not (len(v) and np.isfinite(v).all() and (v >= 0).all()):
+            raise ValueError(f"{name}: must be finite numbers >= 0 s, got {v!r}")
+    rng = np.random.default_rng(np.random.SeedSequence(seed))
+    rounds = real_rounds(log)
+    specs = workload.clients
+    if set(rounds) - set(range(len(specs))):
+        raise ValueError(f"log: clients {sorted(set(rounds) - set(range(len(specs))))} are not in the workload "
+                         f"({len(specs)} clients)")
+    per_token = {}
+    for c, r in rounds.items():
+        d = r[r["S"] > 0]
+        per_token[c] = float((d["t_draft"] / d["S"]).median()) if len(d) else 0.0
+    env = _Loop()
+    alloc = dict(allocator.initial(list(range(len(specs)))))
+    queue: list[Pending] = []
+    replies: dict[int, object] = {}
+    meta: dict[int, tuple] = {}
+    active = set(rounds)
+    wake = [env.event()]
+    out: list[dict] = []
+    state = {"batch": 0}
+    barrier = max(float(r["gap"].iloc[0]) for r in rounds.values())
+
+    def notify():
+        if not wake[0].triggered:
+            wake[0].succeed()
+
+    def client_proc(c: int):
+        spec, real = specs[c], rounds[c]
+        made, budget = 0, spec.max_new_tokens
+        for k, rr in enumerate(real.itertuples(index=False)):
+            yield env.timeout(float(rr.gap))
+            t0 = env.now
+            if rr.n_cached == 0 and workload.cache:
+                made = 0                                  # a cold session: the client's next prompt
+            s_real = int(rr.S)
+            if spec.draft_rule == "server":
+                s = max(0, min(int(alloc.get(c, s_real)), budget - made - 1))
+            else:
+                s = s_real
+            td = max(0.0, float(rr.t_draft) + per_token[c] * (s - s_real))
+            yield env.timeout(td + float(rr.up))
+            p = Pending(client=c, session=f"{c}-{k}", round=int(rr.round), arrival=env.now, n_draft=s,
+                        n_new=int(rr.n_new) + s - s_real, n_cached=int(rr.n_cached), slo_class=spec.slo_class,
+                        payload_bytes=int(rr.bytes_up))
+            if spec.slo_class is not None:   # the real server's eq (6): network time = twice the uplink
+                a_c = spec.alpha if spec.alpha is not None else 1.0
+                p.deadline = p.arrival + slo.budget(a_c, s, spec.slo_class, td, 2 * float(rr.up))
+                p.expected_tokens = slo.expected_tokens(a_c, s)
+            ev = env.event()
+            replies[id(p)] = ev
+            acc = min(int(rr.accepted), s)
+            aps = float(rr.accept_prob_sum) * (s / s_real if s_real else 0.0) if s != s_real else float(rr.accept_prob_sum)
+            tokens = max(int(rr.tokens) - (int(rr.accepted) - acc), 1)
+            meta[id(p)] = (td, acc, aps, tokens, s != s_real, rr)
+            queue.append(p)
+            notify()
+            row = yield ev
+            yield env.timeout(float(rr.down))
+            row["t_round"] = env.now - t0
+            row["t_send"] = float(rr.t_send)
+            out.append(row)
+            made += tokens
+            if k == len(real) - 1:
+                active.discard(c)
+                notify()
+
+    def server_proc():
+        yield env.timeout(barrier)
+        while active or queue:
+            batch = former.form(list(queue), env.now, frozenset(active)) if queue else []
+            if not batch:
+                wake[0] = env.event()
+                yield wake[0]
+                if dispatch > 0:
+                    yield env.timeout(dispatch)
+                continue
+            chosen = {id(p) for p in batch}
+            queue[:] = [p for p in queue if id(p) not in chosen]
+            start = env.now
+            tv = float(verify(batch))
+            yield env.timeout(tv)
+            first, last = min(p.arrival for p in batch), max(p.arrival for p in batch)
+            outcomes, rows = [], []
+            for p in batch:
+                td, acc, aps, tokens, mismatch, rr = meta.pop(id(p))
+                outcomes.append(Outcome(p.client, p.n_draft, acc, aps))
+                rows.append((p, dict(system="replay", policy=label, batch=state["batch"], round=p.round,
+                                     client=p.client, S=p.n_draft, accepted=acc, tokens=tokens, t_draft=td,
+                                     t_receive=last - first, t_queue=start - p.arrival, t_verify=tv,
+                                     bytes_up=p.payload_bytes, bytes_down=rr.bytes_down, arrival=p.arrival,
+                                     start=start, end=env.now, slo_class=p.slo_class, deadline=p.deadline,
+                                     event="", up=rr.up, n_new=p.n_new, n_cached=p.n_cached,
+                                     accept_prob_sum=aps, mismatch=mismatch)))
+            alloc.update(allocator.update(outcomes))
+            state["batch"] += 1
+            for p, row in rows:
+                replies.pop(id(p)).succeed(row)
+            turn = float(turns[0] if len(turns) == 1 else turns[rng.integers(len(turns))])
+            if turn > 0:
+                yield env.timeout(turn)
+
+    for c in sorted(rounds):
+        env.process(client_proc(c))
+    env.process(server_proc())
+    env.run()
+    if queue or replies:
+        raise RuntimeError(f"replay: {len(queue)} requests were never verified (the former {former!r} left them)")
+    df = pd.DataFrame(out)
+    return df[LOG_COLUMNS + list(EXTRA)].sort_values(["client", "round"]).reset_index(drop=True)
+
+
+def mismatches(replayed: pd.DataFrame) -> tuple[int, int]:
+    """(rounds whose S differs from the real run's, rounds replayed)."""
+    return int(replayed["mismatch"].sum()), len(replayed)
