@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import time
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -105,33 +106,69 @@ def live(draft, target, tok, n_prompts: int = 4, max_new_tokens: int = 32, gamma
     return pd.DataFrame(table), pd.concat(traces, ignore_index=True)
 
 
-def serve(target, clients: int = 2, tokens: int = 24, capacity: int = 8, allocators=("goodspeed", "fixed"),
-          seed: int = 0, progress=print) -> pd.DataFrame:
-    """Real multi-process serving runs on the pair (greedy); raises if any client's tokens differ from the
-    target's greedy autoregressive output (speculative decoding is exact, also across processes)."""
+def serve_workload(clients: int = 2, tokens: int = 24, capacity: int = 8, seed: int = 0):
+    """The real serving runs' clients: client i drafts one prompt of zoo domain i (greedy)."""
+    from ..serving.workload import ClientSpec, Workload
+    return Workload(TARGET, tuple(ClientSpec(DRAFT, (DOMAINS[i % len(DOMAINS)],), 1, tokens, seed=seed)
+                                  for i in range(clients)), capacity=capacity)
+
+
+def _allocator(name: str, capacity: int, clients: int):
     from ..serving.allocation import FixedS, GoodspeedAllocator
+    return {"goodspeed": lambda: GoodspeedAllocator(capacity), "fixed": lambda: FixedS(capacity, clients)}[name]()
+
+
+PIN = (0, 1)   # the server on core 0, every drafter on core 1 (as the zoo's validation runs)
+
+
+def serve(target, clients: int = 2, tokens: int = 24, capacity: int = 8, allocators=("goodspeed", "fixed"),
+          seed: int = 0, pin=PIN, progress=print) -> pd.DataFrame:
+    """Real multi-process serving runs on the pair (greedy), the server and the drafters pinned to one core
+    each; raises if any client's tokens differ from the target's greedy autoregressive output (speculative
+    decoding is exact, also across processes)."""
     from ..serving.batching import SyncRounds
     from ..serving.run import prompt_stream, run_real
-    from ..serving.workload import ClientSpec, Workload
 
-    make = {"goodspeed": lambda: GoodspeedAllocator(capacity), "fixed": lambda: FixedS(capacity, clients)}
-    wl = Workload(TARGET, tuple(ClientSpec(DRAFT, (DOMAINS[i % len(DOMAINS)],), 1, tokens, seed=seed)
-                                for i in range(clients)), capacity=capacity)
+    wl = serve_workload(clients, tokens, capacity, seed)
     reference = [[decoding.autoregressive(target, p, tokens).tokens.tolist() for p in prompt_stream(spec)]
                  for spec in wl.clients]
     logs = []
     for name in allocators:
         t0 = time.perf_counter()
-        log, outputs = run_real(wl, SyncRounds(), make[name](), label=name, seed=seed, target=target,
-                                rpc_timeout=600.0, idle_timeout=600.0, client_timeout=600.0)
+        log, outputs = run_real(wl, SyncRounds(), _allocator(name, capacity, clients), label=name, seed=seed,
+                                target=target, rpc_timeout=600.0, idle_timeout=600.0, client_timeout=600.0, pin=pin)
         for c, want in enumerate(reference):
             if outputs[c] != want:
                 raise AssertionError(f"{name}: client {c}: served {outputs[c]} != greedy AR {want}")
         ok = log[log.event == ""]
         progress(f"serve {name}: {clients} drafters, {int(ok.tokens.sum())} tokens in {time.perf_counter() - t0:.0f} s, "
                  f"acceptance {ok.accepted.sum() / max(ok.S.sum(), 1):.3f}; outputs equal greedy AR")
-        logs.append(log)
+        logs.append(log.assign(n_clients=clients, capacity=capacity))
     return pd.concat(logs, ignore_index=True)
+
+
+def serve_replay(seed: int = 0) -> pd.DataFrame:
+    """The committed real-pair serving runs against their replay (``serving.replay``: the runs' own rounds,
+    each pass its measured time), p50/p90/p99 per metric (``serving_validation.compare``), judged at the
+    validation's 5 % / 10 % (``within``)."""
+    from ..serving.batching import SyncRounds
+    from ..serving.replay import MeasuredPasses, dispatch_latency, replay, turnaround_latency
+    from ..serving.runtime import fit_log_batches, log_batches
+    from . import serving_validation as sv
+
+    runs = load("serving_runs")
+    runs["event"] = runs["event"].fillna("")
+    pairs = {}
+    for pol, log in runs.groupby("policy", sort=False):
+        log = log.reset_index(drop=True)
+        n, cap = int(log.n_clients.iloc[0]), int(log.capacity.iloc[0])
+        tokens = int(log[log.event == ""].groupby("client").tokens.sum().max())
+        model = MeasuredPasses(log, fit_log_batches(log_batches(log), seed))
+        twin = replay(log, serve_workload(n, tokens, cap, seed), SyncRounds(), _allocator(pol, cap, n), model,
+                      label=pol, dispatch=float(np.median(dispatch_latency(log))), turnaround=turnaround_latency(log),
+                      seed=seed)
+        pairs[("realpair", pol, n)] = (log, twin)
+    return sv.judge(sv.compare(pairs), sv.floor_s({k: v[0] for k, v in pairs.items()}))
 
 
 def _write_live(table: pd.DataFrame, traces: pd.DataFrame) -> None:
@@ -270,7 +307,7 @@ def main(argv=None) -> int:
     if args.step in ("serve", "all"):
         del draft                      # the drafter processes load their own
         from ..serving import real_logs
-        real_logs.save(serve(target), FILES["serving_runs"])
+        real_logs.save(serve(target, clients=2, tokens=32), FILES["serving_runs"])
     return 0
 
 
