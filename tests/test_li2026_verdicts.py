@@ -93,10 +93,13 @@ def test_table5_largest_gain_compares_at_printed_precision():
     t["improvement_pct"] = [50.0, 60.0, 20.0, 10.0]
     assert not V.largest_gain_for_smallest(t).holds
     t["improvement_pct"] = [51.0, 50.0, 20.0, 10.0]                  # ahead by 1 pp: within a 2 pp margin
-    assert not V.largest_gain_for_smallest(t, margin=2.0).holds
+    assert V.GAIN_MARGIN == 2.0 and not V.largest_gain_for_smallest(t, margin=V.GAIN_MARGIN).holds
     assert V.largest_gain_for_smallest(t, margin=0.5).holds and V.largest_gain_for_smallest(t).holds
-    t["improvement_pct"] = [54.0, 50.0, 44.7, 34.0]                  # the paper's own gains pass
-    assert V.largest_gain_for_smallest(t, margin=2.0).holds
+    t["improvement_pct"] = [52.0, 50.0, 20.0, 10.0]                  # exactly the margin: not more than it
+    assert not V.largest_gain_for_smallest(t, margin=V.GAIN_MARGIN).holds
+    t["improvement_pct"] = [54.0, 50.0, 44.7, 34.0]                  # the paper's own gains pass, margin named
+    c = V.largest_gain_for_smallest(t, margin=V.GAIN_MARGIN)
+    assert c.holds and c.margin == 2.0 and "margin 2" in c.evidence
     assert V.largest_gain_for_smallest(t.iloc[:0]).evidence == "rejected: empty"
     assert V.gains_shrink_with_size(t.iloc[:0]).evidence == "rejected: empty"
     with pytest.raises(ValueError, match="improvement_pct"):
