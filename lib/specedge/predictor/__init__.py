@@ -6,25 +6,28 @@ One module per idea; every public name is importable from ``specedge.predictor``
 |---|---|
 | ``dataset`` | traces -> labelled samples (Sec 4.1, App B), features, prompt-level splits, Figs 2-3 views |
 | ``metrics`` | Table 4 / Table 10 metrics (scikit-learn), operating point, FPR at equal Rec1 |
+| ``intervals`` | prompt-level intervals on Table 4: cluster bootstrap over test prompts, repeated splits |
 | ``models`` | the four families (MLP, random forest, XGBoost, LightGBM), grid scan, train_all, evaluate |
 | ``persistence`` | save / load without unpickling code |
 | ``theorem1`` | expected wasted drafting in closed form, the bound (31), Monte Carlo |
-| ``controller`` | the stop-at-first-predicted-rejection controller and Table 5's ablation |
-| ``traces`` | fixed-window traces of the zoo, zoo prompts, the committed trace file |
+| ``controller`` | the stop-at-first-predicted-rejection controller, Table 5's ablation, its replay on traces |
+| ``traces`` | fixed-window traces of the zoo, zoo prompts, the committed trace files (zoo, real pair) |
 | ``latency`` | Table 11's single-sample latency statistics |
 | ``verdicts`` | the rules and thresholds deciding the notebook's claims (Figs 2-3, Tables 4-5, Theorem 1) |
-| ``cli`` | ``python -m specedge.predictor build / train / latency`` |
+| ``cli`` | ``python -m specedge.predictor build / train / latency / realpair`` |
 """
-from .controller import StopAtFirstPredictedRejection, controller_ablation
+from .controller import StopAtFirstPredictedRejection, controller_ablation, replay_stop_rule
 from .dataset import (FEATURES, STATS, binned_acceptance, build_dataset, data_splits, dataset_summary, features,
-                      pearson_table, split_by_prompt, test_prompts)
+                      pearson_table, split_by_prompt, statistic_views, test_prompts)
+from .intervals import bootstrap_metrics, bootstrap_statistic, bootstrap_table, repeated_splits, spread
 from .latency import latency_table, measure_latency
 from .metrics import confusion, fpr_at_rec1, metrics, operating_point, roc_auc
 from .models import (FAMILIES, LABELS, SCAN_GRIDS, TRAINERS, Forest, Predictor, evaluate, scan, train_all,
                      train_lightgbm, train_mlp, train_random_forest, train_xgboost)
-from .persistence import PREDICTORS, load, save
+from .persistence import PREDICTORS, REALPAIR, load, save
 from .theorem1 import expected_waste, first_rejection_pmf, simulate_waste, waste_bound
-from .traces import TRACE_COLUMNS, TRACES, generate_traces, load_trace_data, position_acceptance, zoo_prompts
+from .traces import (REALPAIR_TRACES, TRACE_COLUMNS, TRACES, generate_traces, load_realpair_traces, load_trace_data,
+                     position_acceptance, zoo_prompts)
 from .cli import main
 
 __all__ = [
@@ -36,4 +39,6 @@ __all__ = [
     "first_rejection_pmf", "generate_traces", "data_splits", "test_prompts", "position_acceptance",
     "train_all", "evaluate", "latency_table", "controller_ablation",
     "zoo_prompts", "load_trace_data", "features", "LABELS", "main",
+    "bootstrap_metrics", "bootstrap_table", "repeated_splits", "spread", "REALPAIR", "REALPAIR_TRACES",
+    "load_realpair_traces", "statistic_views", "replay_stop_rule", "bootstrap_statistic",
 ]

@@ -3,20 +3,26 @@
 python -m specedge.predictor build      # traces from the zoo -> data/traces, train, save, latency
 python -m specedge.predictor train      # retrain from the committed traces
 python -m specedge.predictor latency    # re-measure Table 11 from the committed predictors
+python -m specedge.predictor realpair   # the real pair's committed traces -> data/predictor/realpair: train
+                                        # the four families (same split rule), then repeated prompt splits
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import time
 
 import pandas as pd
 import torch
+
+from .. import paths
 from .dataset import FEATURES, build_dataset, data_splits, features
+from .intervals import repeated_splits
 from .latency import latency_table
 from .models import FAMILIES, evaluate, train_all, train_random_forest
-from .persistence import PREDICTORS, load, save
-from .traces import TRACES, _write_gz_csv, generate_traces, load_trace_data, zoo_prompts
+from .persistence import PREDICTORS, REALPAIR, load, save
+from .traces import REALPAIR_TRACES, TRACES, _write_gz_csv, generate_traces, load_realpair_traces, load_trace_data, zoo_prompts
 
 
 def _build_traces(args) -> pd.DataFrame:
@@ -38,26 +44,46 @@ def _build_traces(args) -> pd.DataFrame:
     return traces
 
 
-def _train(args, traces: pd.DataFrame) -> dict:
+def _train(args, traces: pd.DataFrame, out=PREDICTORS, **extra_meta) -> dict:
+    """Scan and train the four families on ``traces`` (split by prompt with ``--seed``) into ``out``:
+    the predictors, ``scan.csv`` and ``meta.json`` (with ``extra_meta``)."""
     from ..plotting import write_csv
 
     torch.set_num_threads(1)
     data = build_dataset(traces)
     preds, table = train_all(data, seed=args.seed)
-    PREDICTORS.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     for fam, pred in preds.items():
-        save(pred, PREDICTORS, fam)
-    write_csv(table, PREDICTORS / "scan.csv")
+        save(pred, out, fam)
+    write_csv(table, out / "scan.csv")
     meta = dict(split_seed=args.seed, window=int(traces["drafted"].max()),  # K_max of the traces
                 prompts_per_domain=int(traces.groupby(["draft", "domain", "temperature"])["prompt"].nunique().max()),
                 drafts=sorted(traces["draft"].unique()), targets=sorted(traces["target"].unique()),
                 features=list(FEATURES),
-                samples=len(data), accepted=int(data["label"].sum()))
-    (PREDICTORS / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+                samples=len(data), accepted=int(data["label"].sum()), **extra_meta)
+    (out / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
     test = data_splits(data, args.seed)["test"]
     t4, _ = evaluate(preds, test)
     print(t4.to_string(index=False))
     return preds
+
+
+def _realpair(args) -> None:
+    """The four families retrained on the real pair's traces (``REALPAIR``), then the whole pipeline
+    again for ``--split-seeds`` prompt splits (``repeated_splits.csv``): the test split holds 5 of 32 prompts."""
+    from ..plotting import write_csv
+
+    traces = load_realpair_traces()
+    data = build_dataset(traces)
+    split = {name: sorted(g["prompt_key"].unique()) for name, g in data_splits(data, args.seed).items()}
+    _train(args, traces, REALPAIR, traces_file=str(REALPAIR_TRACES.relative_to(paths.ROOT)),
+           traces_sha256=hashlib.sha256(REALPAIR_TRACES.read_bytes()).hexdigest(), split_prompts=split,
+           split_seeds=args.split_seeds)
+    t0 = time.perf_counter()
+    table = repeated_splits(data, range(args.split_seeds))
+    write_csv(table, REALPAIR / "repeated_splits.csv")
+    print(f"[predictor] {args.split_seeds} repeated prompt splits in {time.perf_counter() - t0:.0f} s -> "
+          f"{REALPAIR / 'repeated_splits.csv'}")
 
 
 def _latency(args, preds: dict | None = None) -> pd.DataFrame:
@@ -83,7 +109,7 @@ def _latency(args, preds: dict | None = None) -> pd.DataFrame:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m specedge.predictor",
                                  description="WISP rejection predictor: traces, training, latency.")
-    ap.add_argument("command", choices=["build", "train", "latency"])
+    ap.add_argument("command", choices=["build", "train", "latency", "realpair"])
     ap.add_argument("--seed", type=int, default=0)
     # defaults = the committed data/traces (about 95k drafted positions, 30k samples, ~4 min of traces)
     ap.add_argument("--prompts", type=int, default=16, help="eval prompts per domain (build)")
@@ -92,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--drafts", nargs="*", default=None)
     ap.add_argument("--targets", nargs="*", default=None, help="default: the zoo's first target")
     ap.add_argument("--trials", type=int, default=1000)
+    ap.add_argument("--split-seeds", type=int, default=10, help="prompt splits of the repeated runs (realpair)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     preds = None
@@ -99,7 +126,10 @@ def main(argv: list[str] | None = None) -> int:
         preds = _train(args, _build_traces(args))
     elif args.command == "train":
         preds = _train(args, load_trace_data())
-    _latency(args, preds)
+    if args.command == "realpair":   # Table 11's latency is the zoo predictors' (same families and sizes)
+        _realpair(args)
+    else:
+        _latency(args, preds)
     print(f"[predictor] {args.command} done in {time.perf_counter() - t0:.0f} s")
     return 0
 

@@ -7,6 +7,7 @@ paper's eq (25) (``expected_waste``). ``exclusive=False`` still sends that token
 rule, ``expected_waste(..., inclusive=True)``).
 
 ``controller_ablation`` is Table 5: the same prompts with a fixed window (OFF) and with the controller (ON).
+``replay_stop_rule`` poses Table 5 on committed fixed-window traces without running a model (the real pair's).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pandas as pd
 import torch
 
 from .. import sampling
-from .dataset import STATS
+from .dataset import STATS, features
 from .models import Predictor
 
 
@@ -95,3 +96,33 @@ def controller_ablation(draft_model, target_model, prompts: list, predictor, *, 
             f = decoding.traces_frame(g.rounds, per="round", mode=mode, prompt=j)
             frames.append(f.drop(columns=["t_draft", "t_verify"]))
     return pd.concat(frames, ignore_index=True)
+
+
+# --------------------------------------------------------------------------- Table 5 replayed on traces
+def replay_stop_rule(traces: pd.DataFrame, predictor, exclusive: bool = True) -> pd.DataFrame:
+    """Table 5 replayed on fixed-window traces, no model run: per round, the fixed window (OFF) as traced
+    (``drafted_OFF`` positions, ``accepted_OFF`` = L, the round's accepted length) and what the controller
+    would have done on the same drafted positions (ON): draft s = the positions before the first one
+    predicted rejected (eq 25; ``exclusive=False``: through it), of which min(L, s) are accepted.
+
+    Exact for each round, since the controller only cuts the draft short and positions 1..s are the same
+    draws; a live run's later rounds would start from other contexts (fewer tokens committed where the
+    controller stops early), which a replay cannot follow. ``predictor``: a ``Predictor`` or a callable
+    features -> P(accepted) with a ``threshold`` attribute, as for ``StopAtFirstPredictedRejection``.
+    """
+    keys = [c for c in ("draft", "target", "domain", "temperature", "prompt", "round") if c in traces]
+    need = {"i", "round_accepted", *STATS}
+    if not need <= set(traces.columns) or "round" not in keys:
+        raise ValueError(f"traces need columns {sorted(need | {'round'})}, got {list(traces.columns)}")
+    t = traces.sort_values([*keys, "i"], kind="stable")
+    x = features(t)
+    score = predictor.predict_proba(x) if isinstance(predictor, Predictor) else np.asarray(predictor(x), float)
+    t = t.assign(_flag=np.asarray(score).reshape(-1) < getattr(predictor, "threshold", 0.5))
+    rows = []
+    for key, g in t.groupby(keys, sort=False):
+        k, accepted = len(g), int(g["round_accepted"].iloc[0])
+        flagged = np.flatnonzero(g["_flag"].to_numpy())
+        stop = k if not len(flagged) else min(k, int(flagged[0]) + (0 if exclusive else 1))
+        rows.append({**dict(zip(keys, key)), "drafted_OFF": k, "accepted_OFF": accepted,
+                     "drafted_ON": stop, "accepted_ON": min(accepted, stop)})
+    return pd.DataFrame(rows)

@@ -111,6 +111,19 @@ def binned_acceptance(data: pd.DataFrame, stat: str, bins: int = 10, label: str 
                          "n": g.size().to_numpy()})
 
 
+def statistic_views(data: pd.DataFrame, by: Sequence[str] = ("draft",), bins: int = 10
+                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Figs 2-3 for both sampling temperatures together (``both``) and apart (``T = 0 (greedy)``,
+    ``T = 1``): acceptance per decile of each statistic (``binned_acceptance``, pooled) and the Pearson r
+    of each statistic with the label, pooled (``by`` columns = ``"all"``) and per ``by`` group."""
+    temps = {"both": data, "T = 0 (greedy)": data[data.temperature == 0], "T = 1": data[data.temperature == 1]}
+    fig2 = pd.concat([binned_acceptance(g, s, bins=bins).assign(temperature=name)
+                      for name, g in temps.items() for s in STATS], ignore_index=True)
+    fig3 = pd.concat([pd.concat([pearson_table(g).assign(**{b: "all" for b in by}), pearson_table(g, by=list(by))])
+                      .assign(temperature=name) for name, g in temps.items()], ignore_index=True)
+    return fig2, fig3
+
+
 def data_splits(data: pd.DataFrame, seed: int) -> dict[str, pd.DataFrame]:
     """``{"train", "val", "test"}`` frames of ``build_dataset`` output, split by prompt with ``seed``."""
     split = split_by_prompt(data, seed=seed).to_numpy()

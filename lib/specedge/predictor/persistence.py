@@ -14,6 +14,7 @@ from .. import paths
 from .models import FAMILIES, Forest, Predictor, _MLP
 
 PREDICTORS = paths.DATA / "predictor"
+REALPAIR = PREDICTORS / "realpair"   # the four families retrained on the real pair's traces (``cli realpair``)
 
 
 # --------------------------------------------------------------------------- save / load

@@ -1,6 +1,8 @@
 """Fixed-window speculative-decoding traces of the zoo (li2026's dataset source): ``generate_traces``,
 the zoo prompts they are made from, the committed file ``TRACES / li2026_traces.csv.gz``
-(``load_trace_data``), and the per-position acceptance measured on them.
+(``load_trace_data``), and the per-position acceptance measured on them. The real pair's traces
+(Qwen2.5-Coder 0.5B drafting for 1.5B, written by ``experiments.realpair_card live``) have the same
+columns and more: ``load_realpair_traces``.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from .. import paths, sampling
 from .dataset import STATS
 
 TRACES = paths.DATA / "traces"
+REALPAIR_TRACES = TRACES / "realpair_traces.csv.gz"
 
 
 # --------------------------------------------------------------------------- traces and pipeline
@@ -88,3 +91,19 @@ def _write_gz_csv(frame: pd.DataFrame, path: Path) -> Path:
 def load_trace_data(path: Path | None = None) -> pd.DataFrame:
     """The committed traces (``data/traces/li2026_traces.csv.gz``)."""
     return pd.read_csv(path or TRACES / "li2026_traces.csv.gz")
+
+
+def load_realpair_traces(path: Path | None = None) -> pd.DataFrame:
+    """The real pair's committed traces (``data/traces/realpair_traces.csv.gz``) with ``draft`` and
+    ``target`` named (``zoo.REAL``), so they read like the zoo's; a missing file names its command."""
+    from ..zoo import REAL
+
+    path = Path(path or REALPAIR_TRACES)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: `python -m specedge.experiments.realpair_card live` writes it "
+                                "(needs `make realpair`)")
+    out = pd.read_csv(path)
+    missing = [c for c in TRACE_COLUMNS if c not in out and c not in ("draft", "target")]
+    if missing:
+        raise ValueError(f"{path}: missing trace columns {missing}")
+    return out.assign(draft=REAL[0], target=REAL[1])
