@@ -33,9 +33,7 @@ COMPARATIVE = ("above", "below", "argmax_is", "argmin_is")  # "A above B": a mat
 # comparison files whose rows predate the null test, with the issue that brings them to it
 NULL_PENDING = {"tran2025": "issue 18 (serving rows)", "li2026_serving": "issue 18 (serving rows)",
                 "li2026": "issue 19 follow-up: Theorem 1 self-checks out, nulls and margins prepared on branch "
-                          "w19-prepared-reruns, the notebook needs a full rerun",
-                "venkatesha2025": "issue 19 follow-up: SD->FSD/AR->SD tolerances at half the effect and the FSD "
-                                  "self-check out, prepared on branch w19-prepared-reruns, needs a full rerun"}
+                          "w19-prepared-reruns, the notebook needs a full rerun"}
 STATUSES = ("match", "trend", "deviates", "not-reproducible")
 STATED = ("deviates", "not-reproducible")  # the only statuses a caller may state
 PAPERS = {  # key -> title, in the README's order
