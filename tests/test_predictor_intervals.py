@@ -124,3 +124,18 @@ def test_bootstrap_statistic_resamples_prompts():
     assert same == (4.0, 4.0, 4.0)
     with pytest.raises(ValueError, match="every row"):
         intervals.bootstrap_statistic(f, ["a", "b"], lambda g: 0.0)
+
+
+def test_side_by_side_puts_the_paper_each_pair_and_the_split_spread_in_columns():
+    boot = pd.DataFrame([dict(predictor=p, metric=m, value=v, low=v - 0.1, high=v + 0.1, pair=pair)
+                         for pair, base in (("zoo", 0.6), ("real", 0.7)) for p in ("A", "B")
+                         for m, v in zip(intervals.COLUMNS, np.full(6, base))])
+    splits = pd.DataFrame([dict(predictor=p, split_seed=s, **{m: 0.7 + 0.01 * s for m in intervals.COLUMNS})
+                           for s in range(3) for p in ("A", "B")])
+    paper = {"B": tuple(range(6)), "A": tuple(range(10, 16))}
+    t = intervals.side_by_side(boot, splits, paper)
+    assert list(t.columns) == ["paper", "zoo", "zoo low", "zoo high", "real", "real low", "real high",
+                               "real, 3 splits: mean", "real, 3 splits: min", "real, 3 splits: max"]
+    assert list(t.index[:2]) == [("B", "Acc"), ("B", "AUC")] and len(t) == 12
+    assert t.loc[("A", "FPR"), "paper"] == 14 and t.loc[("A", "FPR"), "zoo high"] == pytest.approx(0.7)
+    assert t.loc[("B", "AUC"), "real, 3 splits: max"] == pytest.approx(0.72)

@@ -19,7 +19,7 @@ One module per idea; every public name is importable from ``specedge.predictor``
 from .controller import StopAtFirstPredictedRejection, controller_ablation, replay_stop_rule
 from .dataset import (FEATURES, STATS, binned_acceptance, build_dataset, data_splits, dataset_summary, features,
                       pearson_table, split_by_prompt, statistic_views, test_prompts)
-from .intervals import bootstrap_metrics, bootstrap_statistic, bootstrap_table, repeated_splits, spread
+from .intervals import bootstrap_metrics, bootstrap_statistic, bootstrap_table, repeated_splits, side_by_side, spread
 from .latency import latency_table, measure_latency
 from .metrics import confusion, fpr_at_rec1, metrics, operating_point, roc_auc
 from .models import (FAMILIES, LABELS, SCAN_GRIDS, TRAINERS, Forest, Predictor, evaluate, scan, train_all,
@@ -40,5 +40,5 @@ __all__ = [
     "train_all", "evaluate", "latency_table", "controller_ablation",
     "zoo_prompts", "load_trace_data", "features", "LABELS", "main",
     "bootstrap_metrics", "bootstrap_table", "repeated_splits", "spread", "REALPAIR", "REALPAIR_TRACES",
-    "load_realpair_traces", "statistic_views", "replay_stop_rule", "bootstrap_statistic",
+    "load_realpair_traces", "statistic_views", "replay_stop_rule", "bootstrap_statistic", "side_by_side",
 ]

@@ -120,3 +120,23 @@ def spread(table: pd.DataFrame, by: str = "predictor", level: float = 0.95) -> p
                          "max": float(v.max()), "low": float(np.percentile(v, tail)),
                          "high": float(np.percentile(v, 100 - tail)), "seeds": len(v)})
     return pd.DataFrame(rows)
+
+
+def side_by_side(boot: pd.DataFrame, splits: pd.DataFrame, paper: dict, order: Sequence[str] = COLUMNS
+                 ) -> pd.DataFrame:
+    """Table 4 beside the paper: one row per (predictor, metric), the paper's value, then per pair of
+    ``boot`` (``bootstrap_table`` rows with a ``pair`` column, in order of appearance) its value and interval
+    (``<pair>``, ``<pair> low``, ``<pair> high``), then the ``spread`` of ``splits`` (``repeated_splits`` rows
+    of the last pair): mean, min and max over its split seeds. ``paper``: predictor -> values in ``order``."""
+    pairs = list(dict.fromkeys(boot["pair"]))
+    wide = boot.pivot_table(index=["predictor", "metric"], columns="pair", values=["value", "low", "high"])
+    wide.columns = [f"{pair} {stat}".replace(" value", "") for stat, pair in wide.columns]
+    s = spread(splits)
+    label = f"{pairs[-1]}, {int(s.seeds.max())} splits"
+    wide = wide.join(s.set_index(["predictor", "metric"])[["mean", "min", "max"]].add_prefix(f"{label}: "))
+    index = pd.MultiIndex.from_product([list(paper), list(order)], names=["predictor", "metric"])
+    out = wide.reindex(index)
+    out.insert(0, "paper", [paper[p][list(order).index(m)] for p, m in index])
+    cols = ["paper", *(f"{p}{s}" for p in pairs for s in ("", " low", " high")),
+            *(f"{label}: {s}" for s in ("mean", "min", "max"))]
+    return out[cols]
