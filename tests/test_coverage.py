@@ -2,7 +2,7 @@
 import pandas as pd
 import pytest
 
-from specedge import coverage
+from specedge import coverage, paths
 
 
 def _rows(*labels):
@@ -104,3 +104,21 @@ def test_missing_and_malformed_inventories_raise(tmp_path):
 def test_missing_comparison_names_the_make_target(tmp_path):
     with pytest.raises(FileNotFoundError, match="make figures"):
         coverage.load_comparison("zhu2025", figures=tmp_path)
+
+
+def test_paper_values_come_from_the_inventory_by_statement_id(tmp_path):
+    (tmp_path / "zhu2025.yaml").write_text(STATEMENTS.replace('text: "A is 31.3%"}', 'text: "A is 31.3%", paper: 31.3}'))
+    assert coverage.paper_values("zhu2025", root=tmp_path) == {"a": 31.3}
+    (tmp_path / "zhu2025.yaml").write_text(STATEMENTS.replace('text: "A is 31.3%"}', 'text: "A is 31.3%", value: 31.3}'))
+    with pytest.raises(ValueError, match="optional input, test, side, paper"):
+        coverage.paper_values("zhu2025", root=tmp_path)
+
+
+def test_zheng2025_notebook_types_no_paper_number():
+    """The paper's numbers are data (issue 19): the zheng2025 notebook reads them from its inventory."""
+    import json
+    code = "".join("".join(c["source"]) for c in json.loads((paths.ROOT / "notebooks" / "zheng2025_tk_slt.ipynb")
+                                                             .read_text())["cells"] if c["cell_type"] == "code")
+    for typed in ("0.0702", "0.0723", '["4", "2", "1", "1"', "(3 2 2 1 1)"):
+        assert typed not in code, f"the zheng2025 notebook types the paper's {typed!r}: read it from coverage.paper_values"
+    assert set(coverage.paper_values("zheng2025")) >= {"table2-L-K3", "table1-a0.8-L0.01", "fig4-best-320"}
