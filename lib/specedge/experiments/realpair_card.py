@@ -165,7 +165,7 @@ def serve_replay(seed: int = 0) -> pd.DataFrame:
         tokens = int(log[log.event == ""].groupby("client").tokens.sum().max())
         model = MeasuredPasses(log, fit_log_batches(log_batches(log), seed))
         twin = replay(log, serve_workload(n, tokens, cap, seed), SyncRounds(), _allocator(pol, cap, n), model,
-                      label=pol, dispatch=float(np.median(dispatch_latency(log))), turnaround=turnaround_latency(log),
+                      label=pol, dispatch=float(np.median(dispatch_latency(log))), turnaround=turnaround_latency(log) if len(turnaround_latency(log)) else 0.0,
                       seed=seed)
         pairs[("realpair", pol, n)] = (log, twin)
     return sv.judge(sv.compare(pairs), sv.floor_s({k: v[0] for k, v in pairs.items()}))
