@@ -73,3 +73,30 @@ def test_comparative_predicates_take_a_margin():
     assert not claims.argmin_is({"a": 1.0, "b": 1.3}, "a", margin=0.4).holds
     with pytest.raises(ValueError, match="margin"):
         claims.above(1, 0, margin=-1)
+
+
+def test_a_censored_value_is_a_lower_bound_to_the_predicates():
+    """Issue 18 item 7: a capacity search stopped at its cap reports "at least 512"; a claim may rest
+    on it only where its unknown excess cannot reverse the order (before, 512 counted as a value: a
+    "512 > 512" tie and argmax over two capped values)."""
+    ge = claims.AtLeast
+    assert claims.strictly_decreasing([ge(512), 300, 200]).holds              # the truth is only larger
+    c = claims.strictly_decreasing([600, ge(512), 200])
+    assert not c.holds and "undecided" in c.evidence and "≥512" in c.evidence
+    assert claims.argmax_is({"WISP": ge(512), "SLED": 217}, "WISP").holds
+    assert not claims.argmax_is({"WISP": 600, "Centralized": ge(512)}, "WISP").holds
+    assert not claims.argmin_is({"SLED": ge(5), "WISP": 9}, "SLED").holds
+    assert not claims.ordered([ge(5), 9]).holds and claims.ordered([5, ge(9)]).holds
+    assert not claims.above(600, ge(512)).holds and not claims.below(ge(3), 9).holds
+
+
+def test_a_censored_number_never_matches():
+    from specedge import compare
+
+    cmp = compare.Comparison("x")
+    assert cmp.add("T", "a", 500, 512, "devices", tolerance=50, bound=">=") == "not-reproducible"
+    assert cmp.add("T", "b", 100, 512, "devices", tolerance=25, bound=">=", note="the zoo's acceptance differs") == "deviates"
+    assert cmp.add("T", "c", 2.0, 1.5, "x", tolerance=0.5, bound="<=") == "not-reproducible"
+    assert cmp.rows[0]["reproduced"] == "≥512" and "censored" in cmp.rows[0]["note"]
+    with pytest.raises(ValueError, match="bound"):
+        cmp.add("T", "d", 1, 1, tolerance=1, bound="=")

@@ -238,3 +238,35 @@ def test_fcfs_serves_the_oldest_first_and_cuts_at_max_batch():
     queue = [Pending(c, f"s{c}", 0, t, 2, 3) for c, t in ((0, 0.30), (1, 0.10), (2, 0.20), (3, 0.05))]
     assert [p.client for p in FCFS().form(queue, 1.0, frozenset(range(4)))] == [3, 1, 2, 0]
     assert [p.client for p in FCFS(max_batch=2).form(queue, 1.0, frozenset(range(4)))] == [3, 1]
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.05, 0.5])
+def test_bisection_from_a_guess_matches_the_scan_and_skips_the_costly_top(eps):
+    """Issue 18 item 7: a guess (e.g. the server's throughput bound) brackets the search, so N near
+    ``hi`` (the costliest runs) is never evaluated when the capacity lies far below it; a guess below
+    the capacity widens by doubling; the answer is the scan's either way."""
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        knee = int(rng.integers(1, 300))
+        f = lambda n, k=knee: (int(1000 * min(1.0, max(0.0, (n - k) / 50))), 1000)   # noqa: E731
+        scan = max([n for n in range(1, 4097) if capacity.rate(*f(n)) <= eps], default=0)
+        for guess in (max(1, knee // 3), knee + 60, 2 * knee + 100):
+            cap, info = capacity.bisect(f, 1, 4096, eps, guess=guess, return_info=True)
+            assert cap == scan and not info["saturated"]
+            assert max(info["evaluated"]) <= max(guess, 2 * (knee + 50)) < 4096
+    cap, info = capacity.bisect(lambda n: (0, 10), 1, 4096, 0.05, guess=100, return_info=True)
+    assert cap == 4096 and info["saturated"] and max(info["evaluated"]) == 4096     # censored at the cap
+    with pytest.raises(ValueError, match="guess"):
+        capacity.bisect(lambda n: (0, 1), 1, 10, 0.05, guess=0)
+
+
+def test_fcfs_keeps_its_batch_within_the_memory_budget():
+    """Issue 18 item 6: FCFS (and SLED) get WISP's memory constraint (eq 14), stopping at the first
+    request that does not fit (before, FCFS had no memory model: every queued request went in)."""
+    queue = [Pending(c, f"s{c}", 0, 0.1 * c, 2, 3, memory=m) for c, m in enumerate((4.0, 3.0, 5.0, 1.0))]
+    assert [p.client for p in FCFS(memory_budget=8.0).form(queue, 1.0, frozenset(range(4)))] == [0, 1]
+    assert len(FCFS().form(queue, 1.0, frozenset(range(4)))) == 4
+    with pytest.raises(ValueError, match="exceeds the budget"):
+        FCFS(memory_budget=2.0).form(queue, 1.0, frozenset(range(4)))
+    with pytest.raises(ValueError, match="memory_budget"):
+        FCFS(memory_budget=0.0)

@@ -157,3 +157,31 @@ def test_the_profile_parameter_reaches_the_twin_estimator(tmp_path):
     base = L.estimator(L.Point("WISP", 4))
     mine = L.estimator(L.Point("WISP", 4, setting=L.Setting(profile=str(tmp_path / "mine.yaml"))))
     assert mine.a == pytest.approx(2 * base.a) and mine.b_read == base.b_read
+
+
+def test_every_li2026_system_keeps_its_kv_within_the_same_14_gb():
+    """Issue 18 item 6: centralized serving ran without WISP's memory model (474 devices decoding at
+    once at 2 tok/s, more KV than 14 GB holds); now every system's forward pass holds at most 14 GB of
+    KV: centralized serving's running responses (each reserving prompt + response) and the
+    speculative systems' verification batches (eq 14)."""
+    st = L.Setting(horizon=12.0, warmup=2.0)
+    kv = L.kv_bytes_per_token("Qwen3-32B")
+    slots = int(st.memory_gb * 1e9 // ((st.prompt_tokens + st.max_new_tokens) * kv))
+    assert slots == 208
+    log = L.run_log(L.Point("Centralized", 260, 2, setting=st))
+    assert log.groupby("round").size().max() == slots                  # 260 before: all at once
+    for system in ("FCFS", "SLED", "WISP"):
+        former = L.former(L.Point(system, 4, 2, setting=st), L.estimator(L.Point(system, 4, 2, setting=st)))
+        assert former.memory_budget == st.memory_gb * 1e9, system
+
+
+def test_centralized_memory_admission_is_first_come_first_served():
+    wl = Workload("target-m", tuple(ClientSpec("draft-xs", ("code",), 1, 4, prompt_tokens=6) for _ in range(3)),
+                  kv_bytes_per_token=1.0)
+    log = centralized.simulate(wl, lambda batch: 0.1, until=2.0, memory_budget=20.0)   # two responses of 10 fit
+    first = log[log["round"] == 0]
+    assert sorted(first["client"]) == [0, 1]
+    late = log[log["client"] == 2].iloc[0]
+    assert late["start"] == pytest.approx(0.4) and late["t_round"] == pytest.approx(0.5)   # waited for a slot
+    with pytest.raises(ValueError, match="memory_budget"):
+        centralized.simulate(wl, lambda batch: 0.1, until=2.0, memory_budget=5.0)

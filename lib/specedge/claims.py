@@ -7,6 +7,12 @@ with the reason in the evidence. ``compare.Comparison.claim`` turns a Claim into
 
 "A above B" (``above``, ``below``, ``argmax_is``, ``argmin_is``) takes a ``margin``: the lead must
 exceed it, so noise or a rounding difference cannot pass for an effect; the evidence names it.
+
+A censored value (a search that stopped at its bound, e.g. a capacity "at least 512") is an
+``AtLeast``: the predicates treat it as the lower bound it is. It may hold a claim on the side where
+the truth can only be larger (the largest of ``argmax_is``, the earlier value of
+``strictly_decreasing``); where its unknown excess could reverse the order, the claim fails
+("undecided").
 """
 from __future__ import annotations
 
@@ -28,7 +34,20 @@ class Claim:
         return self.holds
 
 
+class AtLeast(float):
+    """A lower bound in place of a value (a censored measurement): the true value is >= it."""
+
+    def __repr__(self) -> str:
+        return f"AtLeast({float(self)!r})"
+
+
+def _censored(values) -> np.ndarray:
+    return np.array([isinstance(v, AtLeast) for v in values], bool)
+
+
 def _fmt(x) -> str:
+    if isinstance(x, AtLeast):
+        return "≥" + _fmt(float(x))
     if isinstance(x, (bool, np.bool_)):
         return str(bool(x))
     if isinstance(x, (int, np.integer)):
@@ -53,16 +72,21 @@ def _series(values) -> tuple[np.ndarray | None, str]:
 
 
 def _monotone(name: str, values, sign: int) -> Claim:
+    values = list(values)
     arr, why = _series(values)
     if arr is None:
         return Claim(name, False, why)
     if arr.size < 2:
-        return Claim(name, False, f"rejected: one value ({_fmt(arr[0])})")
+        return Claim(name, False, f"rejected: one value ({_fmt(values[0])})")
     d = np.diff(arr) * sign
     sym = " < " if sign > 0 else " > "
-    text = sym.join(_fmt(v) for v in arr)
+    text = sym.join(_fmt(v) for v in values)
     if np.all(d == 0):
         return Claim(name, False, "constant: " + text)
+    cens = _censored(values)
+    lower = cens[:-1] if sign > 0 else cens[1:]     # the side of each step that must be the smaller
+    if np.all(d > 0) and lower.any():
+        return Claim(name, False, "undecided (a lower bound on the smaller side): " + text)
     return Claim(name, bool(np.all(d > 0)), text)
 
 
@@ -78,6 +102,7 @@ def strictly_decreasing(values: Iterable[float]) -> Claim:
 
 def ordered(values: Sequence[float], labels: Sequence[str] | None = None) -> Claim:
     """``values[0] < values[1] < ...`` strictly, labelled in the evidence: ``a=1 < b=2 < c=3``."""
+    values = list(values)
     arr, why = _series(values)
     if arr is None:
         return Claim("ordered", False, why)
@@ -86,7 +111,9 @@ def ordered(values: Sequence[float], labels: Sequence[str] | None = None) -> Cla
         raise ValueError(f"ordered: {len(labels)} labels for {arr.size} values")
     if arr.size < 2:
         return Claim("ordered", False, "rejected: fewer than two values")
-    text = " < ".join(f"{lab}={_fmt(v)}" for lab, v in zip(labels, arr))
+    text = " < ".join(f"{lab}={_fmt(v)}" for lab, v in zip(labels, values))
+    if _censored(values)[:-1].any():
+        return Claim("ordered", False, "undecided (a lower bound below another value): " + text)
     return Claim("ordered", bool(np.all(np.diff(arr) > 0)), text)
 
 
@@ -134,6 +161,11 @@ def _extreme(name: str, values: Mapping[str, float], expected: str, sign: int, m
     score = sign * arr
     best = score.max()
     text = ", ".join(f"{k}={_fmt(v)}" for k, v in values.items())
+    cens = dict(zip(values, _censored(values.values())))
+    # a lower bound decides nothing where its excess could reverse the order: another key's bound
+    # for the largest, the expected key's own for the smallest
+    if (sign > 0 and any(c for k, c in cens.items() if k != expected)) or (sign < 0 and cens[expected]):
+        return Claim(name, False, _with_margin("undecided (a lower bound): " + text, margin), margin)
     ties = int(np.sum(score == best))
     if ties > 1:
         return Claim(name, False, _with_margin("tie: " + text, margin), margin)
@@ -174,6 +206,8 @@ def below(value: float, bound: float, margin: float | None = None) -> Claim:
     arr, why = _series([value, bound])
     if arr is None:
         return Claim("below", False, why, margin)
+    if isinstance(value, AtLeast):
+        return Claim("below", False, _with_margin(f"undecided: {_fmt(value)} < {_fmt(bound)}", margin), margin)
     return Claim("below", bool(arr[0] < arr[1] - m), _with_margin(f"{_fmt(arr[0])} < {_fmt(arr[1])}", margin),
                  margin)
 
@@ -184,6 +218,8 @@ def above(value: float, bound: float, margin: float | None = None) -> Claim:
     arr, why = _series([value, bound])
     if arr is None:
         return Claim("above", False, why, margin)
+    if isinstance(bound, AtLeast):
+        return Claim("above", False, _with_margin(f"undecided: {_fmt(value)} > {_fmt(bound)}", margin), margin)
     return Claim("above", bool(arr[0] > arr[1] + m), _with_margin(f"{_fmt(arr[0])} > {_fmt(arr[1])}", margin),
                  margin)
 

@@ -101,9 +101,13 @@ class Comparison:
 
     def add(self, artifact: str, quantity: str, paper, reproduced, unit: str = "",
             tolerance: float | None = None, note: str = "", null: float | None = None,
-            null_why: str = "", statements="", **kwargs) -> str:
+            null_why: str = "", statements="", bound: str = "", **kwargs) -> str:
         """A number within ``tolerance`` of the paper's: ``match``; otherwise ``deviates`` (and
         ``note`` must then say why).
+
+        ``bound``: ``">="`` or ``"<="`` when ``reproduced`` is a censored value (e.g. a capacity search
+        that stopped at its cap): never a ``match``; ``deviates`` when even the bound lies beyond the
+        tolerance on its side, else ``not-reproducible`` (the run cannot decide). Shown as "≥512".
 
         ``null`` is the value "no effect" would reproduce (speedup 1.0, gain 0, the baseline's own
         value). A ``match`` whose tolerance also accepts the null is refused unless ``null_why`` says
@@ -122,6 +126,19 @@ class Comparison:
             raise ValueError(f"{artifact}/{quantity}: add() needs a tolerance >= 0, got {tolerance!r}")
         if null is not None and not _is_number(_clean(null)):
             raise ValueError(f"{artifact}/{quantity}: null must be a finite number, got {null!r}")
+        if bound:
+            if bound not in (">=", "<="):
+                raise ValueError(f"{artifact}/{quantity}: bound must be '', '>=' or '<=', got {bound!r}")
+            beyond = reproduced > paper + tolerance + 1e-12 if bound == ">=" else reproduced < paper - tolerance - 1e-12
+            shown = ("≥" if bound == ">=" else "≤") + f"{reproduced:g}"
+            why = f"censored: {shown}, a bound (the search stopped at its limit)"
+            if beyond and len(note.strip()) < MIN_CAUSE:
+                raise ValueError(f"{artifact}/{quantity}: {shown} is outside {paper} ± {tolerance}: "
+                                 "give a note naming the cause")
+            note = f"{note}; {why}" if note.strip() else why
+            return self._row(artifact, quantity, paper, shown, unit, tolerance,
+                             "deviates" if beyond else "not-reproducible", note, null=null, null_why=null_why,
+                             statements=statements)
         status = "match" if abs(paper - reproduced) <= tolerance + 1e-12 else "deviates"
         if status == "deviates" and len(note.strip()) < MIN_CAUSE:
             raise ValueError(f"{artifact}/{quantity}: {reproduced} is outside {paper} ± {tolerance}: "

@@ -24,10 +24,13 @@ each a parameter; the notebook shows how capacity moves with the edge ones):
 - the verifier's time is the eq (19) estimator of the chosen target, times a log-normal factor whose
   spread is the estimator's relative error (``noise``), so the scheduler's estimate is not an oracle;
 - KV memory: Qwen3-32B's 256 KiB per token (64 layers x 8 KV heads x 128 x 2 x bf16), budget 14 GB
-  (an A100-80GB minus the weights).
+  (an A100-80GB minus the weights), for every system: a verification batch's KV within it (eq 14) for
+  WISP, EDF-only, FCFS and SLED, the running responses' KV for centralized serving
+  (``centralized.simulate``'s ``memory_budget``).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field, replace as _dc_replace
 from functools import lru_cache
 from typing import Mapping
@@ -158,8 +161,9 @@ def acceptance() -> TraceAcceptance:
 
 
 @lru_cache(maxsize=None)
-def alpha(draft: str, controlled: bool, window: int = 8, temperature: float = 0.0, draws: int = 4000) -> float:
-    """Eq (5)'s alpha a device reports: accepted / drafted over traced rounds of its drafting rule."""
+def round_sums(draft: str, controlled: bool, window: int = 8, temperature: float = 0.0,
+               draws: int = 4000) -> tuple[int, int, int]:
+    """(drafted, accepted, rounds) summed over ``draws`` traced rounds of a device's drafting rule."""
     acc, rng = acceptance(), np.random.default_rng(0)
     drafted = accepted = 0
     for i in range(draws):
@@ -169,6 +173,12 @@ def alpha(draft: str, controlled: bool, window: int = 8, temperature: float = 0.
         else:
             s, (n, _) = window, acc.draw(rng, draft, dom, temperature, window)
         drafted, accepted = drafted + s, accepted + n
+    return drafted, accepted, draws
+
+
+def alpha(draft: str, controlled: bool, window: int = 8, temperature: float = 0.0, draws: int = 4000) -> float:
+    """Eq (5)'s alpha a device reports: accepted / drafted over traced rounds of its drafting rule."""
+    drafted, accepted, _ = round_sums(draft, controlled, window, temperature, draws)
     return accepted / max(drafted, 1)
 
 
@@ -210,9 +220,9 @@ def former(point: Point, est: Estimator):
     from ..serving import wisp_batching
 
     st = point.setting
-    if point.system in ("SLED", "FCFS"):
-        return FCFS(label=point.system)
     budget = st.memory_gb * 1e9
+    if point.system in ("SLED", "FCFS"):
+        return FCFS(label=point.system, memory_budget=budget)
     if point.system == "WISP":
         return wisp_batching.WISPBatcher(est, delta=st.delta, memory_budget=budget)
     return wisp_batching.EDFOnly(est, delta=st.delta, memory_budget=budget)
@@ -231,7 +241,8 @@ def run_log(point: Point) -> pd.DataFrame:
     est = estimator(point)
     wl = workload(point)
     if point.system == "Centralized":
-        return centralized.simulate(wl, noisy(est, st.noise, point.seed), until=st.horizon, rtt=2 * st.latency)
+        return centralized.simulate(wl, noisy(est, st.noise, point.seed), until=st.horizon, rtt=2 * st.latency,
+                                    memory_budget=st.memory_gb * 1e9)
     return simulate(wl, former(point, est), FixedS(st.window * point.devices, point.devices), times(point, est), acceptance(),
                     until=st.horizon, seed=point.seed, label=point.system)
 
@@ -342,6 +353,32 @@ def knees(curves: pd.DataFrame, epsilon: float) -> pd.Series:
     return curves.groupby(["system", "speed"]).apply(first, include_groups=False)
 
 
+def throughput_guess(point: Point, epsilon: float) -> int:
+    """The N past which the server cannot give (1 - epsilon) of the devices their class speed: the
+    server's peak committed tokens/s (eq 19 without its per-batch constant c, i.e. batches of any
+    size; every request at a response's mean context, prompt + max_new_tokens / 2; tokens per round
+    and drafts per round from the traced rounds of each device's drafting rule, ``round_sums``)
+    divided by (1 - epsilon) x the class speed. Optimistic, so the capacity lies below it; the
+    capacity search checks it by running it (``capacity.bisect``'s ``guess``), which is what lets a
+    search skip the large N whose runs cost most."""
+    if point.slo_class is None:
+        raise ValueError("point.slo_class: a capacity search needs one class for every device")
+    st, est = point.setting, estimator(point)
+    ctx = st.prompt_tokens + st.max_new_tokens / 2
+    if point.system == "Centralized":     # one token per response per step
+        tokens, cost = 1.0, est.a + est.b_compute * (ctx + 1) + est.b_read * ctx
+    else:
+        controlled = point.predictor and point.system != "SLED"
+        tokens = cost = 0.0
+        for d in DRAFTS:
+            drafted, accepted, rounds = round_sums(d, controlled, st.window, st.temperature)
+            new = drafted / rounds + 1 + (0.0 if point.system != "SLED" else ctx)
+            cached = ctx if point.system != "SLED" else 0.0
+            tokens += accepted / rounds + 1
+            cost += est.a * new + est.b_compute * (new + cached) * new + est.b_read * cached
+    return max(1, math.ceil(tokens / cost / ((1 - epsilon) * point.slo_class)))
+
+
 @dataclass(frozen=True)
 class Curve:
     """One capacity search (eq 20): a system, a target, a class, epsilon, the seeds of each N."""
@@ -362,7 +399,9 @@ def _version() -> str:
 
 
 def capacity_of(curve: Curve) -> dict:
-    """Bisection on N (``serving.capacity``) of the pooled response-level violation rate. With
+    """Bisection on N (``serving.capacity``) of the pooled response-level violation rate, bracketed
+    first by ``throughput_guess`` (so the search runs no N far above the answer) and widened up to
+    ``curve.hi``; a capacity that reaches ``hi`` is ``censored`` (a lower bound, "at least hi"). With
     ``point_cache`` each (N, seed) point is read from / written to the sweep cache, so searches that
     meet the same point (Table 2 and its epsilon sensitivity, seed 1 of 3) simulate it once."""
     evaluated = {}
@@ -379,11 +418,14 @@ def capacity_of(curve: Curve) -> dict:
         evaluated[int(n)] = (v, t)
         return v, t
 
-    cap = capacity.bisect(f, lo=1, hi=curve.hi, epsilon=curve.epsilon)
+    guess = throughput_guess(Point(curve.system, 1, curve.slo_class, curve.target, setting=curve.setting),
+                             curve.epsilon)
+    cap, info = capacity.bisect(f, lo=1, hi=curve.hi, epsilon=curve.epsilon, guess=guess, return_info=True)
     v, t = evaluated.get(cap, (0, 0))
     low, high = capacity.wilson(v, t) if t else (np.nan, np.nan)
     return dict(system=curve.system, target=curve.target, speed=curve.slo_class, epsilon=curve.epsilon,
-                capacity=int(cap), violation_rate_at_capacity=v / t if t else np.nan, wilson_low=low,
+                capacity=int(cap), censored=bool(info["saturated"]), guess=guess,
+                violation_rate_at_capacity=v / t if t else np.nan, wilson_low=low,
                 wilson_high=high, evaluated=" ".join(f"{n}:{a}/{b}" for n, (a, b) in sorted(evaluated.items())))
 
 

@@ -5,6 +5,7 @@ run the same instance. WISP's SLO-aware former (Algorithm 1) lives in its own mo
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -31,14 +32,31 @@ class SyncRounds:
 @dataclass
 class FCFS:
     """First come, first served: everything queued, oldest first, up to ``max_batch`` requests
-    (SLED's static batching when the verifier recomputes prefixes; ``None``: no limit)."""
+    (SLED's static batching when the verifier recomputes prefixes; ``None``: no limit) and within
+    ``memory_budget`` (bytes of KV, ``Pending.memory``: the same constraint as WISP's eq (14)); the
+    batch stops at the first request that does not fit, as Algorithm 1's does."""
     max_batch: int | None = None
     label: str = "FCFS"
+    memory_budget: float = math.inf
 
     def __post_init__(self):
         if self.max_batch is not None and (not isinstance(self.max_batch, int) or self.max_batch < 1):
             raise ValueError(f"FCFS: max_batch must be a positive int or None, got {self.max_batch!r}")
+        if not self.memory_budget > 0:
+            raise ValueError(f"FCFS: memory_budget must be > 0 bytes, got {self.memory_budget!r}")
 
     def form(self, queue: Sequence[Pending], now: float, active: frozenset[int]) -> list[Pending]:
         ordered = sorted(queue, key=lambda r: (r.arrival, r.client, r.round))
-        return ordered if self.max_batch is None else ordered[: self.max_batch]
+        if self.max_batch is not None:
+            ordered = ordered[: self.max_batch]
+        if self.memory_budget == math.inf:
+            return ordered
+        used = 0.0
+        for k, r in enumerate(ordered):
+            used += r.memory
+            if used > self.memory_budget:
+                if k == 0:
+                    raise ValueError(f"request of client {r.client}: memory {r.memory:g} exceeds the budget "
+                                     f"{self.memory_budget:g}")
+                return ordered[:k]
+        return ordered

@@ -2,7 +2,11 @@
 
 No drafting, no verification: each device sends a prompt and the server decodes it together with every
 other device's response, one token per response per step (continuous batching: a new prompt's prefill
-joins the next step; a finished response leaves). Each generated token is one "iteration" of the token
+joins the next step; a finished response leaves). With a ``memory_budget`` (bytes of KV), a prompt joins
+only while the running responses' KV fits it, each reserving its whole response, (prompt +
+max_new_tokens) x ``workload.kv_bytes_per_token`` (the same budget as WISP's eq (14), held without
+preemption); the others wait, first come first served, and their wait counts in their first token's
+time. Each generated token is one "iteration" of the token
 speed of eq (4): N^v = 1 over the time since the device's previous token, so the per-round log and every
 metric (``slo``) are the same as for the speculative systems.
 
@@ -15,6 +19,7 @@ metric (``slo``) are the same as for the speculative systems.
 """
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
@@ -41,7 +46,7 @@ def _rows_frame(rows: list[tuple], system: str, label: str) -> pd.DataFrame:
 
 
 def simulate(workload: Workload, step_time: VerifyTimeModel, *, until: float, rtt: float = 0.0,
-             label: str = "Centralized") -> pd.DataFrame:
+             label: str = "Centralized", memory_budget: float = math.inf) -> pd.DataFrame:
     """Continuous-batching decode loop for ``until`` simulated seconds; one log row per generated token.
 
     Device ``c`` (``workload.clients[c]``) generates ``max_new_tokens`` per response from a prompt of
@@ -54,6 +59,8 @@ def simulate(workload: Workload, step_time: VerifyTimeModel, *, until: float, rt
         raise ValueError("workload.clients: at least one client is needed")
     if not until > 0:
         raise ValueError(f"until: must be > 0 seconds, got {until}")
+    if not memory_budget > 0:
+        raise ValueError(f"memory_budget: must be > 0 bytes, got {memory_budget!r}")
     n = len(specs)
     ctx = np.zeros(n, int)                 # tokens of the running response in the KV cache
     made = np.zeros(n, int)
@@ -63,9 +70,20 @@ def simulate(workload: Workload, step_time: VerifyTimeModel, *, until: float, rt
     prompt = np.array([max(1, s.prompt_tokens) for s in specs])
     limit = np.array([s.max_new_tokens for s in specs])
     slo = [s.slo_class for s in specs]
+    need = (prompt + limit) * float(workload.kv_bytes_per_token)   # KV reserved by a running response
+    if memory_budget < math.inf and (need > memory_budget).any():
+        c = int(np.argmax(need > memory_budget))
+        raise ValueError(f"client {c}: one response needs {need[c]:g} bytes of KV, over memory_budget {memory_budget:g}")
     now, step, rows = 0.0, 0, []
     while now < until:
         joining = ~running & (ready <= now)
+        if memory_budget < math.inf and joining.any():
+            wait = np.flatnonzero(joining)
+            wait = wait[np.lexsort((wait, ready[wait]))]                 # first come, first served
+            free = memory_budget - float(need[running].sum())
+            fits = np.cumsum(need[wait]) <= free
+            k = len(fits) if fits.all() else int(np.argmin(fits))          # no skipping ahead
+            joining[wait[k:]] = False
         if not running.any() and not joining.any():
             now = float(ready.min())
             continue
