@@ -266,7 +266,9 @@ class _Loop:
     """A plain heap event loop with SimPy's order: events keyed (time, priority, sequence), the
     sequence counting schedulings, so events at one time run in the order SimPy runs them (its
     ``eid`` also counts events the twin never waits on, e.g. a process ending, which shifts no
-    relative order). Processes are generators yielding the events they wait for, as in SimPy."""
+    relative order). Processes are generators yielding the events they wait for, as in SimPy, or a
+    number of seconds to sleep (SimPy's ``yield env.timeout(d)`` without the event object: the heap
+    holds the generator itself, scheduled at the same point, so the order is the same)."""
 
     def __init__(self):
         self.now = 0.0
@@ -291,16 +293,20 @@ class _Loop:
         start.callbacks.append(lambda ev: self._resume(gen, ev))
         self.schedule(start, 0.0, _URGENT)
 
-    def _resume(self, gen, ev: _Event):
+    def _resume(self, gen, ev: _Event | None):
+        value = None if ev is None else ev.value
         while True:
             try:
-                nxt = gen.send(ev.value)
+                nxt = gen.send(value)
             except StopIteration:
+                return
+            if type(nxt) is float:                 # a sleep: the generator waits on the heap itself
+                heapq.heappush(self._heap, (self.now + nxt, _NORMAL, next(self._seq), gen))
                 return
             if nxt.callbacks is not None:          # not processed yet: wait for it
                 nxt.callbacks.append(lambda e: self._resume(gen, e))
                 return
-            ev = nxt                               # already processed: resume at once, as SimPy does
+            value = nxt.value                      # already processed: resume at once, as SimPy does
 
     def run(self, until: float | None = None):
         """Process events in order; with ``until``, stop before the first event at or after it (SimPy
@@ -311,6 +317,9 @@ class _Loop:
                 self.now = until
                 return
             self.now, _, _, ev = pop(heap)
+            if type(ev) is not _Event:             # a sleeping generator
+                self._resume(ev, None)
+                continue
             callbacks, ev.callbacks = ev.callbacks, None
             for cb in callbacks:
                 cb(ev)
@@ -372,37 +381,40 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             wake[0].succeed()
 
     def client_proc(c: _Client):
-        spec = specs[c.idx]
+        spec, i = specs[c.idx], c.idx
         n_prompts = len(spec.domains) * spec.prompts
         controlled = spec.draft_rule.startswith("predictor:")
+        rule = spec.draft_rule.split(":", 1)[1] if controlled else ""
+        draft, temperature, gamma, limit = spec.draft, spec.temperature, spec.gamma, spec.max_new_tokens
+        domains, per_domain, slo_class = spec.domains, spec.prompts, spec.slo_class
+        prompt_tokens = max(spec.prompt_tokens, 1)
+        draft_time, up, down, bytes_up = times.draft[i], times.up, times.down, times.bytes_up
+        send = down if times.send is None else times.send
+        cache, kv = workload.cache, workload.kv_bytes_per_token
+        a_c, speed = slo_of.get(i, (None, None))
         while not state["stop"]:
             t0 = env.now
-            left = spec.max_new_tokens - c.made
-            domain = spec.domains[(c.prompt // spec.prompts) % len(spec.domains)]
+            left = limit - c.made
+            domain = domains[(c.prompt // per_domain) % len(domains)]
             drawn = None
             if controlled:  # the drafter's stop rule decides S; its outcome is drawn with it
-                s, n, aps = acceptance.draw_controlled(rng, spec.draft, domain, spec.temperature,
-                                                       spec.gamma, spec.draft_rule.split(":", 1)[1])
+                s, n, aps = acceptance.draw_controlled(rng, draft, domain, temperature, gamma, rule)
                 s = max(0, min(s, left - 1))
                 drawn = (min(n, s), aps)
             else:
-                s = max(0, min(c.s if spec.draft_rule == "server" else spec.gamma, left - 1))
-            td = times.draft[c.idx](s)
-            tu = times.up(c.idx, s)
-            yield env.timeout(td + tu)
-            first = c.made == 0
-            unseen = max(spec.prompt_tokens, 1) if first else 1   # the prompt, or last round's correction
-            if workload.cache:
+                s = max(0, min(c.s if spec.draft_rule == "server" else gamma, left - 1))
+            td = draft_time(s)
+            tu = up(i, s)
+            yield float(td + tu)
+            unseen = prompt_tokens if c.made == 0 else 1   # the prompt, or last round's correction
+            if cache:
                 n_new, n_cached = unseen + s, c.ctx
             else:
                 n_new, n_cached = c.ctx + unseen + s, 0
-            p = Pending(client=c.idx, session=f"{c.idx}-{c.prompt}", round=c.round, arrival=env.now,
-                        n_draft=s, n_new=n_new, n_cached=n_cached, slo_class=spec.slo_class,
-                        memory=(n_new + n_cached) * workload.kv_bytes_per_token,
-                        payload_bytes=times.bytes_up(s))
-            if spec.slo_class is not None:
-                a_c, speed = slo_of[c.idx]
-                tn = tu + times.down(c.idx)
+            p = Pending(i, f"{i}-{c.prompt}", c.round, env.now, s, n_new, n_cached, slo_class,
+                        memory=(n_new + n_cached) * kv, payload_bytes=bytes_up(s))
+            if slo_class is not None:
+                tn = tu + down(i)
                 if 0 <= td < math.inf and 0 <= tn < math.inf:   # eqs (5)-(6) inline, as slo.budget computes them
                     g = a_c * float(s)
                     budget = g / speed - td - tn
@@ -419,22 +431,22 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             if res is None:
                 return
             n, tokens, row = res
-            yield env.timeout(times.down(c.idx))
+            yield float(down(i))
             row[12] = env.now - t0   # t_round
-            row[11] = times.down(c.idx) if times.send is None else times.send(c.idx)
+            row[11] = send(i)
             rows.append(tuple(row))
             c.ctx += unseen + n
             c.made += tokens
             c.round += 1
-            if c.made >= spec.max_new_tokens:
+            if c.made >= limit:
                 c.made, c.ctx, c.prompt = 0, 0, c.prompt + 1
                 if c.prompt >= n_prompts:
                     if not wrap:
-                        active.discard(c.idx)
+                        active.discard(i)
                         notify()
                         return
                     c.prompt = 0
-            c.s = alloc.get(c.idx, c.s)
+            c.s = alloc.get(i, c.s)
 
     def server_proc():
         while active and not state["stop"]:
@@ -447,7 +459,7 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             queue[:] = [p for p in queue if id(p) not in chosen]
             start = env.now
             tv = times.verify(batch)
-            yield env.timeout(tv)
+            yield float(tv)
             first = min(p.arrival for p in batch)
             last = max(p.arrival for p in batch)
             outcomes, pending_rows = [], []
