@@ -358,9 +358,11 @@ def throughput_guess(point: Point, epsilon: float) -> int:
     server's peak committed tokens/s (eq 19 without its per-batch constant c, i.e. batches of any
     size; every request at a response's mean context, prompt + max_new_tokens / 2; tokens per round
     and drafts per round from the traced rounds of each device's drafting rule, ``round_sums``)
-    divided by (1 - epsilon) x the class speed. Optimistic, so the capacity lies below it; the
-    capacity search checks it by running it (``capacity.bisect``'s ``guess``), which is what lets a
-    search skip the large N whose runs cost most."""
+    divided by (1 - epsilon) x the class speed, rounded up to a power of two (so that searches at
+    other epsilons, and the bisections below it, meet the same N and share their runs through the
+    sweep cache). Optimistic, so the capacity lies below it; the capacity search checks it by running
+    it (``capacity.bisect``'s ``guess``), which is what lets a search skip the large N whose runs cost
+    most."""
     if point.slo_class is None:
         raise ValueError("point.slo_class: a capacity search needs one class for every device")
     st, est = point.setting, estimator(point)
@@ -376,7 +378,8 @@ def throughput_guess(point: Point, epsilon: float) -> int:
             cached = ctx if point.system != "SLED" else 0.0
             tokens += accepted / rounds + 1
             cost += est.a * new + est.b_compute * (new + cached) * new + est.b_read * cached
-    return max(1, math.ceil(tokens / cost / ((1 - epsilon) * point.slo_class)))
+    bound = tokens / cost / ((1 - epsilon) * point.slo_class)
+    return 2 ** max(0, math.ceil(math.log2(bound)))
 
 
 @dataclass(frozen=True)
