@@ -31,7 +31,7 @@ COLUMNS = ["artifact", "quantity", "paper", "reproduced", "unit", "tolerance", "
 OPTIONAL = ("predicate", "evidence", "null", "null_why", "statements")  # absent from files written before they existed
 COMPARATIVE = ("above", "below", "argmax_is", "argmin_is")  # "A above B": a match needs a margin
 # comparison files whose rows predate the null test, with the issue that brings them to it
-NULL_PENDING = {"tran2025": "issue 18 (serving rows)"}
+NULL_PENDING: dict[str, str] = {}
 STATUSES = ("match", "trend", "deviates", "not-reproducible")
 STATED = ("deviates", "not-reproducible")  # the only statuses a caller may state
 PAPERS = {  # key -> title, in the README's order
