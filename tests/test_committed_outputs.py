@@ -9,7 +9,7 @@ from specedge import compare, paths
 # written before the current code (issue 19's null/null_why/statements columns landed after their last full
 # run; zhu2025's profile folder predates issue 19's new zhu2025 tables), waiting for a full-scale rerun of their
 # notebooks; drop each from here with the commit of its rerun (the loader fills the new columns in as empty)
-PENDING_RERUN: set[str] = {"model_zoo/", "zhu2025/profile-cpu_local"}
+PENDING_RERUN: set[str] = set()
 
 
 def _pending(path):
