@@ -256,11 +256,12 @@ def results_table(figures_dir: Path = paths.FIGURES) -> str:
     return "\n".join(lines)
 
 
-def render_readme(text: str, table: str) -> str:
-    pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
+def render_readme(text: str, table: str, start: str = START, end: str = END) -> str:
+    """``text`` with the block between the markers ``start`` ... ``end`` replaced by ``table``."""
+    pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
     if not pattern.search(text):
-        raise ValueError(f"README has no {START} ... {END} block")
-    return pattern.sub(lambda _: f"{START}\n{table}\n{END}", text)
+        raise ValueError(f"README has no {start} ... {end} block")
+    return pattern.sub(lambda _: f"{start}\n{table}\n{end}", text)
 
 
 def update_readme(readme: Path = paths.ROOT / "README.md", figures_dir: Path = paths.FIGURES) -> bool:

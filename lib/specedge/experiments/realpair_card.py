@@ -165,7 +165,7 @@ def serve_replay(seed: int = 0) -> pd.DataFrame:
         tokens = int(log[log.event == ""].groupby("client").tokens.sum().max())
         model = MeasuredPasses(log, fit_log_batches(log_batches(log), seed))
         twin = replay(log, serve_workload(n, tokens, cap, seed), SyncRounds(), _allocator(pol, cap, n), model,
-                      label=pol, dispatch=float(np.median(dispatch_latency(log))), turnaround=turnaround_latency(log) if len(turnaround_latency(log)) else 0.0,
+                      label=pol, dispatch=float(np.median(dispatch_latency(log))), turnaround=turnaround_latency(log),
                       seed=seed)
         pairs[("realpair", pol, n)] = (log, twin)
     return sv.judge(sv.compare(pairs), sv.floor_s({k: v[0] for k, v in pairs.items()}))
@@ -272,12 +272,9 @@ def readme_block() -> str:
 
 def update_readme(readme=paths.ROOT / "README.md", check: bool = False) -> bool:
     """Rewrite (or with ``check`` only compare) the README's real-pair block; True when it is/was stale."""
-    import re
+    from ..compare import render_readme
     text = readme.read_text()
-    pattern = re.compile(re.escape(README_START) + ".*?" + re.escape(README_END), re.S)
-    if not pattern.search(text):
-        raise ValueError(f"{readme} has no {README_START} ... {README_END} block")
-    new = pattern.sub(lambda _: f"{README_START}\n{readme_block()}\n{README_END}", text)
+    new = render_readme(text, readme_block(), README_START, README_END)
     if new != text and not check:
         readme.write_text(new)
     return new != text

@@ -118,6 +118,7 @@ def replay(log: pd.DataFrame, workload: Workload, former: BatchFormer, allocator
     ``system="replay"``, plus ``up``, ``n_new``, ``n_cached``, ``accept_prob_sum`` and ``mismatch``:
     the replay's S differs from the real run's)."""
     turns = np.atleast_1d(np.asarray(turnaround, float))
+    turns = turns if len(turns) else np.zeros(1)    # no back-to-back passes measured: none is charged
     for name, v in (("dispatch", np.atleast_1d(dispatch)), ("turnaround", turns)):
         if not (len(v) and np.isfinite(v).all() and (v >= 0).all()):
             raise ValueError(f"{name}: must be finite numbers >= 0 s, got {v!r}")
