@@ -32,15 +32,14 @@ def test_count_caps_each_artefact_and_reports_extra_rows():
 def test_committed_inventories_agree_with_the_committed_tables(key):
     """Statement inventories (papers re-read for issue 19): every statement held by a row, an input or a
     test, and every row names a statement the inventory lists. Older artefact counts: counted, capped."""
-    inv = coverage.load_inventory(key)
-    comp = coverage.load_comparison(key)
-    if "statements" in inv:
-        c = coverage.check_statements(inv, comp)
-        assert c == dict(unheld=[], unlabelled=[], unknown=[], missing_tests=[]), c
-        return
-    assert inv["artifacts"] and all(a["stated"] >= 0 for a in inv["artifacts"])
-    t = coverage.count(inv, comp)
-    assert (t.covered <= t.stated).all() and (t.covered <= t.rows).all()
+    for stem, inv, comp in coverage.held_parts(key):
+        if "statements" in inv:
+            c = coverage.check_statements(inv, comp)
+            assert c == dict(unheld=[], unlabelled=[], unknown=[], missing_tests=[]), (stem, c)
+            continue
+        assert inv["artifacts"] and all(a["stated"] >= 0 for a in inv["artifacts"])
+        t = coverage.count(inv, comp)
+        assert (t.covered <= t.stated).all() and (t.covered <= t.rows).all()
 
 
 STATEMENTS = """paper: zhu2025
@@ -78,10 +77,35 @@ def test_check_statements_reports_each_disagreement(tmp_path):
 
 
 def test_li2026_reports_drafting_and_serving_sides():
-    lines = coverage.report(["li2026"])
-    assert set(lines.side) == {"all", "drafting", "serving"}
-    all_, dr, sv = (lines.set_index("side").loc[s] for s in ("all", "drafting", "serving"))
-    assert all_.stated == dr.stated + sv.stated and all_.covered == dr.covered + sv.covered
+    """li2026's inventory has two parts, each held by its own notebook's rows: the drafting side
+    (li2026.yaml, figures/li2026/) and the serving side (li2026_serving.yaml, figures/li2026_serving/)."""
+    assert coverage.parts("li2026") == ["li2026", "li2026_serving"]
+    lines = coverage.report(["li2026"]).set_index("side")
+    assert set(lines.index) == {"drafting", "serving"}
+    dr = lines.loc["drafting"]
+    assert dr.inventory == "statements" and dr.covered == dr.stated and dr.unlabelled_rows == 0
+    drafting_rows = coverage.load_comparison("li2026", part="li2026")
+    assert len(drafting_rows) < len(coverage.load_comparison("li2026"))   # the serving rows are not the drafting part's
+
+
+def test_parts_hold_their_own_folders(tmp_path):
+    """Two inventory parts: each is checked against its own figures folder, never the other's rows."""
+    inv, fig = tmp_path / "inv", tmp_path / "fig"
+    inv.mkdir()
+    (inv / "li2026.yaml").write_text(STATEMENTS.replace("zhu2025", "li2026").replace("source: x", "side: drafting\nsource: x"))
+    (inv / "li2026_serving.yaml").write_text("paper: li2026\nside: serving\nsource: x\nstatements:\n"
+                                             "  - {id: s1, where: Table 3, text: 'goodput 631.86'}\n")
+    for stem, ids in (("li2026", ["a", "b", "extra"]), ("li2026_serving", ["s1"])):
+        (fig / stem).mkdir(parents=True)
+        pd.DataFrame({"artifact": ["T"] * len(ids), "quantity": ids, "statements": ids}).to_csv(fig / stem / "comparison.csv", index=False)
+    got = {stem: coverage.check_statements(i, c) for stem, i, c in coverage.held_parts("li2026", inv, fig)}
+    assert got == {s: dict(unheld=[], unlabelled=[], unknown=[], missing_tests=[]) for s in ("li2026", "li2026_serving")}
+    assert coverage.load_inventory("li2026", inv, "li2026_serving")["statements"][0]["side"] == "serving"
+    with pytest.raises(ValueError, match="part must be"):
+        coverage.load_inventory("li2026", inv, "zhu2025")
+    (inv / "li2026_serving.yaml").write_text("paper: li2026\nsides: serving\nstatements:\n  - {id: s1, where: T, text: x}\n")
+    with pytest.raises(ValueError, match="unknown top-level"):
+        coverage.load_inventory("li2026", inv, "li2026_serving")
 
 
 def test_missing_and_malformed_inventories_raise(tmp_path):

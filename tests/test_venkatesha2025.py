@@ -36,6 +36,40 @@ def test_fig6_thresholds_match_paper_statement():
     assert np.all(np.diff(rho) > 0)            # larger γ tolerates more misses
 
 
+def test_eq9_increases_with_gamma_and_c_decreases_with_rho():
+    """Appendix B: FSD helps more at larger gamma and c, less at larger cache-miss rate rho (eq 9)."""
+    g = v.speedup_eq9(0.3, 0.5, np.arange(1, 11))
+    c = v.speedup_eq9(0.3, np.linspace(0.05, 1, 20), 4)
+    r = v.speedup_eq9(np.linspace(0, 1, 21), 0.5, 4)
+    assert np.all(np.diff(g) > 0) and np.all(np.diff(c) > 0) and np.all(np.diff(r) < 0)
+    assert v.speedup_eq9(1.0, 0.5, 4) == pytest.approx(1.0)   # every pre-draft missed: no effect
+
+
+def test_inventory_paper_values_equal_the_solver_and_profile_inputs():
+    """The paper's numbers live once as data: the inventory's Table 1 / Table 8 / Fig 6 values are the
+    ones the solver's inputs hold, and Table 5's rows quote the venkatesha2025_paper profile."""
+    from specedge import coverage
+    paper = coverage.paper_values("venkatesha2025")
+    ids = ["table1-together-qwen", "table1-openrouter-llama", "table1-groq-llama3", "table1-openrouter-qwen2vl"]
+    assert [tuple(paper[i][k] for k in ("cloud_ar", "cloud_sd", "edge_cloud_sd")) for i in ids] == v.TABLE1_PAPER
+    t8 = v.TABLE8_PAPER
+    assert (paper["table8b-ar-sd"], paper["table8b-sd-fsd"], paper["table8a-ratio"]) == \
+        (t8["speedup_ar_sd"], t8["speedup_sd_fsd"], t8["c"])
+    assert (paper["table8a-drafting"], paper["table8a-verification"], paper["table8a-communication"]) == \
+        tuple(round(1e3 * t8[k]) for k in ("T_d_s", "T_t_s", "T_c_s"))
+    assert (paper["table8b-tau"], paper["table8b-miss"], paper["table8b-ee"], paper["table8a-threads"]) == \
+        (t8["tau"], t8["rho"], t8["avg_ee"], t8["threads"])
+    assert {g: paper[f"fig6-2x-gamma{g}"] for g in (4, 7, 10)} == v.FIG6_CLAIMS
+    prof = hardware.load_profile("venkatesha2025_paper")
+    inv = {s["id"]: s["text"] for s in coverage.load_inventory("venkatesha2025")["statements"]}
+    for s in v.MODEL_SETS:
+        for client in ("jetson", "rtx"):
+            k = prof.coefficients(f"{client}_{s}")
+            assert f"{round(1e3 * k['T_d_s'])}ms" in inv["table5-drafting"]
+            assert f"{round(1e3 * k['T_t_s'])}ms" in inv["table5-verification"]
+            assert f"{round(k['threads'])}" in inv["table5-threads"].split(": ")[1].split()
+
+
 def test_bad_inputs_raise():
     with pytest.raises(ValueError, match="rho"):
         v.speedup_eq9(1.5, 0.3, 4)

@@ -17,6 +17,7 @@ import argparse
 import math
 import re
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,6 +69,21 @@ def null_tolerance(paper: float, null: float, cap: float) -> float:
     if not (_is_number(paper) and _is_number(null) and _is_number(cap) and cap >= 0):
         raise ValueError(f"null_tolerance needs finite paper, null and cap >= 0, got {paper!r}, {null!r}, {cap!r}")
     return float(f"{min(cap, abs(paper - null) / 2):.6g}")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """How one column of a paper table meets ours in :meth:`Comparison.table`: ``how`` is ``"add"`` (a
+    ``tolerance`` decides, as in ``add``) or a stated ``"deviates"`` / ``"not-reproducible"``. ``tolerance``,
+    ``null`` and ``note`` may be callables: ``tolerance(paper)``, ``null(row)``, ``note(row)``; ``quantity``
+    is formatted with ``row`` and ``col``."""
+    how: str = "add"
+    unit: str = ""
+    tolerance: float | Callable | None = None
+    null: float | Callable | None = None
+    null_why: str = ""
+    note: str | Callable = ""
+    quantity: str = "{row} {col}"
 
 
 @dataclass
@@ -180,6 +196,28 @@ class Comparison:
             raise ValueError(f"{artifact}/{quantity}: status {status!r} needs a note naming a cause "
                              f"(a mechanism or a number), got {note!r}")
         return self._row(artifact, quantity, paper, reproduced, unit, None, status, note, statements=statements)
+
+    def table(self, artifact: str, paper: pd.DataFrame, ours: pd.DataFrame, cells: Mapping[str, Cell],
+              statements: Mapping | str | Callable) -> None:
+        """One row per cell of a paper table against the same cell of ours: ``paper`` and ``ours`` share
+        their index (the table's rows, compared in ``paper``'s order) and the columns named in ``cells``
+        (compared in that order within a row). ``statements``: the statement id(s) of each row
+        (``{row: ids}``), one format string with ``{row}`` / ``{col}``, or ``statements(row, col)``."""
+        missing = [c for c in cells if c not in paper.columns or c not in ours.columns]
+        if missing or not set(paper.index) <= set(ours.index):
+            raise ValueError(f"{artifact}: paper and ours need the columns {missing or list(cells)} and ours every "
+                             f"row of paper (missing rows {sorted(set(paper.index) - set(ours.index), key=str)})")
+        for row in paper.index:
+            for col, c in cells.items():
+                ids = (statements(row, col) if callable(statements) else statements[row]
+                       if isinstance(statements, Mapping) else statements.format(row=row, col=col))
+                p, o, q = paper.at[row, col], ours.at[row, col], c.quantity.format(row=row, col=col)
+                note = c.note(row) if callable(c.note) else c.note
+                if c.how == "add":
+                    self.add(artifact, q, p, o, c.unit, c.tolerance(p) if callable(c.tolerance) else c.tolerance, note,
+                             null=c.null(row) if callable(c.null) else c.null, null_why=c.null_why, statements=ids)
+                else:
+                    self.state(artifact, q, p, o, c.how, note, unit=c.unit, statements=ids)
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows, columns=COLUMNS)
