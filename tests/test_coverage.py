@@ -146,3 +146,27 @@ def test_zheng2025_notebook_types_no_paper_number():
     for typed in ("0.0702", "0.0723", '["4", "2", "1", "1"', "(3 2 2 1 1)"):
         assert typed not in code, f"the zheng2025 notebook types the paper's {typed!r}: read it from coverage.paper_values"
     assert set(coverage.paper_values("zheng2025")) >= {"table2-L-K3", "table1-a0.8-L0.01", "fig4-best-320"}
+
+
+def _code(notebook: str) -> str:
+    import json
+    cells = json.loads((paths.ROOT / "notebooks" / notebook).read_text())["cells"]
+    return "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+
+
+@pytest.mark.parametrize("notebook, key, typed, ids", [
+    ("li2026_wisp.ipynb", "li2026",
+     ("0.7510", "0.7727", "0.4250", "17510", "73.22", "26.78", "0.3484", "114.4152", "(0.31, 0.48)", "54.0", "44.7",
+      "57.50", "0.93-0.94", "723-724", "160/563"),
+     {"table4-mlp", "table10-xgboost", "table5-on", "table11-rpi4b-mlp", "table8-negative"}),
+    ("venkatesha2025_early_exit.ipynb", "venkatesha2025",
+     ("0.69, 1.04", "65.61", "79.85", "27.57", "17.94", "258.79", "7.76", "101e6", "1600, 117", "2.92", "0.5563",
+      "12.4", "(33, 50)", "1.16x"),
+     {"table6-average-fsd", "table7-fifo-fifo", "table9-client", "table2-qwen2vl-7b", "table1-groq-llama3"}),
+])
+def test_notebook_types_no_paper_number(notebook, key, typed, ids):
+    """The paper's numbers are data (issue 19): the notebook reads them from its inventory."""
+    code = _code(notebook)
+    for t in typed:
+        assert t not in code, f"{notebook} types the paper's {t!r}: read it from coverage.paper_values({key!r})"
+    assert set(coverage.paper_values(key)) >= ids

@@ -1,0 +1,59 @@
+"""venkatesha2025's figures: Fig 6 (eq 9 heatmaps with the paper's and our points), Fig 4a (threads), Fig 4b (gamma).
+Each returns the matplotlib figure; the notebook saves it with its data (``plotting.save``)."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+from ..solvers import venkatesha2025 as v
+
+
+def fig6(grid: pd.DataFrame, points: pd.DataFrame):
+    """Eq 9's SD->FSD speedup over (rho, c) for gamma = 4, 7, 10, the OPT-66B line and the points
+    (``who`` = "paper (Jetson)" or "ours")."""
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2), sharey=True)
+    for ax, g in zip(axes, (4, 7, 10)):
+        sub = grid[grid.gamma == g]
+        piv = sub.pivot(index="c", columns="rho", values="speedup")
+        im = ax.pcolormesh(piv.columns, piv.index, piv.values, cmap="viridis", shading="nearest", vmin=1, vmax=11)
+        cs = ax.contour(piv.columns, piv.index, piv.values, levels=[1.5, 2, 3, 5], colors="white", linewidths=0.8)
+        ax.clabel(cs, fmt="%.1fx", fontsize=7)
+        ax.axhline(v.FIG6_C, color="gold", lw=2, label="c = 0.30 (OPT-66B, Jetson)")
+        for who, marker in (("paper (Jetson)", "o"), ("ours", "^")):
+            p = points[points.who == who]
+            if len(p):
+                ax.scatter(p.rho, p.c, marker=marker, s=45, edgecolor="k", facecolor="w" if who == "ours" else "tab:red",
+                           label=who, zorder=3)
+        ax.set_title(f"γ = {g}")
+        ax.set_xlabel("cache-miss rate ρ (fraction)")
+    axes[0].set_ylabel("latency ratio c = T_d / T_t")
+    axes[0].legend(loc="upper right", fontsize=7)
+    fig.colorbar(im, ax=axes, label="speedup SD → FSD (×)")
+    return fig
+
+
+def fig4a(f4a: pd.DataFrame):
+    """SD->FSD speedup and cache-miss rate against the number of pre-drafting threads."""
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    ax.plot(f4a.threads, f4a.speedup_sd_fsd, "o-", label="speedup SD → FSD")
+    ax.set_xlabel("early-exit threads")
+    ax.set_ylabel("speedup (×)")
+    ax2 = ax.twinx()
+    ax2.plot(f4a.threads, 100 * f4a.miss_rate, "s--", color="tab:orange", label="cache miss")
+    ax2.set_ylabel("cache-miss rate (%)")
+    ax2.grid(False)
+    fig.legend(loc="upper center", ncol=2, fontsize=8)
+    return fig
+
+
+def fig4b(f4b: pd.DataFrame):
+    """AR->SD and SD->FSD speedups against the draft length gamma."""
+    long = f4b.melt(id_vars="gamma", value_vars=["speedup_ar_sd", "speedup_sd_fsd"], var_name="speedup", value_name="x")
+    long["speedup"] = long.speedup.map({"speedup_ar_sd": "AR → SD", "speedup_sd_fsd": "SD → FSD"})
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    sns.lineplot(data=long, x="gamma", y="x", hue="speedup", marker="o", ax=ax)
+    ax.axhline(1, color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("draft tokens γ")
+    ax.set_ylabel("speedup (×)")
+    return fig
