@@ -17,6 +17,7 @@ Rows name the statement ids they hold; statuses are decided by ``compare``.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import replace
 from typing import Mapping, Sequence
@@ -493,3 +494,47 @@ def claim_lists(frame: pd.DataFrame) -> None:
         print(f"{title} ({len(sel)}):")
         for _, c in sel.iterrows():
             print(f"  [{c.status}] {c.artifact}: {c.quantity[len('claim: '):]} -- paper {c.paper}, zoo {c.reproduced}")
+
+
+def load_realpair() -> tuple[dict, pd.DataFrame]:
+    """The real pair's predictors' ``meta.json`` and its committed traces (issue 22); an error names the
+    command that trains the predictors when they are missing or older than the traces."""
+    need = [P.REALPAIR / n for n in ("meta.json", "repeated_splits.csv", *(f"{f}.json" for f in P.FAMILIES))]
+    missing = [str(n.relative_to(paths.ROOT)) for n in need if not n.exists()]
+    if missing:
+        raise FileNotFoundError(f"{missing} missing: `python -m specedge.predictor realpair` trains them from "
+                                f"{P.REALPAIR_TRACES.relative_to(paths.ROOT)}")
+    meta = json.loads((P.REALPAIR / "meta.json").read_text())
+    if hashlib.sha256(P.REALPAIR_TRACES.read_bytes()).hexdigest() != meta["traces_sha256"]:
+        raise ValueError(f"{P.REALPAIR_TRACES.relative_to(paths.ROOT)} changed since data/predictor/realpair was trained: "
+                         "rerun `python -m specedge.predictor realpair`")
+    return meta, P.load_realpair_traces()
+
+
+def theorem1_rows(cmp: Comparison, points: pd.DataFrame, n_ours: int) -> None:
+    """Theorem 1 by the closed form: our trained predictors' E[W] in FPR order (the first ``n_ours`` points)."""
+    ours = points.iloc[:n_ours]
+    cmp.claim("Theorem 1", "claim: trained predictors, lower FPR -> lower E[W] (closed form, E[W] in FPR order)", "holds",
+              verdicts.waste_rises_with_fpr(ours.assign(w=ours.expected_waste.to_numpy()), "w"),
+              strength="match", statements="thm1-monotone",
+              note="the predictors also differ in Rec1, which the theorem holds fixed")
+
+
+def theorem1_live_rows(cmp: Comparison, live_w: pd.DataFrame, per_draft: pd.DataFrame) -> None:
+    """Theorem 1 live: measured waste per round in the predictors' test-FPR order, pooled over drafts (and how
+    many drafts keep that order alone)."""
+    trained = verdicts.by_fpr(live_w)   # the four trained predictors, lowest test FPR first
+    agree = verdicts.drafts_in_fpr_order(per_draft, trained.predictor)
+    cmp.claim("Theorem 1", "claim: live, lower FPR -> fewer wasted draft tokens per round (pooled over drafts)", "holds",
+              verdicts.waste_rises_with_fpr(live_w, "wasted_per_round"), strength="match", statements="thm1-monotone",
+              note=f"same order for {agree} of {len(per_draft)} drafts separately; the predictors also differ in Rec1; "
+                   + "W per round by predictor: " + ", ".join(f"{p} {w:.2f} (FPR {f:.2f})" for p, f, w in
+                                                             zip(trained.predictor, trained.FPR, trained.wasted_per_round)))
+
+
+def fig1_rows(cmp: Comparison, f1: pd.DataFrame) -> None:
+    """Sec 3.2's claim on Fig 1: more wasted drafting, lower device goodput."""
+    cmp.claim("Fig 1", "claim: more wasted drafting, lower device goodput (Pearson r)", "negative",
+              claims.correlation_sign(f1.wasted, f1.goodput, -1), strength="trend", statements="fig1-negative",
+              note="modelled device time (50 tok/s drafting + the paper's verifier estimator eq 19), zoo models; partly by "
+                   "construction: a wasted token adds drafting time and commits nothing")
