@@ -123,6 +123,27 @@ def test_comparison_rows_have_no_float_noise(tmp_path):
     assert "0.6205," in text and "0.6204999999999999" not in text
 
 
+def test_comparison_table_adds_one_row_per_cell_in_the_papers_order():
+    """Comparison.table: paper and ours share rows and columns; rows come in the paper's order, cells in the
+    order of ``cells``; each cell's rule decides (tolerance, null, a stated status) and names its statements."""
+    paper = pd.DataFrame({"acc": [0.75, 0.80], "n": [100, 200]}, index=["A", "B"])
+    ours = pd.DataFrame({"acc": [0.90, 0.74], "n": [7, 9]}, index=["B", "A"])
+    c = compare.Comparison("x")
+    c.table("T4", paper, ours, {"acc": compare.Cell(tolerance=lambda p: 0.02, null=0.5, note=lambda r: f"row {r}: the zoo threshold rule"),
+                                "n": compare.Cell("deviates", unit="tokens", quantity="{row} count",
+                                                  note="counts scale with the test split")},
+            lambda r, col: f"t4-{r.lower()} {col}")
+    f = c.frame()
+    assert list(f.quantity) == ["A acc", "A count", "B acc", "B count"]
+    assert list(f.status) == ["match", "deviates", "deviates", "deviates"]       # 0.74 vs 0.75 within 0.02; 0.90 vs 0.80 not
+    assert list(f.statements) == ["t4-a acc", "t4-a n", "t4-b acc", "t4-b n"] and f.note[0] == "row A: the zoo threshold rule"
+    assert f.reproduced.tolist()[:2] == [0.74, 9] and f.null[0] == 0.5
+    with pytest.raises(ValueError, match="every row of paper"):
+        c.table("T4", paper, ours.drop("A"), {"acc": compare.Cell(tolerance=0.02, null=0.5)}, "t4")
+    with pytest.raises(ValueError, match="also accepts the null"):      # the null test holds inside a table too
+        c.table("T4", paper.assign(acc=0.51), ours.assign(acc=0.5), {"acc": compare.Cell(tolerance=0.02, null=0.5)}, "t4")
+
+
 def test_results_table_and_readme_block(tmp_path):
     for key, statuses in {"zheng2025": ["match", "match"], "zhu2025": ["match", "deviates"]}.items():
         c = compare.Comparison(key)
