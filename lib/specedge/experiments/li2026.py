@@ -43,6 +43,7 @@ from ..serving import capacity, centralized, slo
 from ..serving.allocation import FixedS
 from ..serving.batching import FCFS
 from ..serving.estimator import Estimator
+from ..serving.timegrid import ns, on_grid
 from ..serving.twin import TRACES, Times, TraceAcceptance, simulate
 from ..serving.workload import ClientSpec, Workload
 
@@ -213,7 +214,9 @@ def noisy(model, sigma: float, seed: int):
     rng = np.random.default_rng(np.random.SeedSequence([seed, 23]))
     if sigma <= 0:
         return model
-    return lambda batch: float(model(batch)) * float(np.exp(rng.normal(0.0, sigma)))
+    # math.exp (the C library's, the same on every x86 host, where numpy's has an AVX-512 kernel) and the
+    # result on the nanosecond grid: the times every later decision sums carry no host's last digits
+    return lambda batch: on_grid(float(model(batch)) * math.exp(rng.normal(0.0, sigma)))
 
 
 def former(point: Point, est: Estimator):
@@ -277,9 +280,9 @@ def response_violations(log: pd.DataFrame, max_new_tokens: int, warmup: float, h
     r = responses(log, max_new_tokens, horizon)
     r = r[r["start"] >= warmup].copy()
     cls = r["slo_class"].astype(float)
-    late = ~r["complete"] & (r["seconds"] >= max_new_tokens / cls)
+    late = ~r["complete"] & (ns(r["seconds"]) >= ns(max_new_tokens / cls))
     r = r[r["complete"] | late].copy()
-    r["violated"] = (~r["complete"]) | (r["speed"] < r["slo_class"].astype(float))
+    r["violated"] = (~r["complete"]) | slo.slower(r["tokens"], r["seconds"], r["slo_class"].astype(float))
     return r
 
 
@@ -319,7 +322,7 @@ def deadline_attribution(log: pd.DataFrame, window: int = 50, tau: float = 1.5) 
     per_batch = ev.groupby("batch")["t_verify"].first().sort_index()
     ma = per_batch.shift(1).rolling(window, min_periods=1).mean()
     ev["rho"] = ev["t_verify"] / ev["batch"].map(ma)
-    ev["violated"] = ev["end"] > ev["deadline"]
+    ev["violated"] = ns(ev["end"]) > ns(ev["deadline"])
     ev["label"] = np.where(~ev["violated"], "met",
                            np.where(ev["rho"] > tau, "compute-dominant", "queue-dominant"))
     return ev[["batch", "client", "slo_class", "t_queue", "t_verify", "rho", "violated", "label"]]

@@ -28,6 +28,7 @@ import numpy as np
 
 from .estimator import Estimator
 from .interfaces import Pending
+from .timegrid import ns
 
 
 def _expected(p: Pending) -> float:
@@ -64,8 +65,9 @@ class WISPBatcher:
                        _expected(p), p.memory) for p in queue], float).reshape(n, 7)
         new, cached, arrival, client, d, g, memory = x.T
         v = self.estimator.time(new, (new + cached) * new, cached)          # v_hat_i, each alone
-        crit = now >= d - v - self.delta                                     # eq (17); never without a deadline
-        late = crit & (now + v > d)
+        # time comparisons in whole nanoseconds (``timegrid``): last-digit float noise decides nothing
+        crit = ns(now) >= ns(d - v - self.delta)                             # eq (17); never without a deadline
+        late = crit & (ns(now + v) > ns(d))
         key = np.where(crit, d, -g / np.maximum(v, 1e-12)) if self.density else d   # eq (16), decreasing
         idx = np.lexsort((client, arrival, key, ~crit))
         return idx, late, crit, new, cached, d, memory
@@ -88,7 +90,7 @@ class WISPBatcher:
         used = np.cumsum(memory)
         t_hat = self.estimator.time(np.cumsum(new), np.cumsum((new + cached) * new), np.cumsum(cached))
         d_min = np.minimum.accumulate(np.where(late, math.inf, d))
-        ok = (used <= self.memory_budget) & (now + t_hat <= d_min)          # eqs (14) and (15)
+        ok = (used <= self.memory_budget) & (ns(now + t_hat) <= ns(d_min))  # eqs (14) and (15)
         k = len(ok) if ok.all() else int(np.argmin(ok))                     # stop at the first violation
         if self.max_batch is not None:
             k = min(k, self.max_batch)
