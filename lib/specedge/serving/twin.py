@@ -34,6 +34,7 @@ from .. import paths
 from . import slo
 from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Outcome, Pending
 from .runtime import AffineTokens
+from .uniform_ints import Ints
 from .workload import Workload
 
 TRACES = paths.DATA / "traces" / "li2026_traces.csv.gz"
@@ -79,6 +80,8 @@ class TraceAcceptance:
     the traced positions gives the round it would have drafted (stop before the first position
     predicted rejected, eq (25), at most ``gamma`` drafts).
     """
+
+    integer_draws = True   # draws only ``rng.integers(n)``: the twin may pass a ``uniform_ints.Ints``
 
     def __init__(self, path=TRACES, target: str = "target-m", stop_rules: dict | None = None):
         """``path``: a traces file, or a frame with its columns (e.g. the real pair's,
@@ -248,7 +251,7 @@ def fit_times(log: pd.DataFrame, num_clients: int) -> tuple[Times, dict]:
 # --------------------------------------------------------------------------- the event loop
 class _Event:
     """An event of ``_Loop``: SimPy's ``Event`` reduced to what the twin uses (``succeed``,
-    ``triggered``, a value for the process waiting on it)."""
+    ``triggered``, the generators waiting on it and the value they get)."""
     __slots__ = ("loop", "callbacks", "value", "triggered")
 
     def __init__(self, loop: "_Loop"):
@@ -263,12 +266,14 @@ _URGENT, _NORMAL = 0, 1   # SimPy's priorities: a process start comes before tim
 
 
 class _Loop:
-    """A plain heap event loop with SimPy's order: events keyed (time, priority, sequence), the
+    """A plain heap event loop with SimPy's order: entries keyed (time, priority, sequence), the
     sequence counting schedulings, so events at one time run in the order SimPy runs them (its
     ``eid`` also counts events the twin never waits on, e.g. a process ending, which shifts no
-    relative order). Processes are generators yielding the events they wait for, as in SimPy, or a
-    number of seconds to sleep (SimPy's ``yield env.timeout(d)`` without the event object: the heap
-    holds the generator itself, scheduled at the same point, so the order is the same)."""
+    relative order). Processes are generators yielding the events they wait for, as in SimPy, a
+    number of seconds to sleep (SimPy's ``yield env.timeout(d)``), or ``None`` to wait for ``wake``
+    (SimPy's ``yield ev`` on an event only its waker succeeds). A sleep and a wake put the generator
+    itself on the heap, with its value, at the point where SimPy would schedule the timeout or the
+    succeeded event, so the order is the same without the event objects."""
 
     def __init__(self):
         self.now = 0.0
@@ -276,7 +281,11 @@ class _Loop:
         self._seq = itertools.count()
 
     def schedule(self, event: _Event, delay: float, priority: int):
-        heapq.heappush(self._heap, (self.now + delay, priority, next(self._seq), event))
+        heapq.heappush(self._heap, (self.now + delay, priority, next(self._seq), event, None))
+
+    def wake(self, gen, value):
+        """Resume ``gen`` (waiting after ``yield None``) with ``value``, as succeeding its event now."""
+        heapq.heappush(self._heap, (self.now, _NORMAL, next(self._seq), gen, value))
 
     def event(self) -> _Event:
         return _Event(self)
@@ -290,39 +299,42 @@ class _Loop:
     def process(self, gen):
         start = _Event(self)
         start.triggered = True
-        start.callbacks.append(lambda ev: self._resume(gen, ev))
+        start.callbacks.append(gen)
         self.schedule(start, 0.0, _URGENT)
 
-    def _resume(self, gen, ev: _Event | None):
-        value = None if ev is None else ev.value
+    def _resume(self, gen, value):
+        push, heap, seq = heapq.heappush, self._heap, self._seq
         while True:
             try:
                 nxt = gen.send(value)
             except StopIteration:
                 return
             if type(nxt) is float:                 # a sleep: the generator waits on the heap itself
-                heapq.heappush(self._heap, (self.now + nxt, _NORMAL, next(self._seq), gen))
+                push(heap, (self.now + nxt, _NORMAL, next(seq), gen, None))
+                return
+            if nxt is None:                        # waits for ``wake``
                 return
             if nxt.callbacks is not None:          # not processed yet: wait for it
-                nxt.callbacks.append(lambda e: self._resume(gen, e))
+                nxt.callbacks.append(gen)
                 return
             value = nxt.value                      # already processed: resume at once, as SimPy does
 
     def run(self, until: float | None = None):
         """Process events in order; with ``until``, stop before the first event at or after it (SimPy
         schedules its stop event at ``until`` with urgent priority, ahead of the others there)."""
-        heap, pop = self._heap, heapq.heappop
+        heap, pop, resume = self._heap, heapq.heappop, self._resume
+        end = math.inf if until is None else until
         while heap:
-            if until is not None and heap[0][0] >= until:
+            if heap[0][0] >= end:
                 self.now = until
                 return
-            self.now, _, _, ev = pop(heap)
-            if type(ev) is not _Event:             # a sleeping generator
-                self._resume(ev, None)
+            self.now, _, _, target, value = pop(heap)
+            if type(target) is not _Event:         # a sleeping or woken generator
+                resume(target, value)
                 continue
-            callbacks, ev.callbacks = ev.callbacks, None
-            for cb in callbacks:
-                cb(ev)
+            callbacks, target.callbacks = target.callbacks, None
+            for gen in callbacks:
+                resume(gen, target.value)
 
 
 # --------------------------------------------------------------------------- the simulation
@@ -355,6 +367,8 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     if until is not None and not until > 0:
         raise ValueError(f"until: must be > 0 seconds or None, got {until}")
     rng = np.random.default_rng(np.random.SeedSequence(seed))
+    if getattr(acceptance, "integer_draws", False):
+        rng = Ints(rng)   # the same numbers as rng.integers, without numpy's per-call cost
     slo_of = {}   # client -> (alpha, class speed), checked once (slo's checks off the per-round path)
     for i, spec in enumerate(specs):
         if spec.slo_class is not None:
@@ -365,8 +379,7 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     alloc = dict(allocator.initial(list(range(len(specs)))))
     clients = [_Client(i, alloc[i]) for i in range(len(specs))]
     queue: list[Pending] = []
-    replies: dict[int, _Event] = {}
-    meta: dict[int, tuple] = {}          # id(pending) -> (draft time, domain, outcome drawn by a stop rule)
+    meta: dict[int, tuple] = {}   # id(pending) -> (its client's process, draft time, domain, outcome drawn by a stop rule)
     wrap = rounds is not None or until is not None
     active = set(range(len(specs)))
     wake = [env.event()]
@@ -422,15 +435,10 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                     budget, g = slo.budget(a_c, s, speed, td, tn), None
                 p.deadline = env.now + budget
                 p.expected_tokens = g
-            ev = env.event()
-            replies[id(p)] = ev
-            meta[id(p)] = (td, domain, drawn)
+            meta[id(p)] = (gens[i], td, domain, drawn)
             queue.append(p)
             notify()
-            res = yield ev
-            if res is None:
-                return
-            n, tokens, row = res
+            n, tokens, row = yield None
             yield float(down(i))
             row[12] = env.now - t0   # t_round
             row[11] = send(i)
@@ -464,7 +472,7 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             last = max(p.arrival for p in batch)
             outcomes, pending_rows = [], []
             for p in batch:
-                td, domain, drawn = meta.pop(id(p))
+                gen, td, domain, drawn = meta.pop(id(p))
                 spec = specs[p.client]
                 n, aps = drawn if drawn is not None else acceptance.draw(rng, spec.draft, domain,
                                                                          spec.temperature, p.n_draft)
@@ -474,19 +482,20 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                 row = [label, state["batch"], p.round, p.client, p.n_draft, n, tokens, td, last - first,
                        start - p.arrival, tv, 0.0, 0.0, p.payload_bytes, times.bytes_down, p.arrival,
                        start, env.now, spec.slo_class, p.deadline, ""]
-                pending_rows.append((p, n, tokens, row))
+                pending_rows.append((gen, n, tokens, row))
             alloc.update(allocator.update(outcomes))
             if on_batch is not None:
                 on_batch(state["batch"], dict(alloc))
             state["batch"] += 1
-            for p, n, tokens, row in pending_rows:
+            for gen, n, tokens, row in pending_rows:
                 row[17] = env.now
-                replies.pop(id(p)).succeed((n, tokens, row))
+                env.wake(gen, (n, tokens, row))
             if rounds is not None and state["batch"] >= rounds:
                 state["stop"] = True
 
-    for c in clients:
-        env.process(client_proc(c))
+    gens = [client_proc(c) for c in clients]
+    for gen in gens:
+        env.process(gen)
     env.process(server_proc())
     env.run(until=until)
     out = pd.DataFrame(rows, columns=list(cols))
