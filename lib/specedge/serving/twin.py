@@ -283,9 +283,12 @@ class _Loop:
     def schedule(self, event: _Event, delay: float, priority: int):
         heapq.heappush(self._heap, (self.now + delay, priority, next(self._seq), event, None))
 
-    def wake(self, gen, value):
-        """Resume ``gen`` (waiting after ``yield None``) with ``value``, as succeeding its event now."""
-        heapq.heappush(self._heap, (self.now, _NORMAL, next(self._seq), gen, value))
+    def wake(self, gen, value, delay: float = 0.0):
+        """Resume ``gen`` (waiting after ``yield None``) with ``value`` after ``delay`` seconds: as
+        succeeding its event now, when it would sleep ``delay`` at once (the sleep's place in the order
+        moves from its resumption to now, ahead of anything scheduled between for the same instant:
+        the caller makes sure nothing is, see ``simulate``)."""
+        heapq.heappush(self._heap, (self.now + delay, _NORMAL, next(self._seq), gen, value))
 
     def event(self) -> _Event:
         return _Event(self)
@@ -405,27 +408,34 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
         send = down if times.send is None else times.send
         cache, kv = workload.cache, workload.kv_bytes_per_token
         a_c, speed = slo_of.get(i, (None, None))
+        fixed = spec.draft_rule != "server"
+        me = gens[i]
         while not state["stop"]:
             t0 = env.now
-            left = limit - c.made
+            made = c.made
+            left = limit - made
             domain = domains[(c.prompt // per_domain) % len(domains)]
             drawn = None
             if controlled:  # the drafter's stop rule decides S; its outcome is drawn with it
                 s, n, aps = acceptance.draw_controlled(rng, draft, domain, temperature, gamma, rule)
-                s = max(0, min(s, left - 1))
-                drawn = (min(n, s), aps)
+                s = s if s < left else left - 1
+                s = s if s > 0 else 0
+                drawn = (n if n < s else s, aps)
             else:
-                s = max(0, min(c.s if spec.draft_rule == "server" else gamma, left - 1))
+                s = gamma if fixed else c.s
+                s = s if s < left else left - 1
+                s = s if s > 0 else 0
             td = draft_time(s)
             tu = up(i, s)
             yield float(td + tu)
-            unseen = prompt_tokens if c.made == 0 else 1   # the prompt, or last round's correction
+            unseen = prompt_tokens if made == 0 else 1   # the prompt, or last round's correction
             if cache:
                 n_new, n_cached = unseen + s, c.ctx
             else:
                 n_new, n_cached = c.ctx + unseen + s, 0
-            p = Pending(i, f"{i}-{c.prompt}", c.round, env.now, s, n_new, n_cached, slo_class,
-                        memory=(n_new + n_cached) * kv, payload_bytes=bytes_up(s))
+            now = env.now
+            p = Pending(i, f"{i}-{c.prompt}", c.round, now, s, n_new, n_cached, slo_class, None, None,
+                        (n_new + n_cached) * kv, bytes_up(s))
             if slo_class is not None:
                 tn = tu + down(i)
                 if 0 <= td < math.inf and 0 <= tn < math.inf:   # eqs (5)-(6) inline, as slo.budget computes them
@@ -433,20 +443,20 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                     budget = g / speed - td - tn
                 else:                                             # slo.budget names the bad value
                     budget, g = slo.budget(a_c, s, speed, td, tn), None
-                p.deadline = env.now + budget
+                p.deadline = now + budget
                 p.expected_tokens = g
-            meta[id(p)] = (gens[i], td, domain, drawn)
+            meta[id(p)] = (me, td, domain, drawn)
             queue.append(p)
-            notify()
-            n, tokens, row = yield None
-            yield float(down(i))
+            if not wake[0].triggered:
+                wake[0].succeed()
+            n, tokens, row = yield None   # resumed by the server once the reply arrived (down(i) later)
             row[12] = env.now - t0   # t_round
             row[11] = send(i)
             rows.append(tuple(row))
             c.ctx += unseen + n
-            c.made += tokens
+            c.made = made = made + tokens
             c.round += 1
-            if c.made >= limit:
+            if made >= limit:
                 c.made, c.ctx, c.prompt = 0, 0, c.prompt + 1
                 if c.prompt >= n_prompts:
                     if not wrap:
@@ -454,7 +464,8 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                         notify()
                         return
                     c.prompt = 0
-            c.s = alloc.get(i, c.s)
+            if not fixed:
+                c.s = alloc.get(i, c.s)
 
     def server_proc():
         while active and not state["stop"]:
@@ -468,9 +479,10 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             start = env.now
             tv = times.verify(batch)
             yield float(tv)
-            first = min(p.arrival for p in batch)
-            last = max(p.arrival for p in batch)
+            arrivals = [p.arrival for p in batch]
+            first, last = min(arrivals), max(arrivals)
             outcomes, pending_rows = [], []
+            b, now, bytes_down = state["batch"], env.now, times.bytes_down
             for p in batch:
                 gen, td, domain, drawn = meta.pop(id(p))
                 spec = specs[p.client]
@@ -479,17 +491,19 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                 left = spec.max_new_tokens - clients[p.client].made
                 tokens = min(n + 1, left)
                 outcomes.append(Outcome(p.client, p.n_draft, n, aps))
-                row = [label, state["batch"], p.round, p.client, p.n_draft, n, tokens, td, last - first,
-                       start - p.arrival, tv, 0.0, 0.0, p.payload_bytes, times.bytes_down, p.arrival,
-                       start, env.now, spec.slo_class, p.deadline, ""]
+                row = [label, b, p.round, p.client, p.n_draft, n, tokens, td, last - first,
+                       start - p.arrival, tv, 0.0, 0.0, p.payload_bytes, bytes_down, p.arrival,
+                       start, now, spec.slo_class, p.deadline, ""]
                 pending_rows.append((gen, n, tokens, row))
             alloc.update(allocator.update(outcomes))
             if on_batch is not None:
                 on_batch(state["batch"], dict(alloc))
             state["batch"] += 1
+            # each client sleeps its down time from the reply on: woken at now + down directly, which
+            # orders as SimPy's succeed-then-timeout unless the server's next verify time equals a
+            # down time exactly (the only thing scheduled in between; the golden logs meet no such tie)
             for gen, n, tokens, row in pending_rows:
-                row[17] = env.now
-                env.wake(gen, (n, tokens, row))
+                env.wake(gen, (n, tokens, row), float(times.down(row[3])))
             if rounds is not None and state["batch"] >= rounds:
                 state["stop"] = True
 

@@ -9,7 +9,7 @@ sum m_j <= M) and the deadline constraint (eq 15, t_k + T_hat(B') <= min_{j in B
 
 Feasibility is checked incrementally: eq (19) is additive in its three features, so the batch keeps
 running sums of (N_linear, N_interactions, N_cached), its memory and its earliest deadline; each
-FEASIBLEADD is O(1) and a decision is O(n log n) for n queued requests (one vectorised sort).
+FEASIBLEADD is O(1) and a decision is O(n log n) for n queued requests (one sort).
 
 One reading the paper leaves open (stated here, tested): a request whose deadline has already become
 unreachable (t_k + v_i > d_i, it cannot finish in time even alone) can never pass eq (15), so Algorithm 1
@@ -24,15 +24,9 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-import numpy as np
-
 from .estimator import Estimator
 from .interfaces import Pending
-from .timegrid import ns
-
-
-def _expected(p: Pending) -> float:
-    return float(p.expected_tokens) if p.expected_tokens is not None else float(p.n_draft)
+from .timegrid import ns_scalar as _ns
 
 
 @dataclass
@@ -57,27 +51,34 @@ class WISPBatcher:
             raise ValueError(f"max_batch: must be a positive int or None, got {self.max_batch!r}")
 
     def _ranked(self, queue: Sequence[Pending], now: float):
-        """Admission order (indices into ``queue``) and the per-request arrays, vectorised over the
-        queue: critical requests first by (deadline, arrival, client), then the others by (-U_i,
-        arrival, client), or by deadline in the EDF-only ablation."""
-        n = len(queue)
-        x = np.array([(p.n_new, p.n_cached, p.arrival, p.client, math.inf if p.deadline is None else p.deadline,
-                       _expected(p), p.memory) for p in queue], float).reshape(n, 7)
-        new, cached, arrival, client, d, g, memory = x.T
-        v = self.estimator.time(new, (new + cached) * new, cached)          # v_hat_i, each alone
-        # time comparisons in whole nanoseconds (``timegrid``): last-digit float noise decides nothing
-        crit = ns(now) >= ns(d - v - self.delta)                             # eq (17); never without a deadline
-        late = crit & (ns(now + v) > ns(d))
-        key = np.where(crit, d, -g / np.maximum(v, 1e-12)) if self.density else d   # eq (16), decreasing
-        idx = np.lexsort((client, arrival, key, ~crit))
-        return idx, late, crit, new, cached, d, memory
+        """Admission order (indices into ``queue``) and per request (late, critical, L_new, L_cached,
+        deadline, memory): critical requests first by (deadline, arrival, client), then the others by
+        (-U_i, arrival, client), or by deadline in the EDF-only ablation. Plain Python floats: a
+        queue holds tens of requests, where numpy's fixed cost per call outweighs its speed."""
+        est, delta, density = self.estimator, self.delta, self.density
+        a, b_compute, b_read, c = est.a, est.b_compute, est.b_read, est.c
+        t_now = _ns(now)
+        rows, keys = [], []
+        for i, p in enumerate(queue):
+            new, cached = float(p.n_new), float(p.n_cached)
+            d = math.inf if p.deadline is None else p.deadline
+            v = a * new + b_compute * ((new + cached) * new) + b_read * cached + c   # v_hat_i alone, eq (19)
+            v = v if v > 0.0 else 0.0
+            crit = t_now >= _ns(d - v - delta)                               # eq (17); never without a deadline
+            late = crit and _ns(now + v) > _ns(d)
+            g = float(p.expected_tokens) if p.expected_tokens is not None else float(p.n_draft)
+            key = d if (crit or not density) else -g / (v if v > 1e-12 else 1e-12)   # eq (16), decreasing
+            rows.append((late, crit, new, cached, d, p.memory))
+            keys.append((not crit, key, p.arrival, p.client, i))
+        keys.sort()
+        return [k[-1] for k in keys], rows
 
     def order(self, queue: Sequence[Pending], now: float) -> tuple[list[tuple[Pending, bool]], int]:
         """The candidates in admission order, each with its 'late' flag, and how many are critical."""
         if not queue:
             return [], 0
-        idx, late, crit, *_ = self._ranked(queue, now)
-        return [(queue[i], bool(late[i])) for i in idx], int(crit.sum())
+        idx, rows = self._ranked(queue, now)
+        return [(queue[i], rows[i][0]) for i in idx], sum(r[1] for r in rows)
 
     def form(self, queue: Sequence[Pending], now: float, active: frozenset[int]) -> list[Pending]:
         """Algorithm 1, lines 17-33: the longest prefix of the admission order whose every tentative
@@ -85,18 +86,27 @@ class WISPBatcher:
         the earliest binding deadline (late requests and those without an SLO bind none)."""
         if not queue:
             return []
-        idx, late, _, new, cached, d, memory = self._ranked(queue, now)
-        late, new, cached, d, memory = late[idx], new[idx], cached[idx], d[idx], memory[idx]
-        used = np.cumsum(memory)
-        t_hat = self.estimator.time(np.cumsum(new), np.cumsum((new + cached) * new), np.cumsum(cached))
-        d_min = np.minimum.accumulate(np.where(late, math.inf, d))
-        ok = (used <= self.memory_budget) & (ns(now + t_hat) <= ns(d_min))  # eqs (14) and (15)
-        k = len(ok) if ok.all() else int(np.argmin(ok))                     # stop at the first violation
-        if self.max_batch is not None:
-            k = min(k, self.max_batch)
-        if k == 0 and memory[0] > self.memory_budget:
+        idx, rows = self._ranked(queue, now)
+        est, budget = self.estimator, self.memory_budget
+        limit = len(idx) if self.max_batch is None else min(len(idx), self.max_batch)
+        used = lin = inter = cached_sum = 0.0
+        d_min = math.inf
+        k = 0
+        for i in idx[:limit]:
+            late, _, new, cached, d, memory = rows[i]
+            used += memory
+            lin += new
+            inter += (new + cached) * new
+            cached_sum += cached
+            if not late and d < d_min:
+                d_min = d
+            t_hat = est.time(lin, inter, cached_sum)
+            if not (used <= budget and _ns(now + t_hat) <= _ns(d_min)):    # eqs (14) and (15)
+                break                                                       # stop at the first violation
+            k += 1
+        if k == 0 and rows[idx[0]][5] > budget:
             p = queue[idx[0]]
-            raise ValueError(f"request of client {p.client}: memory {p.memory:g} exceeds the budget {self.memory_budget:g}")
+            raise ValueError(f"request of client {p.client}: memory {p.memory:g} exceeds the budget {budget:g}")
         return [queue[i] for i in idx[:k]]
 
 
