@@ -468,8 +468,11 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                 c.s = alloc.get(i, c.s)
 
     def server_proc():
+        now_active = frozenset(active)
         while active and not state["stop"]:
-            batch = former.form(list(queue), env.now, frozenset(active)) if queue else []
+            if len(now_active) != len(active):      # clients only ever leave
+                now_active = frozenset(active)
+            batch = former.form(list(queue), env.now, now_active) if queue else []
             if not batch:
                 wake[0] = env.event()
                 yield wake[0]
