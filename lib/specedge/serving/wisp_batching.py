@@ -24,9 +24,17 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
 from .estimator import Estimator
 from .interfaces import Pending
-from .timegrid import ns_scalar as _ns
+from .timegrid import ns, ns_scalar as _ns
+
+SHORT = 32   # queue length up to which a decision runs on plain floats; numpy arrays beyond
+
+
+def _expected(p: Pending) -> float:
+    return float(p.expected_tokens) if p.expected_tokens is not None else float(p.n_draft)
 
 
 @dataclass
@@ -50,11 +58,11 @@ class WISPBatcher:
         if self.max_batch is not None and (not isinstance(self.max_batch, int) or self.max_batch < 1):
             raise ValueError(f"max_batch: must be a positive int or None, got {self.max_batch!r}")
 
-    def _ranked(self, queue: Sequence[Pending], now: float):
+    def _ranked_short(self, queue: Sequence[Pending], now: float):
         """Admission order (indices into ``queue``) and per request (late, critical, L_new, L_cached,
         deadline, memory): critical requests first by (deadline, arrival, client), then the others by
-        (-U_i, arrival, client), or by deadline in the EDF-only ablation. Plain Python floats: a
-        queue holds tens of requests, where numpy's fixed cost per call outweighs its speed."""
+        (-U_i, arrival, client), or by deadline in the EDF-only ablation. Plain Python floats, for
+        queues up to ``SHORT`` requests (numpy's fixed cost per call outweighs its speed there)."""
         est, delta, density = self.estimator, self.delta, self.density
         a, b_compute, b_read, c = est.a, est.b_compute, est.b_read, est.c
         t_now = _ns(now)
@@ -66,7 +74,7 @@ class WISPBatcher:
             v = v if v > 0.0 else 0.0
             crit = t_now >= _ns(d - v - delta)                               # eq (17); never without a deadline
             late = crit and _ns(now + v) > _ns(d)
-            g = float(p.expected_tokens) if p.expected_tokens is not None else float(p.n_draft)
+            g = _expected(p)
             key = d if (crit or not density) else -g / (v if v > 1e-12 else 1e-12)   # eq (16), decreasing
             rows.append((late, crit, new, cached, d, p.memory))
             keys.append((not crit, key, p.arrival, p.client, i))
@@ -77,7 +85,10 @@ class WISPBatcher:
         """The candidates in admission order, each with its 'late' flag, and how many are critical."""
         if not queue:
             return [], 0
-        idx, rows = self._ranked(queue, now)
+        if len(queue) > SHORT:
+            idx, late, crit, *_ = self._ranked_long(queue, now)
+            return [(queue[i], bool(late[i])) for i in idx], int(crit.sum())
+        idx, rows = self._ranked_short(queue, now)
         return [(queue[i], rows[i][0]) for i in idx], sum(r[1] for r in rows)
 
     def form(self, queue: Sequence[Pending], now: float, active: frozenset[int]) -> list[Pending]:
@@ -86,7 +97,9 @@ class WISPBatcher:
         the earliest binding deadline (late requests and those without an SLO bind none)."""
         if not queue:
             return []
-        idx, rows = self._ranked(queue, now)
+        if len(queue) > SHORT:
+            return self._form_long(queue, now)
+        idx, rows = self._ranked_short(queue, now)
         est, budget = self.estimator, self.memory_budget
         limit = len(idx) if self.max_batch is None else min(len(idx), self.max_batch)
         used = lin = inter = cached_sum = 0.0
@@ -107,6 +120,36 @@ class WISPBatcher:
         if k == 0 and rows[idx[0]][5] > budget:
             p = queue[idx[0]]
             raise ValueError(f"request of client {p.client}: memory {p.memory:g} exceeds the budget {budget:g}")
+        return [queue[i] for i in idx[:k]]
+
+    def _ranked_long(self, queue: Sequence[Pending], now: float):
+        """``_ranked_short`` vectorised over a long queue (numpy arrays: the same values, the same order)."""
+        n = len(queue)
+        x = np.array([(p.n_new, p.n_cached, p.arrival, p.client, math.inf if p.deadline is None else p.deadline,
+                       _expected(p), p.memory) for p in queue], float).reshape(n, 7)
+        new, cached, arrival, client, d, g, memory = x.T
+        v = self.estimator.time(new, (new + cached) * new, cached)          # v_hat_i, each alone
+        # time comparisons in whole nanoseconds (``timegrid``): last-digit float noise decides nothing
+        crit = ns(now) >= ns(d - v - self.delta)                             # eq (17); never without a deadline
+        late = crit & (ns(now + v) > ns(d))
+        key = np.where(crit, d, -g / np.maximum(v, 1e-12)) if self.density else d   # eq (16), decreasing
+        idx = np.lexsort((client, arrival, key, ~crit))
+        return idx, late, crit, new, cached, d, memory
+
+    def _form_long(self, queue: Sequence[Pending], now: float) -> list[Pending]:
+        """``form`` vectorised over a long queue (cumulative sums: the same sums, the same batch)."""
+        idx, late, _, new, cached, d, memory = self._ranked_long(queue, now)
+        late, new, cached, d, memory = late[idx], new[idx], cached[idx], d[idx], memory[idx]
+        used = np.cumsum(memory)
+        t_hat = self.estimator.time(np.cumsum(new), np.cumsum((new + cached) * new), np.cumsum(cached))
+        d_min = np.minimum.accumulate(np.where(late, math.inf, d))
+        ok = (used <= self.memory_budget) & (ns(now + t_hat) <= ns(d_min))  # eqs (14) and (15)
+        k = len(ok) if ok.all() else int(np.argmin(ok))                     # stop at the first violation
+        if self.max_batch is not None:
+            k = min(k, self.max_batch)
+        if k == 0 and memory[0] > self.memory_budget:
+            p = queue[idx[0]]
+            raise ValueError(f"request of client {p.client}: memory {p.memory:g} exceeds the budget {self.memory_budget:g}")
         return [queue[i] for i in idx[:k]]
 
 
