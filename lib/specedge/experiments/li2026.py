@@ -256,19 +256,23 @@ def responses(log: pd.DataFrame, max_new_tokens: int, horizon: float) -> pd.Data
     client, start (s), tokens, seconds, speed (tok/s), complete. Every device runs its responses back
     to back, so a response's time is the sum of its rounds' ``t_round``. A response still running at
     ``horizon`` is kept (complete=False) with the time it has taken so far."""
-    rows = log[log["event"] == ""].sort_values(["client", "end"])
+    rows = log[log["event"] == ""].sort_values(["client", "end"], kind="stable")
+    client, tok = rows["client"].to_numpy(), rows["tokens"].to_numpy()
+    t_round, cls = rows["t_round"].to_numpy(), rows["slo_class"].to_numpy()
+    start = (rows["end"] + rows["t_send"] - rows["t_round"]).to_numpy()   # reply received - round time
     out = []
-    for c, g in rows.groupby("client", sort=True):
-        tok = g["tokens"].to_numpy()
-        resp = (np.cumsum(tok) - tok) // max_new_tokens
-        start = (g["end"] + g["t_send"] - g["t_round"]).to_numpy()   # reply received - round time
-        for r in np.unique(resp):
-            m = resp == r
-            t0, n = float(start[m][0]), int(tok[m].sum())
+    if len(rows):
+        first = np.flatnonzero(np.r_[True, client[1:] != client[:-1]])   # each client's first row
+        head = np.repeat(first, np.diff(np.r_[first, len(tok)]))        # per row: its client's first row
+        made = np.cumsum(tok) - np.r_[0, np.cumsum(tok)][head]          # the client's tokens so far
+        resp = (made - tok) // max_new_tokens                           # the response each row belongs to
+        new = np.r_[True, (client[1:] != client[:-1]) | (resp[1:] != resp[:-1])]
+        bounds = np.r_[np.flatnonzero(new), len(tok)].tolist()
+        for a, b in zip(bounds[:-1], bounds[1:]):                       # one response: rows a..b-1
+            t0, n = float(start[a]), int(tok[a:b].sum())
             done = n >= max_new_tokens
-            secs = float(g["t_round"].to_numpy()[m].sum()) if done else horizon - t0
-            out.append((int(c), t0, n, secs, n / secs if secs > 0 else np.inf, done,
-                        g["slo_class"].iloc[0]))
+            secs = float(t_round[a:b].sum()) if done else horizon - t0
+            out.append((int(client[a]), t0, n, secs, n / secs if secs > 0 else np.inf, done, cls[head[a]]))
     return pd.DataFrame(out, columns=["client", "start", "tokens", "seconds", "speed", "complete", "slo_class"])
 
 
