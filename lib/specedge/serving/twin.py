@@ -154,6 +154,11 @@ class TraceAcceptance:
                 a = starts[j]
                 total = sums[j, s] = float(self.rounds[(draft, domain, float(temperature))][1][a: a + s].sum())
             return min(runs[j], s), total
+        return self.window(rng, draft, domain, temperature, j, s)
+
+    def window(self, rng, draft: str, domain: str, temperature: float, j: int, s: int):
+        """(accepted, sum of min(1, p/q)) of a window of ``s`` drafts starting with traced round ``j``
+        and continued, while it is shorter than ``s``, with positions of further drawn rounds."""
         key, (acc, ratio, bounds) = self._get(draft, domain, temperature)
         oks, rs = [acc[bounds[j]: bounds[j + 1]]], [ratio[bounds[j]: bounds[j + 1]]]
         while sum(map(len, oks)) < s:
