@@ -121,4 +121,5 @@ def test_sync_rounds_waits_for_every_active_client_even_with_a_long_queue():
 
     q = [Pending(0, "a", 0, 0.0, 2, 3), Pending(0, "a", 1, 0.1, 2, 3)]
     assert SyncRounds().form(q, 0.2, frozenset({0, 1})) == []
-    assert SyncRounds().form(q + [Pending(1, "b", 0, 0.2, 2, 3)], 0.3, frozenset({0, 1})) == [q[0], q[2]]
+    b = Pending(1, "b", 0, 0.2, 2, 3)
+    assert SyncRounds().form(q + [b], 0.3, frozenset({0, 1})) == [q[0], b]
