@@ -1,6 +1,7 @@
 """Benchmark of the twin's speed: simulated client-rounds per CPU-second at 8 and 64 clients.
 
-Sync rounds (GOODSPEED's setting: Fixed-S and GOODSPEED allocators, trace-driven acceptance) and WISP's
+Sync rounds (GOODSPEED's setting: Fixed-S and GOODSPEED allocators, trace-driven acceptance), the same
+in the vectorised model (``serving.twin_vectorised``: statistically equivalent, not identical), and WISP's
 batch former (li2026's sweep point: predictor-controlled drafting, mixed SLO classes, eq 19 verifier),
 each the best of ``--repeats`` runs of CPU time (``time.process_time``: other processes on the machine
 slow a run down less than its wall clock). Writes one row per case.
@@ -22,16 +23,19 @@ from specedge.serving.allocation import FixedS, GoodspeedAllocator
 from specedge.serving.batching import SyncRounds
 from specedge.serving.runtime import AffineTokens
 from specedge.serving.twin import Times, TraceAcceptance, simulate
+from specedge.serving.twin_vectorised import simulate_sync
 from specedge.serving.workload import ClientSpec, Workload
 from specedge.experiments import li2026 as li
 
 
-def _sync(n: int, policy: str, acc):
+def _sync(n: int, policy: str, acc, vectorised: bool = False):
     wl = Workload("target-m", tuple(ClientSpec(("draft-xs", "draft-s")[i % 2], ("code", "math"), 2, 150)
                                     for i in range(n)), capacity=2 * n + n // 2)
     times = Times([lambda s: 0.004 * s] * n, AffineTokens(0.009, 6e-5))
-    alloc = FixedS(wl.capacity, n) if policy == "Fixed-S" else GoodspeedAllocator(wl.capacity, beta=0.5)
-    return lambda: simulate(wl, SyncRounds(), alloc, times, acc, rounds=16_000 // n, seed=0)
+    alloc = lambda: FixedS(wl.capacity, n) if policy == "Fixed-S" else GoodspeedAllocator(wl.capacity, beta=0.5)
+    if vectorised:   # 10x the rounds: its per-run setup would dominate 16,000 client-rounds
+        return lambda: simulate_sync(wl, alloc(), 0.004, times.verify, acc, rounds=160_000 // n, seed=0)
+    return lambda: simulate(wl, SyncRounds(), alloc(), times, acc, rounds=16_000 // n, seed=0)
 
 
 def _wisp(n: int):
@@ -47,6 +51,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     acc = TraceAcceptance()
     cases = [(f"sync rounds, {p}", n, _sync(n, p, acc)) for n in (8, 64) for p in ("Fixed-S", "GOODSPEED")]
+    cases += [(f"vectorised sync rounds, {p}", n, _sync(n, p, acc, True)) for n in (8, 64) for p in ("Fixed-S", "GOODSPEED")]
     cases += [("WISP former (li2026 point)", n, _wisp(n)) for n in (8, 64)]
     rows = []
     for name, n, fn in cases:

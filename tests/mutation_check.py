@@ -52,7 +52,7 @@ MUTATIONS = [
       "est = Estimator(*model.coef_, model.intercept_)", "est = Estimator(*model.coef_, 0.0)",
       ("tests/test_wisp_serving.py",)),
     M("#21 twin: uplink time ignored", "serving/twin.py",
-      "yield env.timeout(td + tu)", "yield env.timeout(td)", ("tests/test_twin_timing.py", "tests/test_serving_twin.py")),
+      "yield float(td + tu)", "yield float(td)", ("tests/test_twin_timing.py", "tests/test_serving_twin.py")),
     M("#21 twin: only the first request's verify time", "serving/twin.py",
       "tv = times.verify(batch)", "tv = times.verify(batch[:1])",
       ("tests/test_twin_timing.py", "tests/test_serving_twin.py")),

@@ -112,3 +112,14 @@ def test_trace_acceptance_from_a_frame_equals_from_the_file_and_the_real_pair_lo
     real = TraceAcceptance(realpair_card.twin_traces(), target=realpair_card.TARGET)
     assert {d for _, d, _ in real.rounds} == set(realpair_card.ALL_DOMAINS)   # the pair's eight domains, both T
     assert len(real.rounds) == 2 * len(realpair_card.ALL_DOMAINS)
+
+
+def test_sync_rounds_waits_for_every_active_client_even_with_a_long_queue():
+    """Two requests of client 0 queued, none of client 1: as many requests as clients, still no batch."""
+    from specedge.serving.batching import SyncRounds
+    from specedge.serving.interfaces import Pending
+
+    q = [Pending(0, "a", 0, 0.0, 2, 3), Pending(0, "a", 1, 0.1, 2, 3)]
+    assert SyncRounds().form(q, 0.2, frozenset({0, 1})) == []
+    b = Pending(1, "b", 0, 0.2, 2, 3)
+    assert SyncRounds().form(q + [b], 0.3, frozenset({0, 1})) == [q[0], b]

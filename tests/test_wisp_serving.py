@@ -270,3 +270,34 @@ def test_fcfs_keeps_its_batch_within_the_memory_budget():
         FCFS(memory_budget=2.0).form(queue, 1.0, frozenset(range(4)))
     with pytest.raises(ValueError, match="memory_budget"):
         FCFS(memory_budget=0.0)
+
+
+@pytest.mark.parametrize("density", [True, False])
+def test_short_and_long_queue_paths_decide_alike(density, monkeypatch):
+    """Algorithm 1 runs on plain floats for short queues and on numpy arrays for long ones
+    (``wisp_batching.SHORT``): both give the same batch and the same admission order on random queues
+    mixing late, critical, relaxed and SLO-free requests, a memory budget and a batch cap."""
+    from specedge.serving import wisp_batching
+
+    rng = np.random.default_rng(5)
+    est = Estimator(2e-4, 3e-8, 1e-6, 0.012)
+    for trial in range(150):
+        n = int(rng.integers(1, 70))
+        now = float(rng.uniform(0, 50))
+        queue = []
+        for i in range(n):
+            s = int(rng.integers(0, 9))
+            d = None if rng.random() < 0.2 else now + float(rng.normal(0.05, 0.08))
+            queue.append(Pending(int(rng.integers(0, 40)), f"{i}", i, now - float(rng.uniform(0, 1)), s,
+                                 s + 1, int(rng.integers(0, 400)), 4, d,
+                                 None if rng.random() < 0.1 else float(rng.uniform(0, s + 1)),
+                                 float(rng.integers(1, 200)) * 1e6))
+        former = WISPBatcher(est, delta=0.01, memory_budget=float(rng.choice([math.inf, 3e9])),
+                             max_batch=None if rng.random() < 0.7 else int(rng.integers(1, 20)), density=density)
+        got = {}
+        for short in (10**9, 0):
+            monkeypatch.setattr(wisp_batching, "SHORT", short)
+            order, crit = former.order(queue, now)
+            got[short] = ([id(p) for p in former.form(queue, now, frozenset())],
+                          [(id(p), late) for p, late in order], crit)
+        assert got[10**9] == got[0], f"trial {trial}: the two paths disagree"

@@ -43,6 +43,7 @@ from ..serving import capacity, centralized, slo
 from ..serving.allocation import FixedS
 from ..serving.batching import FCFS
 from ..serving.estimator import Estimator
+from ..serving.timegrid import ns, on_grid
 from ..serving.twin import TRACES, Times, TraceAcceptance, simulate
 from ..serving.workload import ClientSpec, Workload
 
@@ -213,7 +214,9 @@ def noisy(model, sigma: float, seed: int):
     rng = np.random.default_rng(np.random.SeedSequence([seed, 23]))
     if sigma <= 0:
         return model
-    return lambda batch: float(model(batch)) * float(np.exp(rng.normal(0.0, sigma)))
+    # math.exp (the C library's, the same on every x86 host, where numpy's has an AVX-512 kernel) and the
+    # result on the nanosecond grid: the times every later decision sums carry no host's last digits
+    return lambda batch: on_grid(float(model(batch)) * math.exp(rng.normal(0.0, sigma)))
 
 
 def former(point: Point, est: Estimator):
@@ -253,19 +256,23 @@ def responses(log: pd.DataFrame, max_new_tokens: int, horizon: float) -> pd.Data
     client, start (s), tokens, seconds, speed (tok/s), complete. Every device runs its responses back
     to back, so a response's time is the sum of its rounds' ``t_round``. A response still running at
     ``horizon`` is kept (complete=False) with the time it has taken so far."""
-    rows = log[log["event"] == ""].sort_values(["client", "end"])
+    rows = log[log["event"] == ""].sort_values(["client", "end"], kind="stable")
+    client, tok = rows["client"].to_numpy(), rows["tokens"].to_numpy()
+    t_round, cls = rows["t_round"].to_numpy(), rows["slo_class"].to_numpy()
+    start = (rows["end"] + rows["t_send"] - rows["t_round"]).to_numpy()   # reply received - round time
     out = []
-    for c, g in rows.groupby("client", sort=True):
-        tok = g["tokens"].to_numpy()
-        resp = (np.cumsum(tok) - tok) // max_new_tokens
-        start = (g["end"] + g["t_send"] - g["t_round"]).to_numpy()   # reply received - round time
-        for r in np.unique(resp):
-            m = resp == r
-            t0, n = float(start[m][0]), int(tok[m].sum())
+    if len(rows):
+        first = np.flatnonzero(np.r_[True, client[1:] != client[:-1]])   # each client's first row
+        head = np.repeat(first, np.diff(np.r_[first, len(tok)]))        # per row: its client's first row
+        made = np.cumsum(tok) - np.r_[0, np.cumsum(tok)][head]          # the client's tokens so far
+        resp = (made - tok) // max_new_tokens                           # the response each row belongs to
+        new = np.r_[True, (client[1:] != client[:-1]) | (resp[1:] != resp[:-1])]
+        bounds = np.r_[np.flatnonzero(new), len(tok)].tolist()
+        for a, b in zip(bounds[:-1], bounds[1:]):                       # one response: rows a..b-1
+            t0, n = float(start[a]), int(tok[a:b].sum())
             done = n >= max_new_tokens
-            secs = float(g["t_round"].to_numpy()[m].sum()) if done else horizon - t0
-            out.append((int(c), t0, n, secs, n / secs if secs > 0 else np.inf, done,
-                        g["slo_class"].iloc[0]))
+            secs = float(t_round[a:b].sum()) if done else horizon - t0
+            out.append((int(client[a]), t0, n, secs, n / secs if secs > 0 else np.inf, done, cls[head[a]]))
     return pd.DataFrame(out, columns=["client", "start", "tokens", "seconds", "speed", "complete", "slo_class"])
 
 
@@ -277,9 +284,9 @@ def response_violations(log: pd.DataFrame, max_new_tokens: int, warmup: float, h
     r = responses(log, max_new_tokens, horizon)
     r = r[r["start"] >= warmup].copy()
     cls = r["slo_class"].astype(float)
-    late = ~r["complete"] & (r["seconds"] >= max_new_tokens / cls)
+    late = ~r["complete"] & (ns(r["seconds"]) >= ns(max_new_tokens / cls))
     r = r[r["complete"] | late].copy()
-    r["violated"] = (~r["complete"]) | (r["speed"] < r["slo_class"].astype(float))
+    r["violated"] = (~r["complete"]) | slo.slower(r["tokens"], r["seconds"], r["slo_class"].astype(float))
     return r
 
 
@@ -319,7 +326,7 @@ def deadline_attribution(log: pd.DataFrame, window: int = 50, tau: float = 1.5) 
     per_batch = ev.groupby("batch")["t_verify"].first().sort_index()
     ma = per_batch.shift(1).rolling(window, min_periods=1).mean()
     ev["rho"] = ev["t_verify"] / ev["batch"].map(ma)
-    ev["violated"] = ev["end"] > ev["deadline"]
+    ev["violated"] = ns(ev["end"]) > ns(ev["deadline"])
     ev["label"] = np.where(~ev["violated"], "met",
                            np.where(ev["rho"] > tau, "compute-dominant", "queue-dominant"))
     return ev[["batch", "client", "slo_class", "t_queue", "t_verify", "rho", "violated", "label"]]

@@ -27,6 +27,7 @@ class FixedS:
     floor: bool = False
     label: str = ""
     _clients: list[int] = field(default_factory=list, repr=False)
+    _fixed: dict[int, int] = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         if self.num_clients < 1 or self.capacity < self.num_clients:
@@ -45,10 +46,11 @@ class FixedS:
 
     def initial(self, clients: Sequence[int]) -> dict[int, int]:
         self._clients = list(clients)
-        return self._shares()
+        self._fixed = self._shares()
+        return dict(self._fixed)
 
     def update(self, outcomes: Sequence[Outcome]) -> dict[int, int]:
-        return self._shares()
+        return self._fixed      # the same mapping every round (computed once: callers read it)
 
 
 @dataclass

@@ -19,7 +19,7 @@ class SyncRounds:
     label: str = "sync"
 
     def form(self, queue: Sequence[Pending], now: float, active: frozenset[int]) -> list[Pending]:
-        if not active:
+        if not active or len(queue) < len(active):   # fewer requests than clients: someone is missing
             return []
         first: dict[int, Pending] = {}
         for req in queue:

@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .timegrid import ns
+
 CLASSES = (2, 4, 6, 8)   # tok/s; Class k = CLASSES[k - 1] (Section 5.3's numbering)
 
 
@@ -61,10 +63,18 @@ def speed(tokens, seconds):
     return np.asarray(tokens, float) / np.asarray(seconds, float)
 
 
+def slower(tokens, seconds, speed_) -> np.ndarray:
+    """Eq (4) below the class: ``tokens / seconds < speed_``, decided as ``seconds`` exceeding the time
+    the class allows (``tokens / speed_``) in whole nanoseconds (``timegrid``: a few-ulp difference in
+    a summed time decides nothing; a round exactly at its class speed meets it)."""
+    t, n, c = (np.asarray(v, float) for v in (seconds, tokens, speed_))
+    return ns(t) > ns(n / c)
+
+
 def violations(log: pd.DataFrame) -> np.ndarray:
     """Per row of a per-round log (``interfaces.LOG_COLUMNS``) with an SLO class: the iteration's
     achieved speed (eq 4, ``tokens / t_round``) fell below its class."""
     cls = pd.to_numeric(log["slo_class"], errors="coerce").to_numpy(float)
     if np.isnan(cls).any():
         raise ValueError("log: rows without an slo_class cannot violate an SLO")
-    return speed(log["tokens"], log["t_round"]) < cls
+    return slower(log["tokens"], log["t_round"], cls)

@@ -34,6 +34,7 @@ from .. import paths
 from . import slo
 from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Outcome, Pending
 from .runtime import AffineTokens
+from .uniform_ints import Ints
 from .workload import Workload
 
 TRACES = paths.DATA / "traces" / "li2026_traces.csv.gz"
@@ -79,6 +80,8 @@ class TraceAcceptance:
     the traced positions gives the round it would have drafted (stop before the first position
     predicted rejected, eq (25), at most ``gamma`` drafts).
     """
+
+    integer_draws = True   # draws only ``rng.integers(n)``: the twin may pass a ``uniform_ints.Ints``
 
     def __init__(self, path=TRACES, target: str = "target-m", stop_rules: dict | None = None):
         """``path``: a traces file, or a frame with its columns (e.g. the real pair's,
@@ -151,6 +154,11 @@ class TraceAcceptance:
                 a = starts[j]
                 total = sums[j, s] = float(self.rounds[(draft, domain, float(temperature))][1][a: a + s].sum())
             return min(runs[j], s), total
+        return self.window(rng, draft, domain, temperature, j, s)
+
+    def window(self, rng, draft: str, domain: str, temperature: float, j: int, s: int):
+        """(accepted, sum of min(1, p/q)) of a window of ``s`` drafts starting with traced round ``j``
+        and continued, while it is shorter than ``s``, with positions of further drawn rounds."""
         key, (acc, ratio, bounds) = self._get(draft, domain, temperature)
         oks, rs = [acc[bounds[j]: bounds[j + 1]]], [ratio[bounds[j]: bounds[j + 1]]]
         while sum(map(len, oks)) < s:
@@ -248,7 +256,7 @@ def fit_times(log: pd.DataFrame, num_clients: int) -> tuple[Times, dict]:
 # --------------------------------------------------------------------------- the event loop
 class _Event:
     """An event of ``_Loop``: SimPy's ``Event`` reduced to what the twin uses (``succeed``,
-    ``triggered``, a value for the process waiting on it)."""
+    ``triggered``, the generators waiting on it and the value they get)."""
     __slots__ = ("loop", "callbacks", "value", "triggered")
 
     def __init__(self, loop: "_Loop"):
@@ -263,12 +271,14 @@ _URGENT, _NORMAL = 0, 1   # SimPy's priorities: a process start comes before tim
 
 
 class _Loop:
-    """A plain heap event loop with SimPy's order: events keyed (time, priority, sequence), the
+    """A plain heap event loop with SimPy's order: entries keyed (time, priority, sequence), the
     sequence counting schedulings, so events at one time run in the order SimPy runs them (its
     ``eid`` also counts events the twin never waits on, e.g. a process ending, which shifts no
-    relative order). Processes are generators yielding the events they wait for, as in SimPy, or a
-    number of seconds to sleep (SimPy's ``yield env.timeout(d)`` without the event object: the heap
-    holds the generator itself, scheduled at the same point, so the order is the same)."""
+    relative order). Processes are generators yielding the events they wait for, as in SimPy, a
+    number of seconds to sleep (SimPy's ``yield env.timeout(d)``), or ``None`` to wait for ``wake``
+    (SimPy's ``yield ev`` on an event only its waker succeeds). A sleep and a wake put the generator
+    itself on the heap, with its value, at the point where SimPy would schedule the timeout or the
+    succeeded event, so the order is the same without the event objects."""
 
     def __init__(self):
         self.now = 0.0
@@ -276,7 +286,14 @@ class _Loop:
         self._seq = itertools.count()
 
     def schedule(self, event: _Event, delay: float, priority: int):
-        heapq.heappush(self._heap, (self.now + delay, priority, next(self._seq), event))
+        heapq.heappush(self._heap, (self.now + delay, priority, next(self._seq), event, None))
+
+    def wake(self, gen, value, delay: float = 0.0):
+        """Resume ``gen`` (waiting after ``yield None``) with ``value`` after ``delay`` seconds: as
+        succeeding its event now, when it would sleep ``delay`` at once (the sleep's place in the order
+        moves from its resumption to now, ahead of anything scheduled between for the same instant:
+        the caller makes sure nothing is, see ``simulate``)."""
+        heapq.heappush(self._heap, (self.now + delay, _NORMAL, next(self._seq), gen, value))
 
     def event(self) -> _Event:
         return _Event(self)
@@ -290,39 +307,42 @@ class _Loop:
     def process(self, gen):
         start = _Event(self)
         start.triggered = True
-        start.callbacks.append(lambda ev: self._resume(gen, ev))
+        start.callbacks.append(gen)
         self.schedule(start, 0.0, _URGENT)
 
-    def _resume(self, gen, ev: _Event | None):
-        value = None if ev is None else ev.value
+    def _resume(self, gen, value):
+        push, heap, seq = heapq.heappush, self._heap, self._seq
         while True:
             try:
                 nxt = gen.send(value)
             except StopIteration:
                 return
             if type(nxt) is float:                 # a sleep: the generator waits on the heap itself
-                heapq.heappush(self._heap, (self.now + nxt, _NORMAL, next(self._seq), gen))
+                push(heap, (self.now + nxt, _NORMAL, next(seq), gen, None))
+                return
+            if nxt is None:                        # waits for ``wake``
                 return
             if nxt.callbacks is not None:          # not processed yet: wait for it
-                nxt.callbacks.append(lambda e: self._resume(gen, e))
+                nxt.callbacks.append(gen)
                 return
             value = nxt.value                      # already processed: resume at once, as SimPy does
 
     def run(self, until: float | None = None):
         """Process events in order; with ``until``, stop before the first event at or after it (SimPy
         schedules its stop event at ``until`` with urgent priority, ahead of the others there)."""
-        heap, pop = self._heap, heapq.heappop
+        heap, pop, resume = self._heap, heapq.heappop, self._resume
+        end = math.inf if until is None else until
         while heap:
-            if until is not None and heap[0][0] >= until:
+            if heap[0][0] >= end:
                 self.now = until
                 return
-            self.now, _, _, ev = pop(heap)
-            if type(ev) is not _Event:             # a sleeping generator
-                self._resume(ev, None)
+            self.now, _, _, target, value = pop(heap)
+            if type(target) is not _Event:         # a sleeping or woken generator
+                resume(target, value)
                 continue
-            callbacks, ev.callbacks = ev.callbacks, None
-            for cb in callbacks:
-                cb(ev)
+            callbacks, target.callbacks = target.callbacks, None
+            for gen in callbacks:
+                resume(gen, target.value)
 
 
 # --------------------------------------------------------------------------- the simulation
@@ -355,6 +375,8 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     if until is not None and not until > 0:
         raise ValueError(f"until: must be > 0 seconds or None, got {until}")
     rng = np.random.default_rng(np.random.SeedSequence(seed))
+    if getattr(acceptance, "integer_draws", False):
+        rng = Ints(rng)   # the same numbers as rng.integers, without numpy's per-call cost
     slo_of = {}   # client -> (alpha, class speed), checked once (slo's checks off the per-round path)
     for i, spec in enumerate(specs):
         if spec.slo_class is not None:
@@ -365,8 +387,7 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     alloc = dict(allocator.initial(list(range(len(specs)))))
     clients = [_Client(i, alloc[i]) for i in range(len(specs))]
     queue: list[Pending] = []
-    replies: dict[int, _Event] = {}
-    meta: dict[int, tuple] = {}          # id(pending) -> (draft time, domain, outcome drawn by a stop rule)
+    meta: dict[int, tuple] = {}   # id(pending) -> (its client's process, draft time, domain, outcome drawn by a stop rule)
     wrap = rounds is not None or until is not None
     active = set(range(len(specs)))
     wake = [env.event()]
@@ -392,27 +413,34 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
         send = down if times.send is None else times.send
         cache, kv = workload.cache, workload.kv_bytes_per_token
         a_c, speed = slo_of.get(i, (None, None))
+        fixed = spec.draft_rule != "server"
+        me = gens[i]
         while not state["stop"]:
             t0 = env.now
-            left = limit - c.made
+            made = c.made
+            left = limit - made
             domain = domains[(c.prompt // per_domain) % len(domains)]
             drawn = None
             if controlled:  # the drafter's stop rule decides S; its outcome is drawn with it
                 s, n, aps = acceptance.draw_controlled(rng, draft, domain, temperature, gamma, rule)
-                s = max(0, min(s, left - 1))
-                drawn = (min(n, s), aps)
+                s = s if s < left else left - 1
+                s = s if s > 0 else 0
+                drawn = (n if n < s else s, aps)
             else:
-                s = max(0, min(c.s if spec.draft_rule == "server" else gamma, left - 1))
+                s = gamma if fixed else c.s
+                s = s if s < left else left - 1
+                s = s if s > 0 else 0
             td = draft_time(s)
             tu = up(i, s)
             yield float(td + tu)
-            unseen = prompt_tokens if c.made == 0 else 1   # the prompt, or last round's correction
+            unseen = prompt_tokens if made == 0 else 1   # the prompt, or last round's correction
             if cache:
                 n_new, n_cached = unseen + s, c.ctx
             else:
                 n_new, n_cached = c.ctx + unseen + s, 0
-            p = Pending(i, f"{i}-{c.prompt}", c.round, env.now, s, n_new, n_cached, slo_class,
-                        memory=(n_new + n_cached) * kv, payload_bytes=bytes_up(s))
+            now = env.now
+            p = Pending(i, f"{i}-{c.prompt}", c.round, now, s, n_new, n_cached, slo_class, None, None,
+                        (n_new + n_cached) * kv, bytes_up(s))
             if slo_class is not None:
                 tn = tu + down(i)
                 if 0 <= td < math.inf and 0 <= tn < math.inf:   # eqs (5)-(6) inline, as slo.budget computes them
@@ -420,25 +448,20 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                     budget = g / speed - td - tn
                 else:                                             # slo.budget names the bad value
                     budget, g = slo.budget(a_c, s, speed, td, tn), None
-                p.deadline = env.now + budget
+                p.deadline = now + budget
                 p.expected_tokens = g
-            ev = env.event()
-            replies[id(p)] = ev
-            meta[id(p)] = (td, domain, drawn)
+            meta[id(p)] = (me, td, domain, drawn)
             queue.append(p)
-            notify()
-            res = yield ev
-            if res is None:
-                return
-            n, tokens, row = res
-            yield float(down(i))
+            if not wake[0].triggered:
+                wake[0].succeed()
+            n, tokens, row = yield None   # resumed by the server once the reply arrived (down(i) later)
             row[12] = env.now - t0   # t_round
             row[11] = send(i)
             rows.append(tuple(row))
             c.ctx += unseen + n
-            c.made += tokens
+            c.made = made = made + tokens
             c.round += 1
-            if c.made >= limit:
+            if made >= limit:
                 c.made, c.ctx, c.prompt = 0, 0, c.prompt + 1
                 if c.prompt >= n_prompts:
                     if not wrap:
@@ -446,11 +469,15 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                         notify()
                         return
                     c.prompt = 0
-            c.s = alloc.get(i, c.s)
+            if not fixed:
+                c.s = alloc.get(i, c.s)
 
     def server_proc():
+        now_active = frozenset(active)
         while active and not state["stop"]:
-            batch = former.form(list(queue), env.now, frozenset(active)) if queue else []
+            if len(now_active) != len(active):      # clients only ever leave
+                now_active = frozenset(active)
+            batch = former.form(list(queue), env.now, now_active) if queue else []
             if not batch:
                 wake[0] = env.event()
                 yield wake[0]
@@ -460,33 +487,37 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             start = env.now
             tv = times.verify(batch)
             yield float(tv)
-            first = min(p.arrival for p in batch)
-            last = max(p.arrival for p in batch)
+            arrivals = [p.arrival for p in batch]
+            first, last = min(arrivals), max(arrivals)
             outcomes, pending_rows = [], []
+            b, now, bytes_down = state["batch"], env.now, times.bytes_down
             for p in batch:
-                td, domain, drawn = meta.pop(id(p))
+                gen, td, domain, drawn = meta.pop(id(p))
                 spec = specs[p.client]
                 n, aps = drawn if drawn is not None else acceptance.draw(rng, spec.draft, domain,
                                                                          spec.temperature, p.n_draft)
                 left = spec.max_new_tokens - clients[p.client].made
                 tokens = min(n + 1, left)
                 outcomes.append(Outcome(p.client, p.n_draft, n, aps))
-                row = [label, state["batch"], p.round, p.client, p.n_draft, n, tokens, td, last - first,
-                       start - p.arrival, tv, 0.0, 0.0, p.payload_bytes, times.bytes_down, p.arrival,
-                       start, env.now, spec.slo_class, p.deadline, ""]
-                pending_rows.append((p, n, tokens, row))
+                row = [label, b, p.round, p.client, p.n_draft, n, tokens, td, last - first,
+                       start - p.arrival, tv, 0.0, 0.0, p.payload_bytes, bytes_down, p.arrival,
+                       start, now, spec.slo_class, p.deadline, ""]
+                pending_rows.append((gen, n, tokens, row))
             alloc.update(allocator.update(outcomes))
             if on_batch is not None:
                 on_batch(state["batch"], dict(alloc))
             state["batch"] += 1
-            for p, n, tokens, row in pending_rows:
-                row[17] = env.now
-                replies.pop(id(p)).succeed((n, tokens, row))
+            # each client sleeps its down time from the reply on: woken at now + down directly, which
+            # orders as SimPy's succeed-then-timeout unless the server's next verify time equals a
+            # down time exactly (the only thing scheduled in between; the golden logs meet no such tie)
+            for gen, n, tokens, row in pending_rows:
+                env.wake(gen, (n, tokens, row), float(times.down(row[3])))
             if rounds is not None and state["batch"] >= rounds:
                 state["stop"] = True
 
-    for c in clients:
-        env.process(client_proc(c))
+    gens = [client_proc(c) for c in clients]
+    for gen in gens:
+        env.process(gen)
     env.process(server_proc())
     env.run(until=until)
     out = pd.DataFrame(rows, columns=list(cols))

@@ -9,7 +9,7 @@ sum m_j <= M) and the deadline constraint (eq 15, t_k + T_hat(B') <= min_{j in B
 
 Feasibility is checked incrementally: eq (19) is additive in its three features, so the batch keeps
 running sums of (N_linear, N_interactions, N_cached), its memory and its earliest deadline; each
-FEASIBLEADD is O(1) and a decision is O(n log n) for n queued requests (one vectorised sort).
+FEASIBLEADD is O(1) and a decision is O(n log n) for n queued requests (one sort).
 
 One reading the paper leaves open (stated here, tested): a request whose deadline has already become
 unreachable (t_k + v_i > d_i, it cannot finish in time even alone) can never pass eq (15), so Algorithm 1
@@ -28,6 +28,9 @@ import numpy as np
 
 from .estimator import Estimator
 from .interfaces import Pending
+from .timegrid import ns, ns_scalar as _ns
+
+SHORT = 32   # queue length up to which a decision runs on plain floats; numpy arrays beyond
 
 
 def _expected(p: Pending) -> float:
@@ -55,27 +58,38 @@ class WISPBatcher:
         if self.max_batch is not None and (not isinstance(self.max_batch, int) or self.max_batch < 1):
             raise ValueError(f"max_batch: must be a positive int or None, got {self.max_batch!r}")
 
-    def _ranked(self, queue: Sequence[Pending], now: float):
-        """Admission order (indices into ``queue``) and the per-request arrays, vectorised over the
-        queue: critical requests first by (deadline, arrival, client), then the others by (-U_i,
-        arrival, client), or by deadline in the EDF-only ablation."""
-        n = len(queue)
-        x = np.array([(p.n_new, p.n_cached, p.arrival, p.client, math.inf if p.deadline is None else p.deadline,
-                       _expected(p), p.memory) for p in queue], float).reshape(n, 7)
-        new, cached, arrival, client, d, g, memory = x.T
-        v = self.estimator.time(new, (new + cached) * new, cached)          # v_hat_i, each alone
-        crit = now >= d - v - self.delta                                     # eq (17); never without a deadline
-        late = crit & (now + v > d)
-        key = np.where(crit, d, -g / np.maximum(v, 1e-12)) if self.density else d   # eq (16), decreasing
-        idx = np.lexsort((client, arrival, key, ~crit))
-        return idx, late, crit, new, cached, d, memory
+    def _ranked_short(self, queue: Sequence[Pending], now: float):
+        """Admission order (indices into ``queue``) and per request (late, critical, L_new, L_cached,
+        deadline, memory): critical requests first by (deadline, arrival, client), then the others by
+        (-U_i, arrival, client), or by deadline in the EDF-only ablation. Plain Python floats, for
+        queues up to ``SHORT`` requests (numpy's fixed cost per call outweighs its speed there)."""
+        est, delta, density = self.estimator, self.delta, self.density
+        a, b_compute, b_read, c = est.a, est.b_compute, est.b_read, est.c
+        t_now = _ns(now)
+        rows, keys = [], []
+        for i, p in enumerate(queue):
+            new, cached = float(p.n_new), float(p.n_cached)
+            d = math.inf if p.deadline is None else p.deadline
+            v = a * new + b_compute * ((new + cached) * new) + b_read * cached + c   # v_hat_i alone, eq (19)
+            v = v if v > 0.0 else 0.0
+            crit = t_now >= _ns(d - v - delta)                               # eq (17); never without a deadline
+            late = crit and _ns(now + v) > _ns(d)
+            g = _expected(p)
+            key = d if (crit or not density) else -g / (v if v > 1e-12 else 1e-12)   # eq (16), decreasing
+            rows.append((late, crit, new, cached, d, p.memory))
+            keys.append((not crit, key, p.arrival, p.client, i))
+        keys.sort()
+        return [k[-1] for k in keys], rows
 
     def order(self, queue: Sequence[Pending], now: float) -> tuple[list[tuple[Pending, bool]], int]:
         """The candidates in admission order, each with its 'late' flag, and how many are critical."""
         if not queue:
             return [], 0
-        idx, late, crit, *_ = self._ranked(queue, now)
-        return [(queue[i], bool(late[i])) for i in idx], int(crit.sum())
+        if len(queue) > SHORT:
+            idx, late, crit, *_ = self._ranked_long(queue, now)
+            return [(queue[i], bool(late[i])) for i in idx], int(crit.sum())
+        idx, rows = self._ranked_short(queue, now)
+        return [(queue[i], rows[i][0]) for i in idx], sum(r[1] for r in rows)
 
     def form(self, queue: Sequence[Pending], now: float, active: frozenset[int]) -> list[Pending]:
         """Algorithm 1, lines 17-33: the longest prefix of the admission order whose every tentative
@@ -83,12 +97,53 @@ class WISPBatcher:
         the earliest binding deadline (late requests and those without an SLO bind none)."""
         if not queue:
             return []
-        idx, late, _, new, cached, d, memory = self._ranked(queue, now)
+        if len(queue) > SHORT:
+            return self._form_long(queue, now)
+        idx, rows = self._ranked_short(queue, now)
+        est, budget = self.estimator, self.memory_budget
+        limit = len(idx) if self.max_batch is None else min(len(idx), self.max_batch)
+        used = lin = inter = cached_sum = 0.0
+        d_min = math.inf
+        k = 0
+        for i in idx[:limit]:
+            late, _, new, cached, d, memory = rows[i]
+            used += memory
+            lin += new
+            inter += (new + cached) * new
+            cached_sum += cached
+            if not late and d < d_min:
+                d_min = d
+            t_hat = est.time(lin, inter, cached_sum)
+            if not (used <= budget and _ns(now + t_hat) <= _ns(d_min)):    # eqs (14) and (15)
+                break                                                       # stop at the first violation
+            k += 1
+        if k == 0 and rows[idx[0]][5] > budget:
+            p = queue[idx[0]]
+            raise ValueError(f"request of client {p.client}: memory {p.memory:g} exceeds the budget {budget:g}")
+        return [queue[i] for i in idx[:k]]
+
+    def _ranked_long(self, queue: Sequence[Pending], now: float):
+        """``_ranked_short`` vectorised over a long queue (numpy arrays: the same values, the same order)."""
+        n = len(queue)
+        x = np.array([(p.n_new, p.n_cached, p.arrival, p.client, math.inf if p.deadline is None else p.deadline,
+                       _expected(p), p.memory) for p in queue], float).reshape(n, 7)
+        new, cached, arrival, client, d, g, memory = x.T
+        v = self.estimator.time(new, (new + cached) * new, cached)          # v_hat_i, each alone
+        # time comparisons in whole nanoseconds (``timegrid``): last-digit float noise decides nothing
+        crit = ns(now) >= ns(d - v - self.delta)                             # eq (17); never without a deadline
+        late = crit & (ns(now + v) > ns(d))
+        key = np.where(crit, d, -g / np.maximum(v, 1e-12)) if self.density else d   # eq (16), decreasing
+        idx = np.lexsort((client, arrival, key, ~crit))
+        return idx, late, crit, new, cached, d, memory
+
+    def _form_long(self, queue: Sequence[Pending], now: float) -> list[Pending]:
+        """``form`` vectorised over a long queue (cumulative sums: the same sums, the same batch)."""
+        idx, late, _, new, cached, d, memory = self._ranked_long(queue, now)
         late, new, cached, d, memory = late[idx], new[idx], cached[idx], d[idx], memory[idx]
         used = np.cumsum(memory)
         t_hat = self.estimator.time(np.cumsum(new), np.cumsum((new + cached) * new), np.cumsum(cached))
         d_min = np.minimum.accumulate(np.where(late, math.inf, d))
-        ok = (used <= self.memory_budget) & (now + t_hat <= d_min)          # eqs (14) and (15)
+        ok = (used <= self.memory_budget) & (ns(now + t_hat) <= ns(d_min))  # eqs (14) and (15)
         k = len(ok) if ok.all() else int(np.argmin(ok))                     # stop at the first violation
         if self.max_batch is not None:
             k = min(k, self.max_batch)

@@ -1,0 +1,32 @@
+"""Times on an integer-nanosecond grid, so that a decision does not depend on a float's last digits.
+
+The twin's decisions compare sums of float seconds (a deadline against now + an estimated verify time,
+eq 15; now against a latest start, eq 17; a round's time against what its class allows, eq 4). Two x86
+hosts can differ in the last bits of such sums (numpy dispatches float64 ``exp`` to an AVX-512 kernel
+where the host has one; BLAS kernels sum in a different order), and one flipped comparison reshuffles
+every later batch and random draw of a run (issue 21: WISP's Table 3 goodput 1065.71 -> 1067.56 tok/s
+on an AVX-512 host). Rounding the time a decision compares to whole nanoseconds makes a few-ulp
+difference change the outcome only when the value sits within those ulps of a half-nanosecond
+(about 1e-8 of the time for the twin's 0.01-0.1 s values), and makes exact ties stay ties.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+NS = 1e-9   # s: the grid
+_BIG = 1e300   # beyond it (inf): no rounding
+
+
+def ns(t):
+    """Seconds -> whole nanoseconds (float; numbers or numpy arrays; inf stays inf)."""
+    return np.rint(np.multiply(t, 1e9))
+
+
+def ns_scalar(t: float) -> float:
+    """``ns`` of one number, without numpy's per-call cost (the same value: round half to even)."""
+    return float(round(t * 1e9)) if -_BIG < t < _BIG else t * 1e9
+
+
+def on_grid(t: float) -> float:
+    """Seconds rounded to the nearest nanosecond."""
+    return round(float(t), 9)
