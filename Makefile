@@ -80,7 +80,7 @@ WIDE_DTYPE ?= bfloat16
 bench: venv
 	# the real pair first (it needs `make realpair`; without it this step stops at once, saying so)
 	$(PY) tests/bench_decoding.py --draft qwen2.5-coder-0.5b --target qwen2.5-coder-1.5b --gamma 1 2 3 4 5 \
-		--new-tokens 24 --prompts 2 --repeats 1 --threads 2 --forward-reps 3 --out figures/bench/decoding_realpair.csv
+		--new-tokens 24 --prompts 2 --repeats 1 --warmup 0 --threads 1 --forward-reps 3 --out figures/bench/decoding_realpair.csv
 	$(PY) tests/bench_decoding.py --out figures/bench/decoding_zoo.csv
 	$(PY) tests/bench_decoding.py --widen 2048 5632 8 --dtype $(WIDE_DTYPE) --prompts 2 --repeats 3 \
 		--forward-reps 30 --out figures/bench/decoding_widened.csv
@@ -96,7 +96,7 @@ coverage: venv
 
 readme: venv
 	$(PY) -m specedge.compare --update-readme
-	$(PY) -m specedge.experiments.realpair_card readme
+	$(PY) -m specedge.experiments.realpair_readme
 
 # one-line bugs in sampling, serving and the solvers, each applied in turn and the owning tests run
 # (tests/mutation_check.py; ~30 min on 2 busy cores): every one must be caught (survivors: none)
