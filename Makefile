@@ -68,8 +68,8 @@ profiles: venv
 	$(PY) -m specedge.experiments.li2026_real measure
 	flock /tmp/specedge-heavy.lock $(PY) -m specedge.experiments.serving_validation measure
 
-# Seven runs (~10 + ~1 + ~5 + ~3 + ~1 + ~5 + ~1 min), results in figures/bench/: the real pair (Qwen2.5-Coder 0.5B drafting
-# for 1.5B, float32, 2 threads: our loop vs assisted generation vs AR, γ = 1..5); decoding with the zoo pair as trained (tiny
+# Seven runs (~12 + ~1 + ~5 + ~3 + ~1 + ~5 + ~1 min), results in figures/bench/: the real pair (Qwen2.5-Coder 0.5B drafting
+# for 1.5B, float32, one thread: two contend on a shared machine; our loop vs assisted generation vs AR, γ = 1..5); decoding with the zoo pair as trained (tiny
 # float32 target: framework overhead dominates) and with its target widened to 0.43 B parameters in
 # bfloat16 (specedge.zoo.widen: same logits, memory-bound passes as on an accelerator); then the serving
 # layer (batched vs separate verification, server overhead per round, twin speed); then WISP's batch
@@ -80,7 +80,7 @@ WIDE_DTYPE ?= bfloat16
 bench: venv
 	# the real pair first (it needs `make realpair`; without it this step stops at once, saying so)
 	$(PY) tests/bench_decoding.py --draft qwen2.5-coder-0.5b --target qwen2.5-coder-1.5b --gamma 1 2 3 4 5 \
-		--new-tokens 24 --prompts 2 --repeats 1 --threads 2 --forward-reps 3 --out figures/bench/decoding_realpair.csv
+		--new-tokens 24 --prompts 2 --repeats 1 --warmup 0 --threads 1 --forward-reps 3 --out figures/bench/decoding_realpair.csv
 	$(PY) tests/bench_decoding.py --out figures/bench/decoding_zoo.csv
 	$(PY) tests/bench_decoding.py --widen 2048 5632 8 --dtype $(WIDE_DTYPE) --prompts 2 --repeats 3 \
 		--forward-reps 30 --out figures/bench/decoding_widened.csv
@@ -96,7 +96,7 @@ coverage: venv
 
 readme: venv
 	$(PY) -m specedge.compare --update-readme
-	$(PY) -m specedge.experiments.realpair_card readme
+	$(PY) -m specedge.experiments.realpair_readme
 
 # one-line bugs in sampling, serving and the solvers, each applied in turn and the owning tests run
 # (tests/mutation_check.py; ~30 min on 2 busy cores): every one must be caught (survivors: none)

@@ -73,6 +73,21 @@ def test_training_touches_only_adapters_and_raises_agreement(pair):
     assert all(0 < c <= 1 for c in conf)
 
 
+def test_training_a_subset_of_exits_leaves_the_others_untouched(pair):
+    _, target = pair
+    ee = early_exit.EarlyExits(target, rank=8)
+    before = [a.up.weight.clone() for a in ee.adapters]
+    g = torch.Generator().manual_seed(4)
+    batches = iter(lambda: torch.randint(0, V, (2, 12), generator=g), None)
+    losses = early_exit.train(ee, batches, steps=3, lr=3e-3, progress=False, exits=[2])
+    assert len(losses) == 3
+    assert not torch.equal(ee.adapters[1].up.weight, before[1])          # exit 2 trained
+    assert torch.equal(ee.adapters[0].up.weight, before[0]) and torch.equal(ee.adapters[2].up.weight, before[2])
+    for bad in ([], [0], [ee.n_layers]):                                 # the last exit is the target itself
+        with pytest.raises(ValueError, match="exits"):
+            early_exit.train(ee, batches, steps=1, progress=False, exits=bad)
+
+
 def test_save_load_roundtrip(pair, tmp_path):
     _, target = pair
     ee = early_exit.EarlyExits(target, rank=4)

@@ -51,9 +51,9 @@ def test_readme_results_table_is_current():
 
 
 def test_readme_real_pair_tables_are_generated_from_the_committed_files():
-    from specedge.experiments import realpair_card
-    assert not realpair_card.update_readme(check=True), \
-        "README real-pair tables are stale: run `make readme` (python -m specedge.experiments.realpair_card readme)"
+    from specedge.experiments import realpair_readme
+    assert not realpair_readme.update_readme(check=True), \
+        "README real-pair tables are stale: run `make readme` (python -m specedge.experiments.realpair_readme)"
 
 
 def test_ci_runs_the_readme_test_command():

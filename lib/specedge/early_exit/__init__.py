@@ -197,14 +197,19 @@ class EarlyExits(nn.Module):
 # --------------------------------------------------------------------------- training
 def train(ee: EarlyExits, batches: Iterable[torch.Tensor], steps: int, lr: float = 1e-3,
           kl_weight: float = 1.0, ce_weight: float = 0.0, start_step: int = 0,
-          on_step: Callable[[int, float], None] | None = None, progress: bool = True) -> list[float]:
+          on_step: Callable[[int, float], None] | None = None, progress: bool = True,
+          exits: Sequence[int] | None = None) -> list[float]:
     """Train only the adapters: KL(p_L ‖ p_l) (+ ``ce_weight`` · next-token loss) summed over exits.
 
     ``batches`` yields LongTensor (B, T) token blocks; ``on_step(step, loss)`` runs after each step
-    (checkpointing). Returns the loss per step (mean over exits).
+    (checkpointing); ``exits`` (default: every early exit 1..L-1) the exit positions trained (e.g. a few,
+    to time a step on a large target). Returns the loss per step (mean over the trained exits).
     """
     if steps < 0 or start_step < 0:
         raise ValueError(f"steps and start_step must be >= 0, got {steps}, {start_step}")
+    exits = list(range(1, ee.n_layers)) if exits is None else [int(x) for x in exits]
+    if not exits or not all(1 <= x < ee.n_layers for x in exits):
+        raise ValueError(f"exits must be early exits in [1, {ee.n_layers - 1}], got {exits}")
     if kl_weight < 0 or ce_weight < 0 or kl_weight + ce_weight == 0:
         raise ValueError(f"kl_weight and ce_weight must be >= 0 and not both 0, got {kl_weight}, {ce_weight}")
     opt = torch.optim.AdamW(ee.adapters.parameters(), lr=lr, weight_decay=0.0)
@@ -221,7 +226,7 @@ def train(ee: EarlyExits, batches: Iterable[torch.Tensor], steps: int, lr: float
             teacher = torch.log_softmax(teacher_logits, -1)
         hidden = [h.detach() for h in hidden]
         total = 0.0
-        for l in range(1, ee.n_layers):
+        for l in exits:
             logp = torch.log_softmax(ee.exit_logits(l, hidden[l - 1])[:, :-1].float(), -1)
             loss = 0.0
             if kl_weight:
@@ -233,7 +238,7 @@ def train(ee: EarlyExits, batches: Iterable[torch.Tensor], steps: int, lr: float
         opt.zero_grad(set_to_none=True)
         total.backward()
         opt.step()
-        value = float(total.detach()) / (ee.n_layers - 1)
+        value = float(total.detach()) / len(exits)
         losses.append(value)
         bar.set_postfix(loss=f"{value:.3f}")
         if on_step is not None:

@@ -12,6 +12,11 @@
 | ``li2026_real`` | WISP's and centralized serving's real runs (``... li2026_real measure``) |
 | ``device_goodput`` | li2026 Fig 1: modelled device goodput per round (eq 19 verification time) |
 | ``realpair_card`` | ``python -m specedge.experiments.realpair_card``: the real pair's acceptance card -> data/realpair/ |
+| ``realpair_serving`` | ``python -m specedge.experiments.realpair_serving``: the real serving system on the real pair, and its replay |
+| ``realpair_twin`` | the real pair's traces and workload as the serving twins' input |
+| ``realpair_gamma`` | ``python -m specedge.experiments.realpair_gamma``: which γ wins per domain on the real pair |
+| ``realpair_readme`` | ``python -m specedge.experiments.realpair_readme``: README.md's real-pair tables from the committed files |
+| ``li2026_realpair`` | WISP's serving twin (and its FCFS / centralized baselines) on the real pair's traces |
 
 Layers (``tests/test_layering.py`` checks them): nothing in the library imports this package.
 """

@@ -163,12 +163,13 @@ def acceptance() -> TraceAcceptance:
 
 @lru_cache(maxsize=None)
 def round_sums(draft: str, controlled: bool, window: int = 8, temperature: float = 0.0,
-               draws: int = 4000) -> tuple[int, int, int]:
-    """(drafted, accepted, rounds) summed over ``draws`` traced rounds of a device's drafting rule."""
-    acc, rng = acceptance(), np.random.default_rng(0)
+               draws: int = 4000, acc: TraceAcceptance | None = None, domains=DOMAINS) -> tuple[int, int, int]:
+    """(drafted, accepted, rounds) summed over ``draws`` traced rounds of a device's drafting rule, drawn
+    from ``acc`` (default: the zoo's ``acceptance()``) cycling over ``domains``."""
+    acc, rng = acceptance() if acc is None else acc, np.random.default_rng(0)
     drafted = accepted = 0
     for i in range(draws):
-        dom = DOMAINS[i % len(DOMAINS)]
+        dom = domains[i % len(domains)]
         if controlled:
             s, n, _ = acc.draw_controlled(rng, draft, dom, temperature, window, "mlp")
         else:
@@ -177,9 +178,10 @@ def round_sums(draft: str, controlled: bool, window: int = 8, temperature: float
     return drafted, accepted, draws
 
 
-def alpha(draft: str, controlled: bool, window: int = 8, temperature: float = 0.0, draws: int = 4000) -> float:
+def alpha(draft: str, controlled: bool, window: int = 8, temperature: float = 0.0, draws: int = 4000,
+          acc: TraceAcceptance | None = None, domains=DOMAINS) -> float:
     """Eq (5)'s alpha a device reports: accepted / drafted over traced rounds of its drafting rule."""
-    drafted, accepted, _ = round_sums(draft, controlled, window, temperature, draws)
+    drafted, accepted, _ = round_sums(draft, controlled, window, temperature, draws, acc, tuple(domains))
     return accepted / max(drafted, 1)
 
 
@@ -190,17 +192,21 @@ def classes_for(point: Point) -> list[int]:
     return [int(x) for x in rng.choice(CLASSES, size=point.devices)]
 
 
-def workload(point: Point) -> Workload:
+def workload(point: Point, drafts=DRAFTS, domains=DOMAINS, acc: TraceAcceptance | None = None,
+             target: str = "target-m") -> Workload:
+    """The point's devices: device i drafts with ``drafts[i % len]`` on domains i and i + len/2 of ``domains``,
+    reporting the α of its drafting rule over the traces ``acc`` (default: the zoo's)."""
     st = point.setting
     controlled = point.predictor and point.system not in ("SLED", "Centralized")
-    clients = []
+    clients, n = [], len(domains)
     for i, c in enumerate(classes_for(point)):
-        draft = DRAFTS[i % len(DRAFTS)]
-        clients.append(ClientSpec(draft, (DOMAINS[i % len(DOMAINS)], DOMAINS[(i + 3) % len(DOMAINS)]), 1,
+        draft = drafts[i % len(drafts)]
+        clients.append(ClientSpec(draft, (domains[i % n], domains[(i + n // 2) % n]), 1,
                                   st.max_new_tokens, st.window, "predictor:mlp" if controlled else "fixed",
-                                  st.temperature, c, alpha(draft, controlled, st.window, st.temperature),
+                                  st.temperature, c, alpha(draft, controlled, st.window, st.temperature, acc=acc,
+                                                           domains=domains),
                                   st.prompt_tokens, seed=point.seed))
-    return Workload("target-m", tuple(clients), capacity=10**9, cache=point.system != "SLED",
+    return Workload(target, tuple(clients), capacity=10**9, cache=point.system != "SLED",
                     kv_bytes_per_token=kv_bytes_per_token(point.target))
 
 
@@ -238,16 +244,17 @@ def times(point: Point, est: Estimator) -> Times:
                  up=lambda c, s, l=st.latency: l, down=lambda c, l=st.latency: l)
 
 
-def run_log(point: Point) -> pd.DataFrame:
-    """The per-round log of one point (``interfaces.LOG_COLUMNS``)."""
+def run_log(point: Point, wl: Workload | None = None, acc=None) -> pd.DataFrame:
+    """The per-round log of one point (``interfaces.LOG_COLUMNS``); ``wl`` and ``acc`` (default: the zoo's
+    ``workload(point)`` and ``acceptance()``) let another pair's devices and traces run the same systems."""
     st = point.setting
     est = estimator(point)
-    wl = workload(point)
+    wl = workload(point) if wl is None else wl
     if point.system == "Centralized":
         return centralized.simulate(wl, noisy(est, st.noise, point.seed), until=st.horizon, rtt=2 * st.latency,
                                     memory_budget=st.memory_gb * 1e9)
-    return simulate(wl, former(point, est), FixedS(st.window * point.devices, point.devices), times(point, est), acceptance(),
-                    until=st.horizon, seed=point.seed, label=point.system)
+    return simulate(wl, former(point, est), FixedS(st.window * point.devices, point.devices), times(point, est),
+                    acceptance() if acc is None else acc, until=st.horizon, seed=point.seed, label=point.system)
 
 
 def responses(log: pd.DataFrame, max_new_tokens: int, horizon: float) -> pd.DataFrame:
@@ -294,11 +301,12 @@ def steady(log: pd.DataFrame, warmup: float) -> pd.DataFrame:
     return log[(log["event"] == "") & (log["start"] >= warmup)]
 
 
-def run_point(point: Point) -> dict:
+def run_point(point: Point, log: pd.DataFrame | None = None) -> dict:
     """One sweep row: response-level violations (eq 20's trials) overall and per class, the
-    iteration-level violation rate (eq 4) and system goodput (committed tok/s over the steady window)."""
+    iteration-level violation rate (eq 4) and system goodput (committed tok/s over the steady window);
+    of ``log`` when given (the point's run on another pair), else of ``run_log(point)``."""
     st = point.setting
-    log = run_log(point)
+    log = run_log(point) if log is None else log
     resp = response_violations(log, st.max_new_tokens, st.warmup, st.horizon)
     it = steady(log, st.warmup)
     span = st.horizon - st.warmup

@@ -18,17 +18,15 @@ the prompt, assistant turn = the reference completion).
                               acceptance length) and the per-position acceptance P(i | < i accepted);
   ``data/traces/realpair_traces.csv.gz``  every drafted position with its draft-logit statistics (WISP's
                               features) and outcome, the input of the predictor and the twins' acceptance.
-``serve``: the real serving system (one verification server process holding the 1.5B target, drafter
-  processes each holding a 0.5B draft, gRPC on 127.0.0.1) on the real pair, greedy, per allocator:
-  ``serving_runs.csv``        the per-round log (``serving.real_logs``), each client's output checked token for
-                              token against the target's own greedy autoregressive decoding of the same prompt.
+Built on these files elsewhere: the real serving runs (``python -m specedge.experiments.realpair_serving``
+-> ``serving_runs.csv``), the twins' input (``realpair_twin``), WISP's twin on the pair (``li2026_realpair``),
+the γ sweep (``realpair_gamma``), the README's tables (``python -m specedge.experiments.realpair_readme``).
 """
 from __future__ import annotations
 
 import argparse
 import time
 
-import numpy as np
 import pandas as pd
 import torch
 
@@ -106,71 +104,6 @@ def live(draft, target, tok, n_prompts: int = 4, max_new_tokens: int = 32, gamma
     return pd.DataFrame(table), pd.concat(traces, ignore_index=True)
 
 
-def serve_workload(clients: int = 2, tokens: int = 24, capacity: int = 8, seed: int = 0):
-    """The real serving runs' clients: client i drafts one prompt of zoo domain i (greedy)."""
-    from ..serving.workload import ClientSpec, Workload
-    return Workload(TARGET, tuple(ClientSpec(DRAFT, (DOMAINS[i % len(DOMAINS)],), 1, tokens, seed=seed)
-                                  for i in range(clients)), capacity=capacity)
-
-
-def _allocator(name: str, capacity: int, clients: int):
-    from ..serving.allocation import FixedS, GoodspeedAllocator
-    return {"goodspeed": lambda: GoodspeedAllocator(capacity), "fixed": lambda: FixedS(capacity, clients)}[name]()
-
-
-PIN = (0, 1)   # the server on core 0, every drafter on core 1 (as the zoo's validation runs)
-
-
-def serve(target, clients: int = 2, tokens: int = 24, capacity: int = 8, allocators=("goodspeed", "fixed"),
-          seed: int = 0, pin=PIN, progress=print) -> pd.DataFrame:
-    """Real multi-process serving runs on the pair (greedy), the server and the drafters pinned to one core
-    each; raises if any client's tokens differ from the target's greedy autoregressive output (speculative
-    decoding is exact, also across processes)."""
-    from ..serving.batching import SyncRounds
-    from ..serving.run import prompt_stream, run_real
-
-    wl = serve_workload(clients, tokens, capacity, seed)
-    reference = [[decoding.autoregressive(target, p, tokens).tokens.tolist() for p in prompt_stream(spec)]
-                 for spec in wl.clients]
-    logs = []
-    for name in allocators:
-        t0 = time.perf_counter()
-        log, outputs = run_real(wl, SyncRounds(), _allocator(name, capacity, clients), label=name, seed=seed,
-                                target=target, rpc_timeout=600.0, idle_timeout=600.0, client_timeout=600.0, pin=pin)
-        for c, want in enumerate(reference):
-            if outputs[c] != want:
-                raise AssertionError(f"{name}: client {c}: served {outputs[c]} != greedy AR {want}")
-        ok = log[log.event == ""]
-        progress(f"serve {name}: {clients} drafters, {int(ok.tokens.sum())} tokens in {time.perf_counter() - t0:.0f} s, "
-                 f"acceptance {ok.accepted.sum() / max(ok.S.sum(), 1):.3f}; outputs equal greedy AR")
-        logs.append(log.assign(n_clients=clients, capacity=capacity))
-    return pd.concat(logs, ignore_index=True)
-
-
-def serve_replay(seed: int = 0) -> pd.DataFrame:
-    """The committed real-pair serving runs against their replay (``serving.replay``: the runs' own rounds,
-    each pass its measured time), p50/p90/p99 per metric (``serving_validation.compare``), judged at the
-    validation's 5 % / 10 % (``within``)."""
-    from ..serving.batching import SyncRounds
-    from ..serving.replay import MeasuredPasses, dispatch_latency, replay, turnaround_latency
-    from ..serving.runtime import fit_log_batches, log_batches
-    from . import serving_validation as sv
-
-    runs = load("serving_runs")
-    runs["event"] = runs["event"].fillna("")
-    pairs = {}
-    for pol, log in runs.groupby("policy", sort=False):
-        log = log.reset_index(drop=True)
-        n, cap = int(log.n_clients.iloc[0]), int(log.capacity.iloc[0])
-        tokens = int(log[log.event == ""].groupby("client").tokens.sum().max())
-        model = MeasuredPasses(log, fit_log_batches(log_batches(log), seed))
-        twin = replay(log, serve_workload(n, tokens, cap, seed), SyncRounds(), _allocator(pol, cap, n), model,
-                      label=pol, dispatch=float(np.median(dispatch_latency(log))), turnaround=turnaround_latency(log),
-                      seed=seed)
-        pairs[("realpair", pol, n)] = (log, twin)
-    return sv.judge(sv.compare(pairs), sv.floor_s({k: v[0] for k, v in pairs.items()}))
-
-
 def _write_live(table: pd.DataFrame, traces: pd.DataFrame) -> None:
     table.to_csv(FILES["live_acceptance"], index=False, lineterminator="\n", float_format="%.6g")
     decoding.save_traces(traces, TRACES)
@@ -186,9 +119,10 @@ def load(name: str) -> pd.DataFrame:
         raise ValueError(f"unknown real-pair measurement {name!r}; known: {sorted(FILES)}")
     path = FILES[name]
     if not path.exists():
-        step = {"acceptance_teacher": "teacher", "topk_acceptance": "teacher", "serving_runs": "serve"}.get(name, "live")
+        step = {"acceptance_teacher": "realpair_card teacher", "topk_acceptance": "realpair_card teacher",
+                "serving_runs": "realpair_serving"}.get(name, "realpair_card live")
         raise FileNotFoundError(f"{path} is missing: it is committed with the repository; `make realpair` then "
-                                f"`python -m specedge.experiments.realpair_card {step}` measures it again")
+                                f"`python -m specedge.experiments.{step}` measures it again")
     return decoding.load_traces(path) if name == "traces" else pd.read_csv(path)
 
 
@@ -200,96 +134,12 @@ def pooled_topk() -> pd.DataFrame:
     return g.assign(alpha=g.weighted / g.positions).drop(columns="weighted")[["temperature", "K", "alpha", "positions"]]
 
 
-def twin_traces() -> pd.DataFrame:
-    """The real pair's committed traces in the twins' format (``serving.twin.TraceAcceptance``): every drafted
-    position of the live γ = 4 rounds, named by the pair (``draft``/``target`` = the short names)."""
-    t = load("traces")
-    return t.assign(draft=DRAFT, target=TARGET)
-
-
-def twin_workload(clients: int, capacity: int, max_tokens: int, seed: int = 0, temperature: float = 0.0):
-    """GOODSPEED's workload on the real pair: client i drafts on domains i and i + 4 (mod 8) of the pair's
-    eight, in that order (the zoo workload's switch of domain half-way, with the pair's spread of α)."""
-    from ..serving.workload import ClientSpec, Workload
-    n = len(ALL_DOMAINS)
-    return Workload(TARGET, tuple(ClientSpec(DRAFT, (ALL_DOMAINS[i % n], ALL_DOMAINS[(i + n // 2) % n]), 1, max_tokens,
-                                             temperature=temperature, seed=seed) for i in range(clients)),
-                    capacity=capacity)
-
-
-README_START, README_END = "<!-- realpair:start -->", "<!-- realpair:end -->"
-BENCH = paths.FIGURES / "bench" / "decoding_realpair.csv"
-
-
-def readme_block() -> str:
-    """The README's real-pair tables, generated from the committed CSVs (``make readme`` writes them)."""
-    card = load("acceptance_teacher").pivot_table(index="domain", columns="temperature", values="alpha")
-    zoo_card = pd.read_csv(paths.DATA / "zoo" / "acceptance.csv")
-    zoo_best = zoo_card[(zoo_card.draft == "draft-l") & (zoo_card.target == "target-m")].pivot_table(
-        index="domain", columns="temperature", values="alpha")
-    lines = ["Teacher-forced acceptance α = E[Σ min(p, q)] on the zoo's held-out records (6 per domain, ≤ 192 tokens;",
-             "`data/realpair/acceptance_teacher.csv`), beside the zoo's best pair (`data/zoo/acceptance.csv`):", "",
-             "| domain | real pair T=0 | T=0.5 | T=1 | zoo draft-l → target-m T=0 | T=1 |", "|---|---:|---:|---:|---:|---:|"]
-    for d, r in card.iterrows():
-        z = zoo_best.loc[d] if d in zoo_best.index else None
-        zs = [f"{z[t]:.3f}" if z is not None else "–" for t in (0.0, 1.0)]
-        lines.append(f"| {d} | {r[0.0]:.3f} | {r[0.5]:.3f} | {r[1.0]:.3f} | {zs[0]} | {zs[1]} |")
-    topk = pooled_topk().pivot_table(index="temperature", columns="K", values="alpha")
-    lines += ["", "zheng2025's α(K) on the real vocabulary (draft top-K renormalised at T = 1 against the target at T; "
-              "position-weighted mean over the eight domains; `data/realpair/topk_acceptance.csv`):", "",
-              "| K | " + " | ".join(str(k) for k in topk.columns) + " |", "|---|" + "---:|" * len(topk.columns)]
-    for t, r in topk.iterrows():
-        lines.append(f"| target T = {t:g} | " + " | ".join(f"{v:.3f}" for v in r) + " |")
-    if BENCH.exists():
-        b = pd.read_csv(BENCH)
-        w = b.pivot_table(index=["draft", "gamma"], columns="quantity", values="value")
-        lines += ["", f"Decoding benchmark (`{BENCH.relative_to(paths.ROOT)}`, `make bench`; {b.device.iloc[0]}, "
-                  f"{int(b.threads.iloc[0])} threads, greedy, {int(b.prompts.iloc[0])} prompts × {int(b.new_tokens.iloc[0])} "
-                  "new tokens; outputs of all four methods " + ("identical in every row" if (w["outputs_identical"] == 1).all()
-                                                                 else "NOT identical in some rows: see the CSV") + "):", "",
-                  "| draft | γ | draft acceptance | τ | c = T_draft / T_target | (γ+1)-token verify ÷ 1-token step | "
-                  "ours SD ÷ our AR (wall) | transformers assisted ÷ AR (wall) | analytic eq (11) |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-        for (draft, g), r in w.iterrows():
-            ar = r["tokens_per_wall_s[ours autoregressive]"]
-            lines.append(f"| {draft} | {g} | {r['draft_acceptance_rate']:.2f} | {r['mean_acceptance_length']:.2f} | "
-                         f"{r['cost_ratio_c']:.2f} | {r['t_verify_forward_s'] / r['t_target_forward_s']:.2f} | "
-                         f"{r['tokens_per_wall_s[ours speculative]'] / ar:.2f}× | "
-                         f"{r['tokens_per_wall_s[transformers assisted]'] / ar:.2f}× | {r['speedup_analytic']:.2f}× |")
-    if FILES["serving_runs"].exists():
-        runs = load("serving_runs")
-        ok = runs[runs.event.isna() | (runs.event == "")]
-        lines += ["", "The real serving system on the pair (`realpair_card serve`, `data/realpair/serving_runs.csv`: one server "
-                  "process holding the 1.5B target, one drafter process per client holding the 0.5B draft, gRPC on 127.0.0.1, "
-                  "greedy, one torch thread per process; every client's tokens equal the target's own greedy decoding):", "",
-                  "| allocator | clients | rounds | tokens | acceptance | round time p50 / p90 (s) | verify p50 (s) | draft p50 (s) |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
-        for pol, g in ok.groupby("policy", sort=False):
-            lines.append(f"| {pol} | {g.client.nunique()} | {len(g)} | {int(g.tokens.sum())} | {g.accepted.sum() / g.S.sum():.3f} | "
-                         f"{g.t_round.median():.2f} / {g.t_round.quantile(0.9):.2f} | {g.t_verify.median():.2f} | {g.t_draft.median():.2f} |")
-    return "\n".join(lines)
-
-
-def update_readme(readme=paths.ROOT / "README.md", check: bool = False) -> bool:
-    """Rewrite (or with ``check`` only compare) the README's real-pair block; True when it is/was stale."""
-    from ..compare import render_readme
-    text = readme.read_text()
-    new = render_readme(text, readme_block(), README_START, README_END)
-    if new != text and not check:
-        readme.write_text(new)
-    return new != text
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m specedge.experiments.realpair_card", description=__doc__.split("\n")[0])
-    ap.add_argument("step", nargs="?", choices=("teacher", "live", "serve", "all", "readme"), default="all",
-                    help="readme: only rewrite README.md's real-pair tables from the committed files")
+    ap.add_argument("step", nargs="?", choices=("teacher", "live", "all"), default="all")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--gammas", type=int, nargs="+", default=[4], help="draft lengths of the live step")
     args = ap.parse_args(argv)
-    if args.step == "readme":
-        print("README real-pair tables " + ("updated" if update_readme() else "already current"))
-        return 0
     torch.set_num_threads(args.threads)
     draft, target, tok = load_pair(DRAFT, TARGET)
     OUT.mkdir(parents=True, exist_ok=True)
@@ -301,10 +151,6 @@ def main(argv=None) -> int:
     if args.step in ("live", "all"):
         table, _ = live(draft, target, tok, gammas=tuple(args.gammas), checkpoint=_write_live)
         print(table.to_string())
-    if args.step in ("serve", "all"):
-        del draft                      # the drafter processes load their own
-        from ..serving import real_logs
-        real_logs.save(serve(target, clients=2, tokens=32), FILES["serving_runs"])
     return 0
 
 

@@ -176,25 +176,34 @@ def replay_run(runs: dict, key, verify: str = VERIFY[0], scale: str = "full", se
     fitted to this run's passes for any other batch (``VERIFY[1]``: the queueing and batching model
     alone, given the verifier's speed during this run). Returns (log, {"mismatched": rounds with another S, "rounds", "passes
     measured", "passes modelled"})."""
-    from ..serving.replay import MeasuredPasses, mismatches, replay
+    from ..serving.replay import mismatches, replay
 
     if verify not in VERIFY:
         raise ValueError(f"verify: expected one of {VERIFY}, got {verify!r}")
     paper, pol, n = key
     former, alloc = policies(paper, pol, n, seed)
+    wl, d, t = workload(paper, n, scale, seed), dispatch(runs, key), turnaround(runs, key)
     if verify == VERIFY[0]:
         model = verify_model(runs, key, seed)
+        log = replay(runs[key], wl, former, alloc, model, label=pol, dispatch=d, turnaround=t, seed=seed)
     else:
-        from ..serving.runtime import fit_log_batches, log_batches
-
-        model = MeasuredPasses(runs[key], fit_log_batches(log_batches(runs[key]), seed))
-    log = replay(runs[key], workload(paper, n, scale, seed), former, alloc, model, label=pol,
-                 dispatch=dispatch(runs, key), turnaround=turnaround(runs, key), seed=seed)
+        log, model = replay_measured(runs[key], wl, former, alloc, pol, d, t, seed)
     bad, total = mismatches(log)
     counts = {"mismatched": bad, "rounds": total}
     if verify == VERIFY[1]:
         counts.update({"passes measured": model.hits, "passes modelled": model.misses})
     return log, counts
+
+
+def replay_measured(real: pd.DataFrame, wl, former, alloc, label: str, dispatch: float, turnaround, seed: int = 0):
+    """The replay of the real run ``real`` (``serving.replay``) with each pass it made its measured time and
+    eq (19) fitted to its own passes for any other batch (``VERIFY[1]``); returns (log, the pass model,
+    whose ``hits`` / ``misses`` count measured and modelled passes)."""
+    from ..serving.replay import MeasuredPasses, replay
+    from ..serving.runtime import fit_log_batches, log_batches
+
+    model = MeasuredPasses(real, fit_log_batches(log_batches(real), seed))
+    return replay(real, wl, former, alloc, model, label=label, dispatch=dispatch, turnaround=turnaround, seed=seed), model
 
 
 def stochastic_run(runs: dict, key, acceptance, scale: str = "full", seed: int = 0) -> pd.DataFrame:

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from .. import hardware, paths, sampling
-from ..serving.allocation import FixedS, GoodspeedAllocator, RandomS
+from ..serving import allocation
+from ..serving.allocation import GoodspeedAllocator
 from ..serving.batching import SyncRounds
 from ..serving.runtime import verify_model
 from ..serving.twin import IIDAcceptance, Times, TraceAcceptance, simulate
@@ -59,15 +60,11 @@ def workload(cfg: Config, prompts_per_domain: int = 1, max_tokens: int | None = 
 
 
 def allocator(policy: str, cfg: Config, seed: int = 0, eta: float = 0.1, beta: float = BETA):
-    if policy == "GOODSPEED":
-        return GoodspeedAllocator(cfg.capacity, eta=eta, beta=beta)
-    if policy == "Fixed-S":
-        return FixedS(cfg.capacity, cfg.clients)
-    if policy == FLOOR:
-        return FixedS(cfg.capacity, cfg.clients, floor=True)
-    if policy == "Random-S":
-        return RandomS(cfg.capacity, seed=seed)
-    raise ValueError(f"policy must be one of {POLICIES + (FLOOR,)}, got {policy!r}")
+    """A fresh allocator of ``POLICIES`` (or ``FLOOR``) for ``cfg`` (``allocation.by_name``), GOODSPEED with
+    the paper's β."""
+    if policy not in POLICIES + (FLOOR,):
+        raise ValueError(f"policy must be one of {POLICIES + (FLOOR,)}, got {policy!r}")
+    return allocation.by_name(policy, cfg.capacity, cfg.clients, seed, eta=eta, beta=beta)
 
 
 VOCAB = 151_936  # Qwen3's vocabulary: a dense fp16 distribution per drafted token goes uplink (Sec IV-A3)

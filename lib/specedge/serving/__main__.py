@@ -24,22 +24,12 @@ from pathlib import Path
 import pandas as pd
 
 from .. import paths, zoo
-from .allocation import FixedS, GoodspeedAllocator, RandomS
+from .allocation import by_name
 from .batching import FCFS, SyncRounds
 from .codec import MAX_TEMPERATURE
 from .workload import ClientSpec, Workload
 
 DOMAINS = ("chat", "code", "math", "qa", "sql", "summarize")
-
-
-def _allocator(name: str, capacity: int, n: int, seed: int):
-    if name == "goodspeed":
-        return GoodspeedAllocator(capacity)
-    if name == "fixed":
-        return FixedS(capacity, n)
-    if name == "random":
-        return RandomS(capacity, seed=seed)
-    raise ValueError(f"--allocator must be goodspeed, fixed or random, got {name!r}")
 
 
 def _former(name: str):
@@ -222,7 +212,7 @@ def _run(args) -> int:
     t0 = time.perf_counter()
     code = 0
     try:
-        log, outputs = run_real(wl, _former(args.former), _allocator(args.allocator, args.capacity, args.clients, args.seed),
+        log, outputs = run_real(wl, _former(args.former), by_name(args.allocator, args.capacity, args.clients, args.seed),
                                 label=args.allocator, seed=args.seed, idle_timeout=args.idle_timeout,
                                 rpc_timeout=args.rpc_timeout, link=_link(args), host=args.host, pin=args.pin)
     except MemoryError as err:
@@ -265,7 +255,7 @@ def _server(args) -> int:
     from .verifier import Verifier
     threads(1)
     verifier = Verifier(zoo.load_model(args.target), cache=not args.no_cache, seed=args.seed)
-    server = VerificationServer(verifier, _former(args.former), _allocator(args.allocator, args.capacity, args.clients, args.seed),
+    server = VerificationServer(verifier, _former(args.former), by_name(args.allocator, args.capacity, args.clients, args.seed),
                                 list(range(args.clients)), label=args.allocator, target_name=args.target,
                                 idle_timeout=args.idle_timeout)
     try:

@@ -124,3 +124,22 @@ class GoodspeedAllocator:
                 self.alpha_hat[o.client] = (1 - self.eta) * self.alpha_hat[o.client] + self.eta * emp
             self.X[o.client] = (1 - self.beta) * self.X[o.client] + self.beta * o.tokens
         return self._solve()
+
+
+# The allocators by name: tran2025's labels (its figures and comparison rows) and the short names of the
+# command lines (``python -m specedge.serving --allocator``, the real pair's serving runs).
+NAMES = {"GOODSPEED": "GOODSPEED", "Fixed-S": "Fixed-S", "Fixed-S ⌊C/N⌋": "Fixed-S ⌊C/N⌋", "Random-S": "Random-S",
+         "goodspeed": "GOODSPEED", "fixed": "Fixed-S", "random": "Random-S"}
+
+
+def by_name(name: str, capacity: int, clients: int, seed: int = 0, **goodspeed):
+    """A fresh allocator named ``name`` (a key of ``NAMES``) for ``clients`` clients sharing ``capacity``
+    draft tokens per pass; ``seed`` drives Random-S, ``goodspeed`` (eta, beta, ...) GOODSPEED's estimators."""
+    kind = NAMES.get(name)
+    if kind == "GOODSPEED":
+        return GoodspeedAllocator(capacity, **goodspeed)
+    if kind in ("Fixed-S", "Fixed-S ⌊C/N⌋"):
+        return FixedS(capacity, clients, floor=kind != "Fixed-S")
+    if kind == "Random-S":
+        return RandomS(capacity, seed=seed)
+    raise ValueError(f"allocator: expected one of {sorted(NAMES)}, got {name!r}")

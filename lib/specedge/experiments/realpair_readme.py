@@ -1,0 +1,94 @@
+"""The README's real-pair block, generated from the committed files (issue 22): ``make readme`` runs
+``python -m specedge.experiments.realpair_readme``, which rewrites the text between the markers."""
+from __future__ import annotations
+
+import pandas as pd
+
+from .. import paths
+from .realpair_card import FILES, load, pooled_topk
+
+README_START, README_END = "<!-- realpair:start -->", "<!-- realpair:end -->"
+BENCH = paths.FIGURES / "bench" / "decoding_realpair.csv"
+GAMMA = paths.DATA / "realpair" / "gamma_sweep.csv"
+
+
+def readme_block() -> str:
+    """The README's real-pair tables, generated from the committed CSVs (``make readme`` writes them)."""
+    card = load("acceptance_teacher").pivot_table(index="domain", columns="temperature", values="alpha")
+    zoo_card = pd.read_csv(paths.DATA / "zoo" / "acceptance.csv")
+    zoo_best = zoo_card[(zoo_card.draft == "draft-l") & (zoo_card.target == "target-m")].pivot_table(
+        index="domain", columns="temperature", values="alpha")
+    lines = ["Teacher-forced acceptance α = E[Σ min(p, q)] on the zoo's held-out records (6 per domain, ≤ 192 tokens;",
+             "`data/realpair/acceptance_teacher.csv`), beside the zoo's best pair (`data/zoo/acceptance.csv`):", "",
+             "| domain | real pair T=0 | T=0.5 | T=1 | zoo draft-l → target-m T=0 | T=1 |", "|---|---:|---:|---:|---:|---:|"]
+    for d, r in card.iterrows():
+        z = zoo_best.loc[d] if d in zoo_best.index else None
+        zs = [f"{z[t]:.3f}" if z is not None else "–" for t in (0.0, 1.0)]
+        lines.append(f"| {d} | {r[0.0]:.3f} | {r[0.5]:.3f} | {r[1.0]:.3f} | {zs[0]} | {zs[1]} |")
+    topk = pooled_topk().pivot_table(index="temperature", columns="K", values="alpha")
+    lines += ["", "zheng2025's α(K) on the real vocabulary (draft top-K renormalised at T = 1 against the target at T; "
+              "position-weighted mean over the eight domains; `data/realpair/topk_acceptance.csv`):", "",
+              "| K | " + " | ".join(str(k) for k in topk.columns) + " |", "|---|" + "---:|" * len(topk.columns)]
+    for t, r in topk.iterrows():
+        lines.append(f"| target T = {t:g} | " + " | ".join(f"{v:.3f}" for v in r) + " |")
+    if BENCH.exists():
+        b = pd.read_csv(BENCH)
+        w = b.pivot_table(index=["draft", "gamma"], columns="quantity", values="value")
+        lines += ["", f"Decoding benchmark (`{BENCH.relative_to(paths.ROOT)}`, `make bench`; {b.device.iloc[0]}, "
+                  f"{int(b.threads.iloc[0])} torch thread(s), greedy, {int(b.prompts.iloc[0])} prompts × {int(b.new_tokens.iloc[0])} "
+                  "new tokens, tokens per CPU-second of the process (the bench's primary clock: with one thread it is what our "
+                  "code spends, unlike wall time, which also counts the time other jobs hold the core); outputs of all four methods " + ("identical in every row" if (w["outputs_identical"] == 1).all()
+                                                                                   else "NOT identical in some rows: see the CSV") + "):", "",
+                  "| γ | draft acceptance | τ | c = T_draft / T_target | (γ+1)-token verify ÷ 1-token step | tok/s: ours SD | "
+                  "transformers assisted | our AR | ours ÷ AR | assisted ÷ AR | analytic eq (11) | ours ÷ analytic |",
+                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for (draft, g), r in w.iterrows():
+            ours, hf, ar = (r[f"tokens_per_cpu_s[{m}]"] for m in ("ours speculative", "transformers assisted", "ours autoregressive"))
+            lines.append(f"| {g} | {r['draft_acceptance_rate']:.2f} | {r['mean_acceptance_length']:.2f} | "
+                         f"{r['cost_ratio_c']:.2f} | {r['t_verify_forward_s'] / r['t_target_forward_s']:.2f} | "
+                         f"{ours:.2f} | {hf:.2f} | {ar:.2f} | {ours / ar:.2f}× | {hf / ar:.2f}× | {r['speedup_analytic']:.2f}× | "
+                         f"{ours / ar / r['speedup_analytic']:.2f} |")
+    if GAMMA.exists():
+        from .realpair_gamma import winners
+        t = pd.read_csv(GAMMA)
+        sd = t[t.gamma > 0]
+        gammas = sorted(sd.gamma.unique())
+        lines += ["", f"Which γ wins per domain (`{GAMMA.relative_to(paths.ROOT)}`, `python -m specedge.experiments.realpair_gamma`; "
+                  f"our loop, greedy, {int(t.threads.iloc[0])} torch thread(s), {int(t.prompts.iloc[0])} prompt(s) × "
+                  f"{int(t.new_tokens.iloc[0])} new tokens per domain, outputs equal AR): speedup over AR measured (eq (11)'s bound "
+                  "from the rounds' α and c = draft ÷ target AR time per token):", "",
+                  "| domain | c | " + " | ".join(f"γ = {g}" for g in gammas) + " | best γ measured | best γ by eq (11) |",
+                  "|---|---:|" + "---:|" * len(gammas) + "---:|---:|"]
+        best = winners(t).set_index("domain")
+        for d, g in sd.groupby("domain", sort=False):
+            cells = [f"{r.speedup:.2f}× ({r.analytic:.2f}×)" for r in g.itertuples()]
+            lines.append(f"| {d} | {g.c.iloc[0]:.2f} | " + " | ".join(cells) + f" | {best.loc[d, 'gamma_measured']} "
+                         f"({best.loc[d, 'speedup_measured']:.2f}×) | {best.loc[d, 'gamma_analytic']} |")
+    if FILES["serving_runs"].exists():
+        runs = load("serving_runs")
+        ok = runs[runs.event.isna() | (runs.event == "")]
+        lines += ["", "The real serving system on the pair (`python -m specedge.experiments.realpair_serving`, `data/realpair/serving_runs.csv`: one server "
+                  "process holding the 1.5B target, one drafter process per client holding the 0.5B draft, gRPC on 127.0.0.1, "
+                  "greedy, one torch thread per process; every client's tokens equal the target's own greedy decoding):", "",
+                  "| allocator | clients | rounds | tokens | acceptance | round time p50 / p90 (s) | verify p50 (s) | draft p50 (s) |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for pol, g in ok.groupby("policy", sort=False):
+            lines.append(f"| {pol} | {g.client.nunique()} | {len(g)} | {int(g.tokens.sum())} | {g.accepted.sum() / g.S.sum():.3f} | "
+                         f"{g.t_round.median():.2f} / {g.t_round.quantile(0.9):.2f} | {g.t_verify.median():.2f} | {g.t_draft.median():.2f} |")
+    return "\n".join(lines)
+
+
+def update_readme(readme=paths.ROOT / "README.md", check: bool = False) -> bool:
+    """Rewrite (or with ``check`` only compare) the README's real-pair block; True when it is/was stale."""
+    from ..compare import render_readme
+    text = readme.read_text()
+    new = render_readme(text, readme_block(), README_START, README_END)
+    if new != text and not check:
+        readme.write_text(new)
+    return new != text
+
+
+
+
+if __name__ == "__main__":
+    print("README real-pair tables " + ("updated" if update_readme() else "already current"))

@@ -1,0 +1,101 @@
+"""The real serving system on the real pair (issue 22), and its replay: one real-model point for the twin.
+
+``python -m specedge.experiments.realpair_serving`` (needs ``make realpair``) runs one verification server
+process holding the 1.5B target and one drafter process per client holding the 0.5B draft, gRPC on
+127.0.0.1, greedy, the server pinned to core 0 and every drafter to core 1 (as the zoo's validation runs,
+``serving_validation``), once per allocator, and writes the per-round log (``serving.real_logs``) to
+``data/realpair/serving_runs.csv``; each client's output is checked token for token against the target's
+own greedy autoregressive decoding. ``serve_replay`` compares those runs with their replay
+(``serving_validation.replay_measured``: the runs' own rounds, each pass its measured time).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from .. import decoding
+from ..serving.allocation import by_name
+from ..zoo import DOMAINS
+from ..zoo.realpair import DRAFT, TARGET
+
+PIN = (0, 1)   # the server on core 0, every drafter on core 1 (as the zoo's validation runs)
+
+
+def serve_workload(clients: int = 2, tokens: int = 24, capacity: int = 8, seed: int = 0):
+    """The real serving runs' clients: client i drafts one prompt of zoo domain i (greedy)."""
+    from ..serving.workload import ClientSpec, Workload
+    return Workload(TARGET, tuple(ClientSpec(DRAFT, (DOMAINS[i % len(DOMAINS)],), 1, tokens, seed=seed)
+                                  for i in range(clients)), capacity=capacity)
+
+
+def serve(target, clients: int = 2, tokens: int = 24, capacity: int = 8, allocators=("goodspeed", "fixed"),
+          seed: int = 0, pin=PIN, progress=print) -> pd.DataFrame:
+    """Real multi-process serving runs on the pair (greedy), the server and the drafters pinned to one core
+    each; raises if any client's tokens differ from the target's greedy autoregressive output (speculative
+    decoding is exact, also across processes)."""
+    from ..serving.batching import SyncRounds
+    from ..serving.run import prompt_stream, run_real
+
+    wl = serve_workload(clients, tokens, capacity, seed)
+    reference = [[decoding.autoregressive(target, p, tokens).tokens.tolist() for p in prompt_stream(spec)]
+                 for spec in wl.clients]
+    logs = []
+    for name in allocators:
+        t0 = time.perf_counter()
+        log, outputs = run_real(wl, SyncRounds(), by_name(name, capacity, clients, seed), label=name, seed=seed,
+                                target=target, rpc_timeout=600.0, idle_timeout=600.0, client_timeout=600.0, pin=pin)
+        for c, want in enumerate(reference):
+            if outputs[c] != want:
+                raise AssertionError(f"{name}: client {c}: served {outputs[c]} != greedy AR {want}")
+        ok = log[log.event == ""]
+        progress(f"serve {name}: {clients} drafters, {int(ok.tokens.sum())} tokens in {time.perf_counter() - t0:.0f} s, "
+                 f"acceptance {ok.accepted.sum() / max(ok.S.sum(), 1):.3f}; outputs equal greedy AR")
+        logs.append(log.assign(n_clients=clients, capacity=capacity))
+    return pd.concat(logs, ignore_index=True)
+
+
+def serve_replay(seed: int = 0) -> pd.DataFrame:
+    """The committed real-pair serving runs against their replay (``serving_validation.replay_measured``,
+    with each run's own server wake-up and turnaround latencies), p50/p90/p99 per metric
+    (``serving_validation.compare``), judged at the validation's 5 % / 10 % (``within``)."""
+    from ..serving.batching import SyncRounds
+    from ..serving.replay import dispatch_latency, turnaround_latency
+    from . import serving_validation as sv
+    from .realpair_card import load
+
+    runs = load("serving_runs")
+    runs["event"] = runs["event"].fillna("")
+    pairs = {}
+    for pol, log in runs.groupby("policy", sort=False):
+        log = log.reset_index(drop=True)
+        n, cap = int(log.n_clients.iloc[0]), int(log.capacity.iloc[0])
+        tokens = int(log[log.event == ""].groupby("client").tokens.sum().max())
+        twin, _ = sv.replay_measured(log, serve_workload(n, tokens, cap, seed), SyncRounds(), by_name(pol, cap, n, seed),
+                                     pol, float(np.median(dispatch_latency(log))), turnaround_latency(log), seed)
+        pairs[("realpair", pol, n)] = (log, twin)
+    return sv.judge(sv.compare(pairs), sv.floor_s({k: v[0] for k, v in pairs.items()}))
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    import torch
+
+    from ..serving import real_logs
+    from ..zoo import load_model
+    from .realpair_card import FILES
+
+    ap = argparse.ArgumentParser(prog="python -m specedge.experiments.realpair_serving", description=__doc__.split("\n")[0])
+    ap.add_argument("--clients", type=int, default=2)
+    ap.add_argument("--tokens", type=int, default=32)
+    ap.add_argument("--threads", type=int, default=1, help="torch threads of this process (the greedy reference)")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    real_logs.save(serve(load_model(TARGET), clients=args.clients, tokens=args.tokens), FILES["serving_runs"])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
