@@ -78,10 +78,22 @@ def test_check_statements_reports_each_disagreement(tmp_path):
 
 
 def test_li2026_reports_drafting_and_serving_sides():
-    lines = coverage.report(["li2026"])
-    assert set(lines.side) == {"all", "drafting", "serving"}
-    all_, dr, sv = (lines.set_index("side").loc[s] for s in ("all", "drafting", "serving"))
-    assert all_.stated == dr.stated + sv.stated and all_.covered == dr.covered + sv.covered
+    """li2026's serving notebook has its own inventory (li2026_serving): its rows are counted there, not
+    against the drafting side's inventory."""
+    assert "li2026_serving" in coverage.PAPERS
+    drafting, serving = coverage.load_comparison("li2026"), coverage.load_comparison("li2026_serving")
+    assert {"Table 2", "Table 7", "Validation"} <= set(serving.artifact)
+    assert not {"Table 2", "Table 7", "Validation"} & set(drafting.artifact)
+    lines = coverage.report(["li2026", "li2026_serving"]).set_index("paper")
+    assert lines.loc["li2026_serving", "inventory"] == "statements"
+
+
+def test_a_further_notebook_with_its_own_inventory_is_not_counted_twice(tmp_path):
+    for folder, label in (("li2026", "Table 4"), ("li2026_serving", "Table 2"), ("li2026_extra", "Fig 1")):
+        (tmp_path / folder).mkdir()
+        pd.DataFrame({"artifact": [label], "quantity": ["q"]}).to_csv(tmp_path / folder / "comparison.csv", index=False)
+    assert sorted(coverage.load_comparison("li2026", figures=tmp_path).artifact) == ["Fig 1", "Table 4"]
+    assert list(coverage.load_comparison("li2026_serving", figures=tmp_path).artifact) == ["Table 2"]
 
 
 def test_missing_and_malformed_inventories_raise(tmp_path):
@@ -112,6 +124,38 @@ def test_paper_values_come_from_the_inventory_by_statement_id(tmp_path):
     (tmp_path / "zhu2025.yaml").write_text(STATEMENTS.replace('text: "A is 31.3%"}', 'text: "A is 31.3%", value: 31.3}'))
     with pytest.raises(ValueError, match="optional input, test, side, paper"):
         coverage.paper_values("zhu2025", root=tmp_path)
+
+
+def test_paper_range_reads_low_high():
+    assert coverage.paper_range("5-25") == (5.0, 25.0) and coverage.paper_range("20.5-30.0") == (20.5, 30.0)
+    for bad in ("25-5", "5", "a-b", 5):
+        with pytest.raises(ValueError, match="low-high"):
+            coverage.paper_range(bad)
+
+
+def _code(notebook: str) -> str:
+    import json
+    cells = json.loads((paths.ROOT / "notebooks" / notebook).read_text())["cells"]
+    return "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+
+
+@pytest.mark.parametrize("key, notebook", [("tran2025", "tran2025_goodspeed.ipynb"), ("li2026_serving", "li2026_wisp_serving.ipynb"),
+                                           ("model_zoo", "model_zoo_card.ipynb"), ("zheng2025", "zheng2025_tk_slt.ipynb")])
+def test_notebook_types_no_paper_value_of_its_inventory(key, notebook):
+    """The paper's numbers are data (issue 19): no value an inventory states (a number of three significant
+    digits or more, a range, a list) appears typed in its notebook's code (statement ids, which may carry a
+    value in their name, are left out); shorter numbers (50, 400, 0.1, ...) are too common to check."""
+    code = _code(notebook)
+    values = coverage.paper_values(key)
+    for sid in sorted(values, key=len, reverse=True):
+        code = code.replace(f'"{sid}"', '""').replace(f"'{sid}'", "''")
+    typed = []
+    for sid, v in values.items():
+        digits = str(v).replace("-", "").replace(".", "").strip("0")
+        forms = [v] if isinstance(v, str) and ("-" in v or "," in v) else \
+                [repr(v), f"{v:g}"] if isinstance(v, (int, float)) and len(digits) >= 3 else []
+        typed += [f"{sid}: {f}" for f in dict.fromkeys(forms) if f in code]
+    assert not typed, f"{notebook} types paper values of data/coverage/{key}.yaml: {typed}; read them from coverage.paper_values"
 
 
 def test_zheng2025_notebook_types_no_paper_number():

@@ -56,7 +56,9 @@ import yaml
 from specedge import paths
 
 INVENTORY = paths.DATA / "coverage"
-PAPERS = ("zhu2025", "tran2025", "zheng2025", "li2026", "venkatesha2025", "model_zoo")
+# inventory keys: a paper, or a paper's further notebook with its own inventory (li2026_serving: WISP's
+# server side, notebooks/li2026_wisp_serving.ipynb -> figures/li2026_serving/)
+PAPERS = ("zhu2025", "tran2025", "zheng2025", "li2026", "li2026_serving", "venkatesha2025", "model_zoo")
 _KEYS = {"name", "stated", "counted", "rows", "side"}
 _STATEMENT_KEYS = {"id", "where", "text", "input", "test", "side", "paper"}
 
@@ -99,6 +101,18 @@ def paper_values(key: str, root: Path | None = None) -> dict:
     if "statements" not in inv:
         raise ValueError(f"{key}: its inventory is an artefact count, not a statement inventory (no paper values)")
     return {st["id"]: st["paper"] for st in inv["statements"] if "paper" in st}
+
+
+def paper_range(value) -> tuple[float, float]:
+    """A range a paper states, as its inventory writes it (``paper: "5-25"``): ``(5.0, 25.0)``."""
+    lo, sep, hi = str(value).partition("-")
+    try:
+        out = float(lo), float(hi)
+    except ValueError:
+        out = None
+    if not sep or out is None or out[0] > out[1]:
+        raise ValueError(f"paper range must read 'low-high' with low <= high (e.g. '5-25'), got {value!r}")
+    return out
 
 
 def _check_statement_inventory(inv: dict, path: Path) -> dict:
@@ -166,12 +180,13 @@ def statement_table(inventory: dict, comparison: pd.DataFrame) -> pd.DataFrame:
 
 def load_comparison(key: str, figures: Path | None = None) -> pd.DataFrame:
     """The rows of ``figures/<key>/comparison.csv`` and of a paper's further notebooks
-    (``figures/<key>_<part>/comparison.csv``, e.g. li2026's serving side)."""
+    (``figures/<key>_<part>/comparison.csv``) that have no inventory of their own (key ``<key>_<part>``
+    in ``PAPERS``, e.g. li2026_serving)."""
     root = Path(figures or paths.FIGURES)
     path = root / key / "comparison.csv"
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: `make figures` builds it (its notebook writes it)")
-    parts = [path, *sorted(root.glob(f"{key}_*/comparison.csv"))]
+    parts = [path, *sorted(p for p in root.glob(f"{key}_*/comparison.csv") if p.parent.name not in PAPERS)]
     return pd.concat([pd.read_csv(p, dtype=str, keep_default_na=False) for p in parts], ignore_index=True)
 
 
