@@ -140,8 +140,9 @@ def table7_rows(fits: dict, diag: pd.DataFrame, rep: pd.DataFrame, paper: dict, 
                          paper=paper[f"sec44-{k.replace('_', '-')}"], reproduced=float(f"{co.loc[k, 'value']:.4g}"), status="not-reproducible", statements=f"sec44-{k.replace('_', '-')}",
                          note="a second coefficient set the paper fits on 566 unpublished A100 batches (Table 12's differ from it); "
                               "hardware- and model-specific: ours are the widened target's on this CPU"))
-    rows.append(_r2_row("Sec 4.4", "test R² of the n = 566 fit, 'R² > 0.999' (widened target)", "sec44-r2", r2["test"], r2why,
-                        paper, tol=0.001))
+    rows.append(dict(artifact="Sec 4.4", quantity="test R² of the n = 566 fit above 0.999 (widened target)", paper=f"> {paper['sec44-r2']}",
+                     reproduced=round(r2["test"], 3), strength="trend", claim=claims.above(r2["test"], paper["sec44-r2"]),
+                     statements="sec44-r2", note=r2why))
     rows.append(dict(artifact="Sec 4.4", quantity="test MAE of the n = 566 fit (widened target, this CPU)", unit="ms", paper=paper["sec44-mae"],
                      reproduced=round(float(ours.loc["test", "MAE_ms"]), 2), status="not-reproducible", note=HW, statements="sec44-mae"))
     return rows
