@@ -223,3 +223,23 @@ def test_null_tolerance_is_half_the_effect():
     assert c.add("T", "s", 1.05, 1.0, tolerance=tol, null=1.0, note="every pre-draft missed") == "deviates"
     with pytest.raises(ValueError, match="null_tolerance"):
         compare.null_tolerance(1.0, float("nan"), 0.1)
+
+
+def test_extend_builds_rows_from_a_paper_table_and_a_reproduced_table():
+    """Issue 19: one helper turns driver rows into comparison rows; a row without ``paper`` takes the value
+    of its first statement id, a row with ``claim`` is a claim, one with ``status`` is stated."""
+    paper = {"t3-wisp": 631.86, "t3-order": "yes"}
+    c = compare.Comparison("x")
+    got = c.extend(pd.DataFrame([dict(artifact="Table 3", quantity="WISP", reproduced=640.0, tolerance=20.0,
+                                      statements="t3-wisp", null_why="a level")]), paper)
+    got += c.extend([dict(artifact="Table 3", quantity="order", paper="yes", claim=claims.ordered([1, 2], ["a", "b"]),
+                          statements="t3-order"),
+                     dict(artifact="Table 3", quantity="load", paper="?", reproduced="–", status="not-reproducible",
+                          note="the load is unstated in the paper", statements="t3-order")])
+    assert got == ["match", "trend", "not-reproducible"]
+    f = c.frame()
+    assert f.paper.tolist() == [631.86, "yes", "?"] and f.statements.tolist() == ["t3-wisp", "t3-order", "t3-order"]
+    with pytest.raises(ValueError, match="no 'paper' value"):
+        c.extend([dict(artifact="T", quantity="q", reproduced=1.0, tolerance=0.1, statements="unknown-id")], paper)
+    with pytest.raises(ValueError, match="outside"):   # the rules of add() still hold
+        c.extend([dict(artifact="T", quantity="q", reproduced=700.0, tolerance=1.0, statements="t3-wisp")], paper)

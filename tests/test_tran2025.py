@@ -153,3 +153,28 @@ def test_paper_times_split_the_servers_send_from_the_clients_wait():
     assert tm.up(0, 2) == pytest.approx(2e-4 + 8 * (64 + 2 * (4 + 2 * ex.VOCAB)) / 1e10)
     d = ex.paper_times(cfg)                         # the profile's derived numbers unchanged
     assert d.draft[0](1) == pytest.approx(4e-3) and d.down(0) == pytest.approx(2e-4 + 64 * 8 / 1e9)
+
+
+def test_fig3_rows_decide_each_statement_from_the_split():
+    """Issue 19: Fig 3's statements as rows built from a wall-time split (tran2025_figures.fig3_rows): a
+    GOODSPEED total 2 % off Fixed-S is 'comparable', 8 % is not; receiving longer than Fixed-S needs > 1 %."""
+    import pandas as pd
+
+    from specedge import compare, coverage
+    from specedge.experiments import tran2025_figures as figs
+
+    def split(goodspeed_total, recv):
+        rows = [dict(config="c", policy=p, system=figs.REAL, receiving=r, verification=5.0, sending=0.001)
+                for p, r in (("GOODSPEED", recv), ("Fixed-S", 5.0), ("Random-S", 6.5))]
+        f = pd.DataFrame(rows)
+        f.loc[f.policy == "GOODSPEED", "verification"] = goodspeed_total - recv - 0.001
+        f["total"] = f[["receiving", "verification", "sending"]].sum(axis=1)
+        return f
+
+    paper = coverage.paper_values("tran2025")
+    for total, recv, comparable, longer in ((10.2, 5.2, "match", "trend"), (10.8, 5.02, "deviates", "deviates")):
+        c = compare.Comparison("x")
+        c.extend(figs.fig3_rows(split(total, recv), 1.0, paper), paper)
+        st = c.frame().set_index("statements").status
+        assert st["fig3-comparable-total"] == comparable and st["fig3-receive-longer"] == longer
+        assert st["fig3-random-5-25"] == "match" and st["fig3-sending-0.1"] == "match"   # Random-S +15 %, sending 0.01 %

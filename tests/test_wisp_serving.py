@@ -301,3 +301,17 @@ def test_short_and_long_queue_paths_decide_alike(density, monkeypatch):
             got[short] = ([id(p) for p in former.form(queue, now, frozenset())],
                           [(id(p), late) for p, late in order], crit)
         assert got[10**9] == got[0], f"trial {trial}: the two paths disagree"
+
+
+def test_component_shares_by_hand():
+    """Appendix C's Component Analysis (li2026_serving_figures.component_shares): each term of eq (19) over
+    the predicted latency; a single 1200-token cold batch with Table 12's coefficients, by hand."""
+    from specedge.experiments import li2026_serving_figures as figs
+
+    coef = dict(a=3.314e-5, b_compute=3.45e-8, b_read=4.62e-6, c=1.486e-2)
+    d = pd.DataFrame(dict(batch=["1200:0", "5:995 5:995"], regime=["compute-bound", "memory-bound"]))
+    s = figs.component_shares(d, coef)
+    total = 3.314e-5 * 1200 + 3.45e-8 * 1200 * 1200 + 1.486e-2
+    assert s.interactions[0] == pytest.approx(3.45e-8 * 1200 * 1200 / total)
+    assert s.cached[1] == pytest.approx(4.62e-6 * 1990 / (3.314e-5 * 10 + 3.45e-8 * 2 * 1000 * 5 + 4.62e-6 * 1990 + 1.486e-2))
+    assert (s[["linear", "interactions", "cached", "constant"]].sum(axis=1)).to_numpy() == pytest.approx([1.0, 1.0])

@@ -219,6 +219,25 @@ class Comparison:
                 else:
                     self.state(artifact, q, p, o, c.how, note, unit=c.unit, statements=ids)
 
+    def extend(self, rows, paper: dict | None = None) -> list[str]:
+        """Rows built from a paper table and a reproduced table (an experiment driver sets them side by
+        side): each row is the keyword arguments of ``claim`` (it has ``claim``), ``state`` (it has
+        ``status``) or ``add``; a row without ``paper`` takes ``paper[its first statement id]``
+        (``coverage.paper_values``). Returns the statuses, in order."""
+        out = []
+        for r in (rows.to_dict("records") if isinstance(rows, pd.DataFrame) else rows):
+            r = dict(r)
+            if "paper" not in r:
+                ids = str(r.get("statements", "")).split() if isinstance(r.get("statements", ""), str) \
+                    else list(r["statements"])
+                if not ids or paper is None or ids[0] not in paper:
+                    raise ValueError(f"{r.get('artifact')}/{r.get('quantity')}: no 'paper' value and no paper value "
+                                     f"for its statement {ids[:1]} (pass paper=coverage.paper_values(key))")
+                r["paper"] = paper[ids[0]]
+            fn = self.claim if "claim" in r else self.state if "status" in r else self.add
+            out.append(fn(**r))
+        return out
+
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows, columns=COLUMNS)
 

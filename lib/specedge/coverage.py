@@ -21,11 +21,6 @@ statements no row holds and rows that hold no statement::
         test: tests/test_zhu2025.py::test_optimal_bandwidth_equalises_finish_times
     beyond: [alg1-fixed-l]                   # ids rows may name for studies beyond the paper
 
-A paper reproduced by several notebooks may split its inventory into **parts**: ``<key>.yaml`` and
-``<key>_<part>.yaml`` (li2026: ``li2026.yaml``, the drafting side, and ``li2026_serving.yaml``), each with
-``paper: <key>`` and an optional top-level ``side``; each part is held by the rows of the figures folder of
-the same stem (``figures/li2026/``, ``figures/li2026_serving/``). A part may be either format.
-
 The older **artefact counts** (papers not re-read yet) follow.
 
 REPRODUCTION.md's contract is one comparison row per number the paper states. This module counts
@@ -61,28 +56,18 @@ import yaml
 from specedge import paths
 
 INVENTORY = paths.DATA / "coverage"
-PAPERS = ("zhu2025", "tran2025", "zheng2025", "li2026", "venkatesha2025", "model_zoo")
+# inventory keys: a paper, or a paper's further notebook with its own inventory (li2026_serving: WISP's
+# server side, notebooks/li2026_wisp_serving.ipynb -> figures/li2026_serving/)
+PAPERS = ("zhu2025", "tran2025", "zheng2025", "li2026", "li2026_serving", "venkatesha2025", "model_zoo")
 _KEYS = {"name", "stated", "counted", "rows", "side"}
 _STATEMENT_KEYS = {"id", "where", "text", "input", "test", "side", "paper"}
-_TOP_KEYS = {"paper", "source", "statements", "beyond", "side"}
 
 
-def parts(key: str, root: Path | None = None) -> list[str]:
-    """The stems of ``key``'s inventory files: ``key`` itself, then any ``<key>_<part>`` (li2026: li2026,
-    li2026_serving), each held by ``figures/<stem>/``."""
+def load_inventory(key: str, root: Path | None = None) -> dict:
+    """The validated inventory of paper ``key`` from ``<root>/<key>.yaml`` (root: ``data/coverage``)."""
     if key not in PAPERS:
         raise ValueError(f"key must be one of {PAPERS}, got {key!r}")
-    return [key, *sorted(p.stem for p in Path(root or INVENTORY).glob(f"{key}_*.yaml"))]
-
-
-def load_inventory(key: str, root: Path | None = None, part: str | None = None) -> dict:
-    """The validated inventory of paper ``key`` from ``<root>/<key>.yaml`` (root: ``data/coverage``), or
-    of its part ``<root>/<part>.yaml`` (``part`` one of ``parts(key)``)."""
-    if key not in PAPERS:
-        raise ValueError(f"key must be one of {PAPERS}, got {key!r}")
-    if part is not None and part != key and not part.startswith(f"{key}_"):
-        raise ValueError(f"part must be {key!r} or start with '{key}_', got {part!r}")
-    path = Path(root or INVENTORY) / f"{part or key}.yaml"
+    path = Path(root or INVENTORY) / f"{key}.yaml"
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: the coverage inventory of {key} is committed with the "
                                 "repository (data/coverage/), restore it from git")
@@ -109,13 +94,25 @@ def load_inventory(key: str, root: Path | None = None, part: str | None = None) 
     return inv
 
 
-def paper_values(key: str, root: Path | None = None, part: str | None = None) -> dict:
-    """``{statement id: the paper's value}`` of every statement of ``key``'s inventory (or of its ``part``)
-    that states one (key ``paper``): notebooks read the paper's numbers from here instead of typing them."""
-    inv = load_inventory(key, root, part)
+def paper_values(key: str, root: Path | None = None) -> dict:
+    """``{statement id: the paper's value}`` of every statement of ``key``'s inventory that states one
+    (key ``paper``): notebooks read the paper's numbers from here instead of typing them."""
+    inv = load_inventory(key, root)
     if "statements" not in inv:
         raise ValueError(f"{key}: its inventory is an artefact count, not a statement inventory (no paper values)")
     return {st["id"]: st["paper"] for st in inv["statements"] if "paper" in st}
+
+
+def paper_range(value) -> tuple[float, float]:
+    """A range a paper states, as its inventory writes it (``paper: "5-25"``): ``(5.0, 25.0)``."""
+    lo, sep, hi = str(value).partition("-")
+    try:
+        out = float(lo), float(hi)
+    except ValueError:
+        out = None
+    if not sep or out is None or out[0] > out[1]:
+        raise ValueError(f"paper range must read 'low-high' with low <= high (e.g. '5-25'), got {value!r}")
+    return out
 
 
 def _check_statement_inventory(inv: dict, path: Path) -> dict:
@@ -135,10 +132,6 @@ def _check_statement_inventory(inv: dict, path: Path) -> dict:
             raise ValueError(f"{where} ({st['id']}): a statement is an input or held by a test, not both")
         seen.add(st["id"])
         st.setdefault("side", "")
-    if set(inv) - _TOP_KEYS:
-        raise ValueError(f"{path}: unknown top-level key(s) {sorted(set(inv) - _TOP_KEYS)}; expected {sorted(_TOP_KEYS)}")
-    for st in sts:
-        st["side"] = st["side"] or str(inv.get("side", ""))
     beyond = inv.setdefault("beyond", [])
     if not isinstance(beyond, list) or set(beyond) & seen:
         raise ValueError(f"{path}: 'beyond' must list ids of studies beyond the paper, none of them a statement id")
@@ -185,24 +178,16 @@ def statement_table(inventory: dict, comparison: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def load_comparison(key: str, figures: Path | None = None, part: str | None = None) -> pd.DataFrame:
+def load_comparison(key: str, figures: Path | None = None) -> pd.DataFrame:
     """The rows of ``figures/<key>/comparison.csv`` and of a paper's further notebooks
-    (``figures/<key>_<part>/comparison.csv``, e.g. li2026's serving side); with ``part``, only
-    ``figures/<part>/comparison.csv`` (the rows that hold the inventory part of that stem)."""
+    (``figures/<key>_<part>/comparison.csv``) that have no inventory of their own (key ``<key>_<part>``
+    in ``PAPERS``, e.g. li2026_serving)."""
     root = Path(figures or paths.FIGURES)
-    path = root / (part or key) / "comparison.csv"
+    path = root / key / "comparison.csv"
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: `make figures` builds it (its notebook writes it)")
-    files = [path] if part else [path, *sorted(root.glob(f"{key}_*/comparison.csv"))]
-    return pd.concat([pd.read_csv(p, dtype=str, keep_default_na=False) for p in files], ignore_index=True)
-
-
-def held_parts(key: str, root: Path | None = None, figures: Path | None = None):
-    """``(stem, inventory, rows)`` per inventory part of ``key``: one part holds every row of the paper's
-    notebooks; several parts each hold their own folder's rows."""
-    stems = parts(key, root)
-    for stem in stems:
-        yield stem, load_inventory(key, root, stem), load_comparison(key, figures, stem if len(stems) > 1 else None)
+    parts = [path, *sorted(p for p in root.glob(f"{key}_*/comparison.csv") if p.parent.name not in PAPERS)]
+    return pd.concat([pd.read_csv(p, dtype=str, keep_default_na=False) for p in parts], ignore_index=True)
 
 
 def count(inventory: dict, comparison: pd.DataFrame) -> pd.DataFrame:
@@ -231,23 +216,24 @@ def report(keys=PAPERS, root: Path | None = None, figures: Path | None = None, d
     """One line per paper (and per side where the inventory tags sides): statements held vs stated
     (statement inventories), or rows present vs stated per artefact (artefact counts)."""
     lines = []
-    for key, stem, inv, comp in ((k, *p) for k in keys for p in held_parts(k, root, figures)):
+    for key in keys:
+        inv, comp = load_inventory(key, root), load_comparison(key, figures)
         if "statements" in inv:
             t, c = statement_table(inv, comp), check_statements(inv, comp)
             if detail:
-                print(f"\n{stem}\n{t.to_string(index=False)}")
+                print(f"\n{key}\n{t.to_string(index=False)}")
             for what, items in c.items():
                 for item in items:
-                    print(f"{stem}: {what}: {item}")
+                    print(f"{key}: {what}: {item}")
             held = int((t.held_by != "NONE").sum())
-            lines.append(dict(paper=key, side=inv.get("side") or "all", inventory="statements", stated=len(t),
-                              covered=held, percent=100.0 * held / len(t), unlabelled_rows=len(c["unlabelled"])))
+            lines.append(dict(paper=key, side="all", inventory="statements", stated=len(t), covered=held,
+                              percent=100.0 * held / len(t), unlabelled_rows=len(c["unlabelled"])))
             continue
         table = count(inv, comp)
         if detail:
-            print(f"\n{stem}\n{table.to_string(index=False)}")
+            print(f"\n{key}\n{table.to_string(index=False)}")
         sides = [s for s in dict.fromkeys(table.side) if s]
-        for side in [None, *sides] if len(sides) != 1 else sides:   # a one-side part: its side alone
+        for side in [None, *sides]:
             s = summary(table, side)
             lines.append(dict(paper=key, side=side or "all", inventory="artefact counts", **s,
                               unlabelled_rows=float("nan")))

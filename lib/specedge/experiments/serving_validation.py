@@ -358,11 +358,11 @@ def worst(table: pd.DataFrame, quantile: str, floor: float) -> float:
 
 
 def add_rows(cmp, real: pd.DataFrame, stoch: pd.DataFrame | None, floor: float, what: str,
-             notes: dict[str, str]) -> None:
+             notes: dict[str, str], statements: str = "") -> None:
     """The notebooks' Validation rows: per replay model, metric and quantile (p50 5 %, p90 10 %) the
     worst |difference| over every policy and N (``worst``), then the stochastic twin against the replay.
     ``notes``: the mechanism of a residual, by ``VERIFY`` model and "stochastic" (used when a row
-    deviates)."""
+    deviates); ``statements``: the inventory id(s) the rows hold (data/coverage/)."""
     why = "agreement is a level, not an effect: the row fails whenever one run's difference exceeds the tolerance"
     blocks = [(f"replay vs real ({v})", real[real["verify"] == v], notes.get(v, "")) for v in VERIFY]
     if stoch is not None:
@@ -377,4 +377,5 @@ def add_rows(cmp, real: pd.DataFrame, stoch: pd.DataFrame | None, floor: float, 
                 label += f" (lowest p50 of the real runs {t.loc[(t.metric == m) & (t['quantile'] == 'p50'), base].min():.3f})"
             for q, tol in TOLERANCE.items():
                 cmp.add("Validation", f"{name}: {label}, worst |difference| at {q} over {what}, N 1-8", 0.0,
-                        round(worst(t[t["metric"] == m], q, floor), 1), "%", tolerance=tol, note=note, null_why=why)
+                        round(worst(t[t["metric"] == m], q, floor), 1), "%", tolerance=tol, note=note, null_why=why,
+                        statements=statements)

@@ -85,7 +85,7 @@ class TraceAcceptance:
 
     def __init__(self, path=TRACES, target: str = "target-m", stop_rules: dict | None = None):
         """``path``: a traces file, or a frame with its columns (e.g. the real pair's,
-        ``experiments.realpair_card.twin_traces()``)."""
+        ``experiments.realpair_twin.twin_traces()``)."""
         from ..predictor import FEATURES
 
         cols = ["draft", "target", "domain", "temperature", "prompt", "round", "i", "q", "p", "accepted"]

@@ -1,0 +1,449 @@
+"""WISP's serving-side notebook sections as calls (notebooks/li2026_wisp_serving.ipynb): the estimator's
+diagnostics and each section's comparison rows. Every ``*_rows`` sets the paper's statements
+(``coverage.paper_values("li2026_serving")``, by id in ``data/coverage/li2026_serving.yaml``) beside the
+reproduced tables as rows for ``compare.Comparison.extend``; statuses come from ``claims`` predicates and
+tolerances here, never typed. The twin runs themselves are ``experiments.li2026``'s.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .. import claims, compare, coverage, paths
+from ..serving import estimator
+from ..serving import verify_profiling as vp
+from . import li2026 as ex
+
+TARGETS = ("zoo", "widened")   # the two measured verification targets (data/li2026/*_{target}.csv)
+HW = "the paper fits Qwen3-32B on an A100 with vLLM; ours is a 0.1 B bfloat16 Llama on 2 CPU cores, whose absolute times are other"
+_T7 = ("R2", "adj_R2", "RMSE_ms", "MAE_ms", "MAPE_pct", "max_error_ms")
+
+
+def verify_profile(target: str) -> pd.DataFrame:
+    return pd.read_csv(paths.DATA / "li2026" / f"verify_profile_{target}.csv")
+
+
+# --------------------------------------------------------------------------- Fig 4
+def fig4_rows(w: pd.DataFrame) -> list[dict]:
+    """``w``: seconds per (target, a_length) x case. Per target: batched slower than either alone, Solo A
+    grows with its length, Solo B nearly flat (its relative spread under a quarter of Solo A's)."""
+    rows = []
+    for t in TARGETS:
+        wt = w.loc[t].sort_index()
+        rows.append(dict(artifact="Fig 4", quantity=f"{t} target: batched A+B slower than either alone at every length of A", paper="yes",
+                         claim=claims.all_of({f"L_A={l}": bool(r["Batched A+B"] > max(r["Solo A"], r["Solo B"])) for l, r in wt.iterrows()}),
+                         strength="trend", statements="fig4-b-inherits",
+                         note="our verifier packs a batch into one row; its dense attention still computes B's queries against A's keys (masked), where vLLM's varlen kernels skip them" if t == "widened" else ""))
+        rows.append(dict(artifact="Fig 4", quantity=f"{t} target: Solo A grows with its length", paper="increases",
+                         claim=claims.strictly_increasing(wt["Solo A"].to_numpy()), strength="trend", statements="fig4-solo-a-grows"))
+        spread = {c: float(wt[c].max() / wt[c].min() - 1) for c in ("Solo A", "Solo B")}
+        rows.append(dict(artifact="Fig 4", quantity=f"{t} target: Solo B nearly flat (its max/min - 1 under a quarter of Solo A's)",
+                         paper="nearly flat", strength="trend", statements="fig4-solo-b-flat",
+                         claim=claims.all_of({f"Solo B {spread['Solo B']:.0%} < Solo A {spread['Solo A']:.0%} / 4":
+                                              spread["Solo B"] < spread["Solo A"] / 4}, "flat_against_solo_a"),
+                         note="'nearly flat' read against Solo A's growth over the same lengths of A"))
+    return rows
+
+
+# --------------------------------------------------------------------------- the estimator (Tables 7, 12, Figs 9, 11)
+def packed_diagnostic() -> pd.DataFrame:
+    """Train / test R² of eq (19) and of eq (19) with one more feature (this engine's packed attention
+    products, the request count, N_linear²), per measured target."""
+    from sklearn.linear_model import LinearRegression
+
+    diag = {}
+    for t in TARGETS:
+        d = verify_profile(t)
+        x = estimator.design_matrix(d)
+        xp = np.column_stack([x, [vp.packed_products(vp.parse_batch(b)) for b in d.batch]])
+        tr = (d.split == "train").to_numpy()
+        for name, X in (("eq (19)", x), ("eq (19) + packed products", xp), ("eq (19) + request count", np.column_stack([x, d.requests])),
+                        ("eq (19) + N_linear²", np.column_stack([x, x[:, 0] ** 2]))):
+            m = LinearRegression().fit(X[tr], d.seconds[tr])
+            diag[(t, name)] = dict(train_R2=m.score(X[tr], d.seconds[tr]), test_R2=m.score(X[~tr], d.seconds[~tr]))
+    return pd.DataFrame(diag).T
+
+
+def session_repeats() -> pd.DataFrame:
+    """Batch shapes of the widened profile timed in more than one session: fastest, slowest and the
+    largest within-session coefficient of variation."""
+    wid = verify_profile("widened")
+    wid["shape"] = wid.batch.map(lambda b: " ".join(sorted(b.split())))
+    return wid[wid["shape"].map(wid["shape"].value_counts()) > 1].groupby("shape").agg(
+        fastest=("seconds", "min"), slowest=("seconds", "max"), within_cv=("cv", "max"))
+
+
+def low_r2_cause(diag: pd.DataFrame, rep: pd.DataFrame) -> str:
+    """Why R² is low here (issue 18 item 8, measured): the same batch timed in two sessions of the widened
+    profile differs far more than the 3 runs within a session; no added feature helps."""
+    moved = diag.loc["widened", "test_R2"].drop("eq (19)") - diag.loc[("widened", "eq (19)"), "test_R2"]
+    worst = rep.loc[(rep.slowest / rep.fastest).idxmax()]
+    return (f"measured: one batch shape timed in two sessions took {worst.fastest:.3f} and {worst.slowest:.3f} s "
+            f"({worst.slowest / worst.fastest:.2f}x) while the 3 runs of a session agree within {100 * rep.within_cv.max():.0f} %: "
+            "session-to-session timing noise of the shared 2-core host, which no feature fits (adding the packed attention "
+            f"products, the request count or N_linear^2 moves test R2 by {moved.min():+.3f} to {moved.max():+.3f}: "
+            "estimator_packed_diagnostic.csv); "
+            "not the packed dense attention")
+
+
+def _r2_row(artifact, quantity, sid, ours: float, r2why: str, paper: dict, tol: float = 0.02) -> dict:
+    """A goodness-of-fit row: the low-R² cause is its note when it lies outside the tolerance."""
+    return dict(artifact=artifact, quantity=quantity, paper=paper[sid], reproduced=round(ours, 3), unit="", tolerance=tol,
+                statements=sid, null_why="a goodness of fit (a level), not an effect",
+                note="" if abs(ours - paper[sid]) <= tol else r2why)
+
+
+def table7_rows(fits: dict, diag: pd.DataFrame, rep: pd.DataFrame, paper: dict, paper12: dict) -> list[dict]:
+    """Table 7 (fit metrics, samples, CV), Table 12 (coefficients), the text's R² gap and test gain, Sec 4.4's
+    first fit, the packed-products study (beyond the paper)."""
+    ours, r2why = fits["widened"].metrics, low_r2_cause(diag, rep)
+    rows = []
+    for m in _T7:
+        for split in ("train", "test"):
+            sid, r = f"table7-{split}-{m}", float(ours.loc[split, m])
+            if m in ("R2", "adj_R2"):
+                rows.append(_r2_row("Table 7", f"{split} {m} (widened target, this CPU)", sid, r, r2why, paper))
+            else:
+                rows.append(dict(artifact="Table 7", quantity=f"{split} {m} (widened target, this CPU)", paper=paper[sid],
+                                 reproduced=round(r, 2), status="not-reproducible", note=HW,
+                                 unit=m.rsplit("_", 1)[-1].replace("pct", "%"), statements=sid))
+    for split in ("train", "test"):
+        rows.append(dict(artifact="Table 7", quantity=f"{split} samples", paper=paper[f"table7-{split}-samples"], reproduced=int(ours.loc[split, "samples"]), unit="batches",
+                         tolerance=0, statements=f"table7-{split}-samples appc-design",
+                         null_why="the size of Appendix C's design (a count), not an effect"))
+    cv = fits["widened"].cv
+    rows.append(_r2_row("Table 7", "5-fold CV R² mean (widened target)", "table7-cv-mean", cv["mean"], r2why, paper))
+    rows.append(dict(_r2_row("Table 7", "5-fold CV R² std (widened target)", "table7-cv-std", cv["std"], r2why, paper, tol=0.01),
+                     null_why="the spread of a goodness of fit (a level), not an effect"))
+    co = fits["widened"].coefficients
+    for k in ("a", "b_compute", "b_read", "c"):
+        for col, suffix in (("value", ""), ("ci_low", "_ci_low"), ("ci_high", "_ci_high")):
+            rows.append(dict(artifact="Table 12", quantity=f"{k}{' ' + col if col != 'value' else ''} (widened target, this CPU)",
+                             paper=paper12[k + suffix], reproduced=float(f"{co.loc[k, col]:.4g}"), status="not-reproducible",
+                             statements=f"table12-{k}-{col.replace('_', '-')}",
+                             note="eq (19)'s coefficients are hardware- and model-specific (A100 + Qwen3-32B there); the paper's own stay the li2026_paper profile, used by §3-§7"))
+    rows.append(dict(artifact="Table 7", quantity="beyond the paper: adding this engine's packed attention products raises test R² (widened)",
+                     paper="yes", strength="trend", statements="estimator-packed",
+                     claim=claims.above(float(diag.loc[("widened", "eq (19) + packed products"), "test_R2"] - diag.loc[("widened", "eq (19)"), "test_R2"]), 0.0)))
+    # the text beside Table 7 (Sec 5.5, Appendix C)
+    r2 = {s: float(ours.loc[s, "R2"]) for s in ("train", "test")}
+    rows.append(dict(artifact="Table 7", quantity="test R² above train R² (widened target)", paper="improves slightly", strength="trend",
+                     claim=claims.above(r2["test"], r2["train"]), statements="table7-test-improves",
+                     note="a fit on 123 batches tested on 50 others; on this host the two sets were timed in different sessions"))
+    gap_paper = abs(paper["table7-test-R2"] - paper["table7-train-R2"])
+    rows.append(dict(artifact="Table 7", quantity=f"|train R² − test R²| below Appendix C's {paper['table7-r2-gap']} (paper: {gap_paper:.3f})",
+                     paper=f"< {paper['table7-r2-gap']}", reproduced=round(abs(r2["train"] - r2["test"]), 3), strength="trend",
+                     claim=claims.below(abs(r2["train"] - r2["test"]), paper["table7-r2-gap"]), statements="table7-r2-gap", note=r2why))
+    # Sec 4.4's first fit (n = 566): a second coefficient set of the paper, on a data set it does not publish
+    for k in ("a", "b_compute", "b_read"):
+        rows.append(dict(artifact="Sec 4.4", quantity=f"{k} of the n = 566 fit (widened target's fit, this CPU)",
+                         paper=paper[f"sec44-{k.replace('_', '-')}"], reproduced=float(f"{co.loc[k, 'value']:.4g}"), status="not-reproducible", statements=f"sec44-{k.replace('_', '-')}",
+                         note="a second coefficient set the paper fits on 566 unpublished A100 batches (Table 12's differ from it); "
+                              "hardware- and model-specific: ours are the widened target's on this CPU"))
+    rows.append(dict(artifact="Sec 4.4", quantity="test R² of the n = 566 fit above 0.999 (widened target)", paper=f"> {paper['sec44-r2']}",
+                     reproduced=round(r2["test"], 3), strength="trend", claim=claims.above(r2["test"], paper["sec44-r2"]),
+                     statements="sec44-r2", note=r2why))
+    rows.append(dict(artifact="Sec 4.4", quantity="test MAE of the n = 566 fit (widened target, this CPU)", unit="ms", paper=paper["sec44-mae"],
+                     reproduced=round(float(ours.loc["test", "MAE_ms"]), 2), status="not-reproducible", note=HW, statements="sec44-mae"))
+    return rows
+
+
+def fig9_rows(fits: dict, pred: pd.DataFrame, diag: pd.DataFrame, rep: pd.DataFrame, paper: dict) -> list[dict]:
+    """Fig 9a (y = x, the ±10 % envelope, the R² and MAPE the text gives beside Table 7's), Fig 9b
+    (residuals centred on zero), Fig 11 (errors per regime)."""
+    ours, r2why = fits["widened"].metrics, low_r2_cause(diag, rep)
+    rows = [dict(artifact="Fig 9", quantity="predicted vs measured follows y = x (test R² > 0.9, widened target)", paper="yes",
+                 claim=claims.above(float(ours.loc["test", "R2"]), 0.9), strength="trend", statements="fig9a-identity")]
+    for split in ("train", "test"):
+        rows.append(_r2_row("Fig 9", f"{split} R² of the Fig 9a fit (widened target, this CPU)", f"fig9a-{split}-r2",
+                            float(ours.loc[split, "R2"]), r2why, paper))
+        rows.append(dict(artifact="Fig 9", quantity=f"{split} MAPE of the Fig 9a fit (widened target, this CPU)", unit="%",
+                         paper=paper[f"fig9a-{split}-mape"], reproduced=round(float(ours.loc[split, "MAPE_pct"]), 2),
+                         status="not-reproducible", note=HW,
+                         statements=f"fig9a-{split}-mape"))
+    wid = pred[pred.target == "widened"]
+    rel = 100 * (wid.predicted - wid.measured).abs() / wid.measured
+    inside = float((rel <= paper["fig9a-within-10"]).mean())
+    rows.append(dict(artifact="Fig 9", quantity=f"the majority of batches within ±{paper['fig9a-within-10']} % of the measured latency (share, widened)",
+                     paper="majority", reproduced=round(inside, 3), strength="trend", statements="fig9a-within-10",
+                     claim=claims.above(inside, 0.5)))
+    test = wid[wid.split == "test"]
+    m, lo, hi = claims.mean_interval(test.predicted - test.measured)
+    rows.append(dict(artifact="Fig 9", quantity="test residuals centred on zero (95 % interval of the mean residual, widened)",
+                     paper="centred", strength="trend", statements="fig9b-centred",
+                     claim=claims.all_of({f"mean {1e3 * m:+.1f} ms [{1e3 * lo:+.1f}, {1e3 * hi:+.1f}] contains 0": lo <= 0 <= hi}, "interval_contains_zero"),
+                     note="the train residuals' mean is zero by construction of OLS with an intercept: only the test split can fail"))
+    mem = wid.assign(abs_error_ms=1000 * (wid.predicted - wid.measured).abs()).groupby("regime").abs_error_ms.median()
+    rows.append(dict(artifact="Fig 11", quantity="errors small in every regime, widest in memory-bound (median |error|, widened)", paper="yes",
+                     claim=claims.argmax_is(mem.to_dict(), "memory-bound"), strength="trend", statements="fig11-regimes"))
+    rows.append(dict(artifact="Appendix C", quantity="prompt reuse across runs speeds a configuration up by over 60 %", paper="> 60 %",
+                     reproduced="–", status="not-reproducible", statements="appc-reuse-60",
+                     note="our profiler feeds fresh token ids to every run (Appendix C's remedy, serving.verify_profiling) and never timed "
+                          "reused prompts, so there is no cache-polluted measurement to compare"))
+    return rows
+
+
+def component_shares(d: pd.DataFrame, coef: dict) -> pd.DataFrame:
+    """Each term of eq (19) as a share of the predicted latency, per configuration of a measured design
+    (Appendix C's Component Analysis); ``coef``: a, b_compute, b_read, c."""
+    x = estimator.design_matrix(d)
+    terms = x * np.array([coef["a"], coef["b_compute"], coef["b_read"]])
+    total = terms.sum(axis=1) + coef["c"]
+    return pd.DataFrame(dict(regime=d.regime, tokens=x[:, 0] + x[:, 2], linear=terms[:, 0] / total, interactions=terms[:, 1] / total,
+                             cached=terms[:, 2] / total, constant=coef["c"] / total))
+
+
+def component_rows(fits: dict, paper12: dict, paper: dict) -> tuple[pd.DataFrame, list[dict]]:
+    """Appendix C's Component Analysis with the paper's own coefficients (Table 12) on Appendix C's design
+    (the zoo target's profile keeps its lengths) and with our widened fit on its design."""
+    sources = {"Table 12 coefficients, Appendix C's design": (verify_profile("zoo"), paper12),
+               "widened target's fit, its design": (verify_profile("widened"), {k: getattr(fits["widened"].estimator, k)
+                                                                            for k in ("a", "b_compute", "b_read", "c")})}
+    lo, hi = coverage.paper_range(paper["comp-cached-30-50"])
+    frames, rows = [], []
+    for src, (d, coef) in sources.items():
+        s = component_shares(d, coef).assign(source=src)
+        frames.append(s)
+        comp = 100 * float(s[s.regime == "compute-bound"].interactions.mean())
+        mem = 100 * float(s[s.regime == "memory-bound"].cached.mean())
+        rows.append(dict(artifact="Component analysis", quantity=f"compute-bound: N_interactions share of predicted latency ({src}; mean)",
+                         paper=f"> {paper['comp-interactions-70']}", reproduced=round(comp, 1), unit="%", strength="trend",
+                         claim=claims.above(comp, paper["comp-interactions-70"]), statements="comp-interactions-70",
+                         note="" if src.startswith("Table") else "our CPU's fit, not the paper's hardware"))
+        rows.append(dict(artifact="Component analysis", quantity=f"memory-bound: N_cached share of predicted latency ({src}; mean)",
+                         paper=paper["comp-cached-30-50"], reproduced=round(mem, 1), unit="%", strength="trend",
+                         claim=claims.within(mem, lo, hi), statements="comp-cached-30-50",
+                         note="" if src.startswith("Table") else "our CPU's fit, not the paper's hardware"))
+        rows.append(dict(artifact="Component analysis", quantity=f"the constant c's share falls as the batch grows ({src}; Pearson r over configurations)",
+                         paper="most significant for small batches", strength="trend", statements="comp-constant-small",
+                         claim=claims.correlation_sign(s.tokens, s.constant, -1, 0.3)))
+    return pd.concat(frames, ignore_index=True), rows
+
+
+# --------------------------------------------------------------------------- Table 1 and Fig 7
+def table1_rows(table1: pd.DataFrame, table1_n: int, fig7: pd.DataFrame, epsilon: float, paper: dict) -> list[dict]:
+    rows = []
+    for sys_ in ("WISP", "FCFS"):
+        for sp in (8, 6, 4, 2):
+            v, r = paper[f"table1-{sys_.lower()}-{sp}"], float(table1.loc[sys_, sp])
+            rows.append(dict(artifact="Table 1", quantity=f"{sys_}: violation rate at {sp} tok/s (N = {table1_n})", paper=v,
+                             reproduced=round(100 * r, 2), unit="%", tolerance=10.0, statements=f"table1-{sys_.lower()}-{sp}",
+                             null_why="a violation rate at one load (a level), not an effect", note="" if abs(100 * r - v) <= 10 else
+                             "N is unstated in the paper (ours: N = %d) and the twin's devices draft at 50 tok/s with the zoo's acceptance" % table1_n))
+    rows.append(dict(artifact="Table 1", quantity="WISP at or below FCFS in every class", paper="yes", strength="trend", statements="fig7-wisp-shifts",
+                     claim=claims.all_of({f"{sp} tok/s": bool(table1.loc["WISP", sp] <= table1.loc["FCFS", sp]) for sp in (2, 4, 6, 8)})))
+    knee = ex.knees(fig7, epsilon)
+    rows.append(dict(artifact="Fig 7", quantity="near zero at low load, then a knee (rate <= eps at the smallest N, > 0.5 at the largest)", paper="yes",
+                     claim=claims.all_of({f"{s} {sp}": bool(g_.violation_rate.iloc[0] <= epsilon and g_.violation_rate.iloc[-1] > 0.5)
+                                          for (s, sp), g_ in fig7.sort_values("devices").groupby(["system", "speed"]) if sp > 2}),
+                     strength="trend", note="the 2 tok/s class has no knee within the sweep (as the paper's Table 1: 0 %)", statements="fig7-knee"))
+    rows.append(dict(artifact="Fig 7", quantity="WISP's knee at a larger or equal N than FCFS's in every class", paper="yes", strength="trend",
+                     claim=claims.all_of({f"{sp} tok/s": bool(knee.loc[("WISP", sp)] >= knee.loc[("FCFS", sp)]) for sp in (4, 6, 8)}),
+                     statements="fig7-wisp-shifts"))
+    v = fig7.pivot_table(index=["speed", "devices"], columns="system", values="violation_rate")
+    gain = (v.FCFS - v.WISP).groupby(level="speed").mean()
+    best = int(gain.idxmax())
+    rows.append(dict(artifact="Fig 7", quantity="WISP's largest gain over FCFS in a tight class (6 or 8 tok/s; mean violation-rate reduction over the sweep)",
+                     paper="6/8 tok/s", reproduced=f"{best} tok/s", strength="trend", statements="fig7-largest-tight",
+                     claim=claims.all_of({"reductions " + ", ".join(f"{k} tok/s {g:+.3f}" for k, g in gain.items()): best in (6, 8)},
+                                         "largest_in_tight_class")))
+    return rows
+
+
+# --------------------------------------------------------------------------- Table 2
+def table2_rows(cap: pd.DataFrame, censored: pd.DataFrame, targets, systems, paper: dict) -> list[dict]:
+    """Capacities and speedups against Table 2 (censored capacities as bounds), WISP highest (10 % margin),
+    capacity falls as the class tightens, speedup grows as it tightens, and the abstract's largest speedups."""
+    why = "edge drafting speed, network, lengths and eps are unstated in the paper (ours in the Setting); acceptance is the zoo's"
+    tag = {"Qwen3-32B": "32b", "Qwen3-14B": "14b"}
+    bounded = lambda t, s, sp: claims.AtLeast(cap.loc[(t, s), sp]) if censored.loc[(t, s), sp] else float(cap.loc[(t, s), sp])
+    rows = []
+    for s in ("SLED", "Centralized", "WISP"):
+        for t in ("Qwen3-32B", "Qwen3-14B"):
+            for sp in ex.CLASSES:
+                sid = f"table2-{s.lower()}-{tag[t]}-{sp}"
+                v, r = paper[sid], int(cap.loc[(t, s), sp])
+                rows.append(dict(artifact="Table 2", quantity=f"{s} {t}: capacity at {sp} tok/s", paper=v, reproduced=r, unit="devices",
+                                 tolerance=round(0.25 * v, 1), note="" if abs(r - v) <= 0.25 * v else why, statements=sid,
+                                 bound=">=" if censored.loc[(t, s), sp] else "",
+                                 null_why="a number of devices served (a level); the effect is the speedup rows"))
+    speedups = {}
+    for t in targets:
+        for base in ("SLED", "Centralized"):
+            for sp in ex.CLASSES:
+                sid = f"table2-speedup-{base.lower()}-{tag[t]}-{sp}"
+                v = paper[sid]
+                b, (cw, cb) = cap.loc[(t, base), sp], (censored.loc[(t, "WISP"), sp], censored.loc[(t, base), sp])
+                q = f"WISP speedup vs {base}, {t}, {sp} tok/s"
+                if b == 0 or (cw and cb):
+                    rows.append(dict(artifact="Table 2", quantity=q, paper=v, reproduced="undefined", status="not-reproducible", unit="x",
+                                     statements=sid, note="no ratio: the baseline serves no device" if b == 0 else "both capacities censored at hi: no ratio"))
+                    continue
+                r, tol = float(cap.loc[(t, "WISP"), sp] / b), compare.null_tolerance(v, 1.0, round(0.25 * v, 2))
+                speedups[(t, base, sp)] = (r, bool(cw or cb))
+                rows.append(dict(artifact="Table 2", quantity=q, paper=v, reproduced=round(r, 2), unit="x", tolerance=tol, null=1.0,
+                                 bound=">=" if cw else "<=" if cb else "", note="" if abs(r - v) <= tol else why, statements=sid))
+    for t in targets:
+        for sp in ex.CLASSES:
+            col = {s: bounded(t, s, sp) for s in systems}
+            runner_up = sorted(float(x) for k, x in col.items() if k != "WISP")[-1]
+            rows.append(dict(artifact="Table 2", quantity=f"{t}, {sp} tok/s: WISP has the highest capacity", paper="yes", strength="match",
+                             claim=claims.argmax_is(col, "WISP", margin=round(0.1 * runner_up, 1)),
+                             statements=" ".join(["sec52-highest"] + [f"table2-{s.lower()}-{tag[t]}-{sp}" for s in systems])))
+        for s in systems:
+            rows.append(dict(artifact="Table 2", quantity=f"{s} {t}: capacity falls as the class tightens (2 -> 8 tok/s)", paper="yes",
+                             claim=claims.strictly_decreasing([bounded(t, s, sp) for sp in ex.CLASSES]), strength="trend",
+                             statements=" ".join(f"table2-{s.lower()}-{tag[t]}-{sp}" for sp in ex.CLASSES)))
+    # Sec 5.2.1: the gains are strongest under tight SLOs; the abstract's "up to" speedups
+    for t in targets:
+        for base in ("SLED", "Centralized"):
+            got = [speedups.get((t, base, sp)) for sp in ex.CLASSES]
+            q = f"WISP speedup vs {base} grows as the class tightens (2 -> 8 tok/s), {t}"
+            if any(g is None or g[1] for g in got):
+                rows.append(dict(artifact="Table 2", quantity=q, paper="yes", reproduced="–", status="not-reproducible",
+                                 statements="sec52-stronger-tight", note="a capacity of this ratio is censored or zero: no order of ratios"))
+            else:
+                rows.append(dict(artifact="Table 2", quantity=q, paper="yes", strength="trend", statements="sec52-stronger-tight",
+                                 claim=claims.strictly_increasing([g[0] for g in got])))
+    for base in ("Centralized", "SLED"):
+        sid = f"abstract-capacity-{base.lower()}"
+        got = {k: v for k, v in speedups.items() if k[1] == base}
+        (t, _, sp), (r, cens) = max(got.items(), key=lambda kv: kv[1][0])
+        v = paper[sid]
+        tol = compare.null_tolerance(v, 1.0, round(0.25 * v, 2))
+        rows.append(dict(artifact="Abstract", quantity=f"largest capacity speedup vs {base} over both targets and all classes", paper=v,
+                         reproduced=round(r, 2), unit="x", tolerance=tol, null=1.0, statements=sid, bound=">=" if cens else "",
+                         note="" if abs(r - v) <= tol else f"{why}; ours is the {t}, {sp} tok/s ratio (Table 2's rows above)"))
+    return rows
+
+
+# --------------------------------------------------------------------------- Tables 3 and 6, Fig 8
+def table3_rows(t3: pd.Series, n3: int, paper: dict) -> list[dict]:
+    rows = []
+    for s in t3.index:
+        sid = f"table3-{s.lower()}"
+        v = paper[sid]
+        rows.append(dict(artifact="Table 3", quantity=f"{s}: system goodput (N = {n3}, mixed classes)", paper=v, reproduced=round(float(t3[s]), 2),
+                         unit="tokens/s", tolerance=round(0.25 * v, 2), null_why="a goodput at one load (a level), not an effect", statements=sid,
+                         note="" if abs(t3[s] - v) <= 0.25 * v else
+                         "the load is unstated in the paper; our devices draft at 50 tok/s with the zoo's acceptance and 128-token responses"))
+    rows.append(dict(artifact="Table 3", quantity="goodput ordered SLED < centralized < WISP", paper="yes", strength="trend",
+                     claim=claims.ordered(t3.to_numpy(), list(t3.index)),
+                     statements="sec52-goodput-higher table3-sled table3-centralized table3-wisp"))
+    for base in ("Centralized", "SLED"):
+        sid = f"abstract-goodput-{base.lower()}"
+        v, r = paper[sid], float(t3["WISP"] / t3[base])
+        tol = compare.null_tolerance(v, 1.0, round(0.25 * v, 2))
+        rows.append(dict(artifact="Abstract", quantity=f"goodput ratio WISP / {base} (Table 3's load, N = {n3})", paper=v, reproduced=round(r, 2),
+                         unit="x", tolerance=tol, null=1.0, statements=sid, note="" if abs(r - v) <= tol else
+                         f"the paper's ratio is its Table 3's ({paper['table3-wisp']} over its baselines); ours is our Table 3's at an unstated load"))
+    rows.append(dict(artifact="Table 3", quantity="baseline goodput collapses near saturation", paper="collapses", reproduced="–",
+                     status="not-reproducible", statements="sec52-goodput-collapse",
+                     note="the paper shows no goodput-vs-load curve of the baselines (Table 3 is one load), and neither does this notebook"))
+    return rows
+
+
+def table6_rows(t6: pd.DataFrame, paper: dict) -> list[dict]:
+    rows = []
+    for n in (2, 4, 8, 16):
+        for col in ("OFF", "ON"):
+            sid = f"table6-{col.lower()}-{n}"
+            v, r = paper[sid], float(t6.loc[n, col])
+            rows.append(dict(artifact="Table 6", quantity=f"N = {n}: goodput, predictor {col}", paper=v, reproduced=round(r, 2), unit="tokens/s",
+                             tolerance=round(0.25 * v, 2), statements=sid,
+                             null_why="a goodput at one load (a level); the effect is the improvement row", note="" if abs(r - v) <= 0.25 * v else
+                             "the paper's devices deliver ~7 tok/s each; ours draft at 50 tok/s, so goodput per device is set by our Setting"))
+        imp, r = paper[f"table6-imp-{n}"], float(t6.loc[n, "improvement_pct"])
+        tol = compare.null_tolerance(imp, 0.0, 10.0)
+        rows.append(dict(artifact="Table 6", quantity=f"N = {n}: improvement", paper=imp, reproduced=round(r, 2), unit="%", tolerance=tol, null=0.0,
+                         statements=f"table6-imp-{n} table6-range-grows",
+                         note="" if abs(r - imp) <= tol else "the zoo drafts' acceptance and the MLP's stops set the gain here"))
+    rows.append(dict(artifact="Table 6", quantity="the predictor's gain grows with N", paper="yes", strength="trend", statements="table6-range-grows",
+                     claim=claims.strictly_increasing(t6.improvement_pct.to_numpy())))
+    return rows
+
+
+def fig8_rows(att: pd.DataFrame, window: int, paper: dict) -> list[dict]:
+    share = att[att.violated].label.value_counts(normalize=True)
+    return [dict(artifact="Fig 8", quantity=f"most violations are compute-dominant (eq 21, W = {window}, tau = {paper['eq21-tau']})", paper="yes",
+                 claim=claims.above(float(share.get("compute-dominant", 0.0)), 0.5), strength="trend", statements="fig8-compute-dominant",
+                 note="" if share.get("compute-dominant", 0.0) > 0.5 else
+                 "in the twin a verification spike is only the estimator's log-normal error; backlog (queueing) dominates past the knee")]
+
+
+# --------------------------------------------------------------------------- sensitivity of Table 2 (beyond the paper)
+def sensitivity(table2: pd.DataFrame, systems, *, scale: str, epsilon: float, seed: int, setting, hi: int, run, cache):
+    """Qwen3-32B's capacities at other ε (1 %, 10 %) and WISP's and SLED's at 4 and 8 tok/s as the unstated
+    edge numbers move (drafting 25 / 100 tok/s, one-way latency 5 / 40 ms); one twin seed per point.
+    Returns (eps_tab, edge)."""
+    eps_rows = []
+    for e in ([0.01, 0.10] if scale == "full" else [0.10]):
+        eps_rows.append(ex.capacity_table(systems, ["Qwen3-32B"], ex.CLASSES, epsilon=e, seeds=1, seed=seed,
+                                          setting=setting, hi=hi, run=run, point_cache=cache).assign(epsilon=e))
+    eps_tab = pd.concat([table2[table2.target == "Qwen3-32B"].assign(epsilon=epsilon), *eps_rows], ignore_index=True)
+    edge_rows = []
+    variants = [dict(draft_rate=r) for r in (25.0, 100.0)] + [dict(latency=lat) for lat in (0.005, 0.040)]
+    for v in (variants if scale == "full" else variants[:1]):
+        st = ex.replace(setting, **v)
+        edge_rows.append(ex.capacity_table(["SLED", "WISP"], ["Qwen3-32B"], [4, 8], epsilon=epsilon, seeds=1, seed=seed, setting=st,
+                                           hi=hi, run=run, point_cache=cache).assign(draft_rate=st.draft_rate, latency=st.latency))
+    base = table2[(table2.target == "Qwen3-32B") & table2.system.isin(["SLED", "WISP"]) & table2.speed.isin([4, 8])]
+    edge = pd.concat([base.assign(draft_rate=setting.draft_rate, latency=setting.latency), *edge_rows], ignore_index=True)
+    return eps_tab, edge
+
+
+# --------------------------------------------------------------------------- the twin against the real system
+def centralized_validation(scale: str, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Centralized serving's real run (transformers' continuous batching; committed at full scale, live at CI
+    scale) against the twin with the run's median decode step: the token interval per quantile, real and
+    twin, and their difference (%)."""
+    from ..serving import centralized
+    from ..serving.workload import ClientSpec, Workload
+    from . import li2026_real as real
+
+    wl = real.workload(scale, seed)
+    if scale == "full":    # measured by `make profiles` (wall-clock times: the notebook only reads them)
+        logs = real.load_real_runs()
+        print("centralized run measured on", logs["Centralized"].device.iloc[0])
+    else:                  # a live run: the real multi-process system is exercised on every CI run
+        logs = {pol: g.reset_index(drop=True) for pol, g in real.measure_real(scale, seed).groupby("policy", sort=False)}
+    clog = logs["Centralized"]
+    tokens_real = wl.clients[0].max_new_tokens
+    wl_c = Workload("target-m", tuple(ClientSpec(prompt_tokens=len(p), max_new_tokens=tokens_real) for p in real.centralized_prompts(wl)))
+    ctwin = centralized.simulate(wl_c, centralized.step_time_of(clog), until=float(clog.end.max()))
+    ctwin = ctwin[ctwin.groupby("client").cumcount() < tokens_real]   # the real run generates one response each
+    cval = ex.validation_table({"Centralized": (clog, ctwin)})
+    cdiff = cval.pivot_table(index=["policy", "quantile"], columns="system", values="t_round_s")
+    cdiff["twin_vs_real_pct"] = 100 * (cdiff.twin / cdiff.real - 1)
+    return cval, cdiff
+
+
+def validation_notes(mech: pd.DataFrame) -> dict[str, str]:
+    """The mechanism behind each replay model's residual (``serving_validation.add_rows``'s notes), from the
+    runs' measured mechanisms (twin_vs_real_mechanisms.csv)."""
+    from . import serving_validation as sv
+
+    m = mech[mech.paper == "li2026"]
+    return {sv.VERIFY[0]: f"the verifier's passes took {m.pass_vs_eq19_other_runs.min():.2f}-{m.pass_vs_eq19_other_runs.max():.2f}x "
+                          "eq (19) fitted to the other runs (twin_vs_real_mechanisms.csv): the pinned cores are shared with other "
+                          f"processes of this machine (load {m.load_1min.min():.1f}-{m.load_1min.max():.1f}), which take the server's core while "
+                          f"the drafters fill theirs: the verifier got {m.verifier_core_share.min():.0%}-{m.verifier_core_share.max():.0%} "
+                          "of its core during its passes (CPU time / wall time), and the server's gRPC threads share its core",
+            sv.VERIFY[1]: f"the real server's time between back-to-back passes has p90 up to {m.turnaround_ms_p90.max():.1f} ms and "
+                          f"its post-verification work p90 up to {m.post_verify_ms_p90.max():.1f} ms (Python's GIL switch interval "
+                          f"{m.gil_switch_interval_ms.iloc[0]:.0f} ms between the scheduling and gRPC threads), the replay takes their "
+                          f"mean; passes of batches the real run never formed come from eq (19), residual std up to "
+                          f"{m.eq19_own_resid_ms_std.max():.1f} ms",
+            "stochastic": "the replay keeps each round's real drafting time (devices share one core: heavy-tailed) and "
+                          "outcome; the stochastic twin draws acceptance and stop-rule rounds from other prompts' traces"}
+
+
+def centralized_row(cdiff: pd.DataFrame) -> dict:
+    from . import serving_validation as sv
+
+    cworst = float(cdiff.xs("p50", level="quantile").twin_vs_real_pct.abs().max())
+    return dict(artifact="Validation", quantity="centralized serving: twin vs real, |difference| of the p50 token interval", paper=0.0,
+                reproduced=round(cworst, 1), unit="%", tolerance=sv.TOLERANCE["p50"], statements="twin-validation",
+                null_why="agreement is a level, not an effect: the row fails when the difference exceeds the tolerance",
+                note="" if cworst <= sv.TOLERANCE["p50"] else
+                "the twin's step time is the real run's median decode step; the real steps vary with the batch's sequence count")

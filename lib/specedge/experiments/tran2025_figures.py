@@ -1,0 +1,363 @@
+"""tran2025's notebook sections as calls: each driver runs one figure's experiment over the notebook's
+configurations and seeds (``experiments.tran2025``: runs and metrics), and each ``*_rows`` sets the
+paper's statements (``coverage.paper_values("tran2025")``, by id in ``data/coverage/tran2025.yaml``)
+beside the reproduced values as comparison rows for ``compare.Comparison.extend``: statuses come from
+``claims`` predicates and tolerances here, never typed.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .. import claims, coverage
+from ..serving import twin
+from ..solvers import tran2025 as gs
+from . import tran2025 as ex
+
+CALIBRATED = "twin (H100 derived; drafting, link chosen)"   # Fig 3's twin system label
+REAL = "real (this CPU, zoo)"
+
+
+def _zero_times(cfg: ex.Config) -> twin.Times:
+    return twin.Times([lambda s: 0.0] * cfg.clients, lambda b: 1.0)
+
+
+# --------------------------------------------------------------------------- Table I
+_T1_IDS = {"Qwen3-14B + Qwen3-0.6B": "qwen4", "Qwen3-14B + Qwen3-0.6B/1.7B": "qwen8",
+           "Llama-3.1-70B-Instruct-AWQ-INT4 + Llama-3.2-1B/3B-Instruct": "llama8"}
+
+
+def table1_frame(configs) -> pd.DataFrame:
+    return pd.DataFrame([dict(config=c.name, paper_models=c.paper_models, clients=c.clients, C=c.capacity,
+                              max_tokens=c.max_tokens, zoo_target="target-m", zoo_drafts="/".join(c.drafts))
+                         for c in configs])
+
+
+def table1_rows(table1: pd.DataFrame) -> list[dict]:
+    """Table I is the paper's configurations, inputs of its experiments: each cell a `not-reproducible`
+    row saying what our runs use in its place (the paper's value from its statement)."""
+    rows = []
+    for models, tag in _T1_IDS.items():
+        ran = table1[table1.paper_models == models]
+        used = lambda col: ", ".join(str(v) for v in sorted(set(ran[col])))
+        if len(ran):
+            stand_in = f"zoo stand-ins {ran.zoo_target.iloc[0]} + {ran.zoo_drafts.iloc[0]} on this CPU"
+            notes = {"C": f"an input: the paper chose C by profiling its H100 (Sec III); no H100 here, so the runs take the "
+                          f"paper's C as given ({stand_in})",
+                     "clients": f"an input: the runs use the paper's number of draft servers ({stand_in})",
+                     "max_tokens": f"an input: the runs use the paper's max token length ({stand_in})"}
+            mine = {k: used(k) for k in notes}
+        else:
+            why = ("not run: the zoo has one model family, so a Llama-3.1-70B-AWQ / Llama-3.2 configuration would repeat "
+                   "the Qwen3-14B 8-client runs with the same stand-ins")
+            notes, mine = dict.fromkeys(("C", "clients", "max_tokens"), why), dict.fromkeys(("C", "clients", "max_tokens"), "")
+        for key, sid, label, unit in (("C", "C", "C budgets (tokens per pass)", "tokens"),
+                                      ("clients", "clients", "number of draft servers", "clients"),
+                                      ("max_tokens", "tokens", "max token length", "tokens")):
+            rows.append(dict(artifact="Table I", quantity=f"{models}: {label}", reproduced=mine[key],
+                             status="not-reproducible", unit=unit, note=notes[key], statements=f"table1-{tag}-{sid}"))
+    return rows
+
+
+# --------------------------------------------------------------------------- Fig 4
+def fig4_runs(configs, acceptance, seeds, iterations: int, beta: float, eta: float):
+    """U(x̄(T)) of every policy (and Fixed-S ⌊C/N⌋ where C mod N > 0) per configuration and seed; returns
+    the first seed's logs and GOODSPEED estimates by (config, policy), and the curves (long frame)."""
+    pols = ex.POLICIES + (ex.FLOOR,)
+    runs, estimates, curves = {}, {}, []
+    for cfg in configs:
+        for sd in seeds:
+            for pol in pols:
+                if pol == ex.FLOOR and cfg.capacity % cfg.clients == 0:
+                    continue   # identical to Fixed-S
+                log, est = ex.run_twin(cfg, pol, _zero_times(cfg), acceptance, rounds=iterations, seed=sd, beta=beta, eta=eta)
+                if sd == seeds[0]:
+                    runs[cfg.name, pol], estimates[cfg.name, pol] = log, est
+                u = ex.utility_curve(log)
+                curves.append(pd.DataFrame(dict(config=cfg.name, policy=pol, seed=sd, iteration=np.arange(1, len(u) + 1),
+                                                utility=u.to_numpy())))
+    return runs, estimates, pd.concat(curves, ignore_index=True)
+
+
+def fig4_rows(configs, fig4: pd.DataFrame, iterations: int) -> list[dict]:
+    """Ends above both baselines (paired 95 % intervals over seeds), above ⌊C/N⌋, starts lower (the mean U
+    over the first tenth of the run, paired intervals) and the stabilisation iteration (full horizon only)."""
+    finals = final_table(fig4)
+    early = (fig4[fig4.iteration <= max(fig4.iteration.max() // 10, 1)]
+             .pivot_table(index=["config", "seed"], columns="policy", values="utility", aggfunc="mean"))
+    mean_curve = fig4.groupby(["config", "policy", "iteration"]).utility.mean()
+    rows = []
+    for cfg in configs:
+        f = finals.loc[cfg.name]
+        c = claims.interval_argmax_is({p: f[p].to_numpy() for p in ex.POLICIES}, "GOODSPEED")
+        rows.append(dict(artifact="Fig 4", quantity=f"{cfg.name}: GOODSPEED ends above both baselines ({len(f)} seeds, 95 % interval)",
+                         paper="yes", claim=c, strength="match", statements="fig4-ends-above conclusion-600",
+                         note="" if c.holds else "a tie or a loss against the baseline whose interval contains zero "
+                         "(or lies below it); with trace-driven acceptance a fixed share of the whole budget already sits near the optimum"))
+        if cfg.capacity % cfg.clients:
+            rows.append(dict(artifact="Fig 4", quantity=f"{cfg.name}: GOODSPEED ends above {ex.FLOOR} ({len(f)} seeds, 95 % interval)",
+                             paper="yes", claim=claims.interval_above(f["GOODSPEED"].to_numpy(), f[ex.FLOOR].to_numpy()),
+                             strength="match", note="the literal C // N share leaves C mod N slots idle",
+                             statements="fig4-ends-above"))
+        if iterations >= 600:
+            rows.append(dict(artifact="Fig 4", quantity=f"{cfg.name}: GOODSPEED stabilises by (iteration, mean curve within 1 % of its final U)",
+                             reproduced=ex.stabilisation(mean_curve.loc[cfg.name, "GOODSPEED"]), unit="iteration", tolerance=150,
+                             null_why="an iteration count (a level), not an effect", statements="fig4-stabilises-400 fig4-no-oscillation",
+                             note="the zoo clients' acceptance switches domain at a different time than the paper's datasets"))
+        e = early.loc[cfg.name]
+        parts = {b: claims.interval_above(e[b].to_numpy(), e["GOODSPEED"].to_numpy()) for b in ex.POLICIES[1:]}
+        rows.append(dict(artifact="Fig 4", quantity=f"{cfg.name}: GOODSPEED starts lower (mean U over the first tenth of the run, "
+                                                    f"each baseline above it, {len(e)} seeds, 95 % interval)",
+                         paper="starts lower", claim=claims.all_of({f"{b} {c.evidence}": c.holds for b, c in parts.items()},
+                                                                   "interval_below_both"),
+                         strength="trend", statements="fig4-starts-lower",
+                         note="the paper's 'initial exploration': GOODSPEED's estimates start from their initial values"))
+    return rows
+
+
+def final_table(fig4: pd.DataFrame) -> pd.DataFrame:
+    """U(x̄) at the last iteration, one row per (config, seed), one column per policy."""
+    return fig4[fig4.iteration == fig4.iteration.max()].pivot_table(index=["config", "seed"], columns="policy", values="utility")
+
+
+def beta_sweep(configs, betas, acceptance, seeds, iterations: int, eta: float) -> pd.DataFrame:
+    """GOODSPEED's final U(x̄) per β: mean and 95 % interval over seeds."""
+    rows = []
+    for cfg in configs:
+        for b in betas:
+            fu = ex.final_utilities(cfg, ("GOODSPEED",), acceptance, seeds=seeds, rounds=iterations, beta=b, eta=eta)
+            m, lo, hi = claims.mean_interval(fu.utility)
+            rows.append(dict(config=cfg.name, beta=b, mean_U=m, ci_low=lo, ci_high=hi))
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- Fig 2
+def fig2_frame(estimate: pd.DataFrame, log: pd.DataFrame) -> pd.DataFrame:
+    """GOODSPEED's estimate X_i(t) beside the realised tokens per round, with moving averages and stds (MA 10)."""
+    real = log[log.event == ""][["batch", "client", "tokens"]]
+    fig2 = estimate.merge(real, on=["batch", "client"]).sort_values(["client", "batch"])
+    parts = []
+    for _, d in fig2.groupby("client"):
+        m_real, s_real = ex.moving(d.tokens.astype(float))
+        m_est, s_est = ex.moving(d.X)
+        parts.append(d.assign(real_ma=m_real.to_numpy(), real_std=s_real.to_numpy(), est_ma=m_est.to_numpy(), est_std=s_est.to_numpy()))
+    return pd.concat(parts)
+
+
+def fig2_rows(fig2: pd.DataFrame) -> list[dict]:
+    inside = float(((fig2.est_ma >= fig2.real_ma - fig2.real_std) & (fig2.est_ma <= fig2.real_ma + fig2.real_std)).mean())
+    return [dict(artifact="Fig 2", quantity="estimated goodput tracks the real one (Pearson r of the moving averages)",
+                 paper="strong alignment", claim=claims.correlation_sign(fig2.est_ma, fig2.real_ma, +1, 0.5), strength="trend",
+                 note=f"{inside:.0%} of the smoothed estimates fall inside the real ±1 std band", statements="fig2-alignment"),
+            dict(artifact="Fig 2", quantity="the ±1 std bands encompass most observed goodput peaks (share of per-round peaks inside either band)",
+                 paper="most", claim=claims.above(ex.peaks_in_bands(fig2), 0.5), strength="trend", statements="fig2-bands-peaks",
+                 note="a peak: a round whose real goodput exceeds the round before and is at least the one after; the paper "
+                      f"shades a band around both curves; {(fig2.tokens == 1).mean():.0%} of the rounds emit a single token, so "
+                      "a round that accepts its drafts jumps past MA + 1 std")]
+
+
+# --------------------------------------------------------------------------- Fig 3
+def fig3_choice(region: pd.DataFrame, stated: str, rate_gbps_grid, draft_ms_grid):
+    """The calibration point: the fastest uplink of the grid and the largest drafting time at which
+    Random-S's excess lies in the paper's range for every configuration; returns (ms, Gbit/s, found)."""
+    lo, hi = coverage.paper_range(stated)
+    region["random_in_5_25"] = region.random_over_fixed_pct.between(lo, hi)
+    ok = region.groupby(["rate_gbps", "draft_ms_per_token"]).random_in_5_25.all()
+    fast = ok.loc[max(rate_gbps_grid)]
+    return (float(fast[fast].index.max()) if fast.any() else min(draft_ms_grid)), max(rate_gbps_grid), bool(fast.any())
+
+
+def _with_total(frame: pd.DataFrame) -> pd.DataFrame:
+    frame["total"] = frame[["receiving", "verification", "sending"]].sum(axis=1)
+    return frame
+
+
+def fig3_twin(configs, profile, acceptance, chosen_ms: float, chosen_rate: float, *, seed: int, prompts: int,
+              beta: float, eta: float) -> pd.DataFrame:
+    """Each policy's wall-time split in the twin at paper scale, drafting and link at the chosen point."""
+    rows = []
+    for cfg in configs:
+        times = ex.paper_times(cfg, profile, draft_s_per_token=chosen_ms / 1e3, rate_bps=chosen_rate * 1e9)
+        for pol in ex.POLICIES:
+            log, _ = ex.run_twin(cfg, pol, times, acceptance, seed=seed, prompts_per_domain=prompts, beta=beta, eta=eta)
+            rows.append(dict(config=cfg.name, policy=pol, system=CALIBRATED, **ex.time_split(log)))
+    return _with_total(pd.DataFrame(rows))
+
+
+def fig3_real(scale: str, seed: int) -> pd.DataFrame:
+    """The real runs' wall-time split: the committed measurements at full scale, a live run at CI scale."""
+    cfg = ex.real_config(scale)
+    if scale == "full":
+        logs = ex.load_real_runs()
+        print("real runs measured on", logs["GOODSPEED"].device.iloc[0])
+    else:   # a live run: the real multi-process system is exercised on every CI run
+        logs = {pol: g for pol, g in ex.measure_real(scale, seed).groupby("policy", sort=False)}
+    return _with_total(pd.DataFrame([dict(config=cfg.name, policy=pol, system=REAL, **ex.time_split(lg))
+                                     for pol, lg in logs.items()]))
+
+
+def fig3_rows(fig3: pd.DataFrame, chosen_ms: float, paper: dict) -> list[dict]:
+    """Per system and configuration: Random-S's excess, comparable totals, sending's share, the two
+    dominant parts, the longer receiving of variable lengths, GOODSPEED's verification time vs Fixed-S."""
+    lo, hi = coverage.paper_range(paper["fig3-random-5-25"])
+    rows = []
+    for sys_name, d in fig3.groupby("system", sort=False):
+        calibrated = sys_name == CALIBRATED
+        for cfg_name, f in d.groupby("config", sort=False):
+            f = f.set_index("policy")
+            tag = f"{cfg_name}, {sys_name}"
+            row = lambda quantity, **kw: dict(artifact="Fig 3", quantity=f"{tag}: {quantity}", **kw)
+            extra = 100 * (f.loc["Random-S", "total"] / f.loc["Fixed-S", "total"] - 1)
+            rows.append(row(f"Random-S wall time above Fixed-S by {paper['fig3-random-5-25']} %", paper=paper["fig3-random-5-25"],
+                            claim=claims.within(extra, lo, hi), unit="%", strength="trend" if calibrated else "match",
+                            reproduced=round(extra, 1), statements="fig3-random-5-25",
+                            note=(f"calibration, not evidence: the drafting time ({chosen_ms} ms/token) was chosen as the largest on the grid "
+                                  "where this holds for every configuration (fig3_region.csv); " if calibrated else "")
+                                 + "Random-S waits for the client with the largest S every round; how much that costs depends on the draft time per token"))
+            send = 100 * f["sending"].sum() / f["total"].sum()
+            rows.append(row(f"sending under {paper['fig3-sending-0.1']} % of wall time", paper=f"< {paper['fig3-sending-0.1']}",
+                            claim=claims.below(send, paper["fig3-sending-0.1"]), unit="%", strength="match", reproduced=round(send, 4),
+                            null_why="a bound the paper states, not a lead over a baseline: in the twin the share is bytes / link rate, no noise",
+                            statements="fig3-sending-0.1",
+                            note="sending is the server putting a ~64-byte reply on the link (bytes / rate); the real run's loopback "
+                                 "gRPC send on 2 shared cores costs milliseconds"))
+            shares = {part: 100 * f[part].sum() / f["total"].sum() for part in ("receiving", "verification")}
+            rows.append(row("receiving and verification dominate (each at least 10 % of wall time)", paper="dominate",
+                            claim=claims.all_of({f"{k} {v:.1f} %": v >= 10 for k, v in shares.items()}, "dominate"), strength="match",
+                            note="our reading of 'dominate': each of the two is at least 10 % of the wall time", statements="fig3-dominate"))
+            dv = 100 * (f.loc["GOODSPEED", "verification"] / f.loc["Fixed-S", "verification"] - 1)
+            rows.append(row("GOODSPEED verification time vs Fixed-S", paper=paper["fig3-verify-5"], reproduced=round(dv, 1), unit="%",
+                            tolerance=3.0, null=0.0, statements="fig3-verify-5",
+                            note="verification time follows the number of rounds and sum S per round (Fixed-S now spends the whole budget C too); "
+                                 "GOODSPEED's longer drafts for high-acceptance clients need fewer rounds only where acceptance differs enough"))
+            gw = 100 * (f.loc["GOODSPEED", "total"] / f.loc["Fixed-S", "total"] - 1)
+            rows.append(row(f"GOODSPEED total wall time comparable to Fixed-S (within ±{lo:g} %, below Random-S's stated excess)",
+                            paper="comparable", claim=claims.within(gw, -lo, lo), unit="%", reproduced=round(gw, 1),
+                            strength="trend" if calibrated else "match", statements="fig3-comparable-total",
+                            null_why="a claim of no difference: 'no effect' is what it states; the bound is the low end of the "
+                                     "excess the paper reports for Random-S",
+                            note="'comparable' read as closer to Fixed-S than the smallest excess the paper calls an increase"))
+            recv = f["receiving"]
+            rows.append(row("GOODSPEED and Random-S wait longer to receive than Fixed-S (by more than 1 %)", paper="longer",
+                            claim=claims.all_of({f"{p} {recv[p]:.3f} s > Fixed-S {recv['Fixed-S']:.3f} s x 1.01": recv[p] > 1.01 * recv["Fixed-S"]
+                                                 for p in ("GOODSPEED", "Random-S")}, "above_fixed_with_margin"),
+                            strength="trend", statements="fig3-receive-longer",
+                            note="variable draft lengths make the server wait for the client with the largest S_i"))
+    return rows
+
+
+# --------------------------------------------------------------------------- Theorem 1 (measured, beyond the paper)
+def theorem1(configs, acceptance, prof, runs, estimates, *, seeds, iterations: int, beta: float, eta: float, seed: int,
+             chosen_ms: float, chosen_rate: float):
+    """(a) i.i.d. acceptance, exact x*: every policy's final U over seeds against U(x*), and GOODSPEED's
+    ‖X(t) − x*‖; (b) trace-driven, x* of the pooled i.i.d. alphas: the distance and U(x*) − U(x̄(T)) of
+    the Fig 4 runs (and the per-second optimum where allocations can be enumerated, 4 clients).
+    Returns (xstar, theorem_iid, dist, gaps)."""
+    pols_all = ex.POLICIES + (ex.FLOOR,)
+    xs_rows, dist_rows, gap_rows, iid_rows = [], [], [], []
+    for cfg in configs:
+        wl_iid, iid, alpha_iid = ex.iid_model(acceptance, cfg, seed)
+        opt_iid = gs.optimum(alpha_iid, cfg.capacity)
+        pols = [p for p in pols_all if p != ex.FLOOR or cfg.capacity % cfg.clients]
+        fu = ex.final_utilities(cfg, pols, iid, seeds=seeds, rounds=iterations, beta=beta, eta=eta, wl_of=lambda s: wl_iid)
+        for pol, g in fu.groupby("policy", sort=False):
+            m, lo, hi = claims.mean_interval(g.utility)
+            iid_rows.append(dict(config=cfg.name, policy=pol, U_star=opt_iid.utility, mean_U=m, ci_low=lo, ci_high=hi,
+                                 seeds=len(g), above_optimum=bool(claims.interval_above(g.utility.to_numpy(),
+                                                                                      np.full(len(g), opt_iid.utility)).holds)))
+        _, est_iid = ex.run_twin(cfg, "GOODSPEED", _zero_times(cfg), iid, rounds=iterations, seed=seed, beta=beta, eta=eta, wl=wl_iid)
+        X = est_iid.pivot(index="batch", columns="client", values="X")
+        dist_rows.append(pd.DataFrame(dict(config=cfg.name, experiment="(a) i.i.d., exact x*", iteration=X.index + 1,
+                                           distance=np.linalg.norm(X.to_numpy() - opt_iid.x, axis=1))))
+        alpha = ex.client_alpha(acceptance, ex.workload(cfg))
+        opt = gs.optimum(alpha, cfg.capacity)
+        per_sec = None
+        if cfg.clients <= 4:
+            times = ex.paper_times(cfg, prof, draft_s_per_token=chosen_ms / 1e3, rate_bps=chosen_rate * 1e9)
+            rt = lambda k, times=times: (max(times.draft[i](int(s)) for i, s in enumerate(k)) + times.up(0, int(k.max()))
+                                         + times.verify([twin.Pending(i, "", 0, 0.0, int(s), int(s) + 1) for i, s in enumerate(k)])
+                                         + times.down(0))
+            per_sec = gs.optimum_per_second(alpha, cfg.capacity, rt)
+        for i in range(cfg.clients):
+            xs_rows.append(dict(config=cfg.name, client=i, alpha_iid=round(float(alpha_iid[i]), 6),
+                                x_star_iid=round(float(opt_iid.x[i]), 6), alpha=round(float(alpha[i]), 6), C=cfg.capacity,
+                                x_star=round(float(opt.x[i]), 6),
+                                x_star_per_second=round(float(per_sec.x[i]), 4) if per_sec else np.nan))
+        est = estimates[cfg.name, "GOODSPEED"].pivot(index="batch", columns="client", values="X")
+        dist_rows.append(pd.DataFrame(dict(config=cfg.name, experiment="(b) trace-driven, pooled-α x*", iteration=est.index + 1,
+                                           distance=np.linalg.norm(est.to_numpy() - opt.x, axis=1))))
+        for pol in pols_all:
+            if (cfg.name, pol) in runs:
+                u = ex.utility_curve(runs[cfg.name, pol])
+                gap_rows.append(pd.DataFrame(dict(config=cfg.name, policy=pol, iteration=np.arange(1, len(u) + 1),
+                                                  gap=opt.utility - u.to_numpy())))
+        print(f"{cfg.name}: (a) U(x*) = {opt_iid.utility:.4f} (gap <= {opt_iid.gap:.1e}); (b) pooled-α U(x*) = {opt.utility:.4f}")
+    return pd.DataFrame(xs_rows), pd.DataFrame(iid_rows), pd.concat(dist_rows), pd.concat(gap_rows)
+
+
+def theorem1_rows(configs, theorem_iid: pd.DataFrame, dist: pd.DataFrame, n_seeds: int) -> list[dict]:
+    rows = []
+    for cfg in configs:
+        t = theorem_iid[theorem_iid.config == cfg.name]
+        rows.append(dict(artifact="Theorem 1", quantity=f"{cfg.name}, (a) i.i.d.: no policy ends above U(x*) ({n_seeds} seeds, 95 % interval)",
+                         paper="x* is optimal", strength="match", statements="thm1-xstar-iid",
+                         claim=claims.all_of({f"{r.policy} {r.mean_U:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}] vs {r.U_star:.4f}": not r.above_optimum
+                                              for r in t.itertuples()}, "none_above_optimum"),
+                         note="an internal check of the twin against the exact optimum, not a number of the paper"))
+        for exp in dist.experiment.unique():
+            d = dist[(dist.config == cfg.name) & (dist.experiment == exp)].distance.to_numpy()
+            k = max(len(d) // 6, 5)
+            rows.append(dict(artifact="Theorem 1", quantity=f"{cfg.name}, {exp}: ‖X(t) − x*‖ shrinks (mean of the first vs last sixth of the run)",
+                             paper="converges", claim=claims.below(float(d[-k:].mean()), float(d[:k].mean())), strength="trend",
+                             statements="thm1-convergence" + ("" if exp.startswith("(a)") else " abstract-bounded-error"),
+                             note="X(t) is smoothed with β = 0.5: it tracks each round's tokens closely, so its distance to x* stays at the "
+                                  "per-round noise level" + ("" if exp.startswith("(a)") else "; with non-stationary acceptance X(t) tracks the current domain, not the stationary x*")))
+    return rows
+
+
+def assumption1_row(iterations: int) -> dict:
+    """Assumption 1's 700 rounds: a claim about the time average of α̂_i that no figure of ours can hold."""
+    return dict(artifact="Assumption 1", quantity="the time average of α̂_i converges within 700 rounds", paper="within 700 rounds",
+                reproduced="–", status="not-reproducible", statements="assump1-700",
+                note=f"our clients switch domain half-way through their prompts by construction (non-stationary, as the paper's "
+                     f"prompts are), so the time average of α̂_i mixes two domains' rates and settles only when a stream ends; the "
+                     f"paper points to Fig 4, which plots U(x̄), not ᾱ_i, and our runs last {iterations} iterations")
+
+
+# --------------------------------------------------------------------------- on the real pair's acceptance (issue 22)
+def fig4_realpair(configs, *, seeds, iterations: int, beta: float, eta: float, seed: int):
+    """Fig 4's final U over seeds with the real pair's acceptance; returns (final utilities with 95 %
+    intervals, comparison rows)."""
+    from . import realpair_card, realpair_twin
+
+    acc_rp = twin.TraceAcceptance(realpair_twin.twin_traces(), target=realpair_card.TARGET)
+    out, rows = [], []
+    for cfg in configs:
+        wl_rp = lambda sd, cfg=cfg: realpair_twin.twin_workload(cfg.clients, cfg.capacity, cfg.max_tokens, sd)
+        alpha_rp = ex.client_alpha(acc_rp, wl_rp(seed))
+        f = ex.final_utilities(cfg, ex.POLICIES, acc_rp, seeds=seeds, rounds=iterations, beta=beta, eta=eta,
+                               wl_of=wl_rp).pivot(index="seed", columns="policy", values="utility")
+        c = claims.interval_argmax_is({p: f[p].to_numpy() for p in ex.POLICIES}, "GOODSPEED")
+        rows.append(dict(artifact="Fig 4 (real pair)", quantity=f"{cfg.name}: GOODSPEED ends above both baselines ({len(f)} seeds, 95 % interval)",
+                         paper="yes", claim=c, strength="match", statements="fig4-ends-above",
+                         note=f"real pair's acceptance, clients' α {alpha_rp.min():.2f}-{alpha_rp.max():.2f}"
+                              + ("" if c.holds else "; a tie or a loss: with α this close across clients the whole budget split "
+                                                    "evenly already sits near the optimum")))
+        for p in ex.POLICIES:
+            m, lo, hi = claims.mean_interval(f[p])
+            out.append(dict(config=cfg.name, policy=p, mean_U=m, ci_low=lo, ci_high=hi, seeds=len(f)))
+    return pd.DataFrame(out), rows
+
+
+def realpair_validation_rows(rp_val: pd.DataFrame) -> list[dict]:
+    """The real pair's serving runs against their replay (p50/p90 of round time and goodput)."""
+    from . import serving_validation as sv
+
+    sel = rp_val[rp_val["quantile"].isin(["p50", "p90"]) & rp_val.metric.isin(["round_time_s", "goodput_tok_s"])]
+    return [dict(artifact="Validation (real pair)", quantity=f"{r.policy}, N = {r.n_clients}: {sv.METRICS[r.metric]} {r.quantile}, replay vs real",
+                 paper=0.0, reproduced=round(r.diff_pct, 1), unit="%", tolerance=sv.TOLERANCE[r.quantile], statements="twin-validation",
+                 null_why="agreement of the twin with this repository's own real system (a level), not an effect of the paper",
+                 note="Qwen2.5-Coder 0.5B drafting for 1.5B, one torch thread per process; with each pass its measured time and "
+                      "synchronous rounds this checks the twin's accounting of drafting, wire, queueing and turns on a real model, "
+                      "not a verify-time prediction (that is §6's eq (19) row)")
+            for r in sel.itertuples()]
