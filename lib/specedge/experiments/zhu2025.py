@@ -156,14 +156,14 @@ def _sweep_point(c: dict) -> list[dict]:
 
 def sweep(setting: Setting, pts: list[dict], reps: int, seed: int, schemes=zs.SCHEMES,
           allocations=("optimal",), bandwidths_hz=None, progress: bool = True, desc: str = "",
-          n_jobs: int = 2) -> pd.DataFrame:
+          n_jobs: int | None = None) -> pd.DataFrame:
     """Run ``schemes`` at every point for ``reps`` workload draws; one row per scheme, draw and setting.
 
     A point may set ``pair`` (draft, verify), ``alpha``, ``num_users``, ``max_input_len`` and
     ``max_output_len``; missing keys take the setting's value (alpha defaults to 0.8, pair to
     (LLaMA-1.1B, LLaMA-7B): the operating point of Figs 7 and 8). Draw ``rep`` is the same
     workload for every point and scheme (common random numbers). The (point, draw) pairs run on
-    ``n_jobs`` worker processes (``sweep.run``: rows in the same order, whatever ``n_jobs``).
+    ``n_jobs`` worker processes (``sweep.local``: rows in the same order, whatever ``n_jobs``).
     """
     from .. import sweep as sweeps
     if reps < 1:
@@ -171,8 +171,7 @@ def sweep(setting: Setting, pts: list[dict], reps: int, seed: int, schemes=zs.SC
     configs = [dict(setting=setting, point=pt, rep=rep, seed=seed, schemes=tuple(schemes),
                     allocations=tuple(allocations), bandwidths_hz=None if bandwidths_hz is None else list(bandwidths_hz))
                for pt, rep in itertools.product(pts, range(reps))]
-    return sweeps.run(_sweep_point, configs, backend="sequential" if n_jobs == 1 else "loky", n_jobs=n_jobs,
-                      progress=progress)
+    return sweeps.local(_sweep_point, configs, n_jobs=n_jobs, progress=progress)
 
 
 def mean_ci(df: pd.DataFrame, by: list[str], value: str = "latency_s", level: float = 0.95) -> pd.DataFrame:

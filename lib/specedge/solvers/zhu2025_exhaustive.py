@@ -196,7 +196,7 @@ def optimality_gap_over_l(system: z.EdgeSystem, input_len, alpha: float, o_max: 
 
 
 def gap_study(setting, instances: int, seed: int, o_max: int | None = None, progress: bool = True,
-              l_max: int | None = None, searches=None, memory: str = "drawn", n_jobs: int = 2):
+              l_max: int | None = None, searches=None, memory: str = "drawn", n_jobs: int | None = None):
     """Algorithm 1 against exhaustive search on random small instances, for each of ``SEARCHES``.
 
     Each instance draws a Table I pair, alpha ~ U(0.5, 0.9), l ~ U{1..5}, a workload of Section IV
@@ -208,7 +208,7 @@ def gap_study(setting, instances: int, seed: int, o_max: int | None = None, prog
     l = 1..l_max, as the paper uses it, against the exhaustive optimum over batchings and l
     (:func:`optimality_gap_over_l`). ``searches`` picks labels of ``SEARCHES`` (default all).
     ``memory="paper"`` keeps the setting's SBS memory (Table II: 16 GB) instead of the drawn one.
-    The instances run on ``n_jobs`` worker processes (``sweep.run``; the same rows whatever ``n_jobs``).
+    The instances run on ``n_jobs`` worker processes (``sweep.local``; the same rows whatever ``n_jobs``).
     """
     from .. import sweep
     o_max = setting.max_output_len if o_max is None else o_max
@@ -220,8 +220,7 @@ def gap_study(setting, instances: int, seed: int, o_max: int | None = None, prog
         raise ValueError(f"memory must be 'drawn' or 'paper', got {memory!r}")
     configs = [dict(setting=setting, search=label, instance=r, seed=seed, o_max=o_max, l_max=l_max, memory=memory)
                for label in searches for r in range(instances)]
-    return sweep.run(_gap_instance, configs, backend="sequential" if n_jobs == 1 else "loky", n_jobs=n_jobs,
-                     progress=progress)
+    return sweep.local(_gap_instance, configs, n_jobs=n_jobs, progress=progress)
 
 
 def _gap_instance(c: dict) -> dict:

@@ -120,18 +120,17 @@ def live_point(p: LivePoint) -> dict:
 
 def live_table(drafts=DRAFTS, targets=TARGETS, domains=DOMAINS, temperatures=(0.0, 1.0),
                gammas=range(1, 9), n_prompts: int = 8, max_new_tokens: int = 48, seed: int = 0,
-               progress: bool = True, n_jobs: int = 2) -> pd.DataFrame:
+               progress: bool = True, n_jobs: int | None = None) -> pd.DataFrame:
     """Acceptance measured on real speculative rounds (``decoding.speculative_batch``).
 
     One row per draft x target x domain x temperature x γ, with the counts and the two metrics of
     ``specedge.sampling``: draft acceptance rate (accepted / drafted) and mean acceptance length
     (1 + accepted / rounds, counting the bonus token). All prompts of a domain run as one batch.
-    The points run on ``n_jobs`` worker processes of one torch thread each (``sweep.run``; the rows are
-    the same for any ``n_jobs``: framework overhead dominates these tiny models, so one thread per point
-    is as fast and two workers halve the wall time on two cores).
+    The points run on ``n_jobs`` worker processes of one torch thread each (``sweep.local``; the rows
+    are the same for any ``n_jobs``: framework overhead dominates these tiny models, so one thread per
+    point is as fast, and two workers halve the wall time on two cores).
     """
     from .. import sweep
     grid = [LivePoint(dr, t, d, float(temp), int(g), int(n_prompts), int(max_new_tokens), int(seed))
             for t in targets for dr in drafts for d in domains for temp in temperatures for g in gammas]
-    backend = "sequential" if n_jobs == 1 else "loky"
-    return sweep.run(live_point, grid, backend=backend, n_jobs=n_jobs, progress=progress)
+    return sweep.local(live_point, grid, n_jobs=n_jobs, progress=progress)
