@@ -136,9 +136,10 @@ def best_set_partition(system: z.EdgeSystem, input_len, l: int, alpha: float, o_
         seq = np.array([s + (0,) * (width - len(s)) for s in chunk])      # pad with the empty batch
         y0 = np.zeros((len(chunk), N))
         y1 = np.zeros((len(chunk), N))
-        for pos in range(width):
+        for pos in range(width):                                          # eq (20), in place
             y0 += td[seq[:, pos]]
-            y1 = np.maximum(y0, y1) + tv[seq[:, pos]]
+            np.maximum(y0, y1, out=y1)
+            y1 += tv[seq[:, pos]]
         tot = y1.sum(axis=1)
         k = int(np.argmin(tot))
         if tot[k] < best:
