@@ -40,6 +40,20 @@ def test_seeds_are_spawned_and_independent_of_the_worker_count():
     assert a["n"].tolist() == list(range(6))
 
 
+def where(cfg: Cfg) -> dict:
+    return dict(n=cfg.n, pid=os.getpid())
+
+
+def test_local_stays_in_process_for_few_points_and_fans_out_many():
+    few = sweep.local(where, _configs(n=3), progress=False)
+    assert set(few.pid) == {os.getpid()}          # below MIN_PARALLEL_POINTS: no worker to start
+    many = _configs(n=sweep.MIN_PARALLEL_POINTS)
+    fanned = sweep.local(where, many, n_jobs=2, progress=False)
+    assert fanned.n.tolist() == list(range(len(many))) and os.getpid() not in set(fanned.pid)
+    pd.testing.assert_frame_equal(sweep.local(point, many, n_jobs=2, progress=False),
+                                  sweep.local(point, many, n_jobs=1, progress=False))
+
+
 def test_dask_local_cluster_gives_the_local_rows():
     local = sweep.run(point, _configs(1), backend="loky", n_jobs=2, progress=False)
     dask = sweep.run(point, _configs(1), backend="dask", n_jobs=2, progress=False)

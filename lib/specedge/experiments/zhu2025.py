@@ -138,31 +138,40 @@ def points(**axes) -> list[dict]:
     return [dict(zip(keys, combo)) for combo in itertools.product(*(axes[k] for k in keys))]
 
 
+def _sweep_point(c: dict) -> list[dict]:
+    """The rows of one operating point and workload draw of :func:`sweep` (a ``sweep.run`` point)."""
+    setting, pt, rep = c["setting"], c["point"], c["rep"]
+    pair = tuple(pt.get("pair", z.PAIRS[1]))
+    alpha = float(pt.get("alpha", 0.8))
+    K = int(pt.get("num_users", setting.num_users))
+    i_max = int(pt.get("max_input_len", setting.max_input_len))
+    o_max = int(pt.get("max_output_len", setting.max_output_len))
+    system = setting.system(*pair)
+    work = zs.sample_workload(c["seed"], rep, K, i_max, o_max, setting.cell_radius_m)
+    return [dict(pair=f"({pair[0]}, {pair[1]})", alpha=alpha, num_users=K, max_input_len=i_max,
+                 max_output_len=o_max, rep=rep, **r)
+            for r in zs.run_schemes(system, work, alpha, o_max, setting.l_max, c["schemes"], c["allocations"],
+                                    c["bandwidths_hz"])]
+
+
 def sweep(setting: Setting, pts: list[dict], reps: int, seed: int, schemes=zs.SCHEMES,
-          allocations=("optimal",), bandwidths_hz=None, progress: bool = True, desc: str = "") -> pd.DataFrame:
+          allocations=("optimal",), bandwidths_hz=None, progress: bool = True, desc: str = "",
+          n_jobs: int | None = None) -> pd.DataFrame:
     """Run ``schemes`` at every point for ``reps`` workload draws; one row per scheme, draw and setting.
 
     A point may set ``pair`` (draft, verify), ``alpha``, ``num_users``, ``max_input_len`` and
     ``max_output_len``; missing keys take the setting's value (alpha defaults to 0.8, pair to
     (LLaMA-1.1B, LLaMA-7B): the operating point of Figs 7 and 8). Draw ``rep`` is the same
-    workload for every point and scheme (common random numbers).
+    workload for every point and scheme (common random numbers). The (point, draw) pairs run on
+    ``n_jobs`` worker processes (``sweep.local``: rows in the same order, whatever ``n_jobs``).
     """
-    from tqdm.auto import tqdm
+    from .. import sweep as sweeps
     if reps < 1:
         raise ValueError(f"reps must be >= 1, got {reps}")
-    rows = []
-    for pt, rep in tqdm(list(itertools.product(pts, range(reps))), desc=desc or "sweep", disable=not progress):
-        pair = tuple(pt.get("pair", z.PAIRS[1]))
-        alpha = float(pt.get("alpha", 0.8))
-        K = int(pt.get("num_users", setting.num_users))
-        i_max = int(pt.get("max_input_len", setting.max_input_len))
-        o_max = int(pt.get("max_output_len", setting.max_output_len))
-        system = setting.system(*pair)
-        work = zs.sample_workload(seed, rep, K, i_max, o_max, setting.cell_radius_m)
-        for r in zs.run_schemes(system, work, alpha, o_max, setting.l_max, schemes, allocations, bandwidths_hz):
-            rows.append(dict(pair=f"({pair[0]}, {pair[1]})", alpha=alpha, num_users=K, max_input_len=i_max,
-                             max_output_len=o_max, rep=rep, **r))
-    return pd.DataFrame(rows)
+    configs = [dict(setting=setting, point=pt, rep=rep, seed=seed, schemes=tuple(schemes),
+                    allocations=tuple(allocations), bandwidths_hz=None if bandwidths_hz is None else list(bandwidths_hz))
+               for pt, rep in itertools.product(pts, range(reps))]
+    return sweeps.local(_sweep_point, configs, n_jobs=n_jobs, progress=progress)
 
 
 def mean_ci(df: pd.DataFrame, by: list[str], value: str = "latency_s", level: float = 0.95) -> pd.DataFrame:

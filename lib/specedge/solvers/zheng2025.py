@@ -230,10 +230,11 @@ def topk_alpha(q_logits, p_logits, ks, temperatures=(0.0, 1.0), draft_temperatur
     n = 0
     for dl, tl in zip(q_logits, p_logits):
         n += dl.shape[0]
+        p = {t: sampling.probs(tl, t) for t in temperatures}     # the target's side does not depend on K
         for k in ks:
             q = sampling.probs(dl, draft_temperature, None if k >= vocab else k)
             for t in temperatures:
-                sums[(t, k)] += float(sampling.acceptance_probability(sampling.probs(tl, t), q).sum())
+                sums[(t, k)] += float(sampling.acceptance_probability(p[t], q).sum())
     return pd.DataFrame([dict(temperature=t, K=k, alpha=s / n, positions=n) for (t, k), s in sums.items()])
 
 

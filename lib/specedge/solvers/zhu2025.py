@@ -421,16 +421,17 @@ def dp_batching(system: EdgeSystem, input_len, l: int, alpha: float, o_max: int)
     start = np.zeros(K + 1, dtype=np.int64)
     for p in range(1, K + 1):
         lo = max(0, p - int(bmax[p - 1]))          # prefix lengths q before the last batch q..p-1
-        q = np.arange(lo, p)
-        b = (p - q)[:, None].astype(float)
+        b = np.arange(p - lo, 0, -1, dtype=float)[:, None]   # batch sizes p - q for q = lo..p-1
         td = b * ad[p - 1] + cd2
         tv = b * av[p - 1] + cv2
-        s = np.maximum(y0[q] + td, y1[q]) + tv
+        s = y0[lo:p] + td                            # rows q = lo..p-1 (slices: no copies of Y)
+        np.maximum(s, y1[lo:p], out=s)
+        s += tv
         tot = s.sum(axis=1)
-        k = len(q) - 1 - int(np.argmin(tot[::-1]))   # ties -> larger j (Algorithm 1, line 20)
+        k = p - lo - 1 - int(np.argmin(tot[::-1]))   # ties -> larger j (Algorithm 1, line 20)
         best[p] = tot[k]
-        start[p] = q[k]
-        y0[p] = y0[q[k]] + td[k]
+        start[p] = lo + k
+        y0[p] = y0[lo + k] + td[k]
         y1[p] = s[k]
     batches = []
     p = K

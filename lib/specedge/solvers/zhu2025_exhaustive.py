@@ -136,9 +136,10 @@ def best_set_partition(system: z.EdgeSystem, input_len, l: int, alpha: float, o_
         seq = np.array([s + (0,) * (width - len(s)) for s in chunk])      # pad with the empty batch
         y0 = np.zeros((len(chunk), N))
         y1 = np.zeros((len(chunk), N))
-        for pos in range(width):
+        for pos in range(width):                                          # eq (20), in place
             y0 += td[seq[:, pos]]
-            y1 = np.maximum(y0, y1) + tv[seq[:, pos]]
+            np.maximum(y0, y1, out=y1)
+            y1 += tv[seq[:, pos]]
         tot = y1.sum(axis=1)
         k = int(np.argmin(tot))
         if tot[k] < best:
@@ -196,7 +197,7 @@ def optimality_gap_over_l(system: z.EdgeSystem, input_len, alpha: float, o_max: 
 
 
 def gap_study(setting, instances: int, seed: int, o_max: int | None = None, progress: bool = True,
-              l_max: int | None = None, searches=None, memory: str = "drawn"):
+              l_max: int | None = None, searches=None, memory: str = "drawn", n_jobs: int | None = None):
     """Algorithm 1 against exhaustive search on random small instances, for each of ``SEARCHES``.
 
     Each instance draws a Table I pair, alpha ~ U(0.5, 0.9), l ~ U{1..5}, a workload of Section IV
@@ -208,39 +209,42 @@ def gap_study(setting, instances: int, seed: int, o_max: int | None = None, prog
     l = 1..l_max, as the paper uses it, against the exhaustive optimum over batchings and l
     (:func:`optimality_gap_over_l`). ``searches`` picks labels of ``SEARCHES`` (default all).
     ``memory="paper"`` keeps the setting's SBS memory (Table II: 16 GB) instead of the drawn one.
+    The instances run on ``n_jobs`` worker processes (``sweep.local``; the same rows whatever ``n_jobs``).
     """
-    import pandas as pd
-    from tqdm.auto import tqdm
-
-    from .zhu2025_schemes import sample_workload
+    from .. import sweep
     o_max = setting.max_output_len if o_max is None else o_max
-    rows = []
     searches = list(SEARCHES) if searches is None else list(searches)
     for label in searches:
         if label not in SEARCHES:
             raise ValueError(f"searches must be among {list(SEARCHES)}, got {label!r}")
     if memory not in ("drawn", "paper"):
         raise ValueError(f"memory must be 'drawn' or 'paper', got {memory!r}")
-    todo = [(label, r) for label in searches for r in range(instances)]
-    for label, r in tqdm(todo, desc="Algorithm 1 vs exhaustive", disable=not progress):
-        search, K, all_orders = SEARCHES[label]
-        rng = np.random.default_rng([seed, 29, r, K])
-        pair = z.PAIRS[int(rng.integers(len(z.PAIRS)))]
-        alpha = float(rng.uniform(0.5, 0.9))
-        l = int(rng.integers(1, 6))
-        fit = int(rng.integers(1, K + 1))
-        draft = z.TABLE_I[pair[0]]
-        mem = z.param_bytes(draft) + float(z.kv_bytes(draft, setting.max_input_len, o_max)) * (fit + 0.5)
-        if memory == "paper":
-            mem = setting.memory_bytes
-            fit = int(min(K, z.max_batch_size(draft, setting.max_input_len, o_max, mem)))
-        system = setting.system(*pair, memory_bytes=mem)
-        work = sample_workload(seed, 10_000 + r, K, setting.max_input_len, o_max, setting.cell_radius_m)
-        if l_max is None:
-            g = optimality_gap(system, work.input_len, l, alpha, o_max, search, all_orders)
-        else:
-            l = None     # searched, not drawn (the draw above keeps the other draws identical)
-            g = optimality_gap_over_l(system, work.input_len, alpha, o_max, l_max, search, all_orders)
-        rows.append(dict(search=label, instance=r, pair=f"({pair[0]}, {pair[1]})", alpha=alpha, l=l,
-                         tasks=K, memory_tasks=fit, memory_gb=mem / 1e9, **g))
-    return pd.DataFrame(rows)
+    configs = [dict(setting=setting, search=label, instance=r, seed=seed, o_max=o_max, l_max=l_max, memory=memory)
+               for label in searches for r in range(instances)]
+    return sweep.local(_gap_instance, configs, n_jobs=n_jobs, progress=progress)
+
+
+def _gap_instance(c: dict) -> dict:
+    """One row of :func:`gap_study`: instance ``c["instance"]`` of search ``c["search"]`` (a ``sweep.run`` point)."""
+    from .zhu2025_schemes import sample_workload
+    setting, label, r, seed, o_max, l_max = c["setting"], c["search"], c["instance"], c["seed"], c["o_max"], c["l_max"]
+    search, K, all_orders = SEARCHES[label]
+    rng = np.random.default_rng([seed, 29, r, K])
+    pair = z.PAIRS[int(rng.integers(len(z.PAIRS)))]
+    alpha = float(rng.uniform(0.5, 0.9))
+    l = int(rng.integers(1, 6))
+    fit = int(rng.integers(1, K + 1))
+    draft = z.TABLE_I[pair[0]]
+    mem = z.param_bytes(draft) + float(z.kv_bytes(draft, setting.max_input_len, o_max)) * (fit + 0.5)
+    if c["memory"] == "paper":
+        mem = setting.memory_bytes
+        fit = int(min(K, z.max_batch_size(draft, setting.max_input_len, o_max, mem)))
+    system = setting.system(*pair, memory_bytes=mem)
+    work = sample_workload(seed, 10_000 + r, K, setting.max_input_len, o_max, setting.cell_radius_m)
+    if l_max is None:
+        g = optimality_gap(system, work.input_len, l, alpha, o_max, search, all_orders)
+    else:
+        l = None     # searched, not drawn (the draw above keeps the other draws identical)
+        g = optimality_gap_over_l(system, work.input_len, alpha, o_max, l_max, search, all_orders)
+    return dict(search=label, instance=r, pair=f"({pair[0]}, {pair[1]})", alpha=alpha, l=l,
+                tasks=K, memory_tasks=fit, memory_gb=mem / 1e9, **g)

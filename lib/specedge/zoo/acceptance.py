@@ -10,6 +10,9 @@ measure acceptance on real speculative rounds.
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
+
 import pandas as pd
 import torch
 
@@ -75,31 +78,59 @@ def encoded_prompts(domain: str, n: int, tokenizer=None) -> list[list[int]]:
     return [tok(p, add_special_tokens=False)["input_ids"] for p in eval_prompts(domain, n)]
 
 
+@functools.lru_cache(maxsize=None)
+def _cached_model(name: str):
+    return load_model(name)
+
+
+@functools.lru_cache(maxsize=None)
+def _cached_prompts(domain: str, n: int) -> list[list[int]]:
+    return encoded_prompts(domain, n)
+
+
+@dataclasses.dataclass(frozen=True)
+class LivePoint:
+    """One cell of ``live_table``'s grid (a plain configuration for ``sweep.run``)."""
+    draft: str
+    target: str
+    domain: str
+    temperature: float
+    gamma: int
+    n_prompts: int
+    max_new_tokens: int
+    seed: int
+
+
+def live_point(p: LivePoint) -> dict:
+    """One row of ``live_table``: ``decoding.speculative_batch`` on the domain's prompts (one batch), on ONE
+    torch thread (the rows do not depend on the process or worker that computes them: models and prompts
+    are loaded once per process, each point seeds its own generator)."""
+    from .. import decoding
+    torch.set_num_threads(1)
+    gens = decoding.speculative_batch(_cached_model(p.draft), _cached_model(p.target),
+                                      _cached_prompts(p.domain, p.n_prompts), p.max_new_tokens,
+                                      gamma=p.gamma, temperature=p.temperature, seed=p.seed)
+    accepted = [a for gen in gens for a in gen.accepted]
+    drafted = [n for gen in gens for n in gen.drafted]
+    return dict(draft=p.draft, target=p.target, domain=p.domain, temperature=p.temperature, gamma=p.gamma,
+                rounds=len(accepted), drafted=int(sum(drafted)), accepted=int(sum(accepted)),
+                acceptance_rate=sampling.acceptance_rate(accepted, drafted),
+                mean_acceptance_length=sampling.mean_acceptance_length(accepted))
+
+
 def live_table(drafts=DRAFTS, targets=TARGETS, domains=DOMAINS, temperatures=(0.0, 1.0),
                gammas=range(1, 9), n_prompts: int = 8, max_new_tokens: int = 48, seed: int = 0,
-               progress: bool = True) -> pd.DataFrame:
+               progress: bool = True, n_jobs: int | None = None) -> pd.DataFrame:
     """Acceptance measured on real speculative rounds (``decoding.speculative_batch``).
 
     One row per draft x target x domain x temperature x γ, with the counts and the two metrics of
     ``specedge.sampling``: draft acceptance rate (accepted / drafted) and mean acceptance length
     (1 + accepted / rounds, counting the bonus token). All prompts of a domain run as one batch.
+    The points run on ``n_jobs`` worker processes of one torch thread each (``sweep.local``; the rows
+    are the same for any ``n_jobs``: framework overhead dominates these tiny models, so one thread per
+    point is as fast, and two workers halve the wall time on two cores).
     """
-    from tqdm.auto import tqdm
-
-    from .. import decoding
-    tok = load_tokenizer()
-    prompts = {d: encoded_prompts(d, n_prompts, tok) for d in domains}
-    models = {name: load_model(name) for name in (*targets, *drafts)}
-    grid = [(t, dr, d, temp, g) for t in targets for dr in drafts for d in domains
-            for temp in temperatures for g in gammas]
-    rows = []
-    for t, dr, d, temp, g in tqdm(grid, desc="speculative decoding", disable=not progress):
-        gens = decoding.speculative_batch(models[dr], models[t], prompts[d], max_new_tokens, gamma=int(g),
-                                          temperature=float(temp), seed=seed)
-        accepted = [a for gen in gens for a in gen.accepted]
-        drafted = [n for gen in gens for n in gen.drafted]
-        rows.append(dict(draft=dr, target=t, domain=d, temperature=float(temp), gamma=int(g),
-                         rounds=len(accepted), drafted=int(sum(drafted)), accepted=int(sum(accepted)),
-                         acceptance_rate=sampling.acceptance_rate(accepted, drafted),
-                         mean_acceptance_length=sampling.mean_acceptance_length(accepted)))
-    return pd.DataFrame(rows)
+    from .. import sweep
+    grid = [LivePoint(dr, t, d, float(temp), int(g), int(n_prompts), int(max_new_tokens), int(seed))
+            for t in targets for dr in drafts for d in domains for temp in temperatures for g in gammas]
+    return sweep.local(live_point, grid, n_jobs=n_jobs, progress=progress)
