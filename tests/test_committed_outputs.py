@@ -12,7 +12,7 @@ from specedge import compare, paths
 # li2026_serving: issue 21's nanosecond grid (serving.timegrid) changes WISP's twin runs (Table 1's WISP rows,
 # Table 3's WISP goodput, Fig 7/8, WISP's Table 2 capacities); its full-scale rerun did not get the heavy lock
 # in the session that made the change
-PENDING_RERUN: set[str] = {"li2026_serving"}
+PENDING_RERUN: set[str] = set()
 
 
 def _pending(path):
