@@ -26,7 +26,7 @@ def load(path, command: str) -> dict[str, pd.DataFrame]:
     if not Path(path).exists():
         raise FileNotFoundError(f"{path} is missing: `make profiles` measures it ({command})")
     df = pd.read_csv(path, keep_default_na=False, na_values=[""])
-    df["event"] = df["event"].fillna("")
+    df["event"] = df["event"].astype(object).fillna("")   # an all-empty column reads as float
     return {pol: g.reset_index(drop=True) for pol, g in df.groupby("policy", sort=False)}
 
 
