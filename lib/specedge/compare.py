@@ -207,17 +207,22 @@ class Comparison:
         if missing or not set(paper.index) <= set(ours.index):
             raise ValueError(f"{artifact}: paper and ours need the columns {missing or list(cells)} and ours every "
                              f"row of paper (missing rows {sorted(set(paper.index) - set(ours.index), key=str)})")
+        rows = []
         for row in paper.index:
             for col, c in cells.items():
                 ids = (statements(row, col) if callable(statements) else statements[row]
                        if isinstance(statements, Mapping) else statements.format(row=row, col=col))
-                p, o, q = paper.at[row, col], ours.at[row, col], c.quantity.format(row=row, col=col)
-                note = c.note(row) if callable(c.note) else c.note
+                p = paper.at[row, col]
+                r = dict(artifact=artifact, quantity=c.quantity.format(row=row, col=col), paper=p,
+                         reproduced=ours.at[row, col], unit=c.unit, note=c.note(row) if callable(c.note) else c.note,
+                         statements=ids)
                 if c.how == "add":
-                    self.add(artifact, q, p, o, c.unit, c.tolerance(p) if callable(c.tolerance) else c.tolerance, note,
-                             null=c.null(row) if callable(c.null) else c.null, null_why=c.null_why, statements=ids)
+                    r.update(tolerance=c.tolerance(p) if callable(c.tolerance) else c.tolerance,
+                             null=c.null(row) if callable(c.null) else c.null, null_why=c.null_why)
                 else:
-                    self.state(artifact, q, p, o, c.how, note, unit=c.unit, statements=ids)
+                    r["status"] = c.how
+                rows.append(r)
+        self.extend(rows)
 
     def extend(self, rows, paper: dict | None = None) -> list[str]:
         """Rows built from a paper table and a reproduced table (an experiment driver sets them side by
