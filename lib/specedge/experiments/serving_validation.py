@@ -291,6 +291,25 @@ def validation(runs: dict, paper: str, acceptance=None, scale: str = "full", see
     return real, stoch, pd.DataFrame(counts)
 
 
+def section(paper: str, acceptance, out, scale: str = "full", seed: int = 0):
+    """A notebook's Validation section for ``paper``: the committed pinned runs (N in ``SIZES``, the first
+    two at CI scale) against their replays and the stochastic twin (``validation``), written to ``out``
+    (counts, ``mechanisms``, both figures); returns (real vs replay, stochastic vs replay, counts, the
+    queueing floor ``floor_s``, mechanisms)."""
+    from .. import plotting
+
+    runs = load_real_runs()
+    val, stoch, counts = validation(runs, paper, acceptance, seed=seed, sizes=SIZES if scale == "full" else SIZES[:2])
+    floor, mech = floor_s(runs), mechanisms(runs)
+    plotting.write_csv(counts, out / "twin_vs_real_counts.csv")
+    plotting.write_csv(mech, out / "twin_vs_real_mechanisms.csv")
+    plotting.save(figure(val).figure, val, out, "twin_vs_real")
+    plotting.save(figure(stoch.assign(verify="stochastic")).figure, stoch, out, "stochastic_vs_replay")
+    print(f"queueing delays within {1e3 * floor:.2f} ms are judged in absolute terms; S mismatches:",
+          int(counts.mismatched.sum()), "of", int(counts.rounds.sum()), "replayed rounds")
+    return val, stoch, counts, floor, mech
+
+
 def mechanisms(runs: dict) -> pd.DataFrame:
     """Per real run, the measured quantities the residuals come from: the verifier's passes against eq
     (19) fitted to the other runs (mean real / predicted), the residual spread of eq (19) fitted to the
