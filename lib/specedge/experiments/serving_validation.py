@@ -266,10 +266,18 @@ def judge(table: pd.DataFrame, floor: float) -> pd.DataFrame:
     return table.assign(within=(rel | small).where(tol.notna()))
 
 
+def per_pass(log: pd.DataFrame) -> float:
+    """Requests per verification pass (the batching the two systems formed: where they differ, so do
+    the queueing delays)."""
+    r = log[log["event"] == ""]
+    return round(len(r) / r["batch"].nunique(), 3)
+
+
 def validation(runs: dict, paper: str, acceptance=None, scale: str = "full", seed: int = 0, sizes=SIZES):
     """The two tables of the notebooks' Validation sections, for ``paper``'s runs of N in ``sizes``:
     (real vs replay, one block per ``VERIFY`` model; stochastic twin vs replay when ``acceptance`` is
-    given, else None; counts: per run the replay's S mismatches and measured / modelled passes)."""
+    given, else None; counts: per run the replay's S mismatches, measured / modelled passes and the
+    requests per pass of both systems, ``per_pass``)."""
     keys = [k for k in runs if k[0] == paper and k[2] in sizes]
     if not keys:
         raise ValueError(f"runs: none of {paper} with N in {sizes} (have {sorted(runs)[:4]} ...)")
@@ -281,7 +289,8 @@ def validation(runs: dict, paper: str, acceptance=None, scale: str = "full", see
             log, c = replay_run(runs, k, verify, scale, seed)
             pairs[k] = (runs[k], log)
             replays[k, verify] = log
-            counts.append(dict(paper=k[0], policy=k[1], n_clients=k[2], verify=verify, **c))
+            counts.append(dict(paper=k[0], policy=k[1], n_clients=k[2], verify=verify, **c,
+                               per_pass_real=per_pass(runs[k]), per_pass_replay=per_pass(log)))
         blocks.append(compare(pairs).assign(verify=verify))
     real = judge(pd.concat(blocks, ignore_index=True), floor)
     stoch = None
