@@ -359,6 +359,29 @@ def mechanisms(runs: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def notes(mech: pd.DataFrame, counts: pd.DataFrame, paper: str) -> dict[str, str]:
+    """The measured mechanism behind each comparison's residual (``add_rows``' notes) for ``paper``'s runs,
+    from ``mechanisms`` (twin_vs_real_mechanisms.csv) and ``validation``'s counts (twin_vs_real_counts.csv)."""
+    m, c = mech[mech.paper == paper], counts[(counts.paper == paper) & (counts.verify == VERIFY[1])]
+    ratio = m.pass_vs_eq19_other_runs
+    far = m.loc[ratio.sub(1).abs().idxmax()]
+    both = c.assign(d=(c.per_pass_replay / c.per_pass_real - 1).abs()).sort_values("d").iloc[-1]
+    return {VERIFY[0]: f"the verifier's passes took {ratio.min():.2f}-{ratio.max():.2f}x eq (19) fitted to the other runs "
+                       f"(farthest: {far.policy} N = {far.n_clients}; twin_vs_real_mechanisms.csv), at load {m.load_1min.min():.1f}-"
+                       f"{m.load_1min.max():.1f}: the verifier got {m.verifier_core_share.min():.0%}-"
+                       f"{m.verifier_core_share.max():.0%} of its core during its passes (CPU time / wall time)",
+            VERIFY[1]: f"the replay forms other batches than the real server: {both.policy} N = {both.n_clients} "
+                       f"verified {both.per_pass_real:.2f} requests per pass in the real run and {both.per_pass_replay:.2f} in the "
+                       f"replay (twin_vs_real_counts.csv), whose passes of batches the real run never formed come from "
+                       f"eq (19) (residual std up to {m.eq19_own_resid_ms_std.max():.1f} ms); the drafters share one core, so "
+                       "their measured drafting times carry the real run's timeline: a queueing delay below a millisecond "
+                       f"moves with it (post-verification work p90 up to {m.post_verify_ms_p90.max():.1f} ms, Python's GIL "
+                       f"switch interval {m.gil_switch_interval_ms.iloc[0]:.0f} ms between the scheduling and gRPC threads)",
+            "stochastic": "the replay keeps each round's real drafting time (the drafters share one core: heavy-tailed) "
+                          "and outcome; the stochastic twin draws acceptance (and stop-rule rounds) from other prompts' "
+                          "traces and drafts in d0 + d1*S"}
+
+
 def figure(table: pd.DataFrame, hue: str = "verify"):
     """twin - real (%) per metric and N at p50 and p90, the tolerances as dashed lines."""
     import seaborn as sns
