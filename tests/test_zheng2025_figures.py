@@ -1,0 +1,125 @@
+"""zheng2025's notebook drivers (experiments.zheng2025_figures): the rows they build decide their statuses
+through ``compare.Comparison.extend`` from the paper's values in data/coverage/zheng2025.yaml."""
+import pandas as pd
+import pytest
+
+from specedge import compare, coverage, hardware
+from specedge.experiments import zheng2025_figures as figs
+from specedge.solvers import zheng2025 as tkslt
+
+PAPER = coverage.paper_values("zheng2025")
+# T_SLM = 0.07 T_LLM and a full 32000-entry FP16 distribution in 0.23 T_LLM: "measured here" is the paper's L(K)
+PAPER_LIKE = figs.Costs(t_slm=0.07, t_llm=1.0, rate_bps=figs.PAPER_VOCAB * 16 / 0.23, slm_over_llm=0.07,
+                        uplink_full_over_llm=0.23)
+
+
+def _statuses(rows):
+    cmp = compare.Comparison("zheng2025")
+    return cmp.extend(rows, PAPER), cmp.frame()
+
+
+def _fig3(alpha_t0, alpha_t1, ks=figs.PAPER_K):
+    return pd.DataFrame([dict(temperature=T, K=k, alpha=a, positions=100)
+                         for T, alphas in ((0.0, alpha_t0), (1.0, alpha_t1)) for k, a in zip(ks, alphas)])
+
+
+def test_gamma_cell_is_algorithm1_or_a_dash_where_speculation_cannot_pay():
+    assert figs.gamma_cell(0.8, 0.01) == str(tkslt.odld(0.8, 0.01).gamma) == "14"
+    assert figs.gamma_cell(0.3, 0.5) == "–"      # alpha < L: S* < 1
+    assert figs.gamma_cell(0.0, 0.1) == "–"      # a draft that never agrees
+    assert figs.gamma_cell(0.9, 1.2) == "–"      # L >= 1: the draft alone costs more than the target
+
+
+def test_table1_rows_match_the_paper_and_fail_on_another_cell():
+    t1 = figs.table1(PAPER)
+    statuses, frame = _statuses(figs.table1_rows(t1))
+    assert statuses == ["match"] * 15 and set(frame.statements) == {f"table1-a{a:g}-L{c:g}" for a in (0.4, 0.6, 0.8)
+                                                                   for c in (0.01, 0.1, 0.2, 0.4, 0.6)}
+    t1.loc[t1.statement == "table1-a0.8-L0.01", "paper"] = "13"   # a paper cell one off: a deviation, not a match
+    t1.loc[t1.statement == "table1-a0.4-L0.4", "paper"] = "–"     # a '–' where S* > 1: the claim fails
+    statuses, frame = _statuses(figs.table1_rows(t1))
+    bad = frame.statements.isin(["table1-a0.8-L0.01", "table1-a0.4-L0.4"])
+    assert (frame.status[bad] == "deviates").all() and (frame.status[~bad] == "match").all()
+
+
+def test_fig2_rows_hold_on_the_paper_grid():
+    statuses, _ = _statuses(figs.fig2_rows(figs.fig2_frame()))
+    assert statuses == ["match"] * 3
+
+
+def test_table2_rows_on_the_papers_own_costs_match_its_L_and_read_gamma_rows():
+    fig3 = _fig3([0.6, 0.55, 0.54, 0.54, 0.54], [0.68, 0.73, 0.73, 0.73, 0.74])
+    t2 = figs.table2(fig3, figs.PAPER_VOCAB, PAPER_LIKE)
+    assert t2.L[t2.scenario == "measured here"].tolist() == pytest.approx(t2.L[t2.scenario == "paper costs"].tolist())
+    rows = figs.table2_rows(t2, PAPER, figs.PAPER_VOCAB, PAPER_LIKE)
+    statuses, frame = _statuses(rows)
+    assert statuses[:6] == ["match"] * 5 + ["trend"]   # L(K) within 0.005 of Table II, and L's trend over K
+    assert frame.reproduced[:5].tolist() == pytest.approx([PAPER[f"table2-L-K{k}"] for k in figs.PAPER_K], abs=2e-4)
+    gamma = frame[frame.statements.str.startswith("table2-gamma-row")]
+    assert gamma.statements.tolist() == [f"table2-gamma-{r}-K{k}" for r in ("row1", "row2") for k in figs.PAPER_K]
+    want = t2[(t2.scenario == "paper costs") & (t2.temperature == 1.0)].gamma_star.tolist()
+    assert [str(v) for v in gamma.reproduced[:5]] == want
+
+
+def test_measured_costs_far_from_the_papers_deviate():
+    fig3 = _fig3([0.6] * 5, [0.7] * 5)
+    slow = figs.Costs(0.4, 1.0, 100e6, 0.07, 0.23)
+    statuses, _ = _statuses(figs.table2_rows(figs.table2(fig3, figs.PAPER_VOCAB, slow), PAPER, figs.PAPER_VOCAB, slow))
+    assert statuses[:5] == ["deviates"] * 5
+
+
+def test_a_dash_gamma_is_stated_deviates_with_its_cause():
+    t2_rp = figs.table2_realpair(_fig3([0.05] * 5, [0.74] * 5), PAPER_LIKE)   # T = 0: alpha below every L
+    statuses, frame = _statuses(figs.table2_realpair_rows(t2_rp, PAPER, "pair note"))
+    t0 = frame[frame.quantity.str.contains("T=0")]
+    assert (t0.reproduced == "–").all() and (t0.status == "deviates").all()
+    assert t0.note.str.endswith("α < L, no γ helps").all() and t0.note.str.startswith("pair note: α = 0.050").all()
+    assert len(statuses) == 10
+
+
+def test_fig4_best_k_is_no_match_when_speculation_loses_even_at_the_papers_k():
+    """Speedups all below 1 (or within the 0.05 margin): the argmax says nothing about K, whatever K it is."""
+    fig4 = pd.DataFrame([dict(scenario=s, temperature=0.0, K=k, alpha=0.5, L=0.1, speedup=top if k == 320 else 0.9)
+                         for s, top in (("losing", 1.03), ("winning", 1.4)) for k in figs.PAPER_K])
+    best, rows = figs.fig4_rows(fig4, PAPER)
+    statuses, frame = _statuses(rows)
+    assert best.K.tolist() == [320, 320]
+    assert statuses == ["deviates", "deviates", "match", "match", "not-reproducible"]
+    assert "no K is best" in frame.note[1]
+
+
+def test_costs_name_the_measuring_command_for_a_pair_the_profile_lacks():
+    prof = hardware.load_profile("zheng2025_paper")
+    with pytest.raises(KeyError, match="zheng2025_measure measure --models nope,target-m"):
+        figs.Costs.load(prof, "zoo_cpu", "nope", "target-m")
+    costs = figs.Costs.load(prof, "zoo_cpu", "draft-xs", "target-m")
+    assert costs.paper(32000) == pytest.approx(0.30) and costs.t_slm < costs.t_llm
+
+
+def test_as2_map_refuses_a_policy_that_speculates_where_alpha_is_below_L(monkeypatch):
+    grid = [0.2, 0.5, 0.8]
+    assert figs.as2_map(grid, grid).gamma.gt(0).sum() == 3      # (0.5, 0.2), (0.8, 0.2), (0.8, 0.5)
+    monkeypatch.setattr(tkslt, "as2", lambda a, c: 1)
+    with pytest.raises(RuntimeError, match="exactly where alpha > L"):
+        figs.as2_map(grid, grid)
+
+
+def test_wire_rows_size_our_dense_payload_and_the_top_k_cut():
+    wire = figs.wire_frame((figs.PAPER_VOCAB, 151936))
+    statuses, frame = _statuses(figs.wire_rows(wire, PAPER, 151936))
+    assert frame.reproduced[0] == pytest.approx(1024, abs=1)   # float32: twice the paper's FP16 512 kbit, off 500 ± 50
+    assert statuses == ["deviates", "match"]
+    small = figs.wire_frame((figs.PAPER_VOCAB, 1000))          # a small vocabulary: top-320 is a third of it
+    assert set(small[small.vocab == 1000].K) == {3, 32, 320, "dense"}
+    assert _statuses(figs.wire_rows(small, PAPER, 1000))[0] == ["deviates", "deviates"]
+
+
+def test_table2_full_is_our_vocabulary_against_the_papers_32000():
+    """The zoo's |V| = 8192 cannot pose K = 32000: 'full' is K = |V| with our measured cost, the paper's L at 32000."""
+    fig3 = _fig3([0.6] * 5, [0.7] * 5, ks=(3, 32, 320, 3200, 8192))
+    t2 = figs.table2(fig3, 8192, PAPER_LIKE)
+    full = t2[(t2.K == "full") & (t2.temperature == 0.0)].set_index("scenario").L
+    assert set(t2[t2.K == "full"].K_paper) == {32000}
+    assert full["measured here"] == pytest.approx(0.07 + 0.23 * 8192 / 32000) and full["paper costs"] == pytest.approx(0.30)
+    fig4 = figs.fig4_frame(fig3, 8192, PAPER_LIKE)
+    assert fig4[(fig4.K == 8192) & (fig4.scenario == "paper costs")].L.tolist() == pytest.approx([0.30, 0.30])
