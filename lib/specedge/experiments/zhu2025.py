@@ -351,11 +351,3 @@ def fit_quality(measurements: pd.DataFrame, profile: hardware.Profile) -> pd.Dat
         rows.append(row)
     return pd.DataFrame(rows)
 
-
-def add_headline(cmp, artifact: str, quantity: str, paper: float, ours: float, tolerance: float,
-                 reading: str, cause: str, statements="") -> str:
-    """A comparison row for a headline percentage: ``reading`` says how it was computed; ``cause``
-    is added when it falls outside the tolerance. The null is a reduction of 0 (no effect)."""
-    return cmp.add(artifact, quantity, paper, round(float(ours), 2), "%", tolerance=tolerance, null=0.0,
-                   statements=statements,
-                   note=f"{cause} ({reading})" if abs(paper - ours) > tolerance else reading)
