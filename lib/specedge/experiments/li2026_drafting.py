@@ -11,7 +11,10 @@ The notebook reads the paper's numbers from the statement inventory (``data/cove
   ``theorem1_figure``; live: ``theorem1_live``;
 - Table 11 (App B): ``table11`` rows from the committed latency measurement;
 - Table 5 and Fig 1 (Sec 5.4.1, Sec 3.2): ``live_runs`` (the controller inside the speculative-decoding loop),
-  ``table5``, ``table5_rows``; the real pair's replay ``replay_table5`` / ``table5_real_rows``; ``fig1``.
+  ``table5``, ``table5_rows``; the real pair's replay ``replay_table5`` / ``table5_real_rows``; ``fig1``;
+- the real pair (issue 22, from its committed traces, no model run): ``realpair_data``, ``table8_real``,
+  ``table4_real`` (Tables 4 and 10 with intervals), ``fig1_real`` / ``fig1_real_rows``, ``theorem1_real`` /
+  ``theorem1_real_rows``.
 
 Rows name the statement ids they hold; statuses are decided by ``compare``.
 """
@@ -470,19 +473,26 @@ PROMPT_LEN = 96  # P.zoo_prompts truncates prompts to their last 96 tokens; the 
 def fig1(ablation: pd.DataFrame, draft_rate: float, seed: int):
     """Fig 1: per round, wasted draft tokens against the modelled device goodput (``device_goodput``); returns
     the figure, its data and the Pearson r."""
-    f1 = device_goodput.round_goodput(ablation, draft_rate, prompt_len=PROMPT_LEN)
+    fig, f1, _, r1 = _fig1(ablation, draft_rate, seed, 0.3, "Pearson r = {r:.2f}")
+    return fig, f1[["draft", "mode", "prompt", "round", "drafted", "accepted", "wasted", "goodput"]], r1
+
+
+def _fig1(rounds: pd.DataFrame, draft_rate: float, seed: int, alpha: float, title: str, **title_kw):
+    """Fig 1's figure of ``rounds`` (mode OFF / ON): each round's goodput over its wasted tokens, their mean;
+    ``title`` is formatted with the Pearson r. Returns the figure, the rounds with goodput, the means and r."""
+    f1 = device_goodput.round_goodput(rounds, draft_rate, prompt_len=PROMPT_LEN)
     f1 = f1[f1.drafted > 0]
     summary = f1.groupby("wasted").agg(goodput=("goodput", "mean"), rounds=("goodput", "size")).reset_index()
     r1 = float(np.corrcoef(f1.wasted, f1.goodput)[0, 1])
     fig, ax = plt.subplots(figsize=(6, 4))
     np.random.seed(seed)  # seaborn's strip jitter draws from numpy's global generator
-    sns.stripplot(data=f1, x="wasted", y="goodput", hue="mode", alpha=0.3, size=3, ax=ax, dodge=True)
+    sns.stripplot(data=f1, x="wasted", y="goodput", hue="mode", alpha=alpha, size=3, ax=ax, dodge=True)
     ax.plot(np.arange(len(summary)), summary.goodput, "k-o", label="mean")
     ax.set_xlabel("wasted draft tokens per round W")
     ax.set_ylabel("device goodput (tokens/s)")
-    ax.set_title(f"Pearson r = {r1:.2f}")
+    ax.set_title(title.format(r=r1), **title_kw)
     ax.legend(fontsize=8)
-    return fig, f1[["draft", "mode", "prompt", "round", "drafted", "accepted", "wasted", "goodput"]], r1
+    return fig, f1, summary, r1
 
 
 def claim_lists(frame: pd.DataFrame) -> None:
@@ -532,9 +542,129 @@ def theorem1_live_rows(cmp: Comparison, live_w: pd.DataFrame, per_draft: pd.Data
                                                              zip(trained.predictor, trained.FPR, trained.wasted_per_round)))
 
 
-def fig1_rows(cmp: Comparison, f1: pd.DataFrame) -> None:
+def fig1_rows(cmp: Comparison, f1: pd.DataFrame, who: str = "",
+              note: str = "modelled device time (50 tok/s drafting + the paper's verifier estimator eq 19), zoo models; partly by "
+                          "construction: a wasted token adds drafting time and commits nothing") -> None:
     """Sec 3.2's claim on Fig 1: more wasted drafting, lower device goodput."""
-    cmp.claim("Fig 1", "claim: more wasted drafting, lower device goodput (Pearson r)", "negative",
-              claims.correlation_sign(f1.wasted, f1.goodput, -1), strength="trend", statements="fig1-negative",
-              note="modelled device time (50 tok/s drafting + the paper's verifier estimator eq 19), zoo models; partly by "
-                   "construction: a wasted token adds drafting time and commits nothing")
+    cmp.claim("Fig 1" + who, "claim: more wasted drafting, lower device goodput (Pearson r)", "negative",
+              claims.correlation_sign(f1.wasted, f1.goodput, -1), strength="trend", statements="fig1-negative", note=note)
+
+
+# ------------------------------------------------------------------------------------ the real pair (issue 22)
+REAL = "real pair Qwen2.5-Coder 0.5B->1.5B"
+WHO = f" ({REAL})"   # the real pair's artifacts: "Table 8 (real pair ...)"
+RP = "real pair"     # the real pair's column prefix in the side-by-side Table 4
+
+
+def realpair_data(real_traces: pd.DataFrame, meta: Mapping) -> tuple[pd.DataFrame, dict]:
+    """The predictor's data set of the real pair's traces and its committed prompt split (printed)."""
+    real = P.build_dataset(real_traces)
+    splits = P.data_splits(real, meta["split_seed"])
+    print({k: f"{len(v)} samples ({int((v.label == 0).sum())} rejected), {v.prompt_key.nunique()} prompts" for k, v in splits.items()})
+    print("test prompts:", ", ".join(meta["split_prompts"]["test"]))
+    return real, splits
+
+
+def table8_real(cmp: Comparison, paper: Mapping, real: pd.DataFrame, meta: Mapping, zoo_pos: float) -> pd.DataFrame:
+    """Table 8 on the real pair: its data set's summary, and its accepted fraction beside the zoo's ``zoo_pos`` %."""
+    t8 = P.dataset_summary(real)
+    cmp.add("Table 8" + WHO, "accepted fraction", paper["table8-positive"]["fraction"], round(float(t8.fraction_pct[1]), 2), "%",
+            tolerance=10.0, statements="table8-positive", null_why="a share of the data set (a level), not an effect",
+            note=f"{len(real)} samples of {real.prompt_key.nunique()} prompts x 2 temperatures, window {meta['window']}; "
+                 f"the zoo's {zoo_pos:.1f} % for comparison")
+    return t8
+
+
+def table4_real(cmp: Comparison, paper: Mapping, preds: Mapping, test: pd.DataFrame, real_preds: Mapping,
+                real_test: pd.DataFrame, n_boot: int, seed: int):
+    """Table 4 and 10 on the real pair, its predictors on its test prompts, beside the zoo's with 95 % prompt
+    bootstraps (``n_boot`` resamples) and the spread over the committed repeated prompt splits; its rows and
+    the two FPR claims. Returns (side-by-side Table 4, the real pair's Table 4, its Table 10)."""
+    t4, t10 = P.evaluate(real_preds, real_test)
+    boot = pd.concat([P.bootstrap_table(preds, test, n=n_boot, seed=seed).assign(pair="zoo"),
+                      P.bootstrap_table(real_preds, real_test, n=n_boot, seed=seed).assign(pair=RP)])
+    repeated = pd.read_csv(P.REALPAIR / "repeated_splits.csv")
+    n_splits = repeated.split_seed.nunique()
+    paper4 = paper_table4(paper)
+    side = P.side_by_side(boot, repeated, {p: tuple(r) for p, r in paper4.iterrows()}, COLS)
+    t4p = paper4.drop(MLP)   # the paper's trees
+    table4_real_rows(cmp, paper, side, WHO, lambda pred, r: (
+        f"95 % prompt bootstrap [{r[f'{RP} low']:.3f}, {r[f'{RP} high']:.3f}] over {real_test.prompt_key.nunique()} "
+        f"test prompts; over {n_splits} prompt splits {r[f'{RP}, {n_splits} splits: mean']:.3f} "
+        f"[{r[f'{RP}, {n_splits} splits: min']:.3f}-{r[f'{RP}, {n_splits} splits: max']:.3f}]; "
+        f"zoo {r['zoo']:.3f} [{r['zoo low']:.3f}, {r['zoo high']:.3f}]; our threshold maximises validation BalAcc"
+        + ("" if pred == MLP else f"; the paper's trees sit at Rec1 = {t4p.Rec1.min():.2f}-{t4p.Rec1.max():.2f} (a threshold near 0.5), ours at the MLP's BalAcc rule")))
+    fpr = t4.set_index("predictor")["FPR"]
+    low = verdicts.lowest_fpr(fpr[list(paper4.index)].to_dict(), MLP)
+    n_rej = int((real_test.label == 0).sum())
+    cmp.claim("Table 4" + WHO, "claim: the MLP has the lowest FPR (operating point)", MLP, low.claim, strength=low.strength,
+              note=(f"the MLP leads by {low.lead:.3f}; " if low.claim else "")
+                   + f"{n_rej} rejected test tokens: one token moves FPR by {1 / n_rej:.3f}", statements="table4-mlp-lowest-fpr")
+    cmp.add("Table 4" + WHO, "claim: mean tree FPR / MLP FPR, about 2x (operating point)", paper_fpr_ratio(paper),
+            round(float(fpr[list(t4p.index)].mean() / fpr[MLP]), 2), "x", tolerance=0.3, null=1.0,
+            note="FPRs of the real pair's predictors at their validation-BalAcc thresholds", statements="sec54-fpr-2x")
+    table10_rates(cmp, paper, t10, WHO)
+    return side, t4, t10
+
+
+def _replayed_rounds(replay: pd.DataFrame, real_traces: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The replayed rounds (``replay_table5``'s) as Fig 1's rows, mode OFF (traced window) and ON (the MLP's
+    cut), with each round's first position; and the keys of a round."""
+    keys = [c for c in ("draft", "target", "domain", "temperature", "prompt", "round") if c in replay]
+    position = real_traces.groupby(keys, as_index=False).position.first()
+    rounds = pd.concat([replay[keys + [f"drafted_{m}", f"accepted_{m}"]]
+                        .rename(columns={f"drafted_{m}": "drafted", f"accepted_{m}": "accepted"}).assign(mode=m)
+                        for m in ("OFF", "ON")], ignore_index=True).merge(position, on=keys)
+    return rounds, keys
+
+
+def fig1_real(real_traces: pd.DataFrame, replay: pd.DataFrame, draft_rate: float, seed: int):
+    """Fig 1 on the real pair from its replayed test-prompt rounds (no model run); returns the figure, its
+    data and the mean goodput per wasted count."""
+    rounds, keys = _replayed_rounds(replay, real_traces)
+    fig, f1, summary, _ = _fig1(rounds, draft_rate, seed, 0.4, REAL + ": Pearson r = {r:.2f}", fontsize=9)
+    return fig, f1[keys + ["mode", "drafted", "accepted", "wasted", "goodput"]], summary
+
+
+def fig1_real_rows(cmp: Comparison, f1: pd.DataFrame, replay: pd.DataFrame) -> None:
+    fig1_rows(cmp, f1, WHO, f"{len(f1)} replayed rounds of the real pair's {replay.key.nunique()} test prompts (fixed window and "
+                            "the MLP's cut), T = 0 and 1; modelled device time (50 tok/s drafting + the paper's verifier estimator "
+                            "eq 19); partly by construction: a wasted token adds drafting time and commits nothing")
+
+
+def theorem1_real(real_traces: pd.DataFrame, meta: Mapping, real_preds: Mapping, table4: pd.DataFrame,
+                  replay: pd.DataFrame) -> pd.DataFrame:
+    """Theorem 1 on the real pair: per predictor, the closed form E[W] (eq 25) and eq (31)'s bound with the
+    pair's alpha_i and the predictor's test (Rec1, FPR), beside its stop rule replayed on the test prompts'
+    fixed-window rounds; lowest FPR first."""
+    window = meta["window"]
+    alpha = filled_alpha(real_traces, window)
+    op = table4.set_index("predictor")[["Rec1", "FPR"]]
+    in_test = real_traces.domain.str.cat(real_traces.prompt.astype(str), sep="/").isin(meta["split_prompts"]["test"])
+    rows = []
+    for fam, pred in real_preds.items():
+        rp = P.replay_stop_rule(real_traces[in_test], pred)
+        rec1, fpr = (float(op.loc[P.LABELS[fam], c]) for c in ("Rec1", "FPR"))
+        rows.append(dict(predictor=P.LABELS[fam], Rec1=rec1, FPR=fpr,
+                         closed_form=P.expected_waste(alpha, window, rec1, fpr),
+                         bound_eq31=P.waste_bound(alpha, window, fpr),
+                         replayed_wasted_per_round=float((rp.drafted_ON - rp.accepted_ON).mean()),
+                         replayed_drafted_per_round=float(rp.drafted_ON.mean()),
+                         replayed_acceptance=sampling.acceptance_rate(rp.accepted_ON.to_numpy(), rp.drafted_ON.to_numpy())))
+    print(f"real pair alpha_i = {np.round(alpha, 3)} (K_max = {window}); fixed window wastes "
+          f"{float((replay.drafted_OFF - replay.accepted_OFF).mean()):.2f} tokens per round")
+    return verdicts.by_fpr(pd.DataFrame(rows))
+
+
+def theorem1_real_rows(cmp: Comparison, thm: pd.DataFrame, replay: pd.DataFrame) -> None:
+    """Theorem 1 on the real pair: E[W] in FPR order, by the closed form and replayed."""
+    order = "; ".join(f"{r.predictor}: FPR {r.FPR:.3f}, Rec1 {r.Rec1:.3f}, E[W] {r.closed_form:.3f}, replayed W "
+                      f"{r.replayed_wasted_per_round:.3f}" for r in thm.itertuples())
+    cmp.claim("Theorem 1" + WHO, "claim: trained predictors, lower FPR -> lower E[W] (closed form, E[W] in FPR order)", "holds",
+              verdicts.waste_rises_with_fpr(thm, "closed_form"), strength="match",
+              note=f"the real pair's alpha_i and its predictors' test (Rec1, FPR); they also differ in Rec1, which the theorem "
+                   f"holds fixed; {order}", statements="thm1-monotone")
+    cmp.claim("Theorem 1" + WHO, "claim: replayed, lower FPR -> fewer wasted draft tokens per round", "holds",
+              verdicts.waste_rises_with_fpr(thm, "replayed_wasted_per_round"), strength="match",
+              note=f"each predictor's stop rule replayed on the {len(replay)} fixed-window rounds of the "
+                   f"{replay.key.nunique()} test prompts (T = 0 and 1); {order}", statements="thm1-monotone")

@@ -9,7 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import claims, compare, coverage, paths
+import matplotlib.pyplot as plt
+import seaborn as sns
+
+from .. import claims, compare, coverage, paths, plotting
 from ..serving import estimator
 from ..serving import verify_profiling as vp
 from . import li2026 as ex
@@ -24,6 +27,21 @@ def verify_profile(target: str) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- Fig 4
+def fig4(out) -> pd.DataFrame:
+    """Fig 4 from the committed interference measurements (both targets), saved as ``fig4_interference``;
+    returns seconds per (target, a_length) x case with B's inheritance and the batched / solo A ratio."""
+    fig4 = pd.concat([pd.read_csv(paths.DATA / "li2026" / f"interference_{t}.csv") for t in TARGETS], ignore_index=True)
+    g = sns.relplot(data=fig4, x="a_length", y="seconds", hue="case", col="target", kind="line", marker="o",
+                    height=3.2, aspect=1.2, facet_kws=dict(sharey=False, sharex=False),
+                    hue_order=["Solo A", "Solo B", "Batched A+B"])
+    g.set_axis_labels("length of request A (new tokens)", "verification latency (s)")
+    plotting.save(g.figure, fig4, out, "fig4_interference")
+    w = fig4.pivot_table(index=["target", "a_length"], columns="case", values="seconds")
+    w["B inherits (batched / solo B)"] = w["Batched A+B"] / w["Solo B"]
+    w["batched / solo A"] = w["Batched A+B"] / w["Solo A"]
+    return w
+
+
 def fig4_rows(w: pd.DataFrame) -> list[dict]:
     """``w``: seconds per (target, a_length) x case. Per target: batched slower than either alone, Solo A
     grows with its length, Solo B nearly flat (its relative spread under a quarter of Solo A's)."""
@@ -62,6 +80,25 @@ def packed_diagnostic() -> pd.DataFrame:
             m = LinearRegression().fit(X[tr], d.seconds[tr])
             diag[(t, name)] = dict(train_R2=m.score(X[tr], d.seconds[tr]), test_R2=m.score(X[~tr], d.seconds[~tr]))
     return pd.DataFrame(diag).T
+
+
+def fig9_fig11(fits: dict, out) -> pd.DataFrame:
+    """Fig 9 (predicted against measured batch latency, per target) and Fig 11 (absolute error by regime),
+    saved; returns the test and train predictions with their absolute error (ms)."""
+    pred = pd.concat([f.predictions.assign(target=t) for t, f in fits.items()], ignore_index=True)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    for ax, (t, g) in zip(axes, pred.groupby("target")):
+        sns.scatterplot(data=g, x="measured", y="predicted", hue="split", style="regime", ax=ax, s=18)
+        lim = [0, 1.05 * max(g.measured.max(), g.predicted.max())]
+        ax.plot(lim, lim, "k--", lw=0.8, label="y = x")
+        ax.set(xlim=lim, ylim=lim, title=f"{t} target", xlabel="measured batch latency (s)", ylabel="predicted (s)")
+    plotting.save(fig, pred, out, "fig9_predicted_vs_measured")
+    fig, ax = plt.subplots(figsize=(5, 3.4))
+    pred["abs_error_ms"] = 1000 * (pred.predicted - pred.measured).abs()
+    sns.boxplot(data=pred, x="regime", y="abs_error_ms", hue="target", ax=ax)
+    ax.set(xlabel="regime", ylabel="absolute error (ms)")
+    plotting.save(fig, pred[["target", "split", "regime", "measured", "predicted", "abs_error_ms"]], out, "fig11_error_by_regime")
+    return pred
 
 
 def session_repeats() -> pd.DataFrame:
@@ -221,6 +258,15 @@ def component_rows(fits: dict, paper12: dict, paper: dict) -> tuple[pd.DataFrame
 
 
 # --------------------------------------------------------------------------- Table 1 and Fig 7
+def fig7(fig7: pd.DataFrame, out) -> None:
+    """Fig 7: violation rate per class over N, WISP against FCFS, saved as ``fig7_violation_vs_n``."""
+    g = sns.relplot(data=fig7, x="devices", y="violation_rate", hue="system", col="speed", kind="line", marker="o",
+                    height=2.8, aspect=1.0, hue_order=["WISP", "FCFS"])
+    g.set_axis_labels("devices N", "SLO violation rate")
+    g.set_titles("{col_name} tok/s")
+    plotting.save(g.figure, fig7, out, "fig7_violation_vs_n")
+
+
 def table1_rows(table1: pd.DataFrame, table1_n: int, fig7: pd.DataFrame, epsilon: float, paper: dict) -> list[dict]:
     rows = []
     for sys_ in ("WISP", "FCFS"):
@@ -361,6 +407,16 @@ def table6_rows(t6: pd.DataFrame, paper: dict) -> list[dict]:
     rows.append(dict(artifact="Table 6", quantity="the predictor's gain grows with N", paper="yes", strength="trend", statements="table6-range-grows",
                      claim=claims.strictly_increasing(t6.improvement_pct.to_numpy())))
     return rows
+
+
+def fig8(att: pd.DataFrame, n: int, seed: int, out) -> None:
+    """Fig 8: WISP's verification events in the (t_queue, t_verify) plane by label (at most 20,000 drawn with
+    ``seed``), saved as ``fig8_attribution`` with every event's data."""
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    sns.scatterplot(data=att.sample(min(len(att), 20000), random_state=seed), x="t_queue", y="t_verify", hue="label",
+                    hue_order=["met", "queue-dominant", "compute-dominant"], s=6, alpha=0.5, ax=ax, linewidth=0)
+    ax.set(xlabel="t_queue (s)", ylabel="t_verify (s)", title=f"WISP, N = {n}")
+    plotting.save(fig, att, out, "fig8_attribution")
 
 
 def fig8_rows(att: pd.DataFrame, window: int, paper: dict) -> list[dict]:
