@@ -35,3 +35,28 @@ def test_interval_argmax_fails_on_any_tie():
     assert not c and "vs Fixed-S: tie" in c.evidence and "vs Random-S: above" in c.evidence
     assert claims.interval_argmax_is({"GOODSPEED": base + 0.5, "Random-S": base}, "GOODSPEED")
     assert not claims.interval_argmax_is({"GOODSPEED": base}, "GOODSPEED")
+
+
+def test_interval_at_most_holds_on_a_tie_and_fails_only_when_the_interval_clears_zero():
+    # one seed's single violation (1 of 224 responses) against none: one pooled path says "above", the seeds a tie
+    wisp, fcfs = [1 / 224, 0.0, 0.0], [0.0, 0.0, 0.0]
+    assert not (np.mean(wisp) <= np.mean(fcfs))                      # the old single-path test fails it
+    tie = claims.interval_at_most(wisp, fcfs)
+    assert tie and tie.evidence.startswith("tie")
+    assert claims.interval_at_most([0.0, 0.0, 0.0], fcfs).evidence.startswith("tie")   # all equal: a tie, no interval width
+    below = claims.interval_at_most([0.01, 0.03, 0.02], [0.27, 0.29, 0.35])
+    assert below and below.evidence.startswith("below")
+    above = claims.interval_at_most([0.35, 0.15, 0.22], [0.18, 0.0, 0.05])
+    assert not above and above.evidence.startswith("above")
+    assert not claims.interval_at_most([0.1], [0.2])                  # one seed: no interval
+    assert not claims.interval_at_most([np.nan, 0.1], [0.2, 0.2])
+
+
+def test_interval_ordered_needs_every_neighbouring_pair_above():
+    base = np.array([920.4, 919.2, 921.6])
+    c = claims.interval_ordered({"SLED": base - 600, "Centralized": base, "WISP": base + 150})
+    assert c and c.evidence.count("above") == 2
+    tie = claims.interval_ordered({"OFF": base, "ON": base + [3.0, -2.0, 1.0]})
+    assert not tie and "tie" in tie.evidence
+    assert not claims.interval_ordered({"OFF": base, "ON": base - 5})
+    assert not claims.interval_ordered({"only": base})

@@ -6,7 +6,10 @@ evidence never passes: an empty input, a NaN, a constant series or a tie makes a
 with the reason in the evidence. ``compare.Comparison.claim`` turns a Claim into a row.
 
 "A above B" (``above``, ``below``, ``argmax_is``, ``argmin_is``) takes a ``margin``: the lead must
-exceed it, so noise or a rounding difference cannot pass for an effect; the evidence names it.
+exceed it, so noise or a rounding difference cannot pass for an effect; the evidence names it. On
+results simulated with several seeds, "A above B" / "A at or below B" (``interval_above``,
+``interval_at_most``, ``interval_argmax_is``) decide on the paired differences' confidence interval over
+seeds: an interval containing zero is a tie, never a win or a loss decided by one path.
 
 A censored value (a search that stopped at its bound, e.g. a capacity "at least 512") is an
 ``AtLeast``: the predicates treat it as the lower bound it is. It may hold a claim on the side where
@@ -253,20 +256,34 @@ def mean_interval(values: Iterable[float], confidence: float = 0.95) -> tuple[fl
     return m, m - half, m + half
 
 
+def _paired(a: Sequence[float], b: Sequence[float], confidence: float) -> tuple[str, str]:
+    """The paired differences a_k - b_k (same seed k) over seeds: ("above" | "below" | "tie", evidence) from
+    their confidence interval, or ("rejected", why) when there is no interval (unpaired, NaN, one seed)."""
+    if len(a) != len(b):
+        return "rejected", f"rejected: {len(a)} vs {len(b)} seeds (paired by seed)"
+    arr, why = _series(np.asarray(a, float) - np.asarray(b, float)) if len(a) else (None, "rejected: empty")
+    if arr is None:
+        return "rejected", why
+    if arr.size < 2:
+        return "rejected", f"rejected: one seed ({_fmt(arr[0])}), no interval"
+    m, lo, hi = mean_interval(arr, confidence)
+    verdict = "above" if lo > 0 else ("below" if hi < 0 else "tie")
+    return verdict, f"{verdict}: mean diff {m:+.4g} [{lo:+.4g}, {hi:+.4g}] ({confidence:.0%}, {arr.size} seeds)"
+
+
 def interval_above(a: Sequence[float], b: Sequence[float], confidence: float = 0.95) -> Claim:
     """A above B over seeds: the paired differences a_k - b_k (same seed k) have a confidence interval
     that clears zero. An interval containing zero is a tie (the claim fails, the evidence says "tie")."""
-    if len(a) != len(b):
-        return Claim("interval_above", False, f"rejected: {len(a)} vs {len(b)} seeds (paired by seed)")
-    arr, why = _series(np.asarray(a, float) - np.asarray(b, float)) if len(a) else (None, "rejected: empty")
-    if arr is None:
-        return Claim("interval_above", False, why)
-    if arr.size < 2:
-        return Claim("interval_above", False, f"rejected: one seed ({_fmt(arr[0])}), no interval")
-    m, lo, hi = mean_interval(arr, confidence)
-    verdict = "above" if lo > 0 else ("below" if hi < 0 else "tie")
-    return Claim("interval_above", lo > 0,
-                 f"{verdict}: mean diff {m:+.4g} [{lo:+.4g}, {hi:+.4g}] ({confidence:.0%}, {arr.size} seeds)")
+    verdict, text = _paired(a, b, confidence)
+    return Claim("interval_above", verdict == "above", text)
+
+
+def interval_at_most(a: Sequence[float], b: Sequence[float], confidence: float = 0.95) -> Claim:
+    """A at or below B over seeds: holds unless the paired differences' confidence interval lies wholly
+    above zero; a tie holds (the seeds cannot tell A from B), so one path's small excess of A over B does
+    not fail it. No interval (one seed, unpaired, NaN) fails."""
+    verdict, text = _paired(a, b, confidence)
+    return Claim("interval_at_most", verdict in ("below", "tie"), text)
 
 
 def interval_argmax_is(values: Mapping[str, Sequence[float]], expected: str, confidence: float = 0.95) -> Claim:
@@ -282,3 +299,14 @@ def interval_argmax_is(values: Mapping[str, Sequence[float]], expected: str, con
         ok &= c.holds
         parts.append(f"vs {k}: {c.evidence}")
     return Claim("interval_argmax_is", ok, f"{expected} " + "; ".join(parts))
+
+
+def interval_ordered(values: Mapping[str, Sequence[float]], confidence: float = 0.95) -> Claim:
+    """Entries in increasing order over seeds: each above the one before it (``interval_above``, paired by
+    seed); a tie or a reversal of any neighbouring pair fails the claim."""
+    if len(values) < 2:
+        return Claim("interval_ordered", False, f"rejected: need at least two entries, got {list(values)}")
+    keys = list(values)
+    parts = {f"{lo} < {hi}": interval_above(values[hi], values[lo], confidence) for lo, hi in zip(keys, keys[1:])}
+    return Claim("interval_ordered", all(c.holds for c in parts.values()),
+                 "; ".join(f"{k}: {c.evidence}" for k, c in parts.items()))

@@ -87,16 +87,19 @@ def tables(rows: pd.DataFrame, loads, n3: int):
 
 
 def comparison_rows(rows: pd.DataFrame, loads, n3: int) -> list[dict]:
-    """Table 1's, Table 3's and Table 6's claims on the real pair (``Comparison.extend`` rows)."""
-    table1, good, t6 = tables(rows, loads, n3)
-    return [dict(artifact="Table 1" + WHO, quantity="WISP at or below FCFS in every class", paper="yes", strength="trend",
-                 claim=claims.all_of({f"N={n} {sp} tok/s": bool(table1.loc[(n, "WISP"), sp] <= table1.loc[(n, "FCFS"), sp])
-                                      for n in loads for sp in (2, 4, 6, 8)}),
+    """Table 1's, Table 3's and Table 6's claims on the real pair (``Comparison.extend`` rows), each decided over
+    the seeds of ``rows`` (``points``' sweep rows)."""
+    # imported here: the sweep's workers import this module for run_point, and need none of the notebook's plotting
+    from .li2026_serving_figures import SEEDS, at_or_below_fcfs, by_seed
+
+    good, t6 = by_seed(rows[(rows.devices == n3) & rows.predictor], "system"), by_seed(rows[rows.devices == 16], "predictor")
+    return [dict(artifact="Table 1" + WHO, quantity=f"WISP at or below FCFS in every class, below in at least one ({SEEDS})", paper="yes",
+                 strength="trend", claim=at_or_below_fcfs(rows[rows.predictor], loads),
                  note=f"mixed classes, N = {', '.join(map(str, loads))}; {NOTE}", statements="fig7-wisp-shifts"),
-            dict(artifact="Table 3" + WHO, quantity="goodput ordered centralized < WISP", paper="yes", strength="trend",
-                 claim=claims.ordered([good["Centralized"], good["WISP"]], ["centralized", "WISP"]),
+            dict(artifact="Table 3" + WHO, quantity=f"goodput ordered centralized < WISP ({SEEDS})", paper="yes", strength="trend",
+                 claim=claims.interval_ordered({"centralized": good["Centralized"], "WISP": good["WISP"]}),
                  note=f"N = {n3}, mixed classes; {NOTE}", statements="sec52-goodput-higher"),
-            dict(artifact="Table 6" + WHO, quantity="the predictor raises WISP's goodput (N = 16)", paper="yes", strength="trend",
-                 claim=claims.ordered([t6[False], t6[True]], ["OFF", "ON"]),
-                 note=f"{100 * (t6[True] / t6[False] - 1):+.1f} %; device alpha {device_alpha(False):.3f} (fixed window) -> "
+            dict(artifact="Table 6" + WHO, quantity=f"the predictor raises WISP's goodput (N = 16; {SEEDS})", paper="yes", strength="trend",
+                 claim=claims.interval_ordered({"OFF": t6[False], "ON": t6[True]}),
+                 note=f"{100 * (t6[True].mean() / t6[False].mean() - 1):+.1f} %; device alpha {device_alpha(False):.3f} (fixed window) -> "
                       f"{device_alpha(True):.3f} (the MLP's stops); {NOTE}", statements="table6-on-16")]
