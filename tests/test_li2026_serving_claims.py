@@ -63,7 +63,7 @@ def test_realpair_rows_decide_over_seeds(monkeypatch):
     t6 = pd.DataFrame([dict(system="WISP", devices=16, seed=k, predictor=p, goodput=g + d)
                        for p, g, ds in ((False, 434.0, (1.3, -2.0, 0.5)), (True, 435.0, (-1.5, 3.1, 1.4)))
                        for k, d in zip(SEEDS, ds)])
-    rows = rp.comparison_rows(pd.concat([t1, t3, t6], ignore_index=True), (300,), 120)
+    rows = figs.realpair_rows(pd.concat([t1, t3, t6], ignore_index=True), (300,), 120)
     got = {r["artifact"].split(" (")[0]: r["claim"] for r in rows}
     assert got["Table 1"].holds and got["Table 3"].holds
     assert not got["Table 6"].holds and "tie" in got["Table 6"].evidence   # +1 tok/s against a seed spread of ~3

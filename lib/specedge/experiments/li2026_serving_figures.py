@@ -2,7 +2,8 @@
 diagnostics and each section's comparison rows. Every ``*_rows`` sets the paper's statements
 (``coverage.paper_values("li2026_serving")``, by id in ``data/coverage/li2026_serving.yaml``) beside the
 reproduced tables as rows for ``compare.Comparison.extend``; statuses come from ``claims`` predicates and
-tolerances here, never typed. The twin runs themselves are ``experiments.li2026``'s.
+tolerances here, never typed. The twin runs themselves are ``experiments.li2026``'s (the real pair's:
+``experiments.li2026_realpair``'s). A comparison of simulated systems is decided over seeds (``claims.interval_*``).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from .. import claims, compare, coverage, paths, plotting
 from ..serving import estimator
 from ..serving import verify_profiling as vp
 from . import li2026 as ex
+from . import li2026_realpair as rp
 
 TARGETS = ("zoo", "widened")   # the two measured verification targets (data/li2026/*_{target}.csv)
 HW = "the paper fits Qwen3-32B on an A100 with vLLM; ours is a 0.1 B bfloat16 Llama on 2 CPU cores, whose absolute times are other"
@@ -478,6 +480,47 @@ def sensitivity(table2: pd.DataFrame, systems, *, scale: str, epsilon: float, se
     base = table2[(table2.target == "Qwen3-32B") & table2.system.isin(["SLED", "WISP"]) & table2.speed.isin([4, 8])]
     edge = pd.concat([base.assign(draft_rate=setting.draft_rate, latency=setting.latency), *edge_rows], ignore_index=True)
     return eps_tab, edge
+
+
+# --------------------------------------------------------------------------- §9: the twin on the real pair
+RP_NOTE = (f"the twin with the real pair's traces and retrained MLP, K = {rp.WINDOW}, 50 tok/s devices, the paper's eq (19) "
+           "Qwen3-32B verifier")
+RP_WHO = " (real pair Qwen2.5-Coder 0.5B->1.5B, twin)"
+
+
+def realpair_points(base: ex.Setting, loads, n3: int, seeds) -> list[ex.Point]:
+    """The §9 runs on ``li2026_realpair.setting(base)``, each with every seed: WISP and FCFS at Table 1's ``loads``, centralized
+    and WISP at Table 3's load ``n3``, WISP with N = 16 and the predictor OFF / ON (Table 6)."""
+    st = rp.setting(base)
+    return ([ex.Point(s, n, None, seed=k, setting=st) for s in ("WISP", "FCFS") for n in loads for k in seeds]
+            + [ex.Point(s, n3, None, seed=k, setting=st) for s in ("Centralized", "WISP") for k in seeds]
+            + [ex.Point("WISP", 16, None, predictor=p, seed=k, setting=st) for p in (False, True) for k in seeds])
+
+
+def realpair_tables(rows: pd.DataFrame, loads, n3: int):
+    """From ``realpair_points``' sweep rows: Table 1 (violation rate per (devices, system) x class, pooled over seeds),
+    Table 3's mean goodput per system and Table 6's mean goodput per predictor OFF / ON."""
+    t1 = ex.per_class(rows[rows.devices.isin(loads) & rows.predictor], ["system", "devices"])
+    table1 = t1.pivot_table(index=["devices", "system"], columns="speed", values="violation_rate")
+    good = rows[(rows.devices == n3) & rows.predictor].groupby("system").goodput.mean()
+    t6 = rows[rows.devices == 16].groupby("predictor").goodput.mean()
+    return table1, good, t6
+
+
+def realpair_rows(rows: pd.DataFrame, loads, n3: int) -> list[dict]:
+    """Table 1's, Table 3's and Table 6's claims on the real pair (``Comparison.extend`` rows), each decided over
+    the seeds of ``rows`` (``realpair_points``' sweep rows)."""
+    good, t6 = by_seed(rows[(rows.devices == n3) & rows.predictor], "system"), by_seed(rows[rows.devices == 16], "predictor")
+    return [dict(artifact="Table 1" + RP_WHO, quantity=f"WISP at or below FCFS in every class, below in at least one ({SEEDS})", paper="yes",
+                 strength="trend", claim=at_or_below_fcfs(rows[rows.predictor], loads),
+                 note=f"mixed classes, N = {', '.join(map(str, loads))}; {RP_NOTE}", statements="fig7-wisp-shifts"),
+            dict(artifact="Table 3" + RP_WHO, quantity=f"goodput ordered centralized < WISP ({SEEDS})", paper="yes", strength="trend",
+                 claim=claims.interval_ordered({"centralized": good["Centralized"], "WISP": good["WISP"]}),
+                 note=f"N = {n3}, mixed classes; {RP_NOTE}", statements="sec52-goodput-higher"),
+            dict(artifact="Table 6" + RP_WHO, quantity=f"the predictor raises WISP's goodput (N = 16; {SEEDS})", paper="yes", strength="trend",
+                 claim=claims.interval_ordered({"OFF": t6[False], "ON": t6[True]}),
+                 note=f"{100 * (t6[True].mean() / t6[False].mean() - 1):+.1f} %; device alpha {rp.device_alpha(False):.3f} (fixed window) -> "
+                      f"{rp.device_alpha(True):.3f} (the MLP's stops); {RP_NOTE}", statements="table6-on-16")]
 
 
 # --------------------------------------------------------------------------- the twin against the real system
