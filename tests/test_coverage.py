@@ -141,7 +141,8 @@ def _code(notebook: str) -> str:
 
 @pytest.mark.parametrize("key, notebook", [("tran2025", "tran2025_goodspeed.ipynb"), ("li2026_serving", "li2026_wisp_serving.ipynb"),
                                            ("model_zoo", "model_zoo_card.ipynb"), ("zheng2025", "zheng2025_tk_slt.ipynb"),
-                                           ("zhu2025", "zhu2025_edge_sd.ipynb")])
+                                           ("zhu2025", "zhu2025_edge_sd.ipynb"), ("li2026", "li2026_wisp.ipynb"),
+                                           ("venkatesha2025", "venkatesha2025_early_exit.ipynb")])
 def test_notebook_types_no_paper_value_of_its_inventory(key, notebook):
     """The paper's numbers are data (issue 19): no value an inventory states (a number of three significant
     digits or more, a range, a list) appears typed in its notebook's code (statement ids, which may carry a

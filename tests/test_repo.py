@@ -37,6 +37,16 @@ def test_notebook_hygiene(nb):
     assert 'os.environ.get("SPECEDGE_SCALE", "full")' in src and "seed =" in src
 
 
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_is_narrative_and_calls(nb):
+    """Notebooks keep narrative, parameters, calls and plots; computation lives in lib/ (issue 19:
+    at most ~150 code lines, blank lines and comments not counted)."""
+    cells = json.loads(nb.read_text())["cells"]
+    lines = [ln for c in cells if c["cell_type"] == "code" for ln in "".join(c["source"]).splitlines()
+             if ln.strip() and not ln.strip().startswith("#")]
+    assert len(lines) <= 150, f"{nb.name}: {len(lines)} code lines; move computation into lib/specedge/experiments/"
+
+
 def test_kernel_python3_is_this_interpreter():
     """papermill and nbmake run notebooks on the kernel named python3: it must be this venv's Python."""
     from jupyter_client.kernelspec import KernelSpecManager

@@ -549,26 +549,6 @@ def centralized_validation(scale: str, seed: int) -> tuple[pd.DataFrame, pd.Data
     return cval, cdiff
 
 
-def validation_notes(mech: pd.DataFrame) -> dict[str, str]:
-    """The mechanism behind each replay model's residual (``serving_validation.add_rows``'s notes), from the
-    runs' measured mechanisms (twin_vs_real_mechanisms.csv)."""
-    from . import serving_validation as sv
-
-    m = mech[mech.paper == "li2026"]
-    return {sv.VERIFY[0]: f"the verifier's passes took {m.pass_vs_eq19_other_runs.min():.2f}-{m.pass_vs_eq19_other_runs.max():.2f}x "
-                          "eq (19) fitted to the other runs (twin_vs_real_mechanisms.csv): the pinned cores are shared with other "
-                          f"processes of this machine (load {m.load_1min.min():.1f}-{m.load_1min.max():.1f}), which take the server's core while "
-                          f"the drafters fill theirs: the verifier got {m.verifier_core_share.min():.0%}-{m.verifier_core_share.max():.0%} "
-                          "of its core during its passes (CPU time / wall time), and the server's gRPC threads share its core",
-            sv.VERIFY[1]: f"the real server's time between back-to-back passes has p90 up to {m.turnaround_ms_p90.max():.1f} ms and "
-                          f"its post-verification work p90 up to {m.post_verify_ms_p90.max():.1f} ms (Python's GIL switch interval "
-                          f"{m.gil_switch_interval_ms.iloc[0]:.0f} ms between the scheduling and gRPC threads), the replay takes their "
-                          f"mean; passes of batches the real run never formed come from eq (19), residual std up to "
-                          f"{m.eq19_own_resid_ms_std.max():.1f} ms",
-            "stochastic": "the replay keeps each round's real drafting time (devices share one core: heavy-tailed) and "
-                          "outcome; the stochastic twin draws acceptance and stop-rule rounds from other prompts' traces"}
-
-
 def centralized_row(cdiff: pd.DataFrame) -> dict:
     from . import serving_validation as sv
 
