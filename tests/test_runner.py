@@ -48,3 +48,70 @@ def test_a_finished_notebook_is_shut_down_without_an_interrupt(tmp_path, monkeyp
     out = notebooks.run(nb, "ci")
     assert json.loads(out.read_text())["cells"][-1]["outputs"][0]["text"] == ["ci\n"]   # the parameter arrived
     assert sent == [], "the kernel was interrupted at its shutdown"
+
+
+def test_the_plan_starts_the_longest_notebook_first_and_knows_every_notebook(tmp_path):
+    every = notebooks.notebooks(None)
+    assert {nb.stem for nb in every} <= set(notebooks.EXPECTED_S), "a notebook has no expected time"
+    order = notebooks.plan(every)
+    assert sorted(order) == every
+    expected = [notebooks.EXPECTED_S[nb.stem] for nb in order]
+    assert expected == sorted(expected, reverse=True) and order[0].stem == "li2026_wisp_serving"
+    new = tmp_path / "new_notebook.ipynb"           # unknown: could be long, so it goes first
+    assert notebooks.plan([*every[:2], new])[0] == new
+
+
+def test_kernels_run_side_by_side_get_one_thread_and_their_share_of_the_sweep_workers():
+    assert notebooks.kernel_env(1) == {}
+    env = notebooks.kernel_env(2, cores=2)
+    assert env == {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+                   "SPECEDGE_WORKERS": "1"}
+    assert notebooks.kernel_env(2, cores=8)["SPECEDGE_WORKERS"] == "4"
+    assert notebooks.kernel_env(3, cores=2)["SPECEDGE_WORKERS"] == "1"
+
+
+def test_jobs_below_one_is_one_line_of_usage(capsys):
+    with pytest.raises(SystemExit) as e:
+        notebooks.main(["--scale", "ci", "--jobs", "0", "zheng2025"])
+    assert e.value.code == 2 and "--jobs: an integer >= 1, got 0" in capsys.readouterr().err
+
+
+def _cells(*sources):
+    return {**TINY, "cells": [TINY["cells"][0]] + [{**TINY["cells"][1], "id": f"c{i}", "source": [s]}
+                                                  for i, s in enumerate(sources)]}
+
+
+def test_two_notebooks_run_at_once_and_a_third_ones_failure_is_named(tmp_path, capsys):
+    """Notebooks a and b each wait until the other has started (they fail after 300 s alone): both
+    finish only when they run side by side. c fails; the run ends with its name and a nonzero exit,
+    after a and b wrote their outputs (executed copies in build/notebooks/ci/)."""
+    tag = tmp_path.name
+    names = {k: f"runner_test_{k}_{tag}" for k in "abc"}
+    flag = {k: tmp_path / f"{k}.started" for k in "ab"}
+    meet = ("import os, pathlib, time\n"
+            "pathlib.Path({me!r}).touch()\n"
+            "t0 = time.monotonic()\n"
+            "while not pathlib.Path({other!r}).exists():\n"
+            "    assert time.monotonic() - t0 < 300, 'the other notebook did not run alongside'\n"
+            "    time.sleep(0.05)\n"
+            "print(scale, os.environ['OMP_NUM_THREADS'], os.environ['SPECEDGE_WORKERS'])")
+    sources = {"a": meet.format(me=str(flag["a"]), other=str(flag["b"])),
+               "b": meet.format(me=str(flag["b"]), other=str(flag["a"])),
+               "c": "raise RuntimeError('c broke on purpose')"}
+    todo = []
+    for k, src in sources.items():
+        todo.append(tmp_path / f"{names[k]}.ipynb")
+        todo[-1].write_text(json.dumps(_cells(src)))
+    outs = {k: paths.BUILD / "notebooks" / "ci" / f"{names[k]}.ipynb" for k in "abc"}
+    try:
+        with pytest.raises(SystemExit, match=f"failed: {names['c']} "):
+            notebooks.execute(todo, "ci", jobs=2)
+        for k in "ab":
+            text = json.loads(outs[k].read_text())["cells"][-1]["outputs"][0]["text"]
+            assert text == ["ci 1 1\n"], text
+    finally:
+        for out in outs.values():
+            out.unlink(missing_ok=True)
+    printed = capsys.readouterr().out
+    assert f"{names['c']} FAILED after" in printed and "c broke on purpose" in printed
+    assert f"{names['a']} done in" in printed and f"{names['b']} done in" in printed

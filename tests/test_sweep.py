@@ -44,7 +44,8 @@ def where(cfg: Cfg) -> dict:
     return dict(n=cfg.n, pid=os.getpid())
 
 
-def test_local_stays_in_process_for_few_points_and_fans_out_many():
+def test_local_stays_in_process_for_few_points_and_fans_out_many(monkeypatch):
+    monkeypatch.delenv(sweep.WORKERS_ENV, raising=False)
     few = sweep.local(where, _configs(n=3), progress=False)
     assert set(few.pid) == {os.getpid()}          # below MIN_PARALLEL_POINTS: no worker to start
     many = _configs(n=sweep.MIN_PARALLEL_POINTS)
@@ -52,6 +53,22 @@ def test_local_stays_in_process_for_few_points_and_fans_out_many():
     assert fanned.n.tolist() == list(range(len(many))) and os.getpid() not in set(fanned.pid)
     pd.testing.assert_frame_equal(sweep.local(point, many, n_jobs=2, progress=False),
                                   sweep.local(point, many, n_jobs=1, progress=False))
+
+
+def test_specedge_workers_caps_the_local_processes_and_keeps_the_rows(monkeypatch):
+    """The notebook runner sets SPECEDGE_WORKERS=1 for notebooks run side by side: their sweeps then stay
+    in-process, also one that asks for two workers, and give the same rows."""
+    many = _configs(n=sweep.MIN_PARALLEL_POINTS)
+    monkeypatch.delenv(sweep.WORKERS_ENV, raising=False)
+    fanned = sweep.local(point, many, progress=False)
+    monkeypatch.setenv(sweep.WORKERS_ENV, "1")
+    assert sweep.workers() == 1
+    assert set(sweep.local(where, many, progress=False).pid) == {os.getpid()}
+    assert set(sweep.run(where, many, backend="loky", n_jobs=2, progress=False).pid) == {os.getpid()}
+    pd.testing.assert_frame_equal(sweep.local(point, many, progress=False), fanned)
+    monkeypatch.setenv(sweep.WORKERS_ENV, "0")
+    with pytest.raises(ValueError, match="SPECEDGE_WORKERS: a positive integer .* got '0'"):
+        sweep.local(point, many, progress=False)
 
 
 def test_dask_local_cluster_gives_the_local_rows():

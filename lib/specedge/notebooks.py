@@ -8,17 +8,37 @@ Every notebook declares its parameters in one tagged cell; this runner passes ``
     python -m specedge.notebooks                     # every notebook, full scale, default profiles
     python -m specedge.notebooks --scale ci zheng2025
     python -m specedge.notebooks --profile cpu_local zhu2025
+    python -m specedge.notebooks --jobs 1            # one notebook after another
+
+Several notebooks run side by side (``--jobs``, default: one per core), each in its own process and
+kernel, longest first (``EXPECTED_S``). Side by side, each kernel gets one BLAS/torch thread and its
+local sweeps ``cores // jobs`` workers (``THREADS_ENV``, ``sweep.WORKERS_ENV``): the notebooks share the
+cores instead of each one expecting all of them. Outputs do not depend on it: every sweep gives the
+same rows on any number of workers, and the notebooks write to their own folders.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from multiprocessing import get_context
 from pathlib import Path
 
 import papermill as pm
 
 from . import paths
+
+# Full-scale wall time of each notebook alone on the 2-core reference machine (s; README timings,
+# 2026-11-24), only to start the longest first so that the short ones fill the other core at the end.
+# A notebook missing here is taken to be long (it starts first).
+EXPECTED_S = {"li2026_wisp_serving": 583, "model_zoo_card": 450, "zhu2025_edge_sd": 244,
+              "tran2025_goodspeed": 230, "li2026_wisp": 192, "venkatesha2025_early_exit": 130,
+              "zheng2025_tk_slt": 28}
+# Kernels that share the cores with other notebooks: one thread each for OpenMP/BLAS (torch's intra-op
+# pool follows OMP_NUM_THREADS), so two kernels never run four threads on two cores.
+THREADS_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
 def notebooks(names: list[str] | None = None) -> list[Path]:
@@ -51,6 +71,23 @@ def _quiet_kernel_manager():
                 await super()._async_interrupt_kernel()
 
     return QuietShutdown
+
+
+def plan(todo: list[Path]) -> list[Path]:
+    """The order notebooks start in: the longest expected first (``EXPECTED_S``; unknown ones first, by
+    name), so that a long notebook never starts last while the other cores idle."""
+    return sorted(todo, key=lambda nb: (-EXPECTED_S.get(nb.stem, float("inf")), nb.stem))
+
+
+def kernel_env(jobs: int, cores: int | None = None) -> dict[str, str]:
+    """Environment for kernels that run ``jobs`` at a time on ``cores`` (default: this process's):
+    nothing for one at a time; else one thread each and ``cores // jobs`` (at least 1) sweep workers."""
+    from .sweep import WORKERS_ENV
+
+    if jobs == 1:
+        return {}
+    cores = len(os.sched_getaffinity(0)) if cores is None else cores
+    return {**dict.fromkeys(THREADS_ENV, "1"), WORKERS_ENV: str(max(1, cores // jobs))}
 
 
 def run(nb: Path, scale: str = "full", seed: int | None = None, profile: str | None = None) -> Path:
@@ -91,6 +128,67 @@ def _profile_plan(profile: str, todo: list[Path]) -> tuple[str, list[Path]]:
     return profile, runnable
 
 
+def _attempt(nb: Path, scale: str, seed: int | None, profile: str | None, env: dict[str, str]):
+    """Run one notebook (in a worker process when ``env`` is set: the kernel inherits it); returns
+    (output or None, seconds, error text or None) instead of raising, so one failure ends no other."""
+    os.environ.update(env)
+    t0 = time.perf_counter()
+    try:
+        out, error = run(nb, scale, seed, profile), None
+    except Exception as e:                          # papermill's error carries the failing cell's traceback
+        out, error = None, f"{type(e).__name__}: {e}"
+    return out, time.perf_counter() - t0, error
+
+
+def execute(todo: list[Path], scale: str, seed: int | None = None, profile: str | None = None,
+            jobs: int = 1) -> dict[str, float]:
+    """Run ``todo`` in ``plan`` order, ``jobs`` at a time (one at a time in this process for 1; else a
+    process per notebook, kernels with ``kernel_env(jobs)``); prints a line per start and per end (with
+    its time), or the failing notebook's name and error. Returns the seconds per notebook; raises
+    ``SystemExit(1)`` naming the failed ones after the others have run."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs: an integer >= 1, got {jobs!r}")
+    order, jobs = plan(todo), min(jobs, len(todo))
+    env, seconds, failed = kernel_env(jobs), {}, []
+    label = f"scale={scale}" + (f", profile={profile}" if profile else "")
+
+    def started(nb: Path) -> None:
+        print(f"[specedge] {nb.name} ({label}) ...", flush=True)
+
+    def ended(nb: Path, out, s: float, error) -> None:
+        seconds[nb.stem] = s
+        if error is None:
+            print(f"[specedge]   {nb.stem} done in {s:.0f} s -> {out.relative_to(paths.ROOT)}", flush=True)
+        else:
+            failed.append(nb.stem)
+            print(f"[specedge]   {nb.stem} FAILED after {s:.0f} s: {error}", flush=True)
+
+    t0 = time.perf_counter()
+    if jobs == 1:
+        for nb in order:
+            started(nb)
+            ended(nb, *_attempt(nb, scale, seed, profile, env))
+    else:
+        print(f"[specedge] {len(order)} notebooks, {jobs} at a time (kernels: "
+              + ", ".join(f"{k}={v}" for k, v in env.items()) + ")", flush=True)
+        with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
+            waiting, running = list(order), {}
+            while waiting or running:
+                while waiting and len(running) < jobs:
+                    nb = waiting.pop(0)
+                    started(nb)
+                    running[pool.submit(_attempt, nb, scale, seed, profile, env)] = nb
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for f in done:
+                    ended(running.pop(f), *f.result())
+    print(f"[specedge] {len(order)} notebooks in {time.perf_counter() - t0:.0f} s ("
+          + ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items()) + ")", flush=True)
+    if failed:
+        raise SystemExit(f"[specedge] failed: {', '.join(failed)} (executed copies in "
+                         f"{(paths.BUILD / 'notebooks' / scale).relative_to(paths.ROOT)}/)")
+    return seconds
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m specedge.notebooks", description="Run specedge notebooks through papermill.")
     ap.add_argument("names", nargs="*", help="notebook names or name prefixes (default: all)")
@@ -98,7 +196,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=None, help="override each notebook's seed")
     ap.add_argument("--profile", default=None,
                     help="hardware profile for notebooks with a `profile` parameter (default: theirs)")
+    ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
+                    help="notebooks run at once, each in its own process (default: one per core)")
     args = ap.parse_args(argv)
+    if args.jobs < 1:
+        ap.error(f"--jobs: an integer >= 1, got {args.jobs}")
     try:
         todo = notebooks(args.names)
     except ValueError as e:                                 # an unknown name: usage and one line, no traceback
@@ -109,13 +211,7 @@ def main(argv: list[str] | None = None) -> int:
             args.profile, todo = _profile_plan(args.profile, todo)
         except (FileNotFoundError, ProfileError) as e:     # unknown or invalid: said before any output
             ap.error(f"--profile: {e}")
-    for nb in todo:
-        t0 = time.perf_counter()
-        print(f"[specedge] {nb.name} (scale={args.scale}"
-              + (f", profile={args.profile}" if args.profile else "") + ") ...", flush=True)
-        out = run(nb, args.scale, args.seed, args.profile)
-        print(f"[specedge]   done in {time.perf_counter() - t0:.0f} s -> {out.relative_to(paths.ROOT)}",
-              flush=True)
+    execute(todo, args.scale, args.seed, args.profile, args.jobs)
     return 0
 
 

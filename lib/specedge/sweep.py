@@ -26,6 +26,10 @@ put them into the configurations so that a point's randomness belongs to the poi
 The ``dask`` and ``ray`` backends need the optional extras (``pip install -e '.[dask]'`` /
 ``'.[ray]'``); without ``address`` the Dask backend starts a ``LocalCluster`` of ``n_jobs`` worker
 processes (a test checks it gives the local rows exactly).
+
+``SPECEDGE_WORKERS`` (``WORKERS_ENV``), when set, caps the worker processes a sweep starts on this machine
+(loky, a local Dask cluster): the notebook runner sets it when notebooks run side by side, so that
+each takes its share of the cores instead of all of them. The rows do not change.
 """
 from __future__ import annotations
 
@@ -50,6 +54,18 @@ BACKENDS = ("loky", "threading", "sequential", "dask", "ray")
 # below this many points ``local`` stays in-process: starting a worker (it imports the library, numpy,
 # pandas, scipy; ~2 s on a quiet 2-core machine, ~20 s on a loaded one) costs more than it saves
 MIN_PARALLEL_POINTS = 64
+WORKERS_ENV = "SPECEDGE_WORKERS"
+
+
+def workers() -> int:
+    """Worker processes a sweep may start on this machine: ``$SPECEDGE_WORKERS`` if set, else every core
+    this process may run on."""
+    value = os.environ.get(WORKERS_ENV)
+    if value is None:
+        return len(os.sched_getaffinity(0))
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{WORKERS_ENV}: a positive integer (worker processes per sweep), got {value!r}")
+    return int(value)
 
 
 def seeds(seed: int, n: int) -> list[int]:
@@ -162,8 +178,11 @@ def run(fn: Callable[[Any], dict | list[dict]], configs: Sequence[Any], *, backe
             if f.exists():
                 results[i] = json.loads(f.read_text())
     todo = [i for i, r in enumerate(results) if r is None]
+    if backend == "loky" or (backend == "dask" and not address):     # processes on this machine
+        cores = len(os.sched_getaffinity(0))
+        n_jobs = min(n_jobs if n_jobs > 0 else max(1, cores + 1 + n_jobs), workers())   # joblib: -1 = all
     if todo:
-        client = _backend(backend, n_jobs if n_jobs > 0 else 2, address)
+        client = _backend(backend, n_jobs, address)
         try:
             with parallel_config(backend=backend, n_jobs=n_jobs if backend != "dask" else -1):
                 jobs = (delayed(_point)(fn, configs[i], str(cache / f"{keys[i]}.json") if cache else None) for i in todo)
@@ -183,8 +202,8 @@ def run(fn: Callable[[Any], dict | list[dict]], configs: Sequence[Any], *, backe
 def local(fn: Callable[[Any], dict | list[dict]], configs: Sequence[Any], *, n_jobs: int | None = None,
           progress: bool = True) -> pd.DataFrame:
     """``run`` on this machine without a cache: in-process below ``MIN_PARALLEL_POINTS`` points, else on
-    ``n_jobs`` loky workers (default: every core). The rows are the same either way (``run``)."""
+    ``n_jobs`` loky workers (default: ``workers()``). The rows are the same either way (``run``)."""
     configs = list(configs)
     if n_jobs is None:
-        n_jobs = 1 if len(configs) < MIN_PARALLEL_POINTS else len(os.sched_getaffinity(0))
+        n_jobs = 1 if len(configs) < MIN_PARALLEL_POINTS else workers()
     return run(fn, configs, backend="sequential" if n_jobs == 1 else "loky", n_jobs=n_jobs, progress=progress)
