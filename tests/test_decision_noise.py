@@ -100,3 +100,26 @@ def test_predictor_stops_sit_far_from_the_threshold():
     assert noise < 1e-6
     assert float(np.abs(p32 - mlp.threshold).min()) > 10 * noise
     assert ((p32 >= mlp.threshold) == (p64 >= mlp.threshold)).all()
+
+
+def test_eq19_fitted_to_real_logs_is_unchanged_by_last_digit_noise():
+    """The validation replays' verification model is eq (19) fitted by least squares to the pinned real runs'
+    passes (``runtime.fit_log_batches``); another host's LAPACK moves its coefficients in the last digits.
+    Measured times nudged by a few ulps give the same coefficients (6 significant digits), hence the same
+    replayed log byte for byte."""
+    from specedge.experiments import serving_validation as sv
+    from specedge.serving import runtime
+
+    runs = sv.load_real_runs()
+    key = ("tran2025", "GOODSPEED", 2)
+    base = sv.verify_model(runs, key)
+    assert all(v == float(f"{v:.6g}") for v in base.coefficients().values())
+    log, _ = sv.replay_run(runs, key)
+    for ulps in (-3, -1, 1, 3):
+        noisy = {k: g.assign(t_verify=nudge(g["t_verify"].to_numpy(), ulps)) if k != key else g
+                 for k, g in runs.items()}
+        assert sv.verify_model(noisy, key) == base, f"{ulps} ulps on the measured passes moved eq (19)"
+        pd.testing.assert_frame_equal(sv.replay_run(noisy, key)[0], log)
+    own = runtime.log_batches(runs[key])
+    assert runtime.fit_log_batches(own.assign(seconds=nudge(own["seconds"].to_numpy(), 2))) == \
+        runtime.fit_log_batches(own)

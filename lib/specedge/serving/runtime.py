@@ -69,10 +69,18 @@ def log_batches(log: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["batch", "seconds"])
 
 
+# Digits kept of each coefficient fitted to a log: far below what the passes' spread resolves, far above
+# the last-digit noise of the least-squares kernels, which differ between x86 hosts (~1e-15 relative on
+# the pinned runs): every replay driven by the fit then makes the same decisions on any host (issue 21).
+SIGNIFICANT_DIGITS = 6
+
+
 def fit_log_batches(profile, seed: int = 0) -> Estimator:
-    """Kind ``affine_interactions`` (eq 19) fitted by ``estimator.fit`` to ``log_batches`` rows."""
+    """Kind ``affine_interactions`` (eq 19) fitted by ``estimator.fit`` to ``log_batches`` rows, each
+    coefficient rounded to ``SIGNIFICANT_DIGITS``."""
     from .estimator import fit
 
     if len(profile) <= 5:
         raise ValueError(f"profile: {len(profile)} batches, need more than 5 to fit eq (19)'s 4 coefficients")
-    return fit(profile.assign(split="train", regime="serving"), seed=seed, bootstrap=10, folds=2).estimator
+    est = fit(profile.assign(split="train", regime="serving"), seed=seed, bootstrap=10, folds=2).estimator
+    return Estimator(**{k: float(f"{v:.{SIGNIFICANT_DIGITS}g}") for k, v in est.coefficients().items()})
