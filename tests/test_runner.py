@@ -56,7 +56,7 @@ def test_the_plan_starts_the_longest_notebook_first_and_knows_every_notebook(tmp
     order = notebooks.plan(every)
     assert sorted(order) == every
     expected = [notebooks.EXPECTED_S[nb.stem] for nb in order]
-    assert expected == sorted(expected, reverse=True) and order[0].stem == "li2026_wisp_serving"
+    assert expected == sorted(expected, reverse=True) and expected[0] > expected[-1]
     new = tmp_path / "new_notebook.ipynb"           # unknown: could be long, so it goes first
     assert notebooks.plan([*every[:2], new])[0] == new
 

@@ -30,12 +30,12 @@ import papermill as pm
 
 from . import paths
 
-# Full-scale wall time of each notebook alone on the 2-core reference machine (s; README timings,
-# 2026-11-24), only to start the longest first so that the short ones fill the other core at the end.
-# A notebook missing here is taken to be long (it starts first).
-EXPECTED_S = {"li2026_wisp_serving": 583, "model_zoo_card": 450, "zhu2025_edge_sd": 244,
-              "tran2025_goodspeed": 230, "li2026_wisp": 192, "venkatesha2025_early_exit": 130,
-              "zheng2025_tk_slt": 28}
+# Full-scale seconds of each notebook on one core of the 2-core reference machine (side by side with
+# another, one sweep worker; 2026-11-24), only to start the longest first so that the short ones fill
+# the other core at the end. A notebook missing here is taken to be long (it starts first).
+EXPECTED_S = {"model_zoo_card": 1000, "li2026_wisp_serving": 900, "zhu2025_edge_sd": 300,
+              "tran2025_goodspeed": 250, "li2026_wisp": 200, "venkatesha2025_early_exit": 130,
+              "zheng2025_tk_slt": 30}
 # Kernels that share the cores with other notebooks: one thread each for OpenMP/BLAS (torch's intra-op
 # pool follows OMP_NUM_THREADS), so two kernels never run four threads on two cores.
 THREADS_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
