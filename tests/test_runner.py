@@ -61,11 +61,11 @@ def test_the_plan_starts_the_longest_notebook_first_and_knows_every_notebook(tmp
     assert notebooks.plan([*every[:2], new])[0] == new
 
 
-def test_kernels_run_side_by_side_get_one_thread_and_their_share_of_the_sweep_workers():
+def test_kernels_run_side_by_side_get_their_share_of_the_sweep_workers_and_their_own_threads():
+    """Thread counts stay the notebooks' own: torch's reductions depend on them (OMP_NUM_THREADS=1 moved
+    zheng2025's alpha(K) in the 10th digit), and a parallel run must write what a serial one does."""
     assert notebooks.kernel_env(1) == {}
-    env = notebooks.kernel_env(2, cores=2)
-    assert env == {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-                   "SPECEDGE_WORKERS": "1"}
+    assert notebooks.kernel_env(2, cores=2) == {"SPECEDGE_WORKERS": "1"}
     assert notebooks.kernel_env(2, cores=8)["SPECEDGE_WORKERS"] == "4"
     assert notebooks.kernel_env(3, cores=2)["SPECEDGE_WORKERS"] == "1"
 
@@ -94,7 +94,7 @@ def test_two_notebooks_run_at_once_and_a_third_ones_failure_is_named(tmp_path, c
             "while not pathlib.Path({other!r}).exists():\n"
             "    assert time.monotonic() - t0 < 300, 'the other notebook did not run alongside'\n"
             "    time.sleep(0.05)\n"
-            "print(scale, os.environ['OMP_NUM_THREADS'], os.environ['SPECEDGE_WORKERS'])")
+            "print(scale, os.environ['SPECEDGE_WORKERS'])")
     sources = {"a": meet.format(me=str(flag["a"]), other=str(flag["b"])),
                "b": meet.format(me=str(flag["b"]), other=str(flag["a"])),
                "c": "raise RuntimeError('c broke on purpose')"}
@@ -108,7 +108,7 @@ def test_two_notebooks_run_at_once_and_a_third_ones_failure_is_named(tmp_path, c
             notebooks.execute(todo, "ci", jobs=2)
         for k in "ab":
             text = json.loads(outs[k].read_text())["cells"][-1]["outputs"][0]["text"]
-            assert text == ["ci 1 1\n"], text
+            assert text == ["ci 1\n"], text
     finally:
         for out in outs.values():
             out.unlink(missing_ok=True)

@@ -11,10 +11,12 @@ Every notebook declares its parameters in one tagged cell; this runner passes ``
     python -m specedge.notebooks --jobs 1            # one notebook after another
 
 Several notebooks run side by side (``--jobs``, default: one per core), each in its own process and
-kernel, longest first (``EXPECTED_S``). Side by side, each kernel gets one BLAS/torch thread and its
-local sweeps ``cores // jobs`` workers (``THREADS_ENV``, ``sweep.WORKERS_ENV``): the notebooks share the
-cores instead of each one expecting all of them. Outputs do not depend on it: every sweep gives the
-same rows on any number of workers, and the notebooks write to their own folders.
+kernel, longest first (``EXPECTED_S``). Side by side, each kernel's local sweeps get ``cores // jobs``
+workers (``sweep.WORKERS_ENV``): the notebooks share the cores instead of each one expecting all of
+them. Outputs do not depend on it: every sweep gives the same rows on any number of workers, and the
+notebooks write to their own folders. Thread counts are left to the notebooks (those with tiny models
+set one torch thread themselves): torch's reductions depend on them (with OMP_NUM_THREADS=1 zheng2025's
+α(K) moved in the 10th digit), so forcing one thread would make a parallel run differ from a serial one.
 """
 from __future__ import annotations
 
@@ -30,15 +32,12 @@ import papermill as pm
 
 from . import paths
 
-# Full-scale seconds of each notebook on one core of the 2-core reference machine (side by side with
-# another, one sweep worker; 2026-11-24), only to start the longest first so that the short ones fill
-# the other core at the end. A notebook missing here is taken to be long (it starts first).
-EXPECTED_S = {"model_zoo_card": 1000, "li2026_wisp_serving": 900, "zhu2025_edge_sd": 300,
-              "tran2025_goodspeed": 250, "li2026_wisp": 200, "venkatesha2025_early_exit": 130,
-              "zheng2025_tk_slt": 30}
-# Kernels that share the cores with other notebooks: one thread each for OpenMP/BLAS (torch's intra-op
-# pool follows OMP_NUM_THREADS), so two kernels never run four threads on two cores.
-THREADS_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+# Full-scale seconds of each notebook side by side with another on the 2-core reference machine (one
+# sweep worker each; `--jobs 2`, empty sweep cache, 2026-11-24), only to start the longest first so that
+# the short ones fill the other core at the end. A notebook missing here is taken to be long (first).
+EXPECTED_S = {"li2026_wisp_serving": 1260, "model_zoo_card": 795, "zhu2025_edge_sd": 344,
+              "li2026_wisp": 187, "tran2025_goodspeed": 138, "venkatesha2025_early_exit": 77,
+              "zheng2025_tk_slt": 34}
 
 
 def notebooks(names: list[str] | None = None) -> list[Path]:
@@ -81,13 +80,13 @@ def plan(todo: list[Path]) -> list[Path]:
 
 def kernel_env(jobs: int, cores: int | None = None) -> dict[str, str]:
     """Environment for kernels that run ``jobs`` at a time on ``cores`` (default: this process's):
-    nothing for one at a time; else one thread each and ``cores // jobs`` (at least 1) sweep workers."""
+    nothing for one at a time; else ``cores // jobs`` (at least 1) sweep workers each."""
     from .sweep import WORKERS_ENV
 
     if jobs == 1:
         return {}
     cores = len(os.sched_getaffinity(0)) if cores is None else cores
-    return {**dict.fromkeys(THREADS_ENV, "1"), WORKERS_ENV: str(max(1, cores // jobs))}
+    return {WORKERS_ENV: str(max(1, cores // jobs))}
 
 
 def run(nb: Path, scale: str = "full", seed: int | None = None, profile: str | None = None) -> Path:
