@@ -6,7 +6,7 @@ verified batch with that batch's outcomes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 import numpy as np
 
@@ -28,6 +28,7 @@ class FixedS:
     label: str = ""
     _clients: list[int] = field(default_factory=list, repr=False)
     _fixed: dict[int, int] = field(default_factory=dict, repr=False)
+    static: ClassVar[bool] = True     # ``update`` returns ``initial``'s mapping: a caller may skip it
 
     def __post_init__(self):
         if self.num_clients < 1 or self.capacity < self.num_clients:

@@ -156,6 +156,27 @@ class TraceAcceptance:
             return min(runs[j], s), total
         return self.window(rng, draft, domain, temperature, j, s)
 
+    def drawer(self, rng, draft: str, domain: str, temperature: float) -> Callable[[int], tuple[int, float]]:
+        """``draw`` of one (draft, domain, T) bound to ``rng`` (an ``Ints`` or a Generator): the twin's
+        per-round call without the per-call lookups (the same numbers, in the same order)."""
+        nr, lens, runs, starts, sums = self._fast_get(draft, domain, temperature)
+        ratio = self.rounds[(draft, domain, float(temperature))][1]
+        ints = rng.integers
+
+        def draw(s: int) -> tuple[int, float]:
+            if s <= 0:
+                return 0, 0.0
+            j = int(ints(nr))
+            if lens[j] >= s:
+                total = sums.get((j, s))
+                if total is None:
+                    a = starts[j]
+                    total = sums[j, s] = float(ratio[a: a + s].sum())
+                r = runs[j]
+                return (r if r < s else s), total
+            return self.window(rng, draft, domain, temperature, j, s)
+        return draw
+
     def window(self, rng, draft: str, domain: str, temperature: float, j: int, s: int):
         """(accepted, sum of min(1, p/q)) of a window of ``s`` drafts starting with traced round ``j``
         and continued, while it is shorter than ``s``, with positions of further drawn rounds."""
@@ -172,10 +193,13 @@ class TraceAcceptance:
     def draw_controlled(self, rng: np.random.Generator, draft: str, domain: str, temperature: float,
                         gamma: int, rule: str):
         """(S, accepted, sum of min(1, p/q)) of one round drafted under stop rule ``rule``."""
-        table = self._controlled.get((draft, domain, temperature, gamma, rule))
-        if table is None:
-            table = self._controlled_table(draft, domain, temperature, gamma, rule)
+        table = self.controlled_table(draft, domain, temperature, gamma, rule)
         return table[int(rng.integers(len(table)))]
+
+    def controlled_table(self, draft: str, domain: str, temperature: float, gamma: int, rule: str) -> list:
+        """The outcomes ``draw_controlled`` picks one of uniformly (``rng.integers(len(table))``)."""
+        table = self._controlled.get((draft, domain, temperature, gamma, rule))
+        return self._controlled_table(draft, domain, temperature, gamma, rule) if table is None else table
 
     def _controlled_table(self, draft, domain, temperature, gamma, rule):
         """Every outcome a controlled round can have, one per traced round with a whole window: a
@@ -330,15 +354,29 @@ class _Loop:
     def run(self, until: float | None = None):
         """Process events in order; with ``until``, stop before the first event at or after it (SimPy
         schedules its stop event at ``until`` with urgent priority, ahead of the others there)."""
-        heap, pop, resume = self._heap, heapq.heappop, self._resume
+        heap, pop, push, seq, resume = self._heap, heapq.heappop, heapq.heappush, self._seq, self._resume
         end = math.inf if until is None else until
         while heap:
             if heap[0][0] >= end:
                 self.now = until
                 return
-            self.now, _, _, target, value = pop(heap)
-            if type(target) is not _Event:         # a sleeping or woken generator
-                resume(target, value)
+            now, _, _, target, value = pop(heap)
+            self.now = now
+            if type(target) is not _Event:         # a sleeping or woken generator: ``_resume`` inline
+                while True:
+                    try:
+                        nxt = target.send(value)
+                    except StopIteration:
+                        break
+                    if type(nxt) is float:
+                        push(heap, (now + nxt, _NORMAL, next(seq), target, None))
+                        break
+                    if nxt is None:
+                        break
+                    if nxt.callbacks is not None:
+                        nxt.callbacks.append(target)
+                        break
+                    value = nxt.value
                 continue
             callbacks, target.callbacks = target.callbacks, None
             for gen in callbacks:
@@ -387,15 +425,14 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     alloc = dict(allocator.initial(list(range(len(specs)))))
     clients = [_Client(i, alloc[i]) for i in range(len(specs))]
     queue: list[Pending] = []
-    meta: dict[int, tuple] = {}   # id(pending) -> (its client's process, draft time, domain, outcome drawn by a stop rule)
+    meta: dict[int, tuple] = {}   # id(pending) -> (its client's process, draft time, its draw, outcome drawn by a stop rule)
     wrap = rounds is not None or until is not None
     active = set(range(len(specs)))
     wake = [env.event()]
-    rows: list[tuple] = []
-    state = {"batch": 0, "stop": False}
-    cols = ("policy", "batch", "round", "client", "S", "accepted", "tokens", "t_draft", "t_receive",
-            "t_queue", "t_verify", "t_send", "t_round", "bytes_up", "bytes_down", "arrival", "start",
-            "end", "slo_class", "deadline", "event")
+    rows: list[list] = []
+    stop = [False]
+    ints = rng.integers if isinstance(rng, Ints) else None   # the per-(client, domain) fast draws need Ints
+    static = getattr(allocator, "static", False)              # update() returns initial()'s mapping every round
 
     def notify():
         if not wake[0].triggered:
@@ -408,6 +445,7 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
         rule = spec.draft_rule.split(":", 1)[1] if controlled else ""
         draft, temperature, gamma, limit = spec.draft, spec.temperature, spec.gamma, spec.max_new_tokens
         domains, per_domain, slo_class = spec.domains, spec.prompts, spec.slo_class
+        n_domains = len(domains)
         prompt_tokens = max(spec.prompt_tokens, 1)
         draft_time, up, down, bytes_up = times.draft[i], times.up, times.down, times.bytes_up
         send = down if times.send is None else times.send
@@ -415,14 +453,26 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
         a_c, speed = slo_of.get(i, (None, None))
         fixed = spec.draft_rule != "server"
         me = gens[i]
-        while not state["stop"]:
+        # per domain: the stop rule's outcome table (a controlled draw is one index into it) or the
+        # server's draw of this client's outcome; the same numbers as the general calls, fewer lookups
+        fast = ints is not None and hasattr(acceptance, "controlled_table" if controlled else "drawer")
+        tables, draws = {}, {}
+        session_of, session = -1, ""
+        while not stop[0]:
             t0 = env.now
             made = c.made
             left = limit - made
-            domain = domains[(c.prompt // per_domain) % len(domains)]
-            drawn = None
+            prompt = c.prompt
+            domain = domains[(prompt // per_domain) % n_domains]
+            drawn = draw = None
             if controlled:  # the drafter's stop rule decides S; its outcome is drawn with it
-                s, n, aps = acceptance.draw_controlled(rng, draft, domain, temperature, gamma, rule)
+                if fast:
+                    table = tables.get(domain)
+                    if table is None:
+                        table = tables[domain] = acceptance.controlled_table(draft, domain, temperature, gamma, rule)
+                    s, n, aps = table[ints(len(table))]
+                else:
+                    s, n, aps = acceptance.draw_controlled(rng, draft, domain, temperature, gamma, rule)
                 s = s if s < left else left - 1
                 s = s if s > 0 else 0
                 drawn = (n if n < s else s, aps)
@@ -430,6 +480,10 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                 s = gamma if fixed else c.s
                 s = s if s < left else left - 1
                 s = s if s > 0 else 0
+                draw = draws.get(domain)
+                if draw is None:
+                    draw = draws[domain] = (acceptance.drawer(rng, draft, domain, temperature) if fast else
+                                            lambda k, d=domain: acceptance.draw(rng, draft, d, temperature, k))
             td = draft_time(s)
             tu = up(i, s)
             yield float(td + tu)
@@ -439,7 +493,9 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             else:
                 n_new, n_cached = c.ctx + unseen + s, 0
             now = env.now
-            p = Pending(i, f"{i}-{c.prompt}", c.round, now, s, n_new, n_cached, slo_class, None, None,
+            if prompt != session_of:
+                session_of, session = prompt, f"{i}-{prompt}"
+            p = Pending(i, session, c.round, now, s, n_new, n_cached, slo_class, None, None,
                         (n_new + n_cached) * kv, bytes_up(s))
             if slo_class is not None:
                 tn = tu + down(i)
@@ -450,14 +506,14 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                     budget, g = slo.budget(a_c, s, speed, td, tn), None
                 p.deadline = now + budget
                 p.expected_tokens = g
-            meta[id(p)] = (me, td, domain, drawn)
+            meta[id(p)] = (me, td, draw, drawn)
             queue.append(p)
             if not wake[0].triggered:
                 wake[0].succeed()
             n, tokens, row = yield None   # resumed by the server once the reply arrived (down(i) later)
             row[12] = env.now - t0   # t_round
             row[11] = send(i)
-            rows.append(tuple(row))
+            rows.append(row)
             c.ctx += unseen + n
             c.made = made = made + tokens
             c.round += 1
@@ -474,52 +530,79 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
 
     def server_proc():
         now_active = frozenset(active)
-        while active and not state["stop"]:
+        push, heap, seq = heapq.heappush, env._heap, env._seq
+        verify, down, bytes_down, form, take = times.verify, times.down, times.bytes_down, former.form, meta.pop
+        max_new = [spec.max_new_tokens for spec in specs]
+        class_of = [spec.slo_class for spec in specs]
+        b = 0
+        while active and not stop[0]:
             if len(now_active) != len(active):      # clients only ever leave
                 now_active = frozenset(active)
-            batch = former.form(list(queue), env.now, now_active) if queue else []
+            batch = form(list(queue), env.now, now_active) if queue else []
             if not batch:
                 wake[0] = env.event()
                 yield wake[0]
                 continue
-            chosen = {id(p) for p in batch}
-            queue[:] = [p for p in queue if id(p) not in chosen]
+            if len(batch) == len(queue):            # a batch is a subset of the queue: all of it
+                queue.clear()
+            else:
+                chosen = {id(p) for p in batch}
+                queue[:] = [p for p in queue if id(p) not in chosen]
             start = env.now
-            tv = times.verify(batch)
+            tv = verify(batch)
             yield float(tv)
             arrivals = [p.arrival for p in batch]
             first, last = min(arrivals), max(arrivals)
-            outcomes, pending_rows = [], []
-            b, now, bytes_down = state["batch"], env.now, times.bytes_down
+            outcomes = []
+            now = env.now
             for p in batch:
-                gen, td, domain, drawn = meta.pop(id(p))
-                spec = specs[p.client]
-                n, aps = drawn if drawn is not None else acceptance.draw(rng, spec.draft, domain,
-                                                                         spec.temperature, p.n_draft)
-                left = spec.max_new_tokens - clients[p.client].made
-                tokens = min(n + 1, left)
-                outcomes.append(Outcome(p.client, p.n_draft, n, aps))
-                row = [label, b, p.round, p.client, p.n_draft, n, tokens, td, last - first,
-                       start - p.arrival, tv, 0.0, 0.0, p.payload_bytes, bytes_down, p.arrival,
-                       start, now, spec.slo_class, p.deadline, ""]
-                pending_rows.append((gen, n, tokens, row))
-            alloc.update(allocator.update(outcomes))
+                gen, td, draw, drawn = take(id(p))
+                c, s, arrival = p.client, p.n_draft, p.arrival
+                n, aps = drawn if drawn is not None else draw(s)
+                left = max_new[c] - clients[c].made
+                tokens = n + 1 if n + 1 < left else left
+                if not static:
+                    outcomes.append(Outcome(c, s, n, aps))
+                row = [label, b, p.round, c, s, n, tokens, td, last - first, start - arrival, tv, 0.0, 0.0,
+                       p.payload_bytes, bytes_down, arrival, start, now, class_of[c], p.deadline, ""]
+                # each client sleeps its down time from the reply on: woken at now + down directly, which
+                # orders as SimPy's succeed-then-timeout unless the server's next verify time equals a
+                # down time exactly (the only thing scheduled in between; the golden logs meet no such
+                # tie). Nothing else is scheduled while a batch is answered: these wakes take the
+                # sequence numbers they took after the allocator's update.
+                push(heap, (now + float(down(c)), _NORMAL, next(seq), gen, (n, tokens, row)))
+            if not static:
+                alloc.update(allocator.update(outcomes))
             if on_batch is not None:
-                on_batch(state["batch"], dict(alloc))
-            state["batch"] += 1
-            # each client sleeps its down time from the reply on: woken at now + down directly, which
-            # orders as SimPy's succeed-then-timeout unless the server's next verify time equals a
-            # down time exactly (the only thing scheduled in between; the golden logs meet no such tie)
-            for gen, n, tokens, row in pending_rows:
-                env.wake(gen, (n, tokens, row), float(times.down(row[3])))
-            if rounds is not None and state["batch"] >= rounds:
-                state["stop"] = True
+                on_batch(b, dict(alloc))
+            b += 1
+            if rounds is not None and b >= rounds:
+                stop[0] = True
 
     gens = [client_proc(c) for c in clients]
     for gen in gens:
         env.process(gen)
     env.process(server_proc())
     env.run(until=until)
-    out = pd.DataFrame(rows, columns=list(cols))
-    out.insert(0, "system", "twin")
-    return out[LOG_COLUMNS]
+    return _frame(rows)
+
+
+_ROW = ("policy", "batch", "round", "client", "S", "accepted", "tokens", "t_draft", "t_receive", "t_queue",
+        "t_verify", "t_send", "t_round", "bytes_up", "bytes_down", "arrival", "start", "end", "slo_class",
+        "deadline", "event")
+
+
+def _frame(rows: list[list]) -> pd.DataFrame:
+    """The log (LOG_COLUMNS) of the twin's rows (``_ROW``'s order), as ``pd.DataFrame(rows)`` builds it,
+    column by column: a column of Python floats (ints) only becomes float64 (int64) at once, any other
+    is left to pandas' inference, as from rows."""
+    if not rows:
+        out = pd.DataFrame(rows, columns=list(_ROW))
+        out.insert(0, "system", "twin")
+        return out[LOG_COLUMNS]
+    data = {"system": ["twin"] * len(rows)}
+    for name, col in zip(_ROW, zip(*rows)):
+        kinds = set(map(type, col))
+        data[name] = (np.array(col, float) if kinds == {float} else np.array(col, np.int64) if kinds == {int}
+                      else list(col))
+    return pd.DataFrame({c: data[c] for c in LOG_COLUMNS})

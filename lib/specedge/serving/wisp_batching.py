@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
 from typing import Sequence
 
 import numpy as np
@@ -31,6 +33,7 @@ from .interfaces import Pending
 from .timegrid import ns, ns_scalar as _ns
 
 SHORT = 32   # queue length up to which a decision runs on plain floats; numpy arrays beyond
+_FIELDS = attrgetter("n_new", "n_cached", "arrival", "client", "deadline", "expected_tokens", "memory")
 
 
 def _expected(p: Pending) -> float:
@@ -125,8 +128,12 @@ class WISPBatcher:
     def _ranked_long(self, queue: Sequence[Pending], now: float):
         """``_ranked_short`` vectorised over a long queue (numpy arrays: the same values, the same order)."""
         n = len(queue)
-        x = np.array([(p.n_new, p.n_cached, p.arrival, p.client, math.inf if p.deadline is None else p.deadline,
-                       _expected(p), p.memory) for p in queue], float).reshape(n, 7)
+        # one pass in C (numpy reads None as nan); a request without a deadline or an expected count
+        # (None) takes the general rows: deadline inf, expected tokens n_draft
+        x = np.fromiter(chain.from_iterable(map(_FIELDS, queue)), float, 7 * n).reshape(n, 7)
+        if np.isnan(x[:, 4:6]).any():
+            x = np.array([(p.n_new, p.n_cached, p.arrival, p.client, math.inf if p.deadline is None else p.deadline,
+                           _expected(p), p.memory) for p in queue], float).reshape(n, 7)
         new, cached, arrival, client, d, g, memory = x.T
         v = self.estimator.time(new, (new + cached) * new, cached)          # v_hat_i, each alone
         # time comparisons in whole nanoseconds (``timegrid``): last-digit float noise decides nothing
@@ -150,7 +157,7 @@ class WISPBatcher:
         if k == 0 and memory[0] > self.memory_budget:
             p = queue[idx[0]]
             raise ValueError(f"request of client {p.client}: memory {p.memory:g} exceeds the budget {self.memory_budget:g}")
-        return [queue[i] for i in idx[:k]]
+        return [queue[i] for i in idx[:k].tolist()]
 
 
 def EDFOnly(estimator: Estimator, delta: float = 0.0, memory_budget: float = math.inf,

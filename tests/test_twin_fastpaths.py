@@ -1,0 +1,71 @@
+"""The twin's fast paths against the general ones they replace (the same numbers, the same frames)."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from specedge.serving import twin, wisp_batching
+from specedge.serving.estimator import Estimator
+from specedge.serving.interfaces import LOG_COLUMNS, Pending
+from specedge.serving.uniform_ints import Ints
+
+
+def _rows_frame(rows):
+    out = pd.DataFrame([tuple(r) for r in rows], columns=list(twin._ROW))
+    out.insert(0, "system", "twin")
+    return out[LOG_COLUMNS]
+
+
+@pytest.mark.parametrize("values", [[1, None, 3], [None, None], [1.5, None, 2.0], [1, 2.5, 3], [np.float64(1.0), 2.0],
+                                    ["a", "b"], [True, False], [1, 2**40], [1, np.int64(2)], [2, 4, 8]])
+def test_log_frame_is_built_as_from_rows(values):
+    """_frame (column by column) gives pd.DataFrame(rows)'s frame: dtypes, values and CSV bytes."""
+    rows = [["p", k, 0, k, 1, 1, 2, 0.1 * k, 0.0, 0.0, 0.1, 0.0, 0.2, 10, 5, 0.5, 1.0, 1.5, v, v, ""]
+            for k, v in enumerate(values)]
+    old, new = _rows_frame(rows), twin._frame(rows)
+    pd.testing.assert_frame_equal(old, new)
+    assert old.to_csv(index=False) == new.to_csv(index=False)
+    empty = twin._frame([])
+    assert list(empty.columns) == LOG_COLUMNS and empty.empty
+
+
+def test_drawer_and_controlled_table_draw_what_the_general_calls_draw():
+    acc = twin.TraceAcceptance(stop_rules={"yes": _Always(True)})
+    for s in (0, 1, 3, 8, 12):   # 12: windows longer than a traced round continue with further rounds
+        a, b = Ints(np.random.default_rng(4)), Ints(np.random.default_rng(4))
+        draw = acc.drawer(b, "draft-s", "code", 0.0)
+        assert [acc.draw(a, "draft-s", "code", 0.0, s) for _ in range(200)] == [draw(s) for _ in range(200)]
+    a, b = Ints(np.random.default_rng(5)), Ints(np.random.default_rng(5))
+    table = acc.controlled_table("draft-s", "code", 0.0, 5, "yes")
+    assert ([acc.draw_controlled(a, "draft-s", "code", 0.0, 5, "yes") for _ in range(200)]
+            == [table[b.integers(len(table))] for _ in range(200)])
+
+
+class _Always:
+    def __init__(self, ok):
+        self.ok = ok
+
+    def predict(self, x):
+        return np.full(len(x), self.ok)
+
+
+def test_long_queue_without_deadlines_takes_the_general_path():
+    """_ranked_long's one-pass extraction needs every deadline and expected count; a None among them
+    (requests without an SLO) falls back to the general rows (deadline inf, expected = n_draft)."""
+    est = Estimator(1e-4, 1e-8, 1e-6, 0.01)
+    former = wisp_batching.WISPBatcher(est, delta=0.001)
+    q = [Pending(i, f"{i}", 0, 0.001 * i, 4, 5, 100 * (i % 3), 2, 0.05 + 0.01 * (i % 7), 3.0) for i in range(40)]
+    q += [Pending(40 + i, "x", 0, 0.002 * i, 3, 4, 0, None, None, None) for i in range(5)]
+    idx, late, crit, *_ = former._ranked_long(q, 0.02)
+    assert sorted(idx.tolist()) == list(range(45))
+    assert not crit[40:].any()                              # no deadline: never critical
+    short = wisp_batching.SHORT
+    try:   # the short path (plain floats) ranks the same queue the same way
+        wisp_batching.SHORT = 10**9
+        ref = [p.client for p, _ in former.order(q, 0.02)[0]]
+    finally:
+        wisp_batching.SHORT = short
+    assert [q[i].client for i in idx] == ref
+    assert former.form(q, 0.02, frozenset()) == former._form_long(q, 0.02)
+    assert math.isinf(former._ranked_long(q[40:], 0.0)[5][0])
