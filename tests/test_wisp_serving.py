@@ -315,3 +315,19 @@ def test_component_shares_by_hand():
     assert s.interactions[0] == pytest.approx(3.45e-8 * 1200 * 1200 / total)
     assert s.cached[1] == pytest.approx(4.62e-6 * 1990 / (3.314e-5 * 10 + 3.45e-8 * 2 * 1000 * 5 + 4.62e-6 * 1990 + 1.486e-2))
     assert (s[["linear", "interactions", "cached", "constant"]].sum(axis=1)).to_numpy() == pytest.approx([1.0, 1.0])
+
+
+def test_capacity_table_runs_the_longest_searches_first_and_keeps_its_row_order():
+    from specedge.experiments import li2026 as li
+
+    seen = []
+
+    def run(curves, fn):
+        seen.extend(curves)
+        return pd.DataFrame([dict(system=c.system, speed=c.slo_class) for c in curves])
+
+    out = li.capacity_table(["SLED", "WISP"], ["Qwen3-32B"], [2, 8], epsilon=0.05, seeds=1, seed=0,
+                            setting=li.Setting(), hi=64, run=run)
+    assert list(zip(out.system, out.speed)) == [("SLED", 2), ("SLED", 8), ("WISP", 2), ("WISP", 8)]
+    sizes = [li._search_size(c) for c in seen]
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] > sizes[-1]
