@@ -56,16 +56,30 @@ def test_long_queue_without_deadlines_takes_the_general_path():
     est = Estimator(1e-4, 1e-8, 1e-6, 0.01)
     former = wisp_batching.WISPBatcher(est, delta=0.001)
     q = [Pending(i, f"{i}", 0, 0.001 * i, 4, 5, 100 * (i % 3), 2, 0.05 + 0.01 * (i % 7), 3.0) for i in range(40)]
-    q += [Pending(40 + i, "x", 0, 0.002 * i, 3, 4, 0, None, None, None) for i in range(5)]
-    idx, late, crit, *_ = former._ranked_long(q, 0.02)
+    q += [Pending(40 + i, "x", 0, 0.002 * i, 1, 2, 0, None, None, None) for i in range(5)]
+    idx, late, crit, *_ = former._ranked_long(q, 0.045)
     assert sorted(idx.tolist()) == list(range(45))
-    assert not crit[40:].any()                              # no deadline: never critical
+    assert crit[:40].any() and not crit[40:].any()          # no deadline: never critical
+    assert set(idx[-5:].tolist()) == set(range(40, 45))     # one draft each: the lowest value density
     short = wisp_batching.SHORT
     try:   # the short path (plain floats) ranks the same queue the same way
         wisp_batching.SHORT = 10**9
-        ref = [p.client for p, _ in former.order(q, 0.02)[0]]
+        ranked, n_crit = former.order(q, 0.045)
     finally:
         wisp_batching.SHORT = short
-    assert [q[i].client for i in idx] == ref
-    assert former.form(q, 0.02, frozenset()) == former._form_long(q, 0.02)
+    assert [q[i].client for i in idx] == [p.client for p, _ in ranked] and n_crit == int(crit.sum())
+    assert former.form(q, 0.045, frozenset()) == former._form_long(q, 0.045)
     assert math.isinf(former._ranked_long(q[40:], 0.0)[5][0])
+
+
+def test_noisy_verify_times_are_the_scalar_draws():
+    """li2026.noisy draws its log-normal factors 4096 at a time: the numbers one rng.normal call each gives."""
+    import numpy as np
+
+    from specedge.experiments import li2026 as li
+    from specedge.serving.timegrid import on_grid
+
+    fn = li.noisy(lambda batch: 0.05 * len(batch), 0.06, seed=9)
+    rng = np.random.default_rng(np.random.SeedSequence([9, 23]))
+    batches = [[0] * (1 + k % 5) for k in range(5000)]          # past one block of 4096
+    assert [fn(b) for b in batches] == [on_grid(0.05 * len(b) * math.exp(rng.normal(0.0, 0.06))) for b in batches]

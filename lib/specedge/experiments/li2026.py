@@ -220,9 +220,19 @@ def noisy(model, sigma: float, seed: int):
     rng = np.random.default_rng(np.random.SeedSequence([seed, 23]))
     if sigma <= 0:
         return model
-    # math.exp (the C library's, the same on every x86 host, where numpy's has an AVX-512 kernel) and the
-    # result on the nanosecond grid: the times every later decision sums carry no host's last digits
-    return lambda batch: on_grid(float(model(batch)) * math.exp(rng.normal(0.0, sigma)))
+    # the normals drawn 4096 at a time: numpy fills a block with the numbers one call each would give
+    normals = iter(())
+
+    def verify(batch):
+        nonlocal normals
+        z = next(normals, None)
+        if z is None:
+            normals = iter(rng.normal(0.0, sigma, 4096).tolist())
+            z = next(normals)
+        # math.exp (the C library's, the same on every x86 host, where numpy's has an AVX-512 kernel) and
+        # the result on the nanosecond grid: the times every later decision sums carry no host's last digits
+        return on_grid(float(model(batch)) * math.exp(z))
+    return verify
 
 
 def former(point: Point, est: Estimator):

@@ -72,12 +72,16 @@ class WISPBatcher:
         rows, keys = [], []
         for i, p in enumerate(queue):
             new, cached = float(p.n_new), float(p.n_cached)
-            d = math.inf if p.deadline is None else p.deadline
+            d = p.deadline
             v = a * new + b_compute * ((new + cached) * new) + b_read * cached + c   # v_hat_i alone, eq (19)
             v = v if v > 0.0 else 0.0
-            crit = t_now >= _ns(d - v - delta)                               # eq (17); never without a deadline
+            if d is None:                                                    # eq (17): never critical
+                d, crit = math.inf, False
+            else:
+                crit = t_now >= _ns(d - v - delta)
             late = crit and _ns(now + v) > _ns(d)
-            g = _expected(p)
+            g = p.expected_tokens
+            g = float(g) if g is not None else float(p.n_draft)              # _expected
             key = d if (crit or not density) else -g / (v if v > 1e-12 else 1e-12)   # eq (16), decreasing
             rows.append((late, crit, new, cached, d, p.memory))
             keys.append((not crit, key, p.arrival, p.client, i))
@@ -104,9 +108,10 @@ class WISPBatcher:
             return self._form_long(queue, now)
         idx, rows = self._ranked_short(queue, now)
         est, budget = self.estimator, self.memory_budget
+        a, b_compute, b_read, c = est.a, est.b_compute, est.b_read, est.c
         limit = len(idx) if self.max_batch is None else min(len(idx), self.max_batch)
         used = lin = inter = cached_sum = 0.0
-        d_min = math.inf
+        d_min = ns_min = math.inf
         k = 0
         for i in idx[:limit]:
             late, _, new, cached, d, memory = rows[i]
@@ -116,8 +121,10 @@ class WISPBatcher:
             cached_sum += cached
             if not late and d < d_min:
                 d_min = d
-            t_hat = est.time(lin, inter, cached_sum)
-            if not (used <= budget and _ns(now + t_hat) <= _ns(d_min)):    # eqs (14) and (15)
+                ns_min = _ns(d)
+            t_hat = a * lin + b_compute * inter + b_read * cached_sum + c   # est.time, eq (19), floored at 0
+            t_hat = t_hat if t_hat > 0.0 else 0.0
+            if not (used <= budget and _ns(now + t_hat) <= ns_min):         # eqs (14) and (15)
                 break                                                       # stop at the first violation
             k += 1
         if k == 0 and rows[idx[0]][5] > budget:
