@@ -25,7 +25,7 @@ import heapq
 import itertools
 import math
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -389,13 +389,8 @@ class _Loop:
 @dataclass
 class _Client:
     idx: int
-    s: int
-    prompt: int = 0
-    made: int = 0          # tokens of the current prompt
-    ctx: int = 0           # tokens of the current session in the verifier's cache
-    round: int = 0
-    done: bool = False
-    log_rows: list = field(default_factory=list)
+    s: int                 # the allocator's S for it
+    made: int = 0          # tokens of the current prompt (the server reads it)
 
 
 def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator, times: Times,
@@ -430,15 +425,16 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     meta: dict[int, tuple] = {}   # id(pending) -> (its client's process, draft time, its draw, outcome drawn by a stop rule)
     wrap = rounds is not None or until is not None
     active = set(range(len(specs)))
-    wake = [env.event()]
+    idle: list = []   # the server's process while it waits for a request (empty while it works)
     rows: list[list] = []
     stop = [False]
     ints = rng.integers if isinstance(rng, Ints) else None   # the per-(client, domain) fast draws need Ints
     static = getattr(allocator, "static", False)              # update() returns initial()'s mapping every round
 
     def notify():
-        if not wake[0].triggered:
-            wake[0].succeed()
+        """Wake the waiting server now, where SimPy schedules the succeeded event it waits on."""
+        if idle:
+            env.wake(idle.pop(), None)
 
     def client_proc(c: _Client):
         spec, i = specs[c.idx], c.idx
@@ -460,11 +456,11 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
         fast = ints is not None and hasattr(acceptance, "controlled_table" if controlled else "drawer")
         tables, draws = {}, {}
         session_of, session = -1, ""
+        prompt = ctx = rnd = 0   # its prompt, tokens of the session in the verifier's cache, its round
         while not stop[0]:
             t0 = env.now
             made = c.made
             left = limit - made
-            prompt = c.prompt
             domain = domains[(prompt // per_domain) % n_domains]
             drawn = draw = None
             if controlled:  # the drafter's stop rule decides S; its outcome is drawn with it
@@ -491,13 +487,13 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             yield float(td + tu)
             unseen = prompt_tokens if made == 0 else 1   # the prompt, or last round's correction
             if cache:
-                n_new, n_cached = unseen + s, c.ctx
+                n_new, n_cached = unseen + s, ctx
             else:
-                n_new, n_cached = c.ctx + unseen + s, 0
+                n_new, n_cached = ctx + unseen + s, 0
             now = env.now
             if prompt != session_of:
                 session_of, session = prompt, f"{i}-{prompt}"
-            p = Pending(i, session, c.round, now, s, n_new, n_cached, slo_class, None, None,
+            p = Pending(i, session, rnd, now, s, n_new, n_cached, slo_class, None, None,
                         (n_new + n_cached) * kv, bytes_up(s))
             if slo_class is not None:
                 tn = tu + down(i)
@@ -510,23 +506,23 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                 p.expected_tokens = g
             meta[id(p)] = (me, td, draw, drawn)
             queue.append(p)
-            if not wake[0].triggered:
-                wake[0].succeed()
+            if idle:
+                env.wake(idle.pop(), None)
             n, tokens, row = yield None   # resumed by the server once the reply arrived (down(i) later)
             row[12] = env.now - t0   # t_round
             row[11] = send(i)
             rows.append(row)
-            c.ctx += unseen + n
+            ctx += unseen + n
             c.made = made = made + tokens
-            c.round += 1
+            rnd += 1
             if made >= limit:
-                c.made, c.ctx, c.prompt = 0, 0, c.prompt + 1
-                if c.prompt >= n_prompts:
+                c.made, ctx, prompt = 0, 0, prompt + 1
+                if prompt >= n_prompts:
                     if not wrap:
                         active.discard(i)
                         notify()
                         return
-                    c.prompt = 0
+                    prompt = 0
             if not fixed:
                 c.s = alloc.get(i, c.s)
 
@@ -542,8 +538,8 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                 now_active = frozenset(active)
             batch = form(list(queue), env.now, now_active) if queue else []
             if not batch:
-                wake[0] = env.event()
-                yield wake[0]
+                idle.append(server)
+                yield None
                 continue
             if len(batch) == len(queue):            # a batch is a subset of the queue: all of it
                 queue.clear()
@@ -584,7 +580,8 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     gens = [client_proc(c) for c in clients]
     for gen in gens:
         env.process(gen)
-    env.process(server_proc())
+    server = server_proc()
+    env.process(server)
     with gc_paused():
         env.run(until=until)
         return _frame(rows)
