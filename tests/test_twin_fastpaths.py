@@ -83,3 +83,35 @@ def test_noisy_verify_times_are_the_scalar_draws():
     rng = np.random.default_rng(np.random.SeedSequence([9, 23]))
     batches = [[0] * (1 + k % 5) for k in range(5000)]          # past one block of 4096
     assert [fn(b) for b in batches] == [on_grid(0.05 * len(b) * math.exp(rng.normal(0.0, 0.06))) for b in batches]
+
+
+def _greedy_pop_push(alpha, weights, capacity, s_max=None):
+    """eq (5)'s greedy as first written (pop, then push the client's next marginal gain)."""
+    import heapq
+
+    cap = s_max if s_max is not None else capacity
+    s = [0] * len(alpha)
+    heap = [(-w * a, i) for i, (a, w) in enumerate(zip(alpha, weights)) if cap > 0]
+    heapq.heapify(heap)
+    for _ in range(capacity):
+        if not heap:
+            break
+        gain, i = heapq.heappop(heap)
+        if -gain <= 0:
+            break
+        s[i] += 1
+        if s[i] < cap:
+            heapq.heappush(heap, (-weights[i] * alpha[i] ** (s[i] + 1), i))
+    return s
+
+
+def test_greedy_in_place_replacement_allocates_as_pop_then_push():
+    from specedge.solvers.tran2025 import greedy
+
+    rng = np.random.default_rng(3)
+    for k in range(400):
+        n = int(rng.integers(1, 70))
+        alpha = rng.choice([0.0, 0.3, 0.5, 0.8, 1 - 1e-9], n).tolist() if k % 3 == 0 else rng.random(n).tolist()
+        weights = rng.choice([0.5, 1.0, 2.0], n).tolist() if k % 2 else (1 / rng.uniform(0.5, 9, n)).tolist()
+        c, s_max = int(rng.integers(0, 3 * n + 3)), (None if k % 4 else int(rng.integers(0, 6)))
+        assert greedy(alpha, weights, c, s_max) == _greedy_pop_push(alpha, weights, c, s_max)

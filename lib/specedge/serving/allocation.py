@@ -98,6 +98,7 @@ class GoodspeedAllocator:
     label: str = "GOODSPEED"
     alpha_hat: dict[int, float] = field(default_factory=dict)
     X: dict[int, float] = field(default_factory=dict)
+    _sorted: list[int] | None = field(default=None, init=False, repr=False, compare=False)   # clients, sorted once
 
     def __post_init__(self):
         for name in ("eta", "beta"):
@@ -108,22 +109,27 @@ class GoodspeedAllocator:
             raise ValueError("GoodspeedAllocator: need 0 <= alpha0 < 1, x0 > 0, capacity >= 0")
 
     def _solve(self) -> dict[int, int]:
-        clients = sorted(self.alpha_hat)
-        a = [float(min(self.alpha_hat[c], 1 - 1e-9)) for c in clients]
-        w = [1.0 / float(self.X[c]) for c in clients]
+        clients, alpha_hat, X, top = self._sorted, self.alpha_hat, self.X, 1 - 1e-9
+        if clients is None or len(clients) != len(alpha_hat):
+            clients = self._sorted = sorted(alpha_hat)
+        a = [float(min(alpha_hat[c], top)) for c in clients]
+        w = [1.0 / float(X[c]) for c in clients]
         return dict(zip(clients, greedy(a, w, self.capacity, self.s_max)))
 
     def initial(self, clients: Sequence[int]) -> dict[int, int]:
         self.alpha_hat = {c: self.alpha0 for c in clients}
         self.X = {c: self.x0 for c in clients}
+        self._sorted = None
         return self._solve()
 
     def update(self, outcomes: Sequence[Outcome]) -> dict[int, int]:
+        alpha_hat, X, eta, beta = self.alpha_hat, self.X, self.eta, self.beta
+        keep_a, keep_x = 1 - eta, 1 - beta
         for o in outcomes:
-            if o.drafted > 0:
-                emp = o.accept_prob_sum / o.drafted
-                self.alpha_hat[o.client] = (1 - self.eta) * self.alpha_hat[o.client] + self.eta * emp
-            self.X[o.client] = (1 - self.beta) * self.X[o.client] + self.beta * o.tokens
+            c, drafted = o.client, o.drafted
+            if drafted > 0:
+                alpha_hat[c] = keep_a * alpha_hat[c] + eta * (o.accept_prob_sum / drafted)
+            X[c] = keep_x * X[c] + beta * (o.accepted + 1)     # o.tokens
         return self._solve()
 
 

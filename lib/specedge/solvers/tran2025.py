@@ -57,15 +57,20 @@ def greedy(alpha: list[float], weights: list[float], capacity: int, s_max: int |
     s = [0] * len(alpha)
     heap = [(-w * a, i) for i, (a, w) in enumerate(zip(alpha, weights)) if cap > 0]
     heapq.heapify(heap)
+    replace, pop = heapq.heapreplace, heapq.heappop
     for _ in range(capacity):
         if not heap:
             break
-        gain, i = heapq.heappop(heap)
+        gain, i = heap[0]
         if -gain <= 0:
             break  # no client gains from another draft token
-        s[i] += 1
-        if s[i] < cap:
-            heapq.heappush(heap, (-weights[i] * alpha[i] ** (s[i] + 1), i))
+        k = s[i] = s[i] + 1
+        # the client's next token in place of this one (one entry per client: keys are unique, so the
+        # order of the pops is that of pop-then-push)
+        if k < cap:
+            replace(heap, (-weights[i] * alpha[i] ** (k + 1), i))
+        else:
+            pop(heap)
     return s
 
 
