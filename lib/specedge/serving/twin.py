@@ -422,7 +422,8 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     alloc = dict(allocator.initial(list(range(len(specs)))))
     clients = [_Client(i, alloc[i]) for i in range(len(specs))]
     queue: list[Pending] = []
-    meta: dict[int, tuple] = {}   # id(pending) -> (its client's process, draft time, its draw, outcome drawn by a stop rule)
+    # per client, of its one request in flight: (its process, draft time, its draw, outcome drawn by a stop rule)
+    meta: list = [None] * len(specs)
     wrap = rounds is not None or until is not None
     active = set(range(len(specs)))
     idle: list = []   # the server's process while it waits for a request (empty while it works)
@@ -504,7 +505,7 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                     budget, g = slo.budget(a_c, s, speed, td, tn), None
                 p.deadline = now + budget
                 p.expected_tokens = g
-            meta[id(p)] = (me, td, draw, drawn)
+            meta[i] = (me, td, draw, drawn)
             queue.append(p)
             if idle:
                 env.wake(idle.pop(), None)
@@ -529,7 +530,7 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     def server_proc():
         now_active = frozenset(active)
         push, heap, seq = heapq.heappush, env._heap, env._seq
-        verify, down, bytes_down, form, take = times.verify, times.down, times.bytes_down, former.form, meta.pop
+        verify, down, bytes_down, form = times.verify, times.down, times.bytes_down, former.form
         max_new = [spec.max_new_tokens for spec in specs]
         class_of = [spec.slo_class for spec in specs]
         b = 0
@@ -544,8 +545,8 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             if len(batch) == len(queue):            # a batch is a subset of the queue: all of it
                 queue.clear()
             else:
-                chosen = {id(p) for p in batch}
-                queue[:] = [p for p in queue if id(p) not in chosen]
+                chosen = {p.client for p in batch}                  # one request in flight per client
+                queue[:] = [p for p in queue if p.client not in chosen]
             start = env.now
             tv = verify(batch)
             yield float(tv)
@@ -554,8 +555,8 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             outcomes = []
             now = env.now
             for p in batch:
-                gen, td, draw, drawn = take(id(p))
                 c, s, arrival = p.client, p.n_draft, p.arrival
+                gen, td, draw, drawn = meta[c]
                 n, aps = drawn if drawn is not None else draw(s)
                 left = max_new[c] - clients[c].made
                 tokens = n + 1 if n + 1 < left else left
