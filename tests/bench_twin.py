@@ -1,10 +1,11 @@
 """Benchmark of the twin's speed: simulated client-rounds per CPU-second at 8 and 64 clients.
 
 Sync rounds (GOODSPEED's setting: Fixed-S and GOODSPEED allocators, trace-driven acceptance), the same
-in the vectorised model (``serving.twin_vectorised``: statistically equivalent, not identical), and WISP's
-batch former (li2026's sweep point: predictor-controlled drafting, mixed SLO classes, eq 19 verifier),
-each the best of ``--repeats`` runs of CPU time (``time.process_time``: other processes on the machine
-slow a run down less than its wall clock). Writes one row per case.
+in the vectorised model (``serving.twin_vectorised``: statistically equivalent, not identical), WISP's
+batch former (li2026's sweep point: predictor-controlled drafting, mixed SLO classes, eq 19 verifier) and
+a point of Table 2's largest capacity search (1137 devices), each the best of ``--repeats`` runs of CPU
+time (``time.process_time``: other processes on the machine slow a run down less than its wall clock).
+Writes one row per case.
 
     python tests/bench_twin.py --out figures/bench/twin_speed.csv
 """
@@ -38,8 +39,9 @@ def _sync(n: int, policy: str, acc, vectorised: bool = False):
     return lambda: simulate(wl, SyncRounds(), alloc(), times, acc, rounds=16_000 // n, seed=0)
 
 
-def _wisp(n: int):
-    point = li.Point("WISP", n, None, seed=0, setting=li.Setting(horizon=25.0 * 64 / n, warmup=5.0))
+def _wisp(n: int, slo_class: int | None = None, target: str = "Qwen3-32B", horizon: float | None = None):
+    setting = li.Setting(horizon=25.0 * 64 / n if horizon is None else horizon, warmup=5.0)
+    point = li.Point("WISP", n, slo_class, target, seed=0, setting=setting)
     li.workload(point)                    # the devices' alphas and the traces are loaded outside the clock
     return lambda: li.run_log(point)
 
@@ -53,6 +55,8 @@ def main(argv=None) -> int:
     cases = [(f"sync rounds, {p}", n, _sync(n, p, acc)) for n in (8, 64) for p in ("Fixed-S", "GOODSPEED")]
     cases += [(f"vectorised sync rounds, {p}", n, _sync(n, p, acc, True)) for n in (8, 64) for p in ("Fixed-S", "GOODSPEED")]
     cases += [("WISP former (li2026 point)", n, _wisp(n)) for n in (8, 64)]
+    # a point of Table 2's largest search (Qwen3-14B, 2 tok/s, near its capacity): batches of ~400 requests
+    cases += [("WISP former (Table 2 point, 14B, 2 tok/s)", 1137, _wisp(1137, 2, "Qwen3-14B", 40.0))]
     rows = []
     for name, n, fn in cases:
         best, rounds = float("inf"), 0
