@@ -58,3 +58,19 @@ def test_the_committed_real_runs_are_consistent(path):
     for policy, log in logs.items():
         if policy != "Centralized":                    # per-token rows of continuous batching: no rounds
             _check(log)
+
+
+def test_the_pinned_runs_read_an_all_empty_event_column_as_strings(tmp_path):
+    """A log with no event in any round (every pinned run) reads as empty strings, without pandas'
+    fill-value warning (the validation read it as float and filled it with a string)."""
+    import warnings
+
+    from specedge.experiments import serving_validation as sv
+
+    path = tmp_path / "runs.csv"
+    pd.DataFrame(dict(paper=["li2026"] * 2, policy=["WISP"] * 2, n_clients=[1, 1], round=[0, 1],
+                      event=["", ""])).to_csv(path, index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        runs = sv.load_real_runs(path)
+    assert runs[("li2026", "WISP", 1)]["event"].tolist() == ["", ""]

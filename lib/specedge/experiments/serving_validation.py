@@ -102,11 +102,9 @@ def measure(scale: str = "full", seed: int = 0, sizes=SIZES) -> pd.DataFrame:
 
 def load_real_runs(path=REAL_RUNS) -> dict[tuple[str, str, int], pd.DataFrame]:
     """The committed pinned runs by (paper, policy, N)."""
-    if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: `make profiles` measures it "
-                                "(python -m specedge.experiments.serving_validation measure)")
-    df = pd.read_csv(path, keep_default_na=False, na_values=[""])
-    df["event"] = df["event"].fillna("")
+    from ..serving import real_logs
+
+    df = real_logs.read(path, "python -m specedge.experiments.serving_validation measure")
     return {(p, pol, int(n)): g.reset_index(drop=True)
             for (p, pol, n), g in df.groupby(["paper", "policy", "n_clients"], sort=False)}
 

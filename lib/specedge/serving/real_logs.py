@@ -21,12 +21,18 @@ def save(df: pd.DataFrame, out) -> Path:
     return out
 
 
-def load(path, command: str) -> dict[str, pd.DataFrame]:
-    """The committed log by policy; a missing file names ``command``, the step that measures it."""
+def read(path, command: str) -> pd.DataFrame:
+    """A committed log of real runs; a missing file names ``command``, the step that measures it."""
     if not Path(path).exists():
         raise FileNotFoundError(f"{path} is missing: `make profiles` measures it ({command})")
     df = pd.read_csv(path, keep_default_na=False, na_values=[""])
     df["event"] = df["event"].astype(object).fillna("")   # an all-empty column reads as float
+    return df
+
+
+def load(path, command: str) -> dict[str, pd.DataFrame]:
+    """The committed log by policy (``read``)."""
+    df = read(path, command)
     return {pol: g.reset_index(drop=True) for pol, g in df.groupby("policy", sort=False)}
 
 
