@@ -30,7 +30,7 @@ from pathlib import Path
 
 import papermill as pm
 
-from . import paths
+from . import paths, sweep
 
 # Full-scale seconds of each notebook side by side with another on the 2-core reference machine (one
 # sweep worker each; `--jobs 2`, empty sweep cache, 2026-11-24), only to start the longest first so that
@@ -81,12 +81,10 @@ def plan(todo: list[Path]) -> list[Path]:
 def kernel_env(jobs: int, cores: int | None = None) -> dict[str, str]:
     """Environment for kernels that run ``jobs`` at a time on ``cores`` (default: this process's):
     nothing for one at a time; else ``cores // jobs`` (at least 1) sweep workers each."""
-    from .sweep import WORKERS_ENV
-
     if jobs == 1:
         return {}
-    cores = len(os.sched_getaffinity(0)) if cores is None else cores
-    return {WORKERS_ENV: str(max(1, cores // jobs))}
+    cores = sweep.cores() if cores is None else cores
+    return {sweep.WORKERS_ENV: str(max(1, cores // jobs))}
 
 
 def run(nb: Path, scale: str = "full", seed: int | None = None, profile: str | None = None) -> Path:
@@ -195,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=None, help="override each notebook's seed")
     ap.add_argument("--profile", default=None,
                     help="hardware profile for notebooks with a `profile` parameter (default: theirs)")
-    ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
+    ap.add_argument("--jobs", type=int, default=sweep.cores(),
                     help="notebooks run at once, each in its own process (default: one per core)")
     args = ap.parse_args(argv)
     if args.jobs < 1:

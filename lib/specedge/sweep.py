@@ -57,12 +57,16 @@ MIN_PARALLEL_POINTS = 64
 WORKERS_ENV = "SPECEDGE_WORKERS"
 
 
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity, not the machine's count)."""
+    return len(os.sched_getaffinity(0))
+
+
 def workers() -> int:
-    """Worker processes a sweep may start on this machine: ``$SPECEDGE_WORKERS`` if set, else every core
-    this process may run on."""
+    """Worker processes a sweep may start on this machine: ``$SPECEDGE_WORKERS`` if set, else ``cores()``."""
     value = os.environ.get(WORKERS_ENV)
     if value is None:
-        return len(os.sched_getaffinity(0))
+        return cores()
     if not value.isdigit() or int(value) < 1:
         raise ValueError(f"{WORKERS_ENV}: a positive integer (worker processes per sweep), got {value!r}")
     return int(value)
@@ -179,8 +183,7 @@ def run(fn: Callable[[Any], dict | list[dict]], configs: Sequence[Any], *, backe
                 results[i] = json.loads(f.read_text())
     todo = [i for i, r in enumerate(results) if r is None]
     if backend == "loky" or (backend == "dask" and not address):     # processes on this machine
-        cores = len(os.sched_getaffinity(0))
-        n_jobs = min(n_jobs if n_jobs > 0 else max(1, cores + 1 + n_jobs), workers())   # joblib: -1 = all
+        n_jobs = min(n_jobs if n_jobs > 0 else max(1, cores() + 1 + n_jobs), workers())   # joblib: -1 = all
     if todo:
         client = _backend(backend, n_jobs, address)
         try:
