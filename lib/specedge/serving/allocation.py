@@ -129,7 +129,7 @@ class GoodspeedAllocator:
             c, drafted = o.client, o.drafted
             if drafted > 0:
                 alpha_hat[c] = keep_a * alpha_hat[c] + eta * (o.accept_prob_sum / drafted)
-            X[c] = keep_x * X[c] + beta * (o.accepted + 1)     # o.tokens
+            X[c] = keep_x * X[c] + beta * o.tokens
         return self._solve()
 
 
