@@ -146,6 +146,9 @@ class TraceAcceptance:
         return fast
 
     def draw(self, rng: np.random.Generator, draft: str, domain: str, temperature: float, s: int):
+        """(accepted, sum of min(1, p/q)) of a window of ``s`` drafts from a traced round drawn uniformly.
+        ``drawer`` is its fast copy for the twin's hot loop: a change here goes there too
+        (``tests/test_twin_fastpaths.py`` compares them)."""
         if s <= 0:
             return 0, 0.0
         nr, lens, runs, starts, sums = self._fast_get(draft, domain, temperature)
@@ -364,7 +367,7 @@ class _Loop:
                 return
             now, _, _, target, value = pop(heap)
             self.now = now
-            if type(target) is not _Event:         # a sleeping or woken generator: ``_resume`` inline
+            if type(target) is not _Event:         # a sleeping or woken generator: ``_resume`` inline (keep both alike)
                 while True:
                     try:
                         nxt = target.send(value)
