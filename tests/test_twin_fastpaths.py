@@ -30,12 +30,38 @@ def test_log_frame_is_built_as_from_rows(values):
     assert list(empty.columns) == LOG_COLUMNS and empty.empty
 
 
+def _numpy_draw(acc, rng, draft, domain, temperature, s):
+    """A trace draw as first written, on numpy arrays (the reference of the twin's list-based draws)."""
+    if s <= 0:
+        return 0, 0.0
+    ok_all, ratio, bounds = acc.rounds[(draft, domain, float(temperature))]
+    j = int(rng.integers(len(bounds) - 1))
+    oks, rs = [ok_all[bounds[j]: bounds[j + 1]]], [ratio[bounds[j]: bounds[j + 1]]]
+    while sum(map(len, oks)) < s:
+        j = int(rng.integers(len(bounds) - 1))
+        oks.append(ok_all[bounds[j]: bounds[j + 1]])
+        rs.append(ratio[bounds[j]: bounds[j + 1]])
+    ok = np.concatenate(oks)[:s]
+    return (int(np.argmin(ok)) if not ok.all() else s), float(np.concatenate(rs)[:s].sum())
+
+
+def test_numpy_sum_is_numpys_sum():
+    """twin.numpy_sum (plain Python) gives numpy's float64 sum bit for bit, across its three regimes."""
+    rng = np.random.default_rng(11)
+    for n in [*range(40), 64, 127, 128, 129, 130, 200, 257, 1000]:
+        for _ in range(30):
+            x = rng.random(n) * 10.0 ** rng.integers(-9, 3, n)   # magnitudes apart: the order shows
+            assert twin.numpy_sum(x.tolist()) == float(x.sum()), n
+
+
 def test_drawer_and_controlled_table_draw_what_the_general_calls_draw():
     acc = twin.TraceAcceptance(stop_rules={"yes": _Always(True)})
-    for s in (0, 1, 3, 8, 12):   # 12: windows longer than a traced round continue with further rounds
-        a, b = Ints(np.random.default_rng(4)), Ints(np.random.default_rng(4))
+    for s in (0, 1, 3, 8, 12, 30):   # 12, 30: windows longer than a traced round continue with further rounds
+        a, b, c = Ints(np.random.default_rng(4)), Ints(np.random.default_rng(4)), np.random.default_rng(4)
         draw = acc.drawer(b, "draft-s", "code", 0.0)
-        assert [acc.draw(a, "draft-s", "code", 0.0, s) for _ in range(200)] == [draw(s) for _ in range(200)]
+        expect = [_numpy_draw(acc, c, "draft-s", "code", 0.0, s) for _ in range(300)]
+        assert [acc.draw(a, "draft-s", "code", 0.0, s) for _ in range(300)] == expect
+        assert [draw(s) for _ in range(300)] == expect
     a, b = Ints(np.random.default_rng(5)), Ints(np.random.default_rng(5))
     table = acc.controlled_table("draft-s", "code", 0.0, 5, "yes")
     assert ([acc.draw_controlled(a, "draft-s", "code", 0.0, 5, "yes") for _ in range(200)]

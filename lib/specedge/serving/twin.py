@@ -43,6 +43,33 @@ TRACES = paths.DATA / "traces" / "li2026_traces.csv.gz"
 
 
 # --------------------------------------------------------------------------- acceptance
+def numpy_sum(values: list[float]) -> float:
+    """``float(np.array(values, float).sum())`` for a list of Python floats, number for number, without
+    numpy's per-call cost: numpy's pairwise summation of float64 (its ``pairwise_sum``): below 8 terms
+    one by one from 0.0; up to 128 terms eight running sums (of every 8th term) added in pairs, then the
+    rest one by one; beyond, two halves (the first cut at a multiple of 8) summed so and added
+    (``tests/test_twin_fastpaths.py`` compares it with numpy)."""
+    n = len(values)
+    if n < 8:
+        total = 0.0
+        for v in values:
+            total += v
+        return total
+    if n <= 128:
+        r = values[:8]
+        m = n - n % 8
+        for i in range(8, m, 8):
+            for k in range(8):
+                r[k] += values[i + k]
+        total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        for v in values[m:]:
+            total += v
+        return total
+    half = n // 2
+    half -= half % 8
+    return numpy_sum(values[:half]) + numpy_sum(values[half:])
+
+
 class IIDAcceptance:
     """Every drafted token accepted independently with probability alpha (min(1, p/q) = the 0/1
     outcome): one ``alpha`` for every client, or a mapping (draft, domain) -> alpha."""
@@ -133,67 +160,54 @@ class TraceAcceptance:
         return key, self.rounds[key]
 
     def _fast_get(self, draft, domain, temperature):
-        """Per (draft, domain, T): the number of traced rounds, each round's length and leading run of
-        accepted positions, and a cache of its ratio sums by prefix length (computed by the same numpy
-        sum the general path uses, so a draw is bit for bit the same)."""
+        """Per (draft, domain, T): the number of traced rounds and per round (its length, its leading run
+        of accepted positions, the sum of min(1, p/q) of each prefix (``numpy_sum``: numpy's own sum,
+        number for number), its accepted flags and its ratios as Python lists): a draw is then one
+        index and no numpy call."""
         key = (draft, domain, temperature)
         fast = self._fast.get(key)
         if fast is None:
-            key, (acc, ratio, bounds) = self._get(draft, domain, temperature)
-            lens = np.diff(bounds)
-            runs = [int(np.argmin(acc[a:b])) if not acc[a:b].all() else int(b - a) for a, b in zip(bounds[:-1], bounds[1:])]
-            fast = self._fast[(draft, domain, temperature)] = (len(bounds) - 1, lens.tolist(), runs, bounds.tolist(), {})
+            _, (acc, ratio, bounds) = self._get(draft, domain, temperature)
+            rounds = []
+            for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+                oks, ratios = acc[a:b].tolist(), ratio[a:b].tolist()
+                run = oks.index(False) if False in oks else len(oks)
+                rounds.append((len(oks), run, [numpy_sum(ratios[:s]) for s in range(len(ratios) + 1)], oks, ratios))
+            fast = self._fast[key] = (len(rounds), rounds)
         return fast
 
     def draw(self, rng: np.random.Generator, draft: str, domain: str, temperature: float, s: int):
-        """(accepted, sum of min(1, p/q)) of a window of ``s`` drafts from a traced round drawn uniformly.
-        ``drawer`` is its fast copy for the twin's hot loop: a change here goes there too
-        (``tests/test_twin_fastpaths.py`` compares them)."""
-        if s <= 0:
-            return 0, 0.0
-        nr, lens, runs, starts, sums = self._fast_get(draft, domain, temperature)
-        j = int(rng.integers(nr))
-        if lens[j] >= s:   # the common case: one traced round holds the whole window
-            total = sums.get((j, s))
-            if total is None:
-                a = starts[j]
-                total = sums[j, s] = float(self.rounds[(draft, domain, float(temperature))][1][a: a + s].sum())
-            return min(runs[j], s), total
-        return self.window(rng, draft, domain, temperature, j, s)
+        """(accepted, sum of min(1, p/q)) of a window of ``s`` drafts from a traced round drawn uniformly
+        (``rng.integers``; ``window`` when the drawn round is shorter than ``s``)."""
+        return self.drawer(rng, draft, domain, temperature)(s)
 
     def drawer(self, rng, draft: str, domain: str, temperature: float) -> Callable[[int], tuple[int, float]]:
         """``draw`` of one (draft, domain, T) bound to ``rng`` (an ``Ints`` or a Generator): the twin's
-        per-round call without the per-call lookups (the same numbers, in the same order)."""
-        nr, lens, runs, starts, sums = self._fast_get(draft, domain, temperature)
-        ratio = self.rounds[(draft, domain, float(temperature))][1]
+        per-round call without the per-call lookups."""
+        nr, rounds = self._fast_get(draft, domain, temperature)
         ints = rng.integers
 
         def draw(s: int) -> tuple[int, float]:
             if s <= 0:
                 return 0, 0.0
             j = int(ints(nr))
-            if lens[j] >= s:
-                total = sums.get((j, s))
-                if total is None:
-                    a = starts[j]
-                    total = sums[j, s] = float(ratio[a: a + s].sum())
-                r = runs[j]
-                return (r if r < s else s), total
+            length, run, totals, _, _ = rounds[j]
+            if length >= s:   # the common case: one traced round holds the whole window
+                return (run if run < s else s), totals[s]
             return self.window(rng, draft, domain, temperature, j, s)
         return draw
 
     def window(self, rng, draft: str, domain: str, temperature: float, j: int, s: int):
         """(accepted, sum of min(1, p/q)) of a window of ``s`` drafts starting with traced round ``j``
         and continued, while it is shorter than ``s``, with positions of further drawn rounds."""
-        key, (acc, ratio, bounds) = self._get(draft, domain, temperature)
-        oks, rs = [acc[bounds[j]: bounds[j + 1]]], [ratio[bounds[j]: bounds[j + 1]]]
-        while sum(map(len, oks)) < s:
-            j = int(rng.integers(len(bounds) - 1))
-            oks.append(acc[bounds[j]: bounds[j + 1]])
-            rs.append(ratio[bounds[j]: bounds[j + 1]])
-        ok = np.concatenate(oks)[:s]
-        n = int(np.argmin(ok)) if not ok.all() else s
-        return n, float(np.concatenate(rs)[:s].sum())
+        nr, rounds = self._fast_get(draft, domain, temperature)
+        oks, ratios = list(rounds[j][3]), list(rounds[j][4])
+        while len(oks) < s:
+            j = int(rng.integers(nr))
+            oks += rounds[j][3]
+            ratios += rounds[j][4]
+        del oks[s:], ratios[s:]
+        return (oks.index(False) if False in oks else s), numpy_sum(ratios)
 
     def draw_controlled(self, rng: np.random.Generator, draft: str, domain: str, temperature: float,
                         gamma: int, rule: str):
