@@ -141,3 +141,26 @@ def test_greedy_in_place_replacement_allocates_as_pop_then_push():
         weights = rng.choice([0.5, 1.0, 2.0], n).tolist() if k % 2 else (1 / rng.uniform(0.5, 9, n)).tolist()
         c, s_max = int(rng.integers(0, 3 * n + 3)), (None if k % 4 else int(rng.integers(0, 6)))
         assert greedy(alpha, weights, c, s_max) == _greedy_pop_push(alpha, weights, c, s_max)
+
+
+def test_typed_log_columns_hold_one_python_type(monkeypatch):
+    """_frame converts twin._TYPED's columns without looking: simulate fills them with ints / floats only
+    (sync rounds with times given as ints, and WISP's former with SLO deadlines)."""
+    from specedge.experiments import li2026 as li
+    from specedge.serving.allocation import GoodspeedAllocator
+    from specedge.serving.batching import SyncRounds
+    from specedge.serving.runtime import AffineTokens
+    from specedge.serving.workload import ClientSpec, Workload
+
+    seen = []
+    frame = twin._frame
+    monkeypatch.setattr(twin, "_frame", lambda rows: seen.append(rows) or frame(rows))
+    wl = Workload("target-m", tuple(ClientSpec("draft-s", ("code",), 2, 40) for _ in range(3)), capacity=6)
+    times = twin.Times([lambda s: 0] * 3, AffineTokens(0, 0), up=lambda c, s: 0, down=lambda c: c)
+    twin.simulate(wl, SyncRounds(), GoodspeedAllocator(6), times, twin.TraceAcceptance(), rounds=50, until=30)
+    li.run_log(li.Point("WISP", 6, None, seed=1, setting=li.Setting(horizon=3.0, warmup=1.0)))
+    for rows in seen:
+        for k, name in enumerate(twin._ROW):
+            if name in twin._TYPED:
+                kind = int if twin._TYPED[name] is np.int64 else float
+                assert {type(r[k]) for r in rows} == {kind}, name

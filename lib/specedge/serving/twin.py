@@ -624,16 +624,26 @@ _ROW = ("policy", "batch", "round", "client", "S", "accepted", "tokens", "t_draf
         "deadline", "event")
 
 
+# columns ``simulate`` fills with values it makes itself, of one Python type by construction (counters and
+# indices; differences of the loop's float clock): ``_frame`` converts them without looking at each value
+_TYPED = {"batch": np.int64, "round": np.int64, "client": np.int64, "t_receive": float, "t_queue": float,
+          "t_round": float, "arrival": float, "start": float, "end": float}
+
+
 def _frame(rows: list[list]) -> pd.DataFrame:
     """The log (LOG_COLUMNS) of the twin's rows (``_ROW``'s order), as ``pd.DataFrame(rows)`` builds it,
     column by column: a column of Python floats (ints) only becomes float64 (int64) at once, any other
-    is left to pandas' inference, as from rows."""
+    is left to pandas' inference, as from rows (``_TYPED`` columns are such by construction)."""
     if not rows:
         out = pd.DataFrame(rows, columns=list(_ROW))
         out.insert(0, "system", "twin")
         return out[LOG_COLUMNS]
     data = {"system": ["twin"] * len(rows)}
     for name, col in zip(_ROW, zip(*rows)):
+        typed = _TYPED.get(name)
+        if typed is not None:
+            data[name] = np.array(col, typed)
+            continue
         kinds = set(map(type, col))
         data[name] = (np.array(col, float) if kinds == {float} else np.array(col, np.int64) if kinds == {int}
                       else list(col))
