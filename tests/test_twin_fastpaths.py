@@ -164,3 +164,41 @@ def test_typed_log_columns_hold_one_python_type(monkeypatch):
             if name in twin._TYPED:
                 kind = int if twin._TYPED[name] is np.int64 else float
                 assert {type(r[k]) for r in rows} == {kind}, name
+
+
+def test_regreedy_allocates_as_the_greedy_from_any_start():
+    """allocation.regreedy (moves from the last round's S) gives eq (5)'s greedy allocation, from starts
+    near and far (above C, beyond s_max), with ties, zero and near-underflow alphas."""
+    from specedge.serving.allocation import regreedy
+    from specedge.solvers.tran2025 import greedy
+
+    rng = np.random.default_rng(8)
+    for k in range(3000):
+        n = int(rng.integers(1, 70))
+        alpha = (rng.choice([0.0, 0.3, 0.5, 0.8, 1 - 1e-9, 1e-200], n) if k % 3 == 0 else rng.random(n)).tolist()
+        weights = rng.choice([0.5, 1.0, 2.0], n).tolist() if k % 2 else (1 / rng.uniform(0.5, 9, n)).tolist()
+        c, s_max = int(rng.integers(0, 3 * n + 3)), (None if k % 4 else int(rng.integers(0, 6)))
+        want = greedy(alpha, weights, c, s_max)
+        near = [max(0, s + int(d)) for s, d in zip(want, rng.integers(-1, 2, n))]
+        far = rng.integers(0, 8, n).tolist()
+        for start in (want, near, far, [0] * n):
+            assert regreedy(start, alpha, weights, c, s_max) == want, (k, start)
+
+
+def test_goodspeed_allocator_warm_start_gives_the_greedy_every_round():
+    """GoodspeedAllocator's rounds (regreedy from its last S) equal a fresh greedy of the same estimates."""
+    from specedge.serving.allocation import GoodspeedAllocator
+    from specedge.serving.interfaces import Outcome
+    from specedge.solvers.tran2025 import greedy
+
+    rng = np.random.default_rng(2)
+    alloc = GoodspeedAllocator(40, beta=0.5)
+    s = alloc.initial(list(range(16)))
+    for _ in range(300):
+        outs = []
+        for c, k in s.items():
+            n = int(rng.integers(0, k + 1))
+            outs.append(Outcome(c, k, n, float(n) + rng.random() if k else 0.0))
+        s = alloc.update(outs)
+        a = [min(alloc.alpha_hat[c], 1 - 1e-9) for c in range(16)]
+        assert list(s.values()) == greedy(a, [1 / alloc.X[c] for c in range(16)], 40)

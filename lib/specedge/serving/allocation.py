@@ -5,6 +5,7 @@ verified batch with that batch's outcomes.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import ClassVar, Sequence
 
@@ -12,6 +13,59 @@ import numpy as np
 
 from ..solvers.tran2025 import greedy
 from .interfaces import Outcome
+
+
+def regreedy(start: list[int], alpha: list[float], weights: list[float], capacity: int,
+             s_max: int | None = None) -> list[int]:
+    """``solvers.tran2025.greedy(alpha, weights, capacity, s_max)``'s allocation, reached from ``start`` (the
+    last round's) by moving single draft tokens: the allocator's fast copy (a round moves 0-2 tokens at 8
+    clients, where the greedy makes C heap steps; ``tests/test_twin_fastpaths.py`` compares them).
+
+    The greedy hands out the C draft tokens of eq (5) in decreasing marginal gain w_i alpha_i^k (ties:
+    lower client first), stopping at a gain <= 0: its allocation is the set of the C best (gain, client)
+    keys with gain > 0. A per-client prefix is that set when every client's last kept key beats every
+    client's next key, no kept gain is <= 0, and C tokens are given (or no positive next gain is left):
+    moves restore that. Each client's gains must fall strictly with k, true for alpha <= 1 - 1e-9 while
+    they stay normal floats; otherwise (near underflow) the greedy itself runs."""
+    cap = s_max if s_max is not None else capacity
+    if capacity <= 0 or cap <= 0:
+        return [0] * len(alpha)
+    low = min(alpha)
+    if low <= 0.0:           # zero gains never count: the smallest positive alpha bounds the rest
+        low = min((a for a in alpha if a > 0.0), default=1.0)
+    if min(weights) * low ** cap < 1e-290:
+        return greedy(alpha, weights, capacity, s_max)
+    inf = math.inf
+    s = list(start) if 0 <= min(start) and max(start) <= cap else [min(max(k, 0), cap) for k in start]
+    # per client: the gain of its last kept token (inf: none kept) and of its next one (-inf: at the cap);
+    # the worst kept is the lowest gain (ties: the higher client), the best next the highest (ties: the lower)
+    kept = [w * a ** k if k > 0 else inf for a, w, k in zip(alpha, weights, s)]
+    nxt = [w * a ** (k + 1) if k < cap else -inf for a, w, k in zip(alpha, weights, s)]
+    last = len(s) - 1
+
+    def move(i, d):          # client i gets d (+1 or -1) tokens more
+        k = s[i] = s[i] + d
+        a, w = alpha[i], weights[i]
+        kept[i] = w * a ** k if k > 0 else inf
+        nxt[i] = w * a ** (k + 1) if k < cap else -inf
+
+    total = sum(s)
+    while True:
+        g, h = min(kept), max(nxt)
+        if g != inf and (total > capacity or g <= 0.0):
+            move(last - kept[::-1].index(g), -1)
+            total -= 1
+        elif h > 0.0 and total < capacity:
+            move(nxt.index(h), 1)
+            total += 1
+        elif h > 0.0 and g <= h:   # a kept token no better than the best next one: swap them
+            worst, best = last - kept[::-1].index(g), nxt.index(h)
+            if g == h and worst < best:   # a tie the kept token's client wins (the lower client first)
+                return s
+            move(worst, -1)
+            move(best, 1)
+        else:
+            return s
 
 
 @dataclass
@@ -99,6 +153,7 @@ class GoodspeedAllocator:
     alpha_hat: dict[int, float] = field(default_factory=dict)
     X: dict[int, float] = field(default_factory=dict)
     _sorted: list[int] | None = field(default=None, init=False, repr=False, compare=False)   # clients, sorted once
+    _last: list[int] | None = field(default=None, init=False, repr=False, compare=False)     # their last S (regreedy's start)
 
     def __post_init__(self):
         for name in ("eta", "beta"):
@@ -112,14 +167,18 @@ class GoodspeedAllocator:
         clients, alpha_hat, X, top = self._sorted, self.alpha_hat, self.X, 1 - 1e-9
         if clients is None or len(clients) != len(alpha_hat):
             clients = self._sorted = sorted(alpha_hat)
+            self._last = None
         a = [float(min(alpha_hat[c], top)) for c in clients]
         w = [1.0 / float(X[c]) for c in clients]
-        return dict(zip(clients, greedy(a, w, self.capacity, self.s_max)))
+        last = self._last
+        self._last = last = (greedy(a, w, self.capacity, self.s_max) if last is None
+                             else regreedy(last, a, w, self.capacity, self.s_max))
+        return dict(zip(clients, last))
 
     def initial(self, clients: Sequence[int]) -> dict[int, int]:
         self.alpha_hat = {c: self.alpha0 for c in clients}
         self.X = {c: self.x0 for c in clients}
-        self._sorted = None
+        self._sorted = self._last = None
         return self._solve()
 
     def update(self, outcomes: Sequence[Outcome]) -> dict[int, int]:
