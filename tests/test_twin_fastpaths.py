@@ -18,7 +18,8 @@ def _rows_frame(rows):
 
 
 @pytest.mark.parametrize("values", [[1, None, 3], [None, None], [1.5, None, 2.0], [1, 2.5, 3], [np.float64(1.0), 2.0],
-                                    ["a", "b"], [True, False], [1, 2**40], [1, np.int64(2)], [2, 4, 8]])
+                                    ["a", "b"], [True, False], [1, 2**40], [1, np.int64(2)], [2, 4, 8],
+                                    [0.5, 0.5, 2, 2], [1, 1, 2.0, None]])
 def test_log_frame_is_built_as_from_rows(values):
     """_frame (column by column) gives pd.DataFrame(rows)'s frame: dtypes, values and CSV bytes."""
     rows = [["p", k, 0, k, 1, 1, 2, 0.1 * k, 0.0, 0.0, 0.1, 0.0, 0.2, 10, 5, 0.5, 1.0, 1.5, v, v, ""]
@@ -26,6 +27,8 @@ def test_log_frame_is_built_as_from_rows(values):
     old, new = _rows_frame(rows), twin._frame(rows)
     pd.testing.assert_frame_equal(old, new)
     assert old.to_csv(index=False) == new.to_csv(index=False)
+    many = [r[:] for r in rows for _ in range(twin._BLOCK // 2 + 1)]   # the values over blocks (their kinds differ)
+    pd.testing.assert_frame_equal(_rows_frame(many), twin._frame(many))
     empty = twin._frame([])
     assert list(empty.columns) == LOG_COLUMNS and empty.empty
 
