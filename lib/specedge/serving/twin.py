@@ -467,6 +467,7 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
         send = down if times.send is None else times.send
         cache, kv = workload.cache, workload.kv_bytes_per_token
         a_c, speed = slo_of.get(i, (None, None))
+        inf = math.inf
         fixed = spec.draft_rule != "server"
         me = gens[i]
         # per domain: the stop rule's outcome table (a controlled draw is one index into it) or the
@@ -511,17 +512,17 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             now = env.now
             if prompt != session_of:
                 session_of, session = prompt, f"{i}-{prompt}"
-            p = Pending(i, session, rnd, now, s, n_new, n_cached, slo_class, None, None,
-                        (n_new + n_cached) * kv, bytes_up(s))
+            deadline = g = None
             if slo_class is not None:
                 tn = tu + down(i)
-                if 0 <= td < math.inf and 0 <= tn < math.inf:   # eqs (5)-(6) inline, as slo.budget computes them
+                if 0 <= td < inf and 0 <= tn < inf:   # eqs (5)-(6) inline, as slo.budget computes them
                     g = a_c * float(s)
                     budget = g / speed - td - tn
-                else:                                             # slo.budget names the bad value
-                    budget, g = slo.budget(a_c, s, speed, td, tn), None
-                p.deadline = now + budget
-                p.expected_tokens = g
+                else:                                   # slo.budget names the bad value
+                    budget = slo.budget(a_c, s, speed, td, tn)
+                deadline = now + budget
+            p = Pending(i, session, rnd, now, s, n_new, n_cached, slo_class, deadline, g, (n_new + n_cached) * kv,
+                        bytes_up(s))
             meta[i] = (me, td, draw, drawn)
             queue.append(p)
             if idle:
