@@ -205,3 +205,17 @@ def test_goodspeed_allocator_warm_start_gives_the_greedy_every_round():
         s = alloc.update(outs)
         a = [min(alloc.alpha_hat[c], 1 - 1e-9) for c in range(16)]
         assert list(s.values()) == greedy(a, [1 / alloc.X[c] for c in range(16)], 40)
+
+
+def test_ns_le_is_the_grid_comparison():
+    """timegrid.ns_le decides by the floats only where they imply the grid's answer: it equals
+    ns_scalar(x) <= ns_scalar(y) on near-ties (within a nanosecond, either side), far pairs, inf and nan."""
+    from specedge.serving.timegrid import ns_le, ns_scalar
+
+    rng = np.random.default_rng(6)
+    x = rng.uniform(0, 1e4, 20000)
+    y = x + rng.choice([-1, 1], x.size) * rng.choice([0.0, 2e-10, 5e-10, 7e-10, 1e-9, 1.5e-9, 1e-6, 1.0], x.size)
+    pairs = list(zip(x.tolist(), y.tolist())) + [(math.inf, 1.0), (1.0, math.inf), (math.inf, math.inf),
+                                                 (-math.inf, 0.0), (math.nan, 1.0), (1.0, math.nan)]
+    assert [ns_le(a, b) for a, b in pairs] == [ns_scalar(a) <= ns_scalar(b) for a, b in pairs]
+    assert any(a > b and ns_le(a, b) for a, b in pairs)    # ties within a nanosecond occur and count as <=

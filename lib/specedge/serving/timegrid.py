@@ -27,6 +27,12 @@ def ns_scalar(t: float) -> float:
     return float(round(t * 1e9)) if -_BIG < t < _BIG else t * 1e9
 
 
+def ns_le(x: float, y: float) -> bool:
+    """``ns_scalar(x) <= ns_scalar(y)``, decided by the floats where they already imply it: ``ns`` is
+    monotone (x <= y gives ns(x) <= ns(y)), so only x > y needs the grid (a tie within a nanosecond)."""
+    return x <= y or ns_scalar(x) <= ns_scalar(y)
+
+
 def on_grid(t: float) -> float:
     """Seconds rounded to the nearest nanosecond."""
     return round(float(t), 9)

@@ -30,7 +30,7 @@ import numpy as np
 
 from .estimator import Estimator
 from .interfaces import Pending
-from .timegrid import ns, ns_scalar as _ns
+from .timegrid import ns, ns_le
 
 SHORT = 128   # queue length up to which a decision runs on plain floats; numpy arrays beyond (their fixed
               # cost per call outweighs plain floats up to ~130 requests on the AMD EPYC of figures/bench)
@@ -69,7 +69,6 @@ class WISPBatcher:
         queues up to ``SHORT`` requests (numpy's fixed cost per call outweighs its speed there)."""
         est, delta, density = self.estimator, self.delta, self.density
         a, b_compute, b_read, c = est.a, est.b_compute, est.b_read, est.c
-        t_now = _ns(now)
         rows, keys = [], []
         for i, p in enumerate(queue):
             new, cached = float(p.n_new), float(p.n_cached)
@@ -79,8 +78,8 @@ class WISPBatcher:
             if d is None:                                                    # eq (17): never critical
                 d, crit = math.inf, False
             else:
-                crit = t_now >= _ns(d - v - delta)
-            late = crit and _ns(now + v) > _ns(d)
+                crit = ns_le(d - v - delta, now)
+            late = crit and not ns_le(now + v, d)
             g = p.expected_tokens
             g = float(g) if g is not None else float(p.n_draft)              # _expected
             key = d if (crit or not density) else -g / (v if v > 1e-12 else 1e-12)   # eq (16), decreasing
@@ -112,7 +111,7 @@ class WISPBatcher:
         a, b_compute, b_read, c = est.a, est.b_compute, est.b_read, est.c
         limit = len(idx) if self.max_batch is None else min(len(idx), self.max_batch)
         used = lin = inter = cached_sum = 0.0
-        d_min = ns_min = math.inf
+        d_min = math.inf
         k = 0
         for i in idx[:limit]:
             late, _, new, cached, d, memory = rows[i]
@@ -122,10 +121,9 @@ class WISPBatcher:
             cached_sum += cached
             if not late and d < d_min:
                 d_min = d
-                ns_min = _ns(d)
             t_hat = a * lin + b_compute * inter + b_read * cached_sum + c   # est.time, eq (19), floored at 0
             t_hat = t_hat if t_hat > 0.0 else 0.0
-            if not (used <= budget and _ns(now + t_hat) <= ns_min):         # eqs (14) and (15)
+            if not (used <= budget and ns_le(now + t_hat, d_min)):          # eqs (14) and (15)
                 break                                                       # stop at the first violation
             k += 1
         if k == 0 and rows[idx[0]][5] > budget:
