@@ -168,8 +168,8 @@ class GoodspeedAllocator:
         if clients is None or len(clients) != len(alpha_hat):
             clients = self._sorted = sorted(alpha_hat)
             self._last = None
-        a = [float(min(alpha_hat[c], top)) for c in clients]
-        w = [1.0 / float(X[c]) for c in clients]
+        a = [float(top if top < x else x) for x in map(alpha_hat.__getitem__, clients)]   # min(alpha_i, top)
+        w = [1.0 / float(x) for x in map(X.__getitem__, clients)]
         last = self._last
         self._last = last = (greedy(a, w, self.capacity, self.s_max) if last is None
                              else regreedy(last, a, w, self.capacity, self.s_max))

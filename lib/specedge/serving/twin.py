@@ -190,7 +190,7 @@ class TraceAcceptance:
         def draw(s: int) -> tuple[int, float]:
             if s <= 0:
                 return 0, 0.0
-            j = int(ints(nr))
+            j = ints(nr)
             length, run, totals, _, _ = rounds[j]
             if length >= s:   # the common case: one traced round holds the whole window
                 return (run if run < s else s), totals[s]
