@@ -123,3 +123,29 @@ def test_sync_rounds_waits_for_every_active_client_even_with_a_long_queue():
     assert SyncRounds().form(q, 0.2, frozenset({0, 1})) == []
     b = Pending(1, "b", 0, 0.2, 2, 3)
     assert SyncRounds().form(q + [b], 0.3, frozenset({0, 1})) == [q[0], b]
+
+
+class _StopAt:
+    """A stop rule's outcome fixed: every round drafts ``s`` tokens (the rule flags position s + 1 unless
+    s reaches the window), all accepted."""
+    def __init__(self, s):
+        self.s = s
+
+    def draw_controlled(self, rng, draft, domain, temperature, gamma, rule):
+        s = min(self.s, gamma)
+        return s, s, float(s)
+
+
+@pytest.mark.parametrize("s_rule", [0, 3, 8])
+def test_a_round_the_stop_rule_ended_costs_the_pass_it_judged(s_rule):
+    """WISP's controller judges position S + 1's logits before it stops (serving.drafter: one draft-model
+    pass more than the S tokens it sends; a real S = 0 round takes a pass, data/serving_validation);
+    a round that reached its window (gamma = 8) or the response's end takes its S passes only."""
+    spec = ClientSpec("draft-xs", ("code",), 1, 40, gamma=8, draft_rule="predictor:mlp")
+    times = Times([lambda k: 0.01 * k], AffineTokens(0.02, 0.0))
+    log = simulate(Workload("target-m", (spec,), capacity=8), SyncRounds(), FixedS(8, 1), times, _StopAt(s_rule), seed=0)
+    left = 40 - (log.tokens.cumsum() - log.tokens).to_numpy()          # tokens still to make at each round
+    judged = (log.S.to_numpy() < 8) & (log.S.to_numpy() < left - 1)
+    assert judged.any() == (s_rule < 8)
+    assert np.allclose(log.t_draft, 0.01 * (log.S + judged))
+    assert (log.S == s_rule).sum() >= 3

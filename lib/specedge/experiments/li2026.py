@@ -248,8 +248,10 @@ def former(point: Point, est: Estimator):
 
 
 def times(point: Point, est: Estimator) -> Times:
+    """The point's step times: k draft passes at ``draft_rate`` tokens/s (a round the stop rule ended takes
+    one pass more than its S tokens: ``twin.Times``), eq (19) with the setting's noise, ``latency`` each way."""
     st = point.setting
-    draft = [lambda s, r=st.draft_rate: s / r] * point.devices
+    draft = [lambda k, r=st.draft_rate: k / r] * point.devices
     return Times(draft=draft, verify=noisy(est, st.noise, point.seed),
                  up=lambda c, s, l=st.latency: l, down=lambda c, l=st.latency: l)
 

@@ -167,13 +167,14 @@ def turnaround(runs: dict, key) -> np.ndarray:
 VERIFY = ("eq (19), other runs", "measured passes, eq (19) of this run")
 
 
-def replay_run(runs: dict, key, verify: str = VERIFY[0], scale: str = "full", seed: int = 0):
+def replay_run(runs: dict, key, verify: str = VERIFY[0], scale: str = "full", seed: int = 0, modelled: bool = False):
     """The replay of the real run ``key`` = (paper, policy, N) with fresh policy objects, the server's
     wake-up latency of the other runs and, as verification time, eq (19) fitted to the other runs'
     batches (``VERIFY[0]``, a prediction) or each pass the real run made its measured time and eq (19)
     fitted to this run's passes for any other batch (``VERIFY[1]``: the queueing and batching model
-    alone, given the verifier's speed during this run). Returns (log, {"mismatched": rounds with another S, "rounds", "passes
-    measured", "passes modelled"})."""
+    alone, given the verifier's speed during this run); ``modelled``: the drafting, gap and link times
+    replaced by the stochastic twin's models of them (``modelled_rounds``; with ``VERIFY[0]``). Returns
+    (log, {"mismatched": rounds with another S, "rounds", "passes measured", "passes modelled"})."""
     from ..serving.replay import mismatches, replay
 
     if verify not in VERIFY:
@@ -181,9 +182,12 @@ def replay_run(runs: dict, key, verify: str = VERIFY[0], scale: str = "full", se
     paper, pol, n = key
     former, alloc = policies(paper, pol, n, seed)
     wl, d, t = workload(paper, n, scale, seed), dispatch(runs, key), turnaround(runs, key)
+    if modelled and verify != VERIFY[0]:
+        raise ValueError(f"modelled: the stochastic twin's time models go with verify={VERIFY[0]!r}, got {verify!r}")
     if verify == VERIFY[0]:
         model = verify_model(runs, key, seed)
-        log = replay(runs[key], wl, former, alloc, model, label=pol, dispatch=d, turnaround=t, seed=seed)
+        log = replay(runs[key], wl, former, alloc, model, label=pol, dispatch=d, turnaround=t, seed=seed,
+                     rounds=modelled_rounds(runs[key], wl) if modelled else None)
     else:
         log, model = replay_measured(runs[key], wl, former, alloc, pol, d, t, seed)
     bad, total = mismatches(log)
@@ -204,28 +208,72 @@ def replay_measured(real: pd.DataFrame, wl, former, alloc, label: str, dispatch:
     return replay(real, wl, former, alloc, model, label=label, dispatch=dispatch, turnaround=turnaround, seed=seed), model
 
 
+def draft_passes(rounds: pd.DataFrame, spec) -> np.ndarray:
+    """The draft-model passes the twin charges for each of a client's real ``rounds`` (``twin.simulate``):
+    S, plus one where the client's stop rule ended the round before its window (the pass whose logits the
+    rule judged; a round that the response's end capped below the window counts as one the rule ended,
+    the rare exception), 0 where it drafted nothing."""
+    s = rounds["S"].to_numpy(int)
+    ruled = spec.draft_rule.startswith("predictor:")
+    return np.where(rounds["t_draft"].to_numpy(float) > 0, s + (ruled & (s < spec.gamma)), 0)
+
+
+def time_models(log: pd.DataFrame, wl) -> dict[int, dict]:
+    """What the stochastic twin models of the real run ``log`` where the replay keeps the measured values,
+    per client: drafting time e0 + e1 k for k draft passes (least squares over its rounds after the first,
+    whose time includes the prompt; ``draft_passes``), its median gap between rounds, uplink and reply
+    time (``replay.real_rounds``)."""
+    from ..serving.replay import real_rounds
+
+    out = {}
+    for c, r in real_rounds(log).items():
+        k, t = draft_passes(r, wl.clients[c]), r["t_draft"].to_numpy(float)
+        later = (r["round"].to_numpy() > 0) & (k > 0)
+        if np.unique(k[later]).size >= 2:
+            e1, e0 = np.polyfit(k[later].astype(float), t[later], 1)
+        else:
+            e1, e0 = (float(np.median(t[later] / k[later])) if later.any() else 0.0), 0.0
+        out[c] = dict(e0=max(float(e0), 0.0), e1=max(float(e1), 0.0),
+                      gap=float(r["gap"].iloc[1:].median()) if len(r) > 1 else 0.0,
+                      up=float(r["up"].median()), down=float(r["down"].median()))
+    return out
+
+
+def drafting_time(m: dict, k: int) -> float:
+    """Seconds of ``k`` draft passes under a client's ``time_models`` entry (0 passes: nothing drafted)."""
+    return m["e0"] + m["e1"] * k if k > 0 else 0.0
+
+
+def modelled_rounds(log: pd.DataFrame, wl) -> dict[int, pd.DataFrame]:
+    """``replay.real_rounds(log)`` with the times the stochastic twin models replaced by its models
+    (``time_models``): the replay of these keeps the real outcomes and measures the time models' share
+    of the stochastic twin's difference from the replay."""
+    from ..serving.replay import real_rounds
+
+    models, out = time_models(log, wl), {}
+    for c, r in real_rounds(log).items():
+        m = models[c]
+        k = draft_passes(r, wl.clients[c])
+        out[c] = r.assign(t_draft=[drafting_time(m, int(x)) for x in k], gap=m["gap"], up=m["up"], down=m["down"])
+    return out
+
+
 def stochastic_run(runs: dict, key, acceptance, scale: str = "full", seed: int = 0) -> pd.DataFrame:
     """The stochastic twin (``twin.simulate``: acceptance drawn from the traces) of the real run ``key``,
-    with what the replay takes from the real run replaced by models of it: per client drafting time
-    d0 + d1 S (``twin.fit_times``) plus its median gap between rounds, its median uplink and reply time
-    (``replay.real_rounds``), the replay's verification model, the same number of rounds."""
+    with what the replay takes from the real run replaced by models of it (``time_models``), the replay's
+    verification model and the same number of rounds."""
     from dataclasses import replace
 
-    from ..serving.replay import real_rounds
     from ..serving.run import PROMPT_TOKENS
-    from ..serving.twin import Times, fit_times, simulate
+    from ..serving.twin import Times, simulate
 
     paper, pol, n = key
     real = runs[key]
     wl = workload(paper, n, scale, seed)
     wl = replace(wl, clients=tuple(replace(c, prompt_tokens=PROMPT_TOKENS) for c in wl.clients))
-    fitted, _ = fit_times(real, n)
-    rr = real_rounds(real)
-    gap = {c: float(r["gap"].iloc[1:].median()) if len(r) > 1 else 0.0 for c, r in rr.items()}
-    up = {c: float(r["up"].median()) for c, r in rr.items()}
-    down = {c: float(r["down"].median()) for c, r in rr.items()}
-    times = Times([lambda s, f=fitted.draft[c], g=gap[c]: f(s) + g for c in range(n)], verify_model(runs, key, seed),
-                  up=lambda c, s: up[c], down=lambda c: down[c])
+    m = time_models(real, wl)
+    times = Times([lambda k, mc=m[c]: drafting_time(mc, k) + mc["gap"] for c in range(n)], verify_model(runs, key, seed),
+                  up=lambda c, s: m[c]["up"], down=lambda c: m[c]["down"])
     former, alloc = policies(paper, pol, n, seed)
     return simulate(wl, former, alloc, times, acceptance, rounds=int(real["batch"].nunique()), seed=seed, label=pol)
 
@@ -295,6 +343,13 @@ def validation(runs: dict, paper: str, acceptance=None, scale: str = "full", see
     if acceptance is not None:
         pairs = {k: (replays[k, VERIFY[0]], stochastic_run(runs, k, acceptance, scale, seed)) for k in keys}
         stoch = judge(compare(pairs), floor).rename(columns={"real": "replay", "twin": "stochastic"})
+        # the stochastic twin's difference in two steps: its time models alone (the replay of the real
+        # outcomes with modelled times), then its acceptance draws (stochastic vs that replay)
+        steps = compare({k: (replays[k, VERIFY[0]], replay_run(runs, k, VERIFY[0], scale, seed, modelled=True)[0])
+                         for k in keys}).rename(columns={"twin": "modelled_times", "diff_pct": "time_models_pct"})
+        on = ["paper", "policy", "n_clients", "metric", "quantile"]
+        stoch = stoch.merge(steps[on + ["modelled_times", "time_models_pct"]], on=on, how="left", validate="1:1")
+        stoch["acceptance_pct"] = 100 * (stoch["stochastic"] / stoch["modelled_times"] - 1)
     return real, stoch, pd.DataFrame(counts)
 
 
@@ -357,9 +412,11 @@ def mechanisms(runs: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def notes(mech: pd.DataFrame, counts: pd.DataFrame, paper: str) -> dict[str, str]:
+def notes(mech: pd.DataFrame, counts: pd.DataFrame, paper: str, stoch: pd.DataFrame | None = None) -> dict[str, str]:
     """The measured mechanism behind each comparison's residual (``add_rows``' notes) for ``paper``'s runs,
-    from ``mechanisms`` (twin_vs_real_mechanisms.csv) and ``validation``'s counts (twin_vs_real_counts.csv)."""
+    from ``mechanisms`` (twin_vs_real_mechanisms.csv), ``validation``'s counts (twin_vs_real_counts.csv)
+    and its stochastic table's two steps (stochastic_vs_replay.csv: the time models alone, then the
+    acceptance draws)."""
     m, c = mech[mech.paper == paper], counts[(counts.paper == paper) & (counts.verify == VERIFY[1])]
     ratio = m.pass_vs_eq19_other_runs
     far = m.loc[ratio.sub(1).abs().idxmax()]
@@ -377,9 +434,27 @@ def notes(mech: pd.DataFrame, counts: pd.DataFrame, paper: str) -> dict[str, str
                        "their measured drafting times carry the real run's timeline: a queueing delay below a millisecond "
                        f"moves with it (post-verification work p90 up to {m.post_verify_ms_p90.max():.1f} ms, Python's GIL "
                        f"switch interval {m.gil_switch_interval_ms.iloc[0]:.0f} ms between the scheduling and gRPC threads)",
-            "stochastic": "the replay keeps each round's real drafting time (the drafters share one core: heavy-tailed) "
+            "stochastic": stochastic_note(stoch[stoch.paper == paper], m) if stoch is not None else
+                          "the replay keeps each round's real drafting time (the drafters share one core: heavy-tailed) "
                           "and outcome; the stochastic twin draws acceptance (and stop-rule rounds) from other prompts' "
-                          "traces and drafts in d0 + d1*S"}
+                          "traces and drafts in e0 + e1 k for k draft passes"}
+
+
+def stochastic_note(stoch: pd.DataFrame, mech: pd.DataFrame) -> str:
+    """The stochastic twin's p50 difference from the replay in its two steps (``validation``): the worst
+    |difference| of the time models alone (queueing delay aside: sub-millisecond), with the drafters'
+    core share of that run (``mechanisms``), and of the acceptance draws."""
+    t = stoch[(stoch["quantile"] == "p50") & (stoch["metric"] != "queue_s")]
+    w = t.loc[t["time_models_pct"].abs().idxmax()]
+    a = t.loc[t["acceptance_pct"].abs().idxmax()]
+    share = mech[(mech.policy == w.policy) & (mech.n_clients == w.n_clients)]["drafter_core_share"]
+    return (f"in two steps (stochastic_vs_replay.csv, p50): the twin's time models alone (drafting e0 + e1 k for k draft "
+            f"passes, median gap and link times, where the replay keeps each round's measured times) differ by up to "
+            f"{abs(w.time_models_pct):.0f} % ({METRICS[w.metric]}, {w.policy} N = {w.n_clients}, whose drafters shared one "
+            f"core, getting {float(share.iloc[0]):.0%} of it each: the twin gives every device its own processor, "
+            f"{abs(t.loc[t.n_clients == t.n_clients.min(), 'time_models_pct']).max():.0f} % at N = {t.n_clients.min()}); "
+            f"the acceptance drawn from other prompts' traces then moves it by up to {abs(a.acceptance_pct):.0f} % "
+            f"({METRICS[a.metric]}, {a.policy} N = {a.n_clients})")
 
 
 def figure(table: pd.DataFrame, hue: str = "verify"):

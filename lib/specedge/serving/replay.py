@@ -113,17 +113,19 @@ def turnaround_latency(log: pd.DataFrame) -> np.ndarray:
 
 def replay(log: pd.DataFrame, workload: Workload, former: BatchFormer, allocator: DraftAllocator,
            verify: VerifyTimeModel, *, label: str = "", dispatch: float = 0.0, turnaround=0.0,
-           seed: int = 0) -> pd.DataFrame:
+           seed: int = 0, rounds: dict[int, pd.DataFrame] | None = None) -> pd.DataFrame:
     """The real run ``log`` replayed (module docstring); returns the per-round log (LOG_COLUMNS,
     ``system="replay"``, plus ``up``, ``n_new``, ``n_cached``, ``accept_prob_sum`` and ``mismatch``:
-    the replay's S differs from the real run's)."""
+    the replay's S differs from the real run's). ``rounds``: ``real_rounds(log)`` with some of the
+    replayed times replaced (e.g. by the stochastic twin's models of them, to measure what those models
+    alone cost); default ``real_rounds(log)``."""
     turns = np.atleast_1d(np.asarray(turnaround, float))
     turns = turns if len(turns) else np.zeros(1)    # no back-to-back passes measured: none is charged
     for name, v in (("dispatch", np.atleast_1d(dispatch)), ("turnaround", turns)):
         if not (len(v) and np.isfinite(v).all() and (v >= 0).all()):
             raise ValueError(f"{name}: must be finite numbers >= 0 s, got {v!r}")
     rng = np.random.default_rng(np.random.SeedSequence(seed))
-    rounds = real_rounds(log)
+    rounds = real_rounds(log) if rounds is None else rounds
     specs = workload.clients
     if set(rounds) - set(range(len(specs))):
         raise ValueError(f"log: clients {sorted(set(rounds) - set(range(len(specs))))} are not in the workload "

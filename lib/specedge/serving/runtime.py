@@ -4,8 +4,8 @@ A hardware profile's runtime entry names its kind (``hardware.KINDS``); ``verify
 builds the model of that kind, a ``VerifyTimeModel`` (seconds of one batched pass over a batch of
 ``Pending``), which the twin, the notebooks and WISP's scheduler call alike:
 
-- ``affine_tokens``       T = c0 + c_tok * tokens (tran2025's H100 pass; ``twin.fit_times``' fit of a real
-                          run), tokens = sum over the batch of S_i + 1, the verified tokens of each request;
+- ``affine_tokens``       T = c0 + c_tok * tokens (tran2025's H100 pass), tokens = sum over the batch of
+                          S_i + 1, the verified tokens of each request;
 - ``affine_interactions`` T = a*N_linear + b_compute*N_interactions + b_read*N_cached + c (li2026 eq 19):
                           ``estimator.Estimator``, which is also Appendix C's fit; ``fit_log_batches`` fits
                           it to the passes a real server logged (``log_batches``: the replay's model).

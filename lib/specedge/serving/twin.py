@@ -12,9 +12,10 @@ the real run writes, so one set of metric definitions serves both (LLMServingSim
 - Acceptance: ``TraceAcceptance`` draws each round's per-position outcomes from the zoo's measured
   traces (``data/traces/li2026_traces.csv.gz``: target-m with each draft, per domain and temperature),
   ``IIDAcceptance`` from a fixed alpha (tests).
-- Times: ``Times`` (per-client draft time per token, verification time of a batch, link) built from
-  a hardware profile (the verification time: ``runtime.verify_model``) or fitted to a real run
-  (``fit_times``: a ``runtime.AffineTokens``).
+- Times: ``Times`` (per-client drafting time of k draft-model passes, verification time of a batch,
+  link) built from a hardware profile (the verification time: ``runtime.verify_model``) or fitted to a
+  real run (``experiments.serving_validation.time_models``). A round of S tokens takes S passes; one
+  that a stop rule ended before its window S + 1 (the pass whose logits it judged: ``serving.drafter``).
 - Events: a plain heap loop (``_Loop``) that orders events exactly as SimPy does (time, priority,
   scheduling order); it replaced ``simpy.Environment`` with every log unchanged (tests/test_twin_golden.py).
 """
@@ -35,7 +36,6 @@ import pandas as pd
 from .. import paths
 from . import slo
 from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Outcome, Pending
-from .runtime import AffineTokens
 from .uniform_ints import Ints
 from .workload import Workload
 
@@ -251,7 +251,8 @@ class TraceAcceptance:
 # --------------------------------------------------------------------------- times
 @dataclass
 class Times:
-    """Seconds of each step. ``draft[c](s)``: client c drafting s tokens; ``verify(batch)``: one
+    """Seconds of each step. ``draft[c](k)``: client c's k draft-model passes (module docstring: S tokens,
+    plus the judged position when a stop rule ended the round); ``verify(batch)``: one
     batched verification; ``up(c, s)`` / ``down(c)``: the request and the reply on the link (the
     client's wait: latency + transmission); ``send(c)``: the server's own time putting the reply on
     the link (the log's ``t_send``, what the real server measures; ``None``: ``down(c)``)."""
@@ -262,38 +263,6 @@ class Times:
     bytes_up: Callable[[int], int] = lambda s: 40 + 8 * s
     bytes_down: int = 50
     send: Callable[[int], float] | None = None
-
-
-def fit_times(log: pd.DataFrame, num_clients: int) -> tuple[Times, dict]:
-    """Times fitted to a real run's log: per-client draft time d0 + d1*S, verify c0 + c1*sum(S+1),
-    up and down as the median measured per client. Returns the Times and the fitted numbers."""
-    rows = log[(log["event"] == "") & log["t_verify"].notna()]
-    if rows.empty:
-        raise ValueError("log: no verified rounds to fit times from")
-    fits = {}
-    draft = []
-    for c in range(num_clients):
-        r = rows[(rows["client"] == c) & (rows["round"] > 0)]
-        if len(r) < 2 or r["S"].nunique() < 2:
-            d1 = float((r["t_draft"] / r["S"].clip(lower=1)).median()) if len(r) else 0.0
-            d0 = 0.0
-        else:
-            d1, d0 = np.polyfit(r["S"].astype(float), r["t_draft"].astype(float), 1)
-        d0, d1 = max(float(d0), 0.0), max(float(d1), 0.0)
-        fits[f"draft_{c}"] = (d0, d1)
-        draft.append(lambda s, d0=d0, d1=d1: d0 + d1 * s if s > 0 else 0.0)
-    b = rows[rows["round"] > 0].groupby("batch").agg(t=("t_verify", "first"), tok=("S", lambda s: float((s + 1).sum())))
-    if b["tok"].nunique() > 1:
-        c1, c0 = np.polyfit(b["tok"], b["t"], 1)
-    else:
-        c1, c0 = 0.0, float(b["t"].median())
-    c0, c1 = max(float(c0), 0.0), max(float(c1), 0.0)
-    fits["verify"] = (c0, c1)
-    up = rows.groupby("client")["up"].median().to_dict() if "up" in rows else {}
-    down = rows.groupby("client")["t_send"].median().to_dict()
-    fits["up"], fits["down"] = up, down
-    times = Times(draft, AffineTokens(c0, c1), up=lambda c, s: float(up.get(c, 0.0)), down=lambda c: float(down.get(c, 0.0)))
-    return times, fits
 
 
 # --------------------------------------------------------------------------- the event loop
@@ -482,6 +451,7 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             left = limit - made
             domain = domains[(prompt // per_domain) % n_domains]
             drawn = draw = None
+            judged = False
             if controlled:  # the drafter's stop rule decides S; its outcome is drawn with it
                 if fast:
                     table = tables.get(domain)
@@ -490,6 +460,8 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                     s, n, aps = table[ints(len(table))]
                 else:
                     s, n, aps = acceptance.draw_controlled(rng, draft, domain, temperature, gamma, rule)
+                # the rule ended the round before its window: it judged one more position's logits
+                judged = s < gamma and s < left - 1
                 s = s if s < left else left - 1
                 s = s if s > 0 else 0
                 drawn = (n if n < s else s, aps)
@@ -501,7 +473,7 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                 if draw is None:
                     draw = draws[domain] = (acceptance.drawer(rng, draft, domain, temperature) if fast else
                                             lambda k, d=domain: acceptance.draw(rng, draft, d, temperature, k))
-            td = draft_time(s)
+            td = draft_time(s + 1 if judged else s)
             tu = up(i, s)
             yield float(td + tu)
             unseen = prompt_tokens if made == 0 else 1   # the prompt, or last round's correction
