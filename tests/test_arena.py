@@ -61,6 +61,7 @@ def test_scenario_errors_name_the_file_and_the_key(tmp_path):
     assert "key 'device_classes.l4.runtime'" in _broken(tmp_path, lambda t: t.replace("runtime: draft_small", "runtime: verify"))
     assert "key 'workload.temperature'" in _broken(tmp_path, lambda t: t.replace("temperature: 0.0", "temperature: 0.5"))
     assert "key 'sweep.reference'" in _broken(tmp_path, lambda t: t.replace("devices: 8, mix: mixed}", "devices: 9, mix: mixed}"))
+    assert "key 'workload.gamma'" in _broken(tmp_path, lambda t: t.replace("gamma: 4 ", "gamma: 6 "))
     assert "key 'server.runtime'" in _broken(tmp_path, lambda t: t.replace("profile: li2026_paper", "profile: tran2025_paper"))
 
 
@@ -180,8 +181,20 @@ def test_regime_map_names_a_winner_only_beyond_the_seeds_interval():
     win = res.regime_map(_rows(2.0), ("goodput",)).iloc[0]
     assert win.winner == "fixed / ids / sync" and win.verdict == "wins" and win.margin == pytest.approx(2.0)
     assert win.margin_pct == pytest.approx(20.0, rel=0.01)
+    assert win.beyond_twin_error and win.twin_error_pct == pytest.approx(res.twin_error_pct("goodput"))
     tie = res.regime_map(_rows(0.0), ("goodput",)).iloc[0]
     assert tie.verdict == "tie"
+    small = res.regime_map(_rows(0.3), ("goodput",)).iloc[0]     # 3 %: beyond the seeds' interval, not the twin's error
+    assert small.verdict == "wins" and not small.beyond_twin_error
+
+
+def test_twin_error_is_read_from_the_validation_tables(tmp_path):
+    f = tmp_path / "v.csv"
+    pd.DataFrame(dict(metric=["goodput_tok_s"] * 3 + ["queue_s"], quantile=["p50", "p90", "p50", "p50"],
+                      diff_pct=[-4.0, 30.0, 2.0, 80.0])).to_csv(f, index=False)
+    assert res.twin_error_pct("goodput", (f,)) == 4.0
+    assert np.isnan(res.twin_error_pct("jain", (f,)))
+    assert 0 < res.twin_error_pct("goodput") < 10     # the committed validation (issue 18)
 
 
 def test_technique_map_and_pareto_front():

@@ -173,6 +173,9 @@ def load_scenario(name_or_path="arena_default", scale: str = "full") -> Scenario
     if wl.get("arrivals") != "closed":
         raise hardware.ProfileError(file, "workload.arrivals", "'closed' (the twin's devices run responses back to back)",
                                     wl.get("arrivals"))
+    if int(_get(wl, "gamma", file, "workload.", rule="count")) > li2026_realpair.WINDOW:
+        raise hardware.ProfileError(file, "workload.gamma", f"at most the traces' window ({li2026_realpair.WINDOW}: "
+                                    "WISP's stop rule drafts within it)", wl["gamma"])
     temperature = float(_get(wl, "temperature", file, "workload.", rule="nonnegative"))
     if temperature not in (0.0, 1.0):
         raise hardware.ProfileError(file, "workload.temperature", "0 or 1 (the pair's traced temperatures)", temperature)

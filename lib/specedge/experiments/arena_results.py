@@ -30,9 +30,26 @@ def _paired(a: pd.Series, b: pd.Series, sign: int) -> tuple[float, float, float,
     return m, lo, hi, ("wins" if lo > 0 else "loses" if hi < 0 else "tie")
 
 
+# the twin's validated error (issue 18, replay mode against the real gRPC system): per arena metric, the metric of
+# the committed validation tables it corresponds to
+VALIDATION = (paths.FIGURES / "tran2025" / "twin_vs_real.csv", paths.FIGURES / "li2026_serving" / "twin_vs_real.csv")
+VALIDATED = {"goodput": "goodput_tok_s", "slo_attainment": "slo_attainment"}
+
+
+def twin_error_pct(metric: str, files=VALIDATION) -> float:
+    """The largest |twin - real| (%) at p50 of ``metric`` over the committed twin-vs-real tables (both papers'
+    formers and allocators, N in {1, 2, 4, 8}); NaN for a metric the validation does not compare (e.g. Jain's)."""
+    if metric not in VALIDATED:
+        return np.nan
+    v = pd.concat([pd.read_csv(f) for f in files])
+    v = v[(v.metric == VALIDATED[metric]) & (v["quantile"] == "p50")]
+    return float(v.diff_pct.abs().max()) if len(v) else np.nan
+
+
 def regime_map(rows: pd.DataFrame, metrics_=("goodput", "slo_attainment", "jain")) -> pd.DataFrame:
     """Per sweep point and metric: the combination with the best mean over seeds, the runner-up, the winner's
-    margin (paired by seed, 95 % interval; ``verdict`` "wins" when it clears 0, else "tie")."""
+    margin (paired by seed, 95 % interval; ``verdict`` "wins" when it clears 0, else "tie"), and whether the
+    margin exceeds the twin's validated error on that metric (``twin_error_pct``; NaN: not validated)."""
     out = []
     for key, g in rows.groupby(POINT, sort=True):
         for metric in metrics_:
@@ -46,7 +63,11 @@ def regime_map(rows: pd.DataFrame, metrics_=("goodput", "slo_attainment", "jain"
             out.append(dict(zip(POINT, key), metric=metric, winner=best, winner_mean=means.iloc[0], runner_up=second,
                             runner_up_mean=means.iloc[1], margin=m, margin_low=lo, margin_high=hi,
                             margin_pct=100 * m / abs(means.iloc[1]) if means.iloc[1] else np.nan, verdict=verdict))
-    return pd.DataFrame(out)
+    out = pd.DataFrame(out)
+    if len(out):   # a margin below the twin's own validated error is not a model-robust win, whatever the seeds say
+        err = out.metric.map({m: twin_error_pct(m) for m in out.metric.unique()})
+        out["twin_error_pct"], out["beyond_twin_error"] = err, out.margin_pct.abs() > err
+    return out
 
 
 def ablation(rows: pd.DataFrame, point: tuple, best: str | None = None, metric: str = "goodput",
@@ -149,9 +170,11 @@ def readme_sentences(tmap: pd.DataFrame, regime: pd.DataFrame) -> list[str]:
     edge = gp[gp.winner != CENTRALIZED]
     where = ", ".join(f"{int(r.devices)} {r.mix} devices at {_mbps(r.bandwidth_bps)}" for r in edge.itertuples()) or "no point"
     slo = regime[regime.metric == "slo_attainment"]
+    robust = gp[(gp.verdict == "wins") & gp.beyond_twin_error]
     s3 = (f"The centralized reference has the highest goodput per device at {len(cen)} of {len(gp)} points, an edge "
-          f"combination at {where}; on SLO attainment {slo.winner.value_counts().index[0]} is best at "
-          f"{slo.winner.value_counts().iloc[0]} of {len(slo)} points ({(slo.verdict == 'wins').sum()} beyond the interval).")
+          f"combination at {where} ({len(robust)} of the {len(gp)} winners beyond both the seeds' interval and the twin's "
+          f"validated {gp.twin_error_pct.iloc[0]:.1f} % goodput error); on SLO attainment {slo.winner.value_counts().index[0]} "
+          f"is best at {slo.winner.value_counts().iloc[0]} of {len(slo)} points ({(slo.verdict == 'wins').sum()} beyond the interval).")
     return [s1, s2, s3]
 
 
@@ -164,16 +187,8 @@ def readme_block(folder: Path = FIGURES) -> str:
 
 def update_readme(readme=paths.ROOT / "README.md", check: bool = False) -> bool:
     """Rewrite (or with ``check`` only compare) the README's arena block; True when it is/was stale."""
-    from ..compare import render_readme
-    text = readme.read_text()
-    new = render_readme(text, readme_block(), README_START, README_END)
-    if new != text and not check:
-        readme.write_text(new)
-    return new != text
-
-
-if __name__ == "__main__":
-    print("README arena section " + ("updated" if update_readme() else "already current"))
+    from ..compare import rewrite_block
+    return rewrite_block(readme, readme_block(), README_START, README_END, check)
 
 
 if __name__ == "__main__":
