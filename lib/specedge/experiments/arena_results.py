@@ -74,13 +74,21 @@ def ablation(rows: pd.DataFrame, point: tuple, best: str | None = None, metric: 
              extra=("goodspeed-slo",), metrics_=("goodput", "goodput_min", "jain", "slo_attainment", "slo_goodput_rps",
                                                  "tokens_per_pass", "uplink_bytes_per_token")) -> pd.DataFrame:
     """At one sweep ``point`` (bandwidth, devices, mix): the best edge combination by ``metric`` (or ``best``),
-    then each technique switched off (to its first option), each ``extra`` draft policy in its place, and the
-    centralized reference; per metric the mean over seeds and the change against the best, paired by seed."""
+    then each technique switched off (to its first option; when the best has it off already, its best other
+    option switched on), each ``extra`` draft policy in its place, everything off and the centralized
+    reference; per metric the mean over seeds and the change against the best, paired by seed."""
     g = rows[(rows.bandwidth_bps == point[0]) & (rows.devices == point[1]) & (rows.mix == point[2])]
     edge = g[g.combination != CENTRALIZED]
     best = best or edge.groupby("combination")[metric].mean().idxmax()
-    top = from_label(best)
-    variants = [("best", top)] + [(f"{t} off ({TECHNIQUES[t][0]})", top.switched_off(t)) for t in TECHNIQUES]
+    top, means = from_label(best), edge.groupby("combination")[metric].mean()
+    variants = [("best", top)]
+    for t, options in TECHNIQUES.items():
+        if getattr(top, t) != options[0]:
+            variants.append((f"{t} off ({options[0]})", top.switched_off(t)))
+        else:   # the best has it off already: its best option turned on instead
+            on = [dataclasses.replace(top, **{t: o}) for o in options[1:] if o not in extra]
+            on = max((c for c in on if c.label in means.index), key=lambda c: means[c.label], default=None)
+            variants += [(f"{t} on ({getattr(on, t)})", on)] if on is not None else []
     variants += [(f"draft = {d}", dataclasses.replace(top, draft=d)) for d in extra]
     variants += [("all off", Combination()), ("reference: centralized", Combination(system=CENTRALIZED))]
     out = []
@@ -166,15 +174,20 @@ def readme_sentences(tmap: pd.DataFrame, regime: pd.DataFrame) -> list[str]:
           f"while the best adaptive draft length (GOODSPEED or WISP's stop rule) against a fixed γ gains {_range(draft)} "
           f"({_helps(draft)}).")
     gp = regime[regime.metric == "goodput"]
-    cen = gp[gp.winner == CENTRALIZED]
-    edge = gp[gp.winner != CENTRALIZED]
-    where = ", ".join(f"{int(r.devices)} {r.mix} devices at {_mbps(r.bandwidth_bps)}" for r in edge.itertuples()) or "no point"
-    slo = regime[regime.metric == "slo_attainment"]
+    every = gp.bandwidth_bps.nunique()
+
+    def where(rows):
+        return ", ".join(f"{n} {mix} devices at " + ("every bandwidth" if len(g) == every else ", ".join(map(_mbps, g.bandwidth_bps)))
+                         for (mix, n), g in rows.groupby(["mix", "devices"])) or "no point"
+    cen, edge = gp[gp.winner == CENTRALIZED], gp[gp.winner != CENTRALIZED]
     robust = gp[(gp.verdict == "wins") & gp.beyond_twin_error]
-    s3 = (f"The centralized reference has the highest goodput per device at {len(cen)} of {len(gp)} points, an edge "
-          f"combination at {where} ({len(robust)} of the {len(gp)} winners beyond both the seeds' interval and the twin's "
-          f"validated {gp.twin_error_pct.iloc[0]:.1f} % goodput error); on SLO attainment {slo.winner.value_counts().index[0]} "
-          f"is best at {slo.winner.value_counts().iloc[0]} of {len(slo)} points ({(slo.verdict == 'wins').sum()} beyond the interval).")
+    slo = regime[regime.metric == "slo_attainment"]
+    s3 = (f"The centralized reference has the highest goodput per device with {where(cen)}, an edge combination "
+          f"({edge.winner.value_counts().index[0] if len(edge) else '–'} most often) with {where(edge)}; {len(robust)} of the "
+          f"{len(gp)} winning margins exceed both the seeds' interval and the twin's validated {gp.twin_error_pct.iloc[0]:.1f} % "
+          f"goodput error ({', '.join(sorted(robust.winner.unique())) or 'none'}), and on SLO attainment "
+          f"{slo.winner.value_counts().index[0]} is best at {slo.winner.value_counts().iloc[0]} of {len(slo)} points "
+          f"({(slo.verdict == 'wins').sum()} beyond the seeds' interval).")
     return [s1, s2, s3]
 
 
