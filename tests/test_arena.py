@@ -203,8 +203,13 @@ def test_technique_map_and_pareto_front():
     assert t.loc["payload", "change_pct"] == pytest.approx(20.0, rel=0.01) and t.loc["payload", "verdict"] == "wins"
     front = res.pareto(_rows(2.0), (BW, 2, "fast")).set_index("combination")
     assert front.front.all()           # ids: more goodput, dense: fairer: neither dominates
-    front = res.pareto(_rows(2.0).assign(jain=1.0), (BW, 2, "fast")).set_index("combination")
+    rows = _rows(2.0).assign(jain=1.0)
+    front = res.pareto(rows, (BW, 2, "fast")).set_index("combination")
     assert front.front.to_dict() == {"fixed / ids / sync": True, "fixed / dense / sync": False}
+    cen = rows[rows.combination == "fixed / ids / sync"].assign(combination=arena.CENTRALIZED, goodput=50.0)
+    front = res.pareto(pd.concat([rows, cen]), (BW, 2, "fast")).set_index("combination")
+    assert not front.loc[arena.CENTRALIZED, "front"] and front.loc["fixed / ids / sync", "front"]   # the reference is no candidate
+    assert front.front_with_centralized.to_dict() == {arena.CENTRALIZED: True, "fixed / ids / sync": False, "fixed / dense / sync": False}
 
 
 def test_readme_section_is_generated_from_the_committed_csvs():

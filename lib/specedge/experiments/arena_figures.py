@@ -18,17 +18,19 @@ def _mbps(b) -> str:
 
 def regime(regime_map: pd.DataFrame, out) -> plt.Figure:
     """Per metric (rows) and device mix (columns): the winning combination at each (devices, bandwidth),
-    coloured by its margin over the runner-up (%), hatched-free cells; '≈' marks a tie within the seeds' interval."""
+    coloured by its margin over the runner-up (%, one scale for all panels); '≈' marks a tie within the seeds'
+    interval, '*' a margin beyond the twin's validated error on that metric."""
     metrics, mixes = list(dict.fromkeys(regime_map.metric)), sorted(regime_map.mix.unique())
+    vmax = max(float(regime_map.margin_pct.max()), 1.0)     # one colour scale for every panel
     fig, axes = plt.subplots(len(metrics), len(mixes), figsize=(6.5 * len(mixes), 2.6 * len(metrics)), squeeze=False)
     for i, m in enumerate(metrics):
         for j, mix in enumerate(mixes):
             d = regime_map[(regime_map.metric == m) & (regime_map.mix == mix)]
             pct = d.pivot(index="devices", columns="bandwidth_bps", values="margin_pct")
-            label = d.assign(text=[f"{'≈ ' if v != 'wins' else ''}{w.replace(' / ', '/')}\n{p:+.1f} %"
-                                   for w, v, p in zip(d.winner, d.verdict, d.margin_pct)]).pivot(
+            label = d.assign(text=[f"{'≈ ' if v != 'wins' else ''}{w.replace(' / ', '/')}\n{p:+.1f} %{' *' if b else ''}"
+                                   for w, v, p, b in zip(d.winner, d.verdict, d.margin_pct, d.beyond_twin_error)]).pivot(
                 index="devices", columns="bandwidth_bps", values="text")
-            sns.heatmap(pct, annot=label, fmt="", cmap="Greens", vmin=0, cbar=False, ax=axes[i, j],
+            sns.heatmap(pct, annot=label, fmt="", cmap="Greens", vmin=0, vmax=vmax, cbar=False, ax=axes[i, j],
                         annot_kws={"fontsize": 7}, linewidths=0.5)
             axes[i, j].set_xticklabels([_mbps(b) for b in pct.columns])
             axes[i, j].set_xlabel("link bandwidth (Mbit/s)")
@@ -54,6 +56,7 @@ def techniques(tmap: pd.DataFrame, out) -> plt.Figure:
             err = np.vstack([g.change_pct - g.change_low_pct, g.change_high_pct - g.change_pct])
             ax.bar(x, g.change_pct, width, yerr=np.nan_to_num(err), label=f"{mix}, N={n}", capsize=2)
         ax.axhline(0, color="k", lw=0.8)
+        ax.set_yscale("symlog", linthresh=10)      # gains of a few % beside the payload's +1000 %
         ax.set_xticks(range(len(bws)), [_mbps(b) for b in bws])
         ax.set_xlabel("link bandwidth (Mbit/s)")
         ax.set_title(f"{tech}: best on vs best off")
@@ -84,17 +87,22 @@ def ablation(table: pd.DataFrame, out) -> plt.Figure:
 
 
 def pareto(front: pd.DataFrame, out) -> plt.Figure:
-    """Goodput vs Jain's index per combination (colour: SLO attainment); the 3-objective front labelled."""
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    sc = ax.scatter(front.goodput, front.jain, c=front.slo_attainment, cmap="viridis", s=30)
+    """Goodput vs Jain's index per combination (colour: SLO attainment); the edge combinations' 3-objective
+    front ringed and labelled, the centralized reference as a star."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    edge = front[front.combination != "centralized"]
+    sc = ax.scatter(edge.goodput, edge.jain, c=edge.slo_attainment, cmap="viridis", vmin=0, vmax=1, s=30)
+    ref = front[front.combination == "centralized"]
+    ax.scatter(ref.goodput, ref.jain, c=ref.slo_attainment, cmap="viridis", vmin=0, vmax=1, marker="*", s=220,
+               edgecolors="k", label="centralized reference")
     on = front[front.front]
-    ax.scatter(on.goodput, on.jain, facecolors="none", edgecolors="r", s=90, label="Pareto front (3 objectives)")
+    ax.scatter(on.goodput, on.jain, facecolors="none", edgecolors="r", s=110, label="edge Pareto front (3 objectives)")
     for r in on.itertuples():
-        ax.annotate(r.combination.replace(" / ", "/"), (r.goodput, r.jain), fontsize=7, xytext=(4, 2), textcoords="offset points")
+        ax.annotate(r.combination.replace(" / ", "/"), (r.goodput, r.jain), fontsize=7, xytext=(4, 3), textcoords="offset points")
     fig.colorbar(sc, ax=ax, label="SLO attainment")
     ax.set_xlabel("goodput per device (tok/s)")
     ax.set_ylabel("Jain's fairness index")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="lower left")
     fig.tight_layout()
     plotting.save(fig, front, out, "pareto")
     return fig

@@ -128,17 +128,22 @@ def technique_map(rows: pd.DataFrame, metric: str = "goodput") -> pd.DataFrame:
 
 
 def pareto(rows: pd.DataFrame, point: tuple, objectives=("goodput", "jain", "slo_attainment")) -> pd.DataFrame:
-    """Mean per combination at ``point`` with ``front``: no other combination is at least as good on every
-    objective and better on one (all maximised), and ``front_2d`` on the first two objectives alone."""
+    """Mean per combination at ``point``, all objectives maximised. ``front``: no other *edge* combination is at
+    least as good on every objective and better on one (the centralized reference is not a candidate: it
+    dominates every edge combination where the server is not yet loaded); ``front_2d`` the same on the first
+    two objectives alone; ``front_with_centralized`` the front with the reference among the candidates.
+    A combination with an undecided objective (NaN: no response decided) is on no front."""
     g = rows[(rows.bandwidth_bps == point[0]) & (rows.devices == point[1]) & (rows.mix == point[2])]
     m = g.groupby("combination")[list(objectives)].mean().reset_index()
+    edge = (m.combination != CENTRALIZED).to_numpy()
 
-    def front(cols):   # a combination with an undecided objective (NaN: no response decided) is on no front
+    def front(cols, candidates):
         v = m[list(cols)].to_numpy(float)
-        ok = ~np.isnan(v).any(axis=1)
+        ok = ~np.isnan(v).any(axis=1) & candidates
         return [bool(ok[i]) and not any(ok[j] and (v[j] >= v[i]).all() and (v[j] > v[i]).any() for j in range(len(v)) if j != i)
                 for i in range(len(v))]
-    m["front"], m["front_2d"] = front(objectives), front(objectives[:2])
+    m["front"], m["front_2d"] = front(objectives, edge), front(objectives[:2], edge)
+    m["front_with_centralized"] = front(objectives, np.ones(len(m), bool))
     return m.sort_values(list(objectives[:1]), ascending=False).reset_index(drop=True)
 
 
@@ -157,7 +162,9 @@ def _range(t: pd.DataFrame) -> str:
 
 
 def _helps(t: pd.DataFrame) -> str:
-    return f"above the seeds' 95 % interval at {(t.verdict == 'wins').sum()} of {len(t)} points"
+    loses = (t.verdict == "loses").sum()
+    return (f"a gain beyond the seeds' 95 % interval at {(t.verdict == 'wins').sum()}"
+            + (f", a loss beyond it at {loses}" if loses else "") + f" of {len(t)} points")
 
 
 def readme_sentences(tmap: pd.DataFrame, regime: pd.DataFrame) -> list[str]:
@@ -177,8 +184,13 @@ def readme_sentences(tmap: pd.DataFrame, regime: pd.DataFrame) -> list[str]:
     every = gp.bandwidth_bps.nunique()
 
     def where(rows):
-        return ", ".join(f"{n} {mix} devices at " + ("every bandwidth" if len(g) == every else ", ".join(map(_mbps, g.bandwidth_bps)))
-                         for (mix, n), g in rows.groupby(["mix", "devices"])) or "no point"
+        parts = []
+        for mix, g in rows.groupby("mix"):
+            full = [n for n, h in g.groupby("devices") if len(h) == every]
+            nums = ", ".join(map(str, full[:-1])) + (" and " if len(full) > 1 else "") + str(full[-1]) if full else ""
+            parts += [f"the {mix} fleet of {nums} devices at every bandwidth"] if full else []
+            parts += [f"{n} {mix} devices at {', '.join(map(_mbps, h.bandwidth_bps))}" for n, h in g.groupby("devices") if n not in full]
+        return "; ".join(parts) or "no point"
     cen, edge = gp[gp.winner == CENTRALIZED], gp[gp.winner != CENTRALIZED]
     robust = gp[(gp.verdict == "wins") & gp.beyond_twin_error]
     slo = regime[regime.metric == "slo_attainment"]
