@@ -219,3 +219,22 @@ def test_readme_section_is_generated_from_the_committed_csvs():
         "README arena section is stale: run `make readme` (python -m specedge.experiments.arena_results)"
     block = (paths.ROOT / "README.md").read_text().split(res.README_START)[1].split(res.README_END)[0]
     assert len(re.findall(r"[.;] ", block)) >= 3
+
+
+def test_the_sweep_holds_every_combination_at_every_point_and_the_plug_in_at_the_reference():
+    scn = arena.load_scenario(scale="ci")
+    pts = arena.arena_points(scn, 0)
+    grid = len(scn.bandwidths) * len(scn.devices) * len(scn.mixes) * (3 * 3 * 3 + 1) * scn.seeds
+    plug = [p for p in pts if p.combo.draft == arena.PLUG_IN]
+    assert len(pts) == grid + len(plug) and len(plug) == 9 * scn.seeds
+    assert {(p.bandwidth_bps, p.devices, p.mix) for p in plug} == {scn.reference}
+    assert len({p.seed for p in pts}) == scn.seeds
+
+
+def test_a_point_is_a_pure_function_of_its_values():
+    scn = dataclasses.replace(arena.load_scenario(scale="ci"), horizon_s=5.0, warmup_s=1.0)
+    pt = arena.Point(arena.Combination("goodspeed", "topk", "wisp"), 1e7, 3, "mixed", 7, scn)
+    a, b = arena.run_point(pt), arena.run_point(pt)
+    assert a == b and a["responses"] >= 0
+    other = arena.run_point(dataclasses.replace(pt, seed=8))
+    assert other["goodput"] != a["goodput"]
