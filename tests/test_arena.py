@@ -11,9 +11,11 @@ from specedge import hardware, paths
 from specedge.experiments import arena, arena_results as res
 from specedge.serving import metrics
 from specedge.serving.allocation import GoodspeedAllocator
+from specedge.serving.as2_allocation import AS2Allocator
 from specedge.serving.interfaces import Outcome
 from specedge.serving.slo_weighted_allocation import SLOWeightedGoodspeed
 from specedge.serving.twin import IIDAcceptance
+from specedge.solvers import zheng2025
 
 GAMMA, RTT, BW, T_D = 4, 0.02, 1e8, 0.004
 
@@ -224,7 +226,7 @@ def test_readme_section_is_generated_from_the_committed_csvs():
 def test_the_sweep_holds_every_combination_at_every_point_and_the_plug_in_at_the_reference():
     scn = arena.load_scenario(scale="ci")
     pts = arena.arena_points(scn, 0)
-    grid = len(scn.bandwidths) * len(scn.devices) * len(scn.mixes) * (3 * 3 * 3 + 1) * scn.seeds
+    grid = len(scn.bandwidths) * len(scn.devices) * len(scn.mixes) * (4 * 3 * 3 + 1) * scn.seeds
     plug = [p for p in pts if p.combo.draft == arena.PLUG_IN]
     assert len(pts) == grid + len(plug) and len(plug) == 9 * scn.seeds
     assert {(p.bandwidth_bps, p.devices, p.mix) for p in plug} == {scn.reference}
@@ -238,3 +240,28 @@ def test_a_point_is_a_pure_function_of_its_values():
     assert a == b and a["responses"] >= 0
     other = arena.run_point(dataclasses.replace(pt, seed=8))
     assert other["goodput"] != a["goodput"]
+
+
+# --------------------------------------------------------------------------- AS² as an allocator
+def test_as2_allocator_gives_the_decoding_policys_gamma_for_the_same_rounds():
+    rng = np.random.default_rng(2)
+    alloc = AS2Allocator({0: 0.2, 1: 0.05, 2: 1.3}, alpha0=0.6)
+    policy = {c: zheng2025.as2_policy(0.6, L) for c, L in ((0, 0.2), (1, 0.05))}
+    history = {0: [], 1: [], 2: []}
+    s = alloc.initial([0, 1, 2])
+    for _ in range(150):
+        assert s[0] == policy[0](None, history[0]) and s[1] == policy[1](None, history[1])
+        assert s[2] == 0                   # L >= 1: the standalone LLM is faster, no draft
+        outs = [Outcome(c, g, int(min(g, rng.geometric(0.35 + 0.2 * c) - 1)), 0.0) for c, g in s.items()]
+        for o in outs:
+            history[o.client].append(o)
+        s = alloc.update(outs)
+    assert s[1] >= s[0] >= 1                # the cheaper device drafts at least as long
+
+
+def test_as2_costs_grow_with_the_payload_and_fall_with_bandwidth():
+    scn = arena.load_scenario()
+    cost = lambda p, bw: arena.as2_costs(arena.Point(arena.Combination("as2", p), bw, 3, "mixed", 0, scn))
+    ids, dense = cost("ids", 1e8), cost("dense", 1e8)
+    assert ids[0] < ids[1] < ids[2] and all(dense[i] > ids[i] for i in ids)
+    assert cost("dense", 1e9)[0] < dense[0] and cost("ids", 1e7) == ids      # ids: no distribution on the wire

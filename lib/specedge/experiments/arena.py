@@ -11,15 +11,15 @@ technique       options (the first is "off", the ablation's baseline)
 ==============  ==========================================================================================
 draft length    ``fixed`` γ; ``goodspeed`` (tran2025 Alg 1, ``allocation.GoodspeedAllocator``, budget C = γN);
                 ``goodspeed-slo`` (the plug-in: ``slo_weighted_allocation``, weights = SLO class);
-                ``wisp-stop`` (li2026's stop at the first predicted rejection, the MLP retrained on the pair)
+                ``wisp-stop`` (li2026's stop at the first predicted rejection, the MLP retrained on the pair);
+                ``as2`` (zheng2025's AS² per device, ``as2_allocation``: γ* of its α̂ and its cost L incl. the payload)
 uplink payload  ``dense`` rows of |V| float32; ``topk`` TK-SLT's K (index, prob) pairs; ``ids`` token ids only
                 (exact for greedy verification only) — sizes are the wire codec's own messages (``codec``)
 batch former    ``sync`` GOODSPEED's rounds; ``fcfs``; ``wisp`` li2026 Algorithm 1 (``wisp_batching``)
 ==============  ==========================================================================================
 
 plus the reference ``centralized`` (every token decoded on the server, continuously batched:
-``serving.centralized``). Not in this slice (they do not compose in the twin yet): AS²'s γ* (a per-row
-decoding policy, ``solvers.zheng2025.as2_policy``, not a ``DraftAllocator``), FSD pre-drafting (``early_exit``:
+``serving.centralized``). Not in this slice (they do not compose in the twin yet): FSD pre-drafting (``early_exit``:
 no early-exit server in the twin), AR on the edge (no runtime model of the target on a device), top-K's
 effect on acceptance at T > 0 (only its mean α(K) is measured, not per position), a shared uplink medium.
 
@@ -41,6 +41,7 @@ import yaml
 from .. import hardware, paths, sweep
 from ..serving import centralized, metrics
 from ..serving.allocation import FixedS, GoodspeedAllocator
+from ..serving.as2_allocation import AS2Allocator
 from ..serving.batching import FCFS, SyncRounds
 from ..serving.estimator import Estimator
 from ..serving.slo_weighted_allocation import SLOWeightedGoodspeed
@@ -52,7 +53,7 @@ from .realpair_card import ALL_DOMAINS
 from ..zoo.realpair import DRAFT, TARGET
 
 SCENARIOS = paths.DATA / "scenarios"
-DRAFTS = ("fixed", "goodspeed", "goodspeed-slo", "wisp-stop")
+DRAFTS = ("fixed", "goodspeed", "goodspeed-slo", "wisp-stop", "as2")
 PAYLOADS = ("dense", "topk", "ids")
 FORMERS = ("sync", "fcfs", "wisp")
 TECHNIQUES = {"draft": DRAFTS, "payload": PAYLOADS, "former": FORMERS}
@@ -261,7 +262,7 @@ def points(scn: Scenario, combos, seeds: list[int]) -> list[Point]:
             for c in combos for s in seeds]
 
 
-REGIME_DRAFTS = ("fixed", "goodspeed", "wisp-stop")
+REGIME_DRAFTS = ("fixed", "goodspeed", "wisp-stop", "as2")
 PLUG_IN = "goodspeed-slo"
 
 
@@ -330,8 +331,24 @@ def times(point: Point, verify) -> Times:
                  bytes_up=size, bytes_down=REPLY_BYTES, send=lambda i: 8 * REPLY_BYTES / bw)
 
 
+def as2_costs(point: Point) -> dict[int, float]:
+    """zheng2025 eq (6) per device: L_i = (T_SLM,i + T_V) / T_LLM (``solvers.zheng2025.measured_cost``), T_SLM,i its
+    seconds per drafted token, T_V the uplink of one drafted token's distribution (dense: |V| float32; top-K: K
+    float32 + K int32; ids: none, the eq neglects token ids), T_LLM one standalone decoding step of the target
+    (eq 19: one new token at a response's mean context, prompt + max_new_tokens / 2)."""
+    from ..solvers.zheng2025 import measured_cost
+    scn, p = point.scenario, point.combo.payload
+    ctx = scn.prompt_tokens + scn.max_new_tokens / 2
+    t_llm = Estimator.from_coefficients(**dict(scn.server)).time(1, ctx + 1, ctx)
+    k, bits = {"dense": (scn.vocab_size, 32), "topk": (scn.top_k, 64), "ids": (0, 32)}[p]
+    return {i: float(measured_cost(k, scn.draft_s(i, point.mix), t_llm, point.bandwidth_bps, bits))
+            for i in range(point.devices)}
+
+
 def allocator(point: Point, wl: Workload):
     c, cap = point.combo, wl.capacity
+    if c.draft == "as2":
+        return AS2Allocator(as2_costs(point))
     if c.draft == "goodspeed":
         return GoodspeedAllocator(cap, beta=tran2025.BETA)
     if c.draft == "goodspeed-slo":
@@ -384,5 +401,5 @@ def run_point(point: Point) -> dict:
 
 
 __all__ = ["Scenario", "load_scenario", "describe", "Combination", "combinations", "from_label", "Point", "points",
-           "arena_points", "regime_rows", "payload_bytes", "workload", "times", "allocator", "former", "run_log", "measure", "run_point",
+           "arena_points", "regime_rows", "payload_bytes", "as2_costs", "workload", "times", "allocator", "former", "run_log", "measure", "run_point",
            "METRICS", "TECHNIQUES", "CENTRALIZED"]

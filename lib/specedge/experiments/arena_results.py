@@ -178,7 +178,7 @@ def readme_sentences(tmap: pd.DataFrame, regime: pd.DataFrame) -> list[str]:
     mixes = sorted(former.mix.unique())
     by_mix = " and ".join(f"{_range(former[former.mix == m])} with the {m} fleet" for m in mixes)
     s2 = (f"An asynchronous batch former (FCFS or WISP's) instead of synchronous rounds gains {by_mix} ({_helps(former)}), "
-          f"while the best adaptive draft length (GOODSPEED or WISP's stop rule) against a fixed γ gains {_range(draft)} "
+          f"while the best adaptive draft length (GOODSPEED, WISP's stop rule or AS²) against a fixed γ gains {_range(draft)} "
           f"({_helps(draft)}).")
     gp = regime[regime.metric == "goodput"]
     every = gp.bandwidth_bps.nunique()
