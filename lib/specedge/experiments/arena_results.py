@@ -197,9 +197,10 @@ def readme_sentences(tmap: pd.DataFrame, regime: pd.DataFrame) -> list[str]:
     s3 = (f"The centralized reference has the highest goodput per device with {where(cen)}, an edge combination "
           f"({edge.winner.value_counts().index[0] if len(edge) else '–'} most often) with {where(edge)}; {len(robust)} of the "
           f"{len(gp)} winning margins exceed both the seeds' interval and the twin's validated {gp.twin_error_pct.iloc[0]:.1f} % "
-          f"goodput error ({', '.join(sorted(robust.winner.unique())) or 'none'}), and on SLO attainment "
-          f"{slo.winner.value_counts().index[0]} is best at {slo.winner.value_counts().iloc[0]} of {len(slo)} points "
-          f"({(slo.verdict == 'wins').sum()} beyond the seeds' interval).")
+          f"goodput error ({', '.join(sorted(robust.winner.unique())) or 'none'}); on SLO attainment the seeds resolve a "
+          f"best combination at {(slo.verdict == 'wins').sum()} of {len(slo)} points "
+          f"({', '.join(sorted(slo[slo.verdict == 'wins'].winner.unique())) or 'none'}), elsewhere the leaders tie "
+          f"(at full attainment at {(slo.winner_mean == 1).sum()} points).")
     return [s1, s2, s3]
 
 
