@@ -185,7 +185,8 @@ def test_regime_map_names_a_winner_only_beyond_the_seeds_interval():
     assert win.margin_pct == pytest.approx(20.0, rel=0.01)
     assert win.beyond_twin_error and win.twin_error_pct == pytest.approx(res.twin_error_pct("goodput"))
     tie = res.regime_map(_rows(0.0), ("goodput",)).iloc[0]
-    assert tie.verdict == "tie"
+    assert tie.verdict == "tie" and win.n_best == 1
+    assert res.regime_map(_rows(2.0), ("slo_attainment",)).iloc[0].n_best == 2     # both at 1.0
     small = res.regime_map(_rows(0.3), ("goodput",)).iloc[0]     # 3 %: beyond the seeds' interval, not the twin's error
     assert small.verdict == "wins" and not small.beyond_twin_error
 

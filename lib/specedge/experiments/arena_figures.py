@@ -19,7 +19,8 @@ def _mbps(b) -> str:
 def regime(regime_map: pd.DataFrame, out) -> plt.Figure:
     """Per metric (rows) and device mix (columns): the winning combination at each (devices, bandwidth),
     coloured by its margin over the runner-up (%, one scale for all panels); '≈' marks a tie within the seeds'
-    interval, '*' a margin beyond the twin's validated error on that metric."""
+    interval, '*' a margin beyond the twin's validated error on that metric, "k-way tie" k combinations with the
+    same best mean (e.g. every response within its class)."""
     metrics, mixes = list(dict.fromkeys(regime_map.metric)), sorted(regime_map.mix.unique())
     vmax = max(float(regime_map.margin_pct.max()), 1.0)     # one colour scale for every panel
     fig, axes = plt.subplots(len(metrics), len(mixes), figsize=(6.5 * len(mixes), 2.6 * len(metrics)), squeeze=False)
@@ -27,8 +28,9 @@ def regime(regime_map: pd.DataFrame, out) -> plt.Figure:
         for j, mix in enumerate(mixes):
             d = regime_map[(regime_map.metric == m) & (regime_map.mix == mix)]
             pct = d.pivot(index="devices", columns="bandwidth_bps", values="margin_pct")
-            label = d.assign(text=[f"{'≈ ' if v != 'wins' else ''}{w.replace(' / ', '/')}\n{p:+.1f} %{' *' if b else ''}"
-                                   for w, v, p, b in zip(d.winner, d.verdict, d.margin_pct, d.beyond_twin_error)]).pivot(
+            label = d.assign(text=[(f"{k}-way tie" if k > 1 else f"{'≈ ' if v != 'wins' else ''}{w.replace(' / ', '/')}")
+                                   + f"\n{p:+.1f} %{' *' if b else ''}"
+                                   for w, k, v, p, b in zip(d.winner, d.n_best, d.verdict, d.margin_pct, d.beyond_twin_error)]).pivot(
                 index="devices", columns="bandwidth_bps", values="text")
             sns.heatmap(pct, annot=label, fmt="", cmap="Greens", vmin=0, vmax=vmax, cbar=False, ax=axes[i, j],
                         annot_kws={"fontsize": 7}, linewidths=0.5)

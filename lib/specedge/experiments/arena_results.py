@@ -48,7 +48,8 @@ def twin_error_pct(metric: str, files=VALIDATION) -> float:
 
 def regime_map(rows: pd.DataFrame, metrics_=("goodput", "slo_attainment", "jain")) -> pd.DataFrame:
     """Per sweep point and metric: the combination with the best mean over seeds, the runner-up, the winner's
-    margin (paired by seed, 95 % interval; ``verdict`` "wins" when it clears 0, else "tie"), and whether the
+    margin (paired by seed, 95 % interval; ``verdict`` "wins" when it clears 0, else "tie"; ``n_best`` combinations
+    share the best mean exactly, e.g. full SLO attainment, and then ``winner`` is only the first by name), and whether the
     margin exceeds the twin's validated error on that metric (``twin_error_pct``; NaN: not validated)."""
     out = []
     for key, g in rows.groupby(POINT, sort=True):
@@ -60,7 +61,8 @@ def regime_map(rows: pd.DataFrame, metrics_=("goodput", "slo_attainment", "jain"
             best, second = means.index[0], means.index[1]
             a, b = _seeds(g[g.combination == best], metric), _seeds(g[g.combination == second], metric)
             m, lo, hi, verdict = _paired(a, b, sign)
-            out.append(dict(zip(POINT, key), metric=metric, winner=best, winner_mean=means.iloc[0], runner_up=second,
+            out.append(dict(zip(POINT, key), metric=metric, winner=best, winner_mean=means.iloc[0],
+                            n_best=int((means == means.iloc[0]).sum()), runner_up=second,
                             runner_up_mean=means.iloc[1], margin=m, margin_low=lo, margin_high=hi,
                             margin_pct=100 * m / abs(means.iloc[1]) if means.iloc[1] else np.nan, verdict=verdict))
     out = pd.DataFrame(out)
