@@ -32,6 +32,7 @@ $(STAMP): pyproject.toml
 figures: venv
 	$(PY) -m specedge.notebooks --scale $(SCALE) $(if $(PROFILE),--profile $(PROFILE)) $(NB)
 	$(PY) -m specedge.compare --update-readme
+	$(PY) -m specedge.experiments.arena_results
 	@echo "figures: done (outputs in $(if $(filter ci,$(SCALE)),build/ci/figures/,figures/), executed notebooks in build/notebooks/$(SCALE)/)"
 
 test: venv
@@ -97,6 +98,7 @@ coverage: venv
 readme: venv
 	$(PY) -m specedge.compare --update-readme
 	$(PY) -m specedge.experiments.realpair_readme
+	$(PY) -m specedge.experiments.arena_results
 
 # one-line bugs in sampling, serving and the solvers, each applied in turn and the owning tests run
 # (tests/mutation_check.py; ~30 min on 2 busy cores): every one must be caught (survivors: none)

@@ -10,7 +10,7 @@ import yaml
 from specedge import hardware, notebooks, paths
 
 SERVED_BY_ZHU = {"zhu2025_edge_sd"}
-NO_PROFILE_PARAMETER = {"li2026_wisp", "model_zoo_card"}
+NO_PROFILE_PARAMETER = {"li2026_wisp", "model_zoo_card", "edge_sd_arena"}
 
 
 def test_the_zhu2025_paper_profile_against_every_notebook(capsys):

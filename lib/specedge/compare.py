@@ -326,13 +326,19 @@ def render_readme(text: str, table: str, start: str = START, end: str = END) -> 
     return pattern.sub(lambda _: f"{start}\n{table}\n{end}", text)
 
 
-def update_readme(readme: Path = paths.ROOT / "README.md", figures_dir: Path = paths.FIGURES) -> bool:
-    """Rewrite the README's results block; return True when it changed."""
+def rewrite_block(readme: Path, block: str, start: str, end: str, check: bool = False) -> bool:
+    """Rewrite (or with ``check`` only compare) the README's block between ``start`` and ``end`` with ``block``;
+    True when it is/was stale (the generated blocks of ``realpair_readme`` and ``arena_results``)."""
     text = Path(readme).read_text()
-    new = render_readme(text, results_table(figures_dir))
-    if new != text:
+    new = render_readme(text, block, start, end)
+    if new != text and not check:
         Path(readme).write_text(new)
     return new != text
+
+
+def update_readme(readme: Path = paths.ROOT / "README.md", figures_dir: Path = paths.FIGURES) -> bool:
+    """Rewrite the README's results block; return True when it changed."""
+    return rewrite_block(readme, results_table(figures_dir), START, END)
 
 
 def readme_is_fresh(readme: Path = paths.ROOT / "README.md", figures_dir: Path = paths.FIGURES) -> bool:

@@ -17,6 +17,7 @@
 | ``realpair_gamma`` | ``python -m specedge.experiments.realpair_gamma``: which γ wins per domain on the real pair |
 | ``realpair_readme`` | ``python -m specedge.experiments.realpair_readme``: README.md's real-pair tables from the committed files |
 | ``li2026_realpair`` | WISP's serving twin (and its FCFS / centralized baselines) on the real pair's traces |
+| ``arena`` / ``arena_results`` / ``arena_figures`` | the edge SD arena (issue 20): scenario, combinations, one twin run's metrics / results over seeds and the README block / its figures |
 
 Layers (``tests/test_layering.py`` checks them): nothing in the library imports this package.
 """

@@ -80,12 +80,8 @@ def readme_block() -> str:
 
 def update_readme(readme=paths.ROOT / "README.md", check: bool = False) -> bool:
     """Rewrite (or with ``check`` only compare) the README's real-pair block; True when it is/was stale."""
-    from ..compare import render_readme
-    text = readme.read_text()
-    new = render_readme(text, readme_block(), README_START, README_END)
-    if new != text and not check:
-        readme.write_text(new)
-    return new != text
+    from ..compare import rewrite_block
+    return rewrite_block(readme, readme_block(), README_START, README_END, check)
 
 
 

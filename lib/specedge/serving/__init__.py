@@ -11,6 +11,9 @@ Layout (Vidur's split: policies with no I/O, a runtime model, the things that fl
 - ``batching``    batch formers: ``SyncRounds`` (GOODSPEED: wait for every active client), ``FCFS``.
 - ``allocation``  draft allocators: ``GoodspeedAllocator`` (Algorithm 1, eqs 3-5), ``FixedS``,
   ``RandomS``.
+- ``slo_weighted_allocation`` / ``as2_allocation``  allocators written from outside: GOODSPEED weighted by SLO
+  class (the arena's plug-in), zheng2025's AS² per client.
+- ``metrics``     metrics of a log defined nowhere else: Jain's index, tokens per pass, uplink bytes per token.
 - ``wire.proto``  the single definition of the messages (``wire_pb2*.py`` generated from it).
 - ``verifier``    the target model, per-session prefix caches, batched verification in one pass.
 - ``codec``       the wire codec both sides use: ``Request``/``Result`` <-> messages, every received

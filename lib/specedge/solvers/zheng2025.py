@@ -126,18 +126,23 @@ def as2(alpha: float, L: float) -> int:
     return d.gamma if d.speculate else 0
 
 
+def running_alpha(accepted: float, reached: float, alpha0: float, prior_tokens: float = 8.0) -> float:
+    """AS²'s running i.i.d. estimate of eq (12): accepted / positions reached (a round reaches min(accepted + 1,
+    drafted) positions), shrunk towards ``alpha0`` with the weight of ``prior_tokens`` positions, kept in (0, 1)."""
+    a_hat = (accepted + prior_tokens * alpha0) / (reached + prior_tokens)
+    return min(max(a_hat, 1e-6), 1 - 1e-6)
+
+
 def as2_policy(alpha0: float, L: float, prior_tokens: float = 8.0):
     """AS² as a per-round draft-length policy for ``decoding`` (``gamma=``): each round's γ is
-    ``as2(α̂, L)`` with α̂ the running i.i.d. estimate of eq (12) (accepted / positions reached) over the
-    row's rounds so far, shrunk towards ``alpha0`` with the weight of ``prior_tokens`` positions."""
+    ``as2(α̂, L)`` with α̂ = ``running_alpha`` over the row's rounds so far."""
     _check_alpha(alpha0)
     _check_cost(L, strict_below_one=True)
 
     def policy(row, rounds) -> int:
         acc = sum(r.accepted for r in rounds)
         reached = sum(min(r.accepted + 1, r.drafted) for r in rounds)
-        a_hat = (acc + prior_tokens * alpha0) / (reached + prior_tokens)
-        return as2(min(max(a_hat, 1e-6), 1 - 1e-6), L)
+        return as2(running_alpha(acc, reached, alpha0, prior_tokens), L)
 
     return policy
 

@@ -1,0 +1,110 @@
+"""The arena's figures (``notebooks/edge_sd_arena.ipynb``): each plots a table of ``experiments.arena`` and
+saves it with its data (``plotting.save``)."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from .. import plotting
+
+NAMES = {"goodput": "goodput per device (tok/s)", "slo_attainment": "SLO attainment", "jain": "Jain's index"}
+
+
+def _mbps(b) -> str:
+    return f"{b / 1e6:g}"
+
+
+def regime(regime_map: pd.DataFrame, out) -> plt.Figure:
+    """Per metric (rows) and device mix (columns): the winning combination at each (devices, bandwidth),
+    coloured by its margin over the runner-up (%, one scale for all panels); '≈' marks a tie within the seeds'
+    interval, '*' a margin beyond the twin's validated error on that metric, "k-way tie" k combinations with the
+    same best mean (e.g. every response within its class)."""
+    metrics, mixes = list(dict.fromkeys(regime_map.metric)), sorted(regime_map.mix.unique())
+    vmax = max(float(regime_map.margin_pct.max()), 1.0)     # one colour scale for every panel
+    fig, axes = plt.subplots(len(metrics), len(mixes), figsize=(6.5 * len(mixes), 2.6 * len(metrics)), squeeze=False)
+    for i, m in enumerate(metrics):
+        for j, mix in enumerate(mixes):
+            d = regime_map[(regime_map.metric == m) & (regime_map.mix == mix)]
+            pct = d.pivot(index="devices", columns="bandwidth_bps", values="margin_pct")
+            label = d.assign(text=[(f"{k}-way tie" if k > 1 else f"{'≈ ' if v != 'wins' else ''}{w.replace(' / ', '/')}")
+                                   + f"\n{p:+.1f} %{' *' if b else ''}"
+                                   for w, k, v, p, b in zip(d.winner, d.n_best, d.verdict, d.margin_pct, d.beyond_twin_error)]).pivot(
+                index="devices", columns="bandwidth_bps", values="text")
+            sns.heatmap(pct, annot=label, fmt="", cmap="Greens", vmin=0, vmax=vmax, cbar=False, ax=axes[i, j],
+                        annot_kws={"fontsize": 7}, linewidths=0.5)
+            axes[i, j].set_xticklabels([_mbps(b) for b in pct.columns])
+            axes[i, j].set_xlabel("link bandwidth (Mbit/s)")
+            axes[i, j].set_ylabel("devices")
+            axes[i, j].set_title(f"{NAMES.get(m, m)} — {mix} devices: winner, margin over runner-up")
+    fig.tight_layout()
+    plotting.save(fig, regime_map, out, "regime_map")
+    return fig
+
+
+def techniques(tmap: pd.DataFrame, out) -> plt.Figure:
+    """Goodput gain (%) of each technique: the best combination with it on against the best with it off, 95 % intervals."""
+    techs, mixes = list(dict.fromkeys(tmap.technique)), sorted(tmap.mix.unique())
+    fig, axes = plt.subplots(1, len(techs), figsize=(4.5 * len(techs), 3.4), sharey=True, squeeze=False)
+    for ax, tech in zip(axes[0], techs):
+        d = tmap[tmap.technique == tech]
+        groups = [(mix, n) for mix in mixes for n in sorted(d.devices.unique())]
+        bws = sorted(d.bandwidth_bps.unique())
+        width = 0.8 / len(groups)
+        for k, (mix, n) in enumerate(groups):
+            g = d[(d.mix == mix) & (d.devices == n)].set_index("bandwidth_bps").reindex(bws)
+            x = np.arange(len(bws)) + (k - (len(groups) - 1) / 2) * width
+            err = np.vstack([g.change_pct - g.change_low_pct, g.change_high_pct - g.change_pct])
+            ax.bar(x, g.change_pct, width, yerr=np.nan_to_num(err), label=f"{mix}, N={n}", capsize=2)
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_yscale("symlog", linthresh=10)      # gains of a few % beside the payload's +1000 %
+        ax.set_xticks(range(len(bws)), [_mbps(b) for b in bws])
+        ax.set_xlabel("link bandwidth (Mbit/s)")
+        ax.set_title(f"{tech}: best on vs best off")
+    axes[0, 0].set_ylabel("goodput gain (%)")
+    axes[0, -1].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    plotting.save(fig, tmap, out, "technique_map")
+    return fig
+
+
+def ablation(table: pd.DataFrame, out) -> plt.Figure:
+    """The ablation at the reference point: change of goodput, SLO attainment and Jain's index vs the best."""
+    metrics = ["goodput", "slo_attainment", "jain"]
+    fig, axes = plt.subplots(1, len(metrics), figsize=(13, 0.45 * len(table) + 1.2), sharey=True)
+    y = np.arange(len(table))
+    for ax, m in zip(axes, metrics):
+        base = table[m].iloc[0]
+        pct = 100 * table[f"{m}_change"] / base
+        err = 100 * np.vstack([table[f"{m}_change"] - table[f"{m}_change_low"], table[f"{m}_change_high"] - table[f"{m}_change"]]) / base
+        ax.barh(y, pct, xerr=np.nan_to_num(err), color=sns.color_palette()[0], capsize=2)
+        ax.axvline(0, color="k", lw=0.8)
+        ax.set_xlabel(f"{NAMES[m]}: change vs best (%)")
+    axes[0].set_yticks(y, [f"{v}\n({c})" for v, c in zip(table.variant, table.combination)], fontsize=7)
+    axes[0].invert_yaxis()
+    fig.tight_layout()
+    plotting.save(fig, table, out, "ablation")
+    return fig
+
+
+def pareto(front: pd.DataFrame, out) -> plt.Figure:
+    """Goodput vs Jain's index per combination (colour: SLO attainment); the edge combinations' 3-objective
+    front ringed and labelled, the centralized reference as a star."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    edge = front[front.combination != "centralized"]
+    sc = ax.scatter(edge.goodput, edge.jain, c=edge.slo_attainment, cmap="viridis", vmin=0, vmax=1, s=30)
+    ref = front[front.combination == "centralized"]
+    ax.scatter(ref.goodput, ref.jain, c=ref.slo_attainment, cmap="viridis", vmin=0, vmax=1, marker="*", s=220,
+               edgecolors="k", label="centralized reference")
+    on = front[front.front]
+    ax.scatter(on.goodput, on.jain, facecolors="none", edgecolors="r", s=110, label="edge Pareto front (3 objectives)")
+    for r in on.itertuples():
+        ax.annotate(r.combination.replace(" / ", "/"), (r.goodput, r.jain), fontsize=7, xytext=(4, 3), textcoords="offset points")
+    fig.colorbar(sc, ax=ax, label="SLO attainment")
+    ax.set_xlabel("goodput per device (tok/s)")
+    ax.set_ylabel("Jain's fairness index")
+    ax.legend(fontsize=8, loc="lower left")
+    fig.tight_layout()
+    plotting.save(fig, front, out, "pareto")
+    return fig

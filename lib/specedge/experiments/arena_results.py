@@ -1,0 +1,223 @@
+"""The arena's results over seeds (``notebooks/edge_sd_arena.ipynb``, issue 20): the regime map, which technique
+matters where, the ablation, the Pareto front and the README's sentences — all from the rows of
+``experiments.arena.run_point`` (one per combination, point and seed), every comparison paired by seed with
+``claims.mean_interval``'s 95 % interval. Kept apart from ``arena`` so that an edit here keeps the sweep cache."""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import claims, paths
+from .arena import CENTRALIZED, METRICS, TECHNIQUES, Combination, from_label
+
+POINT = ["bandwidth_bps", "devices", "mix"]
+
+
+def _seeds(g: pd.DataFrame, metric: str) -> pd.Series:
+    return g.set_index("seed")[metric].sort_index()
+
+
+def _paired(a: pd.Series, b: pd.Series, sign: int) -> tuple[float, float, float, str]:
+    """Mean difference sign*(a - b) over common seeds, its 95 % interval and the verdict (claims' intervals)."""
+    a, b = a.align(b, join="inner")
+    d = sign * (a - b)
+    if len(d) < 2 or d.isna().any():
+        return float(d.mean()) if len(d) else np.nan, np.nan, np.nan, "no interval"
+    m, lo, hi = claims.mean_interval(d)
+    return m, lo, hi, ("wins" if lo > 0 else "loses" if hi < 0 else "tie")
+
+
+# the twin's validated error (issue 18, replay mode against the real gRPC system): per arena metric, the metric of
+# the committed validation tables it corresponds to
+VALIDATION = (paths.FIGURES / "tran2025" / "twin_vs_real.csv", paths.FIGURES / "li2026_serving" / "twin_vs_real.csv")
+VALIDATED = {"goodput": "goodput_tok_s", "slo_attainment": "slo_attainment"}
+
+
+def twin_error_pct(metric: str, files=VALIDATION) -> float:
+    """The largest |twin - real| (%) at p50 of ``metric`` over the committed twin-vs-real tables (both papers'
+    formers and allocators, N in {1, 2, 4, 8}); NaN for a metric the validation does not compare (e.g. Jain's)."""
+    if metric not in VALIDATED:
+        return np.nan
+    v = pd.concat([pd.read_csv(f) for f in files])
+    v = v[(v.metric == VALIDATED[metric]) & (v["quantile"] == "p50")]
+    return float(v.diff_pct.abs().max()) if len(v) else np.nan
+
+
+def regime_map(rows: pd.DataFrame, metrics_=("goodput", "slo_attainment", "jain")) -> pd.DataFrame:
+    """Per sweep point and metric: the combination with the best mean over seeds, the runner-up, the winner's
+    margin (paired by seed, 95 % interval; ``verdict`` "wins" when it clears 0, else "tie"; ``n_best`` combinations
+    share the best mean exactly, e.g. full SLO attainment, and then ``winner`` is only the first by name), and whether the
+    margin exceeds the twin's validated error on that metric (``twin_error_pct``; NaN: not validated)."""
+    out = []
+    for key, g in rows.groupby(POINT, sort=True):
+        for metric in metrics_:
+            sign = METRICS[metric]
+            means = g.groupby("combination")[metric].mean().dropna().sort_values(ascending=sign < 0)
+            if len(means) < 2:
+                continue
+            best, second = means.index[0], means.index[1]
+            a, b = _seeds(g[g.combination == best], metric), _seeds(g[g.combination == second], metric)
+            m, lo, hi, verdict = _paired(a, b, sign)
+            out.append(dict(zip(POINT, key), metric=metric, winner=best, winner_mean=means.iloc[0],
+                            n_best=int((means == means.iloc[0]).sum()), runner_up=second,
+                            runner_up_mean=means.iloc[1], margin=m, margin_low=lo, margin_high=hi,
+                            margin_pct=100 * m / abs(means.iloc[1]) if means.iloc[1] else np.nan, verdict=verdict))
+    out = pd.DataFrame(out)
+    if len(out):   # a margin below the twin's own validated error is not a model-robust win, whatever the seeds say
+        err = out.metric.map({m: twin_error_pct(m) for m in out.metric.unique()})
+        out["twin_error_pct"], out["beyond_twin_error"] = err, out.margin_pct.abs() > err
+    return out
+
+
+def ablation(rows: pd.DataFrame, point: tuple, best: str | None = None, metric: str = "goodput",
+             extra=("goodspeed-slo",), metrics_=("goodput", "goodput_min", "jain", "slo_attainment", "slo_goodput_rps",
+                                                 "tokens_per_pass", "uplink_bytes_per_token")) -> pd.DataFrame:
+    """At one sweep ``point`` (bandwidth, devices, mix): the best edge combination by ``metric`` (or ``best``),
+    then each technique switched off (to its first option; when the best has it off already, its best other
+    option switched on), each ``extra`` draft policy in its place, everything off and the centralized
+    reference; per metric the mean over seeds and the change against the best, paired by seed."""
+    g = rows[(rows.bandwidth_bps == point[0]) & (rows.devices == point[1]) & (rows.mix == point[2])]
+    edge = g[g.combination != CENTRALIZED]
+    best = best or edge.groupby("combination")[metric].mean().idxmax()
+    top, means = from_label(best), edge.groupby("combination")[metric].mean()
+    variants = [("best", top)]
+    for t, options in TECHNIQUES.items():
+        if getattr(top, t) != options[0]:
+            variants.append((f"{t} off ({options[0]})", top.switched_off(t)))
+        else:   # the best has it off already: its best option turned on instead
+            on = [dataclasses.replace(top, **{t: o}) for o in options[1:] if o not in extra]
+            on = max((c for c in on if c.label in means.index), key=lambda c: means[c.label], default=None)
+            variants += [(f"{t} on ({getattr(on, t)})", on)] if on is not None else []
+    variants += [(f"draft = {d}", dataclasses.replace(top, draft=d)) for d in extra]
+    variants += [("all off", Combination()), ("reference: centralized", Combination(system=CENTRALIZED))]
+    out = []
+    for name, combo in variants:
+        h = g[g.combination == combo.label]
+        if h.empty:
+            continue
+        row = dict(zip(POINT, point), variant=name, combination=combo.label)
+        for m in metrics_:
+            row[m] = float(h[m].mean())
+            d, lo, hi, _ = _paired(_seeds(h, m), _seeds(g[g.combination == best], m), 1)
+            row[f"{m}_change"], row[f"{m}_change_low"], row[f"{m}_change_high"] = d, lo, hi
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def technique_map(rows: pd.DataFrame, metric: str = "goodput") -> pd.DataFrame:
+    """Which technique matters where: at every sweep point and for each technique, the best edge combination
+    (by mean ``metric``) with the technique on (any option but the first of ``TECHNIQUES``) against the best
+    with it off; ``change_pct`` = on - off in % of off, its 95 % interval paired by seed (> 0: it helps)."""
+    out = []
+    edge = rows[rows.combination != CENTRALIZED]
+    for key, g in edge.groupby(POINT, sort=True):
+        means = g.groupby("combination")[metric].mean()
+        for tech, options in TECHNIQUES.items():
+            option = means.index.map(lambda c: getattr(from_label(c), tech))
+            on, off = means[option != options[0]], means[option == options[0]]
+            if on.empty or off.empty:
+                continue
+            best_on, best_off = on.idxmax(), off.idxmax()
+            d, lo, hi, verdict = _paired(_seeds(g[g.combination == best_on], metric), _seeds(g[g.combination == best_off], metric), 1)
+            scale = 100 / off[best_off] if off[best_off] else np.nan
+            out.append(dict(zip(POINT, key), technique=tech, on=best_on, on_option=getattr(from_label(best_on), tech),
+                            on_value=on[best_on], off=best_off, off_value=off[best_off], change_pct=d * scale,
+                            change_low_pct=lo * scale, change_high_pct=hi * scale, verdict=verdict))
+    return pd.DataFrame(out)
+
+
+def pareto(rows: pd.DataFrame, point: tuple, objectives=("goodput", "jain", "slo_attainment")) -> pd.DataFrame:
+    """Mean per combination at ``point``, all objectives maximised. ``front``: no other *edge* combination is at
+    least as good on every objective and better on one (the centralized reference is not a candidate: it
+    dominates every edge combination where the server is not yet loaded); ``front_2d`` the same on the first
+    two objectives alone; ``front_with_centralized`` the front with the reference among the candidates.
+    A combination with an undecided objective (NaN: no response decided) is on no front."""
+    g = rows[(rows.bandwidth_bps == point[0]) & (rows.devices == point[1]) & (rows.mix == point[2])]
+    m = g.groupby("combination")[list(objectives)].mean().reset_index()
+    edge = (m.combination != CENTRALIZED).to_numpy()
+
+    def front(cols, candidates):
+        v = m[list(cols)].to_numpy(float)
+        ok = ~np.isnan(v).any(axis=1) & candidates
+        return [bool(ok[i]) and not any(ok[j] and (v[j] >= v[i]).all() and (v[j] > v[i]).any() for j in range(len(v)) if j != i)
+                for i in range(len(v))]
+    m["front"], m["front_2d"] = front(objectives, edge), front(objectives[:2], edge)
+    m["front_with_centralized"] = front(objectives, np.ones(len(m), bool))
+    return m.sort_values(list(objectives[:1]), ascending=False).reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------- the README's section
+README_START, README_END = "<!-- arena:start -->", "<!-- arena:end -->"
+FIGURES = paths.FIGURES / "edge_sd_arena"
+
+
+def _mbps(b: float) -> str:
+    return f"{b / 1e6:g} Mbit/s"
+
+
+def _range(t: pd.DataFrame) -> str:
+    lo, hi = t.change_pct.min(), t.change_pct.max()
+    return f"{lo:+.0f} %" if round(lo) == round(hi) else f"{lo:+.0f} to {hi:+.0f} %"
+
+
+def _helps(t: pd.DataFrame) -> str:
+    loses = (t.verdict == "loses").sum()
+    return (f"a gain beyond the seeds' 95 % interval at {(t.verdict == 'wins').sum()}"
+            + (f", a loss beyond it at {loses}" if loses else "") + f" of {len(t)} points")
+
+
+def readme_sentences(tmap: pd.DataFrame, regime: pd.DataFrame) -> list[str]:
+    """The README's three sentences, each number computed from ``technique_map`` and ``regime_map`` rows:
+    the payload's gain by bandwidth, the former's by device mix and the draft policy's, who wins where."""
+    pay, former, draft = (tmap[tmap.technique == t] for t in ("payload", "former", "draft"))
+    bws = sorted(pay.bandwidth_bps.unique())
+    s1 = (f"On per-device goodput, sending token ids or top-K rows instead of dense distributions gains "
+          f"{_range(pay[pay.bandwidth_bps == bws[0]])} at {_mbps(bws[0])} and {_range(pay[pay.bandwidth_bps == bws[-1]])} at "
+          f"{_mbps(bws[-1])} ({_helps(pay)}).")
+    mixes = sorted(former.mix.unique())
+    by_mix = " and ".join(f"{_range(former[former.mix == m])} with the {m} fleet" for m in mixes)
+    s2 = (f"An asynchronous batch former (FCFS or WISP's) instead of synchronous rounds gains {by_mix} ({_helps(former)}), "
+          f"while the best adaptive draft length (GOODSPEED, WISP's stop rule or AS²) against a fixed γ gains {_range(draft)} "
+          f"({_helps(draft)}).")
+    gp = regime[regime.metric == "goodput"]
+    every = gp.bandwidth_bps.nunique()
+
+    def where(rows):
+        parts = []
+        for mix, g in rows.groupby("mix"):
+            full = [n for n, h in g.groupby("devices") if len(h) == every]
+            nums = ", ".join(map(str, full[:-1])) + (" and " if len(full) > 1 else "") + str(full[-1]) if full else ""
+            parts += [f"the {mix} fleet of {nums} devices at every bandwidth"] if full else []
+            parts += [f"{n} {mix} devices at {', '.join(map(_mbps, h.bandwidth_bps))}" for n, h in g.groupby("devices") if n not in full]
+        return "; ".join(parts) or "no point"
+    cen, edge = gp[gp.winner == CENTRALIZED], gp[gp.winner != CENTRALIZED]
+    robust = gp[(gp.verdict == "wins") & gp.beyond_twin_error]
+    slo = regime[regime.metric == "slo_attainment"]
+    s3 = (f"The centralized reference has the highest goodput per device with {where(cen)}, an edge combination "
+          f"({edge.winner.value_counts().index[0] if len(edge) else '–'} most often) with {where(edge)}; {len(robust)} of the "
+          f"{len(gp)} winning margins exceed both the seeds' interval and the twin's validated {gp.twin_error_pct.iloc[0]:.1f} % "
+          f"goodput error ({', '.join(sorted(robust.winner.unique())) or 'none'}); on SLO attainment the seeds resolve a "
+          f"best combination at {(slo.verdict == 'wins').sum()} of {len(slo)} points "
+          f"({', '.join(sorted(slo[slo.verdict == 'wins'].winner.unique())) or 'none'}), elsewhere the leaders tie "
+          f"(at full attainment at {(slo.winner_mean == 1).sum()} points).")
+    return [s1, s2, s3]
+
+
+def readme_block(folder: Path = FIGURES) -> str:
+    tmap, regime = pd.read_csv(folder / "technique_map.csv"), pd.read_csv(folder / "regime_map.csv")
+    return ("Generated from `figures/edge_sd_arena/technique_map.csv` and `regime_map.csv` "
+            "(`notebooks/edge_sd_arena.ipynb`, the twin on the real pair's traces; `make readme` rewrites it): "
+            + " ".join(readme_sentences(tmap, regime)))
+
+
+def update_readme(readme=paths.ROOT / "README.md", check: bool = False) -> bool:
+    """Rewrite (or with ``check`` only compare) the README's arena block; True when it is/was stale."""
+    from ..compare import rewrite_block
+    return rewrite_block(readme, readme_block(), README_START, README_END, check)
+
+
+if __name__ == "__main__":
+    print("README arena section " + ("updated" if update_readme() else "already current"))
