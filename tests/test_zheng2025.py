@@ -149,3 +149,21 @@ def test_measured_cost_is_the_pass_ratio_plus_the_uplink():
     assert z.measured_cost(1000, 0.002, 0.01, 1e6) == pytest.approx(0.2 + 1000 * 16 / 1e6 / 0.01)
     with pytest.raises(ValueError, match="pass times"):
         z.measured_cost(10, 0.002, 0.0, 1e6)
+
+
+def test_scalar_inputs_compute_exactly_as_arrays():
+    """AS² in the serving twin passes numbers (the checks then skip building arrays): S(γ) and γ* equal the
+    array path bit for bit, and bad numbers are refused the same way."""
+    rng = np.random.default_rng(3)
+    a, L, g = rng.uniform(1e-4, 1 - 1e-4, 4000), rng.uniform(0, 0.999, 4000), rng.integers(0, 60, 4000)
+    vec = z.speedup(g, a, L)
+    for i in range(len(a)):
+        assert float(z.speedup(int(g[i]), float(a[i]), float(L[i]))) == float(vec[i])
+        assert float(z.speedup(np.int64(g[i]), np.float64(a[i]), np.float64(L[i]))) == float(vec[i])
+    for bad in (1.0, -0.1, float("nan")):
+        with pytest.raises(ValueError, match="alpha"):
+            z.speedup(1, bad, 0.1)
+    with pytest.raises(ValueError, match="relative cost"):
+        z.speedup(1, 0.5, float("inf"))
+    with pytest.raises(ValueError, match="gamma"):
+        z.speedup(-1, 0.5, 0.1)

@@ -30,19 +30,34 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+_SCALARS = (int, float, np.integer, np.floating)
+
+
 def _check_alpha(alpha, allow_zero: bool = False) -> np.ndarray:
-    a = np.asarray(alpha, dtype=float)
-    if not np.all(((a >= 0) if allow_zero else (a > 0)) & (a < 1)):
+    # a number is checked without building an array (AS² runs this every round of every device in the
+    # serving twin); either way the value returned is float64, so the formulas below compute alike
+    if isinstance(alpha, _SCALARS):
+        a = np.float64(alpha)
+        ok = ((a >= 0) if allow_zero else (a > 0)) and a < 1
+    else:
+        a = np.asarray(alpha, dtype=float)
+        ok = np.all(((a >= 0) if allow_zero else (a > 0)) & (a < 1))
+    if not ok:
         where = "[0, 1)" if allow_zero else "the open interval (0, 1)"
         raise ValueError(f"alpha (acceptance rate) must lie in {where}, got {alpha!r}")
     return a
 
 
 def _check_cost(L, strict_below_one: bool) -> np.ndarray:
-    c = np.asarray(L, dtype=float)
-    if not np.all(np.isfinite(c) & (c >= 0)):
+    if isinstance(L, _SCALARS):
+        c = np.float64(L)
+        ok, below = math.isfinite(c) and c >= 0, c < 1
+    else:
+        c = np.asarray(L, dtype=float)
+        ok, below = np.all(np.isfinite(c) & (c >= 0)), np.all(c < 1)
+    if not ok:
         raise ValueError(f"L (relative cost) must be a finite number >= 0, got {L!r}")
-    if strict_below_one and not np.all(c < 1):
+    if strict_below_one and not below:
         raise ValueError(f"L (relative cost) must be < 1 for an optimal draft length to exist "
                          f"(Theorem 2), got {L!r}")
     return c
@@ -56,8 +71,8 @@ def speedup(gamma, alpha, L) -> np.ndarray:
     """
     a = _check_alpha(alpha, allow_zero=True)      # alpha = 0: S = 1 / (1 + gamma L)
     c = _check_cost(L, strict_below_one=False)
-    g = np.asarray(gamma, dtype=float)
-    if np.any(g < 0):
+    g = np.float64(gamma) if isinstance(gamma, _SCALARS) else np.asarray(gamma, dtype=float)
+    if (g < 0) if g.ndim == 0 else np.any(g < 0):
         raise ValueError(f"gamma (draft length) must be >= 0, got {gamma!r}")
     return (1 - a ** (g + 1)) / ((1 - a) * (1 + g * c))
 
