@@ -381,16 +381,12 @@ def knees(curves: pd.DataFrame, epsilon: float) -> pd.Series:
     return curves.groupby(["system", "speed"]).apply(first, include_groups=False)
 
 
-def throughput_guess(point: Point, epsilon: float) -> int:
+def throughput_bound(point: Point, epsilon: float) -> float:
     """The N past which the server cannot give (1 - epsilon) of the devices their class speed: the
     server's peak committed tokens/s (eq 19 without its per-batch constant c, i.e. batches of any
     size; every request at a response's mean context, prompt + max_new_tokens / 2; tokens per round
     and drafts per round from the traced rounds of each device's drafting rule, ``round_sums``)
-    divided by (1 - epsilon) x the class speed, rounded up to a power of two (so that searches at
-    other epsilons, and the bisections below it, meet the same N and share their runs through the
-    sweep cache). Optimistic, so the capacity lies below it; the capacity search checks it by running
-    it (``capacity.bisect``'s ``guess``), which is what lets a search skip the large N whose runs cost
-    most."""
+    divided by (1 - epsilon) x the class speed. Optimistic, so the capacity lies below it."""
     if point.slo_class is None:
         raise ValueError("point.slo_class: a capacity search needs one class for every device")
     st, est = point.setting, estimator(point)
@@ -406,8 +402,16 @@ def throughput_guess(point: Point, epsilon: float) -> int:
             cached = ctx if point.system != "SLED" else 0.0
             tokens += accepted / rounds + 1
             cost += est.a * new + est.b_compute * (new + cached) * new + est.b_read * cached
-    bound = tokens / cost / ((1 - epsilon) * point.slo_class)
-    return 2 ** max(0, math.ceil(math.log2(bound)))
+    return tokens / cost / ((1 - epsilon) * point.slo_class)
+
+
+def throughput_guess(point: Point, epsilon: float) -> int:
+    """A capacity search's first upper bracket: ``throughput_bound`` rounded up to ``capacity.grid`` (8 points
+    per octave, so at most 12.5 % above the bound; before, to a power of two: up to 2x). The capacity
+    search checks it by running it (``capacity.bisect``'s ``guess``), which is what lets a search skip the
+    large N whose runs cost most; its points are ``capacity.split``'s, so searches at other epsilons (whose
+    bounds differ) meet the same N and share their runs through the sweep cache."""
+    return capacity.grid(throughput_bound(point, epsilon))
 
 
 @dataclass(frozen=True)
@@ -422,6 +426,7 @@ class Curve:
     hi: int
     setting: Setting = field(default_factory=Setting)
     point_cache: str = ""             # a sweep cache folder for the points (""; none): searches share points
+    resolution: float = 0.0           # stop the bisection within this fraction of the capacity (capacity.bisect)
 
 
 @lru_cache(maxsize=None)
@@ -432,9 +437,11 @@ def _version() -> str:
 def capacity_of(curve: Curve) -> dict:
     """Bisection on N (``serving.capacity``) of the pooled response-level violation rate, bracketed
     first by ``throughput_guess`` (so the search runs no N far above the answer) and widened up to
-    ``curve.hi``; a capacity that reaches ``hi`` is ``censored`` (a lower bound, "at least hi"). With
-    ``point_cache`` each (N, seed) point is read from / written to the sweep cache, so searches that
-    meet the same point (Table 2 and its epsilon sensitivity, seed 1 of 3) simulate it once."""
+    ``curve.hi``; a capacity that reaches ``hi`` is ``censored`` (a lower bound, "at least hi"). The
+    search stops at ``curve.resolution``: the capacity is the largest N evaluated that meets epsilon, and
+    ``resolution`` = r says that N + r + 1 was evaluated and violates (0: exact). With ``point_cache``
+    each (N, seed) point is read from / written to the sweep cache, so searches that meet the same point
+    (Table 2 and its epsilon sensitivity, seed 1 of 3) simulate it once."""
     evaluated = {}
 
     def f(n: int):
@@ -451,21 +458,23 @@ def capacity_of(curve: Curve) -> dict:
 
     guess = throughput_guess(Point(curve.system, 1, curve.slo_class, curve.target, setting=curve.setting),
                              curve.epsilon)
-    cap, info = capacity.bisect(f, lo=1, hi=curve.hi, epsilon=curve.epsilon, guess=guess, return_info=True)
+    cap, info = capacity.bisect(f, lo=1, hi=curve.hi, epsilon=curve.epsilon, guess=guess, resolution=curve.resolution,
+                                return_info=True)
     v, t = evaluated.get(cap, (0, 0))
     low, high = capacity.wilson(v, t) if t else (np.nan, np.nan)
     return dict(system=curve.system, target=curve.target, speed=curve.slo_class, epsilon=curve.epsilon,
-                capacity=int(cap), censored=bool(info["saturated"]), guess=guess,
+                capacity=int(cap), censored=bool(info["saturated"]), resolution=int(info["resolution"]), guess=guess,
                 violation_rate_at_capacity=v / t if t else np.nan, wilson_low=low,
                 wilson_high=high, evaluated=" ".join(f"{n}:{a}/{b}" for n, (a, b) in sorted(evaluated.items())))
 
 
 def capacity_table(systems, targets, classes, *, epsilon: float, seeds: int, seed: int, setting: Setting,
-                   hi: int, run, point_cache: str = "") -> pd.DataFrame:
+                   hi: int, run, point_cache: str = "", resolution: float = 0.0) -> pd.DataFrame:
     """Table 2: one bisection per (system, target, class), fanned out by ``run`` (a sweep runner);
-    ``point_cache``: a folder the searches share their points through (``capacity_of``)."""
-    curves = [Curve(s, t, c, epsilon, seeds, seed, hi, setting, str(point_cache)) for t in targets for s in systems
-              for c in classes]
+    ``point_cache``: a folder the searches share their points through, ``resolution``: where each search
+    stops (``capacity_of``)."""
+    curves = [Curve(s, t, c, epsilon, seeds, seed, hi, setting, str(point_cache), resolution) for t in targets
+              for s in systems for c in classes]
     # the longest searches first (those reaching the largest N), so that the workers finish together; the
     # rows come back in the order above
     order = sorted(range(len(curves)), key=lambda i: -_search_size(curves[i]))

@@ -462,21 +462,24 @@ def fig8_rows(att: pd.DataFrame, window: int, paper: dict) -> list[dict]:
 
 
 # --------------------------------------------------------------------------- sensitivity of Table 2 (beyond the paper)
-def sensitivity(table2: pd.DataFrame, systems, *, scale: str, epsilon: float, seed: int, setting, hi: int, run, cache):
+def sensitivity(table2: pd.DataFrame, systems, *, scale: str, epsilon: float, seed: int, setting, hi: int, run, cache,
+                resolution: float = 0.0):
     """Qwen3-32B's capacities at other ε (1 %, 10 %) and WISP's and SLED's at 4 and 8 tok/s as the unstated
-    edge numbers move (drafting 25 / 100 tok/s, one-way latency 5 / 40 ms); one twin seed per point.
-    Returns (eps_tab, edge)."""
+    edge numbers move (drafting 25 / 100 tok/s, one-way latency 5 / 40 ms); one twin seed per point, each
+    search to ``resolution`` (``capacity_of``). Returns (eps_tab, edge)."""
     eps_rows = []
     for e in ([0.01, 0.10] if scale == "full" else [0.10]):
         eps_rows.append(ex.capacity_table(systems, ["Qwen3-32B"], ex.CLASSES, epsilon=e, seeds=1, seed=seed,
-                                          setting=setting, hi=hi, run=run, point_cache=cache).assign(epsilon=e))
+                                          setting=setting, hi=hi, run=run, point_cache=cache,
+                                          resolution=resolution).assign(epsilon=e))
     eps_tab = pd.concat([table2[table2.target == "Qwen3-32B"].assign(epsilon=epsilon), *eps_rows], ignore_index=True)
     edge_rows = []
     variants = [dict(draft_rate=r) for r in (25.0, 100.0)] + [dict(latency=lat) for lat in (0.005, 0.040)]
     for v in (variants if scale == "full" else variants[:1]):
         st = ex.replace(setting, **v)
         edge_rows.append(ex.capacity_table(["SLED", "WISP"], ["Qwen3-32B"], [4, 8], epsilon=epsilon, seeds=1, seed=seed, setting=st,
-                                           hi=hi, run=run, point_cache=cache).assign(draft_rate=st.draft_rate, latency=st.latency))
+                                           hi=hi, run=run, point_cache=cache, resolution=resolution)
+                         .assign(draft_rate=st.draft_rate, latency=st.latency))
     base = table2[(table2.target == "Qwen3-32B") & table2.system.isin(["SLED", "WISP"]) & table2.speed.isin([4, 8])]
     edge = pd.concat([base.assign(draft_rate=setting.draft_rate, latency=setting.latency), *edge_rows], ignore_index=True)
     return eps_tab, edge

@@ -8,15 +8,26 @@ counts as violating (nothing was served in time to judge). If even ``lo`` violat
 capacity is censored, a lower bound ("at least hi"), never a value to compare as if it were measured.
 
 ``guess``: a first upper bracket (e.g. the N at which the server's throughput cannot serve every device
-its class speed), tried before ``hi``: if it violates, the search bisects below it and never runs the
-(expensive) points near ``hi``; if it does not, the bracket doubles until a point violates or ``hi`` is
-reached. The answer is the same as without it whenever the violation rate grows with N.
+its class speed, rounded up to ``grid``), tried before ``hi``: if it violates, the search bisects below it
+and never runs the (expensive) points near ``hi``; if it does not, the bracket doubles until a point
+violates or ``hi`` is reached. The answer is the same as without it whenever the violation rate grows with N.
+
+``resolution``: the search stops once the bracket is narrower than ``max(1, resolution x capacity)``
+(``resolution = 1/64``: within 1.6 %) instead of running N, N + 1, ... where a run's own noise (its
+Wilson interval) is wider than the differences left to bisect. The capacity is then the largest N
+evaluated that meets epsilon (as always), and ``info["resolution"]`` = r says how far the bracket was left
+open: N + r + 1 was evaluated and violates, so with a violation rate that grows with N the exact capacity
+lies in [N, N + r]; r = 0 is the exact answer (``resolution = 0``, the default).
+
+The points a search evaluates are ``split``'s: multiples of large powers of two, the same for brackets that
+differ (another epsilon's guess), so that searches sharing a cache of points meet the same N.
 
 ``wilson(k, n)`` is the Wilson score interval of a violation rate (scipy's binomial test gives the
 same interval as ``proportion_ci(method="wilson")``).
 """
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 from scipy import stats
@@ -26,15 +37,49 @@ def rate(violations: int, trials: int) -> float:
     return violations / trials if trials > 0 else 1.0
 
 
+def grid(x: float, per_octave: int = 8) -> int:
+    """The smallest point of a coarse grid at or above ``x`` > 0: an integer up to ``per_octave``, above it
+    k x 2^j with ``per_octave`` <= k < 2 ``per_octave`` (a power of two), i.e. at most 1 / ``per_octave``
+    above ``x``. Its points are multiples of large powers of two, which ``split`` meets."""
+    if not x > 0 or not math.isfinite(x):
+        raise ValueError(f"x: need a finite number > 0, got {x!r}")
+    if per_octave < 1 or per_octave & (per_octave - 1):
+        raise ValueError(f"per_octave: need a power of two >= 1, got {per_octave!r}")
+    if x <= per_octave:
+        return math.ceil(x)
+    step = 2 ** (math.floor(math.log2(x)) - int(math.log2(per_octave)))
+    return math.ceil(x / step) * step
+
+
+def split(good: int, bad: int) -> int:
+    """A point strictly between ``good`` and ``bad`` (bad - good >= 2): of the multiples of the largest power
+    of two at most half the bracket, the one nearest its centre (a tie: the multiple of the larger power).
+    A bracket whose ends are multiples of that power is halved exactly; brackets that differ meet the same
+    points (both halves of (1, 960) and of (1, 1024) start at 512)."""
+    if bad - good < 2:
+        raise ValueError(f"good, bad: need bad - good >= 2, got good={good!r}, bad={bad!r}")
+    step = 1 << (((bad - good) // 2).bit_length() - 1)
+    below = (good + bad) // 2 // step * step          # > good: the centre minus less than step <= half the bracket
+    above = below + step
+    if above >= bad or (good + bad) - 2 * below < 2 * above - (good + bad):
+        return below
+    if (good + bad) - 2 * below > 2 * above - (good + bad):
+        return above
+    return below if below & -below > above & -above else above
+
+
 def bisect(f: Callable[[int], tuple[int, int]], lo: int, hi: int, epsilon: float, *,
-           guess: int | None = None, return_info: bool = False):
-    """The largest N in [lo, hi] with rate(f(N)) <= epsilon (lo - 1 if none)."""
+           guess: int | None = None, resolution: float = 0.0, return_info: bool = False):
+    """The largest N in [lo, hi] with rate(f(N)) <= epsilon (lo - 1 if none), to ``resolution`` (module
+    docstring); ``info``: saturated, resolution (r) and every evaluated N's rate."""
     if not (isinstance(lo, int) and isinstance(hi, int)) or lo < 1 or hi < lo:
         raise ValueError(f"lo, hi: need integers 1 <= lo <= hi, got lo={lo!r}, hi={hi!r}")
     if guess is not None and (not isinstance(guess, int) or guess < 1):
         raise ValueError(f"guess: need a positive integer or None, got {guess!r}")
     if not 0 <= epsilon < 1:
         raise ValueError(f"epsilon: must lie in [0, 1), got {epsilon!r}")
+    if not 0 <= resolution < 1:
+        raise ValueError(f"resolution: a fraction of the capacity in [0, 1), got {resolution!r}")
     seen: dict[int, float] = {}
 
     def ok(n: int) -> bool:
@@ -48,20 +93,20 @@ def bisect(f: Callable[[int], tuple[int, int]], lo: int, hi: int, epsilon: float
         while ok(bad) and bad < hi:        # the guess was no bracket: widen it
             good, bad = bad, min(2 * bad, hi)
     if not ok(lo):
-        cap, saturated = lo - 1, False
+        cap, saturated, left = lo - 1, False, 0
     elif ok(bad):                          # bad == hi here
-        cap, saturated = hi, True
+        cap, saturated, left = hi, True, 0
     else:
         # ok(good), not ok(bad)
-        while bad - good > 1:
-            mid = (good + bad) // 2
+        while bad - good > max(1, int(resolution * good)):
+            mid = split(good, bad)
             if ok(mid):
                 good = mid
             else:
                 bad = mid
-        cap, saturated = good, False
+        cap, saturated, left = good, False, bad - good - 1
     if return_info:
-        return cap, dict(saturated=saturated, evaluated=dict(sorted(seen.items())))
+        return cap, dict(saturated=saturated, resolution=left, evaluated=dict(sorted(seen.items())))
     return cap
 
 
@@ -73,4 +118,3 @@ def wilson(violations: int, trials: int, confidence: float = 0.95) -> tuple[floa
         raise ValueError(f"confidence: must lie in (0, 1), got {confidence!r}")
     ci = stats.binomtest(int(violations), int(trials)).proportion_ci(confidence, method="wilson")
     return float(ci.low), float(ci.high)
-
