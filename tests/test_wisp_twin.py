@@ -190,9 +190,10 @@ def test_centralized_memory_admission_is_first_come_first_served():
 def test_capacity_search_runs_nothing_above_the_servers_throughput_bound():
     """Issue 18 item 7 / 9: the bisection is bracketed by the N at which the server's peak throughput
     cannot serve the class (``throughput_guess``), not by evaluating N = hi (before: N = 512, the
-    costliest run of every search); the capacity found lies below that bound and below the cap."""
+    costliest run of every search), and runs nothing at or above that bracket when the capacity lies
+    well below it; the capacity found lies below that bound and below the cap."""
     st = L.Setting.from_profile("li2026_paper")
     row = L.capacity_of(L.Curve("SLED", "Qwen3-32B", 8, 0.05, 1, 0, 512, st))
     evaluated = [int(e.split(":")[0]) for e in row["evaluated"].split()]
     assert not row["censored"] and 0 < row["capacity"] < row["guess"] < 512
-    assert max(evaluated) == row["guess"]
+    assert max(evaluated) < row["guess"]          # presumed to violate: run only next to the answer

@@ -408,9 +408,10 @@ def throughput_bound(point: Point, epsilon: float) -> float:
 def throughput_guess(point: Point, epsilon: float) -> int:
     """A capacity search's first upper bracket: ``throughput_bound`` rounded up to ``capacity.grid`` (8 points
     per octave, so at most 12.5 % above the bound; before, to a power of two: up to 2x). The capacity
-    search checks it by running it (``capacity.bisect``'s ``guess``), which is what lets a search skip the
-    large N whose runs cost most; its points are ``capacity.split``'s, so searches at other epsilons (whose
-    bounds differ) meet the same N and share their runs through the sweep cache."""
+    search presumes it violates and runs it only once its answer lies next to it (``capacity.bisect``'s
+    ``guess``), which is what lets a search skip the large N; its points are ``capacity.split``'s, so
+    searches at other epsilons (whose bounds differ) meet the same N and share their runs through the
+    sweep cache."""
     return capacity.grid(throughput_bound(point, epsilon))
 
 

@@ -8,9 +8,10 @@ counts as violating (nothing was served in time to judge). If even ``lo`` violat
 capacity is censored, a lower bound ("at least hi"), never a value to compare as if it were measured.
 
 ``guess``: a first upper bracket (e.g. the N at which the server's throughput cannot serve every device
-its class speed, rounded up to ``grid``), tried before ``hi``: if it violates, the search bisects below it
-and never runs the (expensive) points near ``hi``; if it does not, the bracket doubles until a point
-violates or ``hi`` is reached. The answer is the same as without it whenever the violation rate grows with N.
+its class speed, rounded up to ``grid``), taken before ``hi`` and presumed to violate: the search bisects
+below it, never runs the (expensive) points near ``hi``, and runs the guess itself only once the answer
+lies next to it; if it then meets epsilon, the bracket doubles until a point violates or ``hi`` is
+reached. The answer is the same as without it whenever the violation rate grows with N.
 
 ``resolution``: the search stops once the bracket is narrower than ``max(1, resolution x capacity)``
 (``resolution = 1/64``: within 1.6 %) instead of running N, N + 1, ... where a run's own noise (its
@@ -87,24 +88,28 @@ def bisect(f: Callable[[int], tuple[int, int]], lo: int, hi: int, epsilon: float
             seen[n] = rate(*f(n))
         return seen[n] <= epsilon
 
-    good, bad = lo, hi
-    if guess is not None and ok(lo):
-        bad = min(max(guess, lo), hi)
-        while ok(bad) and bad < hi:        # the guess was no bracket: widen it
-            good, bad = bad, min(2 * bad, hi)
-    if not ok(lo):
-        cap, saturated, left = lo - 1, False, 0
-    elif ok(bad):                          # bad == hi here
-        cap, saturated, left = hi, True, 0
-    else:
-        # ok(good), not ok(bad)
+    def narrow(good: int, bad: int) -> tuple[int, int]:     # ok(good); bad violates, or is presumed to
         while bad - good > max(1, int(resolution * good)):
             mid = split(good, bad)
             if ok(mid):
                 good = mid
             else:
                 bad = mid
-        cap, saturated, left = good, False, bad - good - 1
+        return good, bad
+
+    if not ok(lo):
+        cap, saturated, left = lo - 1, False, 0
+    else:
+        good, bad = lo, hi
+        if guess is not None:              # presumed to violate: run only once the answer lies next to it
+            good, bad = narrow(lo, min(max(guess, lo), hi))
+            while ok(bad) and bad < hi:    # the guess was no bracket: widen it
+                good, bad = bad, min(2 * bad, hi)
+        if ok(bad):                        # bad == hi here
+            cap, saturated, left = hi, True, 0
+        else:
+            good, bad = narrow(good, bad)
+            cap, saturated, left = good, False, bad - good - 1
     if return_info:
         return cap, dict(saturated=saturated, resolution=left, evaluated=dict(sorted(seen.items())))
     return cap
