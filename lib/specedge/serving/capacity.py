@@ -13,9 +13,9 @@ below it, never runs the (expensive) points near ``hi``, and runs the guess itse
 lies next to it; if it then meets epsilon, the bracket doubles until a point violates or ``hi`` is
 reached. The answer is the same as without it whenever the violation rate grows with N.
 
-``resolution``: the search stops once the bracket is narrower than ``max(1, resolution x capacity)``
-(``resolution = 1/64``: within 1.6 %) instead of running N, N + 1, ... where a run's own noise (its
-Wilson interval) is wider than the differences left to bisect. The capacity is then the largest N
+``resolution``: the search stops once its bracket (good, bad) is at most ``max(1, int(resolution x good))``
+wide (``resolution = 1/64``: within 1.6 %) instead of running N, N + 1, ... where a run's own noise (its
+Wilson interval) is as wide as the differences left to bisect. The capacity is then the largest N
 evaluated that meets epsilon (as always), and ``info["resolution"]`` = r says how far the bracket was left
 open: N + r + 1 was evaluated and violates, so with a violation rate that grows with N the exact capacity
 lies in [N, N + r]; r = 0 is the exact answer (``resolution = 0``, the default).
