@@ -266,3 +266,18 @@ def test_as2_costs_grow_with_the_payload_and_fall_with_bandwidth():
     ids, dense = cost("ids", 1e8), cost("dense", 1e8)
     assert ids[0] < ids[1] < ids[2] and all(dense[i] > ids[i] for i in ids)
     assert cost("dense", 1e9)[0] < dense[0] and cost("ids", 1e7) == ids      # ids: no distribution on the wire
+
+
+@pytest.mark.parametrize("L", [0.02, 0.1, 0.3, 0.6, 0.95])
+def test_as2_gamma_does_not_fall_as_alpha_grows_so_the_lookup_is_exact(L):
+    """MonotoneAS2 skips as2 between two computed alphas of equal γ*: exact only because γ*(alpha) does not
+    fall (a dense grid), which the lookup then matches call for call on a random walk of estimates."""
+    from specedge.serving.as2_allocation import MonotoneAS2
+
+    a = np.linspace(1e-6, 1 - 1e-6, 4001)
+    g = np.array([zheng2025.as2(float(x), L) for x in a])
+    assert (np.diff(g) >= 0).all()
+    f, rng = MonotoneAS2(L), np.random.default_rng(1)
+    walk = np.clip(0.5 + np.cumsum(rng.normal(0, 0.02, 3000)), 1e-6, 1 - 1e-6)
+    assert [f(float(x)) for x in walk] == [zheng2025.as2(float(x), L) for x in walk]
+    assert len(f.alphas) < len(walk) / 3          # most estimates were answered without as2

@@ -38,7 +38,7 @@ from . import paths, sweep
 # ones fill the other core at the end. A notebook missing here is taken to be long (first).
 EXPECTED_S = {"li2026_wisp_serving": 632, "model_zoo_card": 795, "zhu2025_edge_sd": 344,
               "li2026_wisp": 187, "tran2025_goodspeed": 138, "venkatesha2025_early_exit": 77,
-              "zheng2025_tk_slt": 34, "edge_sd_arena": 414}
+              "zheng2025_tk_slt": 34, "edge_sd_arena": 216}
 
 
 def notebooks(names: list[str] | None = None) -> list[Path]:

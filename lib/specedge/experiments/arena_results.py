@@ -192,7 +192,7 @@ def readme_sentences(tmap: pd.DataFrame, regime: pd.DataFrame) -> list[str]:
             nums = ", ".join(map(str, full[:-1])) + (" and " if len(full) > 1 else "") + str(full[-1]) if full else ""
             parts += [f"the {mix} fleet of {nums} devices at every bandwidth"] if full else []
             parts += [f"{n} {mix} devices at {', '.join(map(_mbps, h.bandwidth_bps))}" for n, h in g.groupby("devices") if n not in full]
-        return "; ".join(parts) or "no point"
+        return (", ".join(parts[:-1]) + " and " + parts[-1]) if len(parts) > 1 else (parts[0] if parts else "no point")
     cen, edge = gp[gp.winner == CENTRALIZED], gp[gp.winner != CENTRALIZED]
     robust = gp[(gp.verdict == "wins") & gp.beyond_twin_error]
     slo = regime[regime.metric == "slo_attainment"]

@@ -7,11 +7,31 @@ single-device model), unlike GOODSPEED's budget C.
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from ..solvers.zheng2025 import as2, running_alpha
 from .interfaces import Outcome
+
+
+class MonotoneAS2:
+    """``as2(alpha, L)`` for one L, each value computed once: γ* does not fall as alpha grows (tested on a dense
+    grid), so an alpha between two computed ones of equal γ* has that γ* too (exact, no interpolation)."""
+
+    def __init__(self, L: float):
+        self.L, self.alphas, self.gammas = L, [], []
+
+    def __call__(self, alpha: float) -> int:
+        i = bisect_left(self.alphas, alpha)
+        if i < len(self.alphas) and self.alphas[i] == alpha:
+            return self.gammas[i]
+        if 0 < i < len(self.alphas) and self.gammas[i - 1] == self.gammas[i]:
+            return self.gammas[i]
+        g = as2(alpha, self.L)
+        self.alphas.insert(i, alpha)
+        self.gammas.insert(i, g)
+        return g
 
 
 @dataclass
@@ -22,6 +42,7 @@ class AS2Allocator:
     label: str = "AS2"
     _sums: dict[int, list[float]] = field(default_factory=dict, repr=False)   # client -> [accepted, reached]
     _alloc: dict[int, int] = field(default_factory=dict, repr=False)
+    _as2: dict[float, MonotoneAS2] = field(default_factory=dict, repr=False)              # L -> its γ*(alpha)
 
     def __post_init__(self):
         bad = {c: v for c, v in self.costs.items() if not v >= 0}
@@ -30,7 +51,10 @@ class AS2Allocator:
 
     def _gamma(self, c: int) -> int:
         L = self.costs[c]
-        return as2(running_alpha(*self._sums[c], self.alpha0, self.prior_tokens), L) if L < 1 else 0
+        if not L < 1:
+            return 0
+        f = self._as2.get(L) or self._as2.setdefault(L, MonotoneAS2(L))
+        return f(running_alpha(*self._sums[c], self.alpha0, self.prior_tokens))
 
     def initial(self, clients: Sequence[int]) -> dict[int, int]:
         missing = sorted(set(clients) - set(self.costs))
