@@ -218,15 +218,13 @@ def draft_passes(rounds: pd.DataFrame, spec) -> np.ndarray:
     return np.where(rounds["t_draft"].to_numpy(float) > 0, s + (ruled & (s < spec.gamma)), 0)
 
 
-def time_models(log: pd.DataFrame, wl) -> dict[int, dict]:
-    """What the stochastic twin models of the real run ``log`` where the replay keeps the measured values,
-    per client: drafting time e0 + e1 k for k draft passes (least squares over its rounds after the first,
-    whose time includes the prompt; ``draft_passes``), its median gap between rounds, uplink and reply
-    time (``replay.real_rounds``)."""
-    from ..serving.replay import real_rounds
-
+def time_models(rounds: dict[int, pd.DataFrame], wl) -> dict[int, dict]:
+    """What the stochastic twin models of a real run where the replay keeps the measured values, per client of
+    ``rounds`` (``replay.real_rounds`` of the run's log): drafting time e0 + e1 k for k draft passes (least
+    squares over its rounds after the first, whose time includes the prompt; ``draft_passes``), its median gap
+    between rounds, uplink and reply time."""
     out = {}
-    for c, r in real_rounds(log).items():
+    for c, r in rounds.items():
         k, t = draft_passes(r, wl.clients[c]), r["t_draft"].to_numpy(float)
         later = (r["round"].to_numpy() > 0) & (k > 0)
         if np.unique(k[later]).size >= 2:
@@ -250,8 +248,9 @@ def modelled_rounds(log: pd.DataFrame, wl) -> dict[int, pd.DataFrame]:
     of the stochastic twin's difference from the replay."""
     from ..serving.replay import real_rounds
 
-    models, out = time_models(log, wl), {}
-    for c, r in real_rounds(log).items():
+    rounds = real_rounds(log)
+    models, out = time_models(rounds, wl), {}
+    for c, r in rounds.items():
         m = models[c]
         k = draft_passes(r, wl.clients[c])
         out[c] = r.assign(t_draft=[drafting_time(m, int(x)) for x in k], gap=m["gap"], up=m["up"], down=m["down"])
@@ -264,6 +263,7 @@ def stochastic_run(runs: dict, key, acceptance, scale: str = "full", seed: int =
     verification model and the same number of rounds."""
     from dataclasses import replace
 
+    from ..serving.replay import real_rounds
     from ..serving.run import PROMPT_TOKENS
     from ..serving.twin import Times, simulate
 
@@ -271,7 +271,7 @@ def stochastic_run(runs: dict, key, acceptance, scale: str = "full", seed: int =
     real = runs[key]
     wl = workload(paper, n, scale, seed)
     wl = replace(wl, clients=tuple(replace(c, prompt_tokens=PROMPT_TOKENS) for c in wl.clients))
-    m = time_models(real, wl)
+    m = time_models(real_rounds(real), wl)
     times = Times([lambda k, mc=m[c]: drafting_time(mc, k) + mc["gap"] for c in range(n)], verify_model(runs, key, seed),
                   up=lambda c, s: m[c]["up"], down=lambda c: m[c]["down"])
     former, alloc = policies(paper, pol, n, seed)
