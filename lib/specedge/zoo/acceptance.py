@@ -101,6 +101,13 @@ class LivePoint:
     seed: int
 
 
+def _row(p: LivePoint, accepted: list[int], drafted: list[int]) -> dict:
+    return dict(draft=p.draft, target=p.target, domain=p.domain, temperature=p.temperature, gamma=p.gamma,
+                rounds=len(accepted), drafted=int(sum(drafted)), accepted=int(sum(accepted)),
+                acceptance_rate=sampling.acceptance_rate(accepted, drafted),
+                mean_acceptance_length=sampling.mean_acceptance_length(accepted))
+
+
 def live_point(p: LivePoint) -> dict:
     """One row of ``live_table``: ``decoding.speculative_batch`` on the domain's prompts (one batch), on ONE
     torch thread (the rows do not depend on the process or worker that computes them: models and prompts
@@ -110,27 +117,98 @@ def live_point(p: LivePoint) -> dict:
     gens = decoding.speculative_batch(_cached_model(p.draft), _cached_model(p.target),
                                       _cached_prompts(p.domain, p.n_prompts), p.max_new_tokens,
                                       gamma=p.gamma, temperature=p.temperature, seed=p.seed)
-    accepted = [a for gen in gens for a in gen.accepted]
-    drafted = [n for gen in gens for n in gen.drafted]
-    return dict(draft=p.draft, target=p.target, domain=p.domain, temperature=p.temperature, gamma=p.gamma,
-                rounds=len(accepted), drafted=int(sum(drafted)), accepted=int(sum(accepted)),
-                acceptance_rate=sampling.acceptance_rate(accepted, drafted),
-                mean_acceptance_length=sampling.mean_acceptance_length(accepted))
+    return _row(p, [a for gen in gens for a in gen.accepted], [n for gen in gens for n in gen.drafted])
+
+
+def greedy_rounds(agree: list[bool], gamma: int, max_new_tokens: int) -> tuple[list[int], list[int]]:
+    """Per-round (accepted, drafted) counts of greedy speculative decoding with a constant γ, from ``agree``:
+    position j's drafted token equals the target's greedy token when both continue the target's greedy prefix.
+
+    Exact, not a model: greedy SD emits the target's greedy continuation y, and a round starting at position
+    j accepts the run of positions j, j+1, ... whose draft argmax given y[:j'] equals y[j'] (up to the first
+    mismatch the draft's own drafts ARE y, so its conditioning is y's prefix), then appends one target token.
+    The window is capped as ``decoding.SpeculativeDecoder.draft_row`` caps it (drafts + 1 token fit)."""
+    accepted, drafted, j = [], [], 0
+    while j < max_new_tokens:
+        g = min(gamma, max_new_tokens - j - 1)
+        k = 0
+        while k < g and agree[j + k]:
+            k += 1
+        accepted.append(k)
+        drafted.append(g)
+        j += k + 1
+    return accepted, drafted
+
+
+@functools.lru_cache(maxsize=None)
+def _greedy_continuations(target: str, domain: str, n_prompts: int, max_new_tokens: int) -> tuple:
+    from .. import decoding
+    model = _cached_model(target)
+    return tuple(decoding.autoregressive(model, p, max_new_tokens).tokens
+                 for p in _cached_prompts(domain, n_prompts))
+
+
+@torch.inference_mode()
+def greedy_agreement(draft: str, target: str, domain: str, n_prompts: int, max_new_tokens: int) -> list[list[bool]]:
+    """Per prompt, per generated position: does the draft's argmax on the target's greedy prefix equal the
+    target's greedy token (one target decode, ``decoding.autoregressive``, and one teacher-forced draft pass)."""
+    from .. import decoding
+    torch.set_num_threads(1)
+    model, vocab = _cached_model(draft), decoding.check_vocabularies(_cached_model(draft), _cached_model(target))
+    out = []
+    for prompt, y in zip(_cached_prompts(domain, n_prompts), _greedy_continuations(target, domain, n_prompts, max_new_tokens)):
+        ids = torch.tensor([*prompt, *y.tolist()])
+        logits = model(input_ids=ids[None]).logits[0, len(prompt) - 1: len(prompt) - 1 + len(y)]
+        out.append((logits[:, :vocab].argmax(-1) == y).tolist())
+    return out
+
+
+def greedy_points(p: LivePoint, gammas) -> list[dict]:
+    """``live_point``'s rows at T = 0 for every γ in ``gammas`` from one ``greedy_agreement`` (see
+    ``greedy_rounds``; equal to the live rows count for count, ``tests/test_zoo_acceptance.py``)."""
+    agree = greedy_agreement(p.draft, p.target, p.domain, p.n_prompts, p.max_new_tokens)
+    rows = []
+    for g in gammas:
+        counts = [greedy_rounds(a, int(g), p.max_new_tokens) for a in agree]
+        rows.append(_row(dataclasses.replace(p, gamma=int(g)), [a for acc, _ in counts for a in acc],
+                         [d for _, dr in counts for d in dr]))
+    return rows
+
+
+@dataclasses.dataclass(frozen=True)
+class GreedyPoint:
+    """``greedy_points``' configuration: one pair and domain, every γ."""
+    point: LivePoint
+    gammas: tuple
 
 
 def live_table(drafts=DRAFTS, targets=TARGETS, domains=DOMAINS, temperatures=(0.0, 1.0),
                gammas=range(1, 9), n_prompts: int = 8, max_new_tokens: int = 48, seed: int = 0,
-               progress: bool = True, n_jobs: int | None = None) -> pd.DataFrame:
-    """Acceptance measured on real speculative rounds (``decoding.speculative_batch``).
+               progress: bool = True, n_jobs: int | None = None, greedy: str = "derived") -> pd.DataFrame:
+    """Acceptance of real speculative rounds, one row per draft x target x domain x temperature x γ.
 
-    One row per draft x target x domain x temperature x γ, with the counts and the two metrics of
-    ``specedge.sampling``: draft acceptance rate (accepted / drafted) and mean acceptance length
-    (1 + accepted / rounds, counting the bonus token). All prompts of a domain run as one batch.
+    Each row has the counts and the two metrics of ``specedge.sampling``: draft acceptance rate (accepted /
+    drafted) and mean acceptance length (1 + accepted / rounds, counting the bonus token). All prompts of a
+    domain run as one batch. At T > 0 every row runs ``decoding.speculative_batch`` (``live_point``); at T = 0,
+    ``greedy="derived"`` computes every γ's row from the target's greedy decode and one teacher-forced draft
+    pass (``greedy_points``: the same counts, 8x less work for 8 γ), ``greedy="live"`` runs them all.
     The points run on ``n_jobs`` worker processes of one torch thread each (``sweep.local``; the rows
     are the same for any ``n_jobs``: framework overhead dominates these tiny models, so one thread per
     point is as fast, and two workers halve the wall time on two cores).
     """
     from .. import sweep
-    grid = [LivePoint(dr, t, d, float(temp), int(g), int(n_prompts), int(max_new_tokens), int(seed))
+    if greedy not in ("derived", "live"):
+        raise ValueError(f"greedy: 'derived' or 'live' expected, got {greedy!r}")
+    gammas = tuple(int(g) for g in gammas)
+    grid = [LivePoint(dr, t, d, float(temp), g, int(n_prompts), int(max_new_tokens), int(seed))
             for t in targets for dr in drafts for d in domains for temp in temperatures for g in gammas]
-    return sweep.local(live_point, grid, n_jobs=n_jobs, progress=progress)
+    derive = [p for p in grid if greedy == "derived" and p.temperature == 0.0 and p.gamma == gammas[0]]
+    jobs = [GreedyPoint(p, gammas) for p in derive] + [p for p in grid if greedy == "live" or p.temperature != 0.0]
+    rows = sweep.local(_job, jobs, n_jobs=n_jobs, progress=progress)
+    order = {(p.draft, p.target, p.domain, p.temperature, p.gamma): i for i, p in enumerate(grid)}
+    key = rows[["draft", "target", "domain", "temperature", "gamma"]].apply(tuple, axis=1).map(order)
+    return rows.iloc[key.argsort(kind="stable")].reset_index(drop=True)
+
+
+def _job(p) -> dict | list[dict]:
+    return greedy_points(p.point, p.gammas) if isinstance(p, GreedyPoint) else live_point(p)
