@@ -140,7 +140,7 @@ def test_with_one_device_every_former_gives_the_same_rounds():
 # --------------------------------------------------------------------------- the plug-in
 def test_slo_weighted_goodspeed_with_equal_weights_is_goodspeed():
     rng = np.random.default_rng(0)
-    g, w = GoodspeedAllocator(12, beta=0.5), SLOWeightedGoodspeed(12, {c: 8.0 for c in range(3)}, beta=0.5)
+    g, w = GoodspeedAllocator(12, beta=0.5), SLOWeightedGoodspeed(12, weights={c: 8.0 for c in range(3)}, beta=0.5)
     assert g.initial([0, 1, 2]) == w.initial([0, 1, 2])
     for _ in range(200):
         alloc = g._solve()
@@ -157,13 +157,13 @@ def test_slo_weighted_goodspeed_in_the_twin_with_one_class_is_goodspeed():
 
 
 def test_slo_weighted_goodspeed_gives_the_tighter_class_more_drafts():
-    w = SLOWeightedGoodspeed(8, {0: 2.0, 1: 32.0}, beta=0.5)
+    w = SLOWeightedGoodspeed(8, weights={0: 2.0, 1: 32.0}, beta=0.5)
     alloc = w.initial([0, 1])
     for _ in range(50):
         alloc = w.update([Outcome(c, s, s // 2, s / 2) for c, s in alloc.items()])
     assert alloc[1] > alloc[0]
     with pytest.raises(ValueError, match="no weight for clients \\[2\\]"):
-        SLOWeightedGoodspeed(8, {0: 1.0, 1: 1.0}).initial([0, 1, 2])
+        SLOWeightedGoodspeed(8, weights={0: 1.0, 1: 1.0}).initial([0, 1, 2])
 
 
 # --------------------------------------------------------------------------- results over seeds

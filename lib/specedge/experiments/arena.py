@@ -352,7 +352,7 @@ def allocator(point: Point, wl: Workload):
     if c.draft == "goodspeed":
         return GoodspeedAllocator(cap, beta=tran2025.BETA)
     if c.draft == "goodspeed-slo":
-        return SLOWeightedGoodspeed(cap, {i: float(s.slo_class) for i, s in enumerate(wl.clients)}, beta=tran2025.BETA)
+        return SLOWeightedGoodspeed(cap, weights={i: float(s.slo_class) for i, s in enumerate(wl.clients)}, beta=tran2025.BETA)
     return FixedS(cap, point.devices)     # fixed γ and WISP's stop rule draft on the device: the allocation is unused
 
 

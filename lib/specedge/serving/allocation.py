@@ -169,11 +169,15 @@ class GoodspeedAllocator:
             clients = self._sorted = sorted(alpha_hat)
             self._last = None
         a = [float(top if top < x else x) for x in map(alpha_hat.__getitem__, clients)]   # min(alpha_i, top)
-        w = [1.0 / float(x) for x in map(X.__getitem__, clients)]
+        w = self.gradient_weights(clients)
         last = self._last
         self._last = last = (greedy(a, w, self.capacity, self.s_max) if last is None
                              else regreedy(last, a, w, self.capacity, self.s_max))
         return dict(zip(clients, last))
+
+    def gradient_weights(self, clients: list[int]) -> list[float]:
+        """Eq (5)'s weights U'(X_i) for U = log: 1 / X_i (a subclass with another utility overrides this)."""
+        return [1.0 / float(x) for x in map(self.X.__getitem__, clients)]
 
     def initial(self, clients: Sequence[int]) -> dict[int, int]:
         self.alpha_hat = {c: self.alpha0 for c in clients}
