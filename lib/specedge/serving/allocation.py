@@ -164,7 +164,7 @@ class GoodspeedAllocator:
             raise ValueError("GoodspeedAllocator: need 0 <= alpha0 < 1, x0 > 0, capacity >= 0")
 
     def _solve(self) -> dict[int, int]:
-        clients, alpha_hat, X, top = self._sorted, self.alpha_hat, self.X, 1 - 1e-9
+        clients, alpha_hat, top = self._sorted, self.alpha_hat, 1 - 1e-9
         if clients is None or len(clients) != len(alpha_hat):
             clients = self._sorted = sorted(alpha_hat)
             self._last = None
