@@ -153,6 +153,14 @@ def test_generate_traces_and_ablation(pair):
     acc = many[many["mode"] == "accept"].drop(columns="mode").reset_index(drop=True)
     assert acc.equals(off.drop(columns="mode").reset_index(drop=True))
     assert (many[many["mode"] == "reject"].drafted <= 1).all()
+    # a round the rule ended before its window took one more draft pass (the position it judged); one the
+    # window or the response's end capped did not (the twin charges the same, serving.twin)
+    assert (acc.passes == acc.drafted).all() and (off.passes == off.drafted).all()
+    rej = many[many["mode"] == "reject"]
+    cap = np.minimum(4, 10 - rej.position - 1)
+    assert (rej.drafted == 0).all() and (rej.passes == (cap > 0)).all() and rej.passes.sum() > 0
+    g_rej = device_goodput.round_goodput(rej, draft_rate=50.0, prompt_len=5)
+    np.testing.assert_allclose(g_rej.goodput, 1 / (rej.passes / 50.0 + device_goodput.verify_time(1, 5 + rej.position)))
     with pytest.raises(ValueError, match="OFF"):
         P.controller_ablation(draft, target, prompts["a"], {"OFF": Const(1.0)}, window=4, max_new_tokens=10)
     g = device_goodput.round_goodput(off, draft_rate=50.0, prompt_len=5)

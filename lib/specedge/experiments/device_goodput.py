@@ -20,15 +20,18 @@ def verify_time(n_new, n_cached, profile: str = "li2026_paper") -> np.ndarray:
 def round_goodput(rounds: pd.DataFrame, draft_rate: float = 50.0, prompt_len=0,
                   profile: str = "li2026_paper") -> pd.DataFrame:
     """Fig 1: per round, wasted draft tokens W = drafted - accepted and the device goodput
-    (accepted + 1 committed tokens) / (drafted / draft_rate + verification time, eq (19)).
+    (accepted + 1 committed tokens) / (passes / draft_rate + verification time, eq (19)).
 
-    ``rounds`` is a per-round traces frame; times are modelled (the paper's 50 tokens/s device and
+    ``rounds`` is a per-round traces frame; ``passes`` (its column when given, else ``drafted``) counts the
+    draft-model passes, which include the position a stop rule judged (``predictor.controller.draft_passes``).
+    Times are modelled (the paper's 50 tokens/s device and
     its fitted verifier), never measured, so the figure is deterministic.
     """
     if draft_rate <= 0:
         raise ValueError(f"draft_rate must be > 0 tokens/s, got {draft_rate}")
     r = rounds.copy()
     r["wasted"] = r["drafted"] - r["accepted"]
-    t = r["drafted"] / draft_rate + verify_time(r["drafted"] + 1, prompt_len + r["position"], profile)
+    passes = r["passes"] if "passes" in r else r["drafted"]
+    t = passes / draft_rate + verify_time(r["drafted"] + 1, prompt_len + r["position"], profile)
     r["goodput"] = (r["accepted"] + 1) / t
     return r

@@ -609,11 +609,12 @@ def table4_real(cmp: Comparison, paper: Mapping, preds: Mapping, test: pd.DataFr
 
 def _replayed_rounds(replay: pd.DataFrame, real_traces: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """The replayed rounds (``replay_table5``'s) as Fig 1's rows, mode OFF (traced window) and ON (the MLP's
-    cut), with each round's first position; and the keys of a round."""
+    cut, with the pass whose logits it judged where it cut), with each round's first position; and the keys of a round."""
     keys = [c for c in ("draft", "target", "domain", "temperature", "prompt", "round") if c in replay]
     position = real_traces.groupby(keys, as_index=False).position.first()
+    passes = {"OFF": replay["drafted_OFF"], "ON": P.draft_passes(replay["drafted_ON"], replay["drafted_OFF"])}
     rounds = pd.concat([replay[keys + [f"drafted_{m}", f"accepted_{m}"]]
-                        .rename(columns={f"drafted_{m}": "drafted", f"accepted_{m}": "accepted"}).assign(mode=m)
+                        .rename(columns={f"drafted_{m}": "drafted", f"accepted_{m}": "accepted"}).assign(mode=m, passes=passes[m])
                         for m in ("OFF", "ON")], ignore_index=True).merge(position, on=keys)
     return rounds, keys
 

@@ -16,7 +16,7 @@ One module per idea; every public name is importable from ``specedge.predictor``
 | ``verdicts`` | the rules and thresholds deciding the notebook's claims (Figs 2-3, Tables 4-5, Theorem 1) |
 | ``cli`` | ``python -m specedge.predictor build / train / latency / realpair`` |
 """
-from .controller import StopAtFirstPredictedRejection, controller_ablation, replay_stop_rule
+from .controller import StopAtFirstPredictedRejection, controller_ablation, draft_passes, replay_stop_rule
 from .dataset import (FEATURES, STATS, binned_acceptance, build_dataset, data_splits, dataset_summary, features,
                       pearson_table, split_by_prompt, statistic_views, test_prompts)
 from .intervals import bootstrap_metrics, bootstrap_statistic, bootstrap_table, repeated_splits, side_by_side, spread
@@ -37,7 +37,7 @@ __all__ = [
     "Forest", "expected_waste", "waste_bound", "simulate_waste", "StopAtFirstPredictedRejection",
     "measure_latency", "pearson_table", "binned_acceptance", "TRACES", "PREDICTORS", "TRACE_COLUMNS",
     "first_rejection_pmf", "generate_traces", "data_splits", "test_prompts", "position_acceptance",
-    "train_all", "evaluate", "latency_table", "controller_ablation",
+    "train_all", "evaluate", "latency_table", "controller_ablation", "draft_passes",
     "zoo_prompts", "load_trace_data", "features", "LABELS", "main",
     "bootstrap_metrics", "bootstrap_table", "repeated_splits", "spread", "REALPAIR", "REALPAIR_TRACES",
     "load_realpair_traces", "statistic_views", "replay_stop_rule", "bootstrap_statistic", "side_by_side",

@@ -67,14 +67,25 @@ class StopAtFirstPredictedRejection:
                                           stop_rule=self.stop_rule, stop_before=self.exclusive, **kwargs)
 
 
+def draft_passes(drafted, cap, exclusive: bool = True) -> np.ndarray:
+    """Draft-model passes of controlled rounds: ``drafted``, plus one where the exclusive rule (eq (25)) stopped
+    the round before ``cap`` (the window it could draft): the drafter computed that position's logits, the
+    predictor judged them and the token was never drafted. ``cap``: the window capped by the response's end
+    (``decoding.SpeculativeDecoder.draft_row``), or the fixed-window round's drafted count in a replay.
+    The serving twin charges the same pass (``serving.twin.simulate``)."""
+    drafted = np.asarray(drafted, int)
+    return drafted + (bool(exclusive) & (drafted < np.asarray(cap, int)))
+
+
 # --------------------------------------------------------------------------- controller ablation
 def controller_ablation(draft_model, target_model, prompts: list, predictor, *, window: int = 8,
                         max_new_tokens: int = 48, temperature: float = 0.0, seed: int = 0,
                         exclusive: bool = True) -> pd.DataFrame:
     """Table 5: the same prompts decoded with a fixed window (OFF) and with the controller (ON).
 
-    Returns one row per round with ``mode`` = "OFF"/"ON" and ``prompt``; the draft acceptance rate
-    of a mode is ``sampling.acceptance_rate(accepted, drafted)`` over its rows. ``predictor`` may also
+    Returns one row per round with ``mode`` = "OFF"/"ON", ``prompt`` and ``passes`` (the draft-model passes it
+    took, ``draft_passes``); the draft acceptance rate of a mode is ``sampling.acceptance_rate(accepted, drafted)``
+    over its rows. ``predictor`` may also
     be a dict name -> predictor: one controlled run per entry, ``mode`` = its name (Theorem 1 live:
     wasted drafting per round of each predictor). ``exclusive``: the controller's stop rule (eq 25).
     """
@@ -94,6 +105,8 @@ def controller_ablation(draft_model, target_model, prompts: list, predictor, *, 
                                          temperature=temperature, seed=seed)
         for j, g in enumerate(gens):
             f = decoding.traces_frame(g.rounds, per="round", mode=mode, prompt=j)
+            cap = np.minimum(window, max_new_tokens - f["position"].to_numpy() - 1)
+            f["passes"] = f["drafted"] if mode == "OFF" else draft_passes(f["drafted"], cap, exclusive)
             frames.append(f.drop(columns=["t_draft", "t_verify"]))
     return pd.concat(frames, ignore_index=True)
 
