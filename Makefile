@@ -59,7 +59,8 @@ realpair: venv
 # (venkatesha2025) -> data/profiles/cpu_local_fsd.yaml, data/venkatesha2025/; GOODSPEED's real gRPC runs
 # (tran2025) -> data/tran2025/real_runs.csv; batched verification over WISP's Appendix C design and its
 # Fig 4 interference runs, then WISP's and centralized serving's real runs (li2026) -> data/li2026/; the pinned
-# real runs the twin is validated against (server on core 0, drafters on core 1; ~5 min) -> data/serving_validation/.
+# real runs the twin is validated against (server on core 0, drafters on core 1; ~5 min) -> data/serving_validation/;
+# the arena's real-run spot check (3 combinations x N in {2, 8}, pinned, a 10 Mbit/s link emulated; ~3 min) -> data/arena/.
 profiles: venv
 	$(PY) -m specedge.profiling --name cpu_local
 	$(PY) -m specedge.experiments.zheng2025_measure measure
@@ -68,6 +69,7 @@ profiles: venv
 	$(PY) -m specedge.serving.verify_profiling
 	$(PY) -m specedge.experiments.li2026_real measure
 	flock /tmp/specedge-heavy.lock $(PY) -m specedge.experiments.serving_validation measure
+	flock /tmp/specedge-heavy.lock $(PY) -m specedge.experiments.arena_spotcheck measure
 
 # Seven runs (~12 + ~1 + ~5 + ~3 + ~1 + ~5 + ~1 min), results in figures/bench/: the real pair (Qwen2.5-Coder 0.5B drafting
 # for 1.5B, float32, one thread: two contend on a shared machine; our loop vs assisted generation vs AR, γ = 1..5); decoding with the zoo pair as trained (tiny

@@ -33,7 +33,7 @@ def _paired(a: pd.Series, b: pd.Series, sign: int) -> tuple[float, float, float,
 # the twin's validated error (issue 18, replay mode against the real gRPC system): per arena metric, the metric of
 # the committed validation tables it corresponds to
 VALIDATION = (paths.FIGURES / "tran2025" / "twin_vs_real.csv", paths.FIGURES / "li2026_serving" / "twin_vs_real.csv")
-VALIDATED = {"goodput": "goodput_tok_s", "slo_attainment": "slo_attainment"}
+VALIDATED = {"goodput": "goodput_tok_s", "slo_attainment": "slo_attainment", "round_time": "round_time_s"}
 
 
 def twin_error_pct(metric: str, files=VALIDATION) -> float:

@@ -263,19 +263,27 @@ def stochastic_run(runs: dict, key, acceptance, scale: str = "full", seed: int =
     verification model and the same number of rounds."""
     from dataclasses import replace
 
-    from ..serving.replay import real_rounds
     from ..serving.run import PROMPT_TOKENS
-    from ..serving.twin import Times, simulate
 
     paper, pol, n = key
-    real = runs[key]
     wl = workload(paper, n, scale, seed)
     wl = replace(wl, clients=tuple(replace(c, prompt_tokens=PROMPT_TOKENS) for c in wl.clients))
-    m = time_models(real_rounds(real), wl)
-    times = Times([lambda k, mc=m[c]: drafting_time(mc, k) + mc["gap"] for c in range(n)], verify_model(runs, key, seed),
-                  up=lambda c, s: m[c]["up"], down=lambda c: m[c]["down"])
     former, alloc = policies(paper, pol, n, seed)
-    return simulate(wl, former, alloc, times, acceptance, rounds=int(real["batch"].nunique()), seed=seed, label=pol)
+    return stochastic_twin(runs[key], wl, former, alloc, verify_model(runs, key, seed), acceptance, label=pol, seed=seed)
+
+
+def stochastic_twin(real: pd.DataFrame, wl, former, alloc, verify, acceptance, *, label: str = "", seed: int = 0,
+                    up=None, down=None) -> pd.DataFrame:
+    """``twin.simulate`` of the real run ``real`` (``wl``'s clients, fresh policy objects): drafting and gap from
+    its ``time_models``, verification by ``verify``, acceptance drawn from ``acceptance``, as many passes as the
+    real run made; the link its measured median up / reply times unless ``up(c, s)`` / ``down(c)`` model it."""
+    from ..serving.replay import real_rounds
+    from ..serving.twin import Times, simulate
+
+    m = time_models(real_rounds(real), wl)
+    times = Times([lambda k, mc=m[c]: drafting_time(mc, k) + mc["gap"] for c in range(len(wl.clients))], verify,
+                  up=up or (lambda c, s: m[c]["up"]), down=down or (lambda c: m[c]["down"]))
+    return simulate(wl, former, alloc, times, acceptance, rounds=int(real["batch"].nunique()), seed=seed, label=label)
 
 
 def compare(pairs: dict) -> pd.DataFrame:

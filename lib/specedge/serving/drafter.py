@@ -39,6 +39,8 @@ class Drafter:
     top_k: int | None = None
     seed: int = 0
     stop_rule: object = None            # WISP's controller: stop_rule(i, logits) -> True stops before position i
+    greedy_rows: bool = False           # send the drafted rows at T = 0 too (one-hot; greedy verification ignores
+                                        # them): the arena's dense / top-K payload on a greedy workload
     output: list[int] = field(default_factory=list)
     rounds: int = 0
 
@@ -87,7 +89,7 @@ class Drafter:
                 self.runner.feed(torch.tensor([drafts[-1]]), keep=1)
         self._drafts = drafts
         self._pending = True
-        q = torch.stack(qs) if (qs and self.temperature > 0) else None
+        q = torch.stack(qs) if (qs and (self.temperature > 0 or self.greedy_rows)) else None
         req = Request(self.session, list(self._unseen), drafts, q, self.temperature)
         return req, time.perf_counter() - t0
 
@@ -194,13 +196,15 @@ def _call(what: str, client: int, address: str, fn, *args, **kw):
 
 def client_main(address: str, client: int, spec: ClientSpec, *, fault: str | None = None,
                 top_k: int | None = None, prompt_tokens: int = PROMPT_TOKENS, link: Link | None = None,
-                rpc_timeout: float = 60.0, hello_timeout: float = 60.0, model=None, on_ready=None) -> dict:
+                rpc_timeout: float = 60.0, hello_timeout: float = 60.0, model=None, on_ready=None,
+                greedy_rows: bool = False) -> dict:
     """A drafter: Hello, then every prompt of its stream round by round, then Bye; returns
     ``{"rows": per-round client timings, "outputs": generated ids per prompt}``.
 
     Every call has a deadline: Hello waits up to ``hello_timeout`` s for the server to come up, each
     Verify ``rpc_timeout`` s (not retried: the server has committed the round once it answers); a
     failure raises ``DrafterError`` with one line. ``on_ready()`` is called once the models are loaded.
+    ``greedy_rows``: send the drafted rows (``Drafter.greedy_rows``) even when greedy.
     """
     threads(1)
     kind, at = parse_fault(fault)
@@ -223,7 +227,7 @@ def client_main(address: str, client: int, spec: ClientSpec, *, fault: str | Non
         rnd = 0
         for k, prompt in enumerate(prompts):
             d = Drafter(draft, prompt, spec.max_new_tokens, f"c{client}-p{k}", spec.temperature, top_k,
-                        seed=spec.seed * 100_003 + client * 1009 + k, stop_rule=stop_rule)
+                        seed=spec.seed * 100_003 + client * 1009 + k, stop_rule=stop_rule, greedy_rows=greedy_rows)
             while not d.done:
                 if kind == "die" and rnd == at:
                     os._exit(3)  # a drafter that dies without a word

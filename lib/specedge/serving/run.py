@@ -110,13 +110,15 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
              seed: int = 0, client_timeout: float = 30.0, faults: dict[int, str] | None = None,
              prompt_tokens: int = PROMPT_TOKENS, target=None, idle_timeout: float = 120.0,
              rpc_timeout: float = 60.0, link: Link | None = None, host: str = "127.0.0.1",
-             check_mem: bool = True, pin: tuple[int, int] | None = None) -> tuple[pd.DataFrame, dict]:
+             check_mem: bool = True, pin: tuple[int, int] | None = None,
+             greedy_rows: bool = False) -> tuple[pd.DataFrame, dict]:
     """Run ``workload`` for real; returns (per-round log, {client: [generated token ids per prompt]}).
 
     ``pin=(server_cpu, drafter_cpu)``: the server (its gRPC and scheduling threads) runs on one core and
     every drafter on the other, so that drafting and verification do not contend for a core and the
     drafters' own clocks time their drafting alone (the twin's validation, issue 18); the calling
-    process gets its affinity back when the run ends.
+    process gets its affinity back when the run ends. ``greedy_rows``: greedy drafters send their drafted
+    rows anyway (dense, or top-K with ``workload.top_k``: the arena's payloads at T = 0, issue 20).
 
     Raises ``RunFailed`` (with the log) when the server's loop crashed or a policy raised, and
     ``RunInterrupted`` on SIGINT/SIGTERM; a drafter that failed is an event row ("failed: ...")."""
@@ -138,7 +140,7 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     try:
         return _run_real(workload, former, allocator, label=label, seed=seed, client_timeout=client_timeout,
                          faults=faults, prompt_tokens=prompt_tokens, target=target, idle_timeout=idle_timeout,
-                         rpc_timeout=rpc_timeout, link=link, host=host,
+                         rpc_timeout=rpc_timeout, link=link, host=host, greedy_rows=greedy_rows,
                          drafter_cpus=None if pin is None else {pin[1]})
     finally:
         if pin is not None:
@@ -146,7 +148,7 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
 
 
 def _run_real(workload, former, allocator, *, label, seed, client_timeout, faults, prompt_tokens, target,
-              idle_timeout, rpc_timeout, link, host, drafter_cpus):
+              idle_timeout, rpc_timeout, link, host, drafter_cpus, greedy_rows=False):
     threads(1)
     target = zoo.load_model(workload.target) if target is None else target
     verifier = Verifier(target, cache=workload.cache, seed=seed)
@@ -164,7 +166,7 @@ def _run_real(workload, former, allocator, *, label, seed, client_timeout, fault
     try:
         for c, spec in enumerate(workload.clients):
             kw = dict(fault=faults.get(c), top_k=workload.top_k, prompt_tokens=prompt_tokens, link=link,
-                      rpc_timeout=rpc_timeout)
+                      rpc_timeout=rpc_timeout, greedy_rows=greedy_rows)
             p = ctx.Process(target=_drafter_process, name=f"drafter-{c}", args=(address, c, spec, kw, results, drafter_cpus),
                             daemon=True)
             p.start()

@@ -1,0 +1,252 @@
+"""The arena's real-run spot check (issue 20): a few arena points run for real on this CPU, beside the twin.
+
+``measure`` (``python -m specedge.experiments.arena_spotcheck measure``, under ``make profiles``; wall-clock
+times are committed to ``REAL_RUNS``, never measured by a notebook) runs the repository's real system
+(``serving.run.run_real``: a gRPC verification server and one drafter process per device) pinned as the
+twin's validation runs are (``serving_validation.PIN``: server on core 0, drafters on core 1) at each
+combination of ``COMBOS`` for N in ``SIZES`` devices, every device behind an emulated edge link
+(``serving.drafter.Link``) at the arena scenario's RTT and ``BANDWIDTH``, where the payload matters. The
+combinations differ in what the arena found matters: the payload (dense rows vs token ids), the batch
+former (synchronous rounds vs FCFS vs WISP's Algorithm 1) and the draft length (fixed γ vs WISP's stop rule).
+
+The pair is the zoo's (draft-xs for target-m, greedy, γ = 4, every device the same draft), not the real
+Qwen2.5-Coder pair: its committed real runs (``data/realpair/serving_runs.csv``, issue 22) took 36-42 s for
+2 clients x 24 tokens, 2.6 s per round of which 1.4 s drafting with two 0.5B drafters sharing core 1, so 8
+drafters on that core would draft ~4x slower per round and one run of this check would take many minutes.
+The workload is greedy, as the arena scenario's: the drafters send their one-hot rows anyway for the dense
+payload (``run_real(greedy_rows=True)``), so the wire carries the bytes the arena charges.
+
+``compare`` computes the twin's prediction for the same points, on the committed runs, the same way the
+twin is validated (``serving_validation``): the **replay** (each real run's own outcomes and measured
+drafting / link times through fresh policy objects of the same combination, eq (19) fitted on every other
+pinned run of this machine, the server's wake-up and turnaround from the other runs) and the **stochastic
+twin** (``serving_validation.stochastic_twin``: acceptance drawn from the zoo's traces, drafting from the run's
+``time_models``, the link as the arena models it: ``arena.times``, RTT/2 + the codec's bytes over the
+bandwidth each way). Per point and metric (per-device goodput, round time, per-device SLO attainment; p50,
+one definition on both sides: ``serving_validation.metric_values``) the difference from the real run in %,
+beside the twin's validated error for that metric (``arena_results.twin_error_pct`` over the committed
+Validation tables: replay vs real, and for the stochastic twin that error compounded with its own against
+the replay) and whether the point is within it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from .. import paths
+from . import arena
+from . import serving_validation as sv
+from .arena_results import VALIDATION, twin_error_pct
+
+COMBOS = (arena.Combination("fixed", "dense", "sync"), arena.Combination("fixed", "ids", "fcfs"),
+          arena.Combination("wisp-stop", "ids", "wisp"))
+SIZES = (2, 8)
+BANDWIDTH = 1e7                 # bit/s: the scenario's slowest link, where the payload matters
+DRAFT, TARGET = "draft-xs", "target-m"
+PAPER = "arena"                 # the runs' key (paper, combination, N) beside the validation's (serving_validation.load_real_runs)
+REAL_RUNS = paths.DATA / "arena" / "spotcheck_runs.csv"
+COMMAND = "python -m specedge.experiments.arena_spotcheck measure"
+METRICS = {"goodput_tok_s": "goodput", "round_time_s": "round_time", "slo_attainment": "slo_attainment"}
+STOCHASTIC = tuple(f.with_name("stochastic_vs_replay.csv") for f in VALIDATION)
+RUN_COLUMNS = ("paper", "policy", "n_clients", "bandwidth_bps", "rtt_s")
+
+
+@lru_cache(maxsize=None)
+def scenario(seed: int = 0) -> arena.Scenario:
+    """The arena scenario with this machine's server: WISP's former decides with eq (19) fitted on the zoo
+    target's profile (``li2026_real.fitted``, its guard time δ), no memory bound (as the validation runs),
+    the zoo's vocabulary for the payload's bytes."""
+    from .. import zoo
+    from .li2026_real import fitted
+
+    fit = fitted(seed)
+    vocab = int(zoo.load_model(DRAFT).config.vocab_size)
+    return dataclasses.replace(arena.load_scenario(), server=tuple((k, float(v)) for k, v in dataclasses.asdict(fit.estimator).items()),
+                               memory_gb=1e3, delta_s=float(fit.delta), noise=0.0, vocab_size=vocab)
+
+
+def point(combo: arena.Combination, n: int, scn: arena.Scenario, bandwidth: float = BANDWIDTH, seed: int = 0) -> arena.Point:
+    if combo.system != "edge" or combo.draft not in ("fixed", "goodspeed", "wisp-stop"):
+        raise ValueError(f"combo: the spot check runs edge combinations with draft fixed, goodspeed or wisp-stop "
+                         f"(AS² needs the devices' speeds before the run), got {combo.label!r}")
+    return arena.Point(combo, float(bandwidth), int(n), scn.mixes[0][0], seed, scn)
+
+
+def workload(p: arena.Point):
+    """Device i: the zoo's draft-xs on domains i and i + 3 (``serving_validation``'s full-scale prompts and
+    tokens), the arena's γ and drafting rule, SLO class of the validation's WISP devices (8 / 4 / 2 tok/s)."""
+    from ..serving.run import PROMPT_TOKENS
+    from ..serving.workload import ClientSpec, Workload
+    from . import li2026 as ex
+    from .li2026_real import CLASSES
+
+    scn, c = p.scenario, p.combo
+    prompts, tokens = sv._size("full")
+    rule = {"fixed": "fixed", "wisp-stop": "predictor:mlp"}.get(c.draft, "server")
+    alpha = ex.alpha(DRAFT, rule.startswith("predictor"), scn.gamma)
+    d = ex.DOMAINS
+    clients = tuple(ClientSpec(DRAFT, (d[i % len(d)], d[(i + 3) % len(d)]), prompts, tokens, scn.gamma, rule, scn.temperature,
+                               CLASSES[i % len(CLASSES)], alpha, PROMPT_TOKENS, seed=p.seed) for i in range(p.devices))
+    return Workload(TARGET, clients, capacity=scn.gamma * p.devices, cache=True,
+                    top_k=scn.top_k if c.payload == "topk" else None)
+
+
+def policies(p: arena.Point, wl):
+    """Fresh (batch former, allocator) of the point's combination: the arena's own (``arena.former``,
+    ``arena.allocator``), on this machine's eq (19)."""
+    from ..serving.estimator import Estimator
+    return arena.former(p, Estimator.from_coefficients(**dict(p.scenario.server))), arena.allocator(p, wl)
+
+
+def measure(scale: str = "full", seed: int = 0, combos=COMBOS, sizes=SIZES) -> pd.DataFrame:
+    """Every real run, pinned (module docstring); one table with the run's key and link added."""
+    from ..serving.drafter import Link
+    from ..serving.run import run_real
+
+    scn, logs = scenario(seed), []
+    for combo in combos:
+        for n in sizes:
+            p = point(combo, n, scn, seed=seed)
+            wl = workload(p)
+            load = os.getloadavg()[0]
+            log, _ = run_real(wl, *policies(p, wl), label=combo.label, seed=seed, pin=sv.PIN,
+                              link=Link(scn.rtt_s / 2, p.bandwidth_bps), greedy_rows=combo.payload != "ids")
+            if (log["event"] != "").any():
+                raise RuntimeError(f"real run {combo.label} N={n}: unexpected events {log[log['event'] != ''].event.tolist()}")
+            print(f"{combo.label} N={n}: {len(log)} rounds, {log['end'].max():.1f} s", flush=True)
+            logs.append(log.assign(paper=PAPER, n_clients=n, bandwidth_bps=p.bandwidth_bps, rtt_s=scn.rtt_s, load_1min=load))
+    return pd.concat(logs, ignore_index=True)
+
+
+def check_runs(df: pd.DataFrame, path) -> pd.DataFrame:
+    """The committed runs' schema: every column the replay and this check read, a known combination per run,
+    positive sizes and link parameters; errors name the file and the column."""
+    from ..serving.interfaces import LOG_COLUMNS
+    from ..serving.replay import NEEDED
+
+    missing = [c for c in dict.fromkeys([*LOG_COLUMNS, *NEEDED, *RUN_COLUMNS]) if c not in df.columns]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {missing} (`{COMMAND}` writes them)")
+    for col, low in (("n_clients", 1), ("bandwidth_bps", 1), ("rtt_s", 0)):
+        v = pd.to_numeric(df[col], errors="coerce")
+        if v.isna().any() or (v < low).any():
+            raise ValueError(f"{path}: column {col!r}: expected numbers >= {low}, got {sorted(df[col].astype(str).unique())[:4]}")
+    for label in df["policy"].unique():
+        try:
+            arena.from_label(str(label))
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{path}: column 'policy': {label!r} is not an arena combination ({err})") from None
+    return df
+
+
+def load_runs(path=REAL_RUNS) -> dict[tuple[str, str, int], pd.DataFrame]:
+    """The committed spot-check runs by (``PAPER``, combination label, N), checked (``check_runs``)."""
+    from ..serving import real_logs
+
+    df = check_runs(real_logs.read(path, COMMAND), path)
+    return {(p, pol, int(n)): g.reset_index(drop=True)
+            for (p, pol, n), g in df.groupby(["paper", "policy", "n_clients"], sort=False)}
+
+
+def twins(real: pd.DataFrame, key, others: dict, acceptance, scn: arena.Scenario, seed: int = 0) -> dict[str, pd.DataFrame]:
+    """The twin's two predictions of the real run ``real`` = ``key``'s: replay and stochastic (module docstring);
+    ``others``: every pinned run of this machine, ``key``'s among them or not (the fits leave it out)."""
+    from ..serving.replay import replay
+
+    _, label, n = key
+    p = point(arena.from_label(label), n, scn, float(real["bandwidth_bps"].iloc[0]), seed)
+    p = dataclasses.replace(p, scenario=dataclasses.replace(scn, rtt_s=float(real["rtt_s"].iloc[0])))
+    wl, runs = workload(p), {**others, key: real}
+    verify = sv.verify_model(runs, key, seed)
+    link = arena.times(p, verify)
+    return {"replay": replay(real, wl, *policies(p, wl), verify, label=label, dispatch=sv.dispatch(runs, key),
+                             turnaround=sv.turnaround(runs, key), seed=seed),
+            "stochastic": sv.stochastic_twin(real, wl, *policies(p, wl), verify, acceptance, label=label, seed=seed,
+                                             up=link.up, down=link.down)}
+
+
+def validated_error(metric: str, twin: str) -> float:
+    """The twin's validated |error| (%) at p50 for ``metric`` (a key of ``METRICS``): the replay's against the
+    real runs (``twin_error_pct``), the stochastic twin's that error compounded with its own against the
+    replay, (1 + e_replay)(1 + e_stochastic) - 1."""
+    e = twin_error_pct(METRICS[metric])
+    if twin == "replay":
+        return e
+    if twin != "stochastic":
+        raise ValueError(f"twin: expected 'replay' or 'stochastic', got {twin!r}")
+    return 100 * ((1 + e / 100) * (1 + twin_error_pct(METRICS[metric], STOCHASTIC) / 100) - 1)
+
+
+def judge(table: pd.DataFrame, errors=None) -> pd.DataFrame:
+    """Adds |diff_pct|, the twin's validated error of the row's metric and mode (``errors``: {(metric, twin):
+    %}, default ``validated_error``) and ``within`` (|diff| <= that error)."""
+    err = table.apply(lambda r: (errors or {}).get((r.metric, r.twin_mode), np.nan) if errors is not None
+                      else validated_error(r.metric, r.twin_mode), axis=1)
+    return table.assign(abs_diff_pct=table["diff_pct"].abs(), twin_error_pct=err,
+                        within=table["diff_pct"].abs() <= err)
+
+
+def predictions(runs: dict | None = None, acceptance=None, seed: int = 0, sizes=SIZES) -> dict:
+    """{run key: {"replay": log, "stochastic": log}} for the spot-check runs (default: the committed ones,
+    ``load_runs``) of N in ``sizes`` (``twins``; acceptance default: the zoo's traces with the MLP stop rule)."""
+    from . import li2026
+
+    runs = load_runs() if runs is None else runs
+    keys = [k for k in runs if k[2] in sizes]
+    if not keys:
+        raise ValueError(f"sizes: no spot-check run with N in {sizes} (have {sorted({k[2] for k in runs})})")
+    acceptance = li2026.acceptance() if acceptance is None else acceptance
+    scn, others = scenario(seed), sv.load_real_runs()
+    return {k: twins(runs[k], k, others | {j: v for j, v in runs.items() if j != k}, acceptance, scn, seed) for k in keys}
+
+
+def compare(runs: dict | None = None, acceptance=None, seed: int = 0, sizes=SIZES, errors=None,
+            predicted: dict | None = None) -> pd.DataFrame:
+    """Per spot-check run of N in ``sizes``, real vs the twin's replay and stochastic predictions (``predicted``,
+    default ``predictions``) at p50 (``serving_validation.compare``'s arithmetic) per metric of ``METRICS``,
+    judged against the twin's validated error (``judge``)."""
+    runs = load_runs() if runs is None else runs
+    predicted = predictions(runs, acceptance, seed, sizes) if predicted is None else predicted
+    t = pd.concat([sv.compare({key: (runs[key], log)}).assign(twin_mode=mode)
+                   for key, logs in predicted.items() for mode, log in logs.items()], ignore_index=True)
+    t = t[(t["quantile"] == "p50") & t["metric"].isin(list(METRICS))].rename(columns={"policy": "combination"})
+    t = t.drop(columns=["paper", "quantile"]).reset_index(drop=True)
+    return judge(t, errors)[["combination", "n_clients", "metric", "twin_mode", "real", "twin", "diff_pct", "abs_diff_pct",
+                             "twin_error_pct", "within"]]
+
+
+def mechanisms(runs: dict, predicted: dict) -> pd.DataFrame:
+    """Per run, real beside its stochastic twin, the quantities a difference comes from: drafted and accepted
+    tokens per round (the traces' acceptance vs this run's prompts), the uplink's median (the emulated link
+    through gRPC vs the twin's link model of the same requests' bytes), drafting per round, requests per pass (``serving_validation.per_pass``), the
+    replay's rounds with another S than the real run's, the drafters' share of their core (CPU / wall time) and
+    the machine's load when the run started."""
+    from ..serving.replay import mismatches
+
+    rows = []
+    for key, logs in predicted.items():
+        real, st = (g[g["event"] == ""] for g in (runs[key], logs["stochastic"]))
+        rows.append(dict(combination=key[1], n_clients=key[2], drafted_real=real["S"].mean(), drafted_twin=st["S"].mean(),
+                         accepted_real=real["accepted"].mean(), accepted_twin=st["accepted"].mean(),
+                         up_ms_real=1e3 * real["up"].median(),
+                         up_ms_link=1e3 * (real["rtt_s"] / 2 + 8 * real["bytes_up"] / real["bandwidth_bps"]).median(),
+                         draft_ms_real=1e3 * real["t_draft"].median(), draft_ms_twin=1e3 * st["t_draft"].median(),
+                         per_pass_real=sv.per_pass(real), per_pass_replay=sv.per_pass(logs["replay"]),
+                         per_pass_twin=sv.per_pass(st), replay_mismatched=mismatches(logs["replay"])[0],
+                         drafter_core_share=real["t_draft_cpu"].sum() / real["t_draft"].sum(),
+                         load_1min=float(real["load_1min"].iloc[0]) if "load_1min" in real else np.nan))
+    return pd.DataFrame(rows)
+
+
+if __name__ == "__main__":
+    from ..serving import real_logs
+
+    raise SystemExit(real_logs.measure_main("measure the arena's real-run spot check (pinned, emulated link)",
+                                            measure, REAL_RUNS))
+
+__all__ = ["COMBOS", "SIZES", "BANDWIDTH", "REAL_RUNS", "measure", "check_runs", "load_runs", "twins", "predictions",
+           "validated_error", "judge", "compare", "mechanisms"]

@@ -1,0 +1,124 @@
+"""The arena's real-run spot check (experiments.arena_spotcheck): the comparison's arithmetic, the judgement
+against the twin's validated error, the committed runs' schema, and the greedy drafter's rows on the wire."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from specedge import zoo
+from specedge.experiments import arena, arena_spotcheck as spot
+from specedge.experiments.arena_results import twin_error_pct
+from specedge.serving.codec import request_from_wire, request_to_wire
+from specedge.serving.drafter import Drafter
+from specedge.serving.verifier import Verifier
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return spot.load_runs()
+
+
+def test_the_committed_runs_are_every_combination_at_every_size(runs):
+    assert sorted(runs) == sorted((spot.PAPER, c.label, n) for c in spot.COMBOS for n in spot.SIZES)
+    for key, log in runs.items():
+        assert (log["event"] == "").all(), key
+        assert set(log["client"]) == set(range(key[2])), key
+        assert (log["bandwidth_bps"] == spot.BANDWIDTH).all() and (log["rtt_s"] == arena.load_scenario().rtt_s).all()
+
+
+def test_the_real_wire_carries_the_bytes_the_twin_charges(runs):
+    """Each run's requests of 4 drafts (the greedy drafters' one-hot rows for the dense payload, ids alone
+    otherwise) are within 1 % of the codec's size the arena's twin charges (``arena.payload_bytes``), so the
+    emulated link waits what the twin's link model predicts."""
+    for (_, label, _), log in runs.items():
+        payload = arena.from_label(label).payload
+        real = log.loc[log["S"] == 4, "bytes_up"].median()
+        twin = arena.payload_bytes(payload, 4, 8192, arena.load_scenario().top_k)
+        assert abs(real / twin - 1) < 0.01, (label, real, twin)
+
+
+def _fake_twins(scale):
+    """A twin whose prediction is the real log itself, its round times scaled by ``scale`` in the replay."""
+    def twins(real, key, others, acceptance, scn, seed=0):
+        return {"replay": real.assign(t_round=real["t_round"] * scale), "stochastic": real}
+    return twins
+
+
+def test_compare_of_the_real_log_with_itself_is_zero_and_within(runs, monkeypatch):
+    monkeypatch.setattr(spot, "twins", _fake_twins(1.0))
+    monkeypatch.setattr(spot, "scenario", lambda seed=0: None)
+    key = (spot.PAPER, spot.COMBOS[0].label, 2)
+    t = spot.compare({key: runs[key]}, acceptance=object())
+    assert set(t.metric) == set(spot.METRICS) and set(t.twin_mode) == {"replay", "stochastic"}
+    assert (t.diff_pct == 0).all() and t.within.all()
+    assert np.isclose(t.loc[t.metric == "round_time_s", "real"].iloc[0], runs[key]["t_round"].median())
+
+
+def test_the_within_decision_flips_when_the_difference_exceeds_the_validated_error(runs, monkeypatch):
+    monkeypatch.setattr(spot, "twins", _fake_twins(1.08))
+    monkeypatch.setattr(spot, "scenario", lambda seed=0: None)
+    key = (spot.PAPER, spot.COMBOS[1].label, 2)
+    for err, within in ((10.0, True), (7.0, False)):
+        errors = {(m, mode): err for m in spot.METRICS for mode in ("replay", "stochastic")}
+        t = spot.compare({key: runs[key]}, acceptance=object(), errors=errors)
+        row = t[(t.metric == "round_time_s") & (t.twin_mode == "replay")].iloc[0]
+        assert np.isclose(row.diff_pct, 8.0) and row.twin_error_pct == err and bool(row.within) is within
+    with pytest.raises(ValueError, match="no spot-check run with N in"):
+        spot.compare({key: runs[key]}, acceptance=object(), sizes=(3,))
+
+
+def test_validated_errors_come_from_the_committed_validation_tables():
+    assert spot.validated_error("goodput_tok_s", "replay") == twin_error_pct("goodput") > 0
+    assert spot.validated_error("round_time_s", "replay") == twin_error_pct("round_time") > 0
+    stoch = spot.validated_error("round_time_s", "stochastic")
+    assert stoch > spot.validated_error("round_time_s", "replay")
+    with pytest.raises(ValueError, match="twin: expected"):
+        spot.validated_error("goodput_tok_s", "oracle")
+
+
+def test_the_runs_schema_is_checked_naming_the_file_and_column(runs, tmp_path):
+    log = next(iter(runs.values()))
+    with pytest.raises(ValueError, match=r"runs.csv: missing column\(s\) \['rtt_s'\]"):
+        spot.check_runs(log.drop(columns="rtt_s"), tmp_path / "runs.csv")
+    with pytest.raises(ValueError, match=r"runs.csv: column 'bandwidth_bps'"):
+        spot.check_runs(log.assign(bandwidth_bps=-1.0), tmp_path / "runs.csv")
+    with pytest.raises(ValueError, match=r"runs.csv: column 'policy': 'GOODSPEED' is not an arena combination"):
+        spot.check_runs(log.assign(policy="GOODSPEED"), tmp_path / "runs.csv")
+    bad = tmp_path / "bad.csv"
+    log.drop(columns="up").to_csv(bad, index=False)
+    with pytest.raises(ValueError, match=r"bad.csv: missing column\(s\) \['up'\]"):
+        spot.load_runs(bad)
+    with pytest.raises(FileNotFoundError, match="arena_spotcheck measure"):
+        spot.load_runs(tmp_path / "absent.csv")
+
+
+def test_a_greedy_drafter_with_rows_sends_one_hot_rows_and_verifies_the_same():
+    """``greedy_rows``: the dense payload's bytes on the wire at T = 0, the verdicts unchanged."""
+    draft, target = zoo.load_model("draft-xs"), zoo.load_model("target-m")
+    prompt = zoo.load_tokenizer().encode(zoo.eval_prompts("code", 1)[0])[-24:]
+    vocab = int(draft.config.vocab_size)
+    outs, sizes = {}, {}
+    for rows in (False, True):
+        v, d = Verifier(target), Drafter(draft, prompt, 12, "s", greedy_rows=rows)
+        while not d.done:
+            req, _ = d.propose(4)
+            msg = request_to_wire(req, client=0, round=d.rounds, token="t", top_k=None, vocab=vocab)
+            sizes.setdefault(rows, msg.ByteSize())
+            if rows:   # the one-hot rows of the greedy drafts (the server, verifying greedily, does not decode them)
+                q = torch.from_numpy(np.frombuffer(msg.draft.probs, np.float32).copy()).view(len(req.draft_ids), vocab)
+                assert torch.equal(q.sum(-1), torch.ones(len(req.draft_ids))) and q.argmax(-1).tolist() == req.draft_ids
+            else:
+                assert not msg.draft.probs
+            d.commit(v.verify([request_from_wire(msg, vocab, 8)])[0])
+        outs[rows] = d.output
+    assert outs[True] == outs[False]
+    assert sizes[True] > 4 * 4 * vocab > sizes[False]
+
+
+def test_the_spot_check_refuses_combinations_it_cannot_run():
+    scn = arena.load_scenario()
+    for combo in (arena.Combination("as2", "ids", "fcfs"), arena.Combination(system=arena.CENTRALIZED)):
+        with pytest.raises(ValueError, match="combo: the spot check runs edge combinations"):
+            spot.point(combo, 2, scn)
+    assert isinstance(spot.point(spot.COMBOS[2], 8, scn), arena.Point)
