@@ -53,6 +53,7 @@ COMMAND = "python -m specedge.experiments.arena_spotcheck measure"
 METRICS = {"goodput_tok_s": "goodput", "round_time_s": "round_time", "slo_attainment": "slo_attainment"}
 STOCHASTIC = tuple(f.with_name("stochastic_vs_replay.csv") for f in VALIDATION)
 RUN_COLUMNS = ("paper", "policy", "n_clients", "bandwidth_bps", "rtt_s")
+MEASURED = "replay, measured passes"
 
 
 @lru_cache(maxsize=None)
@@ -153,31 +154,33 @@ def load_runs(path=REAL_RUNS) -> dict[tuple[str, str, int], pd.DataFrame]:
 
 
 def twins(real: pd.DataFrame, key, others: dict, acceptance, scn: arena.Scenario, seed: int = 0) -> dict[str, pd.DataFrame]:
-    """The twin's two predictions of the real run ``real`` = ``key``'s: replay and stochastic (module docstring);
-    ``others``: every pinned run of this machine, ``key``'s among them or not (the fits leave it out)."""
+    """The twin's predictions of the real run ``real`` = ``key``'s (module docstring): the replay, the replay with
+    each pass the run made its measured time (``MEASURED``: the queueing and batching model alone, given the
+    verifier's speed during this run; ``serving_validation.VERIFY[1]``) and the stochastic twin; ``others``: every
+    pinned run of this machine, ``key``'s among them or not (the fits leave it out)."""
     from ..serving.replay import replay
 
     _, label, n = key
     p = point(arena.from_label(label), n, scn, float(real["bandwidth_bps"].iloc[0]), seed)
     p = dataclasses.replace(p, scenario=dataclasses.replace(scn, rtt_s=float(real["rtt_s"].iloc[0])))
     wl, runs = workload(p), {**others, key: real}
-    verify = sv.verify_model(runs, key, seed)
+    verify, d, t = sv.verify_model(runs, key, seed), sv.dispatch(runs, key), sv.turnaround(runs, key)
     link = arena.times(p, verify)
-    return {"replay": replay(real, wl, *policies(p, wl), verify, label=label, dispatch=sv.dispatch(runs, key),
-                             turnaround=sv.turnaround(runs, key), seed=seed),
+    return {"replay": replay(real, wl, *policies(p, wl), verify, label=label, dispatch=d, turnaround=t, seed=seed),
+            MEASURED: sv.replay_measured(real, wl, *policies(p, wl), label, d, t, seed)[0],
             "stochastic": sv.stochastic_twin(real, wl, *policies(p, wl), verify, acceptance, label=label, seed=seed,
                                              up=link.up, down=link.down)}
 
 
 def validated_error(metric: str, twin: str) -> float:
     """The twin's validated |error| (%) at p50 for ``metric`` (a key of ``METRICS``): the replay's against the
-    real runs (``twin_error_pct``), the stochastic twin's that error compounded with its own against the
+    real runs (``twin_error_pct``: its worst over both verification models), the stochastic twin's that error compounded with its own against the
     replay, (1 + e_replay)(1 + e_stochastic) - 1."""
     e = twin_error_pct(METRICS[metric])
-    if twin == "replay":
+    if twin in ("replay", MEASURED):
         return e
     if twin != "stochastic":
-        raise ValueError(f"twin: expected 'replay' or 'stochastic', got {twin!r}")
+        raise ValueError(f"twin: expected 'replay', {MEASURED!r} or 'stochastic', got {twin!r}")
     return 100 * ((1 + e / 100) * (1 + twin_error_pct(METRICS[metric], STOCHASTIC) / 100) - 1)
 
 
@@ -220,11 +223,13 @@ def compare(runs: dict | None = None, acceptance=None, seed: int = 0, sizes=SIZE
 
 
 def mechanisms(runs: dict, predicted: dict) -> pd.DataFrame:
-    """Per run, real beside its stochastic twin, the quantities a difference comes from: drafted and accepted
-    tokens per round (the traces' acceptance vs this run's prompts), the uplink's median (the emulated link
-    through gRPC vs the twin's link model of the same requests' bytes), drafting per round, requests per pass (``serving_validation.per_pass``), the
-    replay's rounds with another S than the real run's, the drafters' share of their core (CPU / wall time) and
-    the machine's load when the run started."""
+    """Per run, the quantities a difference comes from: drafted and accepted tokens per round, real beside the
+    stochastic twin (the traces' acceptance vs this run's prompts), the round time's p90 on both (the twin's time
+    models give every round the median gap and a fixed link), the uplink's median (the emulated link through gRPC
+    vs the twin's link model of the same requests' bytes), requests per pass in the real run, the replay and the
+    twin (``serving_validation.per_pass``), the replay's rounds with another S, and from
+    ``serving_validation.mechanisms`` the verifier's passes against eq (19) of the other runs, its and the
+    drafters' share of their cores and the machine's load when the run started."""
     from ..serving.replay import mismatches
 
     rows = []
@@ -232,14 +237,64 @@ def mechanisms(runs: dict, predicted: dict) -> pd.DataFrame:
         real, st = (g[g["event"] == ""] for g in (runs[key], logs["stochastic"]))
         rows.append(dict(combination=key[1], n_clients=key[2], drafted_real=real["S"].mean(), drafted_twin=st["S"].mean(),
                          accepted_real=real["accepted"].mean(), accepted_twin=st["accepted"].mean(),
+                         round_p90_ms_real=1e3 * real["t_round"].quantile(0.9), round_p90_ms_twin=1e3 * st["t_round"].quantile(0.9),
                          up_ms_real=1e3 * real["up"].median(),
                          up_ms_link=1e3 * (real["rtt_s"] / 2 + 8 * real["bytes_up"] / real["bandwidth_bps"]).median(),
-                         draft_ms_real=1e3 * real["t_draft"].median(), draft_ms_twin=1e3 * st["t_draft"].median(),
                          per_pass_real=sv.per_pass(real), per_pass_replay=sv.per_pass(logs["replay"]),
-                         per_pass_twin=sv.per_pass(st), replay_mismatched=mismatches(logs["replay"])[0],
-                         drafter_core_share=real["t_draft_cpu"].sum() / real["t_draft"].sum(),
-                         load_1min=float(real["load_1min"].iloc[0]) if "load_1min" in real else np.nan))
-    return pd.DataFrame(rows)
+                         per_pass_twin=sv.per_pass(st), replay_mismatched=mismatches(logs["replay"])[0]))
+    m = sv.mechanisms({**sv.load_real_runs(), **runs}, keys=list(predicted)).rename(columns={"policy": "combination"})
+    cols = ["pass_vs_eq19_other_runs", "verifier_core_share", "drafter_core_share", "load_1min"]
+    return pd.DataFrame(rows).merge(m[["combination", "n_clients", *cols]], on=["combination", "n_clients"], how="left",
+                                    validate="1:1")
+
+
+def validation_slo_floor(files=VALIDATION) -> float:
+    """The lowest p50 per-client SLO attainment of the validation's real runs: its error was measured there."""
+    v = pd.concat([pd.read_csv(f) for f in files])
+    v = v[(v.metric == "slo_attainment") & (v["quantile"] == "p50")]
+    return float(v["real"].min()) if len(v) else np.nan
+
+
+def outside(table: pd.DataFrame, mech: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``compare`` outside the twin's validated error, each with the measured mechanism (``why``, from
+    ``mechanisms``): the verifier's speed in that run for the replay (with the measured-pass replay's difference
+    beside it), the acceptance draws and time models for the stochastic twin, and for SLO attainment the classes
+    the validation measured its error at."""
+    out = []
+    on = ["combination", "n_clients"]
+    t = table.merge(mech, on=on, how="left", validate="m:1")
+    floor = validation_slo_floor()
+    for r in t[~t["within"].astype(bool)].itertuples():
+        same = t[(t.combination == r.combination) & (t.n_clients == r.n_clients) & (t.metric == r.metric)]
+        measured = same.loc[same.twin_mode == MEASURED, "diff_pct"]
+        why = []
+        if r.metric == "slo_attainment":
+            why.append(f"a threshold on each round's speed (tokens / round time against its class): the validation's "
+                       f"classes never bound (its lowest p50 {floor:.3f}), so its {r.twin_error_pct:.2f} % is measured at "
+                       f"attainment {floor:.0f}, while here the 8 tok/s class binds (real p50 {r.real:.3f})")
+        if r.twin_mode == "stochastic":
+            why.append(f"the twin drew {r.accepted_twin:.2f} accepted tokens per round against the run's {r.accepted_real:.2f} "
+                       f"(traces of other prompts) and its time models narrow the rounds (p90 {r.round_p90_ms_twin:.0f} ms "
+                       f"against {r.round_p90_ms_real:.0f} ms)")
+        else:
+            why.append(f"the real passes took {r.pass_vs_eq19_other_runs:.2f}x eq (19) fitted on the other runs (the "
+                       f"verifier had {r.verifier_core_share:.0%} of its core, load {r.load_1min:.1f}): "
+                       f"{r.per_pass_real:.2f} requests per pass against {r.per_pass_replay:.2f} in the replay"
+                       + (f"; with the run's measured passes the replay differs by {measured.iloc[0]:+.1f} %" if len(measured) else ""))
+        out.append(dict(combination=r.combination, n_clients=r.n_clients, metric=r.metric, twin_mode=r.twin_mode,
+                        diff_pct=r.diff_pct, twin_error_pct=r.twin_error_pct, why="; ".join(why)))
+    return pd.DataFrame(out, columns=["combination", "n_clients", "metric", "twin_mode", "diff_pct", "twin_error_pct", "why"])
+
+
+def spotcheck(sizes=SIZES, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The notebook's section on the committed runs of N in ``sizes``: (``compare``'s table with, for each row
+    outside the twin's validated error, its measured mechanism ``why`` from ``outside``; ``mechanisms``)."""
+    runs = load_runs()
+    pred = predictions(runs, seed=seed, sizes=sizes)
+    table, mech = compare(runs, predicted=pred), mechanisms(runs, pred)
+    on = ["combination", "n_clients", "metric", "twin_mode"]
+    table = table.merge(outside(table, mech)[on + ["why"]], on=on, how="left", validate="1:1")
+    return table.assign(why=table["why"].fillna("")), mech
 
 
 if __name__ == "__main__":
@@ -248,5 +303,5 @@ if __name__ == "__main__":
     raise SystemExit(real_logs.measure_main("measure the arena's real-run spot check (pinned, emulated link)",
                                             measure, REAL_RUNS))
 
-__all__ = ["COMBOS", "SIZES", "BANDWIDTH", "REAL_RUNS", "measure", "check_runs", "load_runs", "twins", "predictions",
-           "validated_error", "judge", "compare", "mechanisms"]
+__all__ = ["COMBOS", "SIZES", "BANDWIDTH", "REAL_RUNS", "MEASURED", "measure", "check_runs", "load_runs", "twins",
+           "predictions", "validated_error", "judge", "compare", "mechanisms", "outside", "spotcheck"]

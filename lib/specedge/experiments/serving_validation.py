@@ -380,13 +380,13 @@ def section(paper: str, acceptance, out, scale: str = "full", seed: int = 0):
     return val, stoch, counts, floor, mech
 
 
-def mechanisms(runs: dict) -> pd.DataFrame:
+def mechanisms(runs: dict, keys=None) -> pd.DataFrame:
     """Per real run, the measured quantities the residuals come from: the verifier's passes against eq
     (19) fitted to the other runs (mean real / predicted), the residual spread of eq (19) fitted to the
     run's own passes, the server's wake-up (``dispatch_latency``) and time between back-to-back passes
     (``turnaround_latency``), the post-verification work per pass (replies, allocator), Python's GIL
     switch interval, and with CPU times logged the share of the wall time the verifier and the drafters
-    got their core (CPU time / wall time)."""
+    got their core (CPU time / wall time). ``keys``: only these runs' rows (the fits still use every run)."""
     import sys
 
     from ..serving import runtime
@@ -396,6 +396,8 @@ def mechanisms(runs: dict) -> pd.DataFrame:
 
     rows = []
     for k, g in runs.items():
+        if keys is not None and k not in keys:
+            continue
         prof = runtime.log_batches(g)
         x = [features(parse_batch(b)) for b in prof["batch"]]
         other, own = verify_model(runs, k), runtime.fit_log_batches(prof)
