@@ -19,14 +19,17 @@ payload (``run_real(greedy_rows=True)``), so the wire carries the bytes the aren
 ``compare`` computes the twin's prediction for the same points, on the committed runs, the same way the
 twin is validated (``serving_validation``): the **replay** (each real run's own outcomes and measured
 drafting / link times through fresh policy objects of the same combination, eq (19) fitted on every other
-pinned run of this machine, the server's wake-up and turnaround from the other runs) and the **stochastic
+pinned run of this machine, the server's wake-up and turnaround from the other runs), the same replay with each
+pass the run made its measured time (``MEASURED``: the queueing and batching model alone) and the **stochastic
 twin** (``serving_validation.stochastic_twin``: acceptance drawn from the zoo's traces, drafting from the run's
 ``time_models``, the link as the arena models it: ``arena.times``, RTT/2 + the codec's bytes over the
 bandwidth each way). Per point and metric (per-device goodput, round time, per-device SLO attainment; p50,
 one definition on both sides: ``serving_validation.metric_values``) the difference from the real run in %,
 beside the twin's validated error for that metric (``arena_results.twin_error_pct`` over the committed
 Validation tables: replay vs real, and for the stochastic twin that error compounded with its own against
-the replay) and whether the point is within it.
+the replay) and whether the point is within it; ``outside`` names, for each row beyond it, the measured
+mechanism (``mechanisms``), and ``spotcheck`` is the notebook's section. SLO attainment here is the validation's
+per-device share of rounds meeting the class (eq 4's speed), not the arena's per-response attainment.
 """
 from __future__ import annotations
 
