@@ -209,13 +209,18 @@ def test_goodspeed_allocator_warm_start_gives_the_greedy_every_round():
 
 def test_ns_le_is_the_grid_comparison():
     """timegrid.ns_le decides by the floats only where they imply the grid's answer: it equals
-    ns_scalar(x) <= ns_scalar(y) on near-ties (within a nanosecond, either side), far pairs, inf and nan."""
+    ns_scalar(x) <= ns_scalar(y) on near-ties (within a nanosecond, either side), pairs about its 10 ns
+    shortcut, far pairs, values about and beyond its +-1e6 s, inf and nan."""
     from specedge.serving.timegrid import ns_le, ns_scalar
 
     rng = np.random.default_rng(6)
-    x = rng.uniform(0, 1e4, 20000)
-    y = x + rng.choice([-1, 1], x.size) * rng.choice([0.0, 2e-10, 5e-10, 7e-10, 1e-9, 1.5e-9, 1e-6, 1.0], x.size)
-    pairs = list(zip(x.tolist(), y.tolist())) + [(math.inf, 1.0), (1.0, math.inf), (math.inf, math.inf),
-                                                 (-math.inf, 0.0), (math.nan, 1.0), (1.0, math.nan)]
+    x = np.concatenate([rng.uniform(0, 1e4, 20000), rng.uniform(-1.1e6, 1.1e6, 20000), rng.uniform(-2e7, 2e7, 5000),
+                        rng.uniform(0, 1, 5000)])
+    gap = [0.0, 2e-10, 5e-10, 7e-10, 1e-9, 1.5e-9, 9e-9, 1e-8, 1.1e-8, 2e-8, 1e-6, 1.0]   # about ns_le's 10 ns
+    y = x + rng.choice([-1, 1], x.size) * rng.choice(gap, x.size)
+    far = rng.uniform(1e6, 1e12, 5000)      # one float apart: beyond ~1e8 s more than 10 ns, yet one ns value
+    pairs = list(zip(x.tolist(), y.tolist())) + list(zip(far.tolist(), np.nextafter(far, 0).tolist())) + [(math.inf, 1.0), (1.0, math.inf), (math.inf, math.inf),
+                                                 (-math.inf, 0.0), (math.nan, 1.0), (1.0, math.nan),
+                                                 (2e300, 1e300), (1e6 + 1.0, 1e6), (-1e6, -1e6 - 1.0)]
     assert [ns_le(a, b) for a, b in pairs] == [ns_scalar(a) <= ns_scalar(b) for a, b in pairs]
     assert any(a > b and ns_le(a, b) for a, b in pairs)    # ties within a nanosecond occur and count as <=

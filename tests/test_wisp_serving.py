@@ -40,6 +40,9 @@ def test_features_by_hand():
     batch = [Pending(0, "a", 0, 0.0, 0, 300, 0), Pending(1, "b", 0, 0.0, 5, 5, 495)]
     assert est(batch) == pytest.approx(1e-4 * 305 + 1e-8 * 92_500 + 1e-6 * 495 + 0.01)
     assert est([]) == 0.0
+    assert est(batch) == est.time(*estimator.features(estimator.batch_pairs(batch)))   # the one pass: the same float
+    with pytest.raises(ValueError, match="token counts"):
+        est([Pending(0, "a", 0, 0.0, 0, 3, -1)])
     assert est.v_hat(batch[1]) == pytest.approx(1e-4 * 5 + 1e-8 * 2500 + 1e-6 * 495 + 0.01)
     with pytest.raises(ValueError, match="missing"):
         Estimator.from_coefficients(a=1.0, b_compute=1.0)

@@ -88,17 +88,28 @@ class Estimator:
         """Eq (19), floored at 0 s (a fitted intercept can be negative; a time cannot); numbers or
         numpy arrays of the three features."""
         t = self.a * n_linear + self.b_compute * n_interactions + self.b_read * n_cached + self.c
-        return np.maximum(t, 0.0) if isinstance(t, np.ndarray) else max(0.0, t)
+        if isinstance(t, np.ndarray):
+            return np.maximum(t, 0.0)
+        return t if t > 0.0 else 0.0   # max(0.0, t), without the call
 
     def __call__(self, batch: Sequence[Pending]) -> float:
-        """Seconds of one batched verification of ``batch`` (an empty batch costs nothing)."""
+        """Seconds of one batched verification of ``batch`` (an empty batch costs nothing): eq (19) of
+        ``features`` summed in one pass over the requests (the twin's per-batch call)."""
         if not batch:
             return 0.0
-        return self.time(*features(batch_pairs(batch)))
+        lin = inter = cached = 0
+        for p in batch:
+            new, old = p.n_new, p.n_cached
+            if new < 0 or old < 0:
+                features([(new, old)])   # names the bad counts
+            lin += new
+            inter += (new + old) * new
+            cached += old
+        return self.time(lin, inter, cached)
 
     def v_hat(self, p: Pending) -> float:
         """Verification time of ``p`` alone (Algorithm 1's marginal cost v_hat_i)."""
-        return self.time(*features([(p.n_new, p.n_cached)]))
+        return self((p,))
 
     def coefficients(self) -> dict[str, float]:
         return {k: getattr(self, k) for k in COEFFICIENTS}

@@ -27,10 +27,20 @@ def ns_scalar(t: float) -> float:
     return float(round(t * 1e9)) if -_BIG < t < _BIG else t * 1e9
 
 
+_APART = 1e-8   # s: x above y by more than this ...
+_WITHIN = 1e6   # s: ... with both within +-1e6 s (t * 1e9 within 0.07 ns of exact there) puts ns(x) above ns(y)
+
+
 def ns_le(x: float, y: float) -> bool:
     """``ns_scalar(x) <= ns_scalar(y)``, decided by the floats where they already imply it: ``ns`` is
-    monotone (x <= y gives ns(x) <= ns(y)), so only x > y needs the grid (a tie within a nanosecond)."""
-    return x <= y or ns_scalar(x) <= ns_scalar(y)
+    monotone (x <= y gives ns(x) <= ns(y)), and x above y by more than 10 ns gives ns(x) > ns(y) (their
+    products with 1e9 lie more than 9 apart, so their roundings differ), so only a near-tie (x above y
+    within 10 ns) or a value beyond +-1e6 s (inf, nan) needs the grid."""
+    if x <= y:
+        return True
+    if x - y > _APART and x < _WITHIN and y > -_WITHIN:
+        return False
+    return ns_scalar(x) <= ns_scalar(y)
 
 
 def on_grid(t: float) -> float:

@@ -62,31 +62,34 @@ class WISPBatcher:
         if self.max_batch is not None and (not isinstance(self.max_batch, int) or self.max_batch < 1):
             raise ValueError(f"max_batch: must be a positive int or None, got {self.max_batch!r}")
 
-    def _ranked_short(self, queue: Sequence[Pending], now: float):
-        """Admission order (indices into ``queue``) and per request (late, critical, L_new, L_cached,
-        deadline, memory): critical requests first by (deadline, arrival, client), then the others by
-        (-U_i, arrival, client), or by deadline in the EDF-only ablation. Plain Python floats, for
-        queues up to ``SHORT`` requests (numpy's fixed cost per call outweighs its speed there)."""
+    def _ranked_short(self, queue: Sequence[Pending], now: float) -> list[tuple]:
+        """The queue in admission order, one tuple per request: (not critical, sort key, arrival, client,
+        index into ``queue``, late, L_new, L_cached, deadline, memory, the request). Critical requests
+        come first by (deadline, arrival, client), then the others by (-U_i, arrival, client), or by
+        deadline in the EDF-only ablation; the sort never reads past the index (no two are equal up to
+        it). Plain Python numbers, for queues up to ``SHORT`` requests (numpy's fixed cost per call
+        outweighs its speed there)."""
         est, delta, density = self.estimator, self.delta, self.density
         a, b_compute, b_read, c = est.a, est.b_compute, est.b_read, est.c
-        rows, keys = [], []
+        ranked = []
         for i, p in enumerate(queue):
-            new, cached = float(p.n_new), float(p.n_cached)
-            d = p.deadline
+            new, cached, d = p.n_new, p.n_cached, p.deadline
             v = a * new + b_compute * ((new + cached) * new) + b_read * cached + c   # v_hat_i alone, eq (19)
             v = v if v > 0.0 else 0.0
             if d is None:                                                    # eq (17): never critical
-                d, crit = math.inf, False
+                d, crit, late = math.inf, False, False
             else:
                 crit = ns_le(d - v - delta, now)
-            late = crit and not ns_le(now + v, d)
-            g = p.expected_tokens
-            g = float(g) if g is not None else float(p.n_draft)              # _expected
-            key = d if (crit or not density) else -g / (v if v > 1e-12 else 1e-12)   # eq (16), decreasing
-            rows.append((late, crit, new, cached, d, p.memory))
-            keys.append((not crit, key, p.arrival, p.client, i))
-        keys.sort()
-        return [k[-1] for k in keys], rows
+                late = crit and not ns_le(now + v, d)
+            if crit or not density:
+                key = d
+            else:                                                            # eq (16), decreasing
+                g = p.expected_tokens
+                g = float(g) if g is not None else float(p.n_draft)          # _expected
+                key = -g / (v if v > 1e-12 else 1e-12)
+            ranked.append((not crit, key, p.arrival, p.client, i, late, new, cached, d, p.memory, p))
+        ranked.sort()
+        return ranked
 
     def order(self, queue: Sequence[Pending], now: float) -> tuple[list[tuple[Pending, bool]], int]:
         """The candidates in admission order, each with its 'late' flag, and how many are critical."""
@@ -95,8 +98,8 @@ class WISPBatcher:
         if len(queue) > SHORT:
             idx, late, crit, *_ = self._ranked_long(queue, now)
             return [(queue[i], bool(late[i])) for i in idx], int(crit.sum())
-        idx, rows = self._ranked_short(queue, now)
-        return [(queue[i], rows[i][0]) for i in idx], sum(r[1] for r in rows)
+        ranked = self._ranked_short(queue, now)
+        return [(r[-1], r[5]) for r in ranked], sum(not r[0] for r in ranked)
 
     def form(self, queue: Sequence[Pending], now: float, active: frozenset[int]) -> list[Pending]:
         """Algorithm 1, lines 17-33: the longest prefix of the admission order whose every tentative
@@ -106,15 +109,15 @@ class WISPBatcher:
             return []
         if len(queue) > SHORT:
             return self._form_long(queue, now)
-        idx, rows = self._ranked_short(queue, now)
+        ranked = self._ranked_short(queue, now)
+        if self.max_batch is not None:
+            del ranked[self.max_batch:]
         est, budget = self.estimator, self.memory_budget
         a, b_compute, b_read, c = est.a, est.b_compute, est.b_read, est.c
-        limit = len(idx) if self.max_batch is None else min(len(idx), self.max_batch)
         used = lin = inter = cached_sum = 0.0
         d_min = math.inf
-        k = 0
-        for i in idx[:limit]:
-            late, _, new, cached, d, memory = rows[i]
+        batch = []
+        for *_, late, new, cached, d, memory, p in ranked:
             used += memory
             lin += new
             inter += (new + cached) * new
@@ -125,11 +128,11 @@ class WISPBatcher:
             t_hat = t_hat if t_hat > 0.0 else 0.0
             if not (used <= budget and ns_le(now + t_hat, d_min)):          # eqs (14) and (15)
                 break                                                       # stop at the first violation
-            k += 1
-        if k == 0 and rows[idx[0]][5] > budget:
-            p = queue[idx[0]]
+            batch.append(p)
+        if not batch and ranked[0][9] > budget:
+            p = ranked[0][-1]
             raise ValueError(f"request of client {p.client}: memory {p.memory:g} exceeds the budget {budget:g}")
-        return [queue[i] for i in idx[:k]]
+        return batch
 
     def _ranked_long(self, queue: Sequence[Pending], now: float):
         """``_ranked_short`` vectorised over a long queue (numpy arrays: the same values, the same order)."""
