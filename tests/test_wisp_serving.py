@@ -306,6 +306,31 @@ def test_short_and_long_queue_paths_decide_alike(density, monkeypatch):
         assert got[10**9] == got[0], f"trial {trial}: the two paths disagree"
 
 
+def test_one_request_path_decides_as_the_general_ones(monkeypatch):
+    """A queue of one request (``WISPBatcher._form_one``) gets the batch the numpy path forms for it:
+    relaxed, critical, late and SLO-free requests, deadlines within a nanosecond of reach, a memory
+    budget it fits or exceeds (the same error)."""
+    from specedge.serving import wisp_batching
+
+    rng = np.random.default_rng(12)
+    est = Estimator(2e-4, 3e-8, 1e-6, 0.012)
+    for trial in range(3000):
+        now, s, cached = float(rng.uniform(0, 50)), int(rng.integers(0, 9)), int(rng.integers(0, 400))
+        v = est.time(s + 1, (s + 1 + cached) * (s + 1), cached)
+        d = rng.choice([None, now + v, now + v + 4e-10, now + v + 0.01 + 3e-10, now + float(rng.normal(0.05, 0.08))])
+        p = Pending(0, "a", 0, now - 0.1, s, s + 1, cached, 4, d, float(s), float(rng.integers(1, 5)) * 1e9)
+        former = WISPBatcher(est, delta=float(rng.choice([0.0, 0.01])), memory_budget=float(rng.choice([math.inf, 3e9])),
+                             density=bool(rng.random() < 0.5))
+        got = []
+        for short in (10**9, 0):
+            monkeypatch.setattr(wisp_batching, "SHORT", short)
+            try:
+                got.append(former.form([p], now, frozenset()))
+            except ValueError as e:
+                got.append(str(e))
+        assert got[0] == got[1], f"trial {trial}: {got}"
+
+
 def test_component_shares_by_hand():
     """Appendix C's Component Analysis (li2026_serving_figures.component_shares): each term of eq (19) over
     the predicted latency; a single 1200-token cold batch with Table 12's coefficients, by hand."""

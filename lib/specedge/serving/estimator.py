@@ -105,7 +105,8 @@ class Estimator:
             lin += new
             inter += (new + old) * new
             cached += old
-        return self.time(lin, inter, cached)
+        t = self.a * lin + self.b_compute * inter + self.b_read * cached + self.c   # ``time``, on numbers
+        return t if t > 0.0 else 0.0
 
     def v_hat(self, p: Pending) -> float:
         """Verification time of ``p`` alone (Algorithm 1's marginal cost v_hat_i)."""

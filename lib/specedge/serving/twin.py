@@ -603,13 +603,18 @@ _TYPED = {"batch": np.int64, "round": np.int64, "client": np.int64, "t_receive":
           "t_round": float, "arrival": float, "start": float, "end": float}
 
 
+# columns holding one value in every row by construction (the run's label; no event): ``_frame`` repeats it
+_CONSTANT = {"policy", "event"}
+
+
 _BLOCK = 512   # rows ``_frame`` reads together: one block's values stay in the CPU's cache across its columns
 
 
 def _frame(rows: list[list]) -> pd.DataFrame:
     """The log (LOG_COLUMNS) of the twin's rows (``_ROW``'s order), as ``pd.DataFrame(rows)`` builds it,
     column by column: a column of Python floats (ints) only becomes float64 (int64) at once, any other
-    is left to pandas' inference, as from rows (``_TYPED`` columns are such by construction). Rows are
+    is left to pandas' inference, as from rows (``_TYPED`` columns are such by construction; a ``_CONSTANT``
+    column is its first value repeated, which pandas infers as from the rows). Rows are
     read ``_BLOCK`` at a time (each block's columns converted while its values are at hand), the
     blocks' arrays joined at the end."""
     if not rows:
@@ -617,10 +622,13 @@ def _frame(rows: list[list]) -> pd.DataFrame:
         out.insert(0, "system", "twin")
         return out[LOG_COLUMNS]
     typed = [_TYPED.get(name) for name in _ROW]
+    skip = [name in _CONSTANT for name in _ROW]
     kinds = [set() for _ in _ROW]            # per column: the Python types of its values
     blocks = [[] for _ in _ROW]              # per column and block: (its values, their array or None)
     for a in range(0, len(rows), _BLOCK):
         for j, col in enumerate(zip(*rows[a: a + _BLOCK])):
+            if skip[j]:
+                continue
             if typed[j] is not None:
                 blocks[j].append((col, np.array(col, typed[j])))
                 continue
@@ -630,7 +638,9 @@ def _frame(rows: list[list]) -> pd.DataFrame:
                               np.array(col, np.int64) if kind == {int} else None))
     data = {"system": ["twin"] * len(rows)}
     for j, name in enumerate(_ROW):
-        if typed[j] is not None or kinds[j] in ({float}, {int}):
+        if skip[j]:
+            data[name] = [rows[0][j]] * len(rows)
+        elif typed[j] is not None or kinds[j] in ({float}, {int}):
             data[name] = np.concatenate([arr for _, arr in blocks[j]])
         else:
             data[name] = [v for col, _ in blocks[j] for v in col]

@@ -88,7 +88,8 @@ class WISPBatcher:
                 g = float(g) if g is not None else float(p.n_draft)          # _expected
                 key = -g / (v if v > 1e-12 else 1e-12)
             ranked.append((not crit, key, p.arrival, p.client, i, late, new, cached, d, p.memory, p))
-        ranked.sort()
+        if len(ranked) > 1:
+            ranked.sort()
         return ranked
 
     def order(self, queue: Sequence[Pending], now: float) -> tuple[list[tuple[Pending, bool]], int]:
@@ -109,6 +110,8 @@ class WISPBatcher:
             return []
         if len(queue) > SHORT:
             return self._form_long(queue, now)
+        if len(queue) == 1:
+            return self._form_one(queue[0], now)
         ranked = self._ranked_short(queue, now)
         if self.max_batch is not None:
             del ranked[self.max_batch:]
@@ -117,7 +120,8 @@ class WISPBatcher:
         used = lin = inter = cached_sum = 0.0
         d_min = math.inf
         batch = []
-        for *_, late, new, cached, d, memory, p in ranked:
+        for r in ranked:
+            late, new, cached, d, memory, p = r[5:]
             used += memory
             lin += new
             inter += (new + cached) * new
@@ -130,9 +134,28 @@ class WISPBatcher:
                 break                                                       # stop at the first violation
             batch.append(p)
         if not batch and ranked[0][9] > budget:
-            p = ranked[0][-1]
-            raise ValueError(f"request of client {p.client}: memory {p.memory:g} exceeds the budget {budget:g}")
+            self._exceeds(ranked[0][-1])
         return batch
+
+    def _form_one(self, p: Pending, now: float) -> list[Pending]:
+        """``form`` of a queue of one request (every other decision at low load): its tentative batch
+        is itself, whose eq (19) is its v_hat_i alone, so it is admitted iff it fits the memory (eq 14)
+        and, unless late (eq 17's critical request that cannot finish in time), meets its deadline
+        (eq 15)."""
+        new, cached, d = p.n_new, p.n_cached, p.deadline
+        v = self.estimator.time(new, (new + cached) * new, cached)         # v_hat_i alone, eq (19)
+        if d is None:
+            d, late = math.inf, False
+        else:
+            late = ns_le(d - v - self.delta, now) and not ns_le(now + v, d)
+        if p.memory <= self.memory_budget and (late or ns_le(now + v, d)):
+            return [p]
+        if p.memory > self.memory_budget:
+            self._exceeds(p)
+        return []
+
+    def _exceeds(self, p: Pending):
+        raise ValueError(f"request of client {p.client}: memory {p.memory:g} exceeds the budget {self.memory_budget:g}")
 
     def _ranked_long(self, queue: Sequence[Pending], now: float):
         """``_ranked_short`` vectorised over a long queue (numpy arrays: the same values, the same order)."""
@@ -164,8 +187,7 @@ class WISPBatcher:
         if self.max_batch is not None:
             k = min(k, self.max_batch)
         if k == 0 and memory[0] > self.memory_budget:
-            p = queue[idx[0]]
-            raise ValueError(f"request of client {p.client}: memory {p.memory:g} exceeds the budget {self.memory_budget:g}")
+            self._exceeds(queue[idx[0]])
         return [queue[i] for i in idx[:k].tolist()]
 
 
