@@ -101,6 +101,22 @@ def test_long_queue_without_deadlines_takes_the_general_path():
     assert math.isinf(former._ranked_long(q[40:], 0.0)[5][0])
 
 
+def test_on_grid_is_round_to_nine_digits():
+    """timegrid.on_grid (an integer division where the product is far from a half) gives round(t, 9)
+    bit for bit: random times of every magnitude, exact and near half-nanoseconds, beyond +-1e6 s, inf, nan."""
+    from specedge.serving.timegrid import on_grid
+
+    rng = np.random.default_rng(4)
+    t = rng.uniform(-1, 1, 40000) * 10.0 ** rng.integers(-10, 9, 40000)
+    halves = (rng.integers(-10**12, 10**12, 20000) + 0.5) / 1e9
+    near = np.concatenate([halves, np.nextafter(halves, np.inf), np.nextafter(halves, -np.inf),
+                           halves + 0.06e-9, halves - 0.08e-9])
+    values = np.concatenate([t, near, [0.0, -0.0, 1e6, -1e6, 1e15, math.inf, -math.inf, math.nan]]).tolist()
+    got, want = [on_grid(v) for v in values], [round(v, 9) for v in values]
+    assert [g == w or (math.isnan(g) and math.isnan(w)) for g, w in zip(got, want)] == [True] * len(values)
+    assert [math.copysign(1, g) for g in got] == [math.copysign(1, w) for w in want]
+
+
 def test_noisy_verify_times_are_the_scalar_draws():
     """li2026.noisy draws its log-normal factors 4096 at a time: the numbers one rng.normal call each gives."""
     import numpy as np
