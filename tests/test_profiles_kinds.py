@@ -92,3 +92,14 @@ def test_output_folder_is_named_by_the_profile_and_an_unknown_one_makes_none(tmp
     with pytest.raises(FileNotFoundError, match="no hardware profile 'nope'"):   # refused before any folder
         needs.check("zhu2025_edge_sd", "nope")
     assert not (tmp_path / "build" / "ci" / "figures" / "zz_other").exists()
+
+
+def test_a_profile_is_parsed_once_per_version_of_its_file(tmp_path):
+    """``load_profile`` keeps the parsed YAML between loads (sweeps load a profile per point) but never a stale
+    or shared one: an edited file is read again, and what one caller changes in its copy no other sees."""
+    path = _write(tmp_path, "li2026_paper", lambda d: None)
+    first = hardware.load_profile(path)
+    first.runtime["verify"]["c"] = 99.0                         # a caller's own copy
+    assert hardware.load_profile(path).runtime["verify"]["c"] != 99.0
+    edited = _write(tmp_path, "li2026_paper", lambda d: d["runtime"]["verify"].update(c=0.5))
+    assert edited == path and hardware.load_profile(path).coefficients("verify")["c"] == 0.5
