@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from specedge import hardware, paths
-from specedge.experiments import arena, arena_results as res
+from specedge.experiments import arena, arena_capacity, arena_results as res
+from specedge.experiments import li2026
 from specedge.serving import metrics
 from specedge.serving.allocation import GoodspeedAllocator
 from specedge.serving.as2_allocation import AS2Allocator
@@ -39,6 +40,24 @@ def test_tokens_per_pass_and_uplink_bytes_per_token():
         metrics.tokens_per_pass(log.assign(event="dropped"))
 
 
+def _log(rounds):
+    """A log of one client: rounds (tokens, t_round), back to back from t = 0, t_send 0."""
+    end = np.cumsum([t for _, t in rounds])
+    return pd.DataFrame(dict(client=0, tokens=[k for k, _ in rounds], t_round=[t for _, t in rounds], end=end, t_send=0.0,
+                             slo_class=8, event=""))
+
+
+def test_ttft_is_the_first_round_and_tpot_the_rest_per_token():
+    # two 6-token responses: rounds (3 tok, 0.5 s) (3 tok, 0.2 s) | (1 tok, 0.4 s) (5 tok, 0.1 s); a third running
+    log = _log([(3, 0.5), (3, 0.2), (1, 0.4), (5, 0.1), (2, 0.3)])
+    r = metrics.first_token_times(log, li2026.responses(log, 6, horizon=2.0))
+    assert r.ttft.tolist() == pytest.approx([0.5, 0.4, 0.3])
+    assert r.tpot.iloc[:2].tolist() == pytest.approx([0.2 / 5, 0.1 / 5])
+    assert np.isnan(r.tpot.iloc[2])                    # incomplete: no TPOT
+    with pytest.raises(ValueError, match="no round of the log"):
+        metrics.first_token_times(log, li2026.responses(log, 6, horizon=2.0).iloc[:1].assign(start=9.0))
+
+
 # --------------------------------------------------------------------------- the scenario
 def test_the_committed_scenario_loads_at_both_scales():
     full, ci = arena.load_scenario(), arena.load_scenario(scale="ci")
@@ -65,6 +84,8 @@ def test_scenario_errors_name_the_file_and_the_key(tmp_path):
     assert "key 'sweep.reference'" in _broken(tmp_path, lambda t: t.replace("devices: 8, mix: mixed}", "devices: 9, mix: mixed}"))
     assert "key 'workload.gamma'" in _broken(tmp_path, lambda t: t.replace("gamma: 4 ", "gamma: 6 "))
     assert "key 'server.runtime'" in _broken(tmp_path, lambda t: t.replace("profile: li2026_paper", "profile: tran2025_paper"))
+    assert "key 'capacity.attainment'" in _broken(tmp_path, lambda t: t.replace("attainment: 0.8", "attainment: 1.5"))
+    assert "key 'capacity' missing" in _broken(tmp_path, lambda t: t.replace("capacity:  ", "capacities:  "))
 
 
 def test_combinations_are_checked_and_ids_need_greedy():
@@ -116,17 +137,42 @@ def test_one_device_without_contention_meets_the_closed_form(alpha, payload):
     # tran2025.client_goodput's span runs from the first round's drafting start as the server sees it (its
     # arrival minus its drafting: the first uplink left out) to the last reply's sending (its downlink left out)
     k = len(log)
-    assert row["goodput"] == pytest.approx(k * tokens / (k * r - sum(_links(payload))), rel=1e-9)
-    assert row["goodput"] == pytest.approx(tokens / r, rel=1e-2) and row["jain"] == 1.0
+    assert row["goodput_tok_s"] == pytest.approx(k * tokens / (k * r - sum(_links(payload))), rel=1e-9)
+    assert row["goodput_tok_s"] == pytest.approx(tokens / r, rel=1e-2) and row["jain"] == 1.0
     assert row["tokens_per_pass"] == tokens
     assert row["uplink_bytes_per_token"] == pytest.approx(arena.payload_bytes(payload, GAMMA, 151936, 32) / tokens)
+    assert np.isnan(row["tpot_s"]) and np.isnan(row["ttft_s"])    # one endless response, started before warm-up
+
+
+def _round(s: int, payload: str) -> float:
+    """One round of s drafts on the quiet scenario: drafting, the request, eq (19) of 1 + s new tokens, the reply."""
+    return s * T_D + RTT / 2 + 8 * arena.payload_bytes(payload, s, 151936, 32) / BW + _links()[1] + 3e-5 * (1 + s) + 0.015
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+@pytest.mark.parametrize("payload", ["ids", "dense"])
+def test_ttft_and_tpot_of_one_device_meet_the_closed_form(alpha, payload):
+    """64-token responses: a round drafts min(γ, left - 1) and commits all of them + 1 (α = 1) or 1 (α = 0);
+    TTFT = the first round, TPOT = the other rounds' time over the 63 tokens after the first round's."""
+    pt = arena.Point(arena.Combination("fixed", payload, "sync"), BW, 1, "fast", 0, _quiet(max_new_tokens=64, horizon_s=120.0))
+    row = arena.measure(pt, arena.run_log(pt, IIDAcceptance(alpha)))
+    left, times, first = 64, [], None
+    while left > 0:
+        s = min(GAMMA, left - 1)
+        tokens = min(s + 1 if alpha == 1.0 else 1, left)
+        times.append(_round(s, payload))
+        first = tokens if first is None else first
+        left -= tokens
+    assert row["ttft_s"] == pytest.approx(times[0], rel=1e-9) and row["ttft_max_s"] == row["ttft_s"]
+    assert row["tpot_s"] == pytest.approx(sum(times[1:]) / (64 - 1), rel=1e-9)
+    assert first == (GAMMA + 1 if alpha else 1)
 
 
 def test_one_device_iid_acceptance_meets_the_expected_tokens_per_round():
     a = 0.6
     pt = arena.Point(arena.Combination("fixed", "ids", "fcfs"), BW, 1, "fast", 0, _quiet(horizon_s=300.0))
     row = arena.measure(pt, arena.run_log(pt, IIDAcceptance(a)))
-    assert row["goodput"] == pytest.approx((1 - a ** (GAMMA + 1)) / (1 - a) / _round_time(), rel=0.02)
+    assert row["goodput_tok_s"] == pytest.approx((1 - a ** (GAMMA + 1)) / (1 - a) / _round_time(), rel=0.02)
 
 
 def test_with_one_device_every_former_gives_the_same_rounds():
@@ -135,6 +181,59 @@ def test_with_one_device_every_former_gives_the_same_rounds():
     cols = ["round", "S", "accepted", "tokens", "t_round", "end"]
     for lg in logs[1:]:
         pd.testing.assert_frame_equal(lg[cols], logs[0][cols])
+
+
+# --------------------------------------------------------------------------- AR on the edge
+def test_ar_on_the_edge_decodes_one_target_token_per_step_of_the_derived_time():
+    scn = arena.load_scenario()
+    assert scn.target_to_draft_bytes == pytest.approx(1117320768 / 491400064)
+    pt = arena.Point(arena.Combination(system=arena.AR_EDGE), BW, 3, "mixed", 0, scn)
+    row = arena.run_point(pt)
+    t = [scn.ar_s(i, "mixed") for i in range(3)]
+    assert t[0] == pytest.approx(0.004 * scn.target_to_draft_bytes)
+    per_device = [1 / x for x in t]                     # goodput = 1 / time per token, on each device
+    assert row["goodput_tok_s"] == pytest.approx(np.mean(per_device), rel=1e-9)
+    assert row["goodput_min_tok_s"] == pytest.approx(min(per_device), rel=1e-9)
+    assert row["jain"] == pytest.approx(metrics.jain(per_device), rel=1e-9)
+    assert row["ttft_s"] == pytest.approx(np.mean(t), rel=1e-9) and row["ttft_max_s"] == pytest.approx(max(t), rel=1e-9)
+    # TPOT over complete responses: the Jetson's (64 x 0.19 s) started after warm-up ends past the horizon
+    assert row["tpot_s"] == pytest.approx(np.mean(t[:2]), rel=1e-9) and 64 * t[2] > (scn.horizon_s - scn.warmup_s) / 2
+    assert row["uplink_bytes_per_token"] == 0.0 and np.isnan(row["tokens_per_pass"])
+    # the SLO classes 4, 8, 16 tok/s of devices 0..2: the Jetson's 1 / t[2] tok/s misses 16, the others meet theirs
+    assert 1 / t[2] < 16 and 1 / t[1] >= 8
+    resp = li2026.response_violations(arena.run_log(pt), scn.max_new_tokens, scn.warmup_s, scn.horizon_s)
+    assert resp.groupby("client").violated.all().tolist() == [False, False, True]
+    assert row["slo_attainment"] == pytest.approx(1 - resp.violated.mean())
+    assert arena.run_point(dataclasses.replace(pt, bandwidth_bps=1e7, seed=5)) == {**row, "bandwidth_bps": 1e7, "seed": 5}
+
+
+# --------------------------------------------------------------------------- capacity
+def test_capacity_is_the_largest_n_a_brute_force_scan_finds():
+    """A scenario whose SLO attainment falls with N (centralized serving of one class): the bisection's
+    capacity equals the largest N of a full scan meeting the level, and the N past it misses."""
+    scn = dataclasses.replace(arena.load_scenario(scale="ci"), horizon_s=6.0, warmup_s=1.0, seeds=1, slo_classes=(32,),
+                              capacity_attainment=0.8, capacity_max_devices=24)
+    combo = arena.Combination(system=arena.CENTRALIZED)
+    seed = arena.sweep.seeds(0, 1)[0]
+    att = {}
+    for n in range(1, 25):
+        r = arena.run_point(arena.Point(combo, BW, n, "mixed", seed, scn))
+        att[n] = 1 - r["violations"] / r["responses"] if r["responses"] else 0.0
+    scan = max((n for n in att if all(att[m] >= 0.8 - 1e-12 for m in range(1, n + 1))), default=0)
+    assert 1 < scan < 24 and att[scan + 1] < 0.8
+    got = arena_capacity.capacity_of(arena_capacity.Search(combo, BW, "mixed", 0, scn, None))
+    assert got["capacity"] <= scan <= got["capacity"] + got["resolution"] and not got["censored"]
+    assert got["attainment_at_capacity"] == pytest.approx(att[got["capacity"]])
+    exact = arena_capacity.capacity_of(arena_capacity.Search(combo, BW, "mixed", 0, scn, 16))
+    assert exact["capacity"] <= scan <= exact["capacity"] + exact["resolution"]
+
+
+def test_capacity_first_bracket_is_the_sweeps_smallest_missing_n():
+    scn = arena.load_scenario(scale="ci")
+    rows = pd.DataFrame(dict(combination="c", bandwidth_bps=BW, mix="fast", devices=[2, 2, 4, 4, 8],
+                             violations=[0, 1, 1, 3, 9], responses=[10, 10, 10, 10, 10]))
+    assert arena_capacity.first_bracket(rows, "c", BW, "fast", scn) == 4            # 4/20 > 1 - 0.8 at N = 4
+    assert arena_capacity.first_bracket(rows[rows.devices == 2], "c", BW, "fast", scn) is None
 
 
 # --------------------------------------------------------------------------- the plug-in
@@ -174,20 +273,20 @@ def _rows(gap: float):
         for label, g in (("fixed / dense / sync", 10.0), ("fixed / ids / sync", 10.0 + gap)):
             c = arena.from_label(label)
             out.append(dict(combination=label, draft=c.draft, payload=c.payload, former=c.former, bandwidth_bps=BW,
-                            devices=2, mix="fast", seed=s, goodput=g + noise, jain=1.0 - 0.01 * (label == "fixed / ids / sync"),
+                            devices=2, mix="fast", seed=s, goodput_tok_s=g + noise, jain=1.0 - 0.01 * (label == "fixed / ids / sync"),
                             slo_attainment=1.0))
     return pd.DataFrame(out)
 
 
 def test_regime_map_names_a_winner_only_beyond_the_seeds_interval():
-    win = res.regime_map(_rows(2.0), ("goodput",)).iloc[0]
+    win = res.regime_map(_rows(2.0), ("goodput_tok_s",)).iloc[0]
     assert win.winner == "fixed / ids / sync" and win.verdict == "wins" and win.margin == pytest.approx(2.0)
     assert win.margin_pct == pytest.approx(20.0, rel=0.01)
-    assert win.beyond_twin_error and win.twin_error_pct == pytest.approx(res.twin_error_pct("goodput"))
-    tie = res.regime_map(_rows(0.0), ("goodput",)).iloc[0]
+    assert win.beyond_twin_error and win.twin_error_pct == pytest.approx(res.twin_error_pct("goodput_tok_s"))
+    tie = res.regime_map(_rows(0.0), ("goodput_tok_s",)).iloc[0]
     assert tie.verdict == "tie" and win.n_best == 1
     assert res.regime_map(_rows(2.0), ("slo_attainment",)).iloc[0].n_best == 2     # both at 1.0
-    small = res.regime_map(_rows(0.3), ("goodput",)).iloc[0]     # 3 %: beyond the seeds' interval, not the twin's error
+    small = res.regime_map(_rows(0.3), ("goodput_tok_s",)).iloc[0]     # 3 %: beyond the seeds' interval, not the twin's error
     assert small.verdict == "wins" and not small.beyond_twin_error
 
 
@@ -195,9 +294,9 @@ def test_twin_error_is_read_from_the_validation_tables(tmp_path):
     f = tmp_path / "v.csv"
     pd.DataFrame(dict(metric=["goodput_tok_s"] * 3 + ["queue_s"], quantile=["p50", "p90", "p50", "p50"],
                       diff_pct=[-4.0, 30.0, 2.0, 80.0])).to_csv(f, index=False)
-    assert res.twin_error_pct("goodput", (f,)) == 4.0
+    assert res.twin_error_pct("goodput_tok_s", (f,)) == 4.0
     assert np.isnan(res.twin_error_pct("jain", (f,)))
-    assert 0 < res.twin_error_pct("goodput") < 10     # the committed validation (issue 18)
+    assert 0 < res.twin_error_pct("goodput_tok_s") < 10     # the committed validation (issue 18)
 
 
 def test_technique_map_and_pareto_front():
@@ -209,10 +308,10 @@ def test_technique_map_and_pareto_front():
     rows = _rows(2.0).assign(jain=1.0)
     front = res.pareto(rows, (BW, 2, "fast")).set_index("combination")
     assert front.front.to_dict() == {"fixed / ids / sync": True, "fixed / dense / sync": False}
-    cen = rows[rows.combination == "fixed / ids / sync"].assign(combination=arena.CENTRALIZED, goodput=50.0)
+    cen = rows[rows.combination == "fixed / ids / sync"].assign(combination=arena.CENTRALIZED, goodput_tok_s=50.0)
     front = res.pareto(pd.concat([rows, cen]), (BW, 2, "fast")).set_index("combination")
     assert not front.loc[arena.CENTRALIZED, "front"] and front.loc["fixed / ids / sync", "front"]   # the reference is no candidate
-    assert front.front_with_centralized.to_dict() == {arena.CENTRALIZED: True, "fixed / ids / sync": False, "fixed / dense / sync": False}
+    assert front.front_with_references.to_dict() == {arena.CENTRALIZED: True, "fixed / ids / sync": False, "fixed / dense / sync": False}
 
 
 def test_readme_section_is_generated_from_the_committed_csvs():
@@ -227,7 +326,7 @@ def test_readme_section_is_generated_from_the_committed_csvs():
 def test_the_sweep_holds_every_combination_at_every_point_and_the_plug_in_at_the_reference():
     scn = arena.load_scenario(scale="ci")
     pts = arena.arena_points(scn, 0)
-    grid = len(scn.bandwidths) * len(scn.devices) * len(scn.mixes) * (4 * 3 * 3 + 1) * scn.seeds
+    grid = len(scn.bandwidths) * len(scn.devices) * len(scn.mixes) * (4 * 3 * 3 + 2) * scn.seeds
     plug = [p for p in pts if p.combo.draft == arena.PLUG_IN]
     assert len(pts) == grid + len(plug) and len(plug) == 9 * scn.seeds
     assert {(p.bandwidth_bps, p.devices, p.mix) for p in plug} == {scn.reference}
@@ -240,7 +339,7 @@ def test_a_point_is_a_pure_function_of_its_values():
     a, b = arena.run_point(pt), arena.run_point(pt)
     assert a == b and a["responses"] >= 0
     other = arena.run_point(dataclasses.replace(pt, seed=8))
-    assert other["goodput"] != a["goodput"]
+    assert other["goodput_tok_s"] != a["goodput_tok_s"]
 
 
 # --------------------------------------------------------------------------- AS² as an allocator

@@ -84,7 +84,7 @@ def test_the_committed_runs_through_the_twin_at_n_2():
 
 
 def test_validated_errors_come_from_the_committed_validation_tables():
-    assert spot.validated_error("goodput_tok_s", "replay") == twin_error_pct("goodput") > 0
+    assert spot.validated_error("goodput_tok_s", "replay") == twin_error_pct("goodput_tok_s") > 0
     assert spot.validated_error("round_time_s", "replay") == twin_error_pct("round_time") > 0
     stoch = spot.validated_error("round_time_s", "stochastic")
     assert stoch > spot.validated_error("round_time_s", "replay")

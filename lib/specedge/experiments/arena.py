@@ -18,10 +18,36 @@ uplink payload  ``dense`` rows of |V| float32; ``topk`` TK-SLT's K (index, prob)
 batch former    ``sync`` GOODSPEED's rounds; ``fcfs``; ``wisp`` li2026 Algorithm 1 (``wisp_batching``)
 ==============  ==========================================================================================
 
-plus the reference ``centralized`` (every token decoded on the server, continuously batched:
-``serving.centralized``). Not in this slice (they do not compose in the twin yet): FSD pre-drafting (``early_exit``:
-no early-exit server in the twin), AR on the edge (no runtime model of the target on a device), top-K's
-effect on acceptance at T > 0 (only its mean α(K) is measured, not per position), a shared uplink medium.
+plus two references: ``centralized`` (every token decoded on the server, continuously batched:
+``serving.centralized``) and ``AR on the edge`` (every token decoded by the target on the device, nothing on
+the link: ``serving.centralized``'s loop run on each device alone, one device, one sequence, its step the
+target's seconds per token on that device class, ``Scenario.ar_s``).
+
+**AR on the edge's runtime model is derived, not measured**: no profile gives the 1.5B target's speed on a
+phone, a Jetson or an L4. Decoding one token at batch 1 reads every weight once (memory-bandwidth bound, the
+same derivation as ``tran2025_paper``'s ``draft_small``/``draft_large``), so on one device the target takes
+the draft's seconds per token times the ratio of their weight bytes: the pair's own Q4_K_M files
+(``data/realpair/models.yaml``: 1,117,320,768 / 491,400,064 = 2.27). It inherits the device class's draft
+number, as the speculative systems do (the Jetson's is venkatesha2025's 68M draft: both optimistic there);
+the prompt's prefill is priced as one such pass (a lower bound where prefill is compute bound, e.g. a phone).
+
+**FSD pre-drafting (venkatesha2025) is not composed, deliberately.** What it changes in a round: while the
+server verifies, each early exit's outcome streams to the device, which pre-drafts the next round after it;
+when the final outcome matches a finished pre-draft (a cache hit) the next round's drafting time is hidden.
+The twin cannot model that honestly with the repository's own pieces: (1) the hit rate is a property of the
+target's early-exit adapters against the draft, and adapters exist only for the zoo's targets
+(``early_exit.EarlyExits``, ``data/zoo/adapters/``), not for the real pair's 1.5B target whose traces drive
+the arena (its traces hold no early-exit outcomes); borrowing the zoo's miss rate would be imitation;
+(2) whether a pre-draft finishes depends on this round's verification time, the exits' downlink
+messages and the device's pre-drafting threads (``early_exit.sim``), while ``serving.twin`` prices a round's
+drafting before its verification and carries one reply per round — it needs a hook (the next round's draft
+time as a function of the previous round's verification and its exits), to be added by the twin's owner;
+(3) the adapters' own verification cost is measured only on this machine's zoo targets. Not in this slice
+either: top-K's effect on acceptance at T > 0 (only its mean α(K) is measured, not per position), a shared
+uplink medium.
+
+Goodput is named apart in every table: ``goodput_tok_s`` (per-device committed tokens/s, GOODSPEED's) and
+``goodput_slo_rps`` (responses/s that met their SLO class, the serving literature's request goodput).
 
 Every point (``Point``: combination x bandwidth x devices x mix x seed) is a pure function of plain values,
 run by ``specedge.sweep``; ``run_point`` returns one row of metrics, each defined once (``serving.metrics``,
@@ -58,10 +84,13 @@ PAYLOADS = ("dense", "topk", "ids")
 FORMERS = ("sync", "fcfs", "wisp")
 TECHNIQUES = {"draft": DRAFTS, "payload": PAYLOADS, "former": FORMERS}
 CENTRALIZED = "centralized"
-# metric -> +1 (higher is better) / -1; NaN where a metric does not apply (centralized serving has no passes
-# of drafts and sends no drafts uplink)
-METRICS = {"goodput": 1, "goodput_min": 1, "jain": 1, "slo_attainment": 1, "slo_goodput_rps": 1,
-           "tokens_per_pass": 1, "uplink_bytes_per_token": -1}
+AR_EDGE = "AR on the edge"
+REFERENCES = (CENTRALIZED, AR_EDGE)
+# metric -> +1 (higher is better) / -1; NaN where a metric does not apply (the reference systems have no passes
+# of drafts; centralized serving sends no drafts uplink, AR on the edge nothing at all: 0 bytes)
+METRICS = {"goodput_tok_s": 1, "goodput_min_tok_s": 1, "jain": 1, "slo_attainment": 1, "goodput_slo_rps": 1,
+           "tokens_per_pass": 1, "uplink_bytes_per_token": -1, "ttft_s": -1, "ttft_max_s": -1, "tpot_s": -1,
+           "tpot_max_s": -1}
 SWEEP_INPUTS = li2026_realpair.SWEEP_INPUTS
 
 
@@ -90,6 +119,9 @@ class Scenario:
     warmup_s: float
     seeds: int
     reference: tuple[float, int, str]                # (bandwidth, devices, mix) of the ablation / Pareto front
+    target_to_draft_bytes: float                     # AR on the edge: the target's s/token = the draft's x this
+    capacity_attainment: float                       # capacity: the largest N whose SLO attainment reaches this
+    capacity_max_devices: int                        # ... searched up to this N
 
     def mix(self, name: str) -> tuple[str, ...]:
         return dict(self.mixes)[name]
@@ -97,6 +129,10 @@ class Scenario:
     def draft_s(self, device: int, mix: str) -> float:
         classes = self.mix(mix)
         return dict(self.device_classes)[classes[device % len(classes)]]
+
+    def ar_s(self, device: int, mix: str) -> float:
+        """Seconds per token of the target decoding alone on the device (AR on the edge; module docstring)."""
+        return self.draft_s(device, mix) * self.target_to_draft_bytes
 
 
 def _get(d: dict, key: str, file, where: str, kind="number", rule="positive"):
@@ -193,6 +229,13 @@ def load_scenario(name_or_path="arena_default", scale: str = "full") -> Scenario
     horizon, warmup = float(_get(sw, "horizon_s", file, where)), float(_get(sw, "warmup_s", file, where, rule="nonnegative"))
     if not warmup < horizon:
         raise hardware.ProfileError(file, f"{where}warmup_s", f"below horizon_s = {horizon}", warmup)
+    cap = hardware._mapping(file, "capacity", _get(data, "capacity", file, "", "mapping"))
+    attainment = float(_get(cap, "attainment", file, "capacity."))
+    if not 0 < attainment <= 1:
+        raise hardware.ProfileError(file, "capacity.attainment", "a fraction of responses in (0, 1]", attainment)
+    # the search's bound: the sweep's (or ci's) capacity_max_devices, else capacity.max_devices
+    src, key, at = (sw, "capacity_max_devices", where) if "capacity_max_devices" in sw else (cap, "max_devices", "capacity.")
+    max_devices = int(_get(src, key, file, at, rule="count"))
     return Scenario(data["name"], tuple((k, float(prof.coefficients(runtime)[k])) for k in li2026.EQ19),
                     float(_get(srv, "memory_gb", file, "server.")), float(_get(srv, "delta_s", file, "server.", rule="nonnegative")),
                     float(_get(srv, "noise", file, "server.", rule="nonnegative")), tuple(classes.items()), tuple(mixes.items()),
@@ -201,34 +244,42 @@ def load_scenario(name_or_path="arena_default", scale: str = "full") -> Scenario
                     int(_get(wl, "gamma", file, "workload.", rule="count")), int(_get(wl, "prompt_tokens", file, "workload.", rule="count")),
                     int(_get(wl, "max_new_tokens", file, "workload.", rule="count")),
                     tuple(int(c) for c in _numbers(wl, "slo_classes", file, "workload.", "count")), devices, horizon, warmup,
-                    int(_get(sw, "seeds", file, where, rule="count")), reference)
+                    int(_get(sw, "seeds", file, where, rule="count")), reference, _weight_ratio(), attainment, max_devices)
+
+
+def _weight_ratio() -> float:
+    """Bytes of the pair's target over its draft (their Q4_K_M files): a memory-bound decode step's ratio."""
+    from ..zoo.realpair import load_spec
+    spec = load_spec()
+    return spec[TARGET].gguf_bytes / spec[DRAFT].gguf_bytes
 
 
 def describe(scn: Scenario) -> pd.DataFrame:
     """The scenario as a table: one row per device class, with the link, server and workload it meets."""
     return pd.DataFrame([dict(device_class=k, ms_per_draft_token=1e3 * v, tok_per_s=1 / v,
+                              ar_target_tok_per_s=1 / (v * scn.target_to_draft_bytes),
                               in_mixes=", ".join(m for m, c in scn.mixes if k in c)) for k, v in scn.device_classes])
 
 
 # --------------------------------------------------------------------------- combinations and points
 @dataclass(frozen=True)
 class Combination:
-    """One option per technique (``TECHNIQUES``), or the centralized reference (``system``)."""
+    """One option per technique (``TECHNIQUES``), or a reference system (``system``: ``REFERENCES``)."""
     draft: str = "fixed"
     payload: str = "dense"
     former: str = "sync"
     system: str = "edge"
 
     def __post_init__(self):
-        if self.system not in ("edge", CENTRALIZED):
-            raise ValueError(f"system: expected 'edge' or {CENTRALIZED!r}, got {self.system!r}")
+        if self.system not in ("edge",) + REFERENCES:
+            raise ValueError(f"system: expected 'edge' or one of {REFERENCES}, got {self.system!r}")
         for tech, options in TECHNIQUES.items():
             if getattr(self, tech) not in options:
                 raise ValueError(f"{tech}: expected one of {options}, got {getattr(self, tech)!r}")
 
     @property
     def label(self) -> str:
-        return CENTRALIZED if self.system == CENTRALIZED else f"{self.draft} / {self.payload} / {self.former}"
+        return self.system if self.system in REFERENCES else f"{self.draft} / {self.payload} / {self.former}"
 
     def switched_off(self, technique: str) -> "Combination":
         """The combination with ``technique`` at its baseline option (the first of ``TECHNIQUES``)."""
@@ -236,13 +287,14 @@ class Combination:
 
 
 def combinations(drafts=DRAFTS, payloads=PAYLOADS, formers=FORMERS, centralized_reference: bool = True) -> list[Combination]:
+    """Every edge combination of the options given, then (``centralized_reference``) both reference systems."""
     out = [Combination(d, p, f) for d in drafts for p in payloads for f in formers]
-    return out + ([Combination(system=CENTRALIZED)] if centralized_reference else [])
+    return out + ([Combination(system=r) for r in REFERENCES] if centralized_reference else [])
 
 
 def from_label(label: str) -> Combination:
-    if label == CENTRALIZED:
-        return Combination(system=CENTRALIZED)
+    if label in REFERENCES:
+        return Combination(system=label)
     return Combination(*label.split(" / "))
 
 
@@ -267,8 +319,8 @@ PLUG_IN = "goodspeed-slo"
 
 
 def arena_points(scn: Scenario, seed: int = 0) -> list[Point]:
-    """The notebook's sweep: every combination of ``REGIME_DRAFTS`` x payloads x formers and the centralized
-    reference at every point, ``scn.seeds`` seeds spawned from ``seed``; the plug-in (``PLUG_IN``) with every
+    """The notebook's sweep: every combination of ``REGIME_DRAFTS`` x payloads x formers and both reference
+    systems at every point, ``scn.seeds`` seeds spawned from ``seed``; the plug-in (``PLUG_IN``) with every
     payload and former at the reference point only (its ablation row)."""
     seeds = sweep.seeds(seed, scn.seeds)
     b, n, m = scn.reference
@@ -374,26 +426,60 @@ def run_log(point: Point, acceptance=None) -> pd.DataFrame:
     wl = workload(point)
     if point.combo.system == CENTRALIZED:
         return centralized.simulate(wl, verify, until=scn.horizon_s, rtt=scn.rtt_s, memory_budget=scn.memory_gb * 1e9)
+    if point.combo.system == AR_EDGE:
+        return ar_edge_log(point, wl)
     acc = li2026_realpair.acceptance() if acceptance is None else acceptance
     return simulate(wl, former(point, est), allocator(point, wl), times(point, verify), acc, until=scn.horizon_s,
                     seed=point.seed, label=point.combo.label)
 
 
+def ar_edge_log(point: Point, wl: Workload) -> pd.DataFrame:
+    """AR on the edge: each device decodes its own responses with the target, one token per step of
+    ``Scenario.ar_s`` seconds (its prompt's prefill one such step), back to back, nothing on the link —
+    ``serving.centralized``'s loop with one device and no round trip, its log rows renumbered to the device."""
+    scn = point.scenario
+    logs = [_ar_device_log(scn.ar_s(i, point.mix), spec.prompt_tokens, spec.max_new_tokens, spec.slo_class, scn.horizon_s).assign(client=i)
+            for i, spec in enumerate(wl.clients)]
+    return pd.concat(logs, ignore_index=True)
+
+
+@lru_cache(maxsize=64)
+def _ar_device_log(s_per_token: float, prompt_tokens: int, max_new_tokens: int, slo_class, horizon_s: float) -> pd.DataFrame:
+    """One device's AR log (deterministic: it depends on nothing else, so devices alike share it)."""
+    one = Workload(TARGET, (ClientSpec(TARGET, max_new_tokens=max_new_tokens, slo_class=slo_class, prompt_tokens=prompt_tokens),),
+                   capacity=1)
+    return centralized.simulate(one, lambda batch: s_per_token, until=horizon_s, rtt=0.0, label=AR_EDGE)
+
+
+def first_token_times(point: Point, log: pd.DataFrame) -> pd.DataFrame:
+    """Per device: mean TTFT over its responses started after warm-up, mean TPOT over those complete by the
+    horizon (``serving.metrics.first_token_times`` of ``li2026.responses``)."""
+    scn = point.scenario
+    r = metrics.first_token_times(log, li2026.responses(log, scn.max_new_tokens, scn.horizon_s))
+    return r[r["start"] >= scn.warmup_s].groupby("client")[["ttft", "tpot"]].mean()
+
+
 def measure(point: Point, log: pd.DataFrame) -> dict:
-    """The row of metrics of one run (``METRICS``): per-device goodput (tok/s over each device's span:
-    mean, the slowest device, Jain's index), SLO attainment (responses started after warm-up meeting their
-    class, li2026 Sec 5.3), goodput as requests/s within SLO, committed tokens per pass, uplink bytes per token."""
+    """The row of metrics of one run (``METRICS``): per-device goodput (``goodput_tok_s``: tok/s over each
+    device's span: mean, the slowest device, Jain's index), SLO attainment (responses started after warm-up
+    meeting their class, li2026 Sec 5.3; ``violations`` of ``responses`` decided), request goodput
+    (``goodput_slo_rps``: responses/s within their SLO), TTFT and TPOT (``first_token_times``: the mean over
+    devices of each device's mean, and the worst device's), committed tokens per pass, uplink bytes per token
+    (AR on the edge: no server pass, nothing on the link)."""
     scn = point.scenario
     gp = tran2025.client_goodput(log).reindex(range(point.devices), fill_value=0.0)
     resp = li2026.response_violations(log, scn.max_new_tokens, scn.warmup_s, scn.horizon_s)
+    ft = first_token_times(point, log)
     edge = point.combo.system == "edge"
     return dict(combination=point.combo.label, draft=point.combo.draft if edge else "", payload=point.combo.payload if edge else "",
                 former=point.combo.former if edge else "", bandwidth_bps=point.bandwidth_bps, devices=point.devices,
-                mix=point.mix, seed=point.seed, goodput=float(gp.mean()), goodput_min=float(gp.min()), jain=metrics.jain(gp),
+                mix=point.mix, seed=point.seed, goodput_tok_s=float(gp.mean()), goodput_min_tok_s=float(gp.min()), jain=metrics.jain(gp),
                 slo_attainment=float(1 - resp["violated"].mean()) if len(resp) else np.nan,
-                slo_goodput_rps=float((~resp["violated"]).sum()) / (scn.horizon_s - scn.warmup_s), responses=len(resp),
+                goodput_slo_rps=float((~resp["violated"]).sum()) / (scn.horizon_s - scn.warmup_s), responses=len(resp),
+                violations=int(resp["violated"].sum()), ttft_s=float(ft.ttft.mean()), ttft_max_s=float(ft.ttft.max()),
+                tpot_s=float(ft.tpot.mean()), tpot_max_s=float(ft.tpot.max()),
                 tokens_per_pass=metrics.tokens_per_pass(log) if edge else np.nan,
-                uplink_bytes_per_token=metrics.uplink_bytes_per_token(log) if edge else np.nan)
+                uplink_bytes_per_token=metrics.uplink_bytes_per_token(log) if edge else 0.0 if point.combo.system == AR_EDGE else np.nan)
 
 
 def run_point(point: Point) -> dict:

@@ -9,7 +9,7 @@ import seaborn as sns
 
 from .. import plotting
 
-NAMES = {"goodput": "goodput per device (tok/s)", "slo_attainment": "SLO attainment", "jain": "Jain's index"}
+NAMES = {"goodput_tok_s": "goodput per device (tok/s)", "slo_attainment": "SLO attainment", "jain": "Jain's index"}
 
 
 def _mbps(b) -> str:
@@ -71,7 +71,7 @@ def techniques(tmap: pd.DataFrame, out) -> plt.Figure:
 
 def ablation(table: pd.DataFrame, out) -> plt.Figure:
     """The ablation at the reference point: change of goodput, SLO attainment and Jain's index vs the best."""
-    metrics = ["goodput", "slo_attainment", "jain"]
+    metrics = ["goodput_tok_s", "slo_attainment", "jain"]
     fig, axes = plt.subplots(1, len(metrics), figsize=(13, 0.45 * len(table) + 1.2), sharey=True)
     y = np.arange(len(table))
     for ax, m in zip(axes, metrics):
@@ -90,17 +90,27 @@ def ablation(table: pd.DataFrame, out) -> plt.Figure:
 
 def pareto(front: pd.DataFrame, out) -> plt.Figure:
     """Goodput vs Jain's index per combination (colour: SLO attainment); the edge combinations' 3-objective
-    front ringed and labelled, the centralized reference as a star."""
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
-    edge = front[front.combination != "centralized"]
-    sc = ax.scatter(edge.goodput, edge.jain, c=edge.slo_attainment, cmap="viridis", vmin=0, vmax=1, s=30)
-    ref = front[front.combination == "centralized"]
-    ax.scatter(ref.goodput, ref.jain, c=ref.slo_attainment, cmap="viridis", vmin=0, vmax=1, marker="*", s=220,
-               edgecolors="k", label="centralized reference")
-    on = front[front.front]
-    ax.scatter(on.goodput, on.jain, facecolors="none", edgecolors="r", s=110, label="edge Pareto front (3 objectives)")
-    for r in on.itertuples():
-        ax.annotate(r.combination.replace(" / ", "/"), (r.goodput, r.jain), fontsize=7, xytext=(4, 3), textcoords="offset points")
+    front ringed and numbered, the numbers named in a key beside the axes (labels on the points overlapped
+    where the front's points crowd), the reference systems as a star (centralized) and a diamond (AR on the edge)."""
+    fig, (ax, key) = plt.subplots(1, 2, figsize=(12.5, 5.2), gridspec_kw=dict(width_ratios=[2, 1]))
+    refs = {"centralized": ("*", 260), "AR on the edge": ("D", 110)}
+    edge = front[~front.combination.isin(list(refs))]
+    sc = ax.scatter(edge.goodput_tok_s, edge.jain, c=edge.slo_attainment, cmap="viridis", vmin=0, vmax=1, s=30)
+    for name, (marker, size) in refs.items():
+        ref = front[front.combination == name]
+        ax.scatter(ref.goodput_tok_s, ref.jain, c=ref.slo_attainment, cmap="viridis", vmin=0, vmax=1, marker=marker, s=size,
+                   edgecolors="k", label=f"reference: {name}")
+    on = front[front.front].sort_values("goodput_tok_s", ascending=False)
+    ax.scatter(on.goodput_tok_s, on.jain, facecolors="none", edgecolors="r", s=120, label="edge Pareto front (3 objectives)")
+    # numbers alternate above and below their point, so that neighbours along the front do not share a spot
+    for k, r in enumerate(on.itertuples(), 1):
+        ax.annotate(str(k), (r.goodput_tok_s, r.jain), fontsize=8, color="r", ha="center",
+                    xytext=(0, 8 if k % 2 else -14), textcoords="offset points")
+    key.axis("off")
+    lines = [f"{k:>2}  {r.combination.replace(' / ', '/')}  ({r.goodput_tok_s:.1f} tok/s, J = {r.jain:.3f}, SLO {r.slo_attainment:.2f})"
+             for k, r in enumerate(on.itertuples(), 1)]
+    key.text(0, 1, "edge Pareto front\n(draft / payload / former)\n\n" + "\n".join(lines), va="top", ha="left", fontsize=8,
+             family="monospace", transform=key.transAxes)
     fig.colorbar(sc, ax=ax, label="SLO attainment")
     ax.set_xlabel("goodput per device (tok/s)")
     ax.set_ylabel("Jain's fairness index")

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .. import claims, paths
-from .arena import CENTRALIZED, METRICS, TECHNIQUES, Combination, from_label
+from .arena import AR_EDGE, CENTRALIZED, METRICS, REFERENCES, TECHNIQUES, Combination, from_label
 
 POINT = ["bandwidth_bps", "devices", "mix"]
 
@@ -33,7 +33,7 @@ def _paired(a: pd.Series, b: pd.Series, sign: int) -> tuple[float, float, float,
 # the twin's validated error (issue 18, replay mode against the real gRPC system): per arena metric, the metric of
 # the committed validation tables it corresponds to
 VALIDATION = (paths.FIGURES / "tran2025" / "twin_vs_real.csv", paths.FIGURES / "li2026_serving" / "twin_vs_real.csv")
-VALIDATED = {"goodput": "goodput_tok_s", "slo_attainment": "slo_attainment", "round_time": "round_time_s"}
+VALIDATED = {"goodput_tok_s": "goodput_tok_s", "slo_attainment": "slo_attainment", "round_time": "round_time_s"}
 
 
 def twin_error_pct(metric: str, files=VALIDATION) -> float:
@@ -46,7 +46,7 @@ def twin_error_pct(metric: str, files=VALIDATION) -> float:
     return float(v.diff_pct.abs().max()) if len(v) else np.nan
 
 
-def regime_map(rows: pd.DataFrame, metrics_=("goodput", "slo_attainment", "jain")) -> pd.DataFrame:
+def regime_map(rows: pd.DataFrame, metrics_=("goodput_tok_s", "slo_attainment", "jain")) -> pd.DataFrame:
     """Per sweep point and metric: the combination with the best mean over seeds, the runner-up, the winner's
     margin (paired by seed, 95 % interval; ``verdict`` "wins" when it clears 0, else "tie"; ``n_best`` combinations
     share the best mean exactly, e.g. full SLO attainment, and then ``winner`` is only the first by name), and whether the
@@ -72,15 +72,15 @@ def regime_map(rows: pd.DataFrame, metrics_=("goodput", "slo_attainment", "jain"
     return out
 
 
-def ablation(rows: pd.DataFrame, point: tuple, best: str | None = None, metric: str = "goodput",
-             extra=("goodspeed-slo",), metrics_=("goodput", "goodput_min", "jain", "slo_attainment", "slo_goodput_rps",
-                                                 "tokens_per_pass", "uplink_bytes_per_token")) -> pd.DataFrame:
+def ablation(rows: pd.DataFrame, point: tuple, best: str | None = None, metric: str = "goodput_tok_s",
+             extra=("goodspeed-slo",), metrics_=("goodput_tok_s", "goodput_min_tok_s", "jain", "slo_attainment", "goodput_slo_rps",
+                                                 "ttft_s", "tpot_s", "tokens_per_pass", "uplink_bytes_per_token")) -> pd.DataFrame:
     """At one sweep ``point`` (bandwidth, devices, mix): the best edge combination by ``metric`` (or ``best``),
     then each technique switched off (to its first option; when the best has it off already, its best other
-    option switched on), each ``extra`` draft policy in its place, everything off and the centralized
-    reference; per metric the mean over seeds and the change against the best, paired by seed."""
+    option switched on), each ``extra`` draft policy in its place, everything off and both reference systems
+    (centralized, AR on the edge); per metric the mean over seeds and the change against the best, paired by seed."""
     g = rows[(rows.bandwidth_bps == point[0]) & (rows.devices == point[1]) & (rows.mix == point[2])]
-    edge = g[g.combination != CENTRALIZED]
+    edge = g[~g.combination.isin(REFERENCES)]
     best = best or edge.groupby("combination")[metric].mean().idxmax()
     top, means = from_label(best), edge.groupby("combination")[metric].mean()
     variants = [("best", top)]
@@ -92,7 +92,7 @@ def ablation(rows: pd.DataFrame, point: tuple, best: str | None = None, metric: 
             on = max((c for c in on if c.label in means.index), key=lambda c: means[c.label], default=None)
             variants += [(f"{t} on ({getattr(on, t)})", on)] if on is not None else []
     variants += [(f"draft = {d}", dataclasses.replace(top, draft=d)) for d in extra]
-    variants += [("all off", Combination()), ("reference: centralized", Combination(system=CENTRALIZED))]
+    variants += [("all off", Combination())] + [(f"reference: {r}", Combination(system=r)) for r in REFERENCES]
     out = []
     for name, combo in variants:
         h = g[g.combination == combo.label]
@@ -107,12 +107,12 @@ def ablation(rows: pd.DataFrame, point: tuple, best: str | None = None, metric: 
     return pd.DataFrame(out)
 
 
-def technique_map(rows: pd.DataFrame, metric: str = "goodput") -> pd.DataFrame:
+def technique_map(rows: pd.DataFrame, metric: str = "goodput_tok_s") -> pd.DataFrame:
     """Which technique matters where: at every sweep point and for each technique, the best edge combination
     (by mean ``metric``) with the technique on (any option but the first of ``TECHNIQUES``) against the best
     with it off; ``change_pct`` = on - off in % of off, its 95 % interval paired by seed (> 0: it helps)."""
     out = []
-    edge = rows[rows.combination != CENTRALIZED]
+    edge = rows[~rows.combination.isin(REFERENCES)]
     for key, g in edge.groupby(POINT, sort=True):
         means = g.groupby("combination")[metric].mean()
         for tech, options in TECHNIQUES.items():
@@ -129,15 +129,15 @@ def technique_map(rows: pd.DataFrame, metric: str = "goodput") -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def pareto(rows: pd.DataFrame, point: tuple, objectives=("goodput", "jain", "slo_attainment")) -> pd.DataFrame:
+def pareto(rows: pd.DataFrame, point: tuple, objectives=("goodput_tok_s", "jain", "slo_attainment")) -> pd.DataFrame:
     """Mean per combination at ``point``, all objectives maximised. ``front``: no other *edge* combination is at
-    least as good on every objective and better on one (the centralized reference is not a candidate: it
-    dominates every edge combination where the server is not yet loaded); ``front_2d`` the same on the first
-    two objectives alone; ``front_with_centralized`` the front with the reference among the candidates.
+    least as good on every objective and better on one (the reference systems are not candidates: centralized
+    serving dominates every edge combination where the server is not yet loaded); ``front_2d`` the same on the
+    first two objectives alone; ``front_with_references`` the front with both references among the candidates.
     A combination with an undecided objective (NaN: no response decided) is on no front."""
     g = rows[(rows.bandwidth_bps == point[0]) & (rows.devices == point[1]) & (rows.mix == point[2])]
     m = g.groupby("combination")[list(objectives)].mean().reset_index()
-    edge = (m.combination != CENTRALIZED).to_numpy()
+    edge = (~m.combination.isin(REFERENCES)).to_numpy()
 
     def front(cols, candidates):
         v = m[list(cols)].to_numpy(float)
@@ -145,7 +145,7 @@ def pareto(rows: pd.DataFrame, point: tuple, objectives=("goodput", "jain", "slo
         return [bool(ok[i]) and not any(ok[j] and (v[j] >= v[i]).all() and (v[j] > v[i]).any() for j in range(len(v)) if j != i)
                 for i in range(len(v))]
     m["front"], m["front_2d"] = front(objectives, edge), front(objectives[:2], edge)
-    m["front_with_centralized"] = front(objectives, np.ones(len(m), bool))
+    m["front_with_references"] = front(objectives, np.ones(len(m), bool))
     return m.sort_values(list(objectives[:1]), ascending=False).reset_index(drop=True)
 
 
@@ -169,9 +169,10 @@ def _helps(t: pd.DataFrame) -> str:
             + (f", a loss beyond it at {loses}" if loses else "") + f" of {len(t)} points")
 
 
-def readme_sentences(tmap: pd.DataFrame, regime: pd.DataFrame) -> list[str]:
-    """The README's three sentences, each number computed from ``technique_map`` and ``regime_map`` rows:
-    the payload's gain by bandwidth, the former's by device mix and the draft policy's, who wins where."""
+def readme_sentences(tmap: pd.DataFrame, regime: pd.DataFrame, cap: pd.DataFrame | None = None) -> list[str]:
+    """The README's sentences, each number computed from ``technique_map``, ``regime_map`` and (with ``cap``)
+    ``arena_capacity.capacity_table`` rows: the payload's gain by bandwidth, the former's by device mix and
+    the draft policy's, who wins where, and the capacity of each combination searched."""
     pay, former, draft = (tmap[tmap.technique == t] for t in ("payload", "former", "draft"))
     bws = sorted(pay.bandwidth_bps.unique())
     s1 = (f"On per-device goodput, sending token ids or top-K rows instead of dense distributions gains "
@@ -182,7 +183,7 @@ def readme_sentences(tmap: pd.DataFrame, regime: pd.DataFrame) -> list[str]:
     s2 = (f"An asynchronous batch former (FCFS or WISP's) instead of synchronous rounds gains {by_mix} ({_helps(former)}), "
           f"while the best adaptive draft length (GOODSPEED, WISP's stop rule or AS²) against a fixed γ gains {_range(draft)} "
           f"({_helps(draft)}).")
-    gp = regime[regime.metric == "goodput"]
+    gp = regime[regime.metric == "goodput_tok_s"]
     every = gp.bandwidth_bps.nunique()
 
     def where(rows):
@@ -193,24 +194,32 @@ def readme_sentences(tmap: pd.DataFrame, regime: pd.DataFrame) -> list[str]:
             parts += [f"the {mix} fleet of {nums} devices at every bandwidth"] if full else []
             parts += [f"{n} {mix} devices at {', '.join(map(_mbps, h.bandwidth_bps))}" for n, h in g.groupby("devices") if n not in full]
         return (", ".join(parts[:-1]) + " and " + parts[-1]) if len(parts) > 1 else (parts[0] if parts else "no point")
-    cen, edge = gp[gp.winner == CENTRALIZED], gp[gp.winner != CENTRALIZED]
+    cen, ar, edge = gp[gp.winner == CENTRALIZED], gp[gp.winner == AR_EDGE], gp[~gp.winner.isin(REFERENCES)]
     robust = gp[(gp.verdict == "wins") & gp.beyond_twin_error]
     slo = regime[regime.metric == "slo_attainment"]
-    s3 = (f"The centralized reference has the highest goodput per device with {where(cen)}, an edge combination "
+    s3 = (f"The highest goodput per device is AR on the edge's (the target alone on each device, a derived "
+          f"memory-bound runtime) with {where(ar)}, the centralized reference's with {where(cen)}, an edge combination's "
           f"({edge.winner.value_counts().index[0] if len(edge) else '–'} most often) with {where(edge)}; {len(robust)} of the "
           f"{len(gp)} winning margins exceed both the seeds' interval and the twin's validated {gp.twin_error_pct.iloc[0]:.1f} % "
           f"goodput error ({', '.join(sorted(robust.winner.unique())) or 'none'}); on SLO attainment the seeds resolve a "
           f"best combination at {(slo.verdict == 'wins').sum()} of {len(slo)} points "
           f"({', '.join(sorted(slo[slo.verdict == 'wins'].winner.unique())) or 'none'}), elsewhere the leaders tie "
           f"(at full attainment at {(slo.winner_mean == 1).sum()} points).")
-    return [s1, s2, s3]
+    if cap is None or cap.empty:
+        return [s1, s2, s3]
+    c = cap.iloc[0]
+    each = ", ".join(f"{r.combination} {'≥ ' if r.censored else ''}{r.capacity}" for r in cap.sort_values("capacity", ascending=False).itertuples())
+    s4 = (f"Capacity — the most {c.mix} devices served with at least {100 * c.attainment_level:.0f} % of responses within "
+          f"their class, at {_mbps(c.bandwidth_bps)} (seeds pooled; ≥: the search's bound): {each}.")
+    return [s1, s2, s3, s4]
 
 
 def readme_block(folder: Path = FIGURES) -> str:
     tmap, regime = pd.read_csv(folder / "technique_map.csv"), pd.read_csv(folder / "regime_map.csv")
-    return ("Generated from `figures/edge_sd_arena/technique_map.csv` and `regime_map.csv` "
+    cap = pd.read_csv(folder / "capacity.csv") if (folder / "capacity.csv").exists() else None
+    return ("Generated from `figures/edge_sd_arena/technique_map.csv`, `regime_map.csv` and `capacity.csv` "
             "(`notebooks/edge_sd_arena.ipynb`, the twin on the real pair's traces; `make readme` rewrites it): "
-            + " ".join(readme_sentences(tmap, regime)))
+            + " ".join(readme_sentences(tmap, regime, cap)))
 
 
 def update_readme(readme=paths.ROOT / "README.md", check: bool = False) -> bool:
