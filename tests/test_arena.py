@@ -288,6 +288,11 @@ def test_regime_map_names_a_winner_only_beyond_the_seeds_interval():
     assert res.regime_map(_rows(2.0), ("slo_attainment",)).iloc[0].n_best == 2     # both at 1.0
     small = res.regime_map(_rows(0.3), ("goodput_tok_s",)).iloc[0]     # 3 %: beyond the seeds' interval, not the twin's error
     assert small.verdict == "wins" and not small.beyond_twin_error
+    rows = _rows(2.0)
+    ar = rows[rows.combination == "fixed / ids / sync"].assign(combination=arena.AR_EDGE, goodput_tok_s=24.0)
+    beside = res.regime_map(pd.concat([rows, ar]), ("goodput_tok_s",)).iloc[0]      # AR on the edge: beside, no candidate
+    assert beside.winner == "fixed / ids / sync" and beside.ar_on_the_edge_mean == 24.0
+    assert beside.ar_on_the_edge_vs_winner_pct == pytest.approx(100 * (24.0 - beside.winner_mean) / beside.winner_mean)
 
 
 def test_twin_error_is_read_from_the_validation_tables(tmp_path):
@@ -380,3 +385,20 @@ def test_as2_gamma_does_not_fall_as_alpha_grows_so_the_lookup_is_exact(L):
     walk = np.clip(0.5 + np.cumsum(rng.normal(0, 0.02, 3000)), 1e-6, 1 - 1e-6)
     assert [f(float(x)) for x in walk] == [zheng2025.as2(float(x), L) for x in walk]
     assert len(f.alphas) < len(walk) / 3          # most estimates were answered without as2
+
+
+def test_pareto_labels_do_not_overlap(tmp_path):
+    """The committed front (figures/edge_sd_arena/pareto.csv): every label drawn on the plot, the numbers of a
+    crowded cluster in one label, and no two labels' boxes overlap (they did with one label per point)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from specedge.experiments import arena_figures as figs
+
+    front = pd.read_csv(res.FIGURES / "pareto.csv")
+    fig = figs.pareto(front, tmp_path)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    boxes = [t.get_window_extent() for t in ax.texts]
+    assert boxes and sum(len(t.get_text().replace("–", ",").split(",")) for t in ax.texts) <= front.front.sum()
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    assert f"{front.front.sum():>2}  " in fig.axes[1].texts[0].get_text()       # the key names every point of the front

@@ -25,7 +25,7 @@ from .. import sweep
 from ..serving import capacity
 from .arena import Combination, Point, Scenario, from_label, run_point
 
-RESOLUTION = 1 / 16      # stop when the bracket is within 6 % of the capacity (serving.capacity's resolution)
+RESOLUTION = 1 / 8       # stop when the bracket is within 12.5 % of the capacity (serving.capacity's resolution)
 
 
 @dataclass(frozen=True)

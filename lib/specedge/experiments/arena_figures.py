@@ -102,10 +102,27 @@ def pareto(front: pd.DataFrame, out) -> plt.Figure:
                    edgecolors="k", label=f"reference: {name}")
     on = front[front.front].sort_values("goodput_tok_s", ascending=False)
     ax.scatter(on.goodput_tok_s, on.jain, facecolors="none", edgecolors="r", s=120, label="edge Pareto front (3 objectives)")
-    # numbers alternate above and below their point, so that neighbours along the front do not share a spot
-    for k, r in enumerate(on.itertuples(), 1):
-        ax.annotate(str(k), (r.goodput_tok_s, r.jain), fontsize=8, color="r", ha="center",
-                    xytext=(0, 8 if k % 2 else -14), textcoords="offset points")
+    # one label per cluster of front points that would print on top of each other (within 2 % of the x range
+    # and 3 % of the y range of the cluster's first point), e.g. "5–8", put to the right of its cluster, else to
+    # the left, else above: the first side with no other cluster near it
+    x, y = on.goodput_tok_s.to_numpy(), on.jain.to_numpy()
+    dx, dy = 0.02 * np.ptp(front.goodput_tok_s.dropna()), 0.03 * np.ptp(front.jain.dropna())
+    clusters: list[list[int]] = []
+    for i in range(len(on)):
+        home = next((c for c in clusters if abs(x[i] - x[c[0]]) <= dx and abs(y[i] - y[c[0]]) <= dy), None)
+        home.append(i) if home is not None else clusters.append([i])
+    centres = [(x[c].mean(), y[c].mean()) for c in clusters]
+    for c, (cx, cy) in zip(clusters, centres):
+        near = [(ox - cx, oy - cy) for ox, oy in centres if (ox, oy) != (cx, cy) and abs(oy - cy) <= 3 * dy]
+        if not any(0 < u <= 4 * dx for u, _ in near):
+            xytext, ha = (10, -3), "left"
+        elif not any(-4 * dx <= u < 0 for u, _ in near):
+            xytext, ha = (-10, -3), "right"
+        else:
+            xytext, ha = (0, 10), "center"
+        ks = [i + 1 for i in c]
+        text = f"{ks[0]}–{ks[-1]}" if len(ks) > 2 and ks == list(range(ks[0], ks[-1] + 1)) else ", ".join(map(str, ks))
+        ax.annotate(text, (cx, cy), fontsize=8, color="r", ha=ha, xytext=xytext, textcoords="offset points")
     key.axis("off")
     lines = [f"{k:>2}  {r.combination.replace(' / ', '/')}  ({r.goodput_tok_s:.1f} tok/s, J = {r.jain:.3f}, SLO {r.slo_attainment:.2f})"
              for k, r in enumerate(on.itertuples(), 1)]
