@@ -23,13 +23,14 @@ plus two references: ``centralized`` (every token decoded on the server, continu
 the link: ``serving.centralized``'s loop run on each device alone, one device, one sequence, its step the
 target's seconds per token on that device class, ``Scenario.ar_s``).
 
-**AR on the edge's runtime model is derived, not measured**: no profile gives the 1.5B target's speed on a
-phone, a Jetson or an L4. Decoding one token at batch 1 reads every weight once (memory-bandwidth bound, the
-same derivation as ``tran2025_paper``'s ``draft_small``/``draft_large``), so on one device the target takes
-the draft's seconds per token times the ratio of their weight bytes: the pair's own Q4_K_M files
-(``data/realpair/models.yaml``: 1,117,320,768 / 491,400,064 = 2.27). It inherits the device class's draft
-number, as the speculative systems do (the Jetson's is venkatesha2025's 68M draft: both optimistic there);
-the prompt's prefill is priced as one such pass (a lower bound where prefill is compute bound, e.g. a phone).
+**AR on the edge's runtime model is derived, not measured**: it is the server's target (Qwen3-32B, whose eq (19)
+times the server), so that every system serves the same model, and no profile gives its speed on a phone, a
+Jetson or an L4. Decoding one token at batch 1 reads every weight once (memory-bandwidth bound, the same
+derivation as ``tran2025_paper``'s ``draft_small``/``draft_large``), so on one device the target takes the
+class's draft seconds per token times the ratio of their weights, the scenario's
+``ar_on_the_edge.target_to_draft_bytes`` (Qwen3-32B / Qwen3-0.6B: 54.7). Optimistic: such weights fit in none of
+these devices but an L4 at 4 bits, and the Jetson's draft number is venkatesha2025's 68M draft's; the prompt's
+prefill is priced as one such pass (a lower bound where prefill is compute bound, e.g. a phone).
 
 **FSD pre-drafting (venkatesha2025) is not composed, deliberately.** What it changes in a round: while the
 server verifies, each early exit's outcome streams to the device, which pre-drafts the next round after it;
@@ -229,6 +230,8 @@ def load_scenario(name_or_path="arena_default", scale: str = "full") -> Scenario
     horizon, warmup = float(_get(sw, "horizon_s", file, where)), float(_get(sw, "warmup_s", file, where, rule="nonnegative"))
     if not warmup < horizon:
         raise hardware.ProfileError(file, f"{where}warmup_s", f"below horizon_s = {horizon}", warmup)
+    ar = hardware._mapping(file, "ar_on_the_edge", _get(data, "ar_on_the_edge", file, "", "mapping"))
+    ar_ratio = float(_get(ar, "target_to_draft_bytes", file, "ar_on_the_edge."))
     cap = hardware._mapping(file, "capacity", _get(data, "capacity", file, "", "mapping"))
     attainment = float(_get(cap, "attainment", file, "capacity."))
     if not 0 < attainment <= 1:
@@ -244,14 +247,7 @@ def load_scenario(name_or_path="arena_default", scale: str = "full") -> Scenario
                     int(_get(wl, "gamma", file, "workload.", rule="count")), int(_get(wl, "prompt_tokens", file, "workload.", rule="count")),
                     int(_get(wl, "max_new_tokens", file, "workload.", rule="count")),
                     tuple(int(c) for c in _numbers(wl, "slo_classes", file, "workload.", "count")), devices, horizon, warmup,
-                    int(_get(sw, "seeds", file, where, rule="count")), reference, _weight_ratio(), attainment, max_devices)
-
-
-def _weight_ratio() -> float:
-    """Bytes of the pair's target over its draft (their Q4_K_M files): a memory-bound decode step's ratio."""
-    from ..zoo.realpair import load_spec
-    spec = load_spec()
-    return spec[TARGET].gguf_bytes / spec[DRAFT].gguf_bytes
+                    int(_get(sw, "seeds", file, where, rule="count")), reference, ar_ratio, attainment, max_devices)
 
 
 def describe(scn: Scenario) -> pd.DataFrame:

@@ -218,9 +218,9 @@ def readme_sentences(tmap: pd.DataFrame, regime: pd.DataFrame, cap: pd.DataFrame
           f"goodput error ({', '.join(sorted(robust.winner.unique())) or 'none'}); on SLO attainment the seeds resolve a "
           f"best combination at {(slo.verdict == 'wins').sum()} of {len(slo)} points "
           f"({', '.join(sorted(slo[slo.verdict == 'wins'].winner.unique())) or 'none'}), elsewhere the leaders tie "
-          f"(at full attainment at {(slo.winner_mean == 1).sum()} points). AR on the edge (the target alone on each "
-          f"device, a derived memory-bound runtime, not the twin's) would exceed that winner's goodput at {(ar > 0).sum()} of "
-          f"{len(ar)} points ({ar.min():+.0f} to {ar.max():+.0f} %).")
+          f"(at full attainment at {(slo.winner_mean == 1).sum()} points). AR on the edge (the server's target alone on each "
+          f"device, a derived memory-bound runtime, not the twin's) differs from that winner's goodput by {ar.min():+.0f} to "
+          f"{ar.max():+.0f} % (above it at {(ar > 0).sum()} of {len(ar)} points).")
     if cap is None or cap.empty:
         return [s1, s2, s3]
     c = cap.iloc[0]
