@@ -135,3 +135,24 @@ def test_the_guess_runs_only_next_to_the_answer_and_widens_when_it_meets_epsilon
         assert max(info["evaluated"]) <= (guess if knee < guess else 2 * guess if knee < 2 * guess else 4 * guess)
     cap, info = capacity.bisect(lambda n: (0, 1), 1, 4096, 0.5, guess=1024, return_info=True)
     assert cap == 4096 and info["saturated"] and {1024, 2048, 4096} <= set(info["evaluated"])
+
+
+def test_searches_in_lockstep_ask_what_each_asks_alone():
+    """``run_all`` drives many searches together (one ``evaluate`` call per round with every unfinished
+    search's next N) and each returns exactly what ``bisect`` returns for it alone."""
+    rng = np.random.default_rng(2)
+    knees = [int(k) for k in rng.integers(1, 900, 12)]
+    fs = [_knee(k, width=40, trials=500) for k in knees]
+    guesses = [capacity.grid(1.3 * k + 1) for k in knees]
+    alone = [capacity.bisect(f, 1, 4096, 0.05, guess=g, resolution=1 / 64, return_info=True) for f, g in zip(fs, guesses)]
+    rounds = []
+
+    def evaluate(asked):
+        rounds.append(asked)
+        assert len({i for i, _ in asked}) == len(asked)        # one N per search per round
+        return [fs[i](n) for i, n in asked]
+
+    got = capacity.run_all([capacity.search(1, 4096, 0.05, guess=g, resolution=1 / 64) for g in guesses], evaluate)
+    assert got == alone
+    assert len(rounds) == max(len(info["evaluated"]) for _, info in alone)
+    assert sum(len(r) for r in rounds) == sum(len(info["evaluated"]) for _, info in alone)

@@ -345,17 +345,80 @@ def test_component_shares_by_hand():
     assert (s[["linear", "interactions", "cached", "constant"]].sum(axis=1)).to_numpy() == pytest.approx([1.0, 1.0])
 
 
-def test_capacity_table_runs_the_longest_searches_first_and_keeps_its_row_order():
+def _fake_point(knees, flip=None):
+    """A synthetic ``run_point``: per (system, class) a violation curve rising from its knee over 30 devices,
+    1000 responses a seed, each seed shifted a little; ``flip`` = (N, seed): that run shows no violations
+    while the others of its N show every response violated."""
+    def fake(p):
+        if flip is not None and p.devices == flip[0]:
+            return dict(violations=0 if p.seed == flip[1] else 1000, responses=1000)
+        rate = min(1.0, max(0.0, (p.devices - knees[p.system, p.slo_class]) / 30 + (p.seed % 7) * 0.003))
+        return dict(violations=int(1000 * rate), responses=1000)
+    return fake
+
+
+KNEES = {("SLED", 2): 40, ("SLED", 8): 6, ("WISP", 2): 300, ("WISP", 8): 90}
+
+
+def _recording_run(calls):
+    def run(points, fn):
+        calls.append(points)
+        return pd.DataFrame([fn(p) for p in points])
+    return run
+
+
+def test_capacity_searches_run_in_lockstep_and_give_each_search_its_own_answer(monkeypatch):
+    """``capacities`` advances every search together (one ``run`` call per round with every search's next
+    N and seeds, costliest first, a point two searches share run once) and gives each search the row it
+    gets alone (``capacity_of``), in the order of its curves. A synthetic violation curve stands in for the
+    twin; every point runs every seed here (``decisive=None``)."""
     from specedge.experiments import li2026 as li
 
-    seen = []
+    monkeypatch.setattr(li, "run_point", _fake_point(KNEES))
+    st = li.Setting.from_profile("li2026_paper")
+    curves = [c for e in (0.01, 0.05) for c in li.curves(["SLED", "WISP"], ["Qwen3-32B"], [2, 8], epsilon=e, seeds=1,
+                                                         seed=0, setting=st, hi=4096, resolution=1 / 64)]
+    calls = []
+    rows = li.capacities(curves, _recording_run(calls), decisive=None)
+    alone = pd.DataFrame([li.capacity_of(c) for c in curves])
+    pd.testing.assert_frame_equal(rows, alone)
+    assert list(zip(rows.system, rows.speed, rows.epsilon)) == [(c.system, c.slo_class, c.epsilon) for c in curves]
+    evaluated = [len(e.split()) for e in rows.evaluated]
+    assert len(calls) == max(evaluated)                                  # one call per round
+    assert len(calls[0]) == 4                                            # round 1: N = 1 of 4 curves (shared by both epsilons)
+    for pts in calls:
+        assert len(set(pts)) == len(pts)                                 # a point asked twice runs once
+        costs = [li._point_cost(p) for p in pts]
+        assert costs == sorted(costs, reverse=True)
+    assert sum(len(p) for p in calls) < sum(evaluated)                   # shared points (both epsilons) ran once
+    assert (rows.first_seed_only == "").all()
 
-    def run(curves, fn):
-        seen.extend(curves)
-        return pd.DataFrame([dict(system=c.system, speed=c.slo_class) for c in curves])
 
-    out = li.capacity_table(["SLED", "WISP"], ["Qwen3-32B"], [2, 8], epsilon=0.05, seeds=1, seed=0,
-                            setting=li.Setting(), hi=64, run=run)
-    assert list(zip(out.system, out.speed)) == [("SLED", 2), ("SLED", 8), ("WISP", 2), ("WISP", 8)]
-    sizes = [li._search_size(c) for c in seen]
-    assert sizes == sorted(sizes, reverse=True) and sizes[0] > sizes[-1]
+def test_a_point_one_seed_decides_skips_its_other_seeds_and_the_answer_counts_every_seed(monkeypatch):
+    """Staged seeds (``capacities``' ``decisive``): the same capacities, counts at the capacity and Wilson
+    intervals as running every seed of every point, in fewer runs; the N decided on the first seed are
+    listed. And when the first seed of the answer met epsilon but its other seeds do not, the search
+    resumes and ends where the all-seeds search ends."""
+    from specedge.experiments import li2026 as li
+
+    st = li.Setting.from_profile("li2026_paper")
+    curves = li.curves(["SLED", "WISP"], ["Qwen3-32B"], [2, 8], epsilon=0.05, seeds=3, seed=0, setting=st, hi=4096,
+                       resolution=1 / 64)
+    same = ["capacity", "censored", "resolution", "violation_rate_at_capacity", "wilson_low", "wilson_high"]
+    monkeypatch.setattr(li, "run_point", _fake_point(KNEES))
+    every, staged = [], []
+    rows_all = li.capacities(curves, _recording_run(every), decisive=None)
+    rows = li.capacities(curves, _recording_run(staged))
+    pd.testing.assert_frame_equal(rows[same], rows_all[same])
+    assert sum(map(len, staged)) < 0.8 * sum(map(len, every))
+    for r in rows.itertuples():
+        skipped = {int(n) for n in r.first_seed_only.split()}
+        assert skipped and r.capacity not in skipped
+        assert skipped < {int(e.split(":")[0]) for e in r.evaluated.split()}
+
+    first = li.sweep.seeds(0, 3)[0]
+    cap = int(rows_all.capacity[2])                          # WISP, 2 tok/s: its first seed alone says "meets"
+    monkeypatch.setattr(li, "run_point", _fake_point(KNEES, flip=(cap, first)))
+    plain, staged = li.capacities(curves[2:3], decisive=None), li.capacities(curves[2:3])
+    pd.testing.assert_frame_equal(staged[same], plain[same])
+    assert staged.capacity[0] < cap and f"{cap}:2000/3000" in staged.evaluated[0]

@@ -436,58 +436,125 @@ def _version() -> str:
 
 
 def capacity_of(curve: Curve) -> dict:
-    """Bisection on N (``serving.capacity``) of the pooled response-level violation rate, bracketed
-    first by ``throughput_guess`` (so the search runs no N far above the answer) and widened up to
+    """One capacity search (``capacities`` of one curve, its points run here, read from / written to
+    ``curve.point_cache`` when set)."""
+    return _capacity_rows([curve])[0]
+
+
+# A point whose first seed alone puts eq (20)'s violation rate on one side of epsilon with this confidence
+# (its Wilson interval) is decided on that seed; every other point runs all of its curve's seeds.
+DECISIVE = 0.999
+
+
+def capacities(curves: list[Curve], run=None, decisive: float | None = DECISIVE) -> pd.DataFrame:
+    """Bisection on N (``serving.capacity``) of the pooled response-level violation rate, one row per curve,
+    bracketed first by ``throughput_guess`` (so the search runs no N far above the answer) and widened up to
     ``curve.hi``; a capacity that reaches ``hi`` is ``censored`` (a lower bound, "at least hi"). The
     search stops at ``curve.resolution``: the capacity is the largest N evaluated that meets epsilon, and
-    ``resolution`` = r says that N + r + 1 was evaluated and violates (0: exact). With ``point_cache``
-    each (N, seed) point is read from / written to the sweep cache, so searches that meet the same point
-    (Table 2 and its epsilon sensitivity, seed 1 of 3) simulate it once."""
-    evaluated = {}
+    ``resolution`` = r says that N + r + 1 was evaluated and violates (0: exact).
 
-    def f(n: int):
-        points = [Point(curve.system, int(n), curve.slo_class, curve.target, seed=s, setting=curve.setting)
-                  for s in sweep.seeds(curve.seed, curve.seeds)]
-        if curve.point_cache:
-            rows = sweep.run(run_point, points, backend="sequential", cache_dir=curve.point_cache,
-                             version=_version(), progress=False).to_dict("records")
-        else:
-            rows = [run_point(p) for p in points]
-        v, t = sum(r["violations"] for r in rows), sum(r["responses"] for r in rows)
-        evaluated[int(n)] = (v, t)
-        return v, t
+    The searches advance in lockstep (``capacity.run_all``): each round, the next N of every unfinished
+    search is one call ``run(points, run_point)`` (a sweep runner, e.g. the notebook's parallel and cached
+    ``sweep.run``), the costliest points first, a point that two searches ask for (other epsilons, same
+    seed) run once; so the workers share every search's points, not whole searches, and each search's
+    points and answer are those it would reach alone.
 
-    guess = throughput_guess(Point(curve.system, 1, curve.slo_class, curve.target, setting=curve.setting),
-                             curve.epsilon)
-    cap, info = capacity.bisect(f, lo=1, hi=curve.hi, epsilon=curve.epsilon, guess=guess, resolution=curve.resolution,
-                                return_info=True)
-    v, t = evaluated.get(cap, (0, 0))
-    low, high = capacity.wilson(v, t) if t else (np.nan, np.nan)
-    return dict(system=curve.system, target=curve.target, speed=curve.slo_class, epsilon=curve.epsilon,
-                capacity=int(cap), censored=bool(info["saturated"]), resolution=int(info["resolution"]), guess=guess,
-                violation_rate_at_capacity=v / t if t else np.nan, wilson_low=low,
-                wilson_high=high, evaluated=" ".join(f"{n}:{a}/{b}" for n, (a, b) in sorted(evaluated.items())))
+    A point runs its first seed; the others (a second call) only when that seed's Wilson interval at
+    ``decisive`` straddles epsilon (None: always): far from the capacity, where one seed's hundreds of
+    responses already decide the side, the search does not pay for the others (``first_seed_only`` lists
+    those N; their ``evaluated`` counts are the first seed's). The capacity's own count is always every
+    seed's: where one seed decided it, its other seeds run at the end, and should the pooled rate then
+    exceed epsilon, the search resumes from there with every count it has. Without ``run`` the points run
+    here, through the sweep cache ``curve.point_cache`` when set."""
+    return pd.DataFrame(_capacity_rows(curves, run, decisive))
+
+
+def _capacity_rows(curves: list[Curve], run=None, decisive: float | None = DECISIVE) -> list[dict]:
+    full = [sweep.seeds(c.seed, c.seeds) for c in curves]
+    counts: list[dict[int, dict[int, tuple[int, int]]]] = [{} for _ in curves]   # curve -> N -> seed -> (v, t)
+
+    def pooled(i: int, n: int) -> tuple[int, int]:
+        vt = counts[i][n].values()
+        return sum(v for v, _ in vt), sum(t for _, t in vt)
+
+    def simulate(wanted: dict[tuple[int, int], list[int]]) -> None:       # (curve, N) -> seeds to run
+        pts = {(i, n): [Point(curves[i].system, int(n), curves[i].slo_class, curves[i].target, seed=s,
+                              setting=curves[i].setting) for s in seeds] for (i, n), seeds in wanted.items()}
+        unique = sorted(dict.fromkeys(p for ps in pts.values() for p in ps), key=_point_cost, reverse=True)
+        if not unique:
+            return
+        rows = dict(zip(unique, _run_points(unique, run, curves[next(iter(wanted))[0]].point_cache), strict=True))
+        for (i, n), ps in pts.items():
+            counts[i].setdefault(n, {}).update({p.seed: (rows[p]["violations"], rows[p]["responses"]) for p in ps})
+
+    def undecided(i: int, n: int) -> bool:
+        (v, t), = counts[i][n].values()
+        if decisive is None or t == 0:
+            return True
+        low, high = capacity.wilson(v, t, decisive)
+        return low <= curves[i].epsilon <= high
+
+    def evaluate(asked: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        simulate({(i, n): full[i][:1] for i, n in asked})
+        simulate({(i, n): full[i][1:] for i, n in asked if len(full[i]) > 1 and undecided(i, n)})
+        return [pooled(i, n) for i, n in asked]
+
+    todo, found = list(range(len(curves))), [None] * len(curves)
+    while todo:
+        searches = [capacity.search(1, curves[i].hi, curves[i].epsilon, guess=_guess(curves[i]),
+                                    resolution=curves[i].resolution, known={n: pooled(i, n) for n in counts[i]})
+                    for i in todo]
+        for i, res in zip(todo, capacity.run_all(searches, lambda asked: evaluate([(todo[j], n) for j, n in asked]))):
+            found[i] = res
+        short = [i for i in todo if found[i][0] >= 1 and len(counts[i][found[i][0]]) < len(full[i])]
+        simulate({(i, found[i][0]): full[i][1:] for i in short})           # the answers' own counts: every seed
+        todo = [i for i in short if capacity.rate(*pooled(i, found[i][0])) > curves[i].epsilon]
+
+    table = []
+    for i, (c, (cap, info)) in enumerate(zip(curves, found)):
+        v, t = pooled(i, cap) if cap in counts[i] else (0, 0)
+        low, high = capacity.wilson(v, t) if t else (np.nan, np.nan)
+        table.append(dict(system=c.system, target=c.target, speed=c.slo_class, epsilon=c.epsilon,
+                          capacity=int(cap), censored=bool(info["saturated"]), resolution=int(info["resolution"]),
+                          guess=_guess(c), violation_rate_at_capacity=v / t if t else np.nan, wilson_low=low,
+                          wilson_high=high, evaluated=" ".join(f"{n}:{a}/{b}" for n, (a, b) in
+                                                               ((n, pooled(i, n)) for n in sorted(counts[i]))),
+                          first_seed_only=" ".join(str(n) for n in sorted(counts[i]) if len(counts[i][n]) < len(full[i]))))
+    return table
+
+
+def _run_points(points: list[Point], run, point_cache: str) -> list[dict]:
+    if run is not None:
+        return run(points, run_point).to_dict("records")
+    if point_cache:
+        return sweep.run(run_point, points, backend="sequential", cache_dir=point_cache, version=_version(),
+                         progress=False).to_dict("records")
+    return [run_point(p) for p in points]
+
+
+def _guess(curve: Curve) -> int:
+    return throughput_guess(Point(curve.system, 1, curve.slo_class, curve.target, setting=curve.setting), curve.epsilon)
+
+
+def _point_cost(point: Point) -> float:
+    """A point's expected cost, for ordering a round's points: its devices (centralized serving's token
+    steps are cheaper to simulate)."""
+    return point.devices * (0.3 if point.system == "Centralized" else 1.0)
+
+
+def curves(systems, targets, classes, *, epsilon: float, seeds: int, seed: int, setting: Setting, hi: int,
+           point_cache: str = "", resolution: float = 0.0) -> list[Curve]:
+    """Table 2's searches: one per (target, system, class), in that order."""
+    return [Curve(s, t, c, epsilon, seeds, seed, hi, setting, str(point_cache), resolution) for t in targets
+            for s in systems for c in classes]
 
 
 def capacity_table(systems, targets, classes, *, epsilon: float, seeds: int, seed: int, setting: Setting,
                    hi: int, run, point_cache: str = "", resolution: float = 0.0) -> pd.DataFrame:
-    """Table 2: one bisection per (system, target, class), fanned out by ``run`` (a sweep runner);
-    ``point_cache``: a folder the searches share their points through, ``resolution``: where each search
-    stops (``capacity_of``)."""
-    curves = [Curve(s, t, c, epsilon, seeds, seed, hi, setting, str(point_cache), resolution) for t in targets
-              for s in systems for c in classes]
-    # the longest searches first (those reaching the largest N), so that the workers finish together; the
-    # rows come back in the order above
-    order = sorted(range(len(curves)), key=lambda i: -_search_size(curves[i]))
-    rows = run([curves[i] for i in order], capacity_of)
-    return rows.iloc[np.argsort(order)].reset_index(drop=True)
-
-
-def _search_size(curve: Curve) -> float:
-    """A capacity search's expected cost, for ordering: its first bracket (``throughput_guess``), the
-    runs' per-device cost (centralized serving's token steps are cheaper to simulate) and its seeds."""
-    guess = throughput_guess(Point(curve.system, 1, curve.slo_class, curve.target, setting=curve.setting), curve.epsilon)
-    return guess * (0.3 if curve.system == "Centralized" else 1.0) * curve.seeds
+    """Table 2: one capacity search per (target, system, class) (``capacities``), their points run by
+    ``run`` (a sweep runner); ``resolution``: where each search stops."""
+    return capacities(curves(systems, targets, classes, epsilon=epsilon, seeds=seeds, seed=seed, setting=setting,
+                             hi=hi, point_cache=point_cache, resolution=resolution), run)
 
 
 def validation_table(pairs: dict) -> pd.DataFrame:

@@ -15,6 +15,8 @@ the real multi-process system.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import pandas as pd
 
 from .. import paths
@@ -34,8 +36,10 @@ def workload(scale: str = "full", seed: int = 0) -> Workload:
                    ex.alpha(ex.DRAFTS[i], True), seed=seed) for i in range(n)), cache=True)
 
 
+@lru_cache(maxsize=None)
 def fitted(seed: int = 0):
-    """The eq (19) fit on the zoo target's profile (what the real server's former decides with)."""
+    """The eq (19) fit on the zoo target's profile (what the real server's former decides with); fitted once
+    per process (a bootstrap of the committed profile: ~1 s, asked for by every WISP replay)."""
     from ..serving import estimator
 
     if not PROFILE.exists():

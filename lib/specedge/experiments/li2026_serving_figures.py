@@ -466,22 +466,23 @@ def sensitivity(table2: pd.DataFrame, systems, *, scale: str, epsilon: float, se
                 resolution: float = 0.0):
     """Qwen3-32B's capacities at other ε (1 %, 10 %) and WISP's and SLED's at 4 and 8 tok/s as the unstated
     edge numbers move (drafting 25 / 100 tok/s, one-way latency 5 / 40 ms); one twin seed per point, each
-    search to ``resolution`` (``capacity_of``). Returns (eps_tab, edge)."""
-    eps_rows = []
-    for e in ([0.01, 0.10] if scale == "full" else [0.10]):
-        eps_rows.append(ex.capacity_table(systems, ["Qwen3-32B"], ex.CLASSES, epsilon=e, seeds=1, seed=seed,
-                                          setting=setting, hi=hi, run=run, point_cache=cache,
-                                          resolution=resolution).assign(epsilon=e))
-    eps_tab = pd.concat([table2[table2.target == "Qwen3-32B"].assign(epsilon=epsilon), *eps_rows], ignore_index=True)
-    edge_rows = []
+    search to ``resolution`` (``ex.capacities``). Returns (eps_tab, edge)."""
+    epsilons = [0.01, 0.10] if scale == "full" else [0.10]
     variants = [dict(draft_rate=r) for r in (25.0, 100.0)] + [dict(latency=lat) for lat in (0.005, 0.040)]
-    for v in (variants if scale == "full" else variants[:1]):
-        st = ex.replace(setting, **v)
-        edge_rows.append(ex.capacity_table(["SLED", "WISP"], ["Qwen3-32B"], [4, 8], epsilon=epsilon, seeds=1, seed=seed, setting=st,
-                                           hi=hi, run=run, point_cache=cache, resolution=resolution)
-                         .assign(draft_rate=st.draft_rate, latency=st.latency))
+    settings = [ex.replace(setting, **v) for v in (variants if scale == "full" else variants[:1])]
+    # every search at once (``ex.capacities``): the workers share their points round by round
+    curves = [c for e in epsilons for c in ex.curves(systems, ["Qwen3-32B"], ex.CLASSES, epsilon=e, seeds=1, seed=seed,
+                                                     setting=setting, hi=hi, point_cache=cache, resolution=resolution)]
+    curves += [c for st in settings for c in ex.curves(["SLED", "WISP"], ["Qwen3-32B"], [4, 8], epsilon=epsilon, seeds=1,
+                                                       seed=seed, setting=st, hi=hi, point_cache=cache, resolution=resolution)]
+    rows = ex.capacities(curves, run)
+    k = len(epsilons) * len(systems) * len(ex.CLASSES)
+    eps_rows, edge_rows = rows.iloc[:k], rows.iloc[k:].reset_index(drop=True)
+    eps_tab = pd.concat([table2[table2.target == "Qwen3-32B"].assign(epsilon=epsilon), eps_rows], ignore_index=True)
+    edge_rows = edge_rows.assign(draft_rate=[c.setting.draft_rate for c in curves[k:]],
+                                 latency=[c.setting.latency for c in curves[k:]])
     base = table2[(table2.target == "Qwen3-32B") & table2.system.isin(["SLED", "WISP"]) & table2.speed.isin([4, 8])]
-    edge = pd.concat([base.assign(draft_rate=setting.draft_rate, latency=setting.latency), *edge_rows], ignore_index=True)
+    edge = pd.concat([base.assign(draft_rate=setting.draft_rate, latency=setting.latency), edge_rows], ignore_index=True)
     return eps_tab, edge
 
 

@@ -167,13 +167,15 @@ def turnaround(runs: dict, key) -> np.ndarray:
 VERIFY = ("eq (19), other runs", "measured passes, eq (19) of this run")
 
 
-def replay_run(runs: dict, key, verify: str = VERIFY[0], scale: str = "full", seed: int = 0, modelled: bool = False):
+def replay_run(runs: dict, key, verify: str = VERIFY[0], scale: str = "full", seed: int = 0, modelled: bool = False,
+               model=None):
     """The replay of the real run ``key`` = (paper, policy, N) with fresh policy objects, the server's
     wake-up latency of the other runs and, as verification time, eq (19) fitted to the other runs'
     batches (``VERIFY[0]``, a prediction) or each pass the real run made its measured time and eq (19)
     fitted to this run's passes for any other batch (``VERIFY[1]``: the queueing and batching model
     alone, given the verifier's speed during this run); ``modelled``: the drafting, gap and link times
-    replaced by the stochastic twin's models of them (``modelled_rounds``; with ``VERIFY[0]``). Returns
+    replaced by the stochastic twin's models of them (``modelled_rounds``; with ``VERIFY[0]``); ``model``:
+    ``verify_model(runs, key, seed)`` when the caller has it already. Returns
     (log, {"mismatched": rounds with another S, "rounds", "passes measured", "passes modelled"})."""
     from ..serving.replay import mismatches, replay
 
@@ -185,7 +187,7 @@ def replay_run(runs: dict, key, verify: str = VERIFY[0], scale: str = "full", se
     if modelled and verify != VERIFY[0]:
         raise ValueError(f"modelled: the stochastic twin's time models go with verify={VERIFY[0]!r}, got {verify!r}")
     if verify == VERIFY[0]:
-        model = verify_model(runs, key, seed)
+        model = verify_model(runs, key, seed) if model is None else model
         log = replay(runs[key], wl, former, alloc, model, label=pol, dispatch=d, turnaround=t, seed=seed,
                      rounds=modelled_rounds(runs[key], wl) if modelled else None)
     else:
@@ -257,10 +259,11 @@ def modelled_rounds(log: pd.DataFrame, wl) -> dict[int, pd.DataFrame]:
     return out
 
 
-def stochastic_run(runs: dict, key, acceptance, scale: str = "full", seed: int = 0) -> pd.DataFrame:
+def stochastic_run(runs: dict, key, acceptance, scale: str = "full", seed: int = 0, model=None) -> pd.DataFrame:
     """The stochastic twin (``twin.simulate``: acceptance drawn from the traces) of the real run ``key``,
     with what the replay takes from the real run replaced by models of it (``time_models``), the replay's
-    verification model and the same number of rounds."""
+    verification model (``model``: ``verify_model(runs, key, seed)`` when the caller has it) and the same
+    number of rounds."""
     from dataclasses import replace
 
     from ..serving.run import PROMPT_TOKENS
@@ -269,7 +272,8 @@ def stochastic_run(runs: dict, key, acceptance, scale: str = "full", seed: int =
     wl = workload(paper, n, scale, seed)
     wl = replace(wl, clients=tuple(replace(c, prompt_tokens=PROMPT_TOKENS) for c in wl.clients))
     former, alloc = policies(paper, pol, n, seed)
-    return stochastic_twin(runs[key], wl, former, alloc, verify_model(runs, key, seed), acceptance, label=pol, seed=seed)
+    model = verify_model(runs, key, seed) if model is None else model
+    return stochastic_twin(runs[key], wl, former, alloc, model, acceptance, label=pol, seed=seed)
 
 
 def stochastic_twin(real: pd.DataFrame, wl, former, alloc, verify, acceptance, *, label: str = "", seed: int = 0,
@@ -336,11 +340,12 @@ def validation(runs: dict, paper: str, acceptance=None, scale: str = "full", see
     if not keys:
         raise ValueError(f"runs: none of {paper} with N in {sizes} (have {sorted(runs)[:4]} ...)")
     floor = floor_s(runs)
+    models = {k: verify_model(runs, k, seed) for k in keys}    # each fitted once, used by three runs
     blocks, counts, replays = [], [], {}
     for verify in VERIFY:
         pairs = {}
         for k in keys:
-            log, c = replay_run(runs, k, verify, scale, seed)
+            log, c = replay_run(runs, k, verify, scale, seed, model=models[k])
             pairs[k] = (runs[k], log)
             replays[k, verify] = log
             counts.append(dict(paper=k[0], policy=k[1], n_clients=k[2], verify=verify, **c,
@@ -349,11 +354,11 @@ def validation(runs: dict, paper: str, acceptance=None, scale: str = "full", see
     real = judge(pd.concat(blocks, ignore_index=True), floor)
     stoch = None
     if acceptance is not None:
-        pairs = {k: (replays[k, VERIFY[0]], stochastic_run(runs, k, acceptance, scale, seed)) for k in keys}
+        pairs = {k: (replays[k, VERIFY[0]], stochastic_run(runs, k, acceptance, scale, seed, model=models[k])) for k in keys}
         stoch = judge(compare(pairs), floor).rename(columns={"real": "replay", "twin": "stochastic"})
         # the stochastic twin's difference in two steps: its time models alone (the replay of the real
         # outcomes with modelled times), then its acceptance draws (stochastic vs that replay)
-        steps = compare({k: (replays[k, VERIFY[0]], replay_run(runs, k, VERIFY[0], scale, seed, modelled=True)[0])
+        steps = compare({k: (replays[k, VERIFY[0]], replay_run(runs, k, VERIFY[0], scale, seed, modelled=True, model=models[k])[0])
                          for k in keys}).rename(columns={"twin": "modelled_times", "diff_pct": "time_models_pct"})
         on = ["paper", "policy", "n_clients", "metric", "quantile"]
         stoch = stoch.merge(steps[on + ["modelled_times", "time_models_pct"]], on=on, how="left", validate="1:1")

@@ -69,10 +69,12 @@ def split(good: int, bad: int) -> int:
     return below if below & -below > above & -above else above
 
 
-def bisect(f: Callable[[int], tuple[int, int]], lo: int, hi: int, epsilon: float, *,
-           guess: int | None = None, resolution: float = 0.0, return_info: bool = False):
-    """The largest N in [lo, hi] with rate(f(N)) <= epsilon (lo - 1 if none), to ``resolution`` (module
-    docstring); ``info``: saturated, resolution (r) and every evaluated N's rate."""
+def search(lo: int, hi: int, epsilon: float, *, guess: int | None = None, resolution: float = 0.0,
+           known: dict[int, tuple[int, int]] | None = None):
+    """``bisect`` as a generator, for callers that evaluate many searches' points together (``run_all``):
+    it yields each N to evaluate, is sent that N's (violations, trials), and returns ``(capacity, info)``
+    (``StopIteration.value``). The points and the answer are ``bisect``'s. ``known``: (violations, trials)
+    of points already evaluated, used without yielding them (a search resumed with a point's count revised)."""
     if not (isinstance(lo, int) and isinstance(hi, int)) or lo < 1 or hi < lo:
         raise ValueError(f"lo, hi: need integers 1 <= lo <= hi, got lo={lo!r}, hi={hi!r}")
     if guess is not None and (not isinstance(guess, int) or guess < 1):
@@ -81,38 +83,68 @@ def bisect(f: Callable[[int], tuple[int, int]], lo: int, hi: int, epsilon: float
         raise ValueError(f"epsilon: must lie in [0, 1), got {epsilon!r}")
     if not 0 <= resolution < 1:
         raise ValueError(f"resolution: a fraction of the capacity in [0, 1), got {resolution!r}")
-    seen: dict[int, float] = {}
+    seen: dict[int, float] = {int(n): rate(*vt) for n, vt in (known or {}).items()}
 
-    def ok(n: int) -> bool:
+    def ok(n: int):                        # a generator: ``yield from ok(n)`` evaluates n once
         if n not in seen:
-            seen[n] = rate(*f(n))
+            seen[n] = rate(*(yield n))
         return seen[n] <= epsilon
 
-    def narrow(good: int, bad: int) -> tuple[int, int]:     # ok(good); bad violates, or is presumed to
+    def narrow(good: int, bad: int):       # ok(good); bad violates, or is presumed to
         while bad - good > max(1, int(resolution * good)):
             mid = split(good, bad)
-            if ok(mid):
+            if (yield from ok(mid)):
                 good = mid
             else:
                 bad = mid
         return good, bad
 
-    if not ok(lo):
+    if not (yield from ok(lo)):
         cap, saturated, left = lo - 1, False, 0
     else:
         good, bad = lo, hi
         if guess is not None:              # presumed to violate: run only once the answer lies next to it
-            good, bad = narrow(lo, min(max(guess, lo), hi))
-            while ok(bad) and bad < hi:    # the guess was no bracket: widen it
+            good, bad = yield from narrow(lo, min(max(guess, lo), hi))
+            while (yield from ok(bad)) and bad < hi:    # the guess was no bracket: widen it
                 good, bad = bad, min(2 * bad, hi)
-        if ok(bad):                        # bad == hi here
+        if (yield from ok(bad)):           # bad == hi here
             cap, saturated, left = hi, True, 0
         else:
-            good, bad = narrow(good, bad)
+            good, bad = yield from narrow(good, bad)
             cap, saturated, left = good, False, bad - good - 1
-    if return_info:
-        return cap, dict(saturated=saturated, resolution=left, evaluated=dict(sorted(seen.items())))
-    return cap
+    return cap, dict(saturated=saturated, resolution=left, evaluated=dict(sorted(seen.items())))
+
+
+def run_all(searches: list, evaluate: Callable[[list[tuple[int, int]]], list[tuple[int, int]]]) -> list:
+    """Drive ``search`` generators in lockstep: each round, every unfinished search's next N goes to one
+    call ``evaluate([(search index, N), ...]) -> [(violations, trials), ...]``, which may run them all at
+    once (e.g. one parallel sweep). Returns each search's ``(capacity, info)``, in order; each is what it
+    would be alone, as a search's points depend only on its own results."""
+    done: list = [None] * len(searches)
+    pending: dict[int, int] = {}
+    for i, s in enumerate(searches):
+        try:
+            pending[i] = next(s)
+        except StopIteration as stop:
+            done[i] = stop.value
+    while pending:
+        asked = list(pending.items())
+        for (i, _), result in zip(asked, evaluate(asked), strict=True):
+            try:
+                pending[i] = searches[i].send(result)
+            except StopIteration as stop:
+                done[i] = stop.value
+                del pending[i]
+    return done
+
+
+def bisect(f: Callable[[int], tuple[int, int]], lo: int, hi: int, epsilon: float, *,
+           guess: int | None = None, resolution: float = 0.0, return_info: bool = False):
+    """The largest N in [lo, hi] with rate(f(N)) <= epsilon (lo - 1 if none), to ``resolution`` (module
+    docstring); ``info``: saturated, resolution (r) and every evaluated N's rate."""
+    (cap, info), = run_all([search(lo, hi, epsilon, guess=guess, resolution=resolution)],
+                           lambda asked: [f(n) for _, n in asked])
+    return (cap, info) if return_info else cap
 
 
 def wilson(violations: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
