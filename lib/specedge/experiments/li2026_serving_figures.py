@@ -461,29 +461,40 @@ def fig8_rows(att: pd.DataFrame, window: int, paper: dict) -> list[dict]:
                  "in the twin a verification spike is only the estimator's log-normal error; backlog (queueing) dominates past the knee")]
 
 
-# --------------------------------------------------------------------------- sensitivity of Table 2 (beyond the paper)
-def sensitivity(table2: pd.DataFrame, systems, *, scale: str, epsilon: float, seed: int, setting, hi: int, run, cache,
-                resolution: float = 0.0):
-    """Qwen3-32B's capacities at other ε (1 %, 10 %) and WISP's and SLED's at 4 and 8 tok/s as the unstated
-    edge numbers move (drafting 25 / 100 tok/s, one-way latency 5 / 40 ms); one twin seed per point, each
-    search to ``resolution`` (``ex.capacities``). Returns (eps_tab, edge)."""
+# --------------------------------------------------------------------------- Table 2 and its sensitivity (beyond the paper)
+def sensitivity_curves(systems, *, scale: str, epsilon: float, seed: int, setting, hi: int, cache, resolution: float = 0.0):
+    """Qwen3-32B's searches at other ε (1 %, 10 %; ``systems`` x every class) and WISP's and SLED's at 4 and 8
+    tok/s as the unstated edge numbers move (drafting 25 / 100 tok/s, one-way latency 5 / 40 ms); one twin
+    seed per point (Table 2's first: the sweep cache serves every point Table 2 ran), each to ``resolution``."""
     epsilons = [0.01, 0.10] if scale == "full" else [0.10]
     variants = [dict(draft_rate=r) for r in (25.0, 100.0)] + [dict(latency=lat) for lat in (0.005, 0.040)]
     settings = [ex.replace(setting, **v) for v in (variants if scale == "full" else variants[:1])]
-    # every search at once (``ex.capacities``): the workers share their points round by round
-    curves = [c for e in epsilons for c in ex.curves(systems, ["Qwen3-32B"], ex.CLASSES, epsilon=e, seeds=1, seed=seed,
-                                                     setting=setting, hi=hi, point_cache=cache, resolution=resolution)]
-    curves += [c for st in settings for c in ex.curves(["SLED", "WISP"], ["Qwen3-32B"], [4, 8], epsilon=epsilon, seeds=1,
-                                                       seed=seed, setting=st, hi=hi, point_cache=cache, resolution=resolution)]
-    rows = ex.capacities(curves, run)
-    k = len(epsilons) * len(systems) * len(ex.CLASSES)
-    eps_rows, edge_rows = rows.iloc[:k], rows.iloc[k:].reset_index(drop=True)
-    eps_tab = pd.concat([table2[table2.target == "Qwen3-32B"].assign(epsilon=epsilon), eps_rows], ignore_index=True)
-    edge_rows = edge_rows.assign(draft_rate=[c.setting.draft_rate for c in curves[k:]],
-                                 latency=[c.setting.latency for c in curves[k:]])
+    common = dict(seeds=1, seed=seed, hi=hi, point_cache=cache, resolution=resolution)
+    return ([c for e in epsilons for c in ex.curves(systems, ["Qwen3-32B"], ex.CLASSES, epsilon=e, setting=setting, **common)]
+            + [c for st in settings for c in ex.curves(["SLED", "WISP"], ["Qwen3-32B"], [4, 8], epsilon=epsilon, setting=st,
+                                                       **common)])
+
+
+def capacity_searches(systems, targets, *, scale: str, epsilon: float, seeds: int, seed: int, setting, hi: int, run, cache,
+                      resolution: float = 0.0):
+    """Table 2 (``systems`` x ``targets`` x every class, ``seeds`` twin seeds per point) and its sensitivity
+    (``sensitivity_curves``), every search in one ``ex.capacities`` call, so that the workers share all their
+    points round by round. Returns (table2, eps_tab: Qwen3-32B's capacities per ε, edge: per drafting speed
+    and latency, each with Table 2's own rows at the notebook's values)."""
+    main = ex.curves(systems, targets, ex.CLASSES, epsilon=epsilon, seeds=seeds, seed=seed, setting=setting, hi=hi,
+                     point_cache=cache, resolution=resolution)
+    extra = sensitivity_curves(systems, scale=scale, epsilon=epsilon, seed=seed, setting=setting, hi=hi, cache=cache,
+                               resolution=resolution)
+    rows = ex.capacities(main + extra, run)
+    table2, rows = rows.iloc[:len(main)].reset_index(drop=True), rows.iloc[len(main):].reset_index(drop=True)
+    on_edge = np.array([c.setting != setting for c in extra])
+    eps_tab = pd.concat([table2[table2.target == "Qwen3-32B"], rows[~on_edge]], ignore_index=True)
+    edge_curves = [c for c in extra if c.setting != setting]
+    edge_rows = rows[on_edge].assign(draft_rate=[c.setting.draft_rate for c in edge_curves],
+                                     latency=[c.setting.latency for c in edge_curves])
     base = table2[(table2.target == "Qwen3-32B") & table2.system.isin(["SLED", "WISP"]) & table2.speed.isin([4, 8])]
     edge = pd.concat([base.assign(draft_rate=setting.draft_rate, latency=setting.latency), edge_rows], ignore_index=True)
-    return eps_tab, edge
+    return table2, eps_tab, edge
 
 
 # --------------------------------------------------------------------------- §9: the twin on the real pair
