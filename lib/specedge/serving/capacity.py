@@ -23,6 +23,10 @@ lies in [N, N + r]; r = 0 is the exact answer (``resolution = 0``, the default).
 The points a search evaluates are ``split``'s: multiples of large powers of two, the same for brackets that
 differ (another epsilon's guess), so that searches sharing a cache of points meet the same N.
 
+``search(lo, hi, epsilon, ...)`` is the same bisection as a generator (it yields each N and is sent its
+counts), so that ``run_all`` can advance many searches in lockstep and evaluate each round's points together
+(one parallel sweep); ``bisect`` drives one search with ``f``.
+
 ``wilson(k, n)`` is the Wilson score interval of a violation rate (scipy's binomial test gives the
 same interval as ``proportion_ci(method="wilson")``).
 """
