@@ -32,13 +32,13 @@ import papermill as pm
 
 from . import paths, sweep
 
-# Full-scale seconds of each notebook side by side with another on the 2-core reference machine (one
-# sweep worker each; `--jobs 2`, empty sweep cache, 2026-11-24; li2026_wisp_serving: alone on one sweep
-# worker after its capacity-search cuts and the twin's speed-ups, same day), only to start the longest first so that the short
-# ones fill the other core at the end. A notebook missing here is taken to be long (first).
-EXPECTED_S = {"li2026_wisp_serving": 632, "model_zoo_card": 795, "zhu2025_edge_sd": 344,
-              "li2026_wisp": 187, "tran2025_goodspeed": 138, "venkatesha2025_early_exit": 77,
-              "zheng2025_tk_slt": 34, "edge_sd_arena": 216}
+# Full-scale seconds of each notebook on the 2-core reference machine with one sweep worker (`--jobs 2`,
+# empty sweep cache; 2026-11-24 and -25, after model_zoo's derived greedy rows and li2026_wisp_serving's
+# lockstep capacity searches), only to start the longest first so that the short ones fill the other core
+# at the end. A notebook missing here is taken to be long (first).
+EXPECTED_S = {"li2026_wisp_serving": 498, "model_zoo_card": 450, "zhu2025_edge_sd": 251,
+              "li2026_wisp": 194, "tran2025_goodspeed": 96, "venkatesha2025_early_exit": 91,
+              "zheng2025_tk_slt": 85, "edge_sd_arena": 200}
 
 
 def notebooks(names: list[str] | None = None) -> list[Path]:
