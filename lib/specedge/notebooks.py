@@ -33,7 +33,7 @@ import papermill as pm
 from . import paths, sweep
 
 # Full-scale seconds of each notebook on the 2-core reference machine with one sweep worker (`--jobs 2`,
-# empty sweep cache; 2026-11-24 and -25, after model_zoo's derived greedy rows and li2026_wisp_serving's
+# empty sweep cache; 2026-11-24, after model_zoo's derived greedy rows and li2026_wisp_serving's
 # lockstep capacity searches), only to start the longest first so that the short ones fill the other core
 # at the end. A notebook missing here is taken to be long (first).
 EXPECTED_S = {"li2026_wisp_serving": 498, "model_zoo_card": 450, "zhu2025_edge_sd": 251,
