@@ -70,11 +70,13 @@ def test_measure_times_prefill_and_decode_shapes():
 
 def test_random_cache_keeps_its_length_across_timed_passes():
     import torch
+
+    from specedge.kv_cache_arg import cache_kw
     model = profiling.build_model(TINY)
     cache = profiling.random_cache(model, 2, 7)
     assert cache.get_seq_length() == 7
     with torch.inference_mode():
-        model(input_ids=torch.zeros(2, 3, dtype=torch.long), past_key_values=cache, use_cache=True)
+        model(input_ids=torch.zeros(2, 3, dtype=torch.long), **cache_kw(model, cache), use_cache=True)
     assert cache.get_seq_length() == 10
     cache.crop(-3)
     assert cache.get_seq_length() == 7

@@ -74,6 +74,7 @@ import torch
 from transformers import DynamicCache
 
 from . import sampling
+from .kv_cache_arg import cache_kw
 
 __all__ = [
     "CausalLM", "BatchedCausalLM", "Round", "Generation", "SpeculativeDecoder", "autoregressive", "speculative",
@@ -98,7 +99,7 @@ class CausalLM:
 
     def feed(self, ids: torch.Tensor, keep: int = 1) -> torch.Tensor:
         """Append ``ids`` (k,) and return the logits (keep, V) of the last ``keep`` positions."""
-        out = self.model(input_ids=ids[None], past_key_values=self.cache, use_cache=True,
+        out = self.model(input_ids=ids[None], **cache_kw(self.model, self.cache), use_cache=True,
                          logits_to_keep=keep, output_hidden_states=self.output_hidden_states)
         self.length += ids.shape[0]
         self.last_output = out
@@ -140,7 +141,7 @@ class BatchedCausalLM:
             pos = torch.full((ids.shape[0],), self.length) if self.pos is None else self.pos
             kwargs["attention_mask"] = torch.cat([mask, valid], dim=1)
             kwargs["position_ids"] = (pos[:, None] + valid.cumsum(1) - 1).clamp(min=0)
-        out = self.model(input_ids=ids, past_key_values=self.cache, use_cache=True, logits_to_keep=keep,
+        out = self.model(input_ids=ids, **cache_kw(self.model, self.cache), use_cache=True, logits_to_keep=keep,
                          output_hidden_states=self.output_hidden_states, **kwargs)
         self.block = ids.shape[1]
         self.last_output = out

@@ -34,6 +34,7 @@ import pandas as pd
 
 from . import hardware, paths, timing
 from .plotting import write_csv
+from .kv_cache_arg import cache_kw
 
 RUNTIME_MODEL = "T = c1*F*b + c2"
 
@@ -160,7 +161,7 @@ def time_pass(model, batch: int, new_tokens: int, context: int, device: str = "c
 
     def once():
         with timing.stopwatch(device) as t:
-            model(input_ids=ids, past_key_values=cache, use_cache=context > 0)
+            model(input_ids=ids, **cache_kw(model, cache), use_cache=context > 0)
         if cache is not None:
             cache.crop(-new_tokens)     # drop the tokens this pass appended
         return t.seconds

@@ -12,7 +12,7 @@ set-up (a fresh cache, a prefill) can sit inside the same call::
     def once():
         cache = fresh_cache()                       # not timed
         with timing.stopwatch(device) as t:
-            model(ids, past_key_values=cache)
+            model(ids, **cache_kw(model, cache))
         return t.seconds
 
     seconds = timing.fastest(once, repeats=15)

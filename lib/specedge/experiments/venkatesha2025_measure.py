@@ -33,6 +33,7 @@ from ..decoding import CausalLM
 from ..plotting import write_csv
 from ..solvers.venkatesha2025 import MODEL_SETS
 from ..early_exit import concurrent, sim
+from ..kv_cache_arg import cache_kw
 
 OUT = paths.DATA / "venkatesha2025"
 BATCHES = (1, 2, 3, 4, 8, 12, 16, 32, 64)
@@ -48,9 +49,9 @@ def _step_time(model, batch: int, new_tokens: int, context: int = 64, repeats: i
     def once():
         from transformers import DynamicCache
         cache = DynamicCache(config=model.config)
-        model(input_ids=ctx, past_key_values=cache, use_cache=True, logits_to_keep=1)
+        model(input_ids=ctx, **cache_kw(model, cache), use_cache=True, logits_to_keep=1)
         with timing.stopwatch() as t:
-            model(input_ids=new, past_key_values=cache, use_cache=True, logits_to_keep=new_tokens)
+            model(input_ids=new, **cache_kw(model, cache), use_cache=True, logits_to_keep=new_tokens)
         return t.seconds
 
     with torch.inference_mode():

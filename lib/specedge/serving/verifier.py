@@ -30,6 +30,7 @@ import torch
 from transformers import DynamicCache
 
 from .. import sampling
+from ..kv_cache_arg import cache_kw
 
 
 @dataclass
@@ -147,7 +148,7 @@ class Verifier:
                 mask[qo: qo + n, ko: ko + l] = True
                 mask[qo: qo + n, kc + qo: kc + qo + n] = torch.ones((n, n), dtype=torch.bool).tril()
             kwargs["attention_mask"] = mask[None, None]
-        out = self.model(input_ids=ids, past_key_values=cache, use_cache=True, **kwargs)
+        out = self.model(input_ids=ids, **cache_kw(self.model, cache), use_cache=True, **kwargs)
         # Logits predicting each draft and the token after: the last S + 1 positions of each session.
         gmax = max(len(r.draft_ids) for r in requests)
         logits = torch.zeros((len(requests), gmax + 1, out.logits.shape[-1]))
