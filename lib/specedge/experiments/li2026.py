@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from .. import hardware, paths, sweep
-from ..serving import capacity, centralized, slo
+from ..serving import capacity, centralized, metrics, slo
 from ..serving.allocation import FixedS
 from ..serving.batching import FCFS
 from ..serving.estimator import Estimator
@@ -279,7 +279,7 @@ def responses(log: pd.DataFrame, max_new_tokens: int, horizon: float) -> pd.Data
     rows = log[log["event"] == ""].sort_values(["client", "end"], kind="stable")
     client, tok = rows["client"].to_numpy(), rows["tokens"].to_numpy()
     t_round, cls = rows["t_round"].to_numpy(), rows["slo_class"].to_numpy()
-    start = (rows["end"] + rows["t_send"] - rows["t_round"]).to_numpy()   # reply received - round time
+    start = metrics.round_starts(rows)
     out = []
     if len(rows):
         first = np.flatnonzero(np.r_[True, client[1:] != client[:-1]])   # each client's first row

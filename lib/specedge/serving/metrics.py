@@ -51,13 +51,18 @@ def uplink_bytes_per_token(log: pd.DataFrame) -> float:
     return float(rows["bytes_up"].sum()) / float(rows["tokens"].sum())
 
 
+def round_starts(rows: pd.DataFrame) -> np.ndarray:
+    """When each logged round began at its device: the reply received (``end`` + ``t_send``) minus its ``t_round``."""
+    return (rows["end"] + rows["t_send"] - rows["t_round"]).to_numpy()
+
+
 def first_token_times(log: pd.DataFrame, responses: pd.DataFrame) -> pd.DataFrame:
     """``responses`` (``experiments.li2026.responses`` of ``log``: client, start, tokens, seconds, complete)
     with ``ttft`` (s: the ``t_round`` of the response's first round, the log row of that client whose start,
     reply received - round time as ``responses`` computes it, is the response's) and ``tpot`` (s per token
     after the first: (seconds - ttft) / (tokens - 1); NaN for an incomplete or one-token response)."""
     rows = _rounds(log)
-    first = pd.DataFrame(dict(client=rows["client"].to_numpy(), start=(rows["end"] + rows["t_send"] - rows["t_round"]).to_numpy(),
+    first = pd.DataFrame(dict(client=rows["client"].to_numpy(), start=round_starts(rows),
                               ttft=rows["t_round"].to_numpy()))
     out = responses.merge(first.drop_duplicates(["client", "start"]), on=["client", "start"], how="left", validate="many_to_one")
     if out["ttft"].isna().any():
