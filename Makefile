@@ -82,15 +82,15 @@ profiles: venv
 WIDE_DTYPE ?= bfloat16
 bench: venv
 	# the real pair first (it needs `make realpair`; without it this step stops at once, saying so)
-	$(PY) tests/bench_decoding.py --draft qwen2.5-coder-0.5b --target qwen2.5-coder-1.5b --gamma 1 2 3 4 5 \
+	$(PY) benchmarks/bench_decoding.py --draft qwen2.5-coder-0.5b --target qwen2.5-coder-1.5b --gamma 1 2 3 4 5 \
 		--new-tokens 24 --prompts 2 --repeats 1 --warmup 0 --threads 1 --forward-reps 3 --out figures/bench/decoding_realpair.csv
-	$(PY) tests/bench_decoding.py --out figures/bench/decoding_zoo.csv
-	$(PY) tests/bench_decoding.py --widen 2048 5632 8 --dtype $(WIDE_DTYPE) --prompts 2 --repeats 3 \
+	$(PY) benchmarks/bench_decoding.py --out figures/bench/decoding_zoo.csv
+	$(PY) benchmarks/bench_decoding.py --widen 2048 5632 8 --dtype $(WIDE_DTYPE) --prompts 2 --repeats 3 \
 		--forward-reps 30 --out figures/bench/decoding_widened.csv
-	$(PY) tests/bench_serving.py --out-dir figures/bench --wide-dtype $(WIDE_DTYPE)
-	$(PY) tests/bench_wisp_scheduler.py --out figures/bench/wisp_scheduler.csv
-	$(PY) tests/bench_wisp_table2.py --horizon 20 --warmup 5 --targets Qwen3-32B --out figures/bench/wisp_table2.csv
-	$(PY) tests/bench_twin.py --out figures/bench/twin_speed.csv
+	$(PY) benchmarks/bench_serving.py --out-dir figures/bench --wide-dtype $(WIDE_DTYPE)
+	$(PY) benchmarks/bench_wisp_scheduler.py --out figures/bench/wisp_scheduler.csv
+	$(PY) benchmarks/bench_wisp_table2.py --horizon 20 --warmup 5 --targets Qwen3-32B --out figures/bench/wisp_table2.csv
+	$(PY) benchmarks/bench_twin.py --out figures/bench/twin_speed.csv
 
 # Rows present in each figures/<paper>/comparison.csv against the numbers the paper states, counted
 # per artefact from the inventories in data/coverage/ (add --detail for the per-artefact table).
@@ -103,13 +103,13 @@ readme: venv
 	$(PY) -m specedge.experiments.arena_results
 
 # one-line bugs in sampling, serving and the solvers, each applied in turn and the owning tests run
-# (tests/mutation_check.py; ~30 min on 2 busy cores): every one must be caught (survivors: none)
+# (benchmarks/mutation_check.py; ~30 min on 2 busy cores): every one must be caught (survivors: none)
 mutants: venv
-	$(PY) tests/mutation_check.py
+	$(PY) benchmarks/mutation_check.py
 
 # pyflakes + pycodestyle through ruff (settings in pyproject.toml)
 lint: venv
-	$(PY) -m ruff check lib tests
+	$(PY) -m ruff check lib tests benchmarks
 
 clean:
 	rm -rf build

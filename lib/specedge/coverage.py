@@ -18,7 +18,7 @@ statements no row holds and rows that hold no statement::
       - id: p1-equal-finish                  # true by construction: a test asserts it (no row)
         where: Sec III-A
         text: "..."
-        test: tests/test_zhu2025.py::test_optimal_bandwidth_equalises_finish_times
+        test: tests/unit/test_zhu2025.py::test_optimal_bandwidth_equalises_finish_times
     beyond: [alg1-fixed-l]                   # ids rows may name for studies beyond the paper
 
 The older **artefact counts** (papers not re-read yet) follow.

@@ -19,5 +19,5 @@
 | ``li2026_realpair`` | WISP's serving twin (and its FCFS / centralized baselines) on the real pair's traces |
 | ``arena`` / ``arena_results`` / ``arena_figures`` | the edge SD arena (issue 20): scenario, combinations, one twin run's metrics / results over seeds and the README block / its figures |
 
-Layers (``tests/test_layering.py`` checks them): nothing in the library imports this package.
+Layers (``tests/unit/test_layering.py`` checks them): nothing in the library imports this package.
 """

@@ -27,7 +27,7 @@ from .workload import Workload
 CLIENT_COLUMNS = ["client", "round", "t_round", "t_send", "tokens_committed", "t_draft_cpu", "session", "event"]
 # A bound on one drafter's memory, 3x what was measured: forked from the preloaded forkserver the
 # drafters share torch's pages, and 32 drafters + the server peaked at 2.12 GB PSS in all, about 0.05 GB
-# per drafter (tests/bench_serving_load.py, figures/bench/serving_load.csv). Issue 17's run with
+# per drafter (benchmarks/bench_serving_load.py, figures/bench/serving_load.csv). Issue 17's run with
 # spawned processes, each importing torch + transformers on its own, used 0.45 GB per drafter.
 DRAFTER_BYTES = 0.15e9
 

@@ -1,8 +1,8 @@
 """A small, predictable mutation check: one-line bugs in sampling, serving and the solvers, each
 applied to the library in turn, the tests that should notice it run, and the file restored.
 
-    python tests/mutation_check.py                 # every mutation (~30 min on 2 busy cores)
-    python tests/mutation_check.py --only twin     # the mutations whose name contains "twin"
+    python benchmarks/mutation_check.py                 # every mutation (~30 min on 2 busy cores)
+    python benchmarks/mutation_check.py --only twin     # the mutations whose name contains "twin"
     make mutants                                   # the same through the venv
 
 Prints one line per mutation (caught / SURVIVED / stale) and writes ``build/mutation_check.csv``; exits 1
@@ -47,56 +47,56 @@ MUTATIONS = [
     # --- issue 21's seven survivors
     M("#21 eq (3): eta and 1 - eta swapped", "serving/allocation.py",
       "(1 - self.eta) * self.alpha_hat[o.client] + self.eta * emp",
-      "self.eta * self.alpha_hat[o.client] + (1 - self.eta) * emp", ("tests/test_tran2025.py",)),
+      "self.eta * self.alpha_hat[o.client] + (1 - self.eta) * emp", ("tests/unit/test_tran2025.py",)),
     M("#21 estimator.fit: its estimator without the intercept", "serving/estimator.py",
       "est = Estimator(*model.coef_, model.intercept_)", "est = Estimator(*model.coef_, 0.0)",
-      ("tests/test_wisp_serving.py",)),
+      ("tests/unit/test_wisp_serving.py",)),
     M("#21 twin: uplink time ignored", "serving/twin.py",
-      "yield float(td + tu)", "yield float(td)", ("tests/test_twin_timing.py", "tests/test_serving_twin.py")),
+      "yield float(td + tu)", "yield float(td)", ("tests/unit/test_twin_timing.py", "tests/unit/test_serving_twin.py")),
     M("#21 twin: only the first request's verify time", "serving/twin.py",
       "tv = times.verify(batch)", "tv = times.verify(batch[:1])",
-      ("tests/test_twin_timing.py", "tests/test_serving_twin.py")),
+      ("tests/unit/test_twin_timing.py", "tests/unit/test_serving_twin.py")),
     M("#21 sweep key: a dataclass's last field ignored", "sweep.py",
-      "for f in dataclasses.fields(value)}", "for f in dataclasses.fields(value)[:-1]}", ("tests/test_sweep.py",)),
+      "for f in dataclasses.fields(value)}", "for f in dataclasses.fields(value)[:-1]}", ("tests/processes/test_sweep.py",)),
     M("#21 real_logs.save: two columns swapped", "serving/real_logs.py",
       "df.assign(device=cpu_name()",
       'df.rename(columns={"t_send": "t_round", "t_round": "t_send"}).assign(device=cpu_name()',
-      ("tests/test_real_logs.py",)),
+      ("tests/processes/test_real_logs.py",)),
     M("#21 real-run log: t_round and t_send swapped", "serving/drafter.py",
       "t_round=t_recv - t_round0,\n                                 t_send=t_recv - reply.t_reply,",
       "t_send=t_recv - t_round0,\n                                 t_round=t_recv - reply.t_reply,",
-      ("tests/test_real_logs.py",)),
+      ("tests/processes/test_real_logs.py",)),
     # --- sampling
     M("sampling: accept when u <= ratio is u > ratio", "sampling.py",
-      "ok = u < acceptance_ratio(p_x, q_x)", "ok = u > acceptance_ratio(p_x, q_x)", ("tests/test_sampling.py",)),
+      "ok = u < acceptance_ratio(p_x, q_x)", "ok = u > acceptance_ratio(p_x, q_x)", ("tests/unit/test_sampling.py",)),
     M("sampling: residual without subtracting q", "sampling.py",
       "residual = torch.clamp(p_next - q_next * (~bonus)[:, None], min=0)",
-      "residual = torch.clamp(p_next, min=0)", ("tests/test_sampling.py",)),
+      "residual = torch.clamp(p_next, min=0)", ("tests/unit/test_sampling.py",)),
     M("sampling: E tokens per round with gamma instead of gamma + 1", "sampling.py",
       "(g + 1 if a == 1 else (1 - a ** (g + 1)) / (1 - a))", "(g + 1 if a == 1 else (1 - a ** g) / (1 - a))",
-      ("tests/test_sampling.py",)),
+      ("tests/unit/test_sampling.py",)),
     M("sampling: acceptance probability max instead of min", "sampling.py",
-      "return torch.minimum(p, q).sum(-1)", "return torch.maximum(p, q).sum(-1)", ("tests/test_sampling.py",)),
+      "return torch.minimum(p, q).sum(-1)", "return torch.maximum(p, q).sum(-1)", ("tests/unit/test_sampling.py",)),
     # --- serving policies
     M("SyncRounds: verifies before every client is queued", "serving/batching.py",
-      "if not active <= first.keys():", "if not first:", ("tests/test_serving_twin.py", "tests/test_tran2025.py")),
+      "if not active <= first.keys():", "if not first:", ("tests/unit/test_serving_twin.py", "tests/unit/test_tran2025.py")),
     M("FCFS: newest first", "serving/batching.py",
       "ordered = sorted(queue, key=lambda r: (r.arrival, r.client, r.round))",
       "ordered = sorted(queue, key=lambda r: (-r.arrival, r.client, r.round))",
-      ("tests/test_serving_twin.py", "tests/test_wisp_serving.py")),
+      ("tests/unit/test_serving_twin.py", "tests/unit/test_wisp_serving.py")),
     M("slo: eq (6) budget ignores the network time", "serving/slo.py",
       "- _check(\"t_draft\", t_draft) - _check(\"t_network\", t_network))", "- _check(\"t_draft\", t_draft))",
-      ("tests/test_wisp_serving.py",)),
+      ("tests/unit/test_wisp_serving.py",)),
     M("GOODSPEED: eq (4) X without smoothing", "serving/allocation.py",
       "self.X[o.client] = (1 - self.beta) * self.X[o.client] + self.beta * o.tokens",
-      "self.X[o.client] = o.tokens", ("tests/test_tran2025.py",)),
+      "self.X[o.client] = o.tokens", ("tests/unit/test_tran2025.py",)),
     # --- solvers
     M("venkatesha2025: SD latency without communication", "solvers/venkatesha2025.py",
       "(_gamma(gamma) * _nonneg(\"T_d\", T_d) + _nonneg(\"T_c\", T_c)\n",
-      "(_gamma(gamma) * _nonneg(\"T_d\", T_d) + 0 * _nonneg(\"T_c\", T_c)\n", ("tests/test_venkatesha2025.py",)),
+      "(_gamma(gamma) * _nonneg(\"T_d\", T_d) + 0 * _nonneg(\"T_c\", T_c)\n", ("tests/unit/test_venkatesha2025.py",)),
     M("venkatesha2025: FSD latency with rho and 1 - rho swapped", "solvers/venkatesha2025.py",
       "+ _nonneg(\"T_t\", T_t) + (1 - rho) * _nonneg(\"t_sync\", t_sync))",
-      "+ _nonneg(\"T_t\", T_t) + rho * _nonneg(\"t_sync\", t_sync))", ("tests/test_venkatesha2025.py",)),
+      "+ _nonneg(\"T_t\", T_t) + rho * _nonneg(\"t_sync\", t_sync))", ("tests/unit/test_venkatesha2025.py",)),
 ]
 
 

@@ -7,7 +7,7 @@ a point of Table 2's largest capacity search (1137 devices), each the best of ``
 time (``time.process_time``: other processes on the machine slow a run down less than its wall clock).
 Writes one row per case.
 
-    python tests/bench_twin.py --out figures/bench/twin_speed.csv
+    python benchmarks/bench_twin.py --out figures/bench/twin_speed.csv
 """
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """Benchmark (a script, not a test): our speculative loop vs transformers' assisted generation vs AR.
 
-    .venv/bin/python tests/bench_decoding.py                       # draft-xs + target-l, γ = 1, 2, 4 (~1 min)
-    .venv/bin/python tests/bench_decoding.py --draft NAME --target NAME --gamma 3 5
-    .venv/bin/python tests/bench_decoding.py --synthetic           # no zoo needed
-    .venv/bin/python tests/bench_decoding.py --widen 2048 5632 8 --dtype bfloat16   # paper-size cost (~5 min)
+    .venv/bin/python benchmarks/bench_decoding.py                       # draft-xs + target-l, γ = 1, 2, 4 (~1 min)
+    .venv/bin/python benchmarks/bench_decoding.py --draft NAME --target NAME --gamma 3 5
+    .venv/bin/python benchmarks/bench_decoding.py --synthetic           # no zoo needed
+    .venv/bin/python benchmarks/bench_decoding.py --widen 2048 5632 8 --dtype bfloat16   # paper-size cost (~5 min)
 
 All methods decode greedily, the same prompts, the same number of new tokens, in this process, on
 this CPU, with ``--threads`` torch threads (default 1: the models are small and the machine is

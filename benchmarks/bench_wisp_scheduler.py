@@ -7,7 +7,7 @@ mixed SLO classes, cached lengths and deadlines drawn so that part of the queue 
 The estimator holds the paper's Qwen3-32B coefficients (Table 12), the memory budget WISP's 14 GB.
 The paper reports no number for this; a decision must stay far below one verification (~10-100 ms).
 
-    python tests/bench_wisp_scheduler.py --out figures/bench/wisp_scheduler.csv
+    python benchmarks/bench_wisp_scheduler.py --out figures/bench/wisp_scheduler.csv
 """
 from __future__ import annotations
 

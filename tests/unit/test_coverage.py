@@ -49,7 +49,7 @@ statements:
   - {id: a, where: Fig 1, text: "A is 31.3%"}
   - {id: b, where: Fig 2, text: "B grows"}
   - {id: c, where: Table II, text: "K 100", input: profile}
-  - {id: d, where: Sec III, text: "optimal", test: "tests/test_coverage.py::test_check_statements_reports_each_disagreement"}
+  - {id: d, where: Sec III, text: "optimal", test: "tests/unit/test_coverage.py::test_check_statements_reports_each_disagreement"}
 beyond: [extra]
 """
 

@@ -5,8 +5,8 @@ must be identical (the sweep is a pure function of its configurations). It measu
 at short horizons the capacities are not Table 2's (a 128-token response at 2 tok/s does not finish in
 20 s), so only the notebook's full-scale run reproduces the table.
 
-    python tests/bench_wisp_table2.py --out figures/bench/wisp_table2.csv            # the notebook's setting
-    python tests/bench_wisp_table2.py --horizon 30 --warmup 5 --targets Qwen3-32B   # a quicker measurement
+    python benchmarks/bench_wisp_table2.py --out figures/bench/wisp_table2.csv            # the notebook's setting
+    python benchmarks/bench_wisp_table2.py --horizon 30 --warmup 5 --targets Qwen3-32B   # a quicker measurement
 """
 from __future__ import annotations
 

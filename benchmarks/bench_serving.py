@@ -8,7 +8,7 @@
    plus the wire (client-measured uplink and reply), as a fraction of the verification pass.
 3. Twin speed: simulated client-rounds per second (8 clients, 600 batches).
 
-    python tests/bench_serving.py --out-dir figures/bench
+    python benchmarks/bench_serving.py --out-dir figures/bench
 """
 from __future__ import annotations
 
