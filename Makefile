@@ -12,7 +12,7 @@ NB     ?=
 export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
 export PYTHONHASHSEED := 0
 
-.PHONY: venv figures test zoo realpair profiles bench readme coverage lint mutants clean
+.PHONY: venv figures test test-fast zoo realpair profiles bench readme coverage lint mutants clean
 
 venv: $(STAMP)
 
@@ -37,6 +37,10 @@ figures: venv
 
 test: venv
 	SPECEDGE_SCALE=ci $(PY) -m pytest tests notebooks --nbmake --nbmake-timeout=1200
+
+# the inner loop: the library's unit tests only (tests/unit/; no servers, subprocesses or notebooks)
+test-fast: venv
+	SPECEDGE_SCALE=ci $(PY) -m pytest tests/unit -q
 
 # Trains the embedded model zoo from scratch (resumes after an interruption), then what is built on
 # it: early-exit adapters (venkatesha2025) and WISP traces + rejection predictors (li2026).
