@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specedge import hardware, paths
+from specedge import hardware
 from specedge.experiments import arena, arena_capacity, arena_results as res
 from specedge.experiments import li2026
 from specedge.serving import metrics
@@ -325,8 +325,8 @@ def test_readme_section_is_generated_from_the_committed_csvs():
     if not (res.FIGURES / "technique_map.csv").exists():
         pytest.skip("figures/edge_sd_arena/ not committed yet")
     assert not res.update_readme(check=True), \
-        "README arena section is stale: run `make readme` (python -m specedge.experiments.arena_results)"
-    block = (paths.ROOT / "README.md").read_text().split(res.README_START)[1].split(res.README_END)[0]
+        "docs/arena.md results are stale: run `make readme` (python -m specedge.experiments.arena_results)"
+    block = res.DOC.read_text().split(res.README_START)[1].split(res.README_END)[0]
     assert len(re.findall(r"[.;] ", block)) >= 3
 
 

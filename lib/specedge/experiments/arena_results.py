@@ -163,8 +163,9 @@ def pareto(rows: pd.DataFrame, point: tuple, objectives=("goodput_tok_s", "jain"
     return m.sort_values(list(objectives[:1]), ascending=False).reset_index(drop=True)
 
 
-# --------------------------------------------------------------------------- the README's section
+# --------------------------------------------------------------------------- the results block of docs/arena.md
 README_START, README_END = "<!-- arena:start -->", "<!-- arena:end -->"
+DOC = paths.ROOT / "docs" / "arena.md"
 FIGURES = paths.FIGURES / "edge_sd_arena"
 
 
@@ -238,11 +239,11 @@ def readme_block(folder: Path = FIGURES) -> str:
             + " ".join(readme_sentences(tmap, regime, cap)))
 
 
-def update_readme(readme=paths.ROOT / "README.md", check: bool = False) -> bool:
-    """Rewrite (or with ``check`` only compare) the README's arena block; True when it is/was stale."""
+def update_readme(readme=DOC, check: bool = False) -> bool:
+    """Rewrite (or with ``check`` only compare) the arena block of ``readme`` (``DOC``); True when it is/was stale."""
     from ..compare import rewrite_block
     return rewrite_block(readme, readme_block(), README_START, README_END, check)
 
 
 if __name__ == "__main__":
-    print("README arena section " + ("updated" if update_readme() else "already current"))
+    print("docs/arena.md results " + ("updated" if update_readme() else "already current"))

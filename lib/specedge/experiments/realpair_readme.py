@@ -1,4 +1,4 @@
-"""The README's real-pair block, generated from the committed files (issue 22): ``make readme`` runs
+"""The real pair's generated block in ``docs/real-pair.md``, from the committed files: ``make readme`` runs
 ``python -m specedge.experiments.realpair_readme``, which rewrites the text between the markers."""
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ from .. import paths
 from .realpair_card import FILES, load, pooled_topk
 
 README_START, README_END = "<!-- realpair:start -->", "<!-- realpair:end -->"
+DOC = paths.ROOT / "docs" / "real-pair.md"
 BENCH = paths.FIGURES / "bench" / "decoding_realpair.csv"
 GAMMA = paths.DATA / "realpair" / "gamma_sweep.csv"
 
 
 def readme_block() -> str:
-    """The README's real-pair tables, generated from the committed CSVs (``make readme`` writes them)."""
+    """The real pair's tables, generated from the committed CSVs (``make readme`` writes them into ``DOC``)."""
     card = load("acceptance_teacher").pivot_table(index="domain", columns="temperature", values="alpha")
     zoo_card = pd.read_csv(paths.DATA / "zoo" / "acceptance.csv")
     zoo_best = zoo_card[(zoo_card.draft == "draft-l") & (zoo_card.target == "target-m")].pivot_table(
@@ -37,7 +38,7 @@ def readme_block() -> str:
         lines += ["", f"Decoding benchmark (`{BENCH.relative_to(paths.ROOT)}`, `make bench`; {b.device.iloc[0]}, "
                   f"{int(b.threads.iloc[0])} torch thread(s), greedy, {int(b.prompts.iloc[0])} prompts × {int(b.new_tokens.iloc[0])} "
                   "new tokens, tokens per CPU-second of the process (the bench's primary clock: with one thread it is what our "
-                  "code spends, unlike wall time, which also counts the time other jobs hold the core); outputs of all four methods " + ("identical in every row" if (w["outputs_identical"] == 1).all()
+                  "code spends, unlike wall time, which also counts the time other processes hold the core); outputs of all four methods " + ("identical in every row" if (w["outputs_identical"] == 1).all()
                                                                                    else "NOT identical in some rows: see the CSV") + "):", "",
                   "| γ | draft acceptance | τ | c = T_draft / T_target | (γ+1)-token verify ÷ 1-token step | tok/s: ours SD | "
                   "transformers assisted | our AR | ours ÷ AR | assisted ÷ AR | analytic eq (11) | ours ÷ analytic |",
@@ -78,8 +79,8 @@ def readme_block() -> str:
     return "\n".join(lines)
 
 
-def update_readme(readme=paths.ROOT / "README.md", check: bool = False) -> bool:
-    """Rewrite (or with ``check`` only compare) the README's real-pair block; True when it is/was stale."""
+def update_readme(readme=DOC, check: bool = False) -> bool:
+    """Rewrite (or with ``check`` only compare) the real-pair block of ``readme`` (``DOC``); True when it is/was stale."""
     from ..compare import rewrite_block
     return rewrite_block(readme, readme_block(), README_START, README_END, check)
 
@@ -87,4 +88,4 @@ def update_readme(readme=paths.ROOT / "README.md", check: bool = False) -> bool:
 
 
 if __name__ == "__main__":
-    print("README real-pair tables " + ("updated" if update_readme() else "already current"))
+    print("docs/real-pair.md tables " + ("updated" if update_readme() else "already current"))
