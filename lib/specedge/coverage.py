@@ -1,6 +1,6 @@
 """Coverage: which of the numbers and claims a paper states have a row in its ``comparison.csv``.
 
-Two inventory formats. The **statement inventory** (papers re-read for issue 19) lists every number
+Two inventory formats. The **statement inventory** lists every number
 and claim the paper states, each with an id, its quoted text and where it stands; each comparison row
 names the statement id(s) it holds (column ``statements``), and :func:`check_statements` reports
 statements no row holds and rows that hold no statement::

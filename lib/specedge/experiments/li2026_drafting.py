@@ -12,7 +12,7 @@ The notebook reads the paper's numbers from the statement inventory (``data/cove
 - Table 11 (App B): ``table11`` rows from the committed latency measurement;
 - Table 5 and Fig 1 (Sec 5.4.1, Sec 3.2): ``live_runs`` (the controller inside the speculative-decoding loop),
   ``table5``, ``table5_rows``; the real pair's replay ``replay_table5`` / ``table5_real_rows``; ``fig1``;
-- the real pair (issue 22, from its committed traces, no model run): ``realpair_data``, ``table8_real``,
+- the real pair (from its committed traces, no model run): ``realpair_data``, ``table8_real``,
   ``table4_real`` (Tables 4 and 10 with intervals), ``fig1_real`` / ``fig1_real_rows``, ``theorem1_real`` /
   ``theorem1_real_rows``.
 
@@ -507,7 +507,7 @@ def claim_lists(frame: pd.DataFrame) -> None:
 
 
 def load_realpair() -> tuple[dict, pd.DataFrame]:
-    """The real pair's predictors' ``meta.json`` and its committed traces (issue 22); an error names the
+    """The real pair's predictors' ``meta.json`` and its committed traces; an error names the
     command that trains the predictors when they are missing or older than the traces."""
     need = [P.REALPAIR / n for n in ("meta.json", "repeated_splits.csv", *(f"{f}.json" for f in P.FAMILIES))]
     missing = [str(n.relative_to(paths.ROOT)) for n in need if not n.exists()]
@@ -550,7 +550,7 @@ def fig1_rows(cmp: Comparison, f1: pd.DataFrame, who: str = "",
               claims.correlation_sign(f1.wasted, f1.goodput, -1), strength="trend", statements="fig1-negative", note=note)
 
 
-# ------------------------------------------------------------------------------------ the real pair (issue 22)
+# ------------------------------------------------------------------------------------ the real pair
 REAL = "real pair Qwen2.5-Coder 0.5B->1.5B"
 WHO = f" ({REAL})"   # the real pair's artifacts: "Table 8 (real pair ...)"
 RP = "real pair"     # the real pair's column prefix in the side-by-side Table 4

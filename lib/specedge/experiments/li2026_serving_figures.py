@@ -114,8 +114,8 @@ def session_repeats() -> pd.DataFrame:
 
 
 def low_r2_cause(diag: pd.DataFrame, rep: pd.DataFrame) -> str:
-    """Why R² is low here (issue 18 item 8, measured): the same batch timed in two sessions of the widened
-    profile differs far more than the 3 runs within a session; no added feature helps."""
+    """Why R² is low here (measured): the same batch timed in two measuring runs of the widened
+    profile differs far more than the 3 repeats within a run; no added feature helps."""
     moved = diag.loc["widened", "test_R2"].drop("eq (19)") - diag.loc[("widened", "eq (19)"), "test_R2"]
     worst = rep.loc[(rep.slowest / rep.fastest).idxmax()]
     return (f"measured: one batch shape timed in two sessions took {worst.fastest:.3f} and {worst.slowest:.3f} s "

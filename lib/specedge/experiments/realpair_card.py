@@ -1,4 +1,4 @@
-"""The real pair's acceptance card and the traces built on it (issue 22): an offline measuring step.
+"""The real pair's acceptance card and the traces built on it: an offline measuring step.
 
 ``python -m specedge.experiments.realpair_card [teacher|live|all]`` loads Qwen2.5-Coder-0.5B (draft) and 1.5B
 (target) as ``make realpair`` left them and writes small committed files under ``data/realpair/``; the
@@ -20,7 +20,7 @@ the prompt, assistant turn = the reference completion).
                               features) and outcome, the input of the predictor and the twins' acceptance.
 Built on these files elsewhere: the real serving runs (``python -m specedge.experiments.realpair_serving``
 -> ``serving_runs.csv``), the twins' input (``realpair_twin``), WISP's twin on the pair (``li2026_realpair``),
-the γ sweep (``realpair_gamma``), the README's tables (``python -m specedge.experiments.realpair_readme``).
+the γ sweep (``realpair_gamma``), the tables of docs/real-pair.md (``python -m specedge.experiments.realpair_readme``).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Which draft length γ wins per domain on the real pair: measured beside the analytic bound (issue 22).
+"""Which draft length γ wins per domain on the real pair: measured beside the analytic bound.
 
-``python -m specedge.experiments.realpair_gamma`` (needs ``make realpair``; run it under
-``flock /tmp/specedge-heavy.lock``: its times are committed) decodes, per domain, the same prompts with
+``python -m specedge.experiments.realpair_gamma`` (needs ``make realpair``; run it on an otherwise
+idle machine: its times are committed) decodes, per domain, the same prompts with
 the target alone (AR), the draft alone (for c) and our speculative loop at γ = 1..5, greedy, one torch
 thread, and writes ``data/realpair/gamma_sweep.csv``: per domain × γ the tokens per wall second, the
 measured speedup over AR, the i.i.d. acceptance α of the rounds (``sampling.iid_acceptance``), the cost

@@ -1,4 +1,4 @@
-"""The real serving system on the real pair (issue 22), and its replay: one real-model point for the twin.
+"""The real serving system on the real pair, and its replay: one real-model point for the twin.
 
 ``python -m specedge.experiments.realpair_serving`` (needs ``make realpair``) runs one verification server
 process holding the 1.5B target and one drafter process per client holding the 0.5B draft, gRPC on

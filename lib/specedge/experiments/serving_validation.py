@@ -1,4 +1,4 @@
-"""The twin validated against the real serving system (issue 18): pinned real runs and their replay.
+"""The twin validated against the real serving system: pinned real runs and their replay.
 
 Real runs (``measure``, under ``make profiles``; wall-clock times are committed to ``REAL_RUNS``, never
 measured by a notebook): the gRPC server pinned to one core and every drafter to the other
@@ -305,7 +305,7 @@ def compare(pairs: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-TOLERANCE = {"p50": 5.0, "p90": 10.0}    # % (issue 18's goal); p99 is reported, not judged
+TOLERANCE = {"p50": 5.0, "p90": 10.0}    # %; p99 is reported, not judged
 
 
 def floor_s(runs: dict) -> float:

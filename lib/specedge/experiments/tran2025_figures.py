@@ -324,7 +324,7 @@ def assumption1_row(iterations: int) -> dict:
                      f"paper points to Fig 4, which plots U(x̄), not ᾱ_i, and our runs last {iterations} iterations")
 
 
-# --------------------------------------------------------------------------- on the real pair's acceptance (issue 22)
+# --------------------------------------------------------------------------- on the real pair's acceptance
 def fig4_realpair(configs, *, seeds, iterations: int, beta: float, eta: float, seed: int):
     """Fig 4's final U over seeds with the real pair's acceptance; returns (final utilities with 95 %
     intervals, comparison rows)."""

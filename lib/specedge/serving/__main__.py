@@ -55,7 +55,7 @@ def _common(ap):
 def _host(ap):
     ap.add_argument("--host", default="127.0.0.1",
                     help="address to listen on / connect to (default 127.0.0.1: this machine only; "
-                         "anything else exposes an unauthenticated, unencrypted server, see the README)")
+                         "anything else exposes an unauthenticated, unencrypted server, see docs/serving-layer.md)")
 
 
 def _sampling(ap):

@@ -1,4 +1,4 @@
-"""A deadline-aware GOODSPEED (issue 20's plug-in demo): one ``DraftAllocator``, written from outside.
+"""A deadline-aware GOODSPEED (the arena's plug-in demo): one ``DraftAllocator``, written from outside.
 
 GOODSPEED (tran2025 Algorithm 1) maximises U = sum_i log x_i: each round it solves eq (5) with gradient
 weights 1/X_i (``allocation.GoodspeedAllocator``). Weighting the utility by each client's SLO class,
