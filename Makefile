@@ -72,8 +72,8 @@ profiles: venv
 	$(PY) -m specedge.experiments.tran2025 measure
 	$(PY) -m specedge.serving.verify_profiling
 	$(PY) -m specedge.experiments.li2026_real measure
-	flock /tmp/specedge-heavy.lock $(PY) -m specedge.experiments.serving_validation measure
-	flock /tmp/specedge-heavy.lock $(PY) -m specedge.experiments.arena_spotcheck measure
+	$(PY) -m specedge.experiments.serving_validation measure
+	$(PY) -m specedge.experiments.arena_spotcheck measure
 
 # Seven runs (~12 + ~1 + ~5 + ~3 + ~1 + ~5 + ~1 min), results in figures/bench/: the real pair (Qwen2.5-Coder 0.5B drafting
 # for 1.5B, float32, one thread: two contend on a shared machine; our loop vs assisted generation vs AR, γ = 1..5); decoding with the zoo pair as trained (tiny

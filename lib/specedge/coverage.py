@@ -6,7 +6,7 @@ names the statement id(s) it holds (column ``statements``), and :func:`check_sta
 statements no row holds and rows that hold no statement::
 
     paper: zhu2025
-    source: papers/zhu2025_heterogeneous_edge_sd.txt
+    source: arXiv 2510.11331
     statements:
       - id: fig9a-44.9
         where: Sec IV-C, Fig 9(a)
@@ -34,7 +34,7 @@ up for a missing one); rows under no listed label are reported as beyond the pap
 Inventory format (validated on load)::
 
     paper: zheng2025
-    source: papers/zheng2025_tk_slt.txt
+    source: arXiv 2509.04576
     artifacts:
       - name: Table I
         stated: 15
