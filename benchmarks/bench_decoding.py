@@ -8,9 +8,9 @@
 All methods decode greedily, the same prompts, the same number of new tokens, in this process, on
 this CPU, with ``--threads`` torch threads (default 1: the models are small and the machine is
 shared). Methods run interleaved for ``--repeats`` repetitions; each method's tokens/s comes from its
-fastest repetition (the least disturbed by other jobs), and ratios are more robust than absolute
+fastest repetition (the least disturbed by other processes), and ratios are more robust than absolute
 numbers. Two clocks: this process's CPU time (primary: on a shared machine wall time also counts the
-time other jobs hold the cores) and wall time. transformers' assisted generation gets the same pair and the same constant γ
+time other processes hold the cores) and wall time. transformers' assisted generation gets the same pair and the same constant γ
 (``num_assistant_tokens=γ``, ``num_assistant_tokens_schedule="constant"``, confidence-threshold early
 stop disabled), set on the assistant's generation config, which is where transformers reads them.
 
@@ -48,7 +48,7 @@ from specedge.solvers import zheng2025
 
 
 # CPU time of this process is the primary clock: the machine is shared, and CPU time is what our code
-# spends, unlike wall time, which also counts the time other jobs hold the cores.
+# spends, unlike wall time, which also counts the time other processes hold the cores.
 CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 
 

@@ -1,7 +1,7 @@
 """Benchmark (a script, not a test): the cost of training venkatesha2025's early-exit adapters on a target,
 estimated from timed training steps on a few exits (``early_exit.train(exits=...)``), not from a training run.
 
-    flock /tmp/specedge-heavy.lock .venv/bin/python benchmarks/bench_early_exit_step.py --target qwen2.5-coder-1.5b
+    .venv/bin/python benchmarks/bench_early_exit_step.py --target qwen2.5-coder-1.5b
 
 Per step, the frozen target runs once over the batch (no gradient) and every trained exit adds its adapter,
 the final norm, the LM head over every position and the KL to the final exit, forward and backward (the head

@@ -3,7 +3,7 @@ zoo's smallest pair (target-m, draft-xs), greedy, Fixed-S, FCFS; prints the wall
 of the run (the server process plus every drafter, summed proportional set size, sampled every 0.5 s)
 and the tokens of every client, and writes one CSV row. Not run by CI (minutes, GBs): run it by hand,
 
-    flock /tmp/specedge-heavy.lock python benchmarks/bench_serving_load.py --clients 32 --out figures/bench/serving_load.csv
+    python benchmarks/bench_serving_load.py --clients 32 --out figures/bench/serving_load.csv
 """
 from __future__ import annotations
 

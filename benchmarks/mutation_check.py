@@ -10,10 +10,9 @@ if a mutation survived. "stale": the line it mutates no longer exists (the code 
 entry). Hand-written rather than ``mutmut``: seventeen bugs a reviewer would make, each checked by
 the few test files that own the code, finish in minutes on a 2-core machine, and read as a list.
 
-Survivors (mutations the suite does not catch, with why it is accepted): none at the last run
-(2026-11-23: 17 caught; the first run caught 16, "FCFS: newest first" survived until
-test_wisp_serving's FCFS test). The seven of issue 21 (marked ``#21``) each survived the suite before
-their tests were written. Run on a loaded 2-core machine: 17 mutations in ~33 min (~2 min each).
+Survivors (mutations the suite does not catch, with why it is accepted): none (17 caught). The first seven
+of the list each survived the suite before their tests were written. On a loaded 2-core machine: 17
+mutations in ~33 min (~2 min each).
 The check edits files of ``lib/specedge`` in place and restores them even on Ctrl-C; it refuses to start
 when one of them has uncommitted changes (``git diff``), so a restore cannot lose work.
 """
@@ -44,25 +43,25 @@ class Mutation:
 
 M = Mutation
 MUTATIONS = [
-    # --- issue 21's seven survivors
-    M("#21 eq (3): eta and 1 - eta swapped", "serving/allocation.py",
+    # --- seven mutations that once survived the suite
+    M("eq (3): eta and 1 - eta swapped", "serving/allocation.py",
       "(1 - self.eta) * self.alpha_hat[o.client] + self.eta * emp",
       "self.eta * self.alpha_hat[o.client] + (1 - self.eta) * emp", ("tests/unit/test_tran2025.py",)),
-    M("#21 estimator.fit: its estimator without the intercept", "serving/estimator.py",
+    M("estimator.fit: its estimator without the intercept", "serving/estimator.py",
       "est = Estimator(*model.coef_, model.intercept_)", "est = Estimator(*model.coef_, 0.0)",
       ("tests/unit/test_wisp_serving.py",)),
-    M("#21 twin: uplink time ignored", "serving/twin.py",
+    M("twin: uplink time ignored", "serving/twin.py",
       "yield float(td + tu)", "yield float(td)", ("tests/unit/test_twin_timing.py", "tests/unit/test_serving_twin.py")),
-    M("#21 twin: only the first request's verify time", "serving/twin.py",
+    M("twin: only the first request's verify time", "serving/twin.py",
       "tv = times.verify(batch)", "tv = times.verify(batch[:1])",
       ("tests/unit/test_twin_timing.py", "tests/unit/test_serving_twin.py")),
-    M("#21 sweep key: a dataclass's last field ignored", "sweep.py",
+    M("sweep key: a dataclass's last field ignored", "sweep.py",
       "for f in dataclasses.fields(value)}", "for f in dataclasses.fields(value)[:-1]}", ("tests/processes/test_sweep.py",)),
-    M("#21 real_logs.save: two columns swapped", "serving/real_logs.py",
+    M("real_logs.save: two columns swapped", "serving/real_logs.py",
       "df.assign(device=cpu_name()",
       'df.rename(columns={"t_send": "t_round", "t_round": "t_send"}).assign(device=cpu_name()',
       ("tests/processes/test_real_logs.py",)),
-    M("#21 real-run log: t_round and t_send swapped", "serving/drafter.py",
+    M("real-run log: t_round and t_send swapped", "serving/drafter.py",
       "t_round=t_recv - t_round0,\n                                 t_send=t_recv - reply.t_reply,",
       "t_send=t_recv - t_round0,\n                                 t_round=t_recv - reply.t_reply,",
       ("tests/processes/test_real_logs.py",)),

@@ -1,6 +1,6 @@
 """Real-run logs: what a real run records per round is self-consistent (a round contains its drafting,
 queueing, verification and reply), and ``real_logs`` writes and reads them back column for column
-(issue 21: swapping t_round and t_send in the run's log, or two columns in ``save``, went unnoticed)."""
+(a swap of t_round and t_send in the run's log, or of two columns in ``save``, fails here)."""
 import numpy as np
 import pandas as pd
 import pytest

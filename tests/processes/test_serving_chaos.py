@@ -1,7 +1,7 @@
 """Chaos against ONE verification server (module-scoped, loopback only, bounded counts and time): bad
 requests, hijacks, a duplicate in flight, a client that goes away, policies that raise, a drafter with
 no server. After each, the server is still up, the log names the fault, and honest clients' tokens
-equal single-process greedy decoding. (issue 17; each probe reproduces a reported failure.)"""
+equal single-process greedy decoding. (Each probe reproduces a failure seen in use.)"""
 import math
 import os
 import signal

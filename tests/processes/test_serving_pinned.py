@@ -1,4 +1,4 @@
-"""The pinned real run (``run_real(pin=...)``, issue 18): server on one core, drafters on the other, at
+"""The pinned real run (``run_real(pin=...)``): server on one core, drafters on the other, at
 tiny scale; what it logs is what the replay needs, and the replay of it keeps every real S. No timing
 assertions."""
 from __future__ import annotations

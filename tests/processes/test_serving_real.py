@@ -66,8 +66,7 @@ def test_verifier_rejects_malformed_requests_naming_the_field(target):
 def test_multi_client_greedy_faults_and_slow_loading(target):
     """Four drafter processes, SyncRounds: the honest ones give exactly single-process greedy tokens
     while one sends a malformed request and one dies; the idle timer (3 s) does not fire while the
-    drafters load (issue 17 item 2: it counted from the server's start and stopped a slow-loading run
-    with 0 tokens)."""
+    drafters load (counted from the server's start, it would stop a slow-loading run with 0 tokens)."""
     wl = Workload("target-m", (ClientSpec("draft-xs", ("code",), 1, 16),
                                ClientSpec("draft-s", ("math", "chat"), 1, 16),
                                ClientSpec("draft-xs", ("sql",), 1, 12),

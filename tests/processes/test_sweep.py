@@ -114,7 +114,7 @@ def test_default_cache_version_follows_the_library_source(tmp_path, monkeypatch)
 
 
 def test_the_key_follows_the_code_a_point_runs_and_not_the_rest_of_the_library(tmp_path):
-    """Issue 21: the key hashed the whole library (any edit invalidated everything). Now: the point's
+    """The key hashes the point's
     module and what it imports — an unrelated module's edit keeps the cache, an imported one's does not."""
     import shutil
 
@@ -138,7 +138,7 @@ def test_the_key_follows_the_code_a_point_runs_and_not_the_rest_of_the_library(t
 
 
 def test_an_edited_input_file_or_profile_gives_new_rows(tmp_path, monkeypatch):
-    """Issue 21: the key held a profile's path, never its content, so an edit in place returned the old rows."""
+    """The key holds a profile's content, not its path: an edit in place must not return the old rows."""
     import sys
 
     import yaml

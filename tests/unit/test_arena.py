@@ -1,4 +1,4 @@
-"""The edge SD arena (issue 20): its metrics, its scenario checks, a run against the closed form, the plug-in
+"""The edge SD arena: its metrics, its scenario checks, a run against the closed form, the plug-in
 policy against GOODSPEED, and the results tables' verdicts."""
 import dataclasses
 import re
@@ -303,7 +303,7 @@ def test_twin_error_is_read_from_the_validation_tables(tmp_path):
                       diff_pct=[-4.0, 30.0, 2.0, 80.0])).to_csv(f, index=False)
     assert res.twin_error_pct("goodput_tok_s", (f,)) == 4.0
     assert np.isnan(res.twin_error_pct("jain", (f,)))
-    assert 0 < res.twin_error_pct("goodput_tok_s") < 10     # the committed validation (issue 18)
+    assert 0 < res.twin_error_pct("goodput_tok_s") < 10     # the committed validation
 
 
 def test_technique_map_and_pareto_front():

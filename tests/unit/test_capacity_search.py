@@ -96,7 +96,7 @@ def test_bisection_on_a_noisy_curve_returns_a_point_it_ran_that_meets_epsilon():
 
 
 def test_table2_search_stays_below_its_bracket_within_an_eighth_of_the_throughput_bound(monkeypatch):
-    """Issue 18 item 9: a capacity search's first bracket lies at most 12.5 % above the server's throughput
+    """A capacity search's first bracket lies at most 12.5 % above the server's throughput
     bound (before: the bound rounded up to a power of two, e.g. 1024 for 910) and is not run when the
     capacity lies well below it (before: it was, the search's costliest run); at the notebook's resolution
     the search returns a run that met epsilon, with the bracket it left open."""

@@ -59,7 +59,7 @@ def test_argmax_argmin_within_and_bounds():
 
 
 def test_comparative_predicates_take_a_margin():
-    """Issue 19: "A above B" must be able to fail on noise: the lead has to exceed the margin."""
+    """The claim "A above B" must be able to fail on noise: the lead has to exceed the margin."""
     assert claims.above(2.189, 2.187).holds                      # a bare ordering passes on 0.002
     assert not claims.above(2.189, 2.187, margin=0.05).holds     # not beyond a 0.05 margin
     assert claims.above(2.5, 2.187, margin=0.05).holds
@@ -76,7 +76,7 @@ def test_comparative_predicates_take_a_margin():
 
 
 def test_a_censored_value_is_a_lower_bound_to_the_predicates():
-    """Issue 18 item 7: a capacity search stopped at its cap reports "at least 512"; a claim may rest
+    """A capacity search stopped at its cap reports "at least 512"; a claim may rest
     on it only where its unknown excess cannot reverse the order (before, 512 counted as a value: a
     "512 > 512" tie and argmax over two capped values)."""
     ge = claims.AtLeast

@@ -1,17 +1,13 @@
 """Committed outputs are what the current code writes: every comparison.csv under figures/ (also a
 profile's own folder, which the README's runner example rewrites) has today's columns, and a profile's
-folder holds the files its notebook writes on the default profile (issue 21: figures/zhu2025/
-profile-cpu_local was older — stale columns, a missing table — so the README example dirtied git)."""
+folder holds the files its notebook writes on the default profile (an older
+profile-cpu_local folder — stale columns, a missing table — would make the runner example dirty git)."""
 import pytest
 
 from specedge import compare, paths
 
-# written before the current code (issue 19's null/null_why/statements columns landed after their last full
-# run; zhu2025's profile folder predates issue 19's new zhu2025 tables), waiting for a full-scale rerun of their
-# notebooks; drop each from here with the commit of its rerun (the loader fills the new columns in as empty)
-# li2026_serving: issue 21's nanosecond grid (serving.timegrid) changes WISP's twin runs (Table 1's WISP rows,
-# Table 3's WISP goodput, Fig 7/8, WISP's Table 2 capacities); its full-scale rerun did not get the heavy lock
-# in the session that made the change
+# figure folders written before the current code, waiting for a full-scale rerun of their notebooks; drop
+# each from here with the commit of its rerun (the loader fills new columns in as empty)
 PENDING_RERUN: set[str] = set()
 
 

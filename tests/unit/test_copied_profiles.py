@@ -1,7 +1,7 @@
 """A researcher's copy of a paper profile (`make figures PROFILE=mine/x.yaml`) runs every notebook the
 original serves: the profile is loaded once, by the runner's path, and handed on as an object — never
-reloaded by its name, which names no file in data/profiles/ (issue 21: the notebooks' output folder
-reloaded it by name and failed with FileNotFoundError).
+reloaded by its name, which names no file in data/profiles/ (reloading it by name for the output folder
+would fail with FileNotFoundError).
 
 Cheap on purpose: the plan for every copy, then each served notebook's cells up to the one that makes
 its output folder (parameters, checks, the profile's first uses), run in this process; one notebook end

@@ -30,7 +30,7 @@ def test_count_caps_each_artefact_and_reports_extra_rows():
 
 @pytest.mark.parametrize("key", coverage.PAPERS)
 def test_committed_inventories_agree_with_the_committed_tables(key):
-    """Statement inventories (papers re-read for issue 19): every statement held by a row, an input or a
+    """Statement inventories: every statement held by a row, an input or a
     test, and every row names a statement the inventory lists. Older artefact counts: counted, capped."""
     inv = coverage.load_inventory(key)
     comp = coverage.load_comparison(key)
@@ -144,7 +144,7 @@ def _code(notebook: str) -> str:
                                            ("zhu2025", "zhu2025_edge_sd.ipynb"), ("li2026", "li2026_wisp.ipynb"),
                                            ("venkatesha2025", "venkatesha2025_early_exit.ipynb")])
 def test_notebook_types_no_paper_value_of_its_inventory(key, notebook):
-    """The paper's numbers are data (issue 19): no value an inventory states (a number of three significant
+    """The paper's numbers are data: no value an inventory states (a number of three significant
     digits or more, a range, a list) appears typed in its notebook's code (statement ids, which may carry a
     value in their name, are left out); shorter numbers (50, 400, 0.1, ...) are too common to check."""
     code = _code(notebook)
@@ -161,7 +161,7 @@ def test_notebook_types_no_paper_value_of_its_inventory(key, notebook):
 
 
 def test_zheng2025_notebook_types_no_paper_number():
-    """The paper's numbers are data (issue 19): the zheng2025 notebook reads them from its inventory."""
+    """The paper's numbers are data: the zheng2025 notebook reads them from its inventory."""
     import json
     code = "".join("".join(c["source"]) for c in json.loads((paths.ROOT / "notebooks" / "zheng2025_tk_slt.ipynb")
                                                              .read_text())["cells"] if c["cell_type"] == "code")

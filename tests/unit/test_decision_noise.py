@@ -1,5 +1,5 @@
-"""Decisions of the serving twin do not depend on a float's last digits (issue 21: on an AVX-512 host the
-li2026 twin flipped decisions and changed committed rows). Each test nudges the inputs of a decision by
+"""Decisions of the serving twin do not depend on a float's last digits (on an AVX-512 host
+flipped decisions would change committed li2026 rows). Each test nudges the inputs of a decision by
 a few ulps (np.nextafter) and expects the same outcome: WISP's batch former at the eq (15)/(17)
 boundaries, eq (4)'s violation test at exactly the class speed, a whole li2026 sweep point with every
 estimated and true verification time nudged, and the predictor's stop decisions."""

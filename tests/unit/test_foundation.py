@@ -187,7 +187,7 @@ def test_output_dirs():
 
 
 def test_null_test_refuses_a_match_that_no_effect_would_also_pass(tmp_path):
-    """Issue 19: paper 1.05x at +-0.05 also accepts 1.0 (no effect): refused unless the row says why."""
+    """Paper 1.05x at +-0.05 also accepts 1.0 (no effect): refused unless the row says why."""
     c = compare.Comparison("x")
     with pytest.raises(ValueError, match="accepts the null"):
         c.add("T", "speedup", 1.05, 1.0, tolerance=0.05, null=1.0)
@@ -226,7 +226,7 @@ def test_null_tolerance_is_half_the_effect():
 
 
 def test_extend_builds_rows_from_a_paper_table_and_a_reproduced_table():
-    """Issue 19: one helper turns driver rows into comparison rows; a row without ``paper`` takes the value
+    """One helper turns driver rows into comparison rows; a row without ``paper`` takes the value
     of its first statement id, a row with ``claim`` is a claim, one with ``status`` is stated."""
     paper = {"t3-wisp": 631.86, "t3-order": "yes"}
     c = compare.Comparison("x")

@@ -1,4 +1,4 @@
-"""li2026 serving: Table 1's "WISP at or below FCFS in every class" is decided over seeds (issue 18), so one
+"""li2026 serving: Table 1's "WISP at or below FCFS in every class" is decided over seeds, so one
 pooled path's single violation cannot flip it, while a difference the seeds agree on still does."""
 import pandas as pd
 import pytest

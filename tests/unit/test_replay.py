@@ -1,5 +1,5 @@
 """The replay twin (serving.replay): a hand-built real log is reproduced exactly when the verify-time
-model is exact, and a different allocation is handled as documented (issue 18)."""
+model is exact, and a different allocation is handled as documented."""
 from __future__ import annotations
 
 import numpy as np

@@ -39,8 +39,8 @@ def test_notebook_hygiene(nb):
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_is_narrative_and_calls(nb):
-    """Notebooks keep narrative, parameters, calls and plots; computation lives in lib/ (issue 19:
-    at most ~150 code lines, blank lines and comments not counted)."""
+    """Notebooks keep narrative, parameters, calls and plots; computation lives in lib/ (at most
+    ~150 code lines, blank lines and comments not counted)."""
     cells = json.loads(nb.read_text())["cells"]
     lines = [ln for c in cells if c["cell_type"] == "code" for ln in "".join(c["source"]).splitlines()
              if ln.strip() and not ln.strip().startswith("#")]

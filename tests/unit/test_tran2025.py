@@ -156,7 +156,7 @@ def test_paper_times_split_the_servers_send_from_the_clients_wait():
 
 
 def test_fig3_rows_decide_each_statement_from_the_split():
-    """Issue 19: Fig 3's statements as rows built from a wall-time split (tran2025_figures.fig3_rows): a
+    """Fig 3's statements as rows built from a wall-time split (tran2025_figures.fig3_rows): a
     GOODSPEED total 2 % off Fixed-S is 'comparable', 8 % is not; receiving longer than Fixed-S needs > 1 %."""
     import pandas as pd
 

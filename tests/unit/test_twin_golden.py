@@ -1,9 +1,9 @@
 """The twin's outputs for fixed seeds are pinned: a speed-up of the twin must leave every log byte for
 byte as it was (hashes of the log CSVs and of WISP sweep rows recorded with the SimPy implementation,
 before the hot path and the event loop were rewritten). The li2026 logs were pinned again when the
-true verification time moved onto the nanosecond grid (issue 21, ``serving.timegrid``): their last
+true verification time moved onto the nanosecond grid (``serving.timegrid``): their last
 digits changed, their sweep rows did not; and once more when a round that WISP's stop rule ended was
-charged the draft pass whose logits the rule judged (issue 18: WISP, FCFS and EDF-only run the rule's
+charged the draft pass whose logits the rule judged (WISP, FCFS and EDF-only run the rule's
 devices, SLED's fixed window did not change)."""
 import hashlib
 

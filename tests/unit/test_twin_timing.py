@@ -1,7 +1,7 @@
 """The twin's clock, term by term: a round's time is its drafting, its uplink, its wait in the queue,
 the whole batch's verification and the reply — with every term non-zero and distinct, so leaving one
-out (the uplink, or all but the first request of a batch) shows (issue 21: both went unnoticed while
-every twin test used a zero uplink and a per-batch constant verification time)."""
+out (the uplink, or all but the first request of a batch) shows (both would go unnoticed
+with a zero uplink and a per-batch constant verification time)."""
 import numpy as np
 
 from specedge.serving.allocation import FixedS

@@ -173,7 +173,7 @@ def test_fig4b_verdicts():
 
 
 def test_committed_concurrent_run_agrees_with_the_simulator():
-    """Issue 19: our simulator against our threaded run (committed measurement) is a self-check: it
+    """Our simulator against our threaded run (committed measurement) is a self-check: it
     left the paper-vs-ours table and is asserted here (mean |difference| of the cache-miss rate)."""
     from specedge import paths
     cc = pd.read_csv(paths.DATA / "venkatesha2025" / "concurrent_vs_sim.csv")

@@ -245,7 +245,7 @@ def test_fcfs_serves_the_oldest_first_and_cuts_at_max_batch():
 
 @pytest.mark.parametrize("eps", [0.0, 0.05, 0.5])
 def test_bisection_from_a_guess_matches_the_scan_and_skips_the_costly_top(eps):
-    """Issue 18 item 7: a guess (e.g. the server's throughput bound) brackets the search, so N near
+    """A guess (e.g. the server's throughput bound) brackets the search, so N near
     ``hi`` (the costliest runs) is never evaluated when the capacity lies far below it; a guess below
     the capacity widens by doubling; the answer is the scan's either way."""
     rng = np.random.default_rng(4)
@@ -264,7 +264,7 @@ def test_bisection_from_a_guess_matches_the_scan_and_skips_the_costly_top(eps):
 
 
 def test_fcfs_keeps_its_batch_within_the_memory_budget():
-    """Issue 18 item 6: FCFS (and SLED) get WISP's memory constraint (eq 14), stopping at the first
+    """FCFS (and SLED) get WISP's memory constraint (eq 14), stopping at the first
     request that does not fit (before, FCFS had no memory model: every queued request went in)."""
     queue = [Pending(c, f"s{c}", 0, 0.1 * c, 2, 3, memory=m) for c, m in enumerate((4.0, 3.0, 5.0, 1.0))]
     assert [p.client for p in FCFS(memory_budget=8.0).form(queue, 1.0, frozenset(range(4)))] == [0, 1]

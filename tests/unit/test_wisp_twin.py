@@ -160,10 +160,9 @@ def test_the_profile_parameter_reaches_the_twin_estimator(tmp_path):
 
 
 def test_every_li2026_system_keeps_its_kv_within_the_same_14_gb():
-    """Issue 18 item 6: centralized serving ran without WISP's memory model (474 devices decoding at
-    once at 2 tok/s, more KV than 14 GB holds); now every system's forward pass holds at most 14 GB of
-    KV: centralized serving's running responses (each reserving prompt + response) and the
-    speculative systems' verification batches (eq 14)."""
+    """Every system's forward pass holds at most 14 GB of KV (WISP's memory model, eq 14): centralized
+    serving's running responses (each reserving prompt + response) and the speculative systems'
+    verification batches (without it, 474 devices would decode at once at 2 tok/s, more KV than 14 GB holds)."""
     st = L.Setting(horizon=12.0, warmup=2.0)
     kv = L.kv_bytes_per_token("Qwen3-32B")
     slots = int(st.memory_gb * 1e9 // ((st.prompt_tokens + st.max_new_tokens) * kv))
@@ -188,7 +187,7 @@ def test_centralized_memory_admission_is_first_come_first_served():
 
 
 def test_capacity_search_runs_nothing_above_the_servers_throughput_bound():
-    """Issue 18 item 7 / 9: the bisection is bracketed by the N at which the server's peak throughput
+    """The bisection is bracketed by the N at which the server's peak throughput
     cannot serve the class (``throughput_guess``), not by evaluating N = hi (before: N = 512, the
     costliest run of every search), and runs nothing at or above that bracket when the capacity lies
     well below it; the capacity found lies below that bound and below the cap."""

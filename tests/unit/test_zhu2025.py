@@ -472,7 +472,7 @@ def test_sweep_rows():
 
 
 def test_ads_readings_and_alpha_independence():
-    """Issue 19: the readings of ADS's batch-size sentence, and ADS not depending on alpha (moved here
+    """The readings of ADS's batch-size sentence, and ADS not depending on alpha (moved here
     from the comparison table, where it could not fail)."""
     assert zs.ads_batch_size(lambda b: (b - 70) ** 2, 100, "two batches") == 70      # starts at 50
     assert zs.ads_batch_size(lambda b: b, 100, "two batches") == 50                  # rises at once
