@@ -6,7 +6,7 @@ import pytest
 
 from specedge.solvers import zheng2025 as z
 
-# Table I of the paper (RECOVERED, shared/notes/recovered-formulas.md); None marks '–' (S* < 1).
+# Table I of the paper (RECOVERED: cells reconstructed from its formulas); None marks '–' (S* < 1).
 TABLE1 = {
     0.4: [4, 2, 1, 1, None],
     0.6: [7, 3, 2, 1, None],

@@ -7,8 +7,8 @@ LLM, eq (11):
 
     S(γ) = (1 − α^{γ+1}) / ((1 − α)(1 + γL)).
 
-Theorem 2 gives the real-valued maximiser with the Lambert W₋₁ branch (DERIVED in
-``shared/notes/recovered-formulas.md``, the extraction lost eq (21)):
+Theorem 2 gives the real-valued maximiser with the Lambert W₋₁ branch (eq (21), DERIVED here: its
+printed form is not legible):
 
     γ₀ = [W₋₁(−α^{1/L − 1}/e) + 1] / ln α − 1/L,   requires L < 1,
 
