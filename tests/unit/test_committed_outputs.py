@@ -1,5 +1,5 @@
 """Committed outputs are what the current code writes: every comparison.csv under figures/ (also a
-profile's own folder, which the README's runner example rewrites) has today's columns, and a profile's
+profile's own folder, which `make figures PROFILE=<name>` rewrites) has today's columns, and a profile's
 folder holds the files its notebook writes on the default profile (an older
 profile-cpu_local folder — stale columns, a missing table — would make the runner example dirty git)."""
 import pytest
