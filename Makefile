@@ -27,16 +27,18 @@ $(STAMP): pyproject.toml
 	$(PY) -c "import json, sys; p = sys.argv[1]; k = json.load(open(p)); a = '--IPKernelApp.log_level=ERROR'; \
 		k['argv'] += [a] if a not in k['argv'] else []; json.dump(k, open(p, 'w'), indent=1)" \
 		$(VENV)/share/jupyter/kernels/python3/kernel.json
+	# every notebook kernel starts with the vector kernels capped at AVX2: the same bytes on any x86-64 host
+	$(PY) -m specedge.host --kernel $(VENV)/share/jupyter/kernels/python3/kernel.json
 	touch $(STAMP)
 
 figures: venv
-	$(PY) -m specedge.notebooks --scale $(SCALE) $(if $(PROFILE),--profile $(PROFILE)) $(NB)
+	$(PY) -m specedge.host --portable -- $(PY) -m specedge.notebooks --scale $(SCALE) $(if $(PROFILE),--profile $(PROFILE)) $(NB)
 	$(PY) -m specedge.compare --update-readme
 	$(PY) -m specedge.experiments.arena_results
 	@echo "figures: done (outputs in $(if $(filter ci,$(SCALE)),build/ci/figures/,figures/), executed notebooks in build/notebooks/$(SCALE)/)"
 
 test: venv
-	SPECEDGE_SCALE=ci $(PY) -m pytest tests notebooks --nbmake --nbmake-timeout=1200
+	SPECEDGE_SCALE=ci $(PY) -m specedge.host --portable -- $(PY) -m pytest tests notebooks --nbmake --nbmake-timeout=1200
 
 # Trains the embedded model zoo from scratch (resumes after an interruption), then what is built on
 # it: early-exit adapters (venkatesha2025) and WISP traces + rejection predictors (li2026).
