@@ -42,7 +42,8 @@ def test_strictly_increasing_ties_singletons_and_bounds(values, holds):
 
 
 def test_argmax_tie_at_the_top_fails_even_for_the_expected_key():
-    assert not c.argmax_is({"a": 2.0, "b": 2.0, "c": 1.0}, "a").holds
+    tie = c.argmax_is({"a": 2.0, "b": 2.0, "c": 1.0}, "a")
+    assert not tie.holds and tie.evidence.startswith("tie: ")         # the row says why: a tie, not a loss
     assert c.argmax_is({"a": 2.0, "b": 1.0}, "a", margin=0.5).holds
     assert not c.argmax_is({"a": 2.0, "b": 1.5}, "a", margin=0.5).holds      # lead exactly the margin
     assert not c.argmin_is({"a": 1.0, "b": 1.0}, "a").holds
