@@ -171,7 +171,8 @@ def main() -> None:
                     help="the draft's Linear layers (output layer included) as dynamic int8 (torch.ao "
                          "quantize_dynamic): a cheaper draft with a slightly different distribution; greedy "
                          "speculative decoding stays exact because the target is untouched")
-    ap.add_argument("--out", default=str(paths.BUILD / "bench_decoding.csv"))
+    ap.add_argument("--out", default=str(paths.BUILD / "bench_decoding.csv"),
+                    help="the CSV; {isa} and {dtype} are replaced by this host's ISA and the dtype (one file per host class)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     hf_logging.set_verbosity_error()  # assisted generation warns about its own internal generate() call
@@ -308,9 +309,10 @@ def main() -> None:
     rows += [dict(hostrow, gamma=chosen, quantity="gamma_chosen", value=chosen),
              dict(hostrow, gamma=chosen, quantity="speedup_predicted_at_chosen", value=predicted[chosen])]
     frame = pd.DataFrame(rows)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(args.out, index=False, float_format="%.6g")
-    print(f"\nwrote {args.out}")
+    out = Path(args.out.format(isa=host.isa().lower().replace("-", ""), dtype=dtype))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(out, index=False, float_format="%.6g")
+    print(f"\nwrote {out}")
 
 
 if __name__ == "__main__":
