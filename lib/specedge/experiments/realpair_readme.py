@@ -31,7 +31,7 @@ def bench_lines(files) -> list[str]:
         chosen = b.loc[b.quantity == "gamma_chosen", "value"]
         first = b[b.quantity.str.startswith("first_divergence")]
         head = b.iloc[0]
-        lines += ["", f"**{head["cpu"]}, {head["isa"]}, {head["dtype"]}** (`{f.relative_to(paths.ROOT)}`; {int(head.threads)} torch "
+        lines += ["", f"**{head['cpu']}, {head['isa']}, {head['dtype']}** (`{f.relative_to(paths.ROOT)}`; {int(head.threads)} torch "
                   f"thread, greedy, {int(head.prompts)} prompts × {int(head.new_tokens)} new tokens, tokens per CPU-second"
                   + (f"; γ picked from the measured pass curve: {int(chosen.iloc[0])}" if len(chosen) else "") + "):", "",
                   "| γ | verify ÷ step | ours ÷ our AR | ours ÷ assisted | % of round cost model | tokens = AR |",
