@@ -27,20 +27,22 @@ $(STAMP): pyproject.toml
 	$(PY) -c "import json, sys; p = sys.argv[1]; k = json.load(open(p)); a = '--IPKernelApp.log_level=ERROR'; \
 		k['argv'] += [a] if a not in k['argv'] else []; json.dump(k, open(p, 'w'), indent=1)" \
 		$(VENV)/share/jupyter/kernels/python3/kernel.json
+	# every notebook kernel starts with the vector kernels capped at AVX2: the same bytes on any x86-64 host
+	$(PY) -m specedge.host --kernel $(VENV)/share/jupyter/kernels/python3/kernel.json
 	touch $(STAMP)
 
 figures: venv
-	$(PY) -m specedge.notebooks --scale $(SCALE) $(if $(PROFILE),--profile $(PROFILE)) $(NB)
+	$(PY) -m specedge.host --portable -- $(PY) -m specedge.notebooks --scale $(SCALE) $(if $(PROFILE),--profile $(PROFILE)) $(NB)
 	$(PY) -m specedge.compare --update-readme
 	$(PY) -m specedge.experiments.arena_results
 	@echo "figures: done (outputs in $(if $(filter ci,$(SCALE)),build/ci/figures/,figures/), executed notebooks in build/notebooks/$(SCALE)/)"
 
 test: venv
-	SPECEDGE_SCALE=ci $(PY) -m pytest tests notebooks --nbmake --nbmake-timeout=1200
+	SPECEDGE_SCALE=ci $(PY) -m specedge.host --portable -- $(PY) -m pytest tests notebooks --nbmake --nbmake-timeout=1200
 
 # the inner loop: the library's unit tests only (tests/unit/; no servers, subprocesses or notebooks)
 test-fast: venv
-	SPECEDGE_SCALE=ci $(PY) -m pytest tests/unit -q
+	SPECEDGE_SCALE=ci $(PY) -m specedge.host --portable -- $(PY) -m pytest tests/unit -q
 
 # Trains the embedded model zoo from scratch (resumes after an interruption), then what is built on
 # it: early-exit adapters (venkatesha2025) and WISP traces + rejection predictors (li2026).
@@ -82,12 +84,14 @@ profiles: venv
 # layer (batched vs separate verification, server overhead per round, twin speed); then WISP's batch
 # former (µs per decision vs queue length) and a whole Table 2 sweep (Qwen3-32B, 20 s horizons) on 1 and 2 workers;
 # the twin's client-rounds per CPU-second at 8 and 64 clients (sync rounds and WISP's former).
-# WIDE_DTYPE=float32 on CPUs without bf16 matmul support (AVX2 only: bf16 there is several times slower than fp32).
-WIDE_DTYPE ?= bfloat16
+# WIDE_DTYPE=auto: bfloat16 where the CPU multiplies it natively (AMX, AVX512-BF16), float32 elsewhere
+# (on AVX2 only, bf16 is several times slower than fp32); the real pair's dtype is chosen the same way.
+WIDE_DTYPE ?= auto
 bench: venv
 	# the real pair first (it needs `make realpair`; without it this step stops at once, saying so)
-	$(PY) benchmarks/bench_decoding.py --draft qwen2.5-coder-0.5b --target qwen2.5-coder-1.5b --gamma 1 2 3 4 5 \
-		--new-tokens 24 --prompts 2 --repeats 1 --warmup 0 --threads 1 --forward-reps 3 --out figures/bench/decoding_realpair.csv
+	for dt in float32 auto; do $(PY) benchmarks/bench_decoding.py --draft qwen2.5-coder-0.5b --target qwen2.5-coder-1.5b \
+		--gamma 1 2 3 4 5 --new-tokens 24 --prompts 2 --repeats 1 --warmup 0 --threads 1 --forward-reps 3 --dtype $$dt \
+		--out 'figures/bench/decoding_realpair_{isa}_{dtype}.csv' || exit 1; done
 	$(PY) benchmarks/bench_decoding.py --out figures/bench/decoding_zoo.csv
 	$(PY) benchmarks/bench_decoding.py --widen 2048 5632 8 --dtype $(WIDE_DTYPE) --prompts 2 --repeats 3 \
 		--forward-reps 30 --out figures/bench/decoding_widened.csv

@@ -24,6 +24,15 @@ a (γ + 1)-token verification costs more than one step, and alternating two mode
 cache misses that an AR loop over one model does not pay; the outputs of all methods are checked to be identical. Results: ``build/bench_decoding.csv``
 (long format: one row per quantity).
 
+``--dtype`` (default ``auto``: ``specedge.host.auto_dtype``, bfloat16 where the CPU multiplies it natively,
+float32 elsewhere) sets both models' weights. Before the runs, the cost of a k-token cached target pass is
+timed for k = 1 .. max γ + 1 (``verify_curve``); the γ the round cost model picks from that curve and each
+γ's α is reported as ``gamma_chosen``. Greedy speculative decoding emits exactly the autoregressive tokens
+in float32; in bfloat16 a (γ + 1)-token pass rounds differently from a one-token step, so a near-tie can
+flip: every run records, per prompt, the first position where our loop's tokens leave AR's, the target's
+top-2 logit margin there (in AR's own one-token step) and the rank of our token in that step. Every row
+records the CPU model, its ISA, whether it multiplies bfloat16 natively, the dtype and the threads.
+
 ``--widen H I L`` embeds the target in a Llama of hidden size H, MLP size I and L layers that computes
 the same logits (:func:`specedge.zoo.widen`): the zoo pair's acceptance at the cost of a ~0.4 B-parameter
 target. With ``--dtype bfloat16`` (the target's weights; the draft stays float32) a (γ + 1)-token
@@ -43,7 +52,7 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 from transformers.utils import logging as hf_logging
 
-from specedge import decoding, paths, profiling, sampling
+from specedge import decoding, host, paths, sampling
 from specedge.solvers import zheng2025
 
 
@@ -108,6 +117,36 @@ def forward_times(draft, target, context: torch.Tensor, gamma: int, reps: int) -
     return tuple(statistics.median(times[c]) for c in calls)
 
 
+def verify_curve(target, context: torch.Tensor, ks, reps: int) -> dict[int, float]:
+    """Median CPU time of a k-token cached target pass after ``context``, for each k in ``ks``."""
+    runner, out = decoding.CausalLM(target), {}
+    with torch.inference_mode():
+        runner.feed(context)
+        for k in ks:
+            times = []
+            for _ in range(reps):
+                t0 = time.process_time()
+                runner.feed(context[-k:], keep=k)
+                times.append(time.process_time() - t0)
+                runner.crop(len(context))
+            out[k] = statistics.median(times)
+    return out
+
+
+def divergence(target, prompt: torch.Tensor, ours: torch.Tensor, ar: torch.Tensor) -> dict:
+    """Where our loop's tokens first leave AR's (-1: nowhere), the target's top-2 logit margin at that
+    position in AR's own one-token step, and the rank of our token there (0: AR's choice)."""
+    diff = (ours != ar).nonzero()
+    if not len(diff):
+        return dict(first_divergence=-1, top2_margin=float("nan"), our_token_rank=0)
+    j = int(diff[0])
+    with torch.inference_mode():
+        logits = decoding.CausalLM(target).feed(torch.cat([prompt, ar[:j]]))[-1].float()
+    top2 = logits.topk(2).values
+    rank = int((logits > logits[int(ours[j])]).sum())
+    return dict(first_divergence=j, top2_margin=float(top2[0] - top2[1]), our_token_rank=rank)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--draft")
@@ -126,12 +165,14 @@ def main() -> None:
     ap.add_argument("--forward-reps", type=int, default=100, help="repetitions of the timed single passes")
     ap.add_argument("--widen", type=int, nargs=3, metavar=("HIDDEN", "INTERMEDIATE", "LAYERS"),
                     help="embed the target in a larger Llama with the same logits (specedge.zoo.widen)")
-    ap.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32", help="the target's weights")
+    ap.add_argument("--dtype", choices=host.DTYPES, default="auto",
+                    help="both models' weights; auto: bfloat16 where this CPU multiplies it natively, else float32")
     ap.add_argument("--draft-int8", action="store_true",
                     help="the draft's Linear layers (output layer included) as dynamic int8 (torch.ao "
                          "quantize_dynamic): a cheaper draft with a slightly different distribution; greedy "
                          "speculative decoding stays exact because the target is untouched")
-    ap.add_argument("--out", default=str(paths.BUILD / "bench_decoding.csv"))
+    ap.add_argument("--out", default=str(paths.BUILD / "bench_decoding.csv"),
+                    help="the CSV; {isa} and {dtype} are replaced by this host's ISA and the dtype (one file per host class)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     hf_logging.set_verbosity_error()  # assisted generation warns about its own internal generate() call
@@ -146,9 +187,8 @@ def main() -> None:
         from specedge import zoo
         target = zoo.widen(target, *args.widen)
         tname += "-widened-{}x{}x{}".format(*args.widen)
-    target = target.to(getattr(torch, args.dtype))
-    if args.dtype != "float32":
-        tname += f"-{args.dtype}"
+    dtype = host.resolve_dtype(args.dtype)
+    target, draft = target.to(getattr(torch, dtype)), draft.to(getattr(torch, dtype))
     if args.draft_int8:
         from torch.ao.quantization import quantize_dynamic
         draft = quantize_dynamic(draft, {torch.nn.Linear}, dtype=torch.qint8)
@@ -161,9 +201,15 @@ def main() -> None:
     context = torch.cat([prompts[0], prompts[0]])[: args.prompt_tokens + n // 2]
     print(f"pair: draft {dname} ({sum(p.numel() for p in draft.parameters()) / 1e6:.2f} M params), "
           f"target {tname} ({sum(p.numel() for p in target.parameters()) / 1e6:.2f} M params); "
-          f"{len(prompts)} prompts x {n} new tokens, {args.threads} thread(s)")
+          f"{len(prompts)} prompts x {n} new tokens, {args.threads} thread(s), {dtype} "
+          f"({args.dtype}; {host.cpu_name()}, {host.isa()})")
 
-    rows = []
+    hostrow = dict(draft=dname, target=tname, **host.describe(dtype, args.threads), prompts=len(prompts),
+                   new_tokens=n, torch=torch.__version__)
+    curve = verify_curve(target, context, range(1, max(args.gamma) + 2), args.forward_reps)
+    print("k-token target pass (CPU time, median): " + ", ".join(f"{k}: {t * 1e3:.1f} ms" for k, t in curve.items()))
+    rows = [dict(hostrow, gamma=k - 1, quantity="t_verify_curve_s", value=t) for k, t in curve.items()]
+    predicted = {}
     for gamma in args.gamma:
         t_draft, t_target, t_verify = forward_times(draft, target, context, gamma, args.forward_reps)
         c = t_draft / t_target
@@ -209,6 +255,8 @@ def main() -> None:
                     outputs.setdefault(m, out)
         tokens = {m: sum(len(o) for o in outputs[m]) for m in methods}
         same = all(torch.equal(a, b) for m in methods for a, b in zip(outputs[m], outputs["ours autoregressive"]))
+        div = [divergence(target, p, o, a) for p, o, a in
+               zip(prompts, outputs["ours speculative"], outputs["ours autoregressive"])]
         rounds = [r for out in sd_runs[args.warmup: args.warmup + len(prompts)] for r in out.rounds]
         accepted, drafted = [r.accepted for r in rounds], [r.drafted for r in rounds]
         rate = sampling.acceptance_rate(accepted, drafted)
@@ -221,6 +269,7 @@ def main() -> None:
         t_ar = best["ours autoregressive", "cpu"] / tokens["ours autoregressive"]
         e_tokens = float(sampling.expected_tokens_per_round(alpha, gamma))
         analytic_v = e_tokens * t_ar / (t_verify + gamma * t_draft)
+        predicted[gamma] = e_tokens * t_ar / (curve[gamma + 1] + gamma * t_draft)  # the curve's pass: γ's choice
         print(f"\ngamma = {gamma}: forward passes (CPU time, median): draft {t_draft * 1e3:.2f} ms, target "
               f"{t_target * 1e3:.2f} ms (c = {c:.3f}), target on {gamma + 1} tokens {t_verify * 1e3:.2f} ms")
         print(f"draft acceptance rate {rate:.3f}, i.i.d. acceptance α = {alpha:.3f}, "
@@ -238,8 +287,11 @@ def main() -> None:
         print(f"with the measured passes instead (verification = {t_verify / t_target:.2f} target steps, "
               f"an AR-loop step = {t_ar / t_target:.2f} alternating target steps) the round cost model "
               f"predicts {analytic_v:.2f}x: {measured['cpu'] / analytic_v:.0%} reached")
-        base = dict(draft=dname, target=tname, gamma=gamma, threads=args.threads, prompts=len(prompts),
-                    new_tokens=n, device=profiling.cpu_name(), torch=torch.__version__)
+        for i, d in enumerate(div):
+            if d["first_divergence"] >= 0:
+                print(f"prompt {i}: our tokens leave AR's at position {d['first_divergence']} (target's top-2 "
+                      f"margin there {d['top2_margin']:.4g}, our token AR's choice #{d['our_token_rank'] + 1})")
+        base = dict(hostrow, gamma=gamma)
         rows += [dict(base, quantity=f"tokens_per_{clock}_s[{m}]", value=tps[m, clock]) for m, clock in tps]
         rows += [dict(base, quantity=q, value=v) for q, v in [
             ("ours_vs_assisted_cpu", tps["ours speculative", "cpu"] / tps["transformers assisted", "cpu"]),
@@ -250,10 +302,17 @@ def main() -> None:
             ("speedup_measured_cpu", measured["cpu"]), ("speedup_measured_wall", measured["wall"]),
             ("speedup_analytic", analytic), ("measured_over_analytic", measured["cpu"] / analytic),
             ("t_ar_step_s", t_ar), ("speedup_cost_model_measured_passes", analytic_v), ("outputs_identical", float(same))]]
+        rows += [dict(base, quantity=f"{q}[prompt {i}]", value=v) for i, d in enumerate(div) for q, v in d.items()]
+    chosen = max(predicted, key=predicted.get)
+    print(f"\nγ chosen by the round cost model from the measured pass curve: {chosen} "
+          f"(predicted {predicted[chosen]:.2f}x over AR)")
+    rows += [dict(hostrow, gamma=chosen, quantity="gamma_chosen", value=chosen),
+             dict(hostrow, gamma=chosen, quantity="speedup_predicted_at_chosen", value=predicted[chosen])]
     frame = pd.DataFrame(rows)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(args.out, index=False, float_format="%.6g")
-    print(f"\nwrote {args.out}")
+    out = Path(args.out.format(isa=host.isa().lower().replace("-", ""), dtype=dtype))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(out, index=False, float_format="%.6g")
+    print(f"\nwrote {out}")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from specedge import early_exit, paths, profiling, zoo
+from specedge import early_exit, host, paths, zoo
 
 
 def main() -> None:
@@ -33,11 +33,13 @@ def main() -> None:
     ap.add_argument("--context", type=int, default=128, help="the zoo recipe's context")
     ap.add_argument("--steps", type=int, default=200, help="the zoo recipe's steps, for the estimate")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--dtype", choices=host.DTYPES, default="auto",
+                    help="the target's weights; auto: bfloat16 where this CPU multiplies it natively, else float32")
     ap.add_argument("--out", default=str(paths.FIGURES / "bench" / "early_exit_step_realpair.csv"))
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    target = zoo.load_model(args.target).eval()
+    target = zoo.load_model(args.target, host.torch_dtype(args.dtype)).eval()
     ee = early_exit.EarlyExits(target, per_layer=2)
     n_layers = len(target.model.layers)
     g = torch.Generator().manual_seed(0)
@@ -60,7 +62,7 @@ def main() -> None:
     print(f"per step: target pass {t_target:.1f} s + {t_exit:.1f} s per exit; {adapters} adapters (two exits per layer "
           f"of {n_layers}), batch {args.recipe_batch}: {per_step:.0f} s per step, {args.steps} steps ≈ {hours:.1f} h on {args.threads} thread(s)")
     base = dict(target=args.target, batch=args.batch, recipe_batch=args.recipe_batch, context=args.context, threads=args.threads,
-                device=profiling.cpu_name(), torch=torch.__version__, trainable_params=ee.trainable_parameters())
+                **host.describe(host.resolve_dtype(args.dtype)), torch=torch.__version__, trainable_params=ee.trainable_parameters())
     frame = pd.DataFrame([dict(base, quantity=f"step_s[{r['exits']} exits]", value=r["step_s"]) for r in rows]
                          + [dict(base, quantity=q, value=v) for q, v in (
                              ("target_pass_s", t_target), ("per_exit_s", t_exit), ("adapters", adapters),

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from specedge import profiling, timing, zoo
+from specedge import host, timing, zoo
 from specedge.serving.allocation import FixedS, GoodspeedAllocator
 from specedge.serving.batching import SyncRounds
 from specedge.serving.drafter import Drafter
@@ -32,7 +32,7 @@ from specedge.serving.workload import ClientSpec, Workload
 
 
 def _tag() -> dict:
-    return dict(cpu=profiling.cpu_name(), torch=torch.__version__, python=platform.python_version(),
+    return dict(**host.describe(threads=torch.get_num_threads()), torch=torch.__version__, python=platform.python_version(),
                 load_avg=round(os.getloadavg()[0], 2))
 
 
@@ -100,17 +100,18 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out-dir", type=Path, default=Path("build/bench"))
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--wide-dtype", choices=("bfloat16", "float32"), default="bfloat16",
-                    help="dtype of the widened target (float32 on CPUs without bf16 matmul support: AVX2-only "
-                         "hosts run bf16 matmuls above 8 rows several times slower than fp32)")
+    ap.add_argument("--wide-dtype", choices=host.DTYPES, default="auto",
+                    help="dtype of the widened target; auto: bfloat16 where this CPU multiplies it natively (AVX2-only "
+                         "hosts run bf16 matmuls above 8 rows several times slower than fp32), else float32")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     draft = zoo.load_model("draft-xs")
     target = zoo.load_model("target-l")
     rows = batching(target, draft, "zoo target-l (fp32)", args.repeats)
-    wide = zoo.widen(zoo.load_model("target-l"), 2048, 5632, 8).to(getattr(torch, args.wide_dtype))
-    short = {"bfloat16": "bf16", "float32": "fp32"}[args.wide_dtype]
+    wide_dtype = host.resolve_dtype(args.wide_dtype)
+    wide = zoo.widen(zoo.load_model("target-l"), 2048, 5632, 8).to(getattr(torch, wide_dtype))
+    short = {"bfloat16": "bf16", "float32": "fp32"}[wide_dtype]
     rows += batching(wide, draft, f"target-l widened 0.43B ({short})", max(2, args.repeats // 2))
     pd.DataFrame(rows).to_csv(args.out_dir / "serving_batching.csv", index=False)
     pd.DataFrame(overhead()).to_csv(args.out_dir / "serving_overhead.csv", index=False)

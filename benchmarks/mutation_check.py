@@ -5,9 +5,10 @@ applied to the library in turn, the tests that should notice it run, and the fil
     python benchmarks/mutation_check.py --only twin     # the mutations whose name contains "twin"
     make mutants                                   # the same through the venv
 
-Prints one line per mutation (caught / SURVIVED / stale) and writes ``build/mutation_check.csv``; exits 1
-if a mutation survived. "stale": the line it mutates no longer exists (the code changed: update the
-entry). Hand-written rather than ``mutmut``: seventeen bugs a reviewer would make, each checked by
+Prints one line per mutation (caught / SURVIVED) and writes ``build/mutation_check.csv``; exits 1 if a
+mutation survived. An entry whose line no longer occurs exactly once in its file is stale (the code
+changed): the check refuses to start, naming it, so a survivor can never hide as "stale" (update the
+entry; ``tests/unit/test_mutation_list.py`` checks the same in every test run). Hand-written rather than ``mutmut``: seventeen bugs a reviewer would make, each checked by
 the few test files that own the code, finish in minutes on a 2-core machine, and read as a list.
 
 Survivors (mutations the suite does not catch, with why it is accepted): none (17 caught). The first seven
@@ -45,15 +46,15 @@ M = Mutation
 MUTATIONS = [
     # --- seven mutations that once survived the suite
     M("eq (3): eta and 1 - eta swapped", "serving/allocation.py",
-      "(1 - self.eta) * self.alpha_hat[o.client] + self.eta * emp",
-      "self.eta * self.alpha_hat[o.client] + (1 - self.eta) * emp", ("tests/unit/test_tran2025.py",)),
+      "alpha_hat[c] = keep_a * alpha_hat[c] + eta * (o.accept_prob_sum / drafted)",
+      "alpha_hat[c] = eta * alpha_hat[c] + keep_a * (o.accept_prob_sum / drafted)", ("tests/unit/test_tran2025.py",)),
     M("estimator.fit: its estimator without the intercept", "serving/estimator.py",
       "est = Estimator(*model.coef_, model.intercept_)", "est = Estimator(*model.coef_, 0.0)",
       ("tests/unit/test_wisp_serving.py",)),
     M("twin: uplink time ignored", "serving/twin.py",
       "yield float(td + tu)", "yield float(td)", ("tests/unit/test_twin_timing.py", "tests/unit/test_serving_twin.py")),
     M("twin: only the first request's verify time", "serving/twin.py",
-      "tv = times.verify(batch)", "tv = times.verify(batch[:1])",
+      "tv = verify(batch)", "tv = verify(batch[:1])",
       ("tests/unit/test_twin_timing.py", "tests/unit/test_serving_twin.py")),
     M("sweep key: a dataclass's last field ignored", "sweep.py",
       "for f in dataclasses.fields(value)}", "for f in dataclasses.fields(value)[:-1]}", ("tests/processes/test_sweep.py",)),
@@ -87,8 +88,22 @@ MUTATIONS = [
       "- _check(\"t_draft\", t_draft) - _check(\"t_network\", t_network))", "- _check(\"t_draft\", t_draft))",
       ("tests/unit/test_wisp_serving.py",)),
     M("GOODSPEED: eq (4) X without smoothing", "serving/allocation.py",
-      "self.X[o.client] = (1 - self.beta) * self.X[o.client] + self.beta * o.tokens",
-      "self.X[o.client] = o.tokens", ("tests/unit/test_tran2025.py",)),
+      "X[c] = keep_x * X[c] + beta * o.tokens",
+      "X[c] = o.tokens", ("tests/unit/test_tran2025.py",)),
+    # --- the predicates that decide comparison rows (edge cases: tests/unit/test_claims_edges.py)
+    M("claims.above: a tie at the margin passes", "claims.py",
+      "bool(arr[0] > arr[1] + m)", "bool(arr[0] >= arr[1] + m)", ("tests/unit/test_claims_edges.py",)),
+    M("claims.within: the stated range's ends excluded", "claims.py",
+      "low <= v <= high", "low < v < high", ("tests/unit/test_claims_edges.py",)),
+    M("claims.argmax_is: a two-way tie for the top passes", "claims.py",
+      "if ties > 1:", "if ties > 2:", ("tests/unit/test_claims_edges.py",)),
+    M("claims.argmax_is: a lead exactly at the margin passes", "claims.py",
+      "holds = winner == expected and lead > m", "holds = winner == expected and lead >= m",
+      ("tests/unit/test_claims_edges.py",)),
+    M("claims.interval_at_most: a tie over seeds fails", "claims.py",
+      'verdict in ("below", "tie")', 'verdict == "below"', ("tests/unit/test_claims_edges.py",)),
+    M("claims.strictly_increasing: a lower bound on the smaller side decides", "claims.py",
+      "if np.all(d > 0) and lower.any():", "if False:", ("tests/unit/test_claims_edges.py",)),
     # --- solvers
     M("venkatesha2025: SD latency without communication", "solvers/venkatesha2025.py",
       "(_gamma(gamma) * _nonneg(\"T_d\", T_d) + _nonneg(\"T_c\", T_c)\n",
@@ -107,11 +122,20 @@ def pytest(tests, python: str, timeout: float) -> int:
                           env=env, capture_output=True, text=True, timeout=timeout).returncode
 
 
+def stale(mutations) -> list[str]:
+    """The entries whose line does not occur exactly once in their file (with how often it does)."""
+    out = []
+    for m in mutations:
+        path = LIB / m.file
+        n = path.read_text().count(m.old) if path.exists() else None
+        if n != 1:
+            out.append(f"{m.name} ({m.file}: {'no file' if n is None else f'{n}x'})")
+    return out
+
+
 def run_one(m: Mutation, python: str, timeout: float) -> tuple[str, float]:
     path = LIB / m.file
     src = path.read_text()
-    if src.count(m.old) != 1:
-        return "stale", 0.0
     t0 = time.perf_counter()
     try:
         path.write_text(src.replace(m.old, m.new))
@@ -133,6 +157,10 @@ def main(argv=None) -> int:
     ap.add_argument("--no-baseline", action="store_true", help="skip the run of every test file unmutated first")
     args = ap.parse_args(argv)
     todo = [m for m in MUTATIONS if args.only.lower() in m.name.lower()]
+    if not todo:
+        raise SystemExit(f"no mutation's name contains {args.only!r}")
+    if bad := stale(todo):
+        raise SystemExit("stale mutation entries (their line is not in the code exactly once): " + "; ".join(bad))
     files = sorted({str(LIB / m.file) for m in todo})
     dirty = subprocess.run(["git", "diff", "--name-only", "--", *files], cwd=ROOT, capture_output=True, text=True).stdout
     if dirty.strip():
@@ -154,7 +182,7 @@ def main(argv=None) -> int:
         w.writerows(rows)
     survived = [r["mutation"] for r in rows if r["status"] == "SURVIVED"]
     print(f"{len(rows)} mutations: {sum(r['status'].startswith('caught') for r in rows)} caught, "
-          f"{len(survived)} survived, {sum(r['status'] == 'stale' for r in rows)} stale -> {args.out}")
+          f"{len(survived)} survived -> {args.out}")
     return 1 if survived else 0
 
 

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from specedge import notebooks, paths
+from specedge import host, notebooks, paths
 
 TINY = {"cells": [{"cell_type": "code", "execution_count": None, "id": "p", "metadata": {"tags": ["parameters"]},
                    "outputs": [], "source": ["scale = 'full'"]},
@@ -64,8 +64,8 @@ def test_the_plan_starts_the_longest_notebook_first_and_knows_every_notebook(tmp
 def test_kernels_run_side_by_side_get_their_share_of_the_sweep_workers_and_their_own_threads():
     """Thread counts stay the notebooks' own: torch's reductions depend on them (OMP_NUM_THREADS=1 moved
     zheng2025's alpha(K) in the 10th digit), and a parallel run must write what a serial one does."""
-    assert notebooks.kernel_env(1) == {}
-    assert notebooks.kernel_env(2, cores=2) == {"SPECEDGE_WORKERS": "1"}
+    assert notebooks.kernel_env(1) == host.PORTABLE_ENV               # the kernels capped at AVX2
+    assert notebooks.kernel_env(2, cores=2) == {**host.PORTABLE_ENV, "SPECEDGE_WORKERS": "1"}
     assert notebooks.kernel_env(2, cores=8)["SPECEDGE_WORKERS"] == "4"
     assert notebooks.kernel_env(3, cores=2)["SPECEDGE_WORKERS"] == "1"
 

@@ -16,7 +16,7 @@ from specedge import imports
 LAYERS: list[tuple[str, set[str]]] = [
     ("core", {"imports", "paths", "params", "timing", "sampling", "plotting", "claims", "compare", "coverage", "sweep",
               "decoding", "kv_cache_arg"}),
-    ("hardware", {"hardware", "profiling", "needs"}),
+    ("hardware", {"hardware", "host", "profiling", "needs"}),
     ("models", {"zoo"}),
     ("algorithms", {"solvers"}),
     ("systems", {"early_exit", "predictor", "serving"}),

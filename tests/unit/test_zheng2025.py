@@ -1,9 +1,13 @@
 """zheng2025 (TK-SLT) analytic part: closed form vs brute force, Table I, input checks."""
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
+from specedge import host
 from specedge.solvers import zheng2025 as z
 
 # Table I of the paper (RECOVERED: cells reconstructed from its formulas); None marks '–' (S* < 1).
@@ -151,15 +155,39 @@ def test_measured_cost_is_the_pass_ratio_plus_the_uplink():
         z.measured_cost(10, 0.002, 0.0, 1e6)
 
 
-def test_scalar_inputs_compute_exactly_as_arrays():
-    """AS² in the serving twin passes numbers (the checks then skip building arrays): S(γ) and γ* equal the
-    array path bit for bit, and bad numbers are refused the same way."""
+SCALAR_VS_ARRAY = """
+import numpy as np
+from specedge import host
+from specedge.solvers import zheng2025 as z
+rng = np.random.default_rng(3)
+a, L, g = rng.uniform(1e-4, 1 - 1e-4, 4000), rng.uniform(0, 0.999, 4000), rng.integers(0, 60, 4000)
+vec = z.speedup(g, a, L)
+one = np.array([float(z.speedup(int(g[i]), float(a[i]), float(L[i]))) for i in range(len(a))])
+np64 = np.array([float(z.speedup(np.int64(g[i]), np.float64(a[i]), np.float64(L[i]))) for i in range(len(a))])
+ulps = max(np.abs(one.view(np.int64) - vec.view(np.int64)).max(), np.abs(np64.view(np.int64) - vec.view(np.int64)).max())
+print(int(ulps))
+"""
+
+
+def _scalar_vs_array_ulps(env: dict) -> int:
+    """Largest distance in ulps between eq (11) on Python/numpy scalars and on arrays, in a fresh process."""
+    out = subprocess.run([sys.executable, "-c", SCALAR_VS_ARRAY], env=env, capture_output=True, text=True, check=True)
+    return int(out.stdout.split()[-1])
+
+
+def test_scalar_inputs_compute_as_arrays_within_ulps():
+    """AS² in the serving twin passes numbers (the checks then skip building arrays): S(γ) on scalars equals
+    the array path within 64 ulps (relative 1.4e-14) on the host as it is (numpy's AVX-512 power/log kernels are not the scalar
+    libm: up to 9 ulps apart on an AVX-512 AMD EPYC) and bit for bit with the vector kernels capped at AVX2
+    (``host.PORTABLE_ENV``, as figures and tests run); bad numbers are refused the same way."""
+    native = {k: v for k, v in os.environ.items() if k not in host.PORTABLE_ENV}
+    assert _scalar_vs_array_ulps(native) <= 64
+    assert _scalar_vs_array_ulps(host.portable(native)) == 0
     rng = np.random.default_rng(3)
-    a, L, g = rng.uniform(1e-4, 1 - 1e-4, 4000), rng.uniform(0, 0.999, 4000), rng.integers(0, 60, 4000)
+    a, L, g = rng.uniform(1e-4, 1 - 1e-4, 400), rng.uniform(0, 0.999, 400), rng.integers(0, 60, 400)
     vec = z.speedup(g, a, L)
-    for i in range(len(a)):
-        assert float(z.speedup(int(g[i]), float(a[i]), float(L[i]))) == float(vec[i])
-        assert float(z.speedup(np.int64(g[i]), np.float64(a[i]), np.float64(L[i]))) == float(vec[i])
+    one = np.array([float(z.speedup(int(g[i]), float(a[i]), float(L[i]))) for i in range(len(a))])
+    np.testing.assert_array_max_ulp(one, vec, maxulp=64)
     for bad in (1.0, -0.1, float("nan")):
         with pytest.raises(ValueError, match="alpha"):
             z.speedup(1, bad, 0.1)

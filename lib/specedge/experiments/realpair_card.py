@@ -30,7 +30,7 @@ import time
 import pandas as pd
 import torch
 
-from .. import decoding, paths, sampling
+from .. import decoding, host, paths, sampling
 from ..solvers import zheng2025
 from ..zoo import DOMAINS, eval_records, load_pair
 from ..zoo.acceptance import completion_logits, pair_acceptance
@@ -139,9 +139,11 @@ def main(argv=None) -> int:
     ap.add_argument("step", nargs="?", choices=("teacher", "live", "all"), default="all")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--gammas", type=int, nargs="+", default=[4], help="draft lengths of the live step")
+    ap.add_argument("--dtype", choices=host.DTYPES, default="auto",
+                    help="both models' weights; auto: bfloat16 where this CPU multiplies it natively, else float32")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
-    draft, target, tok = load_pair(DRAFT, TARGET)
+    draft, target, tok = load_pair(DRAFT, TARGET, dtype=host.torch_dtype(args.dtype))
     OUT.mkdir(parents=True, exist_ok=True)
     if args.step in ("teacher", "all"):
         card, topk = teacher(draft, target, tok)

@@ -15,7 +15,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from .. import decoding
+from .. import decoding, host
 from ..serving.allocation import by_name
 from ..zoo import DOMAINS
 from ..zoo.realpair import DRAFT, TARGET
@@ -91,9 +91,11 @@ def main(argv=None) -> int:
     ap.add_argument("--clients", type=int, default=2)
     ap.add_argument("--tokens", type=int, default=32)
     ap.add_argument("--threads", type=int, default=1, help="torch threads of this process (the greedy reference)")
+    ap.add_argument("--dtype", choices=host.DTYPES, default="auto",
+                    help="both models' weights; auto: bfloat16 where this CPU multiplies it natively, else float32")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
-    real_logs.save(serve(load_model(TARGET), clients=args.clients, tokens=args.tokens), FILES["serving_runs"])
+    real_logs.save(serve(load_model(TARGET, host.torch_dtype(args.dtype)), clients=args.clients, tokens=args.tokens), FILES["serving_runs"])
     return 0
 
 
