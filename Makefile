@@ -12,7 +12,7 @@ NB     ?=
 export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
 export PYTHONHASHSEED := 0
 
-.PHONY: venv figures test test-fast zoo realpair profiles bench readme coverage lint mutants clean
+.PHONY: gpu-check venv figures test test-fast zoo realpair profiles bench readme coverage lint mutants clean
 
 venv: $(STAMP)
 
@@ -99,6 +99,12 @@ bench: venv
 	$(PY) benchmarks/bench_wisp_scheduler.py --out figures/bench/wisp_scheduler.csv
 	$(PY) benchmarks/bench_wisp_table2.py --horizon 20 --warmup 5 --targets Qwen3-32B --out figures/bench/wisp_table2.csv
 	$(PY) benchmarks/bench_twin.py --out figures/bench/twin_speed.csv
+
+# On a machine with a CUDA GPU (never in CI): the real pair's shapes with random weights, the cost of a k-token
+# pass against k and the round cost model's SD-over-AR per gamma with the pair's committed acceptance (~2 min)
+# -> figures/bench/gpu_check_cuda.csv
+gpu-check: venv
+	$(PY) benchmarks/gpu_check.py --device cuda
 
 # Rows present in each figures/<paper>/comparison.csv against the numbers the paper states, counted
 # per artefact from the inventories in data/coverage/ (add --detail for the per-artefact table).
