@@ -57,8 +57,22 @@ def test_table2_rows_on_the_papers_own_costs_match_its_L_and_read_gamma_rows():
     assert frame.reproduced[:5].tolist() == pytest.approx([PAPER[f"table2-L-K{k}"] for k in figs.PAPER_K], abs=2e-4)
     gamma = frame[frame.statements.str.startswith("table2-gamma-row")]
     assert gamma.statements.tolist() == [f"table2-gamma-{r}-K{k}" for r in ("row1", "row2") for k in figs.PAPER_K]
-    want = t2[(t2.scenario == "paper costs") & (t2.temperature == 1.0)].gamma_star.tolist()
+    want = t2[(t2.scenario == "paper costs") & (t2.temperature == 0.0)].gamma_star.tolist()   # row 1 is T = 0
     assert [str(v) for v in gamma.reproduced[:5]] == want
+    assert gamma.quantity.str.contains("T=0").tolist() == [True] * 5 + [False] * 5
+
+
+def test_table2_row_reading_puts_the_row_that_needs_alpha_falling_at_T0():
+    """Eq (7) on the paper's L(K): 3 2 2 1 1 needs alpha in [0.471, 0.594] at K = 3 but in [0.291, 0.471] at K = 32
+    (alpha falls with K: T = 0, Sec VI-B); 2 2 2 2 1 fits a constant alpha. GAMMA_ROWS must follow that reading."""
+    reading = figs.table2_row_reading(PAPER, PAPER_LIKE)
+    r1 = reading[reading.row == "row1"].set_index("K")
+    assert r1.loc[3, ["alpha_lo", "alpha_hi"]].tolist() == pytest.approx([0.4705, 0.5945], abs=1e-3)
+    assert r1.loc[32, ["alpha_lo", "alpha_hi"]].tolist() == pytest.approx([0.2914, 0.4706], abs=1e-3)
+    falls = reading.groupby("row").alpha_falls.first().to_dict()
+    assert falls == {"row1": True, "row2": False} and not reading.alpha_rises.any()
+    assert dict((r, T) for T, r in figs.GAMMA_ROWS) == {"row1": 0.0, "row2": 1.0}
+    assert (reading[reading.row == "row1"].temperature == 0.0).all()
 
 
 def test_measured_costs_far_from_the_papers_deviate():
@@ -106,12 +120,20 @@ def test_as2_map_refuses_a_policy_that_speculates_where_alpha_is_below_L(monkeyp
 
 def test_wire_rows_size_our_dense_payload_and_the_top_k_cut():
     wire = figs.wire_frame((figs.PAPER_VOCAB, 151936))
+    dense = wire[(wire.vocab == figs.PAPER_VOCAB) & (wire.K == "dense")].iloc[0]
+    assert dense.kbit == pytest.approx(1024, abs=1)            # the real system's float32 wire: twice the paper's FP16
+    assert dense.kbit_fp16 == pytest.approx(512, abs=1) and dense.kbit_paper_count == 512
+    top = wire[(wire.vocab == figs.PAPER_VOCAB) & (wire.K == 320)].iloc[0]
+    assert top.kbit_paper_count == pytest.approx(5.12)           # the paper's count: values only, indices neglected
+    assert top.kbit_fp16 == pytest.approx(320 * (16 + 32) / 1e3, abs=0.2)   # + int32 indices and framing
     statuses, frame = _statuses(figs.wire_rows(wire, PAPER, 151936))
-    assert frame.reproduced[0] == pytest.approx(1024, abs=1)   # float32: twice the paper's FP16 512 kbit, off 500 ± 50
-    assert statuses == ["deviates", "match"]
+    assert frame.reproduced[0] == pytest.approx(512, abs=1)    # FP16 values: within 50 of the paper's ~500 kbit
+    assert statuses == ["match", "match"]
+    with pytest.raises(ValueError, match="values must be one of"):
+        figs.wire_kbit(100, None, "int8")
     small = figs.wire_frame((figs.PAPER_VOCAB, 1000))          # a small vocabulary: top-320 is a third of it
     assert set(small[small.vocab == 1000].K) == {3, 32, 320, "dense"}
-    assert _statuses(figs.wire_rows(small, PAPER, 1000))[0] == ["deviates", "deviates"]
+    assert _statuses(figs.wire_rows(small, PAPER, 1000))[0] == ["match", "deviates"]   # the cut: 1000/320 < 10x
 
 
 def test_table2_full_is_our_vocabulary_against_the_papers_32000():

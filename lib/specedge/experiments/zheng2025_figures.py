@@ -18,7 +18,7 @@ from ..solvers import zheng2025 as tkslt
 
 PAPER_VOCAB = 32000                     # Sec VI-B: "The vocabulary size is configured as 32K"
 PAPER_K = (3, 32, 320, 3200, 32000)     # Table II's columns (statement ids table2-*-K<k>)
-GAMMA_ROWS = ((1.0, "row1"), (0.0, "row2"))   # Table II's γ* rows, read as T = 1 and T = 0 (notes: row 2 fits T = 0)
+GAMMA_ROWS = ((0.0, "row1"), (1.0, "row2"))   # Table II's γ* rows: 3 2 2 1 1 is T = 0, 2 2 2 2 1 is T = 1 (table2_row_reading)
 NO_NULL_GAMMA = "an optimum of eq (7) (a level): exact integers, no null"
 
 
@@ -192,6 +192,26 @@ def table2(fig3: pd.DataFrame, vocab: int, costs: Costs) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def table2_row_reading(paper: dict, costs: Costs) -> pd.DataFrame:
+    """Which of Table II's unlabelled γ* rows is T = 0: eq (7) on the paper's own L(K) bounds the α each printed
+    γ* needs (``alpha_interval``). ``alpha_falls``: some K's interval lies wholly below a smaller K's, so the row
+    needs α to fall as K grows, which Sec VI-B states for T = 0 ("the trend reverses" at T = 1). GAMMA_ROWS
+    must agree (a test holds it to this frame)."""
+    rows = []
+    for row in ("row1", "row2"):
+        for kp in PAPER_K:
+            g, L = int(paper[f"table2-gamma-{row}-K{kp}"]), costs.paper(kp)
+            lo, hi = tkslt.alpha_interval(g, L)
+            rows.append(dict(row=row, K=kp, L=L, gamma_star=g, alpha_lo=lo, alpha_hi=hi))
+    frame = pd.DataFrame(rows)
+    for row, grp in frame.groupby("row"):
+        lo, hi = grp.alpha_lo.to_numpy(), grp.alpha_hi.to_numpy()
+        frame.loc[grp.index, "alpha_falls"] = bool(any(hi[j] <= lo[i] for i in range(len(lo)) for j in range(i + 1, len(lo))))
+        frame.loc[grp.index, "alpha_rises"] = bool(any(lo[j] >= hi[i] for i in range(len(lo)) for j in range(i + 1, len(lo))))
+    frame["temperature"] = frame.row.map(dict((r, T) for T, r in GAMMA_ROWS))
+    return frame
+
+
 def _gamma_rows(artifact: str, frame: pd.DataFrame, T: float, row: str, paper: dict, whose: str, note_of) -> list[dict]:
     """Table II's γ* row ``row`` against ours at temperature ``T`` (``frame``: one row per K of PAPER_K, in order)."""
     want = [str(paper[f"table2-gamma-{row}-K{k}"]) for k in PAPER_K]
@@ -310,31 +330,46 @@ def as2_live(d_model, t_model, prompts, alpha0: float, L: float, *, new_tokens: 
 
 
 # --------------------------------------------------------------------------- uplink bytes on our wire
-def wire_kbit(vocab: int, k: int | None) -> float:
-    """One drafted token's distribution as our drafter serializes it (``serving.codec``), in kbit."""
+WIRE_VALUES = ("float32", "float16")   # the real system's codec, and the FP16 option of the paper's simulation
+
+
+def wire_kbit(vocab: int, k: int | None, values: str = "float32") -> float:
+    """One drafted token's distribution serialized as our drafter's ``DraftDistribution`` (``serving.codec``:
+    int32 indices for top-K), in kbit, with float32 values (the real system's wire) or the same message with
+    FP16 values (``values="float16"``: the paper simulates FP16 logits, Sec VI-B)."""
     import torch
 
     from ..serving import codec
 
-    q = torch.full((1, vocab), 1.0 / vocab)
-    return 8 * len(codec.encode_distribution(q, k, vocab).SerializeToString()) / 1e3
+    if values not in WIRE_VALUES:
+        raise ValueError(f"values must be one of {WIRE_VALUES}, got {values!r}")
+    msg = codec.encode_distribution(torch.full((1, vocab), 1.0 / vocab), k, vocab)
+    if values == "float16":
+        msg.probs = np.frombuffer(msg.probs, dtype=np.float32).astype(np.float16).tobytes()
+    return 8 * len(msg.SerializeToString()) / 1e3
 
 
 def wire_frame(vocabs, ks=(*PAPER_K, None)) -> pd.DataFrame:
-    """kbit per drafted token for each vocabulary and top-K (None: dense) below it."""
-    return pd.DataFrame([dict(vocab=v, K="dense" if k is None else k, kbit=wire_kbit(v, k))
+    """kbit per drafted token for each vocabulary and top-K (None: dense) below it: our wire with float32 values
+    (``kbit``, the real system's) and with FP16 values (``kbit_fp16``), and the paper's count of eq (2), K FP16
+    values with the indices neglected (``kbit_paper_count``)."""
+    return pd.DataFrame([dict(vocab=v, K="dense" if k is None else k, kbit=wire_kbit(v, k),
+                              kbit_fp16=wire_kbit(v, k, "float16"),
+                              kbit_paper_count=float(tkslt.payload_bits(v if k is None else k, v)) / 1e3)
                          for v in vocabs for k in ks if k is None or k < v])
 
 
 def wire_rows(wire: pd.DataFrame, paper: dict, rp_vocab: int) -> list[dict]:
-    """Sec I's ~500 kbit per dense 32k token, and the cut of TK-SLT at the paper's best K on the real pair's vocabulary."""
-    dense32k = float(wire[(wire.vocab == PAPER_VOCAB) & (wire.K == "dense")].kbit.iloc[0])
+    """Sec I's ~500 kbit per dense 32k FP16 token against our FP16 wire, with the real system's float32 wire beside it;
+    and the cut of TK-SLT at the paper's best K on the real pair's vocabulary."""
+    dense = wire[(wire.vocab == PAPER_VOCAB) & (wire.K == "dense")].iloc[0]
     w = wire[wire.vocab == rp_vocab].set_index("K").kbit
     cut = float(w["dense"] / w[320])
-    return [dict(artifact="Sec I", quantity="uplink of one dense distribution, |V| = 32,000 (our wire)", paper=paper["intro-500kbit"],
-                 reproduced=round(dense32k, 1), unit="kbit", tolerance=50, statements="intro-500kbit",
-                 null_why="a payload size (a level), not an effect",
-                 note="our wire carries float32 probabilities (2x the paper's FP16); 32,000 x 16 bit would be 512 kbit"),
+    return [dict(artifact="Sec I", quantity="uplink of one dense distribution, |V| = 32,000 (our wire, FP16 values)",
+                 paper=paper["intro-500kbit"], reproduced=round(float(dense.kbit_fp16), 1), unit="kbit", tolerance=50,
+                 statements="intro-500kbit", null_why="a payload size (a level), not an effect",
+                 note=f"the paper's count 32,000 x 16 bit = {dense.kbit_paper_count:g} kbit; the real system's wire carries "
+                      f"float32 values: {dense.kbit:.1f} kbit (wire_kbit_per_token.csv)"),
             dict(artifact="Sec III", quantity=f"TK-SLT cuts the uplink (dense / top-320 bytes per token, |V| = {rp_vocab:,})",
                  paper="significantly", claim=claims.above(cut, 10.0), strength="match", unit="x", statements="abstract-bandwidth",
                  null_why="bytes of the wire format (no noise); the null, no cut (1x), is far below the order of magnitude asked",
