@@ -223,7 +223,7 @@ def table2_row_reading(paper: dict, costs: Costs) -> pd.DataFrame:
         frame.loc[grp.index, "alpha_falls"] = bool(any(hi[j] <= lo[i] for i in range(len(lo)) for j in range(i + 1, len(lo))))
         frame.loc[grp.index, "alpha_rises"] = bool(any(lo[j] >= hi[i] for i in range(len(lo)) for j in range(i + 1, len(lo))))
     frame["temperature"] = frame.row.map(dict((r, T) for T, r in GAMMA_ROWS))
-    return frame
+    return frame.round({"alpha_lo": 4, "alpha_hi": 4})
 
 
 def null_gamma(L: float) -> int:
