@@ -402,6 +402,7 @@ def wire_rows(wire: pd.DataFrame, paper: dict, rp_vocab: int) -> list[dict]:
                  note=f"the paper's count 32,000 x 16 bit = {dense.kbit_paper_count:g} kbit (eq (2)); our message adds its framing"),
             dict(artifact="Sec I", quantity="uplink of one dense distribution, |V| = 32,000 (the real system's wire: float32 values)",
                  kind="setting", models="", reproduced=round(float(dense.kbit), 1), unit="kbit", paper="",
+                 statements="intro-500kbit",
                  note="serving.codec sends float32 probabilities (int32 indices for top-K): twice the paper's FP16; "
                       "wire_kbit_per_token.csv has every K"),
             dict(artifact="Sec III", quantity="TK-SLT cuts the uplink (dense / top-320 bytes per token, |V| = 32,000, our wire "
