@@ -221,7 +221,6 @@ PLANTED = {
     "unknown kind": dict(row=2, kind="validation"),
     "unknown models": dict(row=0, models="gpu"),
     "a status nothing decided": dict(row=1, predicate=""),
-    "comparative match without a margin": dict(row=1, predicate="above", evidence="2 > 1", status="match"),
 }
 
 
