@@ -112,8 +112,8 @@ def unless_null_holds(row: dict) -> dict:
 class Cell:
     """How one column of a paper table meets ours in :meth:`Comparison.table`: ``how`` is ``"add"`` (a
     ``tolerance`` decides, as in ``add``) or a stated ``"deviates"`` / ``"not-reproducible"`` (with its
-    ``cause``). ``tolerance``, ``null`` and ``note`` may be callables: ``tolerance(paper)``, ``null(row)``,
-    ``note(row)``; ``quantity`` is formatted with ``row`` and ``col``."""
+    ``cause``). ``tolerance``, ``null``, ``note`` and ``cause`` may be callables: ``tolerance(paper)``, ``null(row)``,
+    ``note(row)``, ``cause(row)``; ``quantity`` is formatted with ``row`` and ``col``."""
     how: str = "add"
     unit: str = ""
     tolerance: float | Callable | None = None
@@ -121,7 +121,7 @@ class Cell:
     note: str | Callable = ""
     quantity: str = "{row} {col}"
     kind: str = "reproduction"
-    cause: str = ""
+    cause: str | Callable = ""
     models: str = ""
 
 
@@ -341,7 +341,7 @@ class Comparison:
                 p = paper.at[row, col]
                 r = dict(artifact=artifact, quantity=c.quantity.format(row=row, col=col), paper=p,
                          reproduced=ours.at[row, col], unit=c.unit, note=c.note(row) if callable(c.note) else c.note,
-                         statements=ids, kind=c.kind, models=c.models, cause=c.cause)
+                         statements=ids, kind=c.kind, models=c.models, cause=c.cause(row) if callable(c.cause) else c.cause)
                 if c.how == "add":
                     r.update(tolerance=c.tolerance(p) if callable(c.tolerance) else c.tolerance,
                              null=c.null(row) if callable(c.null) else c.null)
