@@ -291,3 +291,16 @@ def test_load_all_refuses_an_invalid_file(tmp_path):
     with pytest.raises(ValueError, match="null_why"):
         compare.load_all(tmp_path)
     assert len(compare.load_all(tmp_path, check=False)) == 5
+
+
+def test_unless_null_holds_states_a_row_that_cannot_fail():
+    holds, null_holds = claims.below(0.5, 1.0), claims.below(0.9, 1.0)
+    row = dict(artifact="T", quantity="q", paper="yes", claim=holds, null_claim=null_holds, strength="match", note="n")
+    out = compare.unless_null_holds(row)
+    assert out["status"] == "not-reproducible" and out["cause"] == "our-reading" and "null also holds" in out["note"]
+    assert compare.unless_null_holds(dict(row, null_claim=claims.below(2.0, 1.0))) is not None
+    assert "status" not in compare.unless_null_holds(dict(row, null_claim=claims.below(2.0, 1.0)))
+    num = dict(artifact="T", quantity="rate", paper=0.0, reproduced=0.0, tolerance=10.0, null=0.0)
+    c = compare.Comparison("x")
+    assert c.extend([compare.unless_null_holds(num)]) == ["not-reproducible"]
+    assert c.extend([compare.unless_null_holds(dict(num, paper=50.0, reproduced=45.0))]) == ["match"]

@@ -178,3 +178,11 @@ def test_fig3_rows_decide_each_statement_from_the_split():
         st = c.frame().set_index("statements").status
         assert st["fig3-comparable-total"] == comparable and st["fig3-receive-longer"] == longer
         assert st["fig3-random-5-25"] == "match" and st["fig3-sending-0.1"] == "match"   # Random-S +15 %, sending 0.01 %
+    # on the calibrated twin the drafting time was chosen so that Random-S's excess holds: a setting, not a result
+    c = compare.Comparison("x")
+    c.extend(figs.fig3_rows(split(10.2, 5.2).assign(system=figs.CALIBRATED), 0.125, paper), paper)
+    f = c.frame().set_index("statements")
+    for sid in ("fig3-random-5-25", "fig3-sending-0.1", "fig3-dominate"):
+        assert f.loc[sid, "kind"] == "setting" and f.loc[sid, "status"] == ""
+    assert f.loc["fig3-verify-5", "kind"] == "reproduction" and f.loc["fig3-verify-5", "null"] == 0.0
+    assert compare.problems(c.frame().astype(str).replace({"None": "", "nan": ""})) == []

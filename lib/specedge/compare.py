@@ -94,16 +94,25 @@ def null_tolerance(paper: float, null: float, cap: float) -> float:
 
 
 def unless_null_holds(row: dict) -> dict:
-    """A claim row (``extend``'s keyword arguments with ``claim`` and ``null_claim``) unchanged, unless both
-    the claim and its null hold: then the run cannot tell the claim from its null, and the row becomes a
-    stated ``not-reproducible`` (cause ``our-reading``) showing both evidences, instead of an error. For
-    drivers whose data (a smaller CI-scale run, a measured file) decide whether a row can fail."""
+    """A row (``extend``'s keyword arguments) unchanged, unless it would pass and so would its null: a claim
+    whose ``claim`` and ``null_claim`` both hold, or a number (``paper``, ``reproduced``, ``tolerance``, ``null``,
+    no ``bound``) whose tolerance accepts both. Then the run cannot tell the statement from its null, and the row
+    becomes a stated ``not-reproducible`` (cause ``our-reading``) showing both, instead of an error. For drivers
+    whose data (a smaller CI-scale run, a measured file) decide whether a row can fail."""
     c, n = row.get("claim"), row.get("null_claim")
-    if not (isinstance(c, Claim) and isinstance(n, Claim) and c.holds and n.holds):
-        return row
-    out = {k: v for k, v in row.items() if k not in ("claim", "null_claim", "strength", "cause")}
-    note = f"the null also holds ({n.name}: {n.evidence}): this run cannot tell the claim from its null"
-    out.update(status="not-reproducible", cause="our-reading", reproduced=row.get("reproduced", c.evidence),
+    if isinstance(c, Claim) and isinstance(n, Claim):
+        if not (c.holds and n.holds):
+            return row
+        why, shown = f"the null also holds ({n.name}: {n.evidence})", row.get("reproduced", c.evidence)
+    else:
+        p, r, tol, null = (_clean(row.get(k)) for k in ("paper", "reproduced", "tolerance", "null"))
+        if row.get("bound") or not all(_is_number(x) for x in (p, r, tol, null)) \
+                or abs(p - r) > tol + EPS or abs(p - null) > tol + EPS:
+            return row
+        why, shown = f"the null {null} is also within {p} ± {tol}", r
+    out = {k: v for k, v in row.items() if k not in ("claim", "null_claim", "strength", "cause", "tolerance", "null", "bound")}
+    note = f"{why}: this run cannot tell the statement from its null"
+    out.update(status="not-reproducible", cause="our-reading", reproduced=shown,
                note=f"{note}; {row['note']}" if str(row.get("note", "")).strip() else note)
     return out
 
