@@ -270,7 +270,7 @@ def test_results_table_leads_with_what_could_have_failed(tmp_path):
     (tmp_path / "zhu2025").mkdir()
     c.write(tmp_path / "zhu2025")
     table = compare.results_table(tmp_path)
-    assert "| [zhu2025](figures/zhu2025/comparison.csv) | 2 | 1 / 1 / 0 | 1 | 0 | 1 | 0 | hardware 1 | 1 / 1 |" in table
+    assert "| [zhu2025](figures/zhu2025/comparison.csv) | 2 (1 / 1 / 0 / 0) | 1 | 0 | 1 | hardware 1 | 0 | 1 / 1 |" in table
     assert "| **all** | **2** |" in table
     assert "Settings (" in table and "zhu2025 1." in table
     assert "zhu2025 1 of 2 pass" in table

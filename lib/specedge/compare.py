@@ -544,27 +544,27 @@ def results_table(figures_dir: Path = paths.FIGURES) -> str:
     lines = ["Reproductions: a number or claim the paper states against ours, green only when its null "
              "(no effect, the baseline, a trivial method) fails the same test. Analytic: the paper's closed "
              "form on its own inputs.", "",
-             "| paper | reproductions | zoo / real pair / paper's inputs | match | trend | deviates "
-             "| not reproducible | deviates by cause | analytic (agree / all) |",
-             "|---|---:|---|---:|---:|---:|---:|---|---:|"]
+             "| paper | reproductions (zoo / real pair / paper's inputs / no model) | match | trend | deviates "
+             "| deviates by cause | not reproducible | analytic (agree / all) |",
+             "|---|---|---:|---:|---:|---|---:|---:|"]
     tot = {s: 0 for s in ("n", "ana", "ana_ok", *STATUSES)}
     for key in keys:
         sub = df[df["key"] == key]
         rep, ana = sub[sub["kind"] == "reproduction"], sub[sub["kind"] == "analytic"]
         counts, by = rep["status"].value_counts(), rep["models"].value_counts()
         ana_ok = int(ana["status"].isin(("match", "trend")).sum())
-        where = " / ".join(str(by.get(m, 0)) for m in ("zoo", "real pair", "paper"))
-        lines.append(f"| [{key}](figures/{key}/comparison.csv) | {len(rep)} | {where} | "
-                     + " | ".join(str(counts.get(s, 0)) for s in STATUSES)
-                     + f" | {_causes(rep)} | {ana_ok} / {len(ana)} |")
+        where = " / ".join(str(by.get(m, 0)) for m in MODELS)
+        lines.append(f"| [{key}](figures/{key}/comparison.csv) | {len(rep)} ({where}) | "
+                     + " | ".join(str(counts.get(s, 0)) for s in STATUSES[:3])
+                     + f" | {_causes(rep)} | {counts.get(STATUSES[3], 0)} | {ana_ok} / {len(ana)} |")
         tot["n"] += len(rep)
         tot["ana"] += len(ana)
         tot["ana_ok"] += ana_ok
         for s in STATUSES:
             tot[s] += int(counts.get(s, 0))
     allrep = df[df["kind"] == "reproduction"]
-    lines.append(f"| **all** | **{tot['n']}** | | " + " | ".join(f"**{tot[s]}**" for s in STATUSES)
-                 + f" | {_causes(allrep)} | **{tot['ana_ok']} / {tot['ana']}** |")
+    lines.append(f"| **all** | **{tot['n']}** | " + " | ".join(f"**{tot[s]}**" for s in STATUSES[:3])
+                 + f" | {_causes(allrep)} | **{tot[STATUSES[3]]}** | **{tot['ana_ok']} / {tot['ana']}** |")
     settings = df[df["kind"] == "setting"]["key"].value_counts()
     lines += ["", "Settings (inputs, sizes chosen to match, arithmetic on the paper's own numbers; context, "
               "no status): " + (", ".join(f"{k} {settings[k]}" for k in keys if k in settings) or "none") + ".",
