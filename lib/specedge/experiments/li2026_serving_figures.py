@@ -622,7 +622,7 @@ def realpair_rows(rows: pd.DataFrame, loads, n3: int) -> list[dict]:
                  cause="unexplained" if lower else "models",
                  note=f"{100 * (t6[True].mean() / t6[False].mean() - 1):+.1f} %"
                       + ("; the predictor lowers goodput although it raises device alpha: no mechanism measured" if lower else "")
-                      + "; device alpha {rp.device_alpha(False):.3f} (fixed window) -> "
+                      + f"; device alpha {rp.device_alpha(False):.3f} (fixed window) -> "
                       f"{rp.device_alpha(True):.3f} (the MLP's stops); {RP_NOTE}", statements="table6-on-16")]
 
 
