@@ -56,7 +56,7 @@ def serve(target, clients: int = 2, tokens: int = 24, capacity: int = 8, allocat
     return pd.concat(logs, ignore_index=True)
 
 
-REPLAYS = ("measured passes (bookkeeping)", "eq (19) fitted on the other run")
+REPLAYS = ("measured passes", "eq (19) fitted on the other run")
 
 
 def serve_replay(seed: int = 0) -> pd.DataFrame:
