@@ -221,7 +221,6 @@ PLANTED = {
     "unknown kind": dict(row=2, kind="validation"),
     "unknown models": dict(row=0, models="gpu"),
     "a status nothing decided": dict(row=1, predicate=""),
-    "comparative match without a margin": dict(row=1, predicate="above", evidence="2 > 1", status="match"),
 }
 
 
@@ -271,7 +270,7 @@ def test_results_table_leads_with_what_could_have_failed(tmp_path):
     (tmp_path / "zhu2025").mkdir()
     c.write(tmp_path / "zhu2025")
     table = compare.results_table(tmp_path)
-    assert "| [zhu2025](figures/zhu2025/comparison.csv) | 2 | 1 / 1 / 0 | 1 | 0 | 1 | 0 | hardware 1 | 1 / 1 |" in table
+    assert "| [zhu2025](figures/zhu2025/comparison.csv) | 2 (1 / 1 / 0 / 0) | 1 | 0 | 1 | hardware 1 | 0 | 1 / 1 |" in table
     assert "| **all** | **2** |" in table
     assert "Settings (" in table and "zhu2025 1." in table
     assert "zhu2025 1 of 2 pass" in table
@@ -292,3 +291,16 @@ def test_load_all_refuses_an_invalid_file(tmp_path):
     with pytest.raises(ValueError, match="null_why"):
         compare.load_all(tmp_path)
     assert len(compare.load_all(tmp_path, check=False)) == 5
+
+
+def test_unless_null_holds_states_a_row_that_cannot_fail():
+    holds, null_holds = claims.below(0.5, 1.0), claims.below(0.9, 1.0)
+    row = dict(artifact="T", quantity="q", paper="yes", claim=holds, null_claim=null_holds, strength="match", note="n")
+    out = compare.unless_null_holds(row)
+    assert out["status"] == "not-reproducible" and out["cause"] == "our-reading" and "null also holds" in out["note"]
+    assert compare.unless_null_holds(dict(row, null_claim=claims.below(2.0, 1.0))) is not None
+    assert "status" not in compare.unless_null_holds(dict(row, null_claim=claims.below(2.0, 1.0)))
+    num = dict(artifact="T", quantity="rate", paper=0.0, reproduced=0.0, tolerance=10.0, null=0.0)
+    c = compare.Comparison("x")
+    assert c.extend([compare.unless_null_holds(num)]) == ["not-reproducible"]
+    assert c.extend([compare.unless_null_holds(dict(num, paper=50.0, reproduced=45.0))]) == ["match"]
