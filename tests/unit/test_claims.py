@@ -94,9 +94,13 @@ def test_a_censored_number_never_matches():
     from specedge import compare
 
     cmp = compare.Comparison("x")
-    assert cmp.add("T", "a", 500, 512, "devices", tolerance=50, bound=">=") == "not-reproducible"
-    assert cmp.add("T", "b", 100, 512, "devices", tolerance=25, bound=">=", note="the zoo's acceptance differs") == "deviates"
-    assert cmp.add("T", "c", 2.0, 1.5, "x", tolerance=0.5, bound="<=") == "not-reproducible"
+    kw = dict(null=0, cause="our-reading")
+    assert cmp.add("T", "a", 500, 512, "devices", tolerance=50, bound=">=", **kw) == "not-reproducible"
+    assert cmp.add("T", "b", 100, 512, "devices", tolerance=25, bound=">=", note="the zoo's acceptance differs",
+                   **kw) == "deviates"
+    assert cmp.add("T", "c", 2.0, 1.5, "x", tolerance=0.5, bound="<=", **kw) == "not-reproducible"
     assert cmp.rows[0]["reproduced"] == "≥512" and "censored" in cmp.rows[0]["note"]
+    with pytest.raises(ValueError, match="cause"):
+        cmp.add("T", "e", 500, 512, "devices", tolerance=50, bound=">=", null=0)
     with pytest.raises(ValueError, match="bound"):
-        cmp.add("T", "d", 1, 1, tolerance=1, bound="=")
+        cmp.add("T", "d", 1, 1, tolerance=1, bound="=", **kw)

@@ -30,6 +30,14 @@ def test_every_committed_comparison_has_the_current_columns(csv):
     assert csv.read_text().splitlines()[0].split(",") == compare.COLUMNS
 
 
+CHECKS = sorted(paths.FIGURES.rglob("checks.csv"))
+
+
+@pytest.mark.parametrize("csv", CHECKS, ids=lambda p: str(p.relative_to(paths.FIGURES)))
+def test_every_committed_checks_table_has_the_current_columns(csv):
+    assert csv.read_text().splitlines()[0].split(",") == compare.CHECK_COLUMNS
+
+
 @pytest.mark.parametrize("folder", PROFILE_FOLDERS, ids=lambda p: str(p.relative_to(paths.FIGURES)))
 def test_a_profile_folder_holds_the_files_its_notebook_writes(folder):
     default = {p.name for p in folder.parent.iterdir() if p.is_file()}

@@ -65,7 +65,9 @@ def test_check_statements_reports_each_disagreement(tmp_path):
     ok = rows.assign(statements=["a", "b", "a", "extra"])
     assert coverage.check_statements(inv, ok) == dict(unheld=[], unlabelled=[], unknown=[], missing_tests=[])
     t = coverage.statement_table(inv, ok).set_index("id")
-    assert list(t.held_by) == ["rows", "rows", "input", "test"] and t.loc["a", "rows"] == 2
+    assert list(t.held_by) == ["reproduction", "reproduction", "input", "test"] and t.loc["a", "rows"] == 2
+    kinds = ok.assign(kind=["reproduction", "setting", "analytic", "setting"])
+    assert list(coverage.statement_table(inv, kinds).held_by) == ["reproduction", "setting", "input", "test"]
     (tmp_path / "zhu2025.yaml").write_text(STATEMENTS.replace("test_check_statements_reports", "test_nope"))
     bad = coverage.check_statements(coverage.load_inventory("zhu2025", root=tmp_path), ok)
     assert bad["missing_tests"] and bad["missing_tests"][0].startswith("d:")
@@ -82,8 +84,9 @@ def test_li2026_reports_drafting_and_serving_sides():
     against the drafting side's inventory."""
     assert "li2026_serving" in coverage.PAPERS
     drafting, serving = coverage.load_comparison("li2026"), coverage.load_comparison("li2026_serving")
-    assert {"Table 2", "Table 7", "Validation"} <= set(serving.artifact)
-    assert not {"Table 2", "Table 7", "Validation"} & set(drafting.artifact)
+    assert {"Table 2", "Table 7", "Table 6"} <= set(serving.artifact)
+    assert not {"Table 2", "Table 7", "Table 6"} & set(drafting.artifact)
+    assert "Validation" not in set(serving.artifact)   # ours against ours: checks.csv, never a comparison row
     lines = coverage.report(["li2026", "li2026_serving"]).set_index("paper")
     assert lines.loc["li2026_serving", "inventory"] == "statements"
 
@@ -168,3 +171,15 @@ def test_zheng2025_notebook_types_no_paper_number():
     for typed in ("0.0702", "0.0723", '["4", "2", "1", "1"', "(3 2 2 1 1)"):
         assert typed not in code, f"the zheng2025 notebook types the paper's {typed!r}: read it from coverage.paper_values"
     assert set(coverage.paper_values("zheng2025")) >= {"table2-L-K3", "table1-a0.8-L0.01", "fig4-best-320"}
+
+
+def test_report_counts_only_statements_with_a_reproduction_or_analytic_row(tmp_path):
+    """A statement held only by a setting, an input or a test is not covered: coverage counts what could have
+    come out otherwise."""
+    (tmp_path / "zhu2025.yaml").write_text(STATEMENTS)
+    (tmp_path / "zhu2025").mkdir()
+    pd.DataFrame({"artifact": ["Fig 1", "Fig 2"], "quantity": ["q1", "q2"], "kind": ["analytic", "setting"],
+                  "statements": ["a", "b"]}).to_csv(tmp_path / "zhu2025" / "comparison.csv", index=False)
+    line = coverage.report(["zhu2025"], root=tmp_path, figures=tmp_path).iloc[0]
+    assert (line.stated, line.covered, line.settings_inputs, line.tests) == (4, 1, 2, 1)
+    assert line.percent == pytest.approx(25.0)

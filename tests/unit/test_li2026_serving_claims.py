@@ -67,3 +67,7 @@ def test_realpair_rows_decide_over_seeds(monkeypatch):
     got = {r["artifact"].split(" (")[0]: r["claim"] for r in rows}
     assert got["Table 1"].holds and got["Table 3"].holds
     assert not got["Table 6"].holds and "tie" in got["Table 6"].evidence   # +1 tok/s against a seed spread of ~3
+    # each row names its null, and a tie (not a loss) keeps the mechanism class of close acceptance
+    assert all(not r["null_claim"].holds for r in rows)
+    t6_row = next(r for r in rows if r["artifact"].startswith("Table 6"))
+    assert t6_row["cause"] == "models" and "0.600" in t6_row["note"] and "{" not in t6_row["note"]

@@ -178,3 +178,33 @@ def test_fig3_rows_decide_each_statement_from_the_split():
         st = c.frame().set_index("statements").status
         assert st["fig3-comparable-total"] == comparable and st["fig3-receive-longer"] == longer
         assert st["fig3-random-5-25"] == "match" and st["fig3-sending-0.1"] == "match"   # Random-S +15 %, sending 0.01 %
+    # on the calibrated twin the drafting time was chosen so that Random-S's excess holds: a setting, not a result
+    c = compare.Comparison("x")
+    c.extend(figs.fig3_rows(split(10.2, 5.2).assign(system=figs.CALIBRATED), 0.125, paper), paper)
+    f = c.frame().set_index("statements")
+    for sid in ("fig3-random-5-25", "fig3-sending-0.1", "fig3-dominate"):
+        assert f.loc[sid, "kind"] == "setting" and f.loc[sid, "status"] == ""
+    assert f.loc["fig3-verify-5", "kind"] == "reproduction" and f.loc["fig3-verify-5", "null"] == 0.0
+    assert compare.problems(c.frame().astype(str).replace({"None": "", "nan": ""})) == []
+
+
+def test_realpair_validation_rows_are_checks_and_name_the_bookkeeping_replay():
+    """The real pair's replay with measured passes agrees by construction on round time and goodput: a check named
+    bookkeeping; its queueing delay and every metric of the predicted replay are checks too, never comparison rows."""
+    import pandas as pd
+
+    from specedge import compare
+    from specedge.experiments import realpair_serving as rs
+    from specedge.experiments import tran2025_figures as figs
+
+    rp_val = pd.DataFrame([dict(verify=v, policy="goodspeed", n_clients=2, metric=m, quantile=q, real=1.0,
+                                twin=1.0 + d, diff_pct=100 * d)
+                           for v, d in zip(rs.REPLAYS, (0.0, 0.03)) for m in ("round_time_s", "queue_s", "goodput_tok_s")
+                           for q in ("p50", "p90", "p99")])
+    c = compare.Comparison("x")
+    assert set(c.extend(figs.realpair_validation_rows(rp_val))) == {"passed"}
+    ch = c.checks_frame()
+    assert c.frame().empty and len(ch) == 12
+    book = ch[ch.check.str.startswith("bookkeeping")]
+    assert len(book) == 4 and not book.quantity.str.contains("queueing").any()
+    assert (ch[~ch.check.str.startswith("bookkeeping")].check.str.contains("measured passes|other run")).all()

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from specedge import hardware
-from specedge.early_exit.sim import ExitOutcome, FSDConfig, RoundTrace, average_early_exit, simulate
+from specedge.early_exit.sim import (ExitOutcome, FSDConfig, RoundTrace, average_early_exit, simulate, stated_average_early_exit,
+                                     stated_miss_rate)
 from specedge.solvers import venkatesha2025 as v
 
 
@@ -163,6 +164,16 @@ def test_cache_hit_miss_on_crafted_sequences():
     r = simulate([[late, late]], cfg.with_(T_d=0.2, T_c=0.01, running="wait"), "fsd")
     assert r.log.outcome.tolist() == ["partial", "last"] and r.misses == 0
     assert average_early_exit([[tricky, wrong, late]]) == pytest.approx((3 + 4 + 3) / 3)
+    # the paper's definitions (Sec 4.2) read the exits alone: a miss where no exit finds the final's output (the
+    # round 'wrong'), whatever the timing; Avg EE over the rounds where one does (exit 3 in both)
+    assert stated_miss_rate([[tricky, wrong, late]]) == pytest.approx(1 / 3)
+    assert stated_average_early_exit([[tricky, wrong, late]]) == pytest.approx(3.0)
+    assert stated_miss_rate([[wrong]]) == 1.0 and np.isnan(stated_average_early_exit([[wrong]]))
+    early = _round((3, 9), [(1, (3, 9), 0.5), (2, (3, 9), 0.6), (3, (0, 1), 0.7)])   # the first exit already agrees
+    assert stated_average_early_exit([[early, late]]) == pytest.approx((1 + 3) / 2)
+    # the simulated rate depends on the client's speed; the stated one does not
+    slow_r, fast_r = simulate([[late, late]], cfg.with_(T_d=0.2, T_c=0.01), "fsd"), simulate([[late, late]], fast, "fsd")
+    assert (slow_r.miss_rate, fast_r.miss_rate) == (1.0, 0.0) and stated_miss_rate([[late, late]]) == 0.0
 
 
 def test_more_threads_never_miss_more():

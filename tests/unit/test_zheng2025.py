@@ -195,3 +195,26 @@ def test_scalar_inputs_compute_as_arrays_within_ulps():
         z.speedup(1, 0.5, float("inf"))
     with pytest.raises(ValueError, match="gamma"):
         z.speedup(-1, 0.5, 0.1)
+
+
+def test_payload_bits_counts_values_and_optional_indices():
+    assert z.payload_bits(32000, 32000) == 512000                  # Sec I: dense FP16, about 500 kbit
+    assert z.payload_bits(320, 32000) == 5120                      # eq (2): K values, indices neglected
+    assert z.payload_bits(320, 32000, index_bits=15) == 320 * 31   # with 15-bit indices (|V| < 2^15)
+    assert z.payload_bits(32000, 32000, index_bits=15) == 512000   # a dense distribution sends no indices
+    with pytest.raises(ValueError, match="topk"):
+        z.payload_bits(0, 32000)
+    with pytest.raises(ValueError, match="value_bits"):
+        z.payload_bits(3, 32000, value_bits=0)
+
+
+def test_alpha_interval_inverts_algorithm_1():
+    lo, hi = z.alpha_interval(2, 0.07)
+    assert z.odld(lo + 1e-6, 0.07).gamma == 2 and z.odld(hi - 1e-6, 0.07).gamma == 2
+    assert z.odld(lo - 1e-6, 0.07).gamma == 1 and z.odld(hi + 1e-6, 0.07).gamma == 3
+    lo1, _ = z.alpha_interval(1, 0.3)
+    assert lo1 == pytest.approx(0.3, abs=1e-6)                     # gamma* = 1 pays only from alpha = L
+    with pytest.raises(ValueError, match="gamma"):
+        z.alpha_interval(0, 0.1)
+    with pytest.raises(ValueError, match="L"):
+        z.alpha_interval(1, 1.2)

@@ -55,7 +55,7 @@ def test_algorithm_1_rows_fail_on_any_gap_above_rounding():
                              "mean": [0.0, gap], "max": [0.0, gap]}, index=zf.L_SEARCHES)
 
     class Setting:
-        memory_bytes, l_max = 16e9, 10
+        memory_bytes, l_max, measured = 16e9, 10, False
 
     zero, some = summary(0.0), summary(0.01)
     cmp = Comparison("zhu2025")
