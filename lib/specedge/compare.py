@@ -53,6 +53,7 @@ PAPERS = {  # key -> title, in the README's order
     "zhu2025": "Pipelined SD over heterogeneous edge networks",
     "tran2025": "GOODSPEED: fair goodput scheduling",
     "li2026": "WISP: SLO-aware distributed SD",
+    "li2026_serving": "WISP: SLO-aware distributed SD (serving side)",
     "venkatesha2025": "Early-exit pre-drafting (FSD)",
     "model_zoo": "Embedded model zoo (acceptance)",
 }
