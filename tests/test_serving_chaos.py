@@ -23,7 +23,7 @@ from specedge.serving.batching import FCFS
 from specedge.serving.codec import encode_distribution, request_to_wire
 from specedge.serving.drafter import Drafter, DrafterError, Link, client_main, prompt_stream
 from specedge.serving.server import VerificationServer
-from specedge.serving.verifier import Verifier
+from specedge.serving.verifier import Request, Verifier
 from specedge.serving.workload import ClientSpec
 
 N_CLIENTS = 12
@@ -75,9 +75,9 @@ def _hello(srv, client):
     return srv["stub"].Hello(pb.HelloRequest(client=client, vocab_size=VOCAB), timeout=10).token
 
 
-def _request(client, token, session, n_draft=2, temperature=0.0, probs=None, new=(1, 2, 3)):
+def _request(client, token, session, n_draft=2, temperature=0.0, probs=None, new=(1, 2, 3), round=0, **kw):
     msg = pb.VerifyRequest(session=session, client=client, token=token, new_tokens=list(new),
-                           draft_ids=[5] * n_draft, temperature=temperature)
+                           draft_ids=[5] * n_draft, temperature=temperature, round=round, **kw)
     if probs is not None:
         msg.draft.CopyFrom(pb.DraftDistribution(vocab_size=VOCAB, probs=probs))
     return msg
@@ -138,8 +138,12 @@ def _bad_requests(srv, client):
 def _hijacks(srv, a, b):
     """Session ownership: tokens, live ids, sessions of others."""
     ta, tb = _hello(srv, a), _hello(srv, b)
-    assert srv["stub"].Verify(_request(a, ta, f"own{a}", 1), timeout=60).batch >= 0
-    _refused(srv, _request(b, tb, f"own{a}", 1), grpc.StatusCode.PERMISSION_DENIED, "belongs to another client")
+    ra = srv["stub"].Verify(_request(a, ta, f"own{a}", 1), timeout=60)
+    # b names a session like a's: it is b's own session (sessions are kept per Hello), a's is untouched
+    alone = Verifier(srv["target"]).verify([Request("x", [7, 8, 9], [5])])[0]
+    rb = srv["stub"].Verify(_request(b, tb, f"own{a}", 1, new=(7, 8, 9)), timeout=60)
+    assert (rb.accepted, rb.token) == (alone.accepted, alone.token)
+    assert srv["stub"].Verify(_request(a, ta, f"own{a}", 1, new=[ra.token], round=1), timeout=60).batch >= 0
     _refused(srv, _request(a, tb, f"own{a}", 1), grpc.StatusCode.PERMISSION_DENIED, f"token: not the token Hello gave client {a}")
     _refused(srv, _request(a, "", f"own{a}", 1), grpc.StatusCode.PERMISSION_DENIED, "token")
     with pytest.raises(grpc.RpcError) as info:
@@ -181,10 +185,11 @@ def test_one_request_per_session_in_flight_and_a_client_that_goes_away(srv):
         srv["former"].open.set()
         with srv["server"].cond:
             srv["server"].cond.notify_all()
-    assert first.result(timeout=60).batch >= 0  # the one in flight is answered
+    answered = first.result(timeout=60)
+    assert answered.batch >= 0  # the one in flight is answered
     srv["former"].open.clear()
     try:
-        gone = srv["stub"].Verify.future(_request(c, tok, "inflight", 1, new=[4]), timeout=60)
+        gone = srv["stub"].Verify.future(_request(c, tok, "inflight", 1, new=[answered.token], round=1), timeout=60)
         while not srv["server"].queue and time.monotonic() < deadline + 30:
             time.sleep(0.01)
         gone.cancel()
