@@ -37,6 +37,7 @@ when every client finished (``Bye(finished=True)``) or was given up (``forget``)
 """
 from __future__ import annotations
 
+import ctypes
 import math
 import secrets
 import sys
@@ -62,6 +63,24 @@ MAX_PASS_TOKENS = 4096  # context tokens (cached + fed) of one forward pass; a b
 MAX_CACHE_BYTES = 1e9   # bytes of the sessions' KV caches; beyond it the least recently used idle one is evicted
 MAX_SLO_CLASS = 1000    # tok/s: the largest token-speed class a request may name
 EVENT_ROWS_PER_KIND = 10  # refused calls of one (client, code, field) logged as rows; the rest only counted
+
+
+def _libc_trim():
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):   # not glibc: nothing to hand back
+        return None
+
+
+_MALLOC_TRIM = _libc_trim()
+
+
+def trim_heap() -> None:
+    """Hand the heap's free pages back to the OS. glibc keeps them after the large transient tensors of
+    a pass (and per gRPC thread arena after parsing payloads), so without this a server's resident
+    memory stays at its high-water mark after the sessions that caused it ended."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
 
 
 class _Refused(Exception):
@@ -150,6 +169,7 @@ class VerificationServer(pb_grpc.VerifierServicer):
         self._last_used: dict[str, float] = {}      # verifier key -> last verification (eviction order)
         self._expect: dict[str, int] = {}           # verifier key -> its last verdict's token
         self._busy: list[_Slot] = []                # the batch being verified
+        self._trim_due = False                      # a session ended: hand its memory back when idle
         self.drafters_loading = False
         self._thread = threading.Thread(target=self._loop, name="verifier", daemon=True)
         self._grpc = None
@@ -253,6 +273,7 @@ class VerificationServer(pb_grpc.VerifierServicer):
             slot.ended = True     # its session is closed when its pass ends
         elif cl.key:
             self._close(cl.key)
+        self._trim_due = True
         self.last_activity = time.monotonic()
         self.cond.notify_all()
 
@@ -494,13 +515,20 @@ class VerificationServer(pb_grpc.VerifierServicer):
                         continue
                     if not batch:
                         wake = min(wake, POLL)
-                if not batch:
+                trim = not batch and not self.queue and self._trim_due
+                if trim:
+                    self._trim_due = False
+                elif not batch:
                     self.cond.wait(timeout=max(wake, 1e-3))
                     continue
-                chosen = {id(p) for p in batch}
-                slots = [s for s in self.queue if id(s.pending) in chosen]
-                self.queue = [s for s in self.queue if id(s.pending) not in chosen]
-                self._busy = slots
+                else:
+                    chosen = {id(p) for p in batch}
+                    slots = [s for s in self.queue if id(s.pending) in chosen]
+                    self.queue = [s for s in self.queue if id(s.pending) not in chosen]
+                    self._busy = slots
+            if trim:   # idle, and a session ended since the last trim
+                trim_heap()
+                continue
             self._verify(slots)
             with self.cond:
                 self._busy = []
@@ -636,3 +664,4 @@ class VerificationServer(pb_grpc.VerifierServicer):
                            f"{self.max_cache_bytes / 1e6:g} MB)")
             cl.session = cl.key = ""
             self.evictions += 1
+            self._trim_due = True
