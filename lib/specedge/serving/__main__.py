@@ -6,7 +6,8 @@
 
 ``run`` starts the server and one process per client, runs them to completion and stops them all;
 ``server`` and ``drafter`` are the two halves for two terminals (the server stops by itself when every
-client said Bye, or after --idle-timeout seconds without a Hello or request).
+client finished, or after --idle-timeout seconds without a Hello or request; an interrupted drafter can be
+started again at once and generates from the start, docs/serving.md).
 
 Exit codes: 0 when every drafter finished and tokens were produced; 1 when a drafter failed or was
 dropped and did not come back to finish, no token was produced, the verifier raised on a request, a

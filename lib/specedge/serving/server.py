@@ -3,7 +3,8 @@
 Each ``Verify`` call is checked (``codec.request_from_wire`` and the limits below), enqueued, and its
 handler blocks on an event until its batch is verified. The scheduling thread asks the ``BatchFormer``
 for a batch whenever it is woken (an arrival, a client leaving, a verification ending, a timeout
-falling due), verifies it in one pass (``Verifier``), feeds the outcomes to the ``DraftAllocator`` and
+falling due), verifies it in one forward pass (``Verifier``; several when it holds more than
+``max_pass_tokens`` context tokens), feeds the outcomes to the ``DraftAllocator`` and
 answers each request with S(t+1). Policies get ``now`` from here: they have no clock of their own.
 
 What no client can do (each answered with a status naming the field; refused calls are counted, and
