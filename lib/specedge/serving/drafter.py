@@ -276,8 +276,9 @@ def _generate(stub, hello, address, client, spec, draft, vocab, prompts, stop_ru
             link.wait(reply.ByteSize())
             t_recv = time.monotonic()
             committed = d.commit(result_from_wire(reply))
-            rows.append(dict(client=client, round=rnd, t_round=t_recv - t_round0,
-                             t_send=t_recv - reply.t_reply, tokens_committed=len(committed), t_draft_cpu=t_draft_cpu,
+            round_timings = dict(t_round=t_recv - t_round0,
+                                 t_send=t_recv - reply.t_reply, t_draft_cpu=t_draft_cpu)
+            rows.append(dict(client=client, round=rnd, **round_timings, tokens_committed=len(committed),
                              session=req.session, event=""))
             if spec.draft_rule == "server":
                 s_next = reply.next_draft_length
