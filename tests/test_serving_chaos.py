@@ -666,3 +666,80 @@ def test_item7_run_exits_when_the_server_stopped_whatever_its_drafters_do(tmp_pa
                           capture_output=True, text=True, env=_env(), timeout=120)
     assert done.returncode == 1, done.stderr
     assert time.monotonic() - start < 90
+
+
+def test_soak_honest_and_hostile_clients_leave_no_session_behind(srv, one_off):
+    """A bounded soak (~8 s of traffic): honest drafters beside forged tokens, follow-ups without the
+    verdict's token, Bye in flight, silent clients and at-cap floods. Honest tokens equal greedy
+    decoding; once every client left, no session, cache, queued request or live client remains. (The
+    server's resident memory over a longer soak: tests/bench_serving_chaos.py, docs/serving.md.)"""
+    server, stub = one_off(clients=tuple(range(6)), client_timeout=1.0)
+    specs = {0: ClientSpec("draft-xs", ("code",), 1, 12), 1: ClientSpec("draft-xs", ("sql",), 1, 12)}
+    stop, out, errors = threading.Event(), {}, []
+    address = f"127.0.0.1:{server.port}"
+    uniform = _dense(np.full((64, VOCAB), 1 / VOCAB))
+
+    def honest(c):
+        runs = []
+        while not stop.is_set() or not runs:
+            runs.append(client_main(address, c, specs[c], model=srv["draft"], rpc_timeout=60)["outputs"])
+        out[c] = runs
+
+    def hostile(c):
+        k = 0
+        while not stop.is_set():
+            k += 1
+            try:
+                tok = stub.Hello(pb.HelloRequest(client=c, vocab_size=VOCAB), timeout=10).token
+            except grpc.RpcError:
+                time.sleep(0.2)   # still live: wait for its drop
+                continue
+            try:
+                if c == 2:
+                    for msg in (_request(c, "forged", "s", 1), _request(c, tok, "s", 1, new=[])):
+                        with pytest.raises(grpc.RpcError):
+                            stub.Verify(msg, timeout=10)
+                    r = _round(stub, c, tok, "s", 0, list(range(1, 100 + k)))
+                    with pytest.raises(grpc.RpcError):
+                        _round(stub, c, tok, "s", 1, [])
+                    _round(stub, c, tok, "s", 2, [r.token])
+                elif c == 3:
+                    fut = stub.Verify.future(_request(c, tok, "s", 1, new=list(range(1, 600))), timeout=30)
+                    time.sleep(0.005 * (k % 3))
+                    stub.Bye(pb.ByeRequest(client=c, token=tok), timeout=10)
+                    fut.exception()
+                    continue
+                elif c == 4:
+                    _round(stub, c, tok, "s", 0, list(range(1, 300)))
+                    time.sleep(1.5)   # silent: dropped
+                    continue
+                else:
+                    futs = [stub.Verify.future(_request(c, tok, "s", 64, 1.0, uniform, round=r), timeout=30)
+                            for r in range(4)]
+                    for f in futs:
+                        f.exception()
+                stub.Bye(pb.ByeRequest(client=c, token=tok), timeout=10)
+            except (grpc.RpcError, AssertionError, pytest.fail.Exception) as err:
+                errors.append(f"client {c}: {err!r}"[:300])
+    threads = [threading.Thread(target=honest, args=(c,)) for c in specs]
+    threads += [threading.Thread(target=hostile, args=(c,)) for c in (2, 3, 4, 5)]
+    for t in threads:
+        t.start()
+    time.sleep(8.0)
+    stop.set()
+    for t in threads:
+        t.join(120)
+    assert not any(t.is_alive() for t in threads)
+    deadline = time.monotonic() + 10
+    while (server.active or server.verifier.sessions) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not errors, errors[:3]
+    for c, spec in specs.items():
+        ref = _reference(srv["target"], spec)
+        assert out[c] and all(run == ref for run in out[c]), f"honest client {c} was disturbed"
+    assert not server.active and not server.queue and not server._busy
+    assert not server.verifier.sessions and not server._last_used and not server._expect
+    assert server.request_errors == 0 and not server.policy_errors and server.failure is None
+    assert len(server.events) < 2000   # refused calls are counted, not each kept
+    assert server.interrupted.get(3, 0) >= 3 and server.interrupted.get(4, 0) >= 1   # the traffic happened
+    assert sum(server.refusals.values()) >= 10 and len(out[0]) >= 1
