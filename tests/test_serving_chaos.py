@@ -558,8 +558,10 @@ def test_item4_silent_clients_are_dropped_and_late_joiners_do_not_stall_sync_rou
         start = time.monotonic()
         r0, r1 = both(rnd, [r0.token], [r1.token])
         assert time.monotonic() - start < 0.8, f"round {rnd}: a silent late joiner held the others"
-    time.sleep(1.3)
-    assert 2 not in server.active and server.ended[2].startswith("dropped")
+    deadline = time.monotonic() + 5
+    while 2 in server.active and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert 2 not in server.active and server.ended[2].startswith("dropped: no request for 1 s")
 
 
 def test_item5_a_batch_beyond_max_pass_tokens_runs_in_several_passes_with_the_same_verdicts(srv, one_off):

@@ -612,6 +612,7 @@ class VerificationServer(pb_grpc.VerifierServicer):
         self.batches += 1
         first = min(s.pending.arrival for s in slots)
         last = max(s.pending.arrival for s in slots)
+        answered = []
         for s in slots:
             p, r = s.pending, results[id(s)]
             reply = pb.VerifyReply(accepted=r.accepted, token=r.token, bonus=r.bonus,
@@ -642,9 +643,11 @@ class VerificationServer(pb_grpc.VerifierServicer):
                 cl = self._clients.get(p.client)
                 if cl is not None and cl.slot is s:
                     cl.slot = None
-                s.done.set()
+                answered.append(s)
         with self.cond:
-            self._evict()
+            self._evict()   # before the replies go out: a client never sees a cache over the cap
+        for s in answered:
+            s.done.set()
 
     def _evict(self) -> None:
         """While the sessions' caches hold more than ``max_cache_bytes``, end the least recently used
