@@ -1,7 +1,11 @@
-"""Chaos against ONE verification server (module-scoped, loopback only, bounded counts and time): bad
-requests, hijacks, a duplicate in flight, a client that goes away, policies that raise, a drafter with
-no server. After each, the server is still up, the log names the fault, and honest clients' tokens
-equal single-process greedy decoding. (issue 17; each probe reproduces a reported failure.)"""
+"""Chaos against the verification server (loopback only, bounded counts and time; servers started here
+are stopped here): bad requests, hijacks, a duplicate in flight, a client that goes away, policies that
+raise, a drafter with no server; then a request the verifier cannot take (it fails alone), sessions that
+end with Bye or a drop (also with a request in flight), a drafter interrupted and restarted, silent
+clients and late joiners under sync rounds, capped passes / requests in flight / session memory, range
+checks, the CLIs' exit codes and a bounded soak. After each, the server is still up, the log names the
+fault, and honest clients' tokens equal single-process greedy decoding (each probe reproduces a reported
+failure)."""
 import math
 import os
 import signal
@@ -342,7 +346,7 @@ def test_a_run_that_cannot_fit_in_memory_is_refused_up_front():
     check_memory(32, available=40 * DRAFTER_BYTES)  # fits: no error
 
 
-# ---------------------------------------------------------------- round two: a request's failure is its own,
+# ---------------------------------------------------------------- a request's failure is its own,
 # sessions end, silent clients cannot stall the rest, bounded work, truthful exits
 def _round(stub, c, tok, session, rnd, new, n_draft=1, **kw):
     return stub.Verify(_request(c, tok, session, n_draft, new=new, round=rnd, **kw), timeout=30)
@@ -372,7 +376,7 @@ def one_off(srv):
         server.stop()
 
 
-def test_item1_a_follow_up_without_the_last_verdicts_token_is_refused_before_batching(srv):
+def test_a_follow_up_without_the_last_verdicts_token_is_refused_before_batching(srv):
     """A Verify with new_tokens=[] on a known session used to pass the codec and then fail the
     verifier's logits slice (INTERNAL for its whole batch) or, alone, get a wrong verdict."""
     c = 11
@@ -388,7 +392,7 @@ def test_item1_a_follow_up_without_the_last_verdicts_token_is_refused_before_bat
     srv["stub"].Bye(pb.ByeRequest(client=c, token=tok), timeout=10)
 
 
-def test_item1_a_pass_that_raises_is_retried_one_by_one_and_fails_only_the_culprit(srv, one_off):
+def test_a_pass_that_raises_is_retried_one_by_one_and_fails_only_the_culprit(srv, one_off):
     server, stub = one_off(former=Gated())
     real = server.verifier.verify
 
@@ -416,7 +420,7 @@ def test_item1_a_pass_that_raises_is_retried_one_by_one_and_fails_only_the_culpr
     assert server.request_errors == 1 and not server.policy_errors and not server.stopped.is_set()
 
 
-def test_item2_a_new_hello_never_continues_an_old_session(srv):
+def test_a_new_hello_never_continues_an_old_session(srv):
     """The dead client's session outlived it and a new Hello's prompt was appended to it (n_cached=381)."""
     c = 10
     server = srv["server"]
@@ -437,7 +441,7 @@ def test_item2_a_new_hello_never_continues_an_old_session(srv):
     assert not _keys(server, c)
 
 
-def test_item2_a_drop_ends_the_session_frees_it_and_the_id_comes_back_with_a_fresh_token(one_off):
+def test_a_drop_ends_the_session_frees_it_and_the_id_comes_back_with_a_fresh_token(one_off):
     server, stub = one_off(clients=(0,), client_timeout=0.5)
     tok = stub.Hello(pb.HelloRequest(client=0, vocab_size=VOCAB), timeout=10).token
     first = _round(stub, 0, tok, "s", 0, [1, 2, 3])
@@ -469,7 +473,7 @@ def _stop(proc):
         proc.wait(10)
 
 
-def test_item2_readme_two_terminals_survive_ctrl_c_and_restart_of_the_drafter(srv, tmp_path):
+def test_readme_two_terminals_survive_ctrl_c_and_restart_of_the_drafter(srv, tmp_path):
     """The README's two-terminal example: Ctrl-C the drafter mid-generation, start it again at once:
     the same tokens as a clean run, and the server finishes with exit 0."""
     spec = ClientSpec("draft-xs", ("code",), 1, 24)
@@ -498,7 +502,7 @@ def test_item2_readme_two_terminals_survive_ctrl_c_and_restart_of_the_drafter(sr
             _stop(p)
 
 
-def test_item3_bye_with_its_request_in_flight_answers_cancelled_and_frees_the_session(srv, one_off):
+def test_bye_with_its_request_in_flight_answers_cancelled_and_frees_the_session(srv, one_off):
     server, stub = one_off(clients=(0,), former=Gated())
     inside, release = threading.Event(), threading.Event()
     real = server.verifier.verify
@@ -534,7 +538,7 @@ def test_item3_bye_with_its_request_in_flight_answers_cancelled_and_frees_the_se
     assert not server.queue
 
 
-def test_item4_silent_clients_are_dropped_and_late_joiners_do_not_stall_sync_rounds(srv, one_off):
+def test_silent_clients_are_dropped_and_late_joiners_do_not_stall_sync_rounds(srv, one_off):
     from specedge.serving.__main__ import main
     from specedge.serving.batching import SyncRounds
     from specedge.serving.server import CLIENT_TIMEOUT
@@ -564,7 +568,7 @@ def test_item4_silent_clients_are_dropped_and_late_joiners_do_not_stall_sync_rou
     assert 2 not in server.active and server.ended[2].startswith("dropped: no request for 1 s")
 
 
-def test_item5_a_batch_beyond_max_pass_tokens_runs_in_several_passes_with_the_same_verdicts(srv, one_off):
+def test_a_batch_beyond_max_pass_tokens_runs_in_several_passes_with_the_same_verdicts(srv, one_off):
     server, stub = one_off(former=Gated(), max_pass_tokens=400)
     toks = [stub.Hello(pb.HelloRequest(client=c, vocab_size=VOCAB), timeout=10).token for c in (0, 1, 2)]
     prompts = [list(range(10 + c, 10 + c + 250)) for c in range(3)]
@@ -585,7 +589,7 @@ def test_item5_a_batch_beyond_max_pass_tokens_runs_in_several_passes_with_the_sa
         VerificationServer(Verifier(srv["target"]), FCFS(), FixedS(2, 1), [0], max_pass_tokens=0)
 
 
-def test_item6_one_request_in_flight_per_client_is_checked_before_parsing(srv, one_off):
+def test_one_request_in_flight_per_client_is_checked_before_parsing(srv, one_off):
     server, stub = one_off(clients=(0,), former=Gated())
     parsed = []
     real = server._parse
@@ -607,7 +611,7 @@ def test_item6_one_request_in_flight_per_client_is_checked_before_parsing(srv, o
     assert held.result(timeout=30).batch >= 0
 
 
-def test_item6_refused_calls_are_counted_not_each_logged(one_off):
+def test_refused_calls_are_counted_not_each_logged(one_off):
     server, stub = one_off(clients=(0,))
     rows = len(server.events)
     for _ in range(300):
@@ -617,7 +621,7 @@ def test_item6_refused_calls_are_counted_not_each_logged(one_off):
     assert len(server.events) - rows <= 10
 
 
-def test_item6_session_memory_is_capped_and_the_evicted_client_is_told(srv, one_off):
+def test_session_memory_is_capped_and_the_evicted_client_is_told(srv, one_off):
     probe = Verifier(srv["target"])
     probe.verify([Request("p", list(range(1, 200)), [5])])
     one = probe.cache_bytes("p")   # one session's cache after its first round
@@ -632,7 +636,7 @@ def test_item6_session_memory_is_capped_and_the_evicted_client_is_told(srv, one_
     assert _round(stub, 0, t0, "fresh", 2, [1, 2, 3]).batch >= 0   # the client goes on with a new session
 
 
-def test_item7_numeric_fields_are_range_checked(srv):
+def test_numeric_fields_are_range_checked(srv):
     c = 9
     tok = _hello(srv, c)
     for kw, match in ((dict(t_sent=1e300), "t_sent"), (dict(slo_class=1e9), "slo_class"),
@@ -643,7 +647,7 @@ def test_item7_numeric_fields_are_range_checked(srv):
     srv["stub"].Bye(pb.ByeRequest(client=c, token=tok), timeout=10)
 
 
-def test_item7_server_cli_exits_non_zero_when_a_client_was_dropped_mid_generation(tmp_path):
+def test_server_cli_exits_non_zero_when_a_client_was_dropped_mid_generation(tmp_path):
     proc = subprocess.Popen(_cli("server", "--port", 0, "--clients", 1, "--capacity", 2, "--client-timeout", 1,
                                  "--idle-timeout", 3, "--out", tmp_path / "s.csv"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
@@ -661,7 +665,7 @@ def test_item7_server_cli_exits_non_zero_when_a_client_was_dropped_mid_generatio
     assert "client 0 FAILED: dropped: no request for 1 s" in err
 
 
-def test_item7_run_exits_when_the_server_stopped_whatever_its_drafters_do(tmp_path):
+def test_run_exits_when_the_server_stopped_whatever_its_drafters_do(tmp_path):
     start = time.monotonic()
     done = subprocess.run(_cli("run", "--clients", 1, "--capacity", 2, "--tokens", 4, "--link-delay-ms", 1e9,
                                "--client-timeout", 1, "--idle-timeout", 2, "--out", tmp_path / "r.csv"),
