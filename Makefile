@@ -12,7 +12,7 @@ NB     ?=
 export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
 export PYTHONHASHSEED := 0
 
-.PHONY: venv figures test zoo realpair profiles bench readme coverage lint mutants clean
+.PHONY: gpu-check venv figures test test-fast zoo realpair profiles bench readme coverage lint mutants clean
 
 venv: $(STAMP)
 
@@ -27,16 +27,22 @@ $(STAMP): pyproject.toml
 	$(PY) -c "import json, sys; p = sys.argv[1]; k = json.load(open(p)); a = '--IPKernelApp.log_level=ERROR'; \
 		k['argv'] += [a] if a not in k['argv'] else []; json.dump(k, open(p, 'w'), indent=1)" \
 		$(VENV)/share/jupyter/kernels/python3/kernel.json
+	# every notebook kernel starts with the vector kernels capped at AVX2: the same bytes on any x86-64 host
+	$(PY) -m specedge.host --kernel $(VENV)/share/jupyter/kernels/python3/kernel.json
 	touch $(STAMP)
 
 figures: venv
-	$(PY) -m specedge.notebooks --scale $(SCALE) $(if $(PROFILE),--profile $(PROFILE)) $(NB)
+	$(PY) -m specedge.host --portable -- $(PY) -m specedge.notebooks --scale $(SCALE) $(if $(PROFILE),--profile $(PROFILE)) $(NB)
 	$(PY) -m specedge.compare --update-readme
 	$(PY) -m specedge.experiments.arena_results
 	@echo "figures: done (outputs in $(if $(filter ci,$(SCALE)),build/ci/figures/,figures/), executed notebooks in build/notebooks/$(SCALE)/)"
 
 test: venv
-	SPECEDGE_SCALE=ci $(PY) -m pytest tests notebooks --nbmake --nbmake-timeout=1200
+	SPECEDGE_SCALE=ci $(PY) -m specedge.host --portable -- $(PY) -m pytest tests notebooks --nbmake --nbmake-timeout=1200
+
+# the inner loop: the library's unit tests only (tests/unit/; no servers, subprocesses or notebooks)
+test-fast: venv
+	SPECEDGE_SCALE=ci $(PY) -m specedge.host --portable -- $(PY) -m pytest tests/unit -q
 
 # Trains the embedded model zoo from scratch (resumes after an interruption), then what is built on
 # it: early-exit adapters (venkatesha2025) and WISP traces + rejection predictors (li2026).
@@ -68,8 +74,8 @@ profiles: venv
 	$(PY) -m specedge.experiments.tran2025 measure
 	$(PY) -m specedge.serving.verify_profiling
 	$(PY) -m specedge.experiments.li2026_real measure
-	flock /tmp/specedge-heavy.lock $(PY) -m specedge.experiments.serving_validation measure
-	flock /tmp/specedge-heavy.lock $(PY) -m specedge.experiments.arena_spotcheck measure
+	$(PY) -m specedge.experiments.serving_validation measure
+	$(PY) -m specedge.experiments.arena_spotcheck measure
 
 # Seven runs (~12 + ~1 + ~5 + ~3 + ~1 + ~5 + ~1 min), results in figures/bench/: the real pair (Qwen2.5-Coder 0.5B drafting
 # for 1.5B, float32, one thread: two contend on a shared machine; our loop vs assisted generation vs AR, γ = 1..5); decoding with the zoo pair as trained (tiny
@@ -78,19 +84,27 @@ profiles: venv
 # layer (batched vs separate verification, server overhead per round, twin speed); then WISP's batch
 # former (µs per decision vs queue length) and a whole Table 2 sweep (Qwen3-32B, 20 s horizons) on 1 and 2 workers;
 # the twin's client-rounds per CPU-second at 8 and 64 clients (sync rounds and WISP's former).
-# WIDE_DTYPE=float32 on CPUs without bf16 matmul support (AVX2 only: bf16 there is several times slower than fp32).
-WIDE_DTYPE ?= bfloat16
+# WIDE_DTYPE=auto: bfloat16 where the CPU multiplies it natively (AMX, AVX512-BF16), float32 elsewhere
+# (on AVX2 only, bf16 is several times slower than fp32); the real pair's dtype is chosen the same way.
+WIDE_DTYPE ?= auto
 bench: venv
 	# the real pair first (it needs `make realpair`; without it this step stops at once, saying so)
-	$(PY) tests/bench_decoding.py --draft qwen2.5-coder-0.5b --target qwen2.5-coder-1.5b --gamma 1 2 3 4 5 \
-		--new-tokens 24 --prompts 2 --repeats 1 --warmup 0 --threads 1 --forward-reps 3 --out figures/bench/decoding_realpair.csv
-	$(PY) tests/bench_decoding.py --out figures/bench/decoding_zoo.csv
-	$(PY) tests/bench_decoding.py --widen 2048 5632 8 --dtype $(WIDE_DTYPE) --prompts 2 --repeats 3 \
+	for dt in float32 auto; do $(PY) benchmarks/bench_decoding.py --draft qwen2.5-coder-0.5b --target qwen2.5-coder-1.5b \
+		--gamma 1 2 3 4 5 --new-tokens 24 --prompts 2 --repeats 1 --warmup 0 --threads 1 --forward-reps 3 --dtype $$dt \
+		--out 'figures/bench/decoding_realpair_{isa}_{dtype}.csv' || exit 1; done
+	$(PY) benchmarks/bench_decoding.py --out figures/bench/decoding_zoo.csv
+	$(PY) benchmarks/bench_decoding.py --widen 2048 5632 8 --dtype $(WIDE_DTYPE) --prompts 2 --repeats 3 \
 		--forward-reps 30 --out figures/bench/decoding_widened.csv
-	$(PY) tests/bench_serving.py --out-dir figures/bench --wide-dtype $(WIDE_DTYPE)
-	$(PY) tests/bench_wisp_scheduler.py --out figures/bench/wisp_scheduler.csv
-	$(PY) tests/bench_wisp_table2.py --horizon 20 --warmup 5 --targets Qwen3-32B --out figures/bench/wisp_table2.csv
-	$(PY) tests/bench_twin.py --out figures/bench/twin_speed.csv
+	$(PY) benchmarks/bench_serving.py --out-dir figures/bench --wide-dtype $(WIDE_DTYPE)
+	$(PY) benchmarks/bench_wisp_scheduler.py --out figures/bench/wisp_scheduler.csv
+	$(PY) benchmarks/bench_wisp_table2.py --horizon 20 --warmup 5 --targets Qwen3-32B --out figures/bench/wisp_table2.csv
+	$(PY) benchmarks/bench_twin.py --out figures/bench/twin_speed.csv
+
+# On a machine with a CUDA GPU (never in CI): the real pair's shapes with random weights, the cost of a k-token
+# pass against k and the round cost model's SD-over-AR per gamma with the pair's committed acceptance (~2 min)
+# -> figures/bench/gpu_check_cuda.csv
+gpu-check: venv
+	$(PY) benchmarks/gpu_check.py --device cuda
 
 # Rows present in each figures/<paper>/comparison.csv against the numbers the paper states, counted
 # per artefact from the inventories in data/coverage/ (add --detail for the per-artefact table).
@@ -103,13 +117,13 @@ readme: venv
 	$(PY) -m specedge.experiments.arena_results
 
 # one-line bugs in sampling, serving and the solvers, each applied in turn and the owning tests run
-# (tests/mutation_check.py; ~30 min on 2 busy cores): every one must be caught (survivors: none)
+# (benchmarks/mutation_check.py; ~30 min on 2 busy cores): every one must be caught (survivors: none)
 mutants: venv
-	$(PY) tests/mutation_check.py
+	$(PY) benchmarks/mutation_check.py
 
 # pyflakes + pycodestyle through ruff (settings in pyproject.toml)
 lint: venv
-	$(PY) -m ruff check lib tests
+	$(PY) -m ruff check lib tests benchmarks
 
 clean:
 	rm -rf build

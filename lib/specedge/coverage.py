@@ -1,12 +1,12 @@
-"""Coverage: which of the numbers and claims a paper states have a row in its ``comparison.csv``.
+"""Coverage: which of the numbers and claims a paper states have a reproduction (or analytic) row in its ``comparison.csv``.
 
-Two inventory formats. The **statement inventory** (papers re-read for issue 19) lists every number
+Two inventory formats. The **statement inventory** lists every number
 and claim the paper states, each with an id, its quoted text and where it stands; each comparison row
 names the statement id(s) it holds (column ``statements``), and :func:`check_statements` reports
 statements no row holds and rows that hold no statement::
 
     paper: zhu2025
-    source: papers/zhu2025_heterogeneous_edge_sd.txt
+    source: arXiv 2510.11331
     statements:
       - id: fig9a-44.9
         where: Sec IV-C, Fig 9(a)
@@ -18,7 +18,7 @@ statements no row holds and rows that hold no statement::
       - id: p1-equal-finish                  # true by construction: a test asserts it (no row)
         where: Sec III-A
         text: "..."
-        test: tests/test_zhu2025.py::test_optimal_bandwidth_equalises_finish_times
+        test: tests/unit/test_zhu2025.py::test_optimal_bandwidth_equalises_finish_times
     beyond: [alg1-fixed-l]                   # ids rows may name for studies beyond the paper
 
 The older **artefact counts** (papers not re-read yet) follow.
@@ -34,7 +34,7 @@ up for a missing one); rows under no listed label are reported as beyond the pap
 Inventory format (validated on load)::
 
     paper: zheng2025
-    source: papers/zheng2025_tk_slt.txt
+    source: arXiv 2509.04576
     artifacts:
       - name: Table I
         stated: 15
@@ -167,14 +167,21 @@ def check_statements(inventory: dict, comparison: pd.DataFrame, tests_root: Path
         missing_tests=missing_tests)
 
 
+COVERING = ("reproduction", "analytic")   # the row kinds that cover a statement: they could have come out otherwise
+
+
 def statement_table(inventory: dict, comparison: pd.DataFrame) -> pd.DataFrame:
-    """One line per statement: how it is held (rows, input, test) and the number of rows naming it."""
+    """One line per statement: how it is held and the number of rows naming it. ``held_by``: ``reproduction``
+    or ``analytic`` (a row of that kind names it: covered), else ``setting`` (only settings name it), ``input``,
+    ``test`` or ``NONE``. A comparison without a ``kind`` column counts every row as a reproduction."""
     named = row_statements(comparison)
+    kinds = (comparison["kind"].fillna("").tolist() if "kind" in comparison.columns else ["reproduction"] * len(named))
     out = []
     for st in inventory["statements"]:
-        n = sum(st["id"] in ids for ids in named)
-        how = "input" if "input" in st else "test" if "test" in st else "rows" if n else "NONE"
-        out.append(dict(id=st["id"], where=st["where"], side=st["side"], held_by=how, rows=n))
+        held = [k for ids, k in zip(named, kinds) if st["id"] in ids]
+        how = next((k for k in (*COVERING, "setting") if k in held), None) or \
+            ("input" if "input" in st else "test" if "test" in st else "rows" if held else "NONE")
+        out.append(dict(id=st["id"], where=st["where"], side=st["side"], held_by=how, rows=len(held)))
     return pd.DataFrame(out)
 
 
@@ -213,8 +220,10 @@ def summary(table: pd.DataFrame, side: str | None = None) -> dict:
 
 
 def report(keys=PAPERS, root: Path | None = None, figures: Path | None = None, detail: bool = False) -> pd.DataFrame:
-    """One line per paper (and per side where the inventory tags sides): statements held vs stated
-    (statement inventories), or rows present vs stated per artefact (artefact counts)."""
+    """One line per paper (and per side where the inventory tags sides): statements covered -- named by a
+    reproduction or analytic row, one that could have come out otherwise -- against those stated, with the
+    statements held only by settings or inputs and those held by tests apart (statement inventories); or rows
+    present vs stated per artefact (artefact counts)."""
     lines = []
     for key in keys:
         inv, comp = load_inventory(key, root), load_comparison(key, figures)
@@ -225,9 +234,11 @@ def report(keys=PAPERS, root: Path | None = None, figures: Path | None = None, d
             for what, items in c.items():
                 for item in items:
                     print(f"{key}: {what}: {item}")
-            held = int((t.held_by != "NONE").sum())
-            lines.append(dict(paper=key, side="all", inventory="statements", stated=len(t), covered=held,
-                              percent=100.0 * held / len(t), unlabelled_rows=len(c["unlabelled"])))
+            covered = int(t.held_by.isin(COVERING).sum())
+            lines.append(dict(paper=key, side="all", inventory="statements", stated=len(t), covered=covered,
+                              percent=100.0 * covered / len(t),
+                              settings_inputs=int(t.held_by.isin(("setting", "input")).sum()),
+                              tests=int((t.held_by == "test").sum()), unlabelled_rows=len(c["unlabelled"])))
             continue
         table = count(inv, comp)
         if detail:

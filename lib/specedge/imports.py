@@ -2,7 +2,7 @@
 counting every import, also those inside functions (a lazy import still runs that code).
 
 Two users: ``sweep`` keys a cached point by the source of the modules its function can run
-(``closure``), and ``tests/test_layering.py`` checks that the layers only import downward.
+(``closure``), and ``tests/unit/test_layering.py`` checks that the layers only import downward.
 """
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import papermill as pm
 
-from . import paths, sweep
+from . import host, paths, sweep
 
 # Full-scale seconds of each notebook on the 2-core reference machine with one sweep worker (`--jobs 2`,
 # empty sweep cache; 2026-11-24, after model_zoo's derived greedy rows and li2026_wisp_serving's
@@ -80,12 +80,13 @@ def plan(todo: list[Path]) -> list[Path]:
 
 
 def kernel_env(jobs: int, cores: int | None = None) -> dict[str, str]:
-    """Environment for kernels that run ``jobs`` at a time on ``cores`` (default: this process's):
-    nothing for one at a time; else ``cores // jobs`` (at least 1) sweep workers each."""
+    """Environment for kernels that run ``jobs`` at a time on ``cores`` (default: this process's): the
+    vector kernels capped at AVX2 (``host.PORTABLE_ENV``: the same bytes on every x86-64 host), and for
+    more than one at a time ``cores // jobs`` (at least 1) sweep workers each."""
     if jobs == 1:
-        return {}
+        return dict(host.PORTABLE_ENV)
     cores = sweep.cores() if cores is None else cores
-    return {sweep.WORKERS_ENV: str(max(1, cores // jobs))}
+    return {**host.PORTABLE_ENV, sweep.WORKERS_ENV: str(max(1, cores // jobs))}
 
 
 def run(nb: Path, scale: str = "full", seed: int | None = None, profile: str | None = None) -> Path:

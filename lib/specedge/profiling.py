@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import os
-import platform
 import sys
 from dataclasses import dataclass
 
@@ -33,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from . import hardware, paths, timing
+from .host import cpu_name  # noqa: F401  (profiles name their CPU; one definition, in host)
 from .plotting import write_csv
 from .kv_cache_arg import cache_kw
 
@@ -235,18 +235,6 @@ def fit_roles(df: pd.DataFrame) -> dict:
 
 # ----------------------------------------------------------------------------------------------
 # Writing the profile.
-
-def cpu_name() -> str:
-    """The CPU model from /proc/cpuinfo where there is one, else what :mod:`platform` knows."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
 
 def device_description(device: str) -> str:
     if device.startswith("cuda"):

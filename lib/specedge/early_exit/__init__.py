@@ -19,7 +19,7 @@ Adapters (Sec 3 "Early Exit Training", Fig 3)
     output, 2l its output; position P is the target itself. W_up starts at zero: before training every exit is the
     "logit lens" of its layer. The bottleneck width is chosen so the adapters hold ``param_fraction`` of
     the target's parameters (the paper: 31 exits = 101M = 1.48 % of a 7B model, i.e. ~3.3M per exit,
-    far below d×d; ``shared/notes/recovered-formulas.md``).
+    far below d×d).
 
 Training (``train``): the target runs once per batch without gradients; every exit's loss flows only
     into its own adapter (the hidden states are detached). Loss: KL(p_L ‖ p_l), the final layer's

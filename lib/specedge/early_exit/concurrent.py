@@ -19,8 +19,9 @@ compared on the same zoo pair and profile:
 All profile times are multiplied by ``time_scale`` (wall seconds per profile second) so a run at a
 Jetson's pace takes a fraction of the wall time; reported times are divided by it again. Real compute
 adds to the padding where it exceeds the scaled budget. Nothing here is deterministic in time:
-measurements of this run are written to ``data/`` by ``specedge.solvers``' measuring entry point, never
-taken inside a notebook. The tokens are deterministic: the final exit decides, so they equal greedy SD.
+measurements of this run are written to ``data/venkatesha2025/`` by ``python -m
+specedge.experiments.venkatesha2025_measure`` (``make profiles``), never taken inside a notebook. The tokens
+are deterministic: the final exit decides, so they equal greedy SD.
 """
 from __future__ import annotations
 

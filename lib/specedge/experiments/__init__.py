@@ -15,9 +15,9 @@
 | ``realpair_serving`` | ``python -m specedge.experiments.realpair_serving``: the real serving system on the real pair, and its replay |
 | ``realpair_twin`` | the real pair's traces and workload as the serving twins' input |
 | ``realpair_gamma`` | ``python -m specedge.experiments.realpair_gamma``: which γ wins per domain on the real pair |
-| ``realpair_readme`` | ``python -m specedge.experiments.realpair_readme``: README.md's real-pair tables from the committed files |
+| ``realpair_readme`` | ``python -m specedge.experiments.realpair_readme``: docs/real-pair.md's tables from the committed files |
 | ``li2026_realpair`` | WISP's serving twin (and its FCFS / centralized baselines) on the real pair's traces |
-| ``arena`` / ``arena_results`` / ``arena_figures`` | the edge SD arena (issue 20): scenario, combinations, one twin run's metrics / results over seeds and the README block / its figures |
+| ``arena`` / ``arena_results`` / ``arena_figures`` | the edge SD arena: scenario, combinations, one twin run's metrics / results over seeds and the docs/arena.md block / its figures |
 
-Layers (``tests/test_layering.py`` checks them): nothing in the library imports this package.
+Layers (``tests/unit/test_layering.py`` checks them): nothing in the library imports this package.
 """

@@ -1,4 +1,4 @@
-"""The edge speculative-decoding arena (issue 20): every technique on one workload, one set of devices, one server.
+"""The edge speculative-decoding arena: every technique on one workload, one set of devices, one server.
 
 A **scenario** (``data/scenarios/<name>.yaml``, ``load_scenario``) names device classes (draft seconds per
 token from hardware profiles), the link (RTT, a sweep of bandwidths), the verification server (a profile's

@@ -1,4 +1,4 @@
-"""The arena's capacity (issue 20): how many devices a combination serves at a given SLO attainment.
+"""The arena's capacity: how many devices a combination serves at a given SLO attainment.
 
 capacity = the largest fleet size N (devices drawn from the scenario's mix, as in the sweep) whose SLO
 attainment — the fraction of responses meeting their class (``experiments.arena.measure``, li2026 Sec 5.3),

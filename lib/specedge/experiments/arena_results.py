@@ -1,5 +1,5 @@
-"""The arena's results over seeds (``notebooks/edge_sd_arena.ipynb``, issue 20): the regime map, which technique
-matters where, the ablation, the Pareto front and the README's sentences — all from the rows of
+"""The arena's results over seeds (``notebooks/edge_sd_arena.ipynb``): the regime map, which technique
+matters where, the ablation, the Pareto front and the sentences of docs/arena.md — all from the rows of
 ``experiments.arena.run_point`` (one per combination, point and seed), every comparison paired by seed with
 ``claims.mean_interval``'s 95 % interval. Kept apart from ``arena`` so that an edit here keeps the sweep cache."""
 from __future__ import annotations
@@ -30,7 +30,7 @@ def _paired(a: pd.Series, b: pd.Series, sign: int) -> tuple[float, float, float,
     return m, lo, hi, ("wins" if lo > 0 else "loses" if hi < 0 else "tie")
 
 
-# the twin's validated error (issue 18, replay mode against the real gRPC system): per arena metric, the metric of
+# the twin's validated error (replay mode against the real gRPC system): per arena metric, the metric of
 # the committed validation tables it corresponds to
 VALIDATION = (paths.FIGURES / "tran2025" / "twin_vs_real.csv", paths.FIGURES / "li2026_serving" / "twin_vs_real.csv")
 VALIDATED = {"goodput_tok_s": "goodput_tok_s", "slo_attainment": "slo_attainment", "round_time": "round_time_s"}
@@ -163,8 +163,9 @@ def pareto(rows: pd.DataFrame, point: tuple, objectives=("goodput_tok_s", "jain"
     return m.sort_values(list(objectives[:1]), ascending=False).reset_index(drop=True)
 
 
-# --------------------------------------------------------------------------- the README's section
+# --------------------------------------------------------------------------- the results block of docs/arena.md
 README_START, README_END = "<!-- arena:start -->", "<!-- arena:end -->"
+DOC = paths.ROOT / "docs" / "arena.md"
 FIGURES = paths.FIGURES / "edge_sd_arena"
 
 
@@ -184,7 +185,7 @@ def _helps(t: pd.DataFrame) -> str:
 
 
 def readme_sentences(tmap: pd.DataFrame, regime: pd.DataFrame, cap: pd.DataFrame | None = None) -> list[str]:
-    """The README's sentences, each number computed from ``technique_map``, ``regime_map`` and (with ``cap``)
+    """The results block's sentences, each number computed from ``technique_map``, ``regime_map`` and (with ``cap``)
     ``arena_capacity.capacity_table`` rows: the payload's gain by bandwidth, the former's by device mix and
     the draft policy's, who wins where, and the capacity of each combination searched."""
     pay, former, draft = (tmap[tmap.technique == t] for t in ("payload", "former", "draft"))
@@ -238,11 +239,11 @@ def readme_block(folder: Path = FIGURES) -> str:
             + " ".join(readme_sentences(tmap, regime, cap)))
 
 
-def update_readme(readme=paths.ROOT / "README.md", check: bool = False) -> bool:
-    """Rewrite (or with ``check`` only compare) the README's arena block; True when it is/was stale."""
+def update_readme(readme=DOC, check: bool = False) -> bool:
+    """Rewrite (or with ``check`` only compare) the arena block of ``readme`` (``DOC``); True when it is/was stale."""
     from ..compare import rewrite_block
     return rewrite_block(readme, readme_block(), README_START, README_END, check)
 
 
 if __name__ == "__main__":
-    print("README arena section " + ("updated" if update_readme() else "already current"))
+    print("docs/arena.md results " + ("updated" if update_readme() else "already current"))

@@ -1,4 +1,4 @@
-"""The arena's real-run spot check (issue 20): a few arena points run for real on this CPU, beside the twin.
+"""The arena's real-run spot check: a few arena points run for real on this CPU, beside the twin.
 
 ``measure`` (``python -m specedge.experiments.arena_spotcheck measure``, under ``make profiles``; wall-clock
 times are committed to ``REAL_RUNS``, never measured by a notebook) runs the repository's real system
@@ -10,7 +10,7 @@ combinations differ in what the arena found matters: the payload (dense rows vs 
 former (synchronous rounds vs FCFS vs WISP's Algorithm 1) and the draft length (fixed γ vs WISP's stop rule).
 
 The pair is the zoo's (draft-xs for target-m, greedy, γ = 4, every device the same draft), not the real
-Qwen2.5-Coder pair: its committed real runs (``data/realpair/serving_runs.csv``, issue 22) took 36-42 s for
+Qwen2.5-Coder pair: its committed real runs (``data/realpair/serving_runs.csv``) took 36-42 s for
 2 clients x 24 tokens, 2.6 s per round of which 1.4 s drafting with two 0.5B drafters sharing core 1, so 8
 drafters on that core would draft ~4x slower per round and one run of this check would take many minutes.
 The workload is greedy, as the arena scenario's: the drafters send their one-hot rows anyway for the dense

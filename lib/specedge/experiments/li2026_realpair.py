@@ -1,4 +1,4 @@
-"""WISP's serving twin driven by the real pair (issue 22): Qwen2.5-Coder 0.5B devices drafting for the 1.5B.
+"""WISP's serving twin driven by the real pair: Qwen2.5-Coder 0.5B devices drafting for the 1.5B.
 
 The same systems, settings and runtime model as ``experiments.li2026`` (the paper's eq (19) verifier of
 Qwen3-32B, 50 tok/s devices, SLO classes 2/4/6/8 tok/s); only what depends on how a draft and a target

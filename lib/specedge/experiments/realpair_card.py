@@ -1,4 +1,4 @@
-"""The real pair's acceptance card and the traces built on it (issue 22): an offline measuring step.
+"""The real pair's acceptance card and the traces built on it: an offline measuring step.
 
 ``python -m specedge.experiments.realpair_card [teacher|live|all]`` loads Qwen2.5-Coder-0.5B (draft) and 1.5B
 (target) as ``make realpair`` left them and writes small committed files under ``data/realpair/``; the
@@ -20,7 +20,7 @@ the prompt, assistant turn = the reference completion).
                               features) and outcome, the input of the predictor and the twins' acceptance.
 Built on these files elsewhere: the real serving runs (``python -m specedge.experiments.realpair_serving``
 -> ``serving_runs.csv``), the twins' input (``realpair_twin``), WISP's twin on the pair (``li2026_realpair``),
-the γ sweep (``realpair_gamma``), the README's tables (``python -m specedge.experiments.realpair_readme``).
+the γ sweep (``realpair_gamma``), the tables of docs/real-pair.md (``python -m specedge.experiments.realpair_readme``).
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ import time
 import pandas as pd
 import torch
 
-from .. import decoding, paths, sampling
+from .. import decoding, host, paths, sampling
 from ..solvers import zheng2025
 from ..zoo import DOMAINS, eval_records, load_pair
 from ..zoo.acceptance import completion_logits, pair_acceptance
@@ -139,9 +139,11 @@ def main(argv=None) -> int:
     ap.add_argument("step", nargs="?", choices=("teacher", "live", "all"), default="all")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--gammas", type=int, nargs="+", default=[4], help="draft lengths of the live step")
+    ap.add_argument("--dtype", choices=host.DTYPES, default="auto",
+                    help="both models' weights; auto: bfloat16 where this CPU multiplies it natively, else float32")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
-    draft, target, tok = load_pair(DRAFT, TARGET)
+    draft, target, tok = load_pair(DRAFT, TARGET, dtype=host.torch_dtype(args.dtype))
     OUT.mkdir(parents=True, exist_ok=True)
     if args.step in ("teacher", "all"):
         card, topk = teacher(draft, target, tok)

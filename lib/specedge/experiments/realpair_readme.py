@@ -1,6 +1,8 @@
-"""The README's real-pair block, generated from the committed files (issue 22): ``make readme`` runs
+"""The real pair's generated block in ``docs/real-pair.md``, from the committed files: ``make readme`` runs
 ``python -m specedge.experiments.realpair_readme``, which rewrites the text between the markers."""
 from __future__ import annotations
+
+import re
 
 import pandas as pd
 
@@ -8,12 +10,46 @@ from .. import paths
 from .realpair_card import FILES, load, pooled_topk
 
 README_START, README_END = "<!-- realpair:start -->", "<!-- realpair:end -->"
-BENCH = paths.FIGURES / "bench" / "decoding_realpair.csv"
+DOC = paths.ROOT / "docs" / "real-pair.md"
+BENCH = paths.FIGURES / "bench" / "decoding_realpair_*.csv"   # one file per host class and dtype
 GAMMA = paths.DATA / "realpair" / "gamma_sweep.csv"
 
 
+def bench_files() -> list:
+    """The decoding benchmark's files, one per host class and dtype (``decoding_realpair_<isa>_<dtype>.csv``)."""
+    return sorted(f for f in BENCH.parent.glob(BENCH.name) if re.fullmatch(r"decoding_realpair_[a-z0-9]+_(float32|bfloat16)\.csv", f.name))
+
+
+def bench_lines(files) -> list[str]:
+    """One table per benchmarked host class and dtype (``make bench``): per γ the (γ + 1)-token verification in
+    one-token steps, our loop against our AR and against transformers' assisted generation, the share of the
+    round cost model it reaches, and whether its tokens equal AR's (in bfloat16, where they first differ)."""
+    lines = []
+    for f in files:
+        b = pd.read_csv(f)
+        w = b[~b.quantity.str.contains(r"\[prompt|t_verify_curve|gamma_chosen|at_chosen", regex=True)].pivot_table(
+            index="gamma", columns="quantity", values="value")
+        chosen = b.loc[b.quantity == "gamma_chosen", "value"]
+        first = b[b.quantity.str.startswith("first_divergence")]
+        head = b.iloc[0]
+        lines += ["", f"**{head['cpu']}, {head['isa']}, {head['dtype']}** (`{f.relative_to(paths.ROOT)}`; {int(head.threads)} torch "
+                  f"thread, greedy, {int(head.prompts)} prompts × {int(head.new_tokens)} new tokens, tokens per CPU-second"
+                  + (f"; γ picked from the measured pass curve: {int(chosen.iloc[0])}" if len(chosen) else "") + "):", "",
+                  "| γ | verify ÷ step | ours ÷ our AR | ours ÷ assisted | % of round cost model | tokens = AR |",
+                  "|---:|---:|---:|---:|---:|---|"]
+        for g, r in w.iterrows():
+            ours, ar = r["tokens_per_cpu_s[ours speculative]"], r["tokens_per_cpu_s[ours autoregressive]"]
+            div = first[(first.gamma == g) & (first.value >= 0)]
+            same = "yes" if r["outputs_identical"] == 1 else (
+                "no: first differs at token " + ", ".join(str(int(v)) for v in div.value) if len(div) else "no")
+            lines.append(f"| {int(g)} | {r['t_verify_forward_s'] / r['t_target_forward_s']:.2f} | {ours / ar:.2f}× | "
+                         f"{r['ours_vs_assisted_cpu']:.2f}× | {r['speedup_measured_cpu'] / r['speedup_cost_model_measured_passes']:.0%} | "
+                         f"{same} |")
+    return lines
+
+
 def readme_block() -> str:
-    """The README's real-pair tables, generated from the committed CSVs (``make readme`` writes them)."""
+    """The real pair's tables, generated from the committed CSVs (``make readme`` writes them into ``DOC``)."""
     card = load("acceptance_teacher").pivot_table(index="domain", columns="temperature", values="alpha")
     zoo_card = pd.read_csv(paths.DATA / "zoo" / "acceptance.csv")
     zoo_best = zoo_card[(zoo_card.draft == "draft-l") & (zoo_card.target == "target-m")].pivot_table(
@@ -31,23 +67,7 @@ def readme_block() -> str:
               "| K | " + " | ".join(str(k) for k in topk.columns) + " |", "|---|" + "---:|" * len(topk.columns)]
     for t, r in topk.iterrows():
         lines.append(f"| target T = {t:g} | " + " | ".join(f"{v:.3f}" for v in r) + " |")
-    if BENCH.exists():
-        b = pd.read_csv(BENCH)
-        w = b.pivot_table(index=["draft", "gamma"], columns="quantity", values="value")
-        lines += ["", f"Decoding benchmark (`{BENCH.relative_to(paths.ROOT)}`, `make bench`; {b.device.iloc[0]}, "
-                  f"{int(b.threads.iloc[0])} torch thread(s), greedy, {int(b.prompts.iloc[0])} prompts × {int(b.new_tokens.iloc[0])} "
-                  "new tokens, tokens per CPU-second of the process (the bench's primary clock: with one thread it is what our "
-                  "code spends, unlike wall time, which also counts the time other jobs hold the core); outputs of all four methods " + ("identical in every row" if (w["outputs_identical"] == 1).all()
-                                                                                   else "NOT identical in some rows: see the CSV") + "):", "",
-                  "| γ | draft acceptance | τ | c = T_draft / T_target | (γ+1)-token verify ÷ 1-token step | tok/s: ours SD | "
-                  "transformers assisted | our AR | ours ÷ AR | assisted ÷ AR | analytic eq (11) | ours ÷ analytic |",
-                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-        for (draft, g), r in w.iterrows():
-            ours, hf, ar = (r[f"tokens_per_cpu_s[{m}]"] for m in ("ours speculative", "transformers assisted", "ours autoregressive"))
-            lines.append(f"| {g} | {r['draft_acceptance_rate']:.2f} | {r['mean_acceptance_length']:.2f} | "
-                         f"{r['cost_ratio_c']:.2f} | {r['t_verify_forward_s'] / r['t_target_forward_s']:.2f} | "
-                         f"{ours:.2f} | {hf:.2f} | {ar:.2f} | {ours / ar:.2f}× | {hf / ar:.2f}× | {r['speedup_analytic']:.2f}× | "
-                         f"{ours / ar / r['speedup_analytic']:.2f} |")
+    lines += bench_lines(bench_files())
     if GAMMA.exists():
         from .realpair_gamma import winners
         t = pd.read_csv(GAMMA)
@@ -78,8 +98,8 @@ def readme_block() -> str:
     return "\n".join(lines)
 
 
-def update_readme(readme=paths.ROOT / "README.md", check: bool = False) -> bool:
-    """Rewrite (or with ``check`` only compare) the README's real-pair block; True when it is/was stale."""
+def update_readme(readme=DOC, check: bool = False) -> bool:
+    """Rewrite (or with ``check`` only compare) the real-pair block of ``readme`` (``DOC``); True when it is/was stale."""
     from ..compare import rewrite_block
     return rewrite_block(readme, readme_block(), README_START, README_END, check)
 
@@ -87,4 +107,4 @@ def update_readme(readme=paths.ROOT / "README.md", check: bool = False) -> bool:
 
 
 if __name__ == "__main__":
-    print("README real-pair tables " + ("updated" if update_readme() else "already current"))
+    print("docs/real-pair.md tables " + ("updated" if update_readme() else "already current"))

@@ -1,4 +1,4 @@
-"""The real pair's committed traces as the serving twins' input (issue 22): a real spread of α across
+"""The real pair's committed traces as the serving twins' input: a real spread of α across
 clients and domains for GOODSPEED's twin (``tran2025`` notebook) and WISP's (``li2026_realpair``)."""
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from .venkatesha2025_tables import CLIENTS
 # domain: MT-bench takes its first n_prompts held-out prompts, Alpaca the next n_prompts)
 BENCHMARKS = {"MT-bench": ("chat", 0), "HumanEval": ("code", 0), "GSM8K": ("math", 0), "Alpaca": ("chat", 1),
               "CNN/DM": ("summarize", 0), "NQ": ("qa", 0)}
-METRICS = ["speedup_ar_sd", "speedup_sd_fsd", "tau", "miss_rate", "avg_hit_exit", "avg_hit_exit_depth", "avg_ee",
+METRICS = ["speedup_ar_sd", "speedup_sd_fsd", "tau", "stated_miss_rate", "stated_avg_ee", "stated_avg_ee_depth", "miss_rate", "avg_hit_exit", "avg_hit_exit_depth", "avg_ee",
            "avg_ee_depth"]
 
 

@@ -7,7 +7,7 @@
 ``run`` starts the server and one process per client, runs them to completion and stops them all;
 ``server`` and ``drafter`` are the two halves for two terminals (the server stops by itself when every
 client finished, or after --idle-timeout seconds without a Hello or request; an interrupted drafter can be
-started again at once and generates from the start, docs/serving.md).
+started again at once and generates from the start, docs/serving-guarantees.md).
 
 Exit codes: 0 when every drafter finished and tokens were produced; 1 when a drafter failed or was
 dropped and did not come back to finish, no token was produced, the verifier raised on a request, a
@@ -62,7 +62,7 @@ def _common(ap):
 def _host(ap):
     ap.add_argument("--host", default="127.0.0.1",
                     help="address to listen on / connect to (default 127.0.0.1: this machine only; "
-                         "anything else exposes an unauthenticated, unencrypted server, see the README)")
+                         "anything else exposes an unauthenticated, unencrypted server, see docs/serving-layer.md)")
 
 
 def _sampling(ap):

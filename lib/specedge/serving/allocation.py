@@ -19,7 +19,7 @@ def regreedy(start: list[int], alpha: list[float], weights: list[float], capacit
              s_max: int | None = None) -> list[int]:
     """``solvers.tran2025.greedy(alpha, weights, capacity, s_max)``'s allocation, reached from ``start`` (the
     last round's) by moving single draft tokens: the allocator's fast copy (a round moves 0-2 tokens at 8
-    clients, where the greedy makes C heap steps; ``tests/test_twin_fastpaths.py`` compares them).
+    clients, where the greedy makes C heap steps; ``tests/unit/test_twin_fastpaths.py`` compares them).
 
     The greedy hands out the C draft tokens of eq (5) in decreasing marginal gain w_i alpha_i^k (ties:
     lower client first), stopping at a gain <= 0: its allocation is the set of the C best (gain, client)

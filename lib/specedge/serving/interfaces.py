@@ -25,7 +25,7 @@ class Pending:
     arrival: float                   # when the server received it (a_i)
     n_draft: int                     # S: drafted tokens in this request (may be 0)
     n_new: int                       # tokens to feed: unseen committed/prompt tokens + drafts
-    n_cached: int = 0                # tokens of this session already in the verifier's cache
+    n_cached: int = 0                # tokens of the session already in the verifier's cache
     slo_class: int | None = None     # WISP token-speed class (tok/s), None when no SLO
     deadline: float | None = None    # d_i = a_i + tau_c (WISP eq 12), None when no SLO
     expected_tokens: float | None = None  # g_i: expected tokens this verification yields

@@ -1,4 +1,4 @@
-"""Replay: the twin driven by a real run's own per-round outcomes (issue 18's validation mode).
+"""Replay: the twin driven by a real run's own per-round outcomes (the validation mode).
 
 The stochastic twin (``twin.simulate``) draws acceptance from traces of other prompts and drafting and
 link times from models; a difference from the real run then mixes the model's error with that noise.
@@ -55,7 +55,7 @@ def real_rounds(log: pd.DataFrame) -> dict[int, pd.DataFrame]:
     missing = [c for c in NEEDED if c not in log.columns]
     if missing:
         raise ValueError(f"log: missing columns {missing}; a real run's log has them "
-                         "(serving.run.run_real; logs measured before issue 18 lack n_new/n_cached)")
+                         "(serving.run.run_real; older logs lack n_new/n_cached)")
     rows = log[log["event"] == ""].sort_values(["client", "round"])
     if rows.empty:
         raise ValueError("log: no verified rounds to replay")

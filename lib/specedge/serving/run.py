@@ -28,8 +28,8 @@ from .workload import Workload
 CLIENT_COLUMNS = ["client", "round", "t_round", "t_send", "tokens_committed", "t_draft_cpu", "session", "event"]
 # A bound on one drafter's memory, 3x what was measured: forked from the preloaded forkserver the
 # drafters share torch's pages, and 32 drafters + the server peaked at 2.12 GB PSS in all, about 0.05 GB
-# per drafter (tests/bench_serving_load.py, figures/bench/serving_load.csv). Issue 17's run with
-# spawned processes, each importing torch + transformers on its own, used 0.45 GB per drafter.
+# per drafter (benchmarks/bench_serving_load.py, figures/bench/serving_load.csv). Spawned
+# processes, each importing torch + transformers on its own, used 0.45 GB per drafter.
 DRAFTER_BYTES = 0.15e9
 STOP_GRACE = 5.0   # s drafters have to report after the server stopped, before they are stopped
 
@@ -118,9 +118,9 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
 
     ``pin=(server_cpu, drafter_cpu)``: the server (its gRPC and scheduling threads) runs on one core and
     every drafter on the other, so that drafting and verification do not contend for a core and the
-    drafters' own clocks time their drafting alone (the twin's validation, issue 18); the calling
+    drafters' own clocks time their drafting alone (the twin's validation); the calling
     process gets its affinity back when the run ends. ``greedy_rows``: greedy drafters send their drafted
-    rows anyway (dense, or top-K with ``workload.top_k``: the arena's payloads at T = 0, issue 20).
+    rows anyway (dense, or top-K with ``workload.top_k``: the arena's payloads at T = 0).
 
     The run ends when every drafter process ended or when the server stopped (idle, or its loop crashed),
     whatever the drafters are doing then (they are stopped). Raises ``RunFailed`` (with the log) when the

@@ -61,8 +61,8 @@ def log_batches(log: pd.DataFrame) -> pd.DataFrame:
     kind ``affine_interactions`` is fitted to the batches a server really ran (``fit_log_batches``)."""
     for col in ("batch", "n_new", "n_cached", "t_verify"):
         if col not in log:
-            raise ValueError(f"log: missing column {col!r} (the real server logs it; logs measured before "
-                             "issue 18 lack n_new / n_cached)")
+            raise ValueError(f"log: missing column {col!r} (the real server logs it; older logs "
+                             "lack n_new / n_cached)")
     rows = log[(log["event"] == "") & log["t_verify"].notna()]
     # "n_new:n_cached" per request, joined per batch in log order (one vectorised pass, not a frame per batch)
     pairs = rows["n_new"].astype(int).astype(str) + ":" + rows["n_cached"].astype(int).astype(str)
@@ -74,7 +74,7 @@ def log_batches(log: pd.DataFrame) -> pd.DataFrame:
 
 # Digits kept of each coefficient fitted to a log: far below what the passes' spread resolves, far above
 # the last-digit noise of the least-squares kernels, which differ between x86 hosts (~1e-15 relative on
-# the pinned runs): every replay driven by the fit then makes the same decisions on any host (issue 21).
+# the pinned runs): every replay driven by the fit then makes the same decisions on any host.
 SIGNIFICANT_DIGITS = 6
 
 

@@ -1,11 +1,11 @@
-"""A deadline-aware GOODSPEED (issue 20's plug-in demo): one ``DraftAllocator``, written from outside.
+"""A deadline-aware GOODSPEED (the arena's plug-in demo): one ``DraftAllocator``, written from outside.
 
 GOODSPEED (tran2025 Algorithm 1) maximises U = sum_i log x_i: each round it solves eq (5) with gradient
 weights 1/X_i (``allocation.GoodspeedAllocator``). Weighting the utility by each client's SLO class,
 U = sum_i w_i log x_i, only changes those weights to w_i / X_i: a client of a tighter token-speed class
 (w_i its class speed) is given draft slots until its smoothed goodput X_i is w_i times larger. Everything
 else is GOODSPEED's own object: its estimates (eqs 3-4) and its eq (5) solver. Equal weights give
-GOODSPEED's allocation exactly (tests/test_arena.py).
+GOODSPEED's allocation exactly (tests/unit/test_arena.py).
 """
 from __future__ import annotations
 

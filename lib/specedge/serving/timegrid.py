@@ -4,9 +4,9 @@ The twin's decisions compare sums of float seconds (a deadline against now + an 
 eq 15; now against a latest start, eq 17; a round's time against what its class allows, eq 4). Two x86
 hosts can differ in the last bits of such sums (numpy dispatches float64 ``exp`` to an AVX-512 kernel
 where the host has one; BLAS kernels sum in a different order), and one flipped comparison reshuffles
-every later batch and random draw of a run (issue 21: WISP's Table 3 goodput 1065.71 -> 1067.56 tok/s
-on an AVX-512 host). Rounding the time a decision compares to whole nanoseconds makes a few-ulp
-difference change the outcome only when the value sits within those ulps of a half-nanosecond
+every later batch and random draw of a run (without the grid, WISP's Table 3 goodput was 1065.71 tok/s
+on one host and 1067.56 on an AVX-512 host). Rounding the time a decision compares to whole nanoseconds
+makes a few-ulp difference change the outcome only when the value sits within those ulps of a half-nanosecond
 (about 1e-8 of the time for the twin's 0.01-0.1 s values), and makes exact ties stay ties.
 """
 from __future__ import annotations

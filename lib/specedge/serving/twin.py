@@ -17,7 +17,7 @@ the real run writes, so one set of metric definitions serves both (LLMServingSim
   real run (``experiments.serving_validation.time_models``). A round of S tokens takes S passes; one
   that a stop rule ended before its window S + 1 (the pass whose logits it judged: ``serving.drafter``).
 - Events: a plain heap loop (``_Loop``) that orders events exactly as SimPy does (time, priority,
-  scheduling order); it replaced ``simpy.Environment`` with every log unchanged (tests/test_twin_golden.py).
+  scheduling order); it replaced ``simpy.Environment`` with every log unchanged (tests/unit/test_twin_golden.py).
 """
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def numpy_sum(values: list[float]) -> float:
     numpy's per-call cost: numpy's pairwise summation of float64 (its ``pairwise_sum``): below 8 terms
     one by one from 0.0; up to 128 terms eight running sums (of every 8th term) added in pairs, then the
     rest one by one; beyond, two halves (the first cut at a multiple of 8) summed so and added
-    (``tests/test_twin_fastpaths.py`` compares it with numpy)."""
+    (``tests/unit/test_twin_fastpaths.py`` compares it with numpy)."""
     n = len(values)
     if n < 8:
         total = 0.0

@@ -11,7 +11,7 @@ and each client's acceptance is one draw from the traced rounds of its (draft, d
 ``twin.TraceAcceptance.draw``). Every quantity of a round is a numpy vector over the clients; the traced
 round of every client and round is picked from one block of uniform numbers drawn up front, so the
 random stream differs from the event twin's (which draws per request in batch order): the same
-distribution, other samples. ``tests/test_twin_vectorised.py`` checks the equivalence with two-sample
+distribution, other samples. ``tests/unit/test_twin_vectorised.py`` checks the equivalence with two-sample
 tests on round times and tokens, and that an injected change of the model fails them.
 
 Scope: ``draft_rule`` "server" or "fixed" (no stop rule), verify time ``runtime.AffineTokens``, draft

@@ -37,7 +37,7 @@ from ..kv_cache_arg import cache_kw
 class Request:
     """One session's verification: tokens the server has not seen, then the drafts."""
     session: str
-    new_tokens: list[int]          # committed/prompt tokens not yet fed for this session
+    new_tokens: list[int]          # committed/prompt tokens not yet fed for the session
     draft_ids: list[int]           # S drafted tokens (may be empty)
     q: torch.Tensor | None = None  # (S, V) draft distributions (None at temperature 0)
     temperature: float = 0.0

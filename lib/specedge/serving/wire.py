@@ -1,7 +1,7 @@
 """The generated gRPC code of ``wire.proto``, and how to regenerate it.
 
 ``python -m specedge.serving.wire`` rewrites ``wire_pb2.py`` and ``wire_pb2_grpc.py`` next to the
-.proto (grpcio-tools, a dev dependency); ``tests/test_serving_real.py`` checks the committed files are
+.proto (grpcio-tools, a dev dependency); ``tests/processes/test_serving_real.py`` checks the committed files are
 what regeneration gives.
 """
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Notation of the paper's Table 3: T_d per-token draft time, T_t one target (verification) pass, T_c
 communication per round, c = T_d/T_t, γ draft tokens, τ tokens per round (accepted + 1), N tokens,
-ρ cache-miss rate, t_sync thread synchronisation on a cache hit. Table 4 (DERIVED in
-``shared/notes/recovered-formulas.md``, the extraction lost the formulas)::
+ρ cache-miss rate, t_sync thread synchronisation on a cache hit. Table 4 (DERIVED from the paper's
+definitions: its printed formulas are not legible)::
 
     cloud AR         N·(T_t + T_c)
     edge-cloud SD    (N/τ)·(γ·T_d + T_c + T_t)

@@ -7,8 +7,8 @@ LLM, eq (11):
 
     S(γ) = (1 − α^{γ+1}) / ((1 − α)(1 + γL)).
 
-Theorem 2 gives the real-valued maximiser with the Lambert W₋₁ branch (DERIVED in
-``shared/notes/recovered-formulas.md``, the extraction lost eq (21)):
+Theorem 2 gives the real-valued maximiser with the Lambert W₋₁ branch (eq (21), DERIVED here: its
+printed form is not legible):
 
     γ₀ = [W₋₁(−α^{1/L − 1}/e) + 1] / ln α − 1/L,   requires L < 1,
 
@@ -183,6 +183,29 @@ def brute_force(alpha: float, L: float, gamma_max: int | None = None) -> DraftLe
     return DraftLength(gamma=int(g[i]), speedup=float(s[i]), gamma_real=g0, speculate=bool(s[i] > 1))
 
 
+def alpha_interval(gamma: int, L: float, tol: float = 1e-9) -> tuple[float, float]:
+    """The acceptance rates α for which Algorithm 1 on cost ``L`` gives γ* = ``gamma`` with speculation paying
+    (S* ≥ 1, not Table II's '–'): the interval [lo, hi), found by bisection (γ* grows with α at a fixed L).
+
+    Reads Table II backwards: a printed γ* at a known L(K) bounds the α the paper must have measured.
+    """
+    if isinstance(gamma, bool) or int(gamma) != gamma or gamma < 1:
+        raise ValueError(f"gamma (draft length) must be an integer >= 1, got {gamma!r}")
+    _check_cost(L, strict_below_one=True)
+
+    def first_alpha(g: int) -> float:          # the smallest α with γ* >= g and S* >= 1
+        lo, hi = 1e-12, 1 - 1e-12
+        if not (odld(hi, L).gamma >= g and odld(hi, L).speedup >= 1):
+            return 1.0
+        while hi - lo > tol:
+            mid = (lo + hi) / 2
+            d = odld(mid, L)
+            lo, hi = (lo, mid) if d.gamma >= g and d.speedup >= 1 else (mid, hi)
+        return hi
+
+    return first_alpha(int(gamma)), first_alpha(int(gamma) + 1)
+
+
 def relative_cost(topk, slm_over_llm: float, uplink_full_over_llm: float, vocab_size: int) -> np.ndarray:
     """L(K) = T_SLM/T_LLM + (K/|V|)·T_V,full/T_LLM: eqs (2), (3), (6) with a top-K payload of K FP16 values."""
     k = np.asarray(topk, dtype=float)
@@ -263,6 +286,18 @@ def uplink_time(topk, rate_bps: float, bits_per_probability: int = 16) -> np.nda
     if not rate_bps > 0:
         raise ValueError(f"rate_bps must be > 0, got {rate_bps!r}")
     return np.asarray(topk, dtype=float) * bits_per_probability / rate_bps
+
+
+def payload_bits(topk, vocab_size: int, value_bits: int = 16, index_bits: int = 0) -> np.ndarray:
+    """D_V of eq (2): K values of ``value_bits`` each (the paper's FP16: 16), plus ``index_bits`` per value for
+    a top-K payload (the paper neglects the indices, Sec II-B: "the index size is insignificant"; K = |V| is the
+    dense distribution, which sends none)."""
+    k = np.asarray(topk, dtype=float)
+    if np.any((k < 1) | (k > vocab_size)):
+        raise ValueError(f"topk must lie in 1..vocab_size={vocab_size}, got {topk!r}")
+    if value_bits < 1 or index_bits < 0:
+        raise ValueError(f"value_bits must be >= 1 and index_bits >= 0, got {value_bits!r}, {index_bits!r}")
+    return k * value_bits + np.where(k < vocab_size, k * index_bits, 0)
 
 
 DEFAULT_PAIR = ("draft-xs", "target-m")   # the notebook's pair: LLaMA-68M / LLaMA-7B stand-ins

