@@ -1,7 +1,11 @@
-"""Chaos against ONE verification server (module-scoped, loopback only, bounded counts and time): bad
-requests, hijacks, a duplicate in flight, a client that goes away, policies that raise, a drafter with
-no server. After each, the server is still up, the log names the fault, and honest clients' tokens
-equal single-process greedy decoding. (Each probe reproduces a failure seen in use.)"""
+"""Chaos against the verification server (loopback only, bounded counts and time; servers started here
+are stopped here): bad requests, hijacks, a duplicate in flight, a client that goes away, policies that
+raise, a drafter with no server; then a request the verifier cannot take (it fails alone), sessions that
+end with Bye or a drop (also with a request in flight), a drafter interrupted and restarted, silent
+clients and late joiners under sync rounds, capped passes / requests in flight / session memory, range
+checks, the CLIs' exit codes and a bounded soak. After each, the server is still up, the log names the
+fault, and honest clients' tokens equal single-process greedy decoding (each probe reproduces a reported
+failure)."""
 import math
 import os
 import signal
@@ -23,7 +27,7 @@ from specedge.serving.batching import FCFS
 from specedge.serving.codec import encode_distribution, request_to_wire
 from specedge.serving.drafter import Drafter, DrafterError, Link, client_main, prompt_stream
 from specedge.serving.server import VerificationServer
-from specedge.serving.verifier import Verifier
+from specedge.serving.verifier import Request, Verifier
 from specedge.serving.workload import ClientSpec
 
 N_CLIENTS = 12
@@ -75,9 +79,9 @@ def _hello(srv, client):
     return srv["stub"].Hello(pb.HelloRequest(client=client, vocab_size=VOCAB), timeout=10).token
 
 
-def _request(client, token, session, n_draft=2, temperature=0.0, probs=None, new=(1, 2, 3)):
+def _request(client, token, session, n_draft=2, temperature=0.0, probs=None, new=(1, 2, 3), round=0, **kw):
     msg = pb.VerifyRequest(session=session, client=client, token=token, new_tokens=list(new),
-                           draft_ids=[5] * n_draft, temperature=temperature)
+                           draft_ids=[5] * n_draft, temperature=temperature, round=round, **kw)
     if probs is not None:
         msg.draft.CopyFrom(pb.DraftDistribution(vocab_size=VOCAB, probs=probs))
     return msg
@@ -138,8 +142,12 @@ def _bad_requests(srv, client):
 def _hijacks(srv, a, b):
     """Session ownership: tokens, live ids, sessions of others."""
     ta, tb = _hello(srv, a), _hello(srv, b)
-    assert srv["stub"].Verify(_request(a, ta, f"own{a}", 1), timeout=60).batch >= 0
-    _refused(srv, _request(b, tb, f"own{a}", 1), grpc.StatusCode.PERMISSION_DENIED, "belongs to another client")
+    ra = srv["stub"].Verify(_request(a, ta, f"own{a}", 1), timeout=60)
+    # b names a session like a's: it is b's own session (sessions are kept per Hello), a's is untouched
+    alone = Verifier(srv["target"]).verify([Request("x", [7, 8, 9], [5])])[0]
+    rb = srv["stub"].Verify(_request(b, tb, f"own{a}", 1, new=(7, 8, 9)), timeout=60)
+    assert (rb.accepted, rb.token) == (alone.accepted, alone.token)
+    assert srv["stub"].Verify(_request(a, ta, f"own{a}", 1, new=[ra.token], round=1), timeout=60).batch >= 0
     _refused(srv, _request(a, tb, f"own{a}", 1), grpc.StatusCode.PERMISSION_DENIED, f"token: not the token Hello gave client {a}")
     _refused(srv, _request(a, "", f"own{a}", 1), grpc.StatusCode.PERMISSION_DENIED, "token")
     with pytest.raises(grpc.RpcError) as info:
@@ -181,10 +189,11 @@ def test_one_request_per_session_in_flight_and_a_client_that_goes_away(srv):
         srv["former"].open.set()
         with srv["server"].cond:
             srv["server"].cond.notify_all()
-    assert first.result(timeout=60).batch >= 0  # the one in flight is answered
+    answered = first.result(timeout=60)
+    assert answered.batch >= 0  # the one in flight is answered
     srv["former"].open.clear()
     try:
-        gone = srv["stub"].Verify.future(_request(c, tok, "inflight", 1, new=[4]), timeout=60)
+        gone = srv["stub"].Verify.future(_request(c, tok, "inflight", 1, new=[answered.token], round=1), timeout=60)
         while not srv["server"].queue and time.monotonic() < deadline + 30:
             time.sleep(0.01)
         gone.cancel()
@@ -335,3 +344,408 @@ def test_a_run_that_cannot_fit_in_memory_is_refused_up_front():
     with pytest.raises(MemoryError, match=r"clients: 32 drafter processes need about 4.8 GB .* use at most 6 clients"):
         check_memory(32, available=1e9)
     check_memory(32, available=40 * DRAFTER_BYTES)  # fits: no error
+
+
+# ---------------------------------------------------------------- a request's failure is its own,
+# sessions end, silent clients cannot stall the rest, bounded work, truthful exits
+def _round(stub, c, tok, session, rnd, new, n_draft=1, **kw):
+    return stub.Verify(_request(c, tok, session, n_draft, new=new, round=rnd, **kw), timeout=30)
+
+
+def _keys(server, c):
+    """The verifier's sessions of client ``c`` (whatever their internal names)."""
+    return [k for k in server.verifier.sessions if k.startswith(f"{c}.") or k.startswith(f"c{c}")]
+
+
+@pytest.fixture
+def one_off(srv):
+    """A fresh server on the shared target (its own policies and options), stopped by the test's end."""
+    made = []
+
+    def make(clients=(0, 1, 2), former=None, **kw):
+        kw = dict(dict(client_timeout=600, idle_timeout=600, stop_when_done=False, start_barrier=False), **kw)
+        server = VerificationServer(Verifier(srv["target"]), former or FCFS(), FixedS(2 * len(clients), len(clients)),
+                                    list(clients), label="one-off", **kw)
+        port = server.start(0)
+        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        made.append((server, channel))
+        return server, pb_grpc.VerifierStub(channel)
+    yield make
+    for server, channel in made:
+        channel.close()
+        server.stop()
+
+
+def test_a_follow_up_without_the_last_verdicts_token_is_refused_before_batching(srv):
+    """A Verify with new_tokens=[] on a known session used to pass the codec and then fail the
+    verifier's logits slice (INTERNAL for its whole batch) or, alone, get a wrong verdict."""
+    c = 11
+    tok = _hello(srv, c)
+    first = _round(srv["stub"], c, tok, "f1", 0, [1, 2, 3])
+    _refused(srv, _request(c, tok, "f1", 1, new=[], round=1), grpc.StatusCode.INVALID_ARGUMENT, "new_tokens")
+    wrong = (first.token + 1) % VOCAB
+    _refused(srv, _request(c, tok, "f1", 1, new=[wrong], round=1), grpc.StatusCode.INVALID_ARGUMENT,
+             "last verdict's token")
+    ok = _round(srv["stub"], c, tok, "f1", 1, [first.token])
+    ref = Verifier(srv["target"]).verify([Request("r", [1, 2, 3, first.token], [5])])[0]
+    assert (ok.accepted, ok.token) == (ref.accepted, ref.token)
+    srv["stub"].Bye(pb.ByeRequest(client=c, token=tok), timeout=10)
+
+
+def test_a_pass_that_raises_is_retried_one_by_one_and_fails_only_the_culprit(srv, one_off):
+    server, stub = one_off(former=Gated())
+    real = server.verifier.verify
+
+    def verify(requests):   # a request the verifier cannot take (a bug, an edge the checks missed)
+        if any(r.stream == "culprit" for r in requests):
+            raise RuntimeError("The expanded size of the tensor (2) must match the existing size (0)")
+        return real(requests)
+    server.verifier.verify = verify
+    t0, t1 = (stub.Hello(pb.HelloRequest(client=c, vocab_size=VOCAB), timeout=10).token for c in (0, 1))
+    server.former.open.clear()
+    honest = stub.Verify.future(_request(0, t0, "honest", 2, new=(4, 5, 6)), timeout=30)
+    bad = stub.Verify.future(_request(1, t1, "culprit", 2), timeout=30)
+    deadline = time.monotonic() + 10
+    while len(server.queue) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    server.former.open.set()
+    with server.cond:
+        server.cond.notify_all()
+    reply = honest.result(timeout=30)
+    ref = Verifier(srv["target"]).verify([Request("r", [4, 5, 6], [5, 5])])[0]
+    assert (reply.accepted, reply.token) == (ref.accepted, ref.token)
+    with pytest.raises(grpc.RpcError) as info:
+        bad.result(timeout=30)
+    assert info.value.code() == grpc.StatusCode.INTERNAL and "expanded size" in info.value.details()
+    assert server.request_errors == 1 and not server.policy_errors and not server.stopped.is_set()
+
+
+def test_a_new_hello_never_continues_an_old_session(srv):
+    """The dead client's session outlived it and a new Hello's prompt was appended to it (n_cached=381)."""
+    c = 10
+    server = srv["server"]
+    tok = _hello(srv, c)
+    r0 = _round(srv["stub"], c, tok, "c10-p0", 0, list(range(1, 41)))
+    assert r0.batch >= 0 and _keys(server, c)
+    srv["stub"].Bye(pb.ByeRequest(client=c, token=tok, finished=False), timeout=10)   # interrupted
+    assert not _keys(server, c), "Bye left the session's cache behind"
+    tok2 = _hello(srv, c)
+    assert tok2 != tok
+    _round(srv["stub"], c, tok2, "c10-p0", 0, list(range(1, 41)))
+    row = [r for r in server.log if r["client"] == c][-1]
+    assert row["n_cached"] == 0 and row["n_new"] == 41, "the new Hello continued the old session"
+    with pytest.raises(grpc.RpcError) as info:   # the old token is dead
+        _round(srv["stub"], c, tok, "c10-p0", 5, [r0.token])
+    assert info.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    srv["stub"].Bye(pb.ByeRequest(client=c, token=tok2, finished=True), timeout=10)
+    assert not _keys(server, c)
+
+
+def test_a_drop_ends_the_session_frees_it_and_the_id_comes_back_with_a_fresh_token(one_off):
+    server, stub = one_off(clients=(0,), client_timeout=0.5)
+    tok = stub.Hello(pb.HelloRequest(client=0, vocab_size=VOCAB), timeout=10).token
+    first = _round(stub, 0, tok, "s", 0, [1, 2, 3])
+    deadline = time.monotonic() + 10
+    while 0 in server.active and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert 0 not in server.active and not server.verifier.sessions, "a dropped client's session outlived it"
+    assert server.ended[0].startswith("dropped: no request for 0.5 s")
+    with pytest.raises(grpc.RpcError) as info:   # after a drop no one continues the dead client's session
+        _round(stub, 0, tok, "s", 1, [first.token])
+    assert info.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    tok2 = stub.Hello(pb.HelloRequest(client=0, vocab_size=VOCAB), timeout=10).token
+    assert tok2 != tok
+    _round(stub, 0, tok2, "s", 0, [first.token])   # the same name: a new session, not the old one
+    assert server.log[-1]["n_cached"] == 0
+
+
+def _cli(*args):
+    return [sys.executable, "-m", "specedge.serving", *map(str, args)]
+
+
+def _env():
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), OMP_NUM_THREADS="1")
+
+
+def _stop(proc):
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait(10)
+
+
+def test_readme_two_terminals_survive_ctrl_c_and_restart_of_the_drafter(srv, tmp_path):
+    """The README's two-terminal example: Ctrl-C the drafter mid-generation, start it again at once:
+    the same tokens as a clean run, and the server finishes with exit 0."""
+    spec = ClientSpec("draft-xs", ("code",), 1, 24)
+    clean = " ".join(map(str, _reference(srv["target"], spec)[0]))[:120]
+    server = subprocess.Popen(_cli("server", "--clients", 1, "--allocator", "goodspeed", "--capacity", 4, "--port", 0,
+                                   "--out", tmp_path / "server.csv", "--idle-timeout", 60),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+    drafters = []
+    try:
+        port = int(server.stdout.readline().split("127.0.0.1:")[1].split()[0])
+        cmd = _cli("drafter", "--port", port, "--client", 0, "--draft", "draft-xs", "--domains", "code", "--tokens", 24,
+                   "--link-delay-ms", 60)
+        first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+        drafters.append(first)
+        assert "loaded" in first.stdout.readline()
+        time.sleep(1.5)   # a few rounds of 2 x 60 ms link delay each: mid-generation
+        first.send_signal(signal.SIGINT)
+        assert first.wait(30) == 130, first.stderr.read()
+        again = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=120)
+        assert again.returncode == 0, again.stderr
+        tokens = [line.split("tokens:", 1)[1].strip() for line in again.stdout.splitlines() if "tokens:" in line]
+        assert tokens == [clean], f"restarted drafter got {tokens}, a clean run gives {clean}"
+        assert server.wait(60) == 0, server.stderr.read()
+    finally:
+        for p in drafters + [server]:
+            _stop(p)
+
+
+def test_bye_with_its_request_in_flight_answers_cancelled_and_frees_the_session(srv, one_off):
+    server, stub = one_off(clients=(0,), former=Gated())
+    inside, release = threading.Event(), threading.Event()
+    real = server.verifier.verify
+
+    def verify(requests):   # hold the pass, to Bye while the request is being verified
+        if any(r.stream == "busy" for r in requests):
+            inside.set()
+            release.wait(10)
+        return real(requests)
+    server.verifier.verify = verify
+    for cycle in range(20):
+        tok = stub.Hello(pb.HelloRequest(client=0, vocab_size=VOCAB), timeout=10).token
+        queued = cycle % 2 == 0
+        if queued:
+            server.former.open.clear()
+        fut = stub.Verify.future(_request(0, tok, "queued" if queued else "busy", 2, new=list(range(1, 200))),
+                                 timeout=30)
+        deadline = time.monotonic() + 10
+        while not (server.queue if queued else inside.is_set()) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        stub.Bye(pb.ByeRequest(client=0, token=tok), timeout=10)
+        release.set()
+        with pytest.raises(grpc.RpcError) as info:
+            fut.result(timeout=30)
+        assert info.value.code() == grpc.StatusCode.CANCELLED, info.value.details()
+        server.former.open.set()
+        inside.clear()
+        release.clear()
+        deadline = time.monotonic() + 10
+        while (server.verifier.sessions or server._busy) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert not server.verifier.sessions, f"cycle {cycle}: the session outlived its Bye"
+    assert not server.queue
+
+
+def test_silent_clients_are_dropped_and_late_joiners_do_not_stall_sync_rounds(srv, one_off):
+    from specedge.serving.__main__ import main
+    from specedge.serving.batching import SyncRounds
+    from specedge.serving.server import CLIENT_TIMEOUT
+    assert CLIENT_TIMEOUT <= 10
+    with pytest.raises(SystemExit) as info:
+        main(["server", "--client-timeout", "0"])
+    assert info.value.code == 2
+    server, stub = one_off(clients=(0, 1, 2), former=SyncRounds(), client_timeout=1.0, start_barrier=True)
+    t0, t1 = (stub.Hello(pb.HelloRequest(client=c, vocab_size=VOCAB), timeout=10).token for c in (0, 1))
+
+    def both(rnd, new0, new1):
+        f0 = stub.Verify.future(_request(0, t0, "a", 1, new=new0, round=rnd), timeout=30)
+        f1 = stub.Verify.future(_request(1, t1, "b", 1, new=new1, round=rnd), timeout=30)
+        return f0.result(), f1.result()
+    start = time.monotonic()
+    r0, r1 = both(0, [1, 2, 3], [4, 5, 6])   # client 2 never says Hello: the barrier opens after 1 s
+    assert 0.9 < time.monotonic() - start < 5
+    silent = stub.Hello(pb.HelloRequest(client=2, vocab_size=VOCAB), timeout=10).token   # joins late, stays silent
+    assert silent and server.barrier_open
+    for rnd in range(1, 4):
+        start = time.monotonic()
+        r0, r1 = both(rnd, [r0.token], [r1.token])
+        assert time.monotonic() - start < 0.8, f"round {rnd}: a silent late joiner held the others"
+    deadline = time.monotonic() + 5
+    while 2 in server.active and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert 2 not in server.active and server.ended[2].startswith("dropped: no request for 1 s")
+
+
+def test_a_batch_beyond_max_pass_tokens_runs_in_several_passes_with_the_same_verdicts(srv, one_off):
+    server, stub = one_off(former=Gated(), max_pass_tokens=400)
+    toks = [stub.Hello(pb.HelloRequest(client=c, vocab_size=VOCAB), timeout=10).token for c in (0, 1, 2)]
+    prompts = [list(range(10 + c, 10 + c + 250)) for c in range(3)]
+    server.former.open.clear()
+    futs = [stub.Verify.future(_request(c, toks[c], f"long{c}", 3, new=prompts[c]), timeout=60) for c in range(3)]
+    deadline = time.monotonic() + 10
+    while len(server.queue) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    server.former.open.set()
+    with server.cond:
+        server.cond.notify_all()
+    replies = [f.result(timeout=60) for f in futs]
+    assert len({r.batch for r in replies}) == 1 and server.passes == 3   # one batch, one pass per request
+    for c, r in enumerate(replies):
+        ref = Verifier(srv["target"]).verify([Request("r", prompts[c], [5, 5, 5])])[0]
+        assert (r.accepted, r.token) == (ref.accepted, ref.token)
+    with pytest.raises(ValueError, match="max_pass_tokens"):
+        VerificationServer(Verifier(srv["target"]), FCFS(), FixedS(2, 1), [0], max_pass_tokens=0)
+
+
+def test_one_request_in_flight_per_client_is_checked_before_parsing(srv, one_off):
+    server, stub = one_off(clients=(0,), former=Gated())
+    parsed = []
+    real = server._parse
+    server._parse = lambda *a: parsed.append(1) or real(*a)
+    tok = stub.Hello(pb.HelloRequest(client=0, vocab_size=VOCAB), timeout=10).token
+    server.former.open.clear()
+    held = stub.Verify.future(_request(0, tok, "s", 2, 1.0, _dense(np.full((2, VOCAB), 1 / VOCAB)), round=0),
+                              timeout=30)
+    deadline = time.monotonic() + 10
+    while not server.queue and time.monotonic() < deadline:
+        time.sleep(0.01)
+    at_cap = _request(0, tok, "s", 64, 1.0, _dense(np.full((64, VOCAB), 1 / VOCAB)), round=1)
+    futs = [stub.Verify.future(at_cap, timeout=30) for _ in range(12)]
+    codes = [f.exception(timeout=30).code() for f in futs]
+    assert codes == [grpc.StatusCode.FAILED_PRECONDITION] * 12 and len(parsed) == 1
+    server.former.open.set()
+    with server.cond:
+        server.cond.notify_all()
+    assert held.result(timeout=30).batch >= 0
+
+
+def test_refused_calls_are_counted_not_each_logged(one_off):
+    server, stub = one_off(clients=(0,))
+    rows = len(server.events)
+    for _ in range(300):
+        with pytest.raises(grpc.RpcError):
+            stub.Verify(_request(0, "forged", "s", 1), timeout=10)
+    assert server.refusals[(0, "PERMISSION_DENIED", "token")] == 300
+    assert len(server.events) - rows <= 10
+
+
+def test_session_memory_is_capped_and_the_evicted_client_is_told(srv, one_off):
+    probe = Verifier(srv["target"])
+    probe.verify([Request("p", list(range(1, 200)), [5])])
+    one = probe.cache_bytes("p")   # one session's cache after its first round
+    server, stub = one_off(clients=(0, 1), max_cache_bytes=1.5 * one)
+    t0, t1 = (stub.Hello(pb.HelloRequest(client=c, vocab_size=VOCAB), timeout=10).token for c in (0, 1))
+    r0 = _round(stub, 0, t0, "old", 0, list(range(1, 200)))
+    _round(stub, 1, t1, "new", 0, list(range(1, 200)))   # together over the cap: client 0's is the older
+    assert server.evictions == 1 and not _keys(server, 0) and _keys(server, 1)
+    with pytest.raises(grpc.RpcError) as info:
+        _round(stub, 0, t0, "old", 1, [r0.token])
+    assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and "evicted" in info.value.details()
+    assert _round(stub, 0, t0, "fresh", 2, [1, 2, 3]).batch >= 0   # the client goes on with a new session
+
+
+def test_numeric_fields_are_range_checked(srv):
+    c = 9
+    tok = _hello(srv, c)
+    for kw, match in ((dict(t_sent=1e300), "t_sent"), (dict(slo_class=1e9), "slo_class"),
+                      (dict(slo_class=2.5), "slo_class")):
+        _refused(srv, _request(c, tok, "n", 1, **kw), grpc.StatusCode.INVALID_ARGUMENT, match)
+    r = _round(srv["stub"], c, tok, "n", 4, [1, 2, 3])
+    _refused(srv, _request(c, tok, "n", 1, new=[r.token], round=4), grpc.StatusCode.INVALID_ARGUMENT, "round")
+    srv["stub"].Bye(pb.ByeRequest(client=c, token=tok), timeout=10)
+
+
+def test_server_cli_exits_non_zero_when_a_client_was_dropped_mid_generation(tmp_path):
+    proc = subprocess.Popen(_cli("server", "--port", 0, "--clients", 1, "--capacity", 2, "--client-timeout", 1,
+                                 "--idle-timeout", 3, "--out", tmp_path / "s.csv"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+    try:
+        port = int(proc.stdout.readline().split("127.0.0.1:")[1].split()[0])
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = pb_grpc.VerifierStub(channel)
+            tok = stub.Hello(pb.HelloRequest(client=0, vocab_size=VOCAB), timeout=10).token
+            assert _round(stub, 0, tok, "s", 0, [1, 2, 3]).batch == 0   # one round, then silence
+        rc = proc.wait(60)
+        err = proc.stderr.read()
+    finally:
+        _stop(proc)
+    assert rc == 1, err
+    assert "client 0 FAILED: dropped: no request for 1 s" in err
+
+
+def test_run_exits_when_the_server_stopped_whatever_its_drafters_do(tmp_path):
+    start = time.monotonic()
+    done = subprocess.run(_cli("run", "--clients", 1, "--capacity", 2, "--tokens", 4, "--link-delay-ms", 1e9,
+                               "--client-timeout", 1, "--idle-timeout", 2, "--out", tmp_path / "r.csv"),
+                          capture_output=True, text=True, env=_env(), timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert time.monotonic() - start < 90
+
+
+def test_soak_honest_and_hostile_clients_leave_no_session_behind(srv, one_off):
+    """A bounded soak (~8 s of traffic): honest drafters beside forged tokens, follow-ups without the
+    verdict's token, Bye in flight, silent clients and at-cap floods. Honest tokens equal greedy
+    decoding; once every client left, no session, cache, queued request or live client remains. (The
+    server's resident memory over a longer soak: benchmarks/bench_serving_chaos.py, docs/serving-guarantees.md.)"""
+    server, stub = one_off(clients=tuple(range(6)), client_timeout=1.0)
+    specs = {0: ClientSpec("draft-xs", ("code",), 1, 12), 1: ClientSpec("draft-xs", ("sql",), 1, 12)}
+    stop, out, errors = threading.Event(), {}, []
+    address = f"127.0.0.1:{server.port}"
+    uniform = _dense(np.full((64, VOCAB), 1 / VOCAB))
+
+    def honest(c):
+        runs = []
+        while not stop.is_set() or not runs:
+            runs.append(client_main(address, c, specs[c], model=srv["draft"], rpc_timeout=60)["outputs"])
+        out[c] = runs
+
+    def hostile(c):
+        k = 0
+        while not stop.is_set():
+            k += 1
+            try:
+                tok = stub.Hello(pb.HelloRequest(client=c, vocab_size=VOCAB), timeout=10).token
+            except grpc.RpcError:
+                time.sleep(0.2)   # still live: wait for its drop
+                continue
+            try:
+                if c == 2:
+                    for msg in (_request(c, "forged", "s", 1), _request(c, tok, "s", 1, new=[])):
+                        with pytest.raises(grpc.RpcError):
+                            stub.Verify(msg, timeout=10)
+                    r = _round(stub, c, tok, "s", 0, list(range(1, 100 + k)))
+                    with pytest.raises(grpc.RpcError):
+                        _round(stub, c, tok, "s", 1, [])
+                    _round(stub, c, tok, "s", 2, [r.token])
+                elif c == 3:
+                    fut = stub.Verify.future(_request(c, tok, "s", 1, new=list(range(1, 600))), timeout=30)
+                    time.sleep(0.005 * (k % 3))
+                    stub.Bye(pb.ByeRequest(client=c, token=tok), timeout=10)
+                    fut.exception()
+                    continue
+                elif c == 4:
+                    _round(stub, c, tok, "s", 0, list(range(1, 300)))
+                    time.sleep(1.5)   # silent: dropped
+                    continue
+                else:
+                    futs = [stub.Verify.future(_request(c, tok, "s", 64, 1.0, uniform, round=r), timeout=30)
+                            for r in range(4)]
+                    for f in futs:
+                        f.exception()
+                stub.Bye(pb.ByeRequest(client=c, token=tok), timeout=10)
+            except (grpc.RpcError, AssertionError, pytest.fail.Exception) as err:
+                errors.append(f"client {c}: {err!r}"[:300])
+    threads = [threading.Thread(target=honest, args=(c,)) for c in specs]
+    threads += [threading.Thread(target=hostile, args=(c,)) for c in (2, 3, 4, 5)]
+    for t in threads:
+        t.start()
+    time.sleep(8.0)
+    stop.set()
+    for t in threads:
+        t.join(120)
+    assert not any(t.is_alive() for t in threads)
+    deadline = time.monotonic() + 10
+    while (server.active or server.verifier.sessions) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not errors, errors[:3]
+    for c, spec in specs.items():
+        ref = _reference(srv["target"], spec)
+        assert out[c] and all(run == ref for run in out[c]), f"honest client {c} was disturbed"
+    assert not server.active and not server.queue and not server._busy
+    assert not server.verifier.sessions and not server._last_used and not server._expect
+    assert server.request_errors == 0 and not server.policy_errors and server.failure is None
+    assert len(server.events) < 2000   # refused calls are counted, not each kept
+    assert server.interrupted.get(3, 0) >= 3 and server.interrupted.get(4, 0) >= 1   # the traffic happened
+    assert sum(server.refusals.values()) >= 10 and len(out[0]) >= 1

@@ -6,11 +6,14 @@
 
 ``run`` starts the server and one process per client, runs them to completion and stops them all;
 ``server`` and ``drafter`` are the two halves for two terminals (the server stops by itself when every
-client said Bye, or after --idle-timeout seconds without a Hello or request).
+client finished, or after --idle-timeout seconds without a Hello or request; an interrupted drafter can be
+started again at once and generates from the start, docs/serving-guarantees.md).
 
-Exit codes: 0 when every drafter finished and tokens were produced; 1 when a drafter failed, no token
-was produced, a policy raised or the server's loop crashed (one line per failed client); 2 for a usage
-error (refused before anything starts); 130/143 on SIGINT/SIGTERM. The log is written in every case.
+Exit codes: 0 when every drafter finished and tokens were produced; 1 when a drafter failed or was
+dropped and did not come back to finish, no token was produced, the verifier raised on a request, a
+policy raised or the server's loop crashed (one line per failed client); 2 for a usage error (refused
+before anything starts); 130/143 on SIGINT/SIGTERM. The log is written in every case. ``run`` ends
+when the server stopped, whatever its drafters are doing (they are stopped).
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from .. import paths, zoo
 from .allocation import by_name
 from .batching import FCFS, SyncRounds
 from .codec import MAX_TEMPERATURE
+from .server import CLIENT_TIMEOUT
 from .workload import ClientSpec, Workload
 
 DOMAINS = ("chat", "code", "math", "qa", "sql", "summarize")
@@ -50,6 +54,9 @@ def _common(ap):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--idle-timeout", type=float, default=120.0,
                     help="s without a Hello or request before the server stops (default 120)")
+    ap.add_argument("--client-timeout", type=float, default=CLIENT_TIMEOUT,
+                    help=f"s a client may stay silent while it owes a request before it is dropped and its "
+                         f"session freed (default {CLIENT_TIMEOUT:g})")
 
 
 def _host(ap):
@@ -91,8 +98,10 @@ def _check(ap, args) -> None:
         ap.error(f"--clients must be >= 1, got {args.clients}")
     if hasattr(args, "capacity") and args.capacity < args.clients:
         ap.error(f"--capacity must be >= --clients ({args.clients}), got {args.capacity}")
-    if hasattr(args, "idle_timeout") and not args.idle_timeout > 0:
-        ap.error(f"--idle-timeout must be > 0 s, got {args.idle_timeout}")
+    for flag in ("idle_timeout", "client_timeout"):
+        v = getattr(args, flag, None)
+        if v is not None and not (math.isfinite(v) and v > 0):
+            ap.error(f"--{flag.replace('_', '-')} must be a finite value > 0 s, got {v}")
     if hasattr(args, "port") and not 0 <= args.port <= 65535:
         ap.error(f"--port must lie in 0..65535 (0: any free port), got {args.port}")
     for flag in ("target", "draft"):
@@ -110,7 +119,7 @@ def _check(ap, args) -> None:
             ap.error(f"--top-k must be >= 1, got {args.top_k}")
         if not (math.isfinite(args.link_delay_ms) and args.link_delay_ms >= 0) or not args.link_mbps > 0:
             ap.error("--link-delay-ms must be >= 0 and --link-mbps > 0")
-        if not args.rpc_timeout > 0:
+        if not (math.isfinite(args.rpc_timeout) and args.rpc_timeout > 0):
             ap.error(f"--rpc-timeout must be > 0 s, got {args.rpc_timeout}")
 
 
@@ -180,8 +189,10 @@ def _drafter(args) -> int:
     spec = ClientSpec(args.draft, tuple(args.domains), args.prompts, args.tokens, temperature=args.temperature,
                       seed=args.seed if hasattr(args, "seed") else 0)
     try:
-        res = client_main(f"{args.host}:{args.port}", args.client, spec, top_k=args.top_k, link=_link(args),
-                          rpc_timeout=args.rpc_timeout)
+        address = f"{args.host}:{args.port}"
+        res = client_main(address, args.client, spec, top_k=args.top_k, link=_link(args), rpc_timeout=args.rpc_timeout,
+                          on_ready=lambda: print(f"drafter {args.client}: {args.draft} loaded; generating with the "
+                                                 f"server on {address}", flush=True))
     except DrafterError as err:
         print(err, file=sys.stderr)
         return 1
@@ -214,6 +225,7 @@ def _run(args) -> int:
     try:
         log, outputs = run_real(wl, _former(args.former), by_name(args.allocator, args.capacity, args.clients, args.seed),
                                 label=args.allocator, seed=args.seed, idle_timeout=args.idle_timeout,
+                                client_timeout=args.client_timeout,
                                 rpc_timeout=args.rpc_timeout, link=_link(args), host=args.host, pin=args.pin)
     except MemoryError as err:
         print(f"refused: {err}", file=sys.stderr)
@@ -257,7 +269,7 @@ def _server(args) -> int:
     verifier = Verifier(zoo.load_model(args.target), cache=not args.no_cache, seed=args.seed)
     server = VerificationServer(verifier, _former(args.former), by_name(args.allocator, args.capacity, args.clients, args.seed),
                                 list(range(args.clients)), label=args.allocator, target_name=args.target,
-                                idle_timeout=args.idle_timeout)
+                                idle_timeout=args.idle_timeout, client_timeout=args.client_timeout)
     try:
         port = server.start(args.port, args.host)
     except OSError as err:
@@ -278,13 +290,19 @@ def _server(args) -> int:
     _write(log, out)
     tokens = int(pd.to_numeric(log.get("tokens", pd.Series(dtype=float))).sum()) if len(log) else 0
     print(f"served {server.batches} batches, {tokens} tokens; log -> {out}")
-    missing = sorted(set(server.clients) - {int(c) for c in pd.DataFrame(server.log).get("client", [])})
-    for c in missing:
-        print(f"client {c} FAILED: no verified round", file=sys.stderr)
+    unfinished = server.unfinished()
+    for c, why in sorted(unfinished.items()):
+        print(f"client {c} FAILED: {why}", file=sys.stderr)
+    for c, n in sorted(server.interrupted.items()):
+        if c not in unfinished:
+            print(f"client {c}: finished after {n} earlier Hello(s) ended before their last round", file=sys.stderr)
+    if server.request_errors:
+        print(f"FAILED: {server.request_errors} request(s) the verifier raised on (each failed alone; see the log)",
+              file=sys.stderr)
     if server.failure is not None or server.policy_errors:
         print(f"FAILED: {server.failure!r}" if server.failure else f"FAILED: {server.policy_errors[0]}", file=sys.stderr)
         code = code or 1
-    if tokens == 0 or missing:
+    if tokens == 0 or unfinished or server.request_errors:
         code = code or 1
     return code
 

@@ -203,7 +203,9 @@ def client_main(address: str, client: int, spec: ClientSpec, *, fault: str | Non
 
     Every call has a deadline: Hello waits up to ``hello_timeout`` s for the server to come up, each
     Verify ``rpc_timeout`` s (not retried: the server has committed the round once it answers); a
-    failure raises ``DrafterError`` with one line. ``on_ready()`` is called once the models are loaded.
+    failure raises ``DrafterError`` with one line. A failure or an interrupt (SIGINT) after Hello first
+    says ``Bye(finished=False)``: the server ends the session at once, and a restarted drafter starts
+    afresh (its tokens are a clean run's); the last Bye says ``finished=True``. ``on_ready()`` is called once the models are loaded.
     ``greedy_rows``: send the drafted rows (``Drafter.greedy_rows``) even when greedy.
     """
     threads(1)
@@ -222,48 +224,63 @@ def client_main(address: str, client: int, spec: ClientSpec, *, fault: str | Non
                       pb.HelloRequest(client=client, draft_model=spec.draft, vocab_size=vocab,
                                       slo_class=float(spec.slo_class or 0)),
                       timeout=hello_timeout, wait_for_ready=True)
-        s_next = hello.draft_length if spec.draft_rule == "server" else spec.gamma
-        s_cap = hello.max_draft or s_next
-        rnd = 0
-        for k, prompt in enumerate(prompts):
-            d = Drafter(draft, prompt, spec.max_new_tokens, f"c{client}-p{k}", spec.temperature, top_k,
-                        seed=spec.seed * 100_003 + client * 1009 + k, stop_rule=stop_rule, greedy_rows=greedy_rows)
-            while not d.done:
-                if kind == "die" and rnd == at:
-                    os._exit(3)  # a drafter that dies without a word
-                cpu0 = time.thread_time()
-                req, t_draft = d.propose(min(s_next, s_cap))
-                t_draft_cpu = time.thread_time() - cpu0   # the drafter's CPU time (t_draft: its wall time)
-                msg = request_to_wire(req, client=client, round=rnd, token=hello.token, top_k=top_k, vocab=vocab,
-                                      slo_class=float(spec.slo_class or 0), t_draft=t_draft,
-                                      alpha=float(spec.alpha or 0.0))
-                if kind == "malformed" and rnd == at:
-                    bad = pb.VerifyRequest()
-                    bad.CopyFrom(msg)
-                    bad.draft_ids.append(vocab + 7)
-                    try:
-                        stub.Verify(bad, timeout=rpc_timeout)
-                        rows.append(dict(client=client, round=rnd, event="error: malformed request accepted"))
-                    except grpc.RpcError as err:
-                        rows.append(dict(client=client, round=rnd,
-                                         event=f"error: {err.code().name}: {err.details()}"))
-                    kind = ""
-                t_round0 = time.monotonic() - t_draft
-                msg.t_sent = time.monotonic()
-                link.wait(msg.ByteSize())
-                reply = _call(f"Verify of round {rnd}", client, address, stub.Verify, msg, timeout=rpc_timeout)
-                link.wait(reply.ByteSize())
-                t_recv = time.monotonic()
-                committed = d.commit(result_from_wire(reply))
-                rows.append(dict(client=client, round=rnd, t_round=t_recv - t_round0,
-                                 t_send=t_recv - reply.t_reply, tokens_committed=len(committed), t_draft_cpu=t_draft_cpu,
-                                 session=req.session, event=""))
-                if spec.draft_rule == "server":
-                    s_next = reply.next_draft_length
-                rnd += 1
-            outputs.append(list(d.output))
         try:
-            stub.Bye(pb.ByeRequest(client=client, token=hello.token), timeout=10.0)
+            _generate(stub, hello, address, client, spec, draft, vocab, prompts, stop_rule, kind, at, top_k, link,
+                      rpc_timeout, greedy_rows, rows, outputs)
+        except BaseException:   # interrupted or failed: end the session now, so that the server frees it and
+            try:                # a restarted drafter can say Hello at once (best effort, short deadline)
+                stub.Bye(pb.ByeRequest(client=client, token=hello.token, finished=False), timeout=2.0)
+            except grpc.RpcError:
+                pass
+            raise
+        try:
+            stub.Bye(pb.ByeRequest(client=client, token=hello.token, finished=True), timeout=10.0)
         except grpc.RpcError as err:  # the tokens are ours already; say so and go on
-            rows.append(dict(client=client, round=rnd, event=f"error: Bye failed: {err.code().name}"))
+            rows.append(dict(client=client, round=max((r["round"] for r in rows), default=-1) + 1, event=f"error: Bye failed: {err.code().name}"))
     return dict(rows=rows, outputs=outputs)
+
+
+def _generate(stub, hello, address, client, spec, draft, vocab, prompts, stop_rule, kind, at, top_k, link,
+              rpc_timeout, greedy_rows, rows, outputs) -> None:
+    """Every prompt of the stream, round by round (``client_main``'s loop); appends to rows / outputs."""
+    s_next = hello.draft_length if spec.draft_rule == "server" else spec.gamma
+    s_cap = hello.max_draft or s_next
+    rnd = 0
+    for k, prompt in enumerate(prompts):
+        d = Drafter(draft, prompt, spec.max_new_tokens, f"c{client}-p{k}", spec.temperature, top_k,
+                    seed=spec.seed * 100_003 + client * 1009 + k, stop_rule=stop_rule, greedy_rows=greedy_rows)
+        while not d.done:
+            if kind == "die" and rnd == at:
+                os._exit(3)  # a drafter that dies without a word
+            cpu0 = time.thread_time()
+            req, t_draft = d.propose(min(s_next, s_cap))
+            t_draft_cpu = time.thread_time() - cpu0   # the drafter's CPU time (t_draft: its wall time)
+            msg = request_to_wire(req, client=client, round=rnd, token=hello.token, top_k=top_k, vocab=vocab,
+                                  slo_class=float(spec.slo_class or 0), t_draft=t_draft,
+                                  alpha=float(spec.alpha or 0.0))
+            if kind == "malformed" and rnd == at:
+                bad = pb.VerifyRequest()
+                bad.CopyFrom(msg)
+                bad.draft_ids.append(vocab + 7)
+                try:
+                    stub.Verify(bad, timeout=rpc_timeout)
+                    rows.append(dict(client=client, round=rnd, event="error: malformed request accepted"))
+                except grpc.RpcError as err:
+                    rows.append(dict(client=client, round=rnd,
+                                     event=f"error: {err.code().name}: {err.details()}"))
+                kind = ""
+            t_round0 = time.monotonic() - t_draft
+            msg.t_sent = time.monotonic()
+            link.wait(msg.ByteSize())
+            reply = _call(f"Verify of round {rnd}", client, address, stub.Verify, msg, timeout=rpc_timeout)
+            link.wait(reply.ByteSize())
+            t_recv = time.monotonic()
+            committed = d.commit(result_from_wire(reply))
+            round_timings = dict(t_round=t_recv - t_round0,
+                                 t_send=t_recv - reply.t_reply, t_draft_cpu=t_draft_cpu)
+            rows.append(dict(client=client, round=rnd, **round_timings, tokens_committed=len(committed),
+                             session=req.session, event=""))
+            if spec.draft_rule == "server":
+                s_next = reply.next_draft_length
+            rnd += 1
+        outputs.append(list(d.output))

@@ -14,13 +14,14 @@ import multiprocessing as mp
 import os
 import queue as queue_mod
 import sys
+import time
 
 import pandas as pd
 
 from .. import zoo
 from .drafter import PROMPT_TOKENS, DrafterError, Link, client_main, parse_fault, prompt_stream, stop_rule_for, threads
 from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator
-from .server import VerificationServer
+from .server import CLIENT_TIMEOUT, VerificationServer
 from .verifier import Verifier
 from .workload import Workload
 
@@ -30,6 +31,7 @@ CLIENT_COLUMNS = ["client", "round", "t_round", "t_send", "tokens_committed", "t
 # per drafter (benchmarks/bench_serving_load.py, figures/bench/serving_load.csv). Spawned
 # processes, each importing torch + transformers on its own, used 0.45 GB per drafter.
 DRAFTER_BYTES = 0.15e9
+STOP_GRACE = 5.0   # s drafters have to report after the server stopped, before they are stopped
 
 
 class RunFailed(RuntimeError):
@@ -107,7 +109,7 @@ def _drafter_process(address, client, spec, kw, results, cpus=None) -> None:
 
 
 def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator, *, label: str = "",
-             seed: int = 0, client_timeout: float = 30.0, faults: dict[int, str] | None = None,
+             seed: int = 0, client_timeout: float = CLIENT_TIMEOUT, faults: dict[int, str] | None = None,
              prompt_tokens: int = PROMPT_TOKENS, target=None, idle_timeout: float = 120.0,
              rpc_timeout: float = 60.0, link: Link | None = None, host: str = "127.0.0.1",
              check_mem: bool = True, pin: tuple[int, int] | None = None,
@@ -120,7 +122,9 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     process gets its affinity back when the run ends. ``greedy_rows``: greedy drafters send their drafted
     rows anyway (dense, or top-K with ``workload.top_k``: the arena's payloads at T = 0).
 
-    Raises ``RunFailed`` (with the log) when the server's loop crashed or a policy raised, and
+    The run ends when every drafter process ended or when the server stopped (idle, or its loop crashed),
+    whatever the drafters are doing then (they are stopped). Raises ``RunFailed`` (with the log) when the
+    server's loop crashed or a policy raised, and
     ``RunInterrupted`` on SIGINT/SIGTERM; a drafter that failed is an event row ("failed: ...")."""
     if not workload.clients:
         raise ValueError("workload.clients: at least one client is needed")
@@ -171,7 +175,12 @@ def _run_real(workload, former, allocator, *, label, seed, client_timeout, fault
                             daemon=True)
             p.start()
             procs.append(p)
+        stopped_at = None
         while any(p.is_alive() for p in procs) or not results.empty():
+            if server.stopped.is_set():   # drafters get STOP_GRACE s to report, then are stopped below
+                stopped_at = stopped_at or time.monotonic()
+                if time.monotonic() - stopped_at > STOP_GRACE:
+                    break
             try:
                 kind, c, payload = results.get(timeout=0.2)
                 if kind == "done":

@@ -3,27 +3,43 @@
 Each ``Verify`` call is checked (``codec.request_from_wire`` and the limits below), enqueued, and its
 handler blocks on an event until its batch is verified. The scheduling thread asks the ``BatchFormer``
 for a batch whenever it is woken (an arrival, a client leaving, a verification ending, a timeout
-falling due), verifies it in one pass (``Verifier``), feeds the outcomes to the ``DraftAllocator`` and
+falling due), verifies it in one forward pass (``Verifier``; several when it holds more than
+``max_pass_tokens`` context tokens), feeds the outcomes to the ``DraftAllocator`` and
 answers each request with S(t+1). Policies get ``now`` from here: they have no clock of their own.
 
-What no client can do (each answered with a status naming the field, logged as an event row):
+What no client can do (each answered with a status naming the field; refused calls are counted, and
+only the first few of a kind become event rows, so a flood costs no memory):
 - send a request a policy or the verifier cannot take: non-finite, negative or unnormalised draft
-  probabilities, a temperature outside [0, 100], more than ``max_draft`` drafts, or more tokens than
-  the target has positions (``INVALID_ARGUMENT``);
+  probabilities, a temperature outside [0, 100], more than ``max_draft`` drafts, more tokens than the
+  target has positions, a follow-up without the last verdict's token first in ``new_tokens``, a round
+  that does not increase, an ``slo_class`` outside 0..1000 or a ``t_sent`` later than its receipt
+  (``INVALID_ARGUMENT``; checked against the session's state before the request joins a batch);
 - act for another client: ``Hello`` returns a token that every ``Verify`` and ``Bye`` must carry, a
-  client id that is live cannot be taken over, and a session belongs to the client that opened it
-  (``PERMISSION_DENIED`` / ``ALREADY_EXISTS``); one request per session is in flight
-  (``FAILED_PRECONDITION``);
-- take the loop down: a policy that raises fails only the requests it was given (``INTERNAL``, its
-  message), and the server goes on; anything else that escapes the loop stops the server with a line
-  on stderr, an event row and ``failure`` set (the CLI exits non-zero).
+  client id that is live cannot be taken over, and sessions are kept under the Hello that opened them,
+  so no one can continue or squat another client's session and a new Hello never continues an old one
+  (``PERMISSION_DENIED`` / ``ALREADY_EXISTS``);
+- make the server parse or queue without bound: one request per client in flight, refused before its
+  payload is parsed (``FAILED_PRECONDITION``); a batch runs in forward passes of at most
+  ``max_pass_tokens`` context tokens; the sessions' caches hold at most ``max_cache_bytes`` (the least
+  recently used idle session is evicted, its client's next request on it gets ``RESOURCE_EXHAUSTED``);
+- fail others: a pass that raises is retried one request at a time and only the request that raises
+  fails (``INTERNAL``, counted in ``request_errors``); a policy that raises fails only the requests it
+  was given (``INTERNAL``, its message), and the server goes on; anything else that escapes the loop
+  stops the server with a line on stderr, an event row and ``failure`` set (the CLI exits non-zero);
+- outlive its welcome: ``Bye`` or a drop (``client_timeout`` s with no request while it owes one) ends
+  the client's Hello and its session and frees the cache; a request queued then is answered
+  ``CANCELLED``, one being verified is freed when its pass ends.
 
-A client that sends nothing for ``client_timeout`` seconds while the others wait is dropped from the
-active set. The server stops by itself ``idle_timeout`` seconds after the last Hello or request
-(never while ``loading(True)``), or when every client said Bye (``stop_when_done``).
+Sync rounds wait only for live clients that owe a request: every client that said Hello before the
+first round (the start barrier opens once every client said Hello, or ``client_timeout`` s after the
+first Hello, and never closes again), and a later client from its first request on. The server stops
+by itself ``idle_timeout`` seconds after the last Hello or request (never while ``loading(True)``), or
+when every client finished (``Bye(finished=True)``) or was given up (``forget``) (``stop_when_done``).
 """
 from __future__ import annotations
 
+import ctypes
+import math
 import secrets
 import sys
 import threading
@@ -43,6 +59,35 @@ from .verifier import Request, Verifier
 
 MAX_DRAFT = 64        # default cap on drafted tokens per request (a dense request is then 2 MB at |V| = 8192)
 POLL = 0.005          # s: a former that returned no batch is asked again after this (WISP waits for time)
+CLIENT_TIMEOUT = 10.0  # s: a client that sends nothing for this long while it owes a request is dropped
+MAX_PASS_TOKENS = 4096  # context tokens (cached + fed) of one forward pass; a batch beyond it runs in several
+MAX_CACHE_BYTES = 1e9   # bytes of the sessions' KV caches; beyond it the least recently used idle one is evicted
+MAX_SLO_CLASS = 1000    # tok/s: the largest token-speed class a request may name
+EVENT_ROWS_PER_KIND = 10  # refused calls of one (client, code, field) logged as rows; the rest only counted
+
+
+def _libc_trim():
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):   # not glibc: nothing to hand back
+        return None
+
+
+_MALLOC_TRIM = _libc_trim()
+
+
+def trim_heap() -> None:
+    """Hand the heap's free pages back to the OS. glibc keeps them after the large transient tensors of
+    a pass (and per gRPC thread arena after parsing payloads), so without this a server's resident
+    memory stays at its high-water mark after the sessions that caused it ended."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
+
+
+class _Refused(Exception):
+    def __init__(self, code: grpc.StatusCode, msg: str):
+        super().__init__(msg)
+        self.code, self.msg = code, msg
 
 
 @dataclass
@@ -55,43 +100,77 @@ class _Slot:
     done: threading.Event = field(default_factory=threading.Event)
     reply: pb.VerifyReply | None = None
     error: tuple[grpc.StatusCode, str] | None = None
+    ended: bool = False           # its client ended (Bye, drop) while it was being verified
+
+
+@dataclass
+class _Client:
+    """One client between its Hello and its end (Bye, drop, given up): its token, its session, its
+    request in flight."""
+    token: str
+    epoch: int                    # the Hello's number: session keys are namespaced by it
+    session: str = ""             # the client's name of its live session ("" none)
+    key: str = ""                 # the verifier's key of it
+    reserved: bool = False        # a Verify of this client is being parsed
+    slot: _Slot | None = None     # its request queued or being verified
+    last_round: int = -1
+    evicted: set[str] = field(default_factory=set)
+
+    @property
+    def busy(self) -> bool:
+        return self.reserved or self.slot is not None
 
 
 class VerificationServer(pb_grpc.VerifierServicer):
     def __init__(self, verifier: Verifier, former: BatchFormer, allocator: DraftAllocator,
                  clients: list[int], *, label: str = "", target_name: str = "",
-                 client_timeout: float = 30.0, idle_timeout: float = 120.0, max_draft: int = MAX_DRAFT,
-                 stop_when_done: bool = True, start_barrier: bool = True):
-        if not idle_timeout > 0 or not client_timeout > 0:
-            raise ValueError(f"idle_timeout and client_timeout must be > 0 s, got {idle_timeout}, {client_timeout}")
+                 client_timeout: float = CLIENT_TIMEOUT, idle_timeout: float = 120.0, max_draft: int = MAX_DRAFT,
+                 stop_when_done: bool = True, start_barrier: bool = True, max_pass_tokens: int = MAX_PASS_TOKENS,
+                 max_cache_bytes: float = MAX_CACHE_BYTES):
+        for name, v in (("idle_timeout", idle_timeout), ("client_timeout", client_timeout),
+                        ("max_pass_tokens", max_pass_tokens), ("max_cache_bytes", max_cache_bytes)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
+                raise ValueError(f"{name}: must be a finite value > 0, got {v!r}")
         if max_draft < 1:
             raise ValueError(f"max_draft: must be >= 1, got {max_draft}")
         self.verifier, self.former, self.allocator = verifier, former, allocator
         self.label, self.target_name = label, target_name
-        self.client_timeout, self.idle_timeout = client_timeout, idle_timeout
+        self.client_timeout, self.idle_timeout = float(client_timeout), float(idle_timeout)
         self.max_draft, self.stop_when_done, self.start_barrier = int(max_draft), stop_when_done, start_barrier
+        self.max_pass_tokens, self.max_cache_bytes = int(max_pass_tokens), float(max_cache_bytes)
         self.max_positions = int(getattr(verifier.model.config, "max_position_embeddings", 0) or 0)
         self.clients = list(clients)
         self.allocation = dict(allocator.initial(self.clients))
-        self.active: set[int] = set()
+        self.active: set[int] = set()     # live: said Hello, not ended yet
+        self.rounds: set[int] = set()     # the live clients a round waits for (the formers' ``active``)
         self.known: set[int] = set()      # said Hello at least once, or were given up (``forget``)
+        self.finished: set[int] = set()   # their last Hello ended with Bye(finished=True)
+        self.given_up: set[int] = set()   # ``forget``: their process ended
+        self.ended: dict[int, str] = {}   # how each client's last Hello ended
+        self.interrupted: dict[int, int] = {}  # Hellos of each client that ended before its last round
         self.last_seen: dict[int, float] = {}
         self.queue: list[_Slot] = []
         self.cond = threading.Condition()
         self.log: list[dict] = []
         self.events: list[dict] = []
+        self.refusals: dict[tuple, int] = {}   # (client or "other", code, field) -> refused calls
+        self.request_errors = 0                # requests the verifier raised on (each failed alone)
+        self.evictions = 0
+        self.passes = 0
         self.batches = 0
         self.t0 = time.monotonic()
         self.last_activity = self.t0
-        self.last_hello = self.t0
+        self.first_hello: float | None = None
+        self.barrier_open = not start_barrier
         self.stopped = threading.Event()
         self.failure: BaseException | None = None   # what ended the scheduling thread, if it crashed
         self.policy_errors: list[str] = []          # policies that raised (their requests failed)
-        self._tokens: dict[int, str] = {}
-        self._session_of: dict[int, str] = {}       # each client's live session
-        self._owner: dict[str, int] = {}
-        self._in_flight: set[str] = set()
+        self._clients: dict[int, _Client] = {}
+        self._epochs = 0
+        self._last_used: dict[str, float] = {}      # verifier key -> last verification (eviction order)
+        self._expect: dict[str, int] = {}           # verifier key -> its last verdict's token
         self._busy: list[_Slot] = []                # the batch being verified
+        self._trim_due = False                      # a session ended: hand its memory back when idle
         self.drafters_loading = False
         self._thread = threading.Thread(target=self._loop, name="verifier", daemon=True)
         self._grpc = None
@@ -131,6 +210,14 @@ class VerificationServer(pb_grpc.VerifierServicer):
             self._grpc.stop(grace=1.0).wait()
         if self._thread.is_alive():
             self._thread.join(timeout=5)
+        with self.cond:
+            for c in sorted(self._clients):
+                self._end(c, "live when the server stopped (mid-generation)")
+            for (who, code, what), n in sorted(self.refusals.items(), key=str):
+                if n > EVENT_ROWS_PER_KIND:
+                    self._event(who if isinstance(who, int) else -1,
+                                f"error: {code}: {n} calls refused ({what}), the first {EVENT_ROWS_PER_KIND} logged")
+            self.refusals.clear()
 
     def wait(self, timeout: float | None = None) -> bool:
         return self.stopped.wait(timeout)
@@ -144,20 +231,69 @@ class VerificationServer(pb_grpc.VerifierServicer):
             self.cond.notify_all()
 
     def forget(self, client: int, why: str) -> None:
-        """Give up on ``client`` (its process ended): no round waits for it any more."""
+        """Give up on ``client`` (its process ended): its session ends, no round waits for it any more."""
         with self.cond:
             self.known.add(client)
-            if client in self.active:
-                self.active.discard(client)
-            self._event(client, f"dropped: {why}")
+            self.given_up.add(client)
+            if client in self._clients:
+                self._end(client, f"dropped: {why}")
+            else:
+                self._event(client, f"dropped: {why}")
             self.cond.notify_all()
+
+    def unfinished(self) -> dict[int, str]:
+        """{client: why} for every client whose last Hello did not end with its last round."""
+        with self.cond:
+            return {c: self.ended.get(c, "no verified round: never said Hello")
+                    for c in self.clients if c not in self.finished}
 
     def _event(self, client: int, what: str) -> None:
         self.events.append(dict(system="real", policy=self.label, client=client,
                                 end=time.monotonic() - self.t0, event=what))
 
+    def _end(self, c: int, why: str, finished: bool = False) -> None:
+        """End client ``c``'s Hello (caller holds ``cond``): its session is closed and its cache freed,
+        a queued request is answered CANCELLED, one being verified is freed once its pass ends."""
+        cl = self._clients.pop(c, None)
+        if cl is None:
+            return
+        self.active.discard(c)
+        self.rounds.discard(c)
+        if finished and cl.slot is None:
+            self.finished.add(c)
+            self.ended[c] = "finished"
+        else:
+            self.ended[c] = why
+            self.interrupted[c] = self.interrupted.get(c, 0) + 1
+            self._event(c, why)
+        slot = cl.slot
+        if slot is not None and slot in self.queue:
+            self.queue.remove(slot)
+            self._fail([slot], grpc.StatusCode.CANCELLED, f"client {c} ended ({why}) with this request queued")
+        if slot is not None and slot in self._busy:
+            slot.ended = True     # its session is closed when its pass ends
+        elif cl.key:
+            self._close(cl.key)
+        self._trim_due = True
+        self.last_activity = time.monotonic()
+        self.cond.notify_all()
+
+    def _close(self, key: str) -> None:
+        self.verifier.close(key)
+        self._last_used.pop(key, None)
+        self._expect.pop(key, None)
+
+    def _count(self, client: int, code: grpc.StatusCode, msg: str) -> None:
+        """Count a refused call; only the first ``EVENT_ROWS_PER_KIND`` of a kind become event rows."""
+        who = client if client in self.allocation else "other"
+        kind = (who, code.name, msg.split(":", 1)[0])
+        with self.cond:
+            n = self.refusals[kind] = self.refusals.get(kind, 0) + 1
+        if n <= EVENT_ROWS_PER_KIND:
+            self._event(client if who != "other" else -1, f"error: {code.name}: {msg}")
+
     def _refuse(self, context, client: int, code: grpc.StatusCode, msg: str):
-        self._event(client, f"error: {code.name}: {msg}")
+        self._count(client, code, msg)
         context.abort(code, msg)
 
     # ---------------------------------------------------------------- RPCs
@@ -169,75 +305,81 @@ class VerificationServer(pb_grpc.VerifierServicer):
             self._refuse(context, c, grpc.StatusCode.INVALID_ARGUMENT,
                          f"vocab_size: draft has {request.vocab_size}, target has {self.verifier.vocab_size}")
         with self.cond:
-            if c in self.active:
-                msg = f"client: {c} is live (said Hello, not Bye yet); one process per client id"
-                self._event(c, f"error: ALREADY_EXISTS: {msg}")
-                live = True
-            else:
-                live = False
+            live = c in self._clients or self.stopped.is_set()
+            if not live:
+                self._epochs += 1
                 token = secrets.token_hex(16)
-                self._tokens[c] = token
+                self._clients[c] = _Client(token, self._epochs)
                 self.active.add(c)
                 self.known.add(c)
+                self.finished.discard(c)
+                self.ended.pop(c, None)
+                if not self.barrier_open:   # the first round waits for it; a late joiner, from its first request
+                    self.rounds.add(c)
                 now = time.monotonic()
-                self.last_seen[c] = self.last_activity = self.last_hello = now
+                self.first_hello = now if self.first_hello is None else self.first_hello
+                self.last_seen[c] = self.last_activity = now
                 self.cond.notify_all()
         if live:
-            context.abort(grpc.StatusCode.ALREADY_EXISTS, msg)
+            if self.stopped.is_set():
+                self._refuse(context, c, grpc.StatusCode.UNAVAILABLE, "server stopping")
+            self._refuse(context, c, grpc.StatusCode.ALREADY_EXISTS,
+                         f"client: {c} is live (said Hello, not Bye yet); one process per client id")
         return pb.HelloReply(draft_length=self.allocation[c], vocab_size=self.verifier.vocab_size,
                              target_model=self.target_name, token=token, max_draft=self.max_draft)
 
-    def _owns(self, c: int, token: str) -> bool:
-        return bool(token) and secrets.compare_digest(self._tokens.get(c, ""), token)
+    def _owner(self, c: int, token: str) -> _Client | None:
+        cl = self._clients.get(c)
+        return cl if cl is not None and token and secrets.compare_digest(cl.token, token) else None
 
     def Bye(self, request, context):
         c = int(request.client)
-        if not self._owns(c, request.token):
-            self._refuse(context, c, grpc.StatusCode.PERMISSION_DENIED, f"token: not the token Hello gave client {c}")
         with self.cond:
-            self.active.discard(c)
-            self._tokens.pop(c, None)
-            sess = self._session_of.pop(c, None)
-            if sess and sess not in self._in_flight:
-                self.verifier.close(sess)
-                self._owner.pop(sess, None)
-            self.last_activity = time.monotonic()
-            self.cond.notify_all()
+            cl = self._owner(c, request.token)
+            if cl is not None:
+                why = "aborted: said Bye before its last round" + (" with a request in flight" if cl.busy else "")
+                self._end(c, why, finished=bool(request.finished))
+        if cl is None:
+            self._refuse(context, c, grpc.StatusCode.PERMISSION_DENIED,
+                         f"token: not the token Hello gave client {c} (or its Hello ended)")
         return pb.ByeReply()
 
     def Verify(self, request, context):
         arrival = time.monotonic()
         c = int(request.client)
-        if not self._owns(c, request.token):
-            self._refuse(context, c, grpc.StatusCode.PERMISSION_DENIED,
-                         f"token: not the token Hello gave client {c} (say Hello first)")
-        try:
-            slot = self._parse(request, arrival)
-        except ValueError as err:
-            self._refuse(context, c, grpc.StatusCode.INVALID_ARGUMENT, str(err))
         refused = None
-        with self.cond:
-            sess, owner = request.session, self._owner.get(request.session, c)
-            if self.stopped.is_set():
+        with self.cond:   # the cheap checks first: no payload is parsed for a call refused anyway
+            cl = self._owner(c, request.token)
+            if cl is None:
+                refused = (grpc.StatusCode.PERMISSION_DENIED,
+                           f"token: not the token Hello gave client {c} (say Hello first; a drop or Bye ends it)")
+            elif self.stopped.is_set():
                 refused = (grpc.StatusCode.UNAVAILABLE, "server stopping")
-            elif c not in self.active:
+            elif cl.busy:
                 refused = (grpc.StatusCode.FAILED_PRECONDITION,
-                           f"client: {c} is not active (dropped, finished or never said Hello)")
-            elif owner != c:
-                refused = (grpc.StatusCode.PERMISSION_DENIED, f"session: {sess!r} belongs to another client")
-            elif sess in self._in_flight:
-                refused = (grpc.StatusCode.FAILED_PRECONDITION,
-                           f"session: {sess!r} has a request in flight (one at a time)")
-            elif self._session_of.get(c, sess) in self._in_flight:
-                refused = (grpc.StatusCode.FAILED_PRECONDITION,
-                           f"session: client {c} has session {self._session_of[c]!r} in flight")
+                           f"session: client {c} has a request in flight (one at a time)")
             else:
-                old = self._session_of.get(c)
-                if old is not None and old != sess:
-                    self.verifier.close(old)  # the client moved on to its next prompt
-                    self._owner.pop(old, None)
-                self._session_of[c], self._owner[sess] = sess, c
-                self._in_flight.add(sess)
+                cl.reserved = True
+        if refused:
+            self._refuse(context, c, *refused)
+        try:
+            slot = self._parse(request, arrival, cl)
+        except (ValueError, _Refused) as err:
+            with self.cond:
+                cl.reserved = False
+            code, msg = (err.code, err.msg) if isinstance(err, _Refused) else (grpc.StatusCode.INVALID_ARGUMENT, str(err))
+            self._refuse(context, c, code, msg)
+        with self.cond:
+            cl.reserved = False
+            if self._clients.get(c) is not cl or self.stopped.is_set():
+                refused = (grpc.StatusCode.CANCELLED, f"client: {c} ended while its request was read")
+            else:
+                if cl.session != request.session:   # the client moved on to its next prompt
+                    if cl.key:
+                        self._close(cl.key)
+                    cl.session, cl.key = request.session, slot.request.session
+                cl.slot, cl.last_round = slot, int(request.round)
+                self.rounds.add(c)
                 self.last_seen[c] = self.last_activity = arrival
                 self.queue.append(slot)
                 self.cond.notify_all()
@@ -260,22 +402,42 @@ class VerificationServer(pb_grpc.VerifierServicer):
                 self._event(slot.pending.client, "error: CANCELLED: the client went away while queued")
                 self.cond.notify_all()
 
-    def _parse(self, r, arrival: float) -> _Slot:
+    def _parse(self, r, arrival: float, cl: _Client) -> _Slot:
+        """The checked slot of request ``r`` of client ``cl`` (reserved by the caller: its session
+        cannot change meanwhile); raises ValueError (or _Refused) naming the field."""
         req = request_from_wire(r, self.verifier.vocab_size, self.max_draft)
-        known = r.session in self.verifier.sessions
-        if not known and not req.new_tokens:
+        if r.session in cl.evicted:
+            raise _Refused(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                           f"session: {r.session!r} was evicted (the server's session memory, "
+                           f"{self.max_cache_bytes / 1e6:g} MB, was full); start a new session with the whole context")
+        if int(r.round) <= cl.last_round:
+            raise ValueError(f"round: must increase from request to request, got {r.round} after {cl.last_round}")
+        if r.slo_class and not (float(r.slo_class).is_integer() and 1 <= r.slo_class <= MAX_SLO_CLASS):
+            raise ValueError(f"slo_class: must be 0 (none) or a whole number of tok/s in 1..{MAX_SLO_CLASS}, "
+                             f"got {r.slo_class}")
+        if r.t_sent > arrival:
+            raise ValueError(f"t_sent: {r.t_sent} is later than the server's receipt ({arrival:.6f} on this "
+                             "machine's monotonic clock)")
+        key = cl.key if r.session == cl.session else f"{int(r.client)}.{cl.epoch}/{r.session}"
+        sess = self.verifier.sessions.get(key)
+        if sess is None and not req.new_tokens:
             raise ValueError(f"session: {r.session!r} is unknown and sends no prompt (new_tokens empty)")
+        req.session, req.stream = key, r.session
         self.verifier.check(req)
-        held = len(self.verifier.sessions[r.session].tokens) if known else 0
+        expect = self._expect.get(key)
+        if expect is not None and req.new_tokens[0] != expect:
+            raise ValueError(f"new_tokens: a follow-up starts with the last verdict's token {expect}, "
+                             f"got {req.new_tokens[0]}")
+        held = len(sess.tokens) if sess is not None else 0
         total = held + len(req.new_tokens) + len(req.draft_ids)
         if self.max_positions and total > self.max_positions:
             raise ValueError(f"draft_ids: the session would reach {total} positions, the target has "
                              f"{self.max_positions} ({held} held + {len(req.new_tokens)} new + "
                              f"{len(req.draft_ids)} drafted)")
         s = len(req.draft_ids)
-        cached = self.verifier.cached_length(r.session) if self.verifier.use_cache else 0
+        cached = self.verifier.cached_length(key) if self.verifier.use_cache else 0
         n_new = len(req.new_tokens) + s + (0 if self.verifier.use_cache else held)
-        pend = Pending(client=int(r.client), session=r.session, round=int(r.round),
+        pend = Pending(client=int(r.client), session=key, round=int(r.round),
                        arrival=arrival - self.t0, n_draft=s, n_new=n_new, n_cached=cached,
                        slo_class=int(r.slo_class) if r.slo_class else None, payload_bytes=r.ByteSize())
         if pend.slo_class:
@@ -291,18 +453,21 @@ class VerificationServer(pb_grpc.VerifierServicer):
     def _fail(self, slots: list[_Slot], code: grpc.StatusCode, msg: str) -> None:
         for s in slots:
             s.error = (code, msg)
-            self._in_flight.discard(s.pending.session)
+            cl = self._clients.get(s.pending.client)
+            if cl is not None and cl.slot is s:
+                cl.slot = None
             s.done.set()
 
     def _drop_dead(self, now: float) -> float:
-        """Drop silent clients; returns when the next one would fall due."""
-        waiting = {s.pending.client for s in self.queue}
+        """Drop clients silent for ``client_timeout`` with no request in flight; returns when the next
+        one would fall due."""
         due = float("inf")
-        for c in sorted(self.active - waiting):
+        for c in sorted(self._clients):
+            if self._clients[c].busy:
+                continue
             since = now - self.last_seen.get(c, now)
             if since > self.client_timeout:
-                self.active.discard(c)
-                self._event(c, f"dropped: no request for {self.client_timeout:g} s")
+                self._end(c, f"dropped: no request for {self.client_timeout:g} s")
             else:
                 due = min(due, self.client_timeout - since)
         return due
@@ -328,36 +493,46 @@ class VerificationServer(pb_grpc.VerifierServicer):
             with self.cond:
                 now = time.monotonic()
                 wake = self._drop_dead(now)
-                if self.stop_when_done and self.known >= everyone and not self.active and not self.queue:
-                    break  # every client finished or was dropped
+                if self.stop_when_done and (self.finished | self.given_up) >= everyone \
+                        and not self._clients and not self.queue:
+                    break  # every client finished, or its process was given up
                 idle = 0.0 if self.drafters_loading else now - self.last_activity
                 if idle > self.idle_timeout:
                     self._event(-1, f"stopped: idle for {self.idle_timeout:g} s (no Hello or request)")
                     break
                 wake = min(wake, self.idle_timeout - idle)
                 batch = []
-                barrier_open = not self.start_barrier or self.known >= everyone \
-                    or now - self.last_hello > self.client_timeout
-                if self.queue and not barrier_open:  # rounds begin once every client said Hello
-                    wake = min(wake, self.client_timeout - (now - self.last_hello))
+                if not self.barrier_open and (self.known >= everyone or (
+                        self.first_hello is not None and now - self.first_hello > self.client_timeout)):
+                    self.barrier_open = True   # and stays open: a late joiner never closes it again
+                if self.queue and not self.barrier_open:  # the first round waits for every client's Hello
+                    wake = min(wake, self.client_timeout - (now - (self.first_hello or now)))
                 elif self.queue:
                     given = list(self.queue)
                     try:
-                        batch = self.former.form([s.pending for s in given], now - self.t0, frozenset(self.active))
+                        batch = self.former.form([s.pending for s in given], now - self.t0, frozenset(self.rounds))
                     except Exception as err:  # the former's bug fails the requests it was given, not the server
                         self._policy_failed("batch former", err, given)
                         continue
                     if not batch:
                         wake = min(wake, POLL)
-                if not batch:
+                trim = not batch and not self.queue and self._trim_due
+                if trim:
+                    self._trim_due = False
+                elif not batch:
                     self.cond.wait(timeout=max(wake, 1e-3))
                     continue
-                chosen = {id(p) for p in batch}
-                slots = [s for s in self.queue if id(s.pending) in chosen]
-                self.queue = [s for s in self.queue if id(s.pending) not in chosen]
-                self._busy = slots
+                else:
+                    chosen = {id(p) for p in batch}
+                    slots = [s for s in self.queue if id(s.pending) in chosen]
+                    self.queue = [s for s in self.queue if id(s.pending) not in chosen]
+                    self._busy = slots
+            if trim:   # idle, and a session ended since the last trim
+                trim_heap()
+                continue
             self._verify(slots)
-            self._busy = []
+            with self.cond:
+                self._busy = []
 
     def _policy_failed(self, what: str, err: Exception, slots: list[_Slot]) -> None:
         label = getattr(self.former if what == "batch former" else self.allocator, "label", "")
@@ -369,17 +544,63 @@ class VerificationServer(pb_grpc.VerifierServicer):
             self.queue = [s for s in self.queue if s not in slots]
             self._fail(slots, grpc.StatusCode.INTERNAL, msg)
 
+    def _passes(self, slots: list[_Slot]) -> list[list[_Slot]]:
+        """The batch as forward passes of at most ``max_pass_tokens`` context tokens each (cached + fed;
+        a request larger than that alone in its own pass), in the former's order."""
+        out, size = [[]], 0
+        for s in slots:
+            n = s.pending.n_cached + s.pending.n_new
+            if out[-1] and size + n > self.max_pass_tokens:
+                out.append([])
+                size = 0
+            out[-1].append(s)
+            size += n
+        return out
+
+    def _run_passes(self, slots: list[_Slot]) -> tuple[dict[int, object], dict[int, Exception]]:
+        """Verify ``slots`` pass by pass; a pass that raises is retried one request at a time, so that
+        only a request that raises alone fails. Returns ({id(slot): Result}, {id(slot): error})."""
+        results, errors = {}, {}
+        for chunk in self._passes(slots):
+            try:
+                for s, r in zip(chunk, self.verifier.verify([s.request for s in chunk])):
+                    results[id(s)] = r
+                self.passes += 1
+                continue
+            except Exception as err:  # noqa: BLE001 - one bad request must not fail its batch
+                if len(chunk) == 1:
+                    errors[id(chunk[0])] = err
+                    continue
+            for s in chunk:
+                try:
+                    results[id(s)] = self.verifier.verify([s.request])[0]
+                    self.passes += 1
+                except Exception as err:  # noqa: BLE001
+                    errors[id(s)] = err
+        return results, errors
+
     def _verify(self, slots: list[_Slot]) -> None:
         t_start, cpu0 = time.monotonic(), time.thread_time()
-        try:
-            results = self.verifier.verify([s.request for s in slots])
-        except Exception as err:  # a bad batch must not take the server down
-            self._policy_failed("verification", err, slots)
-            return
+        results, errors = self._run_passes(slots)
         t_verify = time.monotonic() - t_start
         t_verify_cpu = time.thread_time() - cpu0   # this thread's CPU time: t_verify less what others took
-        outcomes = [Outcome(s.pending.client, s.pending.n_draft, r.accepted, r.accept_prob_sum)
-                    for s, r in zip(slots, results)]
+        if errors:
+            with self.cond:
+                for s in slots:
+                    if id(s) in errors:
+                        err = errors[id(s)]
+                        self.request_errors += 1
+                        msg = (f"verification of this request failed (the rest of its batch was verified): "
+                               f"{type(err).__name__}: {err}")
+                        self._event(s.pending.client, f"error: INTERNAL: {msg}")
+                        if s.ended:
+                            self._close(s.pending.session)
+                        self._fail([s], grpc.StatusCode.INTERNAL, msg)
+            slots = [s for s in slots if id(s) not in errors]
+            if not slots:
+                return
+        outcomes = [Outcome(s.pending.client, s.pending.n_draft, results[id(s)].accepted,
+                            results[id(s)].accept_prob_sum) for s in slots]
         try:
             alloc = self.allocator.update(outcomes)
         except Exception as err:
@@ -391,24 +612,60 @@ class VerificationServer(pb_grpc.VerifierServicer):
         self.batches += 1
         first = min(s.pending.arrival for s in slots)
         last = max(s.pending.arrival for s in slots)
-        for s, r in zip(slots, results):
-            p = s.pending
+        answered = []
+        for s in slots:
+            p, r = s.pending, results[id(s)]
             reply = pb.VerifyReply(accepted=r.accepted, token=r.token, bonus=r.bonus,
                                    next_draft_length=int(self.allocation.get(p.client, 0)), batch=batch,
                                    t_arrival=p.arrival + self.t0, t_start=t_start, t_verify=t_verify,
                                    accept_prob_sum=r.accept_prob_sum)
             reply.t_reply = time.monotonic()
-            s.reply = reply
-            self.log.append(dict(system="real", policy=self.label, batch=batch, round=p.round,
-                                 client=p.client, S=p.n_draft, accepted=r.accepted, tokens=r.accepted + 1,
-                                 t_draft=s.t_draft, t_receive=last - first,
-                                 t_queue=t_start - self.t0 - p.arrival, t_verify=t_verify,
-                                 bytes_up=s.bytes_up, bytes_down=reply.ByteSize(),
-                                 arrival=p.arrival, start=t_start - self.t0, end=reply.t_reply - self.t0,
-                                 slo_class=p.slo_class, deadline=p.deadline, event="",
-                                 up=p.arrival + self.t0 - s.t_sent, accept_prob_sum=r.accept_prob_sum,
-                                 n_new=p.n_new, n_cached=p.n_cached, t_verify_cpu=t_verify_cpu))
             with self.cond:
+                if s.ended:   # its client ended during the pass: free the session, answer CANCELLED
+                    self._close(p.session)
+                    self._fail([s], grpc.StatusCode.CANCELLED,
+                               f"client {p.client} ended while this request was verified")
+                    continue
+                self._expect[p.session] = r.token
+                self._last_used[p.session] = reply.t_reply
+                s.reply = reply
+                self.log.append(dict(system="real", policy=self.label, batch=batch, round=p.round,
+                                     client=p.client, S=p.n_draft, accepted=r.accepted, tokens=r.accepted + 1,
+                                     t_draft=s.t_draft, t_receive=last - first,
+                                     t_queue=t_start - self.t0 - p.arrival, t_verify=t_verify,
+                                     bytes_up=s.bytes_up, bytes_down=reply.ByteSize(),
+                                     arrival=p.arrival, start=t_start - self.t0, end=reply.t_reply - self.t0,
+                                     slo_class=p.slo_class, deadline=p.deadline, event="",
+                                     up=p.arrival + self.t0 - s.t_sent if s.t_sent else float("nan"),
+                                     accept_prob_sum=r.accept_prob_sum,
+                                     n_new=p.n_new, n_cached=p.n_cached, t_verify_cpu=t_verify_cpu))
                 self.last_seen[p.client] = time.monotonic()
-                self._in_flight.discard(p.session)
+                cl = self._clients.get(p.client)
+                if cl is not None and cl.slot is s:
+                    cl.slot = None
+                answered.append(s)
+        with self.cond:
+            self._evict()   # before the replies go out: a client never sees a cache over the cap
+        for s in answered:
             s.done.set()
+
+    def _evict(self) -> None:
+        """While the sessions' caches hold more than ``max_cache_bytes``, end the least recently used
+        session of a client with no request in flight (its next request on it: RESOURCE_EXHAUSTED)."""
+        total = sum(self.verifier.cache_bytes(k) for k in self._last_used)
+        if total <= self.max_cache_bytes:
+            return
+        idle = sorted((self._last_used[cl.key], c) for c, cl in self._clients.items()
+                      if cl.key in self._last_used and not cl.busy)
+        for _, c in idle:
+            if total <= self.max_cache_bytes:
+                break
+            cl = self._clients[c]
+            total -= self.verifier.cache_bytes(cl.key)
+            self._close(cl.key)
+            cl.evicted.add(cl.session)
+            self._event(c, f"evicted: session {cl.session!r} (the sessions' caches held over "
+                           f"{self.max_cache_bytes / 1e6:g} MB)")
+            cl.session = cl.key = ""
+            self.evictions += 1
+            self._trim_due = True

@@ -41,6 +41,7 @@ class Request:
     draft_ids: list[int]           # S drafted tokens (may be empty)
     q: torch.Tensor | None = None  # (S, V) draft distributions (None at temperature 0)
     temperature: float = 0.0
+    stream: str | None = None      # the name seeding the session's acceptance draws (None: ``session``)
 
 
 @dataclass
@@ -56,6 +57,7 @@ class _Session:
     cache: DynamicCache | None = None
     tokens: list[int] = field(default_factory=list)   # committed tokens the server holds
     generator: torch.Generator | None = None
+    nbytes: int = 0                                   # bytes of its cached keys and values
 
 
 class Verifier:
@@ -76,13 +78,17 @@ class Verifier:
             return 0
         return s.cache.get_seq_length()
 
+    def cache_bytes(self, session: str) -> int:
+        s = self.sessions.get(session)
+        return 0 if s is None else s.nbytes
+
     def close(self, session: str) -> None:
         self.sessions.pop(session, None)
 
-    def _session(self, name: str) -> _Session:
+    def _session(self, name: str, stream: str | None = None) -> _Session:
         if name not in self.sessions:
             import zlib
-            gen = sampling.make_generator(zlib.crc32(f"{self.seed}/{name}".encode()))
+            gen = sampling.make_generator(zlib.crc32(f"{self.seed}/{stream or name}".encode()))
             self.sessions[name] = _Session(generator=gen)
         return self.sessions[name]
 
@@ -98,6 +104,11 @@ class Verifier:
                 raise ValueError(f"{name}: ids {bad[:5]} outside the vocabulary [0, {v})")
         if not req.new_tokens and not req.draft_ids:
             raise ValueError("new_tokens: nothing to verify (no new tokens and no drafts)")
+        if sess is not None and sess.tokens and not req.new_tokens:
+            # every verdict commits a token the session has not fed (the correction or bonus token):
+            # without it the drafts' logits would be read off positions that do not exist
+            raise ValueError("new_tokens: empty on a session that holds tokens; a follow-up carries at least "
+                             "the last verdict's token")
         if req.temperature < 0:
             raise ValueError(f"temperature: must be >= 0, got {req.temperature}")
         if req.temperature > 0 and req.draft_ids:
@@ -116,7 +127,15 @@ class Verifier:
             raise ValueError("session: one request per session per batch")
         for r in requests:
             self.check(r)
-        sessions = [self._session(r.session) for r in requests]
+        fresh = [r.session for r in requests if r.session not in self.sessions]
+        try:
+            return self._verify(requests, [self._session(r.session, r.stream) for r in requests])
+        except BaseException:
+            for name in fresh:   # a failed pass leaves no trace: a session it created is gone again
+                self.sessions.pop(name, None)
+            raise
+
+    def _verify(self, requests: list[Request], sessions: list[_Session]) -> list[Result]:
         # Inputs: (cached prefix or, without a cache, the whole committed prefix) + new + drafts.
         feeds, past = [], []
         for r, s in zip(requests, sessions):
@@ -155,25 +174,36 @@ class Verifier:
         for i, (qo, n, r) in enumerate(zip(qoff, lens, requests)):
             g = len(r.draft_ids)
             logits[i, : g + 1] = out.logits[0, qo + n - g - 1: qo + n].float()
-        results = self._accept(requests, sessions, logits)
-        # Keep each session's committed prefix: its cached slots + new tokens + accepted drafts.
-        for i, (r, s, res) in enumerate(zip(requests, sessions, results)):
+        # Each session's next state: its cached slots + new tokens + accepted drafts. Built for every
+        # session first and assigned after, so a pass that raises changes no session (the server then
+        # retries its requests one by one).
+        gens = [_copy(s.generator) for s in sessions]
+        results = self._accept(requests, gens, logits)
+        states = []
+        for i, (r, res) in enumerate(zip(requests, results)):
             keep = len(r.new_tokens) + res.accepted
-            s.tokens.extend(list(r.new_tokens) + list(r.draft_ids[: res.accepted]))
-            if not self.use_cache:
-                continue
-            ko, l, qo = koff[i], past[i], qoff[i]
-            new = DynamicCache(config=self.model.config)
-            for layer, data in enumerate(cache.layers):
-                k = torch.cat([data.keys[:, :, ko: ko + l], data.keys[:, :, kc + qo: kc + qo + keep]], dim=2)
-                v = torch.cat([data.values[:, :, ko: ko + l], data.values[:, :, kc + qo: kc + qo + keep]], dim=2)
-                new.update(k.clone(), v.clone(), layer)
-            s.cache = new
+            new, nbytes = None, 0
+            if self.use_cache:
+                ko, l, qo = koff[i], past[i], qoff[i]
+                new = DynamicCache(config=self.model.config)
+                for layer, data in enumerate(cache.layers):
+                    k = torch.cat([data.keys[:, :, ko: ko + l], data.keys[:, :, kc + qo: kc + qo + keep]], dim=2)
+                    v = torch.cat([data.values[:, :, ko: ko + l], data.values[:, :, kc + qo: kc + qo + keep]], dim=2)
+                    new.update(k.clone(), v.clone(), layer)
+                    nbytes += k.nbytes + v.nbytes
+            states.append((list(r.new_tokens) + list(r.draft_ids[: res.accepted]), new, nbytes))
+        for s, gen, (tokens, new, nbytes) in zip(sessions, gens, states):
+            s.tokens.extend(tokens)
+            s.generator.set_state(gen.get_state())
+            if self.use_cache:
+                s.cache, s.nbytes = new, nbytes
         return results
 
-    def _accept(self, requests, sessions, logits) -> list[Result]:
+    def _accept(self, requests, generators, logits) -> list[Result]:
+        """The acceptance rule per session, drawing from ``generators`` (copies of the sessions' own:
+        they replace them once the pass commits)."""
         results = []
-        for i, (r, s) in enumerate(zip(requests, sessions)):
+        for i, (r, gen) in enumerate(zip(requests, generators)):
             g = len(r.draft_ids)
             drafts = torch.tensor(r.draft_ids, dtype=torch.long)
             if r.temperature == 0:
@@ -183,7 +213,7 @@ class Verifier:
             else:
                 p = sampling.probs(logits[i, : g + 1], r.temperature)
                 q = r.q.float() if g else torch.zeros((0, p.shape[-1]))
-                v = sampling.verify(drafts, q, p, s.generator)
+                v = sampling.verify(drafts, q, p, gen)
                 if g:
                     idx = drafts[:, None]
                     ratio = torch.clamp(p[:g].gather(-1, idx)[:, 0] / q.gather(-1, idx)[:, 0], max=1.0)
@@ -191,6 +221,12 @@ class Verifier:
                     ratio = torch.zeros(0)
             results.append(Result(int(v.accepted), int(v.token), bool(v.bonus), float(ratio.sum())))
         return results
+
+
+def _copy(gen: torch.Generator) -> torch.Generator:
+    out = torch.Generator(device=gen.device)
+    out.set_state(gen.get_state())
+    return out
 
 
 def timed_verify(verifier: Verifier, requests: list[Request]) -> tuple[list[Result], float]:
