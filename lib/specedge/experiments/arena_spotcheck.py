@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from .. import paths
+from ..serving.metrics import verified
 from . import arena
 from . import serving_validation as sv
 from .arena_results import VALIDATION, twin_error_pct
@@ -237,7 +238,7 @@ def mechanisms(runs: dict, predicted: dict) -> pd.DataFrame:
 
     rows = []
     for key, logs in predicted.items():
-        real, st = (g[g["event"] == ""] for g in (runs[key], logs["stochastic"]))
+        real, st = (verified(g) for g in (runs[key], logs["stochastic"]))
         rows.append(dict(combination=key[1], n_clients=key[2], drafted_real=real["S"].mean(), drafted_twin=st["S"].mean(),
                          accepted_real=real["accepted"].mean(), accepted_twin=st["accepted"].mean(),
                          round_p90_ms_real=1e3 * real["t_round"].quantile(0.9), round_p90_ms_twin=1e3 * st["t_round"].quantile(0.9),

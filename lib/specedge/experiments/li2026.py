@@ -43,6 +43,7 @@ from ..serving import capacity, centralized, metrics, slo
 from ..serving.allocation import FixedS
 from ..serving.batching import FCFS
 from ..serving.estimator import Estimator
+from ..serving.metrics import verified
 from ..serving.timegrid import ns, on_grid
 from ..serving.twin import TRACES, Times, TraceAcceptance, gc_paused, simulate
 from ..serving.workload import ClientSpec, Workload
@@ -276,7 +277,7 @@ def responses(log: pd.DataFrame, max_new_tokens: int, horizon: float) -> pd.Data
     client, start (s), tokens, seconds, speed (tok/s), complete. Every device runs its responses back
     to back, so a response's time is the sum of its rounds' ``t_round``. A response still running at
     ``horizon`` is kept (complete=False) with the time it has taken so far."""
-    rows = log[log["event"] == ""].sort_values(["client", "end"], kind="stable")
+    rows = verified(log).sort_values(["client", "end"], kind="stable")
     client, tok = rows["client"].to_numpy(), rows["tokens"].to_numpy()
     t_round, cls = rows["t_round"].to_numpy(), rows["slo_class"].to_numpy()
     start = metrics.round_starts(rows)
@@ -311,7 +312,8 @@ def response_violations(log: pd.DataFrame, max_new_tokens: int, warmup: float, h
 
 
 def steady(log: pd.DataFrame, warmup: float) -> pd.DataFrame:
-    return log[(log["event"] == "") & (log["start"] >= warmup)]
+    rows = verified(log)
+    return rows[rows["start"] >= warmup]
 
 
 def run_point(point: Point, log: pd.DataFrame | None = None) -> dict:
@@ -343,7 +345,8 @@ def deadline_attribution(log: pd.DataFrame, window: int = 50, tau: float = 1.5) 
     ``queue-dominant``."""
     if window < 1 or tau <= 0:
         raise ValueError(f"window must be >= 1 and tau > 0, got window={window}, tau={tau}")
-    ev = log[(log["event"] == "") & log["deadline"].notna()].copy()
+    ev = verified(log)
+    ev = ev[ev["deadline"].notna()].copy()
     per_batch = ev.groupby("batch")["t_verify"].first().sort_index()
     ma = per_batch.shift(1).rolling(window, min_periods=1).mean()
     ev["rho"] = ev["t_verify"] / ev["batch"].map(ma)
@@ -562,7 +565,7 @@ def validation_table(pairs: dict) -> pd.DataFrame:
     rows = []
     for policy, (real, twin_log) in pairs.items():
         for name, lg in (("real", real), ("twin", twin_log)):
-            r = lg[lg["event"] == ""]
+            r = verified(lg)
             for q in (50, 90, 99):
                 rows.append(dict(policy=policy, system=name, quantile=f"p{q}",
                                  t_round_s=float(np.percentile(r["t_round"], q))))

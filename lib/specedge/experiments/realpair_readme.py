@@ -7,6 +7,7 @@ import re
 import pandas as pd
 
 from .. import paths
+from ..serving.metrics import verified
 from .realpair_card import FILES, load, pooled_topk
 
 README_START, README_END = "<!-- realpair:start -->", "<!-- realpair:end -->"
@@ -86,7 +87,7 @@ def readme_block() -> str:
                          f"({best.loc[d, 'speedup_measured']:.2f}×) | {best.loc[d, 'gamma_analytic']} |")
     if FILES["serving_runs"].exists():
         runs = load("serving_runs")
-        ok = runs[runs.event.isna() | (runs.event == "")]
+        ok = verified(runs.fillna({"event": ""}))
         lines += ["", "The real serving system on the pair (`python -m specedge.experiments.realpair_serving`, `data/realpair/serving_runs.csv`: one server "
                   "process holding the 1.5B target, one drafter process per client holding the 0.5B draft, gRPC on 127.0.0.1, "
                   "greedy, one torch thread per process; every client's tokens equal the target's own greedy decoding):", "",

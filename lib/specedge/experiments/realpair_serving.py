@@ -17,6 +17,7 @@ import pandas as pd
 
 from .. import decoding, host
 from ..serving.allocation import by_name
+from ..serving.metrics import verified
 from ..zoo import DOMAINS
 from ..zoo.realpair import DRAFT, TARGET
 
@@ -49,7 +50,7 @@ def serve(target, clients: int = 2, tokens: int = 24, capacity: int = 8, allocat
         for c, want in enumerate(reference):
             if outputs[c] != want:
                 raise AssertionError(f"{name}: client {c}: served {outputs[c]} != greedy AR {want}")
-        ok = log[log.event == ""]
+        ok = verified(log)
         progress(f"serve {name}: {clients} drafters, {int(ok.tokens.sum())} tokens in {time.perf_counter() - t0:.0f} s, "
                  f"acceptance {ok.accepted.sum() / max(ok.S.sum(), 1):.3f}; outputs equal greedy AR")
         logs.append(log.assign(n_clients=clients, capacity=capacity))
@@ -79,7 +80,7 @@ def serve_replay(seed: int = 0) -> pd.DataFrame:
         pairs = {}
         for pol, log in logs.items():
             n, cap = int(log.n_clients.iloc[0]), int(log.capacity.iloc[0])
-            tokens = int(log[log.event == ""].groupby("client").tokens.sum().max())
+            tokens = int(verified(log).groupby("client").tokens.sum().max())
             args = (log, serve_workload(n, tokens, cap, seed), SyncRounds(), by_name(pol, cap, n, seed))
             d, t = float(np.median(dispatch_latency(log))), turnaround_latency(log)
             if verify == REPLAYS[0]:

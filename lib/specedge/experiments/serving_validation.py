@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .. import paths
+from ..serving.metrics import verified
 
 SIZES = (1, 2, 4, 8)
 PIN = (0, 1)                 # server on core 0, drafters on core 1
@@ -129,7 +130,7 @@ def metric_values(log: pd.DataFrame) -> dict[str, np.ndarray]:
     from ..serving import slo
     from .tran2025 import client_goodput
 
-    r = log[log["event"] == ""]
+    r = verified(log)
     out = dict(round_time_s=r["t_round"].to_numpy(float), queue_s=r["t_queue"].to_numpy(float),
                goodput_tok_s=client_goodput(log).to_numpy(float))
     if pd.to_numeric(r["slo_class"], errors="coerce").notna().all():
@@ -328,7 +329,7 @@ def judge(table: pd.DataFrame, floor: float) -> pd.DataFrame:
 def per_pass(log: pd.DataFrame) -> float:
     """Requests per verification pass (the batching the two systems formed: where they differ, so do
     the queueing delays)."""
-    r = log[log["event"] == ""]
+    r = verified(log)
     return round(len(r) / r["batch"].nunique(), 3)
 
 
@@ -409,7 +410,7 @@ def mechanisms(runs: dict, keys=None) -> pd.DataFrame:
         other, own = verify_model(runs, k), runtime.fit_log_batches(prof)
         pred_o = np.array([other.time(*f) for f in x])
         resid = prof["seconds"].to_numpy() - np.array([own.time(*f) for f in x])
-        r = g[g["event"] == ""]
+        r = verified(g)
         b = r.groupby("batch").agg(start=("start", "first"), tv=("t_verify", "first"), end=("end", "max"))
         post = b["end"] - b["start"] - b["tv"]
         ta, dl = turnaround_latency(g), dispatch_latency(g)

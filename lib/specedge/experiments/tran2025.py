@@ -18,6 +18,7 @@ from .. import hardware, paths, sampling
 from ..serving import allocation
 from ..serving.allocation import GoodspeedAllocator
 from ..serving.batching import SyncRounds
+from ..serving.metrics import verified
 from ..serving.runtime import verify_model
 from ..serving.twin import IIDAcceptance, Times, TraceAcceptance, simulate
 from ..serving.workload import ClientSpec, Workload
@@ -171,7 +172,7 @@ def time_split(log: pd.DataFrame) -> dict[str, float]:
     """Fig 3's wall-time split of a run, from the server's view, per batch b:
     receiving = start_b - end_(b-1) (waiting for drafts until the batch is assembled), verification =
     the pass, sending = the slowest reply's time on the link. Seconds, summed over batches."""
-    rows = log[log["event"] == ""]
+    rows = verified(log)
     b = rows.groupby("batch").agg(start=("start", "first"), verify=("t_verify", "first"),
                                   end=("end", "max"), send=("t_send", "max"), first=("arrival", "min"))
     prev_end = b["end"].shift(1).fillna(b["first"].iloc[0] - rows["t_draft"].max() if len(b) else 0.0)
@@ -181,7 +182,7 @@ def time_split(log: pd.DataFrame) -> dict[str, float]:
 
 def utility_curve(log: pd.DataFrame) -> pd.Series:
     """U(x̄(T)) = sum_i log x̄_i(T), x̄_i(T) the mean tokens per round of client i over batches 1..T."""
-    rows = log[log["event"] == ""]
+    rows = verified(log)
     x = rows.pivot_table(index="batch", columns="client", values="tokens", aggfunc="sum").fillna(0.0)
     xbar = x.cumsum().div(np.arange(1, len(x) + 1), axis=0)
     return np.log(xbar.where(xbar > 0)).sum(axis=1, min_count=x.shape[1])
@@ -191,7 +192,7 @@ def client_goodput(log: pd.DataFrame) -> pd.Series:
     """Tokens per second of each client over its own active span: from the start of its first round
     (first arrival minus that round's drafting) to its last reply. The same definition for real and
     twin logs (the real run's clock also counts process start-up, which this span leaves out)."""
-    rows = log[log["event"] == ""].sort_values(["client", "round"])
+    rows = verified(log).sort_values(["client", "round"])
     first = rows.groupby("client").first()
     span = rows.groupby("client")["end"].max() - (first["arrival"] - first["t_draft"])
     return rows.groupby("client")["tokens"].sum() / span

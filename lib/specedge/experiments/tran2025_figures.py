@@ -12,6 +12,7 @@ import pandas as pd
 from .. import claims, coverage
 from ..compare import unless_null_holds
 from ..serving import twin
+from ..serving.metrics import verified
 from ..solvers import tran2025 as gs
 from . import tran2025 as ex
 
@@ -159,7 +160,7 @@ def beta_sweep(configs, betas, acceptance, seeds, iterations: int, eta: float) -
 # --------------------------------------------------------------------------- Fig 2
 def fig2_frame(estimate: pd.DataFrame, log: pd.DataFrame) -> pd.DataFrame:
     """GOODSPEED's estimate X_i(t) beside the realised tokens per round, with moving averages and stds (MA 10)."""
-    real = log[log.event == ""][["batch", "client", "tokens"]]
+    real = verified(log)[["batch", "client", "tokens"]]
     fig2 = estimate.merge(real, on=["batch", "client"]).sort_values(["client", "batch"])
     parts = []
     for _, d in fig2.groupby("client"):

@@ -30,6 +30,7 @@ from .. import paths, zoo
 from .allocation import by_name
 from .batching import FCFS, SyncRounds
 from .codec import MAX_TEMPERATURE
+from .metrics import verified
 from .server import CLIENT_TIMEOUT
 from .workload import ClientSpec, Workload
 
@@ -200,7 +201,7 @@ def _drafter(args) -> int:
         print(f"drafter {args.client}: interrupted", file=sys.stderr)
         return 143 if isinstance(sys.exc_info()[1], _Terminated) else 130
     rows = pd.DataFrame(res["rows"])
-    ok = rows[rows.event == ""]
+    ok = verified(rows)
     tok = int(ok.tokens_committed.sum())
     print(f"drafter {args.client}: {len(ok)} rounds, {tok} tokens, {tok / ok.t_round.sum():.1f} tokens/s, "
           f"round p50 {1e3 * ok.t_round.quantile(.5):.1f} ms p90 {1e3 * ok.t_round.quantile(.9):.1f} ms "
@@ -243,7 +244,7 @@ def _run(args) -> int:
         print("FAILED: interrupted while loading the target", file=sys.stderr)
         code = 143 if isinstance(err, _Terminated) else 130
     _write(log, out)
-    ok = log[log.event == ""]
+    ok = verified(log)
     tokens = int(ok.tokens.sum()) if len(ok) else 0
     print(f"{args.clients} drafters, {ok.batch.nunique()} batches, {tokens} tokens in "
           f"{time.perf_counter() - t0:.1f} s; log -> {out}")

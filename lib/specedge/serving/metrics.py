@@ -5,6 +5,7 @@ Defined elsewhere, and used as they are: per-client goodput in tokens/s (``exper
 an iteration's SLO violation (``slo.violations``, li2026 eq 4) and a response's (``experiments.li2026.
 response_violations``, Sec 5.3).
 
+- ``verified``: the log's verified rounds (every metric below, and every driver, selects rounds through it);
 - ``jain``: Jain's fairness index J(x) = (sum x_i)^2 / (n sum x_i^2), 1/n (one client gets all) to 1 (equal);
 - ``tokens_per_pass``: committed tokens per verification forward pass (the server's yield of a pass);
 - ``uplink_bytes_per_token``: request bytes on the uplink per committed token;
@@ -32,8 +33,14 @@ def jain(values) -> float:
     return float(x.sum() ** 2 / (x.size * (x * x).sum()))
 
 
+def verified(log: pd.DataFrame) -> pd.DataFrame:
+    """The verified rounds of a serving log (rows whose ``event`` is empty; the other rows record drops,
+    refusals and errors), in the log's order. The one definition of "a round of the log"."""
+    return log[log["event"] == ""]
+
+
 def _rounds(log: pd.DataFrame) -> pd.DataFrame:
-    rows = log[log["event"] == ""]
+    rows = verified(log)
     if rows.empty:
         raise ValueError("log: no verified rounds")
     return rows

@@ -41,6 +41,7 @@ import pandas as pd
 
 from . import slo
 from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Outcome, Pending, VerifyTimeModel
+from .metrics import verified
 from .twin import _Loop
 from .workload import Workload
 
@@ -56,7 +57,7 @@ def real_rounds(log: pd.DataFrame) -> dict[int, pd.DataFrame]:
     if missing:
         raise ValueError(f"log: missing columns {missing}; a real run's log has them "
                          "(serving.run.run_real; older logs lack n_new/n_cached)")
-    rows = log[log["event"] == ""].sort_values(["client", "round"])
+    rows = verified(log).sort_values(["client", "round"])
     if rows.empty:
         raise ValueError("log: no verified rounds to replay")
     out = {}
@@ -78,7 +79,7 @@ class MeasuredPasses:
     (``hits`` / ``misses`` count them)."""
 
     def __init__(self, log: pd.DataFrame, fallback: VerifyTimeModel):
-        rows = log[log["event"] == ""]
+        rows = verified(log)
         self.passes = {frozenset(zip(g["client"].astype(int), g["round"].astype(int))): float(g["t_verify"].iloc[0])
                        for _, g in rows.groupby("batch")}
         self.fallback, self.hits, self.misses = fallback, 0, 0
@@ -95,7 +96,7 @@ class MeasuredPasses:
 def dispatch_latency(log: pd.DataFrame) -> np.ndarray:
     """Per batch that found the server idle (its previous pass ended before the batch's last request
     arrived): seconds from that arrival to the pass's start."""
-    rows = log[log["event"] == ""]
+    rows = verified(log)
     b = rows.groupby("batch").agg(start=("start", "first"), last=("arrival", "max"), end=("end", "max")).sort_index()
     idle = b["end"].shift(1).fillna(-np.inf) < b["last"]
     return (b["start"] - b["last"])[idle & (b["start"] >= b["last"])].to_numpy(float)
@@ -104,7 +105,7 @@ def dispatch_latency(log: pd.DataFrame) -> np.ndarray:
 def turnaround_latency(log: pd.DataFrame) -> np.ndarray:
     """Per batch that had a request waiting when the previous pass ended: seconds from that pass's end
     to this batch's start."""
-    rows = log[log["event"] == ""]
+    rows = verified(log)
     b = rows.groupby("batch").agg(start=("start", "first"), tv=("t_verify", "first"), first=("arrival", "min")).sort_index()
     pass_end = (b["start"] + b["tv"]).shift(1)
     waiting = b["first"] < pass_end

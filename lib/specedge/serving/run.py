@@ -21,6 +21,7 @@ import pandas as pd
 from .. import zoo
 from .drafter import PROMPT_TOKENS, DrafterError, Link, client_main, parse_fault, prompt_stream, stop_rule_for, threads
 from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator
+from .metrics import verified
 from .server import CLIENT_TIMEOUT, VerificationServer
 from .verifier import Verifier
 from .workload import Workload
@@ -227,7 +228,7 @@ def _collect(server: VerificationServer, label: str, done: dict, failed: dict, p
     crow["event"] = crow["event"].fillna("")
     outputs = {c: done[c]["outputs"] for c in sorted(done)}
     log = pd.DataFrame(server.log)
-    ok = crow[crow["event"] == ""]
+    ok = verified(crow)
     if len(log):
         log = log.merge(ok[["client", "round", "t_round", "t_send", "tokens_committed", "t_draft_cpu"]], on=["client", "round"],
                         how="left")
@@ -262,7 +263,7 @@ def summary(log: pd.DataFrame, outputs: dict, n_clients: int, tokenizer=None) ->
     """The lines a run prints: tokens/s per client (tokens over the client's summed round times),
     round-time p50/p90/p99 over all rounds, acceptance (accepted / drafted), and with a
     ``tokenizer`` the generated text."""
-    ok = log[log.event == ""]
+    ok = verified(log)
     lines = []
     if len(ok):
         t = ok.t_round.dropna()

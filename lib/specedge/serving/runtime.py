@@ -21,6 +21,7 @@ import pandas as pd
 from .. import hardware
 from .estimator import Estimator
 from .interfaces import Pending
+from .metrics import verified
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,8 @@ def log_batches(log: pd.DataFrame) -> pd.DataFrame:
         if col not in log:
             raise ValueError(f"log: missing column {col!r} (the real server logs it; older logs "
                              "lack n_new / n_cached)")
-    rows = log[(log["event"] == "") & log["t_verify"].notna()]
+    rows = verified(log)
+    rows = rows[rows["t_verify"].notna()]
     # "n_new:n_cached" per request, joined per batch in log order (one vectorised pass, not a frame per batch)
     pairs = rows["n_new"].astype(int).astype(str) + ":" + rows["n_cached"].astype(int).astype(str)
     by = rows["batch"]
