@@ -505,27 +505,22 @@ def _read(csv: Path) -> pd.DataFrame:
     return pd.read_csv(csv, dtype=str, keep_default_na=False)
 
 
+def _load(name: str, columns: list[str], figures_dir: Path, check: bool) -> pd.DataFrame:
+    """Every committed ``figures/<key>/<name>`` (top level: the default profile), each validated unless
+    ``check`` is False, with a column ``key`` naming its folder."""
+    frames = [(validate(df, str(csv)) if check else df).assign(key=csv.parent.name)
+              for csv in sorted(Path(figures_dir).glob(f"*/{name}")) for df in [_read(csv)]]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns + ["key"])
+
+
 def load_all(figures_dir: Path = paths.FIGURES, check: bool = True) -> pd.DataFrame:
-    """All committed comparison files (top level of each paper folder, i.e. default profile), each
-    validated (``validate``) unless ``check`` is False; a column ``key`` names the folder."""
-    frames = []
-    for csv in sorted(Path(figures_dir).glob("*/comparison.csv")):
-        df = _read(csv)
-        frames.append((validate(df, str(csv)) if check else df).assign(key=csv.parent.name))
-    if not frames:
-        return pd.DataFrame(columns=COLUMNS + ["key"])
-    return pd.concat(frames, ignore_index=True)
+    """All committed comparison files, validated (``validate``) unless ``check`` is False."""
+    return _load("comparison.csv", COLUMNS, figures_dir, check)
 
 
 def load_checks(figures_dir: Path = paths.FIGURES, check: bool = True) -> pd.DataFrame:
-    """All committed ``checks.csv`` (top level of each paper folder), validated, with a column ``key``."""
-    frames = []
-    for csv in sorted(Path(figures_dir).glob("*/checks.csv")):
-        df = _read(csv)
-        frames.append((validate(df, str(csv)) if check else df).assign(key=csv.parent.name))
-    if not frames:
-        return pd.DataFrame(columns=CHECK_COLUMNS + ["key"])
-    return pd.concat(frames, ignore_index=True)
+    """All committed ``checks.csv``, validated, with a column ``key``."""
+    return _load("checks.csv", CHECK_COLUMNS, figures_dir, check)
 
 
 def _causes(g: pd.DataFrame) -> str:

@@ -87,7 +87,7 @@ def readme_block() -> str:
                          f"({best.loc[d, 'speedup_measured']:.2f}×) | {best.loc[d, 'gamma_analytic']} |")
     if FILES["serving_runs"].exists():
         runs = load("serving_runs")
-        ok = verified(runs.fillna({"event": ""}))
+        ok = verified(runs.assign(event=runs["event"].astype(object).where(runs["event"].notna(), "")))
         lines += ["", "The real serving system on the pair (`python -m specedge.experiments.realpair_serving`, `data/realpair/serving_runs.csv`: one server "
                   "process holding the 1.5B target, one drafter process per client holding the 0.5B draft, gRPC on 127.0.0.1, "
                   "greedy, one torch thread per process; every client's tokens equal the target's own greedy decoding):", "",
