@@ -407,6 +407,21 @@ def theorem1_beta_table(sweep: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def theorem1_beta_figure(table: pd.DataFrame, eta_per_beta: float):
+    """‖x̄ − x*‖ against β (log axis, falling to the right) per configuration and policy, mean with the 95 % band."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    for (cfg_name, pol), g in table.groupby(["config", "policy"], sort=False):
+        line, = ax.plot(g.beta, g.mean_distance, marker="o", ls="-" if pol == "GOODSPEED" else ":", label=f"{pol}, {cfg_name}")
+        ax.fill_between(g.beta, g.ci_low.clip(lower=0), g.ci_high, color=line.get_color(), alpha=0.2)
+    ax.set(xscale="log", xlabel=f"β (eq 4 smoothing; η = {eta_per_beta:g}·β)", ylabel="‖x̄ − x*‖ (tokens / round)",
+           title="Theorem 1: distance of the averaged goodput to x* (mean, 95 % band)")
+    ax.invert_xaxis()
+    ax.legend(fontsize=6)
+    return fig
+
+
 def distance_falls(sweep: pd.DataFrame, config: str, policy: str) -> claims.Claim:
     """"‖x̄ − x*‖ falls as β falls" for one policy: over seeds (paired), the distance at the largest β is above
     the one at the smallest β (``claims.interval_above``) and the means fall at every step down in β."""
