@@ -208,3 +208,69 @@ def test_realpair_validation_rows_are_checks_and_name_the_bookkeeping_replay():
     book = ch[ch.check.str.startswith("bookkeeping")]
     assert len(book) == 4 and not book.quantity.str.contains("queueing").any()
     assert (ch[~ch.check.str.startswith("bookkeeping")].check.str.contains("measured passes|other run")).all()
+
+
+def test_averaged_distance_is_deterministic_per_seed_finite_and_checks_beta():
+    """Theorem 1's β sweep quantity ‖x̄ − x*‖: the same seed gives the same number, a different seed (GOODSPEED)
+    another, it is finite and >= 0 at a tiny scale, and a β outside (0, 1] is refused by name."""
+    from specedge.serving.twin import TraceAcceptance
+    from specedge.experiments import tran2025 as ex
+
+    cfg = ex.table1()[0]
+    wl, iid, alpha = ex.iid_model(TraceAcceptance(), cfg)
+    x_star = t.optimum(alpha, cfg.capacity).x
+    run = lambda pol, b, sd: ex.averaged_distance(cfg, pol, iid, alpha, x_star, beta=b, seed=sd, window=40, burn_in=1.0, wl=wl)
+    a, b = run("GOODSPEED", 0.2, 3), run("GOODSPEED", 0.2, 3)
+    assert a == b and np.isfinite(a) and a >= 0
+    assert run("GOODSPEED", 0.2, 4) != a
+    # Fixed-S ignores X(t): at a fixed number of rounds its distance cannot depend on β
+    assert run("Fixed-S", 0.9, 3) == run("Fixed-S", 0.5, 3)
+    for bad in (0.0, -0.1, 1.0, 1.5):
+        with pytest.raises(ValueError, match="beta"):
+            run("GOODSPEED", bad, 0)
+    with pytest.raises(ValueError, match="window"):
+        ex.averaged_distance(cfg, "GOODSPEED", iid, alpha, x_star, beta=0.5, window=0, wl=wl)
+
+
+def test_theorem1_beta_sweep_rejects_bad_betas_and_is_deterministic():
+    """The sweep refuses a β outside (0, 1) or a bad η ratio by name, and repeats itself exactly."""
+    from specedge.serving.twin import TraceAcceptance
+    from specedge.experiments import tran2025 as ex, tran2025_figures as f
+
+    cfg = ex.table1()[:1]
+    with pytest.raises(ValueError, match="betas"):
+        f.theorem1_beta_sweep(cfg, TraceAcceptance(), [0.5, 0.0], [0, 1], window=10, burn_in=1.0, eta_per_beta=0.1, seed=0)
+    with pytest.raises(ValueError, match="eta_per_beta"):
+        f.theorem1_beta_sweep(cfg, TraceAcceptance(), [0.5], [0, 1], window=10, burn_in=1.0, eta_per_beta=0.0, seed=0)
+    kw = dict(window=20, burn_in=1.0, eta_per_beta=0.5, seed=0)
+    s1 = f.theorem1_beta_sweep(cfg, TraceAcceptance(), [0.9, 0.5], [0, 1], **kw)
+    s2 = f.theorem1_beta_sweep(cfg, TraceAcceptance(), [0.9, 0.5], [0, 1], **kw)
+    pd.testing.assert_frame_equal(s1, s2)
+    assert len(s1) == 2 * 2 * 2 and (s1.distance >= 0).all() and np.isfinite(s1.distance).all()
+
+
+def _sweep(policy_values):
+    """A hand-made sweep: {policy: {beta: [distance per seed]}}."""
+    return pd.DataFrame([dict(config="c", policy=p, beta=b, seed=k, distance=d)
+                         for p, by in policy_values.items() for b, ds in by.items() for k, d in enumerate(ds)])
+
+
+def test_distance_falls_predicate_and_its_null_on_hand_made_sweeps():
+    from specedge.experiments import tran2025_figures as f
+
+    falls = {0.5: [0.30, 0.32, 0.31, 0.29], 0.1: [0.20, 0.22, 0.19, 0.21], 0.02: [0.10, 0.12, 0.11, 0.09]}
+    flat = {0.5: [0.30, 0.32, 0.31, 0.29], 0.1: [0.31, 0.30, 0.32, 0.30], 0.02: [0.30, 0.31, 0.29, 0.31]}
+    bump = {0.5: [0.30, 0.32, 0.31, 0.29], 0.1: [0.35, 0.36, 0.34, 0.35], 0.02: [0.10, 0.12, 0.11, 0.09]}
+    s = _sweep({"GOODSPEED": falls, "Fixed-S": flat})
+    assert f.distance_falls(s, "c", "GOODSPEED").holds
+    assert not f.distance_falls(s, "c", "Fixed-S").holds                      # the null: a tie between the ends
+    assert not f.distance_falls(_sweep({"GOODSPEED": bump}), "c", "GOODSPEED").holds   # means not monotone
+    assert not f.distance_falls(_sweep({"GOODSPEED": {0.5: [0.3, 0.3]}}), "c", "GOODSPEED").holds  # one β
+    # the row: trend when GOODSPEED's distance falls and Fixed-S's does not; not-reproducible when both fall
+    from specedge.experiments import tran2025 as ex
+    import dataclasses
+    cfg = [dataclasses.replace(ex.table1()[0], name="c")]
+    (row,) = f.theorem1_beta_rows(cfg, s, window=10, burn_in=1.0, eta_per_beta=0.1)
+    assert row["claim"].holds and not row["null_claim"].holds and row["paper"] == "→ 0 as β → 0"
+    (both,) = f.theorem1_beta_rows(cfg, _sweep({"GOODSPEED": falls, "Fixed-S": falls}), window=10, burn_in=1.0, eta_per_beta=0.1)
+    assert both["status"] == "not-reproducible"

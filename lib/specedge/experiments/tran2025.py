@@ -8,6 +8,7 @@ switching domain over time (non-stationary acceptance). Policies: GOODSPEED (Alg
 """
 from __future__ import annotations
 
+import math
 import dataclasses
 from dataclasses import dataclass
 
@@ -140,6 +141,29 @@ def iid_model(acceptance: TraceAcceptance, cfg: Config, seed: int = 0):
     alpha = client_alpha(acceptance, wl)
     table = {(c.draft, c.domains[0]): float(a) for c, a in zip(clients, alpha)}
     return wl, IIDAcceptance(table), alpha
+
+
+def averaged_distance(cfg: Config, policy: str, acceptance, alpha, x_star, *, beta: float, seed: int = 0,
+                      window: int = 1000, burn_in: float = 3.0, eta: float = 0.1, wl: Workload | None = None) -> float:
+    """Theorem 1's quantity at one β: ‖x̄ − x*‖, x̄ the mean goodput (tokens per round) of each client over
+    ``window`` rounds after ceil(burn_in / β) rounds (Theorem 4's interval [I1, I2] with I1 > T/β), x* the
+    optimum of the process (``iid_model``'s exact one). Under i.i.d. acceptance ``alpha`` a round's expected
+    tokens given its draft length is mu_i(S_i) (``sampling.expected_tokens_per_round``): x̄ averages
+    mu_i(S_i(t)), the conditional mean of the realised goodput (the same expectation, which Theorem 4
+    bounds, without the acceptance draws' noise)."""
+    if not 0 < beta < 1:
+        raise ValueError(f"beta: must lie in (0, 1) (eq 4), got {beta!r}")
+    if window < 1 or burn_in < 0:
+        raise ValueError(f"window, burn_in: need window >= 1 and burn_in >= 0, got {window!r}, {burn_in!r}")
+    skip = math.ceil(burn_in / beta)
+    times = Times([lambda s: 0.0] * cfg.clients, lambda batch: 1.0)
+    log, _ = run_twin(cfg, policy, times, acceptance, rounds=skip + window, seed=seed, eta=eta, beta=beta, wl=wl)
+    rows = log[(log["event"] == "") & (log["batch"] >= skip)]
+    s = rows.pivot_table(index="batch", columns="client", values="S", aggfunc="sum").reindex(columns=range(cfg.clients))
+    if len(s) != window or s.isna().any().any():
+        raise ValueError(f"window: the run has {len(s)} complete rounds after {skip}, not {window} (workload too short)")
+    mu = sampling.expected_tokens_per_round(np.asarray(alpha, float)[None, :], s.to_numpy(float))
+    return float(np.linalg.norm(mu.mean(axis=0) - np.asarray(x_star, float)))
 
 
 def fig3_region(cfg: Config, acceptance, draft_s_per_token, rates_bps, *, profile: "str | hardware.Profile" = "tran2025_paper",
@@ -289,5 +313,5 @@ if __name__ == "__main__":
 
 
 __all__ = ["Config", "table1", "workload", "allocator", "paper_times", "run_twin", "final_utilities",
-           "iid_model", "fig3_region", "FLOOR", "BETA", "time_split",
+           "iid_model", "averaged_distance", "fig3_region", "FLOOR", "BETA", "time_split",
            "utility_curve", "client_goodput", "real_config", "measure_real", "load_real_runs", "stabilisation", "client_alpha", "moving", "POLICIES", "STAND_INS"]
