@@ -453,7 +453,7 @@ def theorem1_beta_rows(configs, sweep: pd.DataFrame, *, window: int, burn_in: fl
                      f"{n} seeds, 95 % interval)",
             paper="→ 0 as β → 0", claim=distance_falls(sweep, cfg.name, "GOODSPEED"),
             null_claim=distance_falls(sweep, cfg.name, "Fixed-S"), strength="trend", unit="tokens / round", models="zoo",
-            cause="our-reading", statements="thm1-convergence",
+            cause="unexplained", statements="thm1-convergence",     # where it fails, no mechanism is measured yet
             note=f"x̄ is the mean goodput μ_i(S_i(t)) over {window} rounds after ⌈{burn_in:g}/β⌉ rounds (Theorem 4's interval "
                  f"[I1, I2], I1 > T/β), η = {eta_per_beta:g}·β (Assumption 3: η/β small); x* exact for i.i.d. acceptance; "
                  "the paper states no bound at finite β")))
