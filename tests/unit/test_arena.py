@@ -9,7 +9,6 @@ import pytest
 
 from specedge import hardware
 from specedge.experiments import arena, arena_capacity, arena_results as res
-from specedge.experiments import li2026
 from specedge.serving import metrics
 from specedge.serving.allocation import GoodspeedAllocator
 from specedge.serving.as2_allocation import AS2Allocator
@@ -50,12 +49,12 @@ def _log(rounds):
 def test_ttft_is_the_first_round_and_tpot_the_rest_per_token():
     # two 6-token responses: rounds (3 tok, 0.5 s) (3 tok, 0.2 s) | (1 tok, 0.4 s) (5 tok, 0.1 s); a third running
     log = _log([(3, 0.5), (3, 0.2), (1, 0.4), (5, 0.1), (2, 0.3)])
-    r = metrics.first_token_times(log, li2026.responses(log, 6, horizon=2.0))
+    r = metrics.first_token_times(log, metrics.responses(log, 6, horizon=2.0))
     assert r.ttft.tolist() == pytest.approx([0.5, 0.4, 0.3])
     assert r.tpot.iloc[:2].tolist() == pytest.approx([0.2 / 5, 0.1 / 5])
     assert np.isnan(r.tpot.iloc[2])                    # incomplete: no TPOT
     with pytest.raises(ValueError, match="no round of the log"):
-        metrics.first_token_times(log, li2026.responses(log, 6, horizon=2.0).iloc[:1].assign(start=9.0))
+        metrics.first_token_times(log, metrics.responses(log, 6, horizon=2.0).iloc[:1].assign(start=9.0))
 
 
 # --------------------------------------------------------------------------- the scenario
@@ -136,7 +135,7 @@ def test_one_device_without_contention_meets_the_closed_form(alpha, payload):
     assert log["t_round"].to_numpy() == pytest.approx(np.full(len(log), r), rel=1e-9)
     tokens = GAMMA + 1 if alpha == 1.0 else 1
     row = arena.measure(pt, log)
-    # tran2025.client_goodput's span runs from the first round's drafting start as the server sees it (its
+    # serving.metrics.client_goodput's span runs from the first round's drafting start as the server sees it (its
     # arrival minus its drafting: the first uplink left out) to the last reply's sending (its downlink left out)
     k = len(log)
     assert row["goodput_tok_s"] == pytest.approx(k * tokens / (k * r - sum(_links(payload))), rel=1e-9)
@@ -203,7 +202,7 @@ def test_ar_on_the_edge_decodes_one_target_token_per_step_of_the_derived_time():
     assert row["uplink_bytes_per_token"] == 0.0 and np.isnan(row["tokens_per_pass"])
     # the SLO classes 4, 8, 16 tok/s of devices 0..2: the Jetson's 1 / t[2] tok/s misses 16, the others meet theirs
     assert 1 / t[2] < 16 and 1 / t[1] >= 8
-    resp = li2026.response_violations(arena.run_log(pt), scn.max_new_tokens, scn.warmup_s, scn.horizon_s)
+    resp = metrics.response_violations(arena.run_log(pt), scn.max_new_tokens, scn.warmup_s, scn.horizon_s)
     assert resp.groupby("client").violated.all().tolist() == [False, False, True]
     assert row["slo_attainment"] == pytest.approx(1 - resp.violated.mean())
     assert arena.run_point(dataclasses.replace(pt, bandwidth_bps=1e7, seed=5)) == {**row, "bandwidth_bps": 1e7, "seed": 5}

@@ -52,7 +52,7 @@ Goodput is named apart in every table: ``goodput_tok_s`` (per-device committed t
 
 Every point (``Point``: combination x bandwidth x devices x mix x seed) is a pure function of plain values,
 run by ``specedge.sweep``; ``run_point`` returns one row of metrics, each defined once (``serving.metrics``,
-``tran2025.client_goodput``, ``li2026.response_violations``).
+``serving.metrics.client_goodput``, ``serving.metrics.response_violations``).
 """
 from __future__ import annotations
 
@@ -449,9 +449,9 @@ def _ar_device_log(s_per_token: float, prompt_tokens: int, max_new_tokens: int, 
 
 def first_token_times(point: Point, log: pd.DataFrame) -> pd.DataFrame:
     """Per device: mean TTFT over its responses started after warm-up, mean TPOT over those complete by the
-    horizon (``serving.metrics.first_token_times`` of ``li2026.responses``)."""
+    horizon (``serving.metrics.first_token_times`` of ``serving.metrics.responses``)."""
     scn = point.scenario
-    r = metrics.first_token_times(log, li2026.responses(log, scn.max_new_tokens, scn.horizon_s))
+    r = metrics.first_token_times(log, metrics.responses(log, scn.max_new_tokens, scn.horizon_s))
     return r[r["start"] >= scn.warmup_s].groupby("client")[["ttft", "tpot"]].mean()
 
 
@@ -463,8 +463,8 @@ def measure(point: Point, log: pd.DataFrame) -> dict:
     devices of each device's mean, and the worst device's), committed tokens per pass, uplink bytes per token
     (AR on the edge: no server pass, nothing on the link)."""
     scn = point.scenario
-    gp = tran2025.client_goodput(log).reindex(range(point.devices), fill_value=0.0)
-    resp = li2026.response_violations(log, scn.max_new_tokens, scn.warmup_s, scn.horizon_s)
+    gp = metrics.client_goodput(log).reindex(range(point.devices), fill_value=0.0)
+    resp = metrics.response_violations(log, scn.max_new_tokens, scn.warmup_s, scn.horizon_s)
     ft = first_token_times(point, log)
     edge = point.combo.system == "edge"
     return dict(combination=point.combo.label, draft=point.combo.draft if edge else "", payload=point.combo.payload if edge else "",

@@ -271,46 +271,6 @@ def run_log(point: Point, wl: Workload | None = None, acc=None) -> pd.DataFrame:
                     acceptance() if acc is None else acc, until=st.horizon, seed=point.seed, label=point.system)
 
 
-def responses(log: pd.DataFrame, max_new_tokens: int, horizon: float) -> pd.DataFrame:
-    """One row per response (Sec 5.3: "a request is counted as an SLO violation if its achieved
-    end-to-end token speed (including queueing and verification) falls below its class requirement"):
-    client, start (s), tokens, seconds, speed (tok/s), complete. Every device runs its responses back
-    to back, so a response's time is the sum of its rounds' ``t_round``. A response still running at
-    ``horizon`` is kept (complete=False) with the time it has taken so far."""
-    rows = verified(log).sort_values(["client", "end"], kind="stable")
-    client, tok = rows["client"].to_numpy(), rows["tokens"].to_numpy()
-    t_round, cls = rows["t_round"].to_numpy(), rows["slo_class"].to_numpy()
-    start = metrics.round_starts(rows)
-    out = []
-    if len(rows):
-        first = np.flatnonzero(np.r_[True, client[1:] != client[:-1]])   # each client's first row
-        head = np.repeat(first, np.diff(np.r_[first, len(tok)]))        # per row: its client's first row
-        made = np.cumsum(tok) - np.r_[0, np.cumsum(tok)][head]          # the client's tokens so far
-        resp = (made - tok) // max_new_tokens                           # the response each row belongs to
-        new = np.r_[True, (client[1:] != client[:-1]) | (resp[1:] != resp[:-1])]
-        bounds = np.r_[np.flatnonzero(new), len(tok)].tolist()
-        for a, b in zip(bounds[:-1], bounds[1:]):                       # one response: rows a..b-1
-            t0, n = float(start[a]), int(tok[a:b].sum())
-            done = n >= max_new_tokens
-            secs = float(t_round[a:b].sum()) if done else horizon - t0
-            out.append((int(client[a]), t0, n, secs, n / secs if secs > 0 else np.inf, done, cls[head[a]]))
-    return pd.DataFrame(out, columns=["client", "start", "tokens", "seconds", "speed", "complete", "slo_class"])
-
-
-def response_violations(log: pd.DataFrame, max_new_tokens: int, warmup: float, horizon: float) -> pd.DataFrame:
-    """Responses started after ``warmup`` whose outcome is known by ``horizon``: complete ones, and
-    running ones already slower than their class (max_new_tokens / s_c seconds passed). Adds
-    ``violated``. (Dropping the undecided running ones keeps long responses from being censored away
-    only when they are already late, which is exactly when their verdict is known.)"""
-    r = responses(log, max_new_tokens, horizon)
-    r = r[r["start"] >= warmup].copy()
-    cls = r["slo_class"].astype(float)
-    late = ~r["complete"] & (ns(r["seconds"]) >= ns(max_new_tokens / cls))
-    r = r[r["complete"] | late].copy()
-    r["violated"] = (~r["complete"]) | slo.slower(r["tokens"], r["seconds"], r["slo_class"].astype(float))
-    return r
-
-
 def steady(log: pd.DataFrame, warmup: float) -> pd.DataFrame:
     rows = verified(log)
     return rows[rows["start"] >= warmup]
@@ -322,7 +282,7 @@ def run_point(point: Point, log: pd.DataFrame | None = None) -> dict:
     of ``log`` when given (the point's run on another pair), else of ``run_log(point)``."""
     st = point.setting
     log = run_log(point) if log is None else log
-    resp = response_violations(log, st.max_new_tokens, st.warmup, st.horizon)
+    resp = metrics.response_violations(log, st.max_new_tokens, st.warmup, st.horizon)
     it = steady(log, st.warmup)
     span = st.horizon - st.warmup
     row = dict(system=point.system, devices=point.devices, slo_class=point.slo_class, target=point.target,

@@ -125,10 +125,10 @@ METRICS = {"round_time_s": "round time", "queue_s": "queueing delay", "goodput_t
 def metric_values(log: pd.DataFrame) -> dict[str, np.ndarray]:
     """The compared distributions, one definition for real and replay logs: per round its time (draft
     start to reply received) and queueing delay (arrival to the pass's start); per client its goodput
-    (``tran2025.client_goodput``: tokens over its active span) and, with SLO classes, the share of its
+    (``serving.metrics.client_goodput``: tokens over its active span) and, with SLO classes, the share of its
     rounds that met the class (eq 4's speed, ``slo.violations``)."""
     from ..serving import slo
-    from .tran2025 import client_goodput
+    from ..serving.metrics import client_goodput
 
     r = verified(log)
     out = dict(round_time_s=r["t_round"].to_numpy(float), queue_s=r["t_queue"].to_numpy(float),

@@ -212,16 +212,6 @@ def utility_curve(log: pd.DataFrame) -> pd.Series:
     return np.log(xbar.where(xbar > 0)).sum(axis=1, min_count=x.shape[1])
 
 
-def client_goodput(log: pd.DataFrame) -> pd.Series:
-    """Tokens per second of each client over its own active span: from the start of its first round
-    (first arrival minus that round's drafting) to its last reply. The same definition for real and
-    twin logs (the real run's clock also counts process start-up, which this span leaves out)."""
-    rows = verified(log).sort_values(["client", "round"])
-    first = rows.groupby("client").first()
-    span = rows.groupby("client")["end"].max() - (first["arrival"] - first["t_draft"])
-    return rows.groupby("client")["tokens"].sum() / span
-
-
 def stabilisation(curve: pd.Series, rel: float = 0.01) -> int:
     """First iteration after which U(x̄(T)) stays within ``rel`` of its final value."""
     final = curve.iloc[-1]
@@ -314,4 +304,4 @@ if __name__ == "__main__":
 
 __all__ = ["Config", "table1", "workload", "allocator", "paper_times", "run_twin", "final_utilities",
            "iid_model", "averaged_distance", "fig3_region", "FLOOR", "BETA", "time_split",
-           "utility_curve", "client_goodput", "real_config", "measure_real", "load_real_runs", "stabilisation", "client_alpha", "moving", "POLICIES", "STAND_INS"]
+           "utility_curve", "real_config", "measure_real", "load_real_runs", "stabilisation", "client_alpha", "moving", "POLICIES", "STAND_INS"]

@@ -1,11 +1,10 @@
-"""Metrics of a serving log (``interfaces.LOG_COLUMNS``) not defined elsewhere: one definition each, alike
-for the real run and the twin.
-
-Defined elsewhere, and used as they are: per-client goodput in tokens/s (``experiments.tran2025.client_goodput``),
-an iteration's SLO violation (``slo.violations``, li2026 eq 4) and a response's (``experiments.li2026.
-response_violations``, Sec 5.3).
+"""Metrics of a serving log (``interfaces.LOG_COLUMNS``), one definition each, alike for the real run and
+the twin; every experiment driver reads a log through them.
 
 - ``verified``: the log's verified rounds (every metric below, and every driver, selects rounds through it);
+- ``client_goodput``: tokens per second of each client over its own active span;
+- ``responses`` / ``response_violations``: one row per response and whether it met its SLO class (li2026
+  Sec 5.3); an iteration's violation (li2026 eq 4) is ``slo.violations``;
 - ``jain``: Jain's fairness index J(x) = (sum x_i)^2 / (n sum x_i^2), 1/n (one client gets all) to 1 (equal);
 - ``tokens_per_pass``: committed tokens per verification forward pass (the server's yield of a pass);
 - ``uplink_bytes_per_token``: request bytes on the uplink per committed token;
@@ -15,12 +14,15 @@ response_violations``, Sec 5.3).
   over complete responses only. A round delivers all its committed tokens at once (the reply), so in a
   closed loop where every round follows the last one's reply, completion - first delivery is the sum of
   the later rounds' ``t_round``. The responses themselves (which rows belong to which response, its start
-  and its seconds) are ``experiments.li2026.responses``' — this adds the split, not a second grouping.
+  and its seconds) are ``responses``' — this adds the split, not a second grouping.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+from . import slo
+from .timegrid import ns
 
 
 def jain(values) -> float:
@@ -64,7 +66,7 @@ def round_starts(rows: pd.DataFrame) -> np.ndarray:
 
 
 def first_token_times(log: pd.DataFrame, responses: pd.DataFrame) -> pd.DataFrame:
-    """``responses`` (``experiments.li2026.responses`` of ``log``: client, start, tokens, seconds, complete)
+    """``responses`` (``responses`` of ``log``: client, start, tokens, seconds, complete)
     with ``ttft`` (s: the ``t_round`` of the response's first round, the log row of that client whose start,
     reply received - round time as ``responses`` computes it, is the response's) and ``tpot`` (s per token
     after the first: (seconds - ttft) / (tokens - 1); NaN for an incomplete or one-token response)."""
@@ -73,7 +75,57 @@ def first_token_times(log: pd.DataFrame, responses: pd.DataFrame) -> pd.DataFram
                               ttft=rows["t_round"].to_numpy()))
     out = responses.merge(first.drop_duplicates(["client", "start"]), on=["client", "start"], how="left", validate="many_to_one")
     if out["ttft"].isna().any():
-        raise ValueError("responses: a response whose start is no round of the log (not li2026.responses of this log?)")
+        raise ValueError("responses: a response whose start is no round of the log (not responses of this log?)")
     later = out["tokens"] > 1
     out["tpot"] = np.where(out["complete"].astype(bool) & later, (out["seconds"] - out["ttft"]) / (out["tokens"] - 1).where(later, 1), np.nan)
     return out
+
+
+def client_goodput(log: pd.DataFrame) -> pd.Series:
+    """Tokens per second of each client over its own active span: from the start of its first round
+    (first arrival minus that round's drafting) to its last reply. The same definition for real and
+    twin logs (the real run's clock also counts process start-up, which this span leaves out)."""
+    rows = verified(log).sort_values(["client", "round"])
+    first = rows.groupby("client").first()
+    span = rows.groupby("client")["end"].max() - (first["arrival"] - first["t_draft"])
+    return rows.groupby("client")["tokens"].sum() / span
+
+
+def responses(log: pd.DataFrame, max_new_tokens: int, horizon: float) -> pd.DataFrame:
+    """One row per response (Sec 5.3: "a request is counted as an SLO violation if its achieved
+    end-to-end token speed (including queueing and verification) falls below its class requirement"):
+    client, start (s), tokens, seconds, speed (tok/s), complete. Every device runs its responses back
+    to back, so a response's time is the sum of its rounds' ``t_round``. A response still running at
+    ``horizon`` is kept (complete=False) with the time it has taken so far."""
+    rows = verified(log).sort_values(["client", "end"], kind="stable")
+    client, tok = rows["client"].to_numpy(), rows["tokens"].to_numpy()
+    t_round, cls = rows["t_round"].to_numpy(), rows["slo_class"].to_numpy()
+    start = round_starts(rows)
+    out = []
+    if len(rows):
+        first = np.flatnonzero(np.r_[True, client[1:] != client[:-1]])   # each client's first row
+        head = np.repeat(first, np.diff(np.r_[first, len(tok)]))        # per row: its client's first row
+        made = np.cumsum(tok) - np.r_[0, np.cumsum(tok)][head]          # the client's tokens so far
+        resp = (made - tok) // max_new_tokens                           # the response each row belongs to
+        new = np.r_[True, (client[1:] != client[:-1]) | (resp[1:] != resp[:-1])]
+        bounds = np.r_[np.flatnonzero(new), len(tok)].tolist()
+        for a, b in zip(bounds[:-1], bounds[1:]):                       # one response: rows a..b-1
+            t0, n = float(start[a]), int(tok[a:b].sum())
+            done = n >= max_new_tokens
+            secs = float(t_round[a:b].sum()) if done else horizon - t0
+            out.append((int(client[a]), t0, n, secs, n / secs if secs > 0 else np.inf, done, cls[head[a]]))
+    return pd.DataFrame(out, columns=["client", "start", "tokens", "seconds", "speed", "complete", "slo_class"])
+
+
+def response_violations(log: pd.DataFrame, max_new_tokens: int, warmup: float, horizon: float) -> pd.DataFrame:
+    """Responses started after ``warmup`` whose outcome is known by ``horizon``: complete ones, and
+    running ones already slower than their class (max_new_tokens / s_c seconds passed). Adds
+    ``violated``. (Dropping the undecided running ones keeps long responses from being censored away
+    only when they are already late, which is exactly when their verdict is known.)"""
+    r = responses(log, max_new_tokens, horizon)
+    r = r[r["start"] >= warmup].copy()
+    cls = r["slo_class"].astype(float)
+    late = ~r["complete"] & (ns(r["seconds"]) >= ns(max_new_tokens / cls))
+    r = r[r["complete"] | late].copy()
+    r["violated"] = (~r["complete"]) | slo.slower(r["tokens"], r["seconds"], r["slo_class"].astype(float))
+    return r
