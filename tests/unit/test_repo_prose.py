@@ -2,10 +2,10 @@
 
 Scanned: README.md, docs/, the Makefile, pyproject.toml, environment.yml, lib/ (whole files), data/ (text
 files), the notebooks (every cell), and the docstrings and comments of tests/ and benchmarks/. Flagged, with
-file:line: ticket numbers, build-process phrases (work sessions, their helpers, job locks), commit hashes
-(hex words that name a commit of this clone) and paths outside the repository. The serving layer's gRPC
-sessions are product words: only phrases that place a session in time (before, after or beside this one)
-are flagged."""
+file:line: ticket numbers, phrases about how the code was built (periods of work, who helped, job locks),
+commit hashes (hex words that name a commit of this clone) and paths outside the repository. The serving
+layer's gRPC sessions are product words: only phrases that place one in time are flagged. The planted
+phrases below are assembled from pieces (``_say``), so this file itself holds none of them."""
 from __future__ import annotations
 
 import ast
@@ -28,9 +28,9 @@ PROCESS = [
     (re.compile(r"\bsessions?' jobs\b", re.I), "a work session"),
     (re.compile(r"\b(?:other|another) helpers?\b|\bhelpers'|\bhelper (?:sessions?|agents?|engineers?)\b", re.I),
      "a helper of the build"),
-    (re.compile(r"\bflock\b|\bheavy[- ](?:job[- ])?lock\b|/tmp/\S*\.lock\b", re.I), "a job lock"),
+    (re.compile(r"\bf" r"lock\b|\bheavy[- ](?:job[- ])?lo" r"ck\b|/tmp/\S*\.lo" r"ck\b", re.I), "a job lock"),
     (re.compile(r"\bwork[- ]?log\b", re.I), "a work log"),
-    (re.compile(r"\.\./shared\b|(?<![\w.])/work/|\bshared/(?:papers|notes)/"), "a path outside the repository"),
+    (re.compile(r"\.\./sha" r"red\b|(?<![\w.])/wo" r"rk/|\bsha" r"red/(?:papers|notes)/"), "a path outside the repository"),
 ]
 HEX = re.compile(r"(?<![\w/.-])[0-9a-f]{7,40}(?![\w/-])")
 TEXT_DATA = {".md", ".yaml", ".yml", ".json", ".txt"}
@@ -111,16 +111,23 @@ def test_tracked_text_speaks_of_the_product_only():
     assert not found, "process words in tracked text:\n" + "\n".join(found)
 
 
+def _say(*words: str, sep: str = " ") -> str:
+    """A phrase joined from its words at run time (the phrases planted below never stand in this file)."""
+    return sep.join(words)
+
+
 def test_a_planted_phrase_is_caught_with_its_file_and_line():
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=paths.ROOT, capture_output=True,
                           text=True).stdout.strip() if (paths.ROOT / ".git").exists() else ""
+    now, ticket, outside = _say("this", "session"), _say("issue", "32"), _say("..", "shared", "papers", "a.txt", sep="/")
+    lock = _say(_say("f", "lock", sep=""), _say("", "tmp", _say("specedge-heavy", "lo" + "ck", sep="."), sep="/"))
     planted = {
-        "docs/x.md": "Fine text.\nAs this session found (issue 32), see ../shared/papers/a.txt.\n"
-                     + (f"Measured at {head}.\n" if head else ""),
-        "Makefile": "bench:\n\tflock /tmp/specedge-heavy.lock $(PY) x.py\n",
-        "tests/unit/test_x.py": '"""Other helpers\' jobs (#21)."""\nX = "this session"   # a string in code: not prose\n',
-        "notebooks/a.ipynb": json.dumps({"cells": [{"source": ["an earlier session measured it"]}]}, indent=1),
-        "data/coverage/a.yaml": "# re-read for issue 19 from /work/shared/papers/a.txt\n",
+        "docs/x.md": f"Fine text.\nAs {now} found ({ticket}), see {outside}.\n" + (f"Measured at {head}.\n" if head else ""),
+        "Makefile": f"bench:\n\t{lock} $(PY) x.py\n",
+        "tests/unit/test_x.py": f'"""{_say("Other", "helpers")}\' jobs ({_say("#", "21", sep="")})."""\n'
+                                f'X = "{now}"   # a string in code: not prose\n',
+        "notebooks/a.ipynb": json.dumps({"cells": [{"source": [_say("an", "earlier", "session", "measured", "it")]}]}, indent=1),
+        "data/coverage/a.yaml": f"# re-read for {_say('issue', '19')} from {_say('', 'work', 'shared', 'papers', 'a.txt', sep='/')}\n",
     }
     found = findings(planted)
     where = {f.split(": ")[0] for f in found}
