@@ -392,6 +392,16 @@ def test_a_follow_up_without_the_last_verdicts_token_is_refused_before_batching(
     srv["stub"].Bye(pb.ByeRequest(client=c, token=tok), timeout=10)
 
 
+def _release_when_queued(server, n: int, wait_s: float = 10.0) -> None:
+    """Open a gated former once ``n`` requests are queued (or ``wait_s`` passed), and wake the server."""
+    deadline = time.monotonic() + wait_s
+    while len(server.queue) < n and time.monotonic() < deadline:
+        time.sleep(0.01)
+    server.former.open.set()
+    with server.cond:
+        server.cond.notify_all()
+
+
 def test_a_pass_that_raises_is_retried_one_by_one_and_fails_only_the_culprit(srv, one_off):
     server, stub = one_off(former=Gated())
     real = server.verifier.verify
@@ -405,12 +415,7 @@ def test_a_pass_that_raises_is_retried_one_by_one_and_fails_only_the_culprit(srv
     server.former.open.clear()
     honest = stub.Verify.future(_request(0, t0, "honest", 2, new=(4, 5, 6)), timeout=30)
     bad = stub.Verify.future(_request(1, t1, "culprit", 2), timeout=30)
-    deadline = time.monotonic() + 10
-    while len(server.queue) < 2 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    server.former.open.set()
-    with server.cond:
-        server.cond.notify_all()
+    _release_when_queued(server, 2)
     reply = honest.result(timeout=30)
     ref = Verifier(srv["target"]).verify([Request("r", [4, 5, 6], [5, 5])])[0]
     assert (reply.accepted, reply.token) == (ref.accepted, ref.token)
@@ -574,12 +579,7 @@ def test_a_batch_beyond_max_pass_tokens_runs_in_several_passes_with_the_same_ver
     prompts = [list(range(10 + c, 10 + c + 250)) for c in range(3)]
     server.former.open.clear()
     futs = [stub.Verify.future(_request(c, toks[c], f"long{c}", 3, new=prompts[c]), timeout=60) for c in range(3)]
-    deadline = time.monotonic() + 10
-    while len(server.queue) < 3 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    server.former.open.set()
-    with server.cond:
-        server.cond.notify_all()
+    _release_when_queued(server, 3)
     replies = [f.result(timeout=60) for f in futs]
     assert len({r.batch for r in replies}) == 1 and server.passes == 3   # one batch, one pass per request
     for c, r in enumerate(replies):
