@@ -5,6 +5,9 @@ python -m specedge.predictor train      # retrain from the committed traces
 python -m specedge.predictor latency    # re-measure Table 11 from the committed predictors
 python -m specedge.predictor realpair   # the real pair's committed traces -> data/predictor/realpair: train
                                         # the four families (same split rule), then repeated prompt splits
+python -m specedge.predictor operating  # the paper's operating points over split seeds, zoo and real pair:
+                                        # operating_points.csv beside each pair's committed predictors
+                                        # (committed: --pairs zoo --split-seeds 6; --pairs realpair, 10 seeds)
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from .dataset import FEATURES, build_dataset, data_splits, features
 from .intervals import repeated_splits
 from .latency import latency_table
 from .models import FAMILIES, evaluate, train_all, train_random_forest
+from .operating import paper_operating_points, trainer_kwargs
 from .persistence import PREDICTORS, REALPAIR, load, save
 from .traces import REALPAIR_TRACES, TRACES, _write_gz_csv, generate_traces, load_realpair_traces, load_trace_data, zoo_prompts
 
@@ -86,6 +90,22 @@ def _realpair(args) -> None:
           f"{REALPAIR / 'repeated_splits.csv'}")
 
 
+def _operating(args) -> None:
+    """``paper_operating_points`` for the zoo and the real pair, each family in its committed configuration,
+    over ``--split-seeds`` prompt splits: ``operating_points.csv`` in ``PREDICTORS`` and ``REALPAIR``."""
+    from ..plotting import write_csv
+
+    torch.set_num_threads(1)
+    pairs = dict(zoo=(PREDICTORS, load_trace_data), realpair=(REALPAIR, load_realpair_traces))
+    for where, traces in (pairs[p] for p in args.pairs):
+        t0 = time.perf_counter()
+        configs = {f: trainer_kwargs(load(where, f)) for f in FAMILIES}
+        table = paper_operating_points(build_dataset(traces()), configs, range(args.split_seeds))
+        write_csv(table, where / "operating_points.csv")
+        print(table.groupby("predictor", sort=False)[["Rec1", "FPR", "BalAcc"]].agg(["mean", "min", "max"]).round(3).to_string())
+        print(f"[predictor] {args.split_seeds} split seeds in {time.perf_counter() - t0:.0f} s -> {where / 'operating_points.csv'}")
+
+
 def _latency(args, preds: dict | None = None) -> pd.DataFrame:
     from ..plotting import write_csv
 
@@ -109,7 +129,7 @@ def _latency(args, preds: dict | None = None) -> pd.DataFrame:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m specedge.predictor",
                                  description="WISP rejection predictor: traces, training, latency.")
-    ap.add_argument("command", choices=["build", "train", "latency", "realpair"])
+    ap.add_argument("command", choices=["build", "train", "latency", "realpair", "operating"])
     ap.add_argument("--seed", type=int, default=0)
     # defaults = the committed data/traces (about 95k drafted positions, 30k samples, ~4 min of traces)
     ap.add_argument("--prompts", type=int, default=16, help="eval prompts per domain (build)")
@@ -117,8 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--window", type=int, default=8, help="fixed draft window K_max of the traces")
     ap.add_argument("--drafts", nargs="*", default=None)
     ap.add_argument("--targets", nargs="*", default=None, help="default: the zoo's first target")
+    ap.add_argument("--pairs", nargs="+", choices=["zoo", "realpair"], default=["zoo", "realpair"], help="operating")
     ap.add_argument("--trials", type=int, default=1000)
-    ap.add_argument("--split-seeds", type=int, default=10, help="prompt splits of the repeated runs (realpair)")
+    ap.add_argument("--split-seeds", type=int, default=10, help="prompt splits of the repeated runs (realpair, operating)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     preds = None
@@ -126,7 +147,9 @@ def main(argv: list[str] | None = None) -> int:
         preds = _train(args, _build_traces(args))
     elif args.command == "train":
         preds = _train(args, load_trace_data())
-    if args.command == "realpair":   # Table 11's latency is the zoo predictors' (same families and sizes)
+    if args.command == "operating":
+        _operating(args)
+    elif args.command == "realpair":   # Table 11's latency is the zoo predictors' (same families and sizes)
         _realpair(args)
     else:
         _latency(args, preds)

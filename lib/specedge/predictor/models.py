@@ -87,19 +87,25 @@ def _check_xy(x, y):
 
 
 def train_mlp(x, y, x_val, y_val, *, hidden=(64, 32, 16), lr: float = 1e-3, batch_size: int = 128,
-              dropout: float = 0.1, max_epochs: int = 200, patience: int = 15, seed: int = 0) -> Predictor:
-    """The paper's MLP (App B): 3 hidden layers, BCE loss, Adam, early stopping on validation BCE."""
+              dropout: float = 0.1, max_epochs: int = 200, patience: int = 15, seed: int = 0,
+              rejected_weight: float = 1.0) -> Predictor:
+    """The paper's MLP (App B): 3 hidden layers, BCE loss, Adam, early stopping on validation BCE.
+
+    ``rejected_weight`` > 1 penalises false acceptance: each rejected (label 0) sample's loss counts that
+    many times in the training and the validation BCE (a weighted mean); 1 is the plain BCE."""
     x, y = _check_xy(x, y)
     x_val, y_val = _check_xy(x_val, y_val)
     if len(hidden) != 3:
         raise ValueError(f"hidden must give 3 layer widths (the paper's 3-layer MLP), got {hidden}")
+    if not (np.isfinite(rejected_weight) and rejected_weight > 0):
+        raise ValueError(f"rejected_weight must be a finite number > 0, got {rejected_weight!r}")
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     model = _MLP(x.shape[1], hidden, dropout)
     model.mean.copy_(torch.from_numpy(x.mean(0)))
     model.std.copy_(torch.from_numpy(x.std(0) + 1e-6))
     opt = torch.optim.Adam(model.parameters(), lr=lr)
-    loss_fn = torch.nn.BCEWithLogitsLoss()
+    loss_fn = torch.nn.BCEWithLogitsLoss() if rejected_weight == 1.0 else _weighted_bce(rejected_weight)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y.astype(np.float32))
     xv, yv = torch.from_numpy(x_val), torch.from_numpy(y_val.astype(np.float32))
     best, best_state, wait, epochs = float("inf"), None, 0, 0
@@ -124,7 +130,17 @@ def train_mlp(x, y, x_val, y_val, *, hidden=(64, 32, 16), lr: float = 1e-3, batc
     model.eval()
     params = dict(hidden=list(hidden), lr=lr, batch_size=batch_size, dropout=dropout,
                   max_epochs=max_epochs, patience=patience, epochs=epochs, seed=seed)
+    if rejected_weight != 1.0:
+        params["rejected_weight"] = float(rejected_weight)
     return Predictor("mlp", model, params)
+
+
+def _weighted_bce(rejected_weight: float):
+    """BCE on logits, each rejected sample weighted ``rejected_weight``, averaged over the total weight."""
+    def loss(logits, y):
+        w = 1.0 + (rejected_weight - 1.0) * (1.0 - y)
+        return (w * torch.nn.functional.binary_cross_entropy_with_logits(logits, y, reduction="none")).sum() / w.sum()
+    return loss
 
 
 class Forest:

@@ -1,0 +1,100 @@
+"""The predictors at the paper's operating points (li2026 Sec 5.4, App B), over split seeds.
+
+Sec 5.4 benchmarks the predictors "under an operating point that penalizes false acceptance of truly
+rejected tokens"; App B trains the trees "with standard cross-entropy objectives" and the MLP "with
+binary cross-entropy loss and Adam". Neither the penalty's size nor a threshold is stated, so our
+reading (named in every row that uses it):
+
+- the MLP's binary cross-entropy weights each rejected sample by ``n_accepted / n_rejected`` of the
+  training split (``balanced_weight``: both classes weigh alike in the loss, the usual way to penalise
+  false acceptance on acceptance-dominated data), and it decides at the default threshold 0.5;
+- the tree families keep their unweighted objective and decide at the default threshold 0.5.
+
+``paper_operating_points`` reruns split, training and scoring for several prompt-split seeds with each
+family's committed configuration (``trainer_kwargs``), so every metric carries the spread that the choice
+of prompts and the training seed give; ``fpr_ratio`` is Sec 5.4's "about 2x" per seed.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .dataset import data_splits, features
+from .metrics import fpr_at_rec1, metrics
+from .models import FAMILIES, LABELS, TRAINERS, Predictor
+
+THRESHOLD = 0.5                               # the default decision threshold of every family (App B)
+EQUAL_REC1 = 0.8                              # the coverage at which families are compared beyond the paper
+EQUAL_COL = "FPR_at_Rec1_0.8"
+UNPENALISED = "MLP (3-layer), unweighted BCE"  # the MLP without the penalty, at 0.5 (sensitivity)
+# LightGBM's stored parameter names -> ``train_lightgbm``'s keyword names
+_LGB_NAMES = dict(bagging_fraction="subsample", feature_fraction="colsample_bytree", lambda_l2="reg_lambda",
+                  lambda_l1="reg_alpha")
+
+
+def balanced_weight(y) -> float:
+    """The rejected class's loss weight that makes both classes weigh alike: n_accepted / n_rejected."""
+    y = np.asarray(y)
+    n0, n1 = int((y == 0).sum()), int((y == 1).sum())
+    if n0 == 0 or n1 == 0:
+        raise ValueError(f"balanced_weight needs both classes, got {n0} rejected and {n1} accepted samples")
+    return n1 / n0
+
+
+def trainer_kwargs(pred: Predictor) -> dict:
+    """The keyword arguments of ``TRAINERS[pred.family]`` that rebuild ``pred``'s configuration (its stored
+    parameters, renamed where the library stores them under another name), without the seed."""
+    if pred.family not in TRAINERS:
+        raise ValueError(f"family must be one of {FAMILIES}, got {pred.family!r}")
+    accepted = set(inspect.signature(TRAINERS[pred.family]).parameters) - {"x", "y", "x_val", "y_val", "seed"}
+    params = {(_LGB_NAMES.get(k, k) if pred.family == "lightgbm" else k): v for k, v in pred.params.items()}
+    out = {k: v for k, v in params.items() if k in accepted}
+    if "hidden" in out:
+        out["hidden"] = tuple(out["hidden"])
+    return out
+
+
+def paper_operating_points(data: pd.DataFrame, configs: Mapping[str, dict], seeds: Sequence[int],
+                           unpenalised: bool = True) -> pd.DataFrame:
+    """Test metrics at the paper's operating points for every split seed in ``seeds``: the prompts split with
+    seed s (``data_splits``), each family of ``configs`` (family -> ``trainer_kwargs``) trained with seed s, the
+    MLP with the rejected class weighted by ``balanced_weight`` of the training split, every family scored at
+    ``THRESHOLD`` on the test prompts. With ``unpenalised`` the MLP is also trained without the weight
+    (``UNPENALISED``). One row per (split_seed, predictor) with Table 4's columns, the FPR at equal coverage
+    Rec1 = ``EQUAL_REC1`` (``EQUAL_COL``: threshold-free, beyond the paper), the MLP's weight and the test
+    split's sizes."""
+    missing = [f for f in FAMILIES if f not in configs]
+    if missing or not len(seeds):
+        raise ValueError(f"configs must hold every family {FAMILIES} (missing {missing}) and seeds at least one seed")
+    rows = []
+    for s in seeds:
+        sp = data_splits(data, int(s))
+        xy = (features(sp["train"]), sp["train"]["label"].to_numpy(), features(sp["val"]), sp["val"]["label"].to_numpy())
+        x_test, y_test = features(sp["test"]), sp["test"]["label"].to_numpy()
+        weight = balanced_weight(xy[1])
+        runs = [(LABELS[f], f, dict(configs[f], rejected_weight=weight) if f == "mlp" else configs[f], weight if f == "mlp" else 1.0)
+                for f in FAMILIES]
+        if unpenalised:
+            runs.append((UNPENALISED, "mlp", configs["mlp"], 1.0))
+        for label, fam, kw, w in runs:
+            pred = TRAINERS[fam](*xy, seed=int(s), **kw)
+            score = pred.predict_proba(x_test)
+            rows.append(dict(split_seed=int(s), predictor=label, threshold=THRESHOLD, rejected_weight=w,
+                             **metrics(y_test, score, THRESHOLD), **{EQUAL_COL: fpr_at_rec1(y_test, score, EQUAL_REC1)},
+                             test_prompts=sp["test"]["prompt_key"].nunique(), test_samples=len(y_test),
+                             test_rejected=int((y_test == 0).sum())))
+    return pd.DataFrame(rows)
+
+
+def fpr_ratio(table: pd.DataFrame, mlp: str = LABELS["mlp"], trees: Sequence[str] | None = None) -> pd.Series:
+    """Sec 5.4's "about 2x" per split seed: the trees' mean FPR over the MLP's (``paper_operating_points``
+    rows); NaN where the MLP's FPR is 0."""
+    trees = [LABELS[f] for f in FAMILIES if f != "mlp"] if trees is None else list(trees)
+    fpr = table.pivot(index="split_seed", columns="predictor", values="FPR")
+    missing = [p for p in [mlp, *trees] if p not in fpr]
+    if missing:
+        raise ValueError(f"table lacks predictors {missing}: it holds {list(fpr.columns)}")
+    return (fpr[trees].mean(axis=1) / fpr[mlp].replace(0.0, np.nan)).rename("fpr_ratio")
