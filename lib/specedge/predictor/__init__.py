@@ -8,6 +8,7 @@ One module per idea; every public name is importable from ``specedge.predictor``
 | ``metrics`` | Table 4 / Table 10 metrics (scikit-learn), operating point, FPR at equal Rec1 |
 | ``intervals`` | prompt-level intervals on Table 4: cluster bootstrap over test prompts, repeated splits |
 | ``models`` | the four families (MLP, random forest, XGBoost, LightGBM), grid scan, train_all, evaluate |
+| ``operating`` | the paper's operating points (MLP with a class-weighted BCE, every family at 0.5) over split seeds |
 | ``persistence`` | save / load without unpickling code |
 | ``theorem1`` | expected wasted drafting in closed form, the bound (31), Monte Carlo |
 | ``controller`` | the stop-at-first-predicted-rejection controller, Table 5's ablation, its replay on traces |
@@ -24,6 +25,8 @@ from .latency import latency_table, measure_latency
 from .metrics import confusion, fpr_at_rec1, metrics, operating_point, roc_auc
 from .models import (FAMILIES, LABELS, SCAN_GRIDS, TRAINERS, Forest, Predictor, evaluate, scan, train_all,
                      train_lightgbm, train_mlp, train_random_forest, train_xgboost)
+from .operating import (EQUAL_COL, EQUAL_REC1, UNPENALISED, balanced_weight, fpr_ratio, paper_operating_points,
+                        trainer_kwargs)
 from .persistence import PREDICTORS, REALPAIR, load, save
 from .theorem1 import expected_waste, first_rejection_pmf, simulate_waste, waste_bound
 from .traces import (REALPAIR_TRACES, TRACE_COLUMNS, TRACES, generate_traces, load_realpair_traces, load_trace_data,
@@ -41,4 +44,5 @@ __all__ = [
     "zoo_prompts", "load_trace_data", "features", "LABELS", "main",
     "bootstrap_metrics", "bootstrap_table", "repeated_splits", "spread", "REALPAIR", "REALPAIR_TRACES",
     "load_realpair_traces", "statistic_views", "replay_stop_rule", "bootstrap_statistic", "side_by_side",
+    "EQUAL_COL", "EQUAL_REC1", "UNPENALISED", "balanced_weight", "fpr_ratio", "paper_operating_points", "trainer_kwargs",
 ]

@@ -11,6 +11,8 @@ Fig 2: acceptance is monotone over the deciles of      ``decile_spearman``,     
 each statistic                                         ``monotone_over_deciles``
 Table 4: the MLP has the lowest FPR                    ``lowest_fpr``                    strictly lowest; ``match``
                                                                                          if it leads by >= 0.05
+Table 4 over split seeds: the MLP has the lowest FPR   ``lowest_fpr_over_seeds``         every paired difference's
+                                                                                         95 % t-interval above 0
 Table 5: the predictor raises acceptance / cuts        ``raises_acceptance``,            every draft
 waste for every draft                                  ``cuts_waste``
 Table 5: the largest gain is for the smallest draft;   ``largest_gain_for_smallest``,    argmax by > 2 pp (gains at
@@ -85,6 +87,14 @@ class LowestFpr(NamedTuple):
     claim: Claim      # ``expected`` has the strictly lowest FPR
     strength: str     # "match" when it leads by at least the margin, else "trend"
     lead: float       # lowest FPR of the others minus ``expected``'s (negative when another is lower)
+
+
+def lowest_fpr_over_seeds(fpr: Mapping[str, Sequence[float]], expected: str) -> Claim:
+    """Table 4 over split seeds: ``expected``'s FPR below every other family's, paired by seed (the other's FPR
+    minus ``expected``'s has a 95 % t-interval above 0; ``claims.interval_argmax_is`` on -FPR). A tie fails."""
+    if expected not in fpr or len(fpr) < 2:
+        raise ValueError(f"fpr needs {expected!r} and at least one other predictor, got {sorted(fpr)}")
+    return claims.interval_argmax_is({k: -np.asarray(v, dtype=float) for k, v in fpr.items()}, expected)
 
 
 def lowest_fpr(fpr: Mapping[str, float], expected: str, margin: float = FPR_MARGIN) -> LowestFpr:
