@@ -119,7 +119,7 @@ def test_table4_paper_op_rows_decide_the_2x_against_equal_fprs():
 
 def test_committed_operating_points_hold_both_pairs_and_agree_with_the_committed_trees():
     """The committed runs: seed 0 retrains each tree exactly as committed, so its FPR at 0.5 is the committed tree's."""
-    for where, traces, seeds in ((P.PREDICTORS, P.load_trace_data, 6), (P.REALPAIR, P.load_realpair_traces, 10)):
+    for where, traces, seeds in ((P.PREDICTORS, P.load_trace_data, 10), (P.REALPAIR, P.load_realpair_traces, 10)):
         op = pd.read_csv(where / "operating_points.csv")
         assert op.split_seed.nunique() == seeds and len(op) == 5 * seeds
         data = P.build_dataset(traces())

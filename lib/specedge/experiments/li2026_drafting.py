@@ -33,6 +33,7 @@ import seaborn as sns
 from .. import claims, paths, plotting, predictor as P, sampling, zoo
 from ..compare import Cell, Comparison, null_tolerance
 from ..predictor import verdicts
+from ..predictor.waste import FPS, filled_alpha, rate, theorem1_curves, theorem1_live, theorem1_real, waste  # noqa: F401
 from . import device_goodput
 
 MLP = P.LABELS["mlp"]   # WISP's choice of predictor
@@ -214,19 +215,12 @@ OP_READING = ("the paper's operating point, our reading of Sec 5.4's 'penalizes 
 SENS = " (sensitivity: validation-BalAcc thresholds)"   # the committed predictors, each at its own BalAcc maximum
 
 
-def op_summary(op: pd.DataFrame) -> pd.DataFrame:
-    """Per predictor and metric of ``predictor.paper_operating_points`` rows: the mean over split seeds and its
-    95 % t-interval (``claims.mean_interval``)."""
-    return pd.DataFrame([dict(predictor=p, metric=c, seeds=len(g), **dict(zip(("mean", "low", "high"), claims.mean_interval(g[c]))))
-                         for p, g in op.groupby("predictor", sort=False) for c in (*COLS, P.EQUAL_COL)])
-
-
 def table4_paper_op(cmp: Comparison, paper: Mapping, op: pd.DataFrame, who: str = "", models: str = "zoo") -> pd.DataFrame:
     """Table 4 and Sec 5.4's claims at the paper's operating points over split seeds (``op``:
     ``predictor.paper_operating_points`` rows): the cells (seed means, their intervals in the notes), the MLP's
     lowest FPR and best BalAcc (paired by seed), the "about 2x" ratio; the MLP without the penalty (sensitivity) and
-    the families at equal coverage Rec1 = 0.8 (beyond the paper). Returns ``op_summary(op)``."""
-    s = op_summary(op)
+    the families at equal coverage Rec1 = 0.8 (beyond the paper). Returns ``predictor.operating.summary(op)``."""
+    s = P.operating.summary(op)
     at = s.set_index(["predictor", "metric"])
     n, w = op.split_seed.nunique(), op[op.predictor == MLP].rejected_weight
     reading = OP_READING.format(w=f"{w.min():.2f}-{w.max():.2f}")
@@ -263,7 +257,7 @@ def table4_paper_op(cmp: Comparison, paper: Mapping, op: pd.DataFrame, who: str 
 
 
 def fpr_figure(paper: Mapping, summaries: Mapping[str, pd.DataFrame]):
-    """Table 4's FPR at the paper's operating points: per pair (``op_summary`` frames by name) the seed mean and its
+    """Table 4's FPR at the paper's operating points: per pair (``predictor.operating.summary`` frames by name) the seed mean and its
     95 % t-interval per family, the MLP without the penalty beside them, the paper's FPRs as black marks."""
     fig, ax = plt.subplots(figsize=(8, 3.6))
     names, width = [*PID, P.UNPENALISED], 0.8 / len(summaries)
@@ -350,28 +344,6 @@ def fig10(table10: pd.DataFrame):
 
 
 # ------------------------------------------------------------------------------------ Theorem 1
-def filled_alpha(traces: pd.DataFrame, window: int) -> np.ndarray:
-    """alpha_i of the fixed-window traces, positions never reached filled with the mean."""
-    alpha = P.position_acceptance(traces, window)
-    return np.where(np.isnan(alpha), np.nanmean(alpha), alpha)
-
-
-FPS = np.linspace(0, 1, 11)
-
-
-def theorem1_curves(alpha: np.ndarray, window: int, n_mc: int, seed: int) -> pd.DataFrame:
-    """E[W] over FP for Rec1 in {0.8, 0.95, 1}: closed form (exclusive and inclusive rule), Monte Carlo with
-    its standard error, and eq (31)'s bound."""
-    rows = []
-    for rec1 in (0.8, 0.95, 1.0):
-        for fp in FPS:
-            mc = P.simulate_waste(alpha, window, rec1, fp, n=n_mc, seed=seed)
-            rows.append(dict(kind="curve", rec1=rec1, fp=fp, closed_form=P.expected_waste(alpha, window, rec1, fp),
-                             closed_form_inclusive=P.expected_waste(alpha, window, rec1, fp, inclusive=True),
-                             monte_carlo=mc["waste"], mc_se=mc["waste_se"], bound_eq31=P.waste_bound(alpha, window, fp)))
-    return pd.DataFrame(rows)
-
-
 def theorem1_points(table4: pd.DataFrame, paper: Mapping, alpha: np.ndarray, window: int) -> pd.DataFrame:
     """E[W] by the closed form at our predictors' test (Rec1, FPR) and at the paper's Table 4 ones."""
     ours = table4[["predictor", "Rec1", "FPR"]].assign(source="ours (test split)")
@@ -400,29 +372,6 @@ def theorem1_figure(thm: pd.DataFrame, points: pd.DataFrame):
     ax.set_ylabel("E[W] (wasted draft tokens / round)")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
-
-
-def rate(f: pd.DataFrame) -> float:
-    """Draft acceptance rate of rounds ``f``: accepted / drafted (WISP's definition)."""
-    return sampling.acceptance_rate(f.accepted.to_numpy(), f.drafted.to_numpy())
-
-
-def waste(f: pd.DataFrame) -> float:
-    """Wasted draft tokens per round of rounds ``f`` (eq 7: drafted - accepted)."""
-    return float((f.drafted - f.accepted).mean())
-
-
-def theorem1_live(runs: pd.DataFrame, table4: pd.DataFrame, alpha_t: np.ndarray, window: int):
-    """Measured wasted draft tokens per round of each live mode next to the closed form at the predictor's test
-    (Rec1, FPR); and per draft and mode."""
-    op = table4.set_index("predictor")[["Rec1", "FPR"]]
-    live_w = pd.DataFrame([dict(predictor=mode, wasted_per_round=waste(f), drafted_per_round=float(f.drafted.mean()),
-                                acceptance=rate(f)) for mode, f in runs.groupby("mode", sort=False)])
-    live_w = live_w.merge(op, left_on="predictor", right_index=True, how="left")
-    live_w["closed_form"] = [np.nan if np.isnan(f) else P.expected_waste(alpha_t, window, r1, f)
-                             for r1, f in zip(live_w.Rec1, live_w.FPR)]
-    per_draft = runs.groupby(["draft", "mode"]).apply(waste, include_groups=False).unstack("mode")
-    return live_w, per_draft
 
 
 # ------------------------------------------------------------------------------------ Table 11
@@ -725,30 +674,6 @@ def fig1_real_rows(cmp: Comparison, f1: pd.DataFrame, replay: pd.DataFrame) -> N
     fig1_rows(cmp, f1, WHO, f"{len(f1)} replayed rounds of the real pair's {replay.key.nunique()} test prompts (fixed window and "
                             "the MLP's cut), T = 0 and 1; modelled device time (50 tok/s drafting + the paper's verifier estimator "
                             "eq 19); partly by construction: a wasted token adds drafting time and commits nothing")
-
-
-def theorem1_real(real_traces: pd.DataFrame, meta: Mapping, real_preds: Mapping, table4: pd.DataFrame,
-                  replay: pd.DataFrame) -> pd.DataFrame:
-    """Theorem 1 on the real pair: per predictor, the closed form E[W] (eq 25) and eq (31)'s bound with the
-    pair's alpha_i and the predictor's test (Rec1, FPR), beside its stop rule replayed on the test prompts'
-    fixed-window rounds; lowest FPR first."""
-    window = meta["window"]
-    alpha = filled_alpha(real_traces, window)
-    op = table4.set_index("predictor")[["Rec1", "FPR"]]
-    in_test = real_traces.domain.str.cat(real_traces.prompt.astype(str), sep="/").isin(meta["split_prompts"]["test"])
-    rows = []
-    for fam, pred in real_preds.items():
-        rp = P.replay_stop_rule(real_traces[in_test], pred)
-        rec1, fpr = (float(op.loc[P.LABELS[fam], c]) for c in ("Rec1", "FPR"))
-        rows.append(dict(predictor=P.LABELS[fam], Rec1=rec1, FPR=fpr,
-                         closed_form=P.expected_waste(alpha, window, rec1, fpr),
-                         bound_eq31=P.waste_bound(alpha, window, fpr),
-                         replayed_wasted_per_round=float((rp.drafted_ON - rp.accepted_ON).mean()),
-                         replayed_drafted_per_round=float(rp.drafted_ON.mean()),
-                         replayed_acceptance=sampling.acceptance_rate(rp.accepted_ON.to_numpy(), rp.drafted_ON.to_numpy())))
-    print(f"real pair alpha_i = {np.round(alpha, 3)} (K_max = {window}); fixed window wastes "
-          f"{float((replay.drafted_OFF - replay.accepted_OFF).mean()):.2f} tokens per round")
-    return verdicts.by_fpr(pd.DataFrame(rows))
 
 
 def theorem1_real_rows(cmp: Comparison, thm: pd.DataFrame, replay: pd.DataFrame) -> None:

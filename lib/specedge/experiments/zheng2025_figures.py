@@ -9,7 +9,7 @@ never agrees, the dense distribution, the target alone); our measured costs are 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -17,10 +17,11 @@ import pandas as pd
 import seaborn as sns
 
 from .. import claims, hardware, paths
+from ..serving.payload import WIRE_VALUES, wire_frame, wire_kbit  # noqa: F401  (the notebook's names)
 from ..solvers import zheng2025 as tkslt
+from ..solvers.zheng2025 import (PAPER_K, PAPER_VOCAB, Costs, as2_live, as2_map, best_speedup, fig2_frame,  # noqa: F401
+                                 fig4_frame, gamma_cell)
 
-PAPER_VOCAB = 32000                     # Sec VI-B: "The vocabulary size is configured as 32K"
-PAPER_K = (3, 32, 320, 3200, 32000)     # Table II's columns (statement ids table2-*-K<k>)
 GAMMA_ROWS = ((0.0, "row1"), (1.0, "row2"))   # Table II's γ* rows: 3 2 2 1 1 is T = 0, 2 2 2 2 1 is T = 1 (table2_row_reading)
 # the trivial draft for a γ* cell's null: a uniform draft agrees with a greedy target with probability 1/|V|, so
 # Algorithm 2 drafts nothing (γ = 0, the target alone) at any of Table II's costs
@@ -40,58 +41,7 @@ def output_dir(scale: str, prof, draft: str, target: str, measured_profile: str)
     return out
 
 
-@dataclass(frozen=True)
-class Costs:
-    """Table II's two cost scenarios for L(K) (eqs 2, 3, 6): T_SLM, T_LLM measured here with an assumed
-    uplink rate (``measured``), and the paper's relative costs on its 32000-entry vocabulary (``paper``)."""
-    t_slm: float
-    t_llm: float
-    rate_bps: float
-    slm_over_llm: float
-    uplink_full_over_llm: float
-
-    @classmethod
-    def load(cls, prof, measured_profile: str, draft: str, target: str) -> Costs:
-        """The paper's ratios from ``prof`` and the pair's pass times from ``measured_profile`` (written by
-        the explicit measuring step; a pair it lacks is an error naming the command that measures it)."""
-        meas = hardware.load_profile(measured_profile)
-        for name in (draft, target):
-            if name not in meas.runtime:
-                raise KeyError(f"profile {measured_profile!r} has no pass time for {name!r}: run "
-                               f"`python -m specedge.experiments.zheng2025_measure measure --models {draft},{target}` (it writes the new "
-                               f"profile {tkslt.pair_profile_name([draft, target])!r}; committed profiles are left alone), "
-                               f"then pass `-p measured_profile {tkslt.pair_profile_name([draft, target])}`")
-        rc = prof.coefficients("relative_cost")   # L(K) = slm_over_llm + uplink_full_over_llm * K / |V|
-        return cls(meas.coefficients(draft)["decode_s"], meas.coefficients(target)["decode_s"],
-                   meas.link("uplink")["rate_bps"], rc["slm_over_llm"], rc["uplink_full_over_llm"])
-
-    def measured(self, k) -> float:
-        return float(tkslt.measured_cost(k, self.t_slm, self.t_llm, self.rate_bps))
-
-    def paper(self, k_paper) -> float:
-        return float(tkslt.relative_cost(k_paper, self.slm_over_llm, self.uplink_full_over_llm, PAPER_VOCAB))
-
-    def summary(self, vocab: int) -> str:
-        return (f"T_SLM/T_LLM measured here: {self.t_slm / self.t_llm:.3f} (paper {self.slm_over_llm:g}); uplink of the full "
-                f"|V|={vocab} FP16 distribution at {self.rate_bps / 1e6:g} Mbit/s: "
-                f"{float(tkslt.uplink_time(vocab, self.rate_bps)) / self.t_llm:.3f} T_LLM (paper {self.uplink_full_over_llm:g})")
-
-
-def gamma_cell(a: float, L: float) -> str:
-    """Table II's γ* cell: Algorithm 1 on (α, L), '–' where S* < 1 (AS² falls back to the target alone)."""
-    if L >= 1 or not 0 < a < 1:   # no gain possible (alpha = 0: the draft never agrees), or alpha = 1
-        return "–"
-    d = tkslt.odld(a, L)
-    return str(d.gamma) if d.speedup >= 1 else "–"
-
-
 # --------------------------------------------------------------------------- Fig 2
-def fig2_frame(alphas=(0.4, 0.6, 0.8), costs=(0.01, 0.1, 0.2), gammas=range(1, 21)) -> pd.DataFrame:
-    """S(γ) of eq (11) over the grid (the extraction lost the figure's exact grid: Table I's α, three of its L)."""
-    return pd.DataFrame([dict(gamma=g, alpha=a, L=c, speedup=float(tkslt.speedup(g, a, c)))
-                         for a in alphas for c in costs for g in np.asarray(gammas)])
-
-
 def fig2_rows(fig2: pd.DataFrame) -> list[dict]:
     """Sec VI-A's three readings of Fig 2, decided on the curves (γ = 1..20)."""
     s = {(a, c): grp.set_index("gamma").speedup for (a, c), grp in fig2.groupby(["alpha", "L"])}
@@ -138,17 +88,6 @@ def table1_rows(t1: pd.DataFrame) -> list[dict]:
     rows.append(dict(check="Table I", quantity="closed-form gamma* (Lambert W, eq (21)) equals the brute-force maximum of "
                      "S over gamma = 1..64 in every cell", ours=None, reference="brute force", claim=claims.all_of(same)))
     return rows
-
-
-def as2_map(alphas, costs) -> pd.DataFrame:
-    """Algorithm 2's choice (γ, 0 = the standalone LLM) and S* over (α, L); checks that it speculates exactly
-    where α > L (off the ties α = L, where S* = 1 up to rounding)."""
-    as2 = pd.DataFrame([dict(alpha=a, L=c, gamma=tkslt.as2(a, c), speedup=tkslt.odld(a, c).speedup)
-                        for a in alphas for c in costs])
-    wrong = ((as2.gamma > 0) != (as2.alpha > as2.L)) & ~np.isclose(as2.alpha, as2.L)
-    if wrong.any():
-        raise RuntimeError(f"AS² must speculate exactly where alpha > L; it does not at\n{as2[wrong]}")
-    return as2
 
 
 # --------------------------------------------------------------------------- Fig 3
@@ -305,21 +244,6 @@ def helps(pooled: float, by_domain) -> claims.Claim:
     return claims.Claim("above_over_domains", a.holds and b.holds, f"{a.evidence}; S* - 1 over domains {b.evidence}")
 
 
-def best_speedup(a: float, L: float) -> float:
-    """S* of eq (11): S(γ*) of Algorithm 1 (S(1) where that is larger; 1/(1 + L) stands for L >= 1, where no γ helps)."""
-    best = tkslt.odld(a, L).speedup if L < 1 else 1.0 / (1 + L)
-    return max(best, float(tkslt.speedup(1, a, L)))
-
-
-def fig4_frame(alpha: pd.DataFrame, costs_of) -> pd.DataFrame:
-    """S* (``best_speedup``) per cost scenario (``costs_of``: scenario -> L(K) function), temperature, K and, where
-    ``alpha`` (``topk_acceptance`` rows) has one, domain."""
-    keys = [c for c in ("domain", "temperature", "K") if c in alpha]
-    return pd.DataFrame([dict(scenario=scen, **{k: getattr(r, k) for k in keys}, alpha=r.alpha, L=L_of(r.K),
-                              speedup=best_speedup(r.alpha, L_of(r.K)))
-                         for scen, L_of in costs_of.items() for r in alpha.itertuples()])
-
-
 def realpair_costs(costs: Costs) -> Costs:
     """The real pair's costs on this CPU: T_LLM = seconds per token of the 1.5B alone and T_SLM = c T_LLM (c: the
     draft's over the target's seconds per token) from ``data/realpair/gamma_sweep.csv``, with ``costs``' uplink."""
@@ -389,57 +313,7 @@ def fig4_figure(frames: dict, by_domain: dict):
     return fig
 
 
-# --------------------------------------------------------------------------- AS² live
-def as2_live(d_model, t_model, prompts, alpha0: float, L: float, *, new_tokens: int, k: int, temperature: float,
-             seed: int) -> pd.DataFrame:
-    """Algorithm 2 inside the decoding loop: γ = AS²(α̂, L) before each round, α̂ a running i.i.d. estimate of
-    α (eq 12) with prior weight 8 positions at ``alpha0``; one row summarising the rounds (chosen γ, measured
-    and predicted tokens per round)."""
-    from .. import decoding, sampling
-
-    policy = tkslt.as2_policy(alpha0, L, prior_tokens=8)
-    gens = decoding.speculative_batch(d_model, t_model, prompts, new_tokens, gamma=policy, temperature=temperature,
-                                      top_k=k, seed=seed)
-    live = decoding.traces_frame([r for g in gens for r in g.rounds], per="round")
-    live = live[live.drafted > 0]
-    a_live = sampling.iid_acceptance(live.accepted, live.drafted)    # α of eq (12)
-    return pd.DataFrame({"rounds": [len(live)], "chosen γ (mean)": [live.drafted.mean()],
-                         "draft acceptance rate": [sampling.acceptance_rate(live.accepted, live.drafted)],
-                         "i.i.d. α (eq 12)": [a_live],
-                         "tokens / round measured": [sampling.mean_acceptance_length(live.accepted)],
-                         "tokens / round predicted": [float(np.mean(sampling.expected_tokens_per_round(a_live, live.drafted)))]})
-
-
 # --------------------------------------------------------------------------- uplink bytes on our wire
-WIRE_VALUES = ("float32", "float16")   # the real system's codec, and the FP16 option of the paper's simulation
-
-
-def wire_kbit(vocab: int, k: int | None, values: str = "float32") -> float:
-    """One drafted token's distribution serialized as our drafter's ``DraftDistribution`` (``serving.codec``:
-    int32 indices for top-K), in kbit, with float32 values (the real system's wire) or the same message with
-    FP16 values (``values="float16"``: the paper simulates FP16 logits, Sec VI-B)."""
-    import torch
-
-    from ..serving import codec
-
-    if values not in WIRE_VALUES:
-        raise ValueError(f"values must be one of {WIRE_VALUES}, got {values!r}")
-    msg = codec.encode_distribution(torch.full((1, vocab), 1.0 / vocab), k, vocab)
-    if values == "float16":
-        msg.probs = np.frombuffer(msg.probs, dtype=np.float32).astype(np.float16).tobytes()
-    return 8 * len(msg.SerializeToString()) / 1e3
-
-
-def wire_frame(vocabs, ks=(*PAPER_K, None)) -> pd.DataFrame:
-    """kbit per drafted token for each vocabulary and top-K (None: dense) below it: our wire with float32 values
-    (``kbit``, the real system's) and with FP16 values (``kbit_fp16``), and the paper's count of eq (2), K FP16
-    values with the indices neglected (``kbit_paper_count``)."""
-    return pd.DataFrame([dict(vocab=v, K="dense" if k is None else k, kbit=wire_kbit(v, k),
-                              kbit_fp16=wire_kbit(v, k, "float16"),
-                              kbit_paper_count=float(tkslt.payload_bits(v if k is None else k, v)) / 1e3)
-                         for v in vocabs for k in ks if k is None or k < v])
-
-
 def wire_rows(wire: pd.DataFrame, paper: dict, rp_vocab: int) -> list[dict]:
     """Sec I's ~500 kbit per dense 32k FP16 token against our FP16 wire, with the real system's float32 wire beside it;
     and the cut of TK-SLT at the paper's best K on the real pair's vocabulary."""

@@ -9,6 +9,7 @@ One module per idea; every public name is importable from ``specedge.predictor``
 | ``intervals`` | prompt-level intervals on Table 4: cluster bootstrap over test prompts, repeated splits |
 | ``models`` | the four families (MLP, random forest, XGBoost, LightGBM), grid scan, train_all, evaluate |
 | ``operating`` | the paper's operating points (MLP with a class-weighted BCE, every family at 0.5) over split seeds |
+| ``waste`` | the trained predictors' wasted drafting: Theorem 1's curves, live rounds, replayed stop rules |
 | ``persistence`` | save / load without unpickling code |
 | ``theorem1`` | expected wasted drafting in closed form, the bound (31), Monte Carlo |
 | ``controller`` | the stop-at-first-predicted-rejection controller, Table 5's ablation, its replay on traces |

@@ -7,7 +7,7 @@ python -m specedge.predictor realpair   # the real pair's committed traces -> da
                                         # the four families (same split rule), then repeated prompt splits
 python -m specedge.predictor operating  # the paper's operating points over split seeds, zoo and real pair:
                                         # operating_points.csv beside each pair's committed predictors
-                                        # (committed: --pairs zoo --split-seeds 6; --pairs realpair, 10 seeds)
+                                        # (committed: 10 split seeds of each pair)
 """
 from __future__ import annotations
 

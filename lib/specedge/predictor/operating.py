@@ -22,7 +22,9 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .. import claims
 from .dataset import data_splits, features
+from .intervals import COLUMNS
 from .metrics import fpr_at_rec1, metrics
 from .models import FAMILIES, LABELS, TRAINERS, Predictor
 
@@ -98,3 +100,10 @@ def fpr_ratio(table: pd.DataFrame, mlp: str = LABELS["mlp"], trees: Sequence[str
     if missing:
         raise ValueError(f"table lacks predictors {missing}: it holds {list(fpr.columns)}")
     return (fpr[trees].mean(axis=1) / fpr[mlp].replace(0.0, np.nan)).rename("fpr_ratio")
+
+
+def summary(op: pd.DataFrame) -> pd.DataFrame:
+    """Per predictor and metric of ``paper_operating_points`` rows: the mean over split seeds and its
+    95 % t-interval (``claims.mean_interval``)."""
+    return pd.DataFrame([dict(predictor=p, metric=c, seeds=len(g), **dict(zip(("mean", "low", "high"), claims.mean_interval(g[c]))))
+                         for p, g in op.groupby("predictor", sort=False) for c in (*COLUMNS, EQUAL_COL)])

@@ -314,3 +314,115 @@ def pair_profile_name(models) -> str:
         return "zoo_cpu"
     slug = "__".join(re.sub(r"[^a-z0-9]+", "_", Path(n.rstrip("/")).name.lower()).strip("_") for n in names)
     return f"measured_{slug}"
+
+
+# --------------------------------------------------------------------------- scenarios of the notebook (Table II, Figs 2, 4, Algorithm 2)
+PAPER_VOCAB = 32000   # Sec VI-B: "The vocabulary size is configured as 32K"
+PAPER_K = (3, 32, 320, 3200, 32000)     # Table II's columns (statement ids table2-*-K<k>)
+
+
+@dataclass(frozen=True)
+class Costs:
+    """Table II's two cost scenarios for L(K) (eqs 2, 3, 6): T_SLM, T_LLM measured here with an assumed
+    uplink rate (``measured``), and the paper's relative costs on its 32000-entry vocabulary (``paper``)."""
+    t_slm: float
+    t_llm: float
+    rate_bps: float
+    slm_over_llm: float
+    uplink_full_over_llm: float
+
+    @classmethod
+    def load(cls, prof, measured_profile: str, draft: str, target: str) -> Costs:
+        """The paper's ratios from ``prof`` and the pair's pass times from ``measured_profile`` (written by
+        the explicit measuring step; a pair it lacks is an error naming the command that measures it)."""
+        from .. import hardware
+
+        meas = hardware.load_profile(measured_profile)
+        for name in (draft, target):
+            if name not in meas.runtime:
+                raise KeyError(f"profile {measured_profile!r} has no pass time for {name!r}: run "
+                               f"`python -m specedge.experiments.zheng2025_measure measure --models {draft},{target}` (it writes the new "
+                               f"profile {pair_profile_name([draft, target])!r}; committed profiles are left alone), "
+                               f"then pass `-p measured_profile {pair_profile_name([draft, target])}`")
+        rc = prof.coefficients("relative_cost")   # L(K) = slm_over_llm + uplink_full_over_llm * K / |V|
+        return cls(meas.coefficients(draft)["decode_s"], meas.coefficients(target)["decode_s"],
+                   meas.link("uplink")["rate_bps"], rc["slm_over_llm"], rc["uplink_full_over_llm"])
+
+    def measured(self, k) -> float:
+        return float(measured_cost(k, self.t_slm, self.t_llm, self.rate_bps))
+
+    def paper(self, k_paper) -> float:
+        return float(relative_cost(k_paper, self.slm_over_llm, self.uplink_full_over_llm, PAPER_VOCAB))
+
+    def summary(self, vocab: int) -> str:
+        return (f"T_SLM/T_LLM measured here: {self.t_slm / self.t_llm:.3f} (paper {self.slm_over_llm:g}); uplink of the full "
+                f"|V|={vocab} FP16 distribution at {self.rate_bps / 1e6:g} Mbit/s: "
+                f"{float(uplink_time(vocab, self.rate_bps)) / self.t_llm:.3f} T_LLM (paper {self.uplink_full_over_llm:g})")
+
+
+def gamma_cell(a: float, L: float) -> str:
+    """Table II's γ* cell: Algorithm 1 on (α, L), '–' where S* < 1 (AS² falls back to the target alone)."""
+    if L >= 1 or not 0 < a < 1:   # no gain possible (alpha = 0: the draft never agrees), or alpha = 1
+        return "–"
+    d = odld(a, L)
+    return str(d.gamma) if d.speedup >= 1 else "–"
+
+
+def fig2_frame(alphas=(0.4, 0.6, 0.8), costs=(0.01, 0.1, 0.2), gammas=range(1, 21)) -> "pd.DataFrame":
+    """S(γ) of eq (11) over the grid (the extraction lost the figure's exact grid: Table I's α, three of its L)."""
+    import pandas as pd
+
+    return pd.DataFrame([dict(gamma=g, alpha=a, L=c, speedup=float(speedup(g, a, c)))
+                         for a in alphas for c in costs for g in np.asarray(gammas)])
+
+
+def as2_map(alphas, costs) -> "pd.DataFrame":
+    """Algorithm 2's choice (γ, 0 = the standalone LLM) and S* over (α, L); checks that it speculates exactly
+    where α > L (off the ties α = L, where S* = 1 up to rounding)."""
+    import pandas as pd
+
+    m = pd.DataFrame([dict(alpha=a, L=c, gamma=as2(a, c), speedup=odld(a, c).speedup) for a in alphas for c in costs])
+    wrong = ((m.gamma > 0) != (m.alpha > m.L)) & ~np.isclose(m.alpha, m.L)
+    if wrong.any():
+        raise RuntimeError(f"AS² must speculate exactly where alpha > L; it does not at\n{m[wrong]}")
+    return m
+
+
+def best_speedup(a: float, L: float) -> float:
+    """S* of eq (11): S(γ*) of Algorithm 1 (S(1) where that is larger; 1/(1 + L) stands for L >= 1, where no γ helps)."""
+    best = odld(a, L).speedup if L < 1 else 1.0 / (1 + L)
+    return max(best, float(speedup(1, a, L)))
+
+
+def fig4_frame(alpha: "pd.DataFrame", costs_of) -> "pd.DataFrame":
+    """S* (``best_speedup``) per cost scenario (``costs_of``: scenario -> L(K) function), temperature, K and, where
+    ``alpha`` (``topk_acceptance`` rows) has one, domain."""
+    import pandas as pd
+
+    keys = [c for c in ("domain", "temperature", "K") if c in alpha]
+    return pd.DataFrame([dict(scenario=scen, **{k: getattr(r, k) for k in keys}, alpha=r.alpha, L=L_of(r.K),
+                              speedup=best_speedup(r.alpha, L_of(r.K)))
+                         for scen, L_of in costs_of.items() for r in alpha.itertuples()])
+
+
+# --------------------------------------------------------------------------- AS² live
+def as2_live(d_model, t_model, prompts, alpha0: float, L: float, *, new_tokens: int, k: int, temperature: float,
+             seed: int) -> "pd.DataFrame":
+    """Algorithm 2 inside the decoding loop: γ = AS²(α̂, L) before each round, α̂ a running i.i.d. estimate of
+    α (eq 12) with prior weight 8 positions at ``alpha0``; one row summarising the rounds (chosen γ, measured
+    and predicted tokens per round)."""
+    import pandas as pd
+
+    from .. import decoding, sampling
+
+    policy = as2_policy(alpha0, L, prior_tokens=8)
+    gens = decoding.speculative_batch(d_model, t_model, prompts, new_tokens, gamma=policy, temperature=temperature,
+                                      top_k=k, seed=seed)
+    live = decoding.traces_frame([r for g in gens for r in g.rounds], per="round")
+    live = live[live.drafted > 0]
+    a_live = sampling.iid_acceptance(live.accepted, live.drafted)    # α of eq (12)
+    return pd.DataFrame({"rounds": [len(live)], "chosen γ (mean)": [live.drafted.mean()],
+                         "draft acceptance rate": [sampling.acceptance_rate(live.accepted, live.drafted)],
+                         "i.i.d. α (eq 12)": [a_live],
+                         "tokens / round measured": [sampling.mean_acceptance_length(live.accepted)],
+                         "tokens / round predicted": [float(np.mean(sampling.expected_tokens_per_round(a_live, live.drafted)))]})
