@@ -296,7 +296,7 @@ def fig4_rows(fig4: pd.DataFrame, by_domain: pd.DataFrame, paper: dict, costs: C
 def fig4_figure(frames: dict, by_domain: dict):
     """Fig 4: S* over K per pair (rows) and cost source (columns), one line per temperature, a band of the 95 %
     t-interval over domains; the dashed line is the target alone."""
-    fig, axes = plt.subplots(len(frames), 2, figsize=(10, 3.3 * len(frames)), sharex="row", squeeze=False)
+    fig, axes = plt.subplots(len(frames), 2, figsize=(10, 3.6 * len(frames)), sharex="row", squeeze=False)
     for i, (pair, f4) in enumerate(frames.items()):
         for j, scen in enumerate(("paper costs", "measured here")):
             ax = axes[i, j]
@@ -307,7 +307,7 @@ def fig4_figure(frames: dict, by_domain: dict):
                 ax.fill_between(list(d.groups), iv[:, 0], iv[:, 1], alpha=0.2, color=ax.lines[-1].get_color())
             ax.axhline(1, color="grey", lw=0.8, ls="--")
             ax.set(xscale="log", xlabel="top-K (log scale)", ylabel="speedup S* at γ* (×)",
-                   title=f"{pair}: {'the paper costs (Table II)' if scen == 'paper costs' else 'costs measured on this CPU'}")
+                   title=f"{pair}\n{'the paper costs (Table II)' if scen == 'paper costs' else 'costs measured on this CPU'}")
             ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
