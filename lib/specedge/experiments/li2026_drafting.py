@@ -270,7 +270,8 @@ def fpr_figure(paper: Mapping, summaries: Mapping[str, pd.DataFrame]):
     ax.set_xticks(np.arange(len(names)), [n.replace(", ", ",\n") for n in names], fontsize=8)
     ax.set_ylabel("FPR on rejected tokens (fraction)")
     ax.set_title("the paper's operating points: MLP class-weighted BCE at 0.5, trees at 0.5 (95 % t over split seeds)", fontsize=9)
-    ax.legend(fontsize=8)
+    ax.set_ylim(0, 1.2)
+    ax.legend(fontsize=8, ncol=3, loc="upper center")
     fig.tight_layout()
     return fig
 
