@@ -246,6 +246,17 @@ def brute_contiguous(s, I, l, alpha, o_max):
     return best
 
 
+def instances(seed: int, trials: int, tasks_range: tuple[int, int], task_seed: int):
+    """Random small instances, pairs in turn with an SBS memory that binds: (rng, system, input lengths);
+    the rng goes on drawing in the caller's loop body between instances."""
+    rng = np.random.default_rng(seed)
+    for trial in range(trials):
+        K = int(rng.integers(*tasks_range))
+        pair = z.PAIRS[trial % 3]
+        s = system(*pair, memory_bytes=tight_memory(pair[0], int(rng.integers(1, K + 1))))
+        yield rng, s, tasks(task_seed + trial, K)[0]
+
+
 @pytest.mark.parametrize("stage", ["draft", "verify"])
 def test_dp_equals_exhaustive_when_its_recurrence_is_exact(stage):
     # With one stage free, eq (20) becomes a sum over batches: eq (30)'s prefix choice is then exact.
@@ -262,12 +273,7 @@ def test_dp_equals_exhaustive_when_its_recurrence_is_exact(stage):
 
 
 def test_dp_objective_is_the_latency_of_its_own_plan_and_never_beats_exhaustive():
-    rng = np.random.default_rng(5)
-    for trial in range(6):
-        K = int(rng.integers(2, 8))
-        pair = z.PAIRS[trial % 3]
-        s = system(*pair, memory_bytes=tight_memory(pair[0], int(rng.integers(1, K + 1))))
-        I, _ = tasks(100 + trial, K)
+    for rng, s, I in instances(5, 6, (2, 8), 100):
         l, alpha = int(rng.integers(1, 5)), float(rng.uniform(0.5, 0.9))
         dp = z.dp_batching(s, I, l, alpha, 512).plan
         assert dp.objective == pytest.approx(z.plan_objective(s, dp, I, alpha, 512), rel=1e-12)
@@ -293,12 +299,7 @@ def test_dp_is_not_always_optimal():
 def test_gap_over_l_scores_algorithm_1_with_its_search_over_l():
     # As the paper uses it: Algorithm 1 inside the enumeration over l (eq 33), against the best
     # (batching, l) by brute force over consecutive partitions and every l.
-    rng = np.random.default_rng(21)
-    for trial in range(4):
-        K = int(rng.integers(3, 8))
-        pair = z.PAIRS[trial % 3]
-        s = system(*pair, memory_bytes=tight_memory(pair[0], int(rng.integers(1, K + 1))))
-        I, _ = tasks(200 + trial, K)
+    for rng, s, I in instances(21, 4, (3, 8), 200):
         alpha = float(rng.uniform(0.5, 0.9))
         g = zx.optimality_gap_over_l(s, I, alpha, 512, 4)
         brute = min(brute_contiguous(s, I, l, alpha, 512) for l in range(1, 5))
