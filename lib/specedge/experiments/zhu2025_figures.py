@@ -233,14 +233,14 @@ def fig7_rows(sweeps: dict, red7: pd.DataFrame, profile: str, paper: dict) -> li
                            ("max_output_len", "O_max", "fig7c-grows-omax")):
         d = sweeps[key]
         rows.append(dict(artifact="Fig 7", quantity=f"latency of every mechanism grows with {what}", strength="trend",
-                         claim=claims.all_of(claims.monotone_flags(d[d.scheme.isin(FIG7_SCHEMES)], key, ["scheme"], True, "latency_s")),
+                         claim=claims.all_of(claims.monotone_flags(d[d.scheme.isin(FIG7_SCHEMES)], key, ["scheme"], increasing=True, value="latency_s")),
                          statements=sid, kind="analytic", models=models_of(profile), cause=cc,
                          note="more or longer tasks add work to every term of the paper's latency model (analytic)"))
     # "as O_max increases, the advantage of the proposed mechanism becomes more pronounced compared to all benchmarks"
     red_o = pd.concat([claims.reductions(sweeps["max_output_len"], zs.PROPOSED, b, ["max_output_len"], "latency_s", "scheme").assign(baseline=b)
                        for b in FIG7_SCHEMES[1:]])
     rows.append(dict(artifact="Fig 7", quantity="advantage over every baseline grows with O_max (reduction over O_max)",
-                     claim=claims.all_of(claims.monotone_flags(red_o, "max_output_len", ["baseline"], True, "reduction_pct")),
+                     claim=claims.all_of(claims.monotone_flags(red_o, "max_output_len", ["baseline"], increasing=True, value="reduction_pct")),
                      # the null: no advantage, a reduction of 0 at every O_max
                      null_claim=claims.all_of(claims.monotone_flags(red_o.assign(reduction_pct=0.0), "max_output_len", ["baseline"],
                                                                 increasing=True, value="reduction_pct")),
@@ -302,7 +302,7 @@ def fig8_rows(sweeps: dict, profile: str, paper: dict) -> list[dict]:
                                        "beat the pipeline whose 1.1B draft stage dominates every step")))
     dk = sweeps["num_users"]
     rows.append(dict(artifact="Fig 8", quantity="latency of every batching scheme grows with K", strength="trend",
-                     claim=claims.all_of(claims.monotone_flags(dk[dk.scheme.isin(FIG8_SCHEMES)], "num_users", ["scheme"], True, "latency_s")),
+                     claim=claims.all_of(claims.monotone_flags(dk[dk.scheme.isin(FIG8_SCHEMES)], "num_users", ["scheme"], increasing=True, value="latency_s")),
                      statements="fig8a-grows-k", kind="analytic", models=models_of(profile), cause=cc,
                      note="more tasks add work to every term of the paper's latency model (analytic)"))
     best8 = {f"{k}={x}": r[FIG8_SCHEMES[1:]].idxmin() for k in ("max_input_len", "max_output_len") for x, r in m8[k].iterrows()}
@@ -340,7 +340,7 @@ def fig9_plot(s9: pd.DataFrame, users):
         for alloc, name, style in (("optimal", "Proposed", "-"), ("uniform", "Uniform", "--")):
             sub = s9[(s9.pair == pair) & (s9.allocation == alloc)]
             plotting.band_plot(ax, sub, "bandwidth_mhz", "num_users", users, label=lambda k, n=name: f"{n}, K={k}",
-                         colors=colors[:len(users)], linestyle=style)
+                               colors=colors[:len(users)], linestyle=style)
         ax.set(xlabel="Bandwidth (MHz)", ylabel="Latency (s)", title=f"({tag}) {pair}")
     fig.tight_layout()
     fig.legend(*axes[0].get_legend_handles_labels(), loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize="small")
@@ -386,11 +386,11 @@ def fig9_rows(d9: pd.DataFrame, h9: pd.DataFrame, sens: pd.DataFrame, profile: s
                          f"(s.e., {int(at_g.samples)} task x channel draws; {at_g.median_reduction_pct:.1f} % on medians)"),
             cause_class=cause_of(profile), models=models_of(profile)))
     rows.append(dict(artifact="Fig 9", quantity="latency falls as B_w grows (every pair, K and split)", strength="trend",
-                     claim=claims.all_of(claims.monotone_flags(d9, "bandwidth_mhz", ["pair", "num_users", "allocation"], False, "latency_s")),
+                     claim=claims.all_of(claims.monotone_flags(d9, "bandwidth_mhz", ["pair", "num_users", "allocation"], increasing=False, value="latency_s")),
                      statements="fig9-falls-bw", kind="analytic", models=models_of(profile), cause=cause_of(profile),
                      note="the upload time of eq (11) falls with the bandwidth (analytic)"))
     rows.append(dict(artifact="Fig 9", quantity="latency grows with K (every pair, B_w and split)", strength="trend",
-                     claim=claims.all_of(claims.monotone_flags(d9, "num_users", ["pair", "bandwidth_mhz", "allocation"], True, "latency_s")),
+                     claim=claims.all_of(claims.monotone_flags(d9, "num_users", ["pair", "bandwidth_mhz", "allocation"], increasing=True, value="latency_s")),
                      statements="fig9-grows-k", kind="analytic", models=models_of(profile), cause=cause_of(profile),
                      note="more tasks add work to every term of the paper's latency model (analytic)"))
     lowest9 = d9.groupby(["num_users", "bandwidth_mhz", "allocation", "pair"]).latency_s.mean().unstack("pair")
