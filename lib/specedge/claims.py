@@ -17,8 +17,8 @@ the truth can only be larger (the largest of ``argmax_is``, the earlier value of
 ``strictly_decreasing``); where its unknown excess could reverse the order, the claim fails
 ("undecided").
 
-Summaries of draws (``mean_intervals``, ``reductions``, ``ratio_reduction``) sit beside ``mean_interval``, the
-one Student-t interval, and ``reduction_pct``, the one percent reduction, that they are built on.
+Summaries of draws (``mean_intervals``, ``reductions``, ``ratio_reduction``) share ``mean_interval``'s
+Student-t interval and ``reduction_pct``, the one percent reduction.
 """
 from __future__ import annotations
 
@@ -257,11 +257,19 @@ def monotone_flags(df, x: str, by: list[str], increasing: bool, value: str) -> d
 
 
 # --------------------------------------------------------------------------- claims over seeds
+def _half_width(sd, n, confidence: float):
+    """Half-width of the Student-t interval of a mean, ``t((1 + confidence) / 2, n - 1) * sd / sqrt(n)``
+    (numbers or arrays; NaN where n < 2)."""
+    from scipy import stats
+
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence: must lie in (0, 1), got {confidence!r}")
+    return stats.t.ppf(0.5 + confidence / 2, n - 1) * sd / np.sqrt(n)
+
+
 def mean_interval(values: Iterable[float], confidence: float = 0.95) -> tuple[float, float, float]:
     """Mean of ``values`` (one per seed) and its Student-t confidence interval (mean, low, high);
     NaN bounds with fewer than two values."""
-    from scipy import stats
-
     arr, why = _series(values)
     if arr is None:
         raise ValueError(f"values: {why}")
@@ -270,18 +278,22 @@ def mean_interval(values: Iterable[float], confidence: float = 0.95) -> tuple[fl
     m = float(arr.mean())
     if arr.size < 2:
         return m, float("nan"), float("nan")
-    half = float(stats.t.ppf(0.5 + confidence / 2, arr.size - 1) * arr.std(ddof=1) / math.sqrt(arr.size))
+    half = float(_half_width(arr.std(ddof=1), arr.size, confidence))
     return m, m - half, m + half
 
 
 def mean_intervals(df: pd.DataFrame, by: list[str], value: str, confidence: float = 0.95) -> pd.DataFrame:
-    """:func:`mean_interval` of ``value`` per group of ``by`` (groups in order of appearance): the columns
-    of ``by``, then mean, n (the draws), ci_low and ci_high (NaN bounds for a group of one draw)."""
-    rows = []
-    for key, g in df.groupby(by, sort=False)[value]:
-        m, lo, hi = mean_interval(g, confidence)
-        rows.append((*(key if isinstance(key, tuple) else (key,)), m, len(g), lo, hi))
-    return pd.DataFrame(rows, columns=[*by, "mean", "n", "ci_low", "ci_high"])
+    """The mean of ``value`` and its Student-t interval (as :func:`mean_interval`) per group of ``by``, groups
+    in order of appearance: the columns of ``by``, then mean, n (the draws), ci_low and ci_high (NaN bounds for
+    a group of one draw). Means and spreads are pandas' group reductions."""
+    _, why = _series(df[value])
+    if why:
+        raise ValueError(f"column {value!r}: {why}")
+    out = df.groupby(by, sort=False)[value].agg(["mean", "std", "count"]).reset_index()
+    half = _half_width(out["std"], out["count"], confidence)
+    out["ci_low"] = out["mean"] - half
+    out["ci_high"] = out["mean"] + half
+    return out.rename(columns={"count": "n"}).drop(columns="std")
 
 
 def reduction_pct(ours, baseline):
