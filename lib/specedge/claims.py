@@ -16,6 +16,9 @@ A censored value (a search that stopped at its bound, e.g. a capacity "at least 
 the truth can only be larger (the largest of ``argmax_is``, the earlier value of
 ``strictly_decreasing``); where its unknown excess could reverse the order, the claim fails
 ("undecided").
+
+Summaries of draws (``mean_intervals``, ``reductions``, ``ratio_reduction``) share ``mean_interval``'s
+Student-t interval and ``reduction_pct``, the one percent reduction.
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -238,12 +242,34 @@ def all_of(flags: Mapping[str, bool], name: str = "all_of") -> Claim:
     return Claim(name, not failed, text)
 
 
+def monotone_flags(df, x: str, by: list[str], increasing: bool, value: str) -> dict[str, bool]:
+    """Per curve of a table (one curve per group of ``by``): is the mean of ``value`` over the draws strictly
+    increasing (or decreasing) in ``x``? Keys name the curve and carry the predicate's evidence, ready for
+    :func:`all_of` (e.g. "latency grows with K for every scheme")."""
+    test = strictly_increasing if increasing else strictly_decreasing
+    means = df.groupby(by + [x])[value].mean()
+    flags = {}
+    for key, g in means.groupby(level=list(range(len(by)))):
+        c = test(g.sort_index(level=x).to_numpy())
+        label = ", ".join(map(str, key if isinstance(key, tuple) else (key,)))
+        flags[f"{label}: {c.evidence}"] = c.holds
+    return flags
+
+
 # --------------------------------------------------------------------------- claims over seeds
+def _half_width(sd, n, confidence: float):
+    """Half-width of the Student-t interval of a mean, ``t((1 + confidence) / 2, n - 1) * sd / sqrt(n)``
+    (numbers or arrays; NaN where n < 2)."""
+    from scipy import stats
+
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence: must lie in (0, 1), got {confidence!r}")
+    return stats.t.ppf(0.5 + confidence / 2, n - 1) * sd / np.sqrt(n)
+
+
 def mean_interval(values: Iterable[float], confidence: float = 0.95) -> tuple[float, float, float]:
     """Mean of ``values`` (one per seed) and its Student-t confidence interval (mean, low, high);
     NaN bounds with fewer than two values."""
-    from scipy import stats
-
     arr, why = _series(values)
     if arr is None:
         raise ValueError(f"values: {why}")
@@ -252,8 +278,53 @@ def mean_interval(values: Iterable[float], confidence: float = 0.95) -> tuple[fl
     m = float(arr.mean())
     if arr.size < 2:
         return m, float("nan"), float("nan")
-    half = float(stats.t.ppf(0.5 + confidence / 2, arr.size - 1) * arr.std(ddof=1) / math.sqrt(arr.size))
+    half = float(_half_width(arr.std(ddof=1), arr.size, confidence))
     return m, m - half, m + half
+
+
+def mean_intervals(df: pd.DataFrame, by: list[str], value: str, confidence: float = 0.95) -> pd.DataFrame:
+    """The mean of ``value`` and its Student-t interval (as :func:`mean_interval`) per group of ``by``, groups
+    in order of appearance: the columns of ``by``, then mean, n (the draws), ci_low and ci_high (NaN bounds for
+    a group of one draw). Means and spreads are pandas' group reductions."""
+    _, why = _series(df[value])
+    if why:
+        raise ValueError(f"column {value!r}: {why}")
+    out = df.groupby(by, sort=False)[value].agg(["mean", "std", "count"]).reset_index()
+    half = _half_width(out["std"], out["count"], confidence)
+    out["ci_low"] = out["mean"] - half
+    out["ci_high"] = out["mean"] + half
+    return out.rename(columns={"count": "n"}).drop(columns="std")
+
+
+def reduction_pct(ours, baseline):
+    """Reduction of ``ours`` relative to ``baseline`` in percent, ``100 (1 - ours / baseline)`` (elementwise on
+    arrays and series); a baseline that is not positive and finite has no reduction (ValueError)."""
+    b = np.asarray(baseline, float)
+    if not (np.all(b > 0) and np.all(np.isfinite(b))):
+        raise ValueError(f"baseline must be > 0 and finite, got {baseline!r}")
+    return 100.0 * (1.0 - ours / baseline)
+
+
+def reductions(df: pd.DataFrame, ours: str, baseline: str, by: list[str], value: str, column: str) -> pd.DataFrame:
+    """:func:`reduction_pct` of the mean ``value`` of ``ours`` against that of ``baseline`` (two values of
+    ``column``, e.g. two schemes) per group of ``by``: the columns of ``by`` and reduction_pct."""
+    means = df.groupby(by + [column], sort=False)[value].mean().unstack(column)
+    return reduction_pct(means[ours], means[baseline]).rename("reduction_pct").reset_index()
+
+
+def ratio_reduction(ours, baseline) -> tuple[float, float]:
+    """:func:`reduction_pct` of ``mean(ours)`` against ``mean(baseline)`` over paired samples (the same draw
+    at index k), with its delta-method standard error (NaN with one pair)."""
+    x, y = np.asarray(ours, float), np.asarray(baseline, float)
+    if x.size != y.size or x.size == 0:
+        raise ValueError(f"ours and baseline must be paired samples of one size > 0, got {x.size} and {y.size}")
+    n, mx, my = x.size, x.mean(), y.mean()
+    red = float(reduction_pct(mx, my))
+    if n < 2:
+        return red, float("nan")
+    r = mx / my
+    var = (x.var(ddof=1) - 2 * r * np.cov(x, y)[0, 1] + r * r * y.var(ddof=1)) / (n * my * my)
+    return red, 100.0 * float(np.sqrt(max(var, 0.0)))
 
 
 def _paired(a: Sequence[float], b: Sequence[float], confidence: float) -> tuple[str, str]:

@@ -1,4 +1,4 @@
-"""One plotting style, and a save helper that writes reproducible files.
+"""One plotting style, means drawn with their confidence bands, and a save helper that writes reproducible files.
 
 ``save`` writes ``<stem>.png``, ``<stem>.pdf`` and the plotted data as ``<stem>.csv``. Metadata that
 changes between runs (creation dates, software versions) is stripped, so rerunning a notebook with
@@ -14,6 +14,7 @@ import pandas as pd
 import seaborn as sns
 
 PALETTE = "colorblind"
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")   # one per line of a figure, in order
 _PNG_META = {"Software": None}
 _PDF_META = {"Creator": None, "Producer": None, "CreationDate": None, "ModDate": None}
 
@@ -29,6 +30,20 @@ def set_style(context: str = "notebook") -> None:
         "svg.hashsalt": "specedge",
         "axes.titlesize": "medium",
     })
+
+
+def band_plot(ax, summary: pd.DataFrame, x: str, hue: str, order=None, label=None, colors=None, **kw):
+    """Means as lines with markers and their confidence band, one line per ``hue`` value: ``summary`` has the
+    columns of ``claims.mean_intervals`` (mean, ci_low, ci_high) beside ``x`` and ``hue``."""
+    names = list(order) if order is not None else list(summary[hue].unique())
+    for k, name in enumerate(names):
+        d = summary[summary[hue] == name].sort_values(x)
+        if colors is not None:
+            kw["color"] = colors[k]
+        line, = ax.plot(d[x], d["mean"], marker=MARKERS[k % len(MARKERS)], markersize=4,
+                        label=label(name) if label else name, **kw)
+        ax.fill_between(d[x], d["ci_low"], d["ci_high"], color=line.get_color(), alpha=0.2, linewidth=0)
+    return ax
 
 
 def write_csv(df: pd.DataFrame, path: Path) -> Path:

@@ -7,7 +7,8 @@ depend on weight values), times the decoder stack on prefill shapes (q prompt to
 and decode shapes (q new tokens against a KV cache of c tokens) over a grid of batch sizes,
 counts each pass's FLOPs with :func:`decoder_flops`, fits c1 and c2 by least squares with R², and
 writes a hardware profile (``data/profiles/<name>.yaml``) with the raw measurements next to it
-(``data/profiles/<name>_measurements.csv``).
+(``data/profiles/<name>_measurements.csv``). :func:`fit_quality` and :func:`plot_fit` show how well a
+profile's fit describes its measurements.
 
 Measuring is an explicit step; notebooks only read the committed files::
 
@@ -33,7 +34,7 @@ import pandas as pd
 
 from . import hardware, paths, timing
 from .host import cpu_name  # noqa: F401  (profiles name their CPU; one definition, in host)
-from .plotting import write_csv
+from .plotting import MARKERS, write_csv
 from .kv_cache_arg import cache_kw
 
 RUNTIME_MODEL = "T = c1*F*b + c2"
@@ -231,6 +232,55 @@ def r_squared(y, pred) -> float:
 def fit_roles(df: pd.DataFrame) -> dict:
     """One fit of eq (17) per role over all its measured shapes (prefill and decode together)."""
     return {role: fit_runtime(g["flops_per_seq"], g["batch"], g["runtime_s"]) for role, g in df.groupby("role", sort=False)}
+
+
+def fit_quality(measurements: pd.DataFrame, profile: hardware.Profile) -> pd.DataFrame:
+    """R² of the profile's fit of eq (17) over all shapes and per phase, for each measured role."""
+    rows = []
+    for role, g in measurements.groupby("role", sort=False):
+        c = profile.coefficients(role)
+        row = dict(role=role, architecture=g.architecture.iloc[0], c1=c["c1"], c2=c["c2"], points=len(g))
+        for phase, h in [("all", g)] + list(g.groupby("phase")):
+            row[f"r2_{phase}"] = r_squared(h.runtime_s, c["c1"] * h.flops_per_seq * h.batch + c["c2"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def plot_fit(measurements: pd.DataFrame, profile: hardware.Profile, roles=("draft", "verify")):
+    """Runtime against batch size (a) and against FLOPs per sequence (b), measured and fitted (zhu2025 Fig 5's
+    layout), one row of panels per role; returns the figure and the plotted data.
+
+    Prefill shapes, as in that figure; the lines are the profile's fit of eq (17) over all measured shapes
+    of the role.
+    """
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(len(roles), 2, figsize=(11, 3.6 * len(roles)), squeeze=False)
+    frames = []
+    for row, role in zip(axes, roles):
+        c = profile.coefficients(role)
+        d = measurements[(measurements.role == role) & (measurements.phase == "prefill")].copy()
+        d["fitted_s"] = c["c1"] * d.flops_per_seq * d.batch + c["c2"]
+        arch = d.architecture.iloc[0]
+        # (a): the three prefill lengths measured at the most batch sizes
+        lengths = d.groupby("new_tokens").batch.nunique().sort_values(kind="stable").index[-3:]
+        for k, (q, g) in enumerate(d[d.new_tokens.isin(lengths)].groupby("new_tokens")):
+            tag = f"{g.flops_per_seq.iloc[0] / 1e9:.1f} GFLOPs"
+            line, = row[0].plot(g.batch, g.fitted_s, label=f"{tag} (Fitted)")
+            row[0].plot(g.batch, g.runtime_s, MARKERS[k], color=line.get_color(), label=f"{tag} (Measured)")
+        row[0].set(xlabel="Batch size", ylabel="Model runtime (s)", title=f"(a) {role}: {arch}")
+        # (b): the three largest batch sizes measured at three or more lengths
+        batches = [b for b, g in d.groupby("batch") if len(g) >= 3][-3:]
+        for k, b in enumerate(batches):
+            g = d[d.batch == b].sort_values("flops_per_seq")
+            line, = row[1].plot(g.flops_per_seq / 1e9, g.fitted_s, label=f"Batch size={b} (Fitted)")
+            row[1].plot(g.flops_per_seq / 1e9, g.runtime_s, MARKERS[k], color=line.get_color(),
+                        label=f"Batch size={b} (Measured)")
+        row[1].set(xlabel="GFLOPs per sequence (F)", ylabel="Model runtime (s)", title=f"(b) {role}: {arch}")
+        for ax in row:
+            ax.legend(fontsize="x-small")
+        frames.append(d)
+    fig.tight_layout()
+    return fig, pd.concat(frames, ignore_index=True)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -6,20 +6,18 @@ l_max) from that profile when it defines it, otherwise from the paper's profile 
 and :meth:`Setting.table_ii` says which profile each printed value came from.
 
 :func:`sweep` runs the schemes of :mod:`.zhu2025_schemes` over a list of operating points and
-workload draws; :func:`mean_ci` and :func:`reductions` turn its rows into the plotted means with
-95 % confidence bands and the headline percentages.
+workload draws (``claims.mean_intervals`` and ``claims.reductions`` turn its rows into the plotted means
+with 95 % confidence bands and the headline percentages); :func:`ads_readings` and
+:func:`path_loss_sensitivity` are the sweeps behind Fig 6's and Fig 9's readings.
 """
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
 
-import numpy as np
 import pandas as pd
-from scipy import stats
 
-from .. import hardware
-from ..profiling import r_squared
+from .. import claims, hardware
 from ..solvers import zhu2025 as z
 from ..solvers import zhu2025_schemes as zs
 
@@ -81,10 +79,9 @@ class Setting:
 
 
 def _runtime(prof: hardware.Profile, role: str) -> z.Runtime:
-    spec = prof.runtime[role]
-    if spec.get("model", "").replace(" ", "") != "T=c1*F*b+c2":
-        raise ValueError(f"profile {prof.name!r}: runtime.{role}.model must be 'T = c1*F*b + c2' "
-                         f"(eq 17), got {spec.get('model')!r}")
+    if prof.kind(role) != "linear_batch":
+        raise ValueError(f"profile {prof.name!r}: runtime.{role}.model must be "
+                         f"'{hardware.KINDS['linear_batch'].formula}' (eq 17), got {prof.runtime[role].get('model')!r}")
     c = prof.coefficients(role)
     return z.Runtime(float(c["c1"]), float(c["c2"]))
 
@@ -174,42 +171,6 @@ def sweep(setting: Setting, pts: list[dict], reps: int, seed: int, schemes=zs.SC
     return sweeps.local(_sweep_point, configs, n_jobs=n_jobs, progress=progress)
 
 
-def mean_ci(df: pd.DataFrame, by: list[str], value: str = "latency_s", level: float = 0.95) -> pd.DataFrame:
-    """Mean of ``value`` per group with a Student-t confidence interval over the draws."""
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie in (0, 1), got {level}")
-    g = df.groupby(by, sort=False)[value]
-    out = g.agg(["mean", "std", "count"]).reset_index()
-    half = stats.t.ppf(0.5 + level / 2, np.maximum(out["count"] - 1, 1)) * out["std"] / np.sqrt(out["count"])
-    half = half.where(out["count"] > 1, 0.0).fillna(0.0)
-    out["ci_low"] = out["mean"] - half
-    out["ci_high"] = out["mean"] + half
-    return out.rename(columns={"count": "n"}).drop(columns="std")
-
-
-def reductions(df: pd.DataFrame, ours: str, baseline: str, by: list[str], value: str = "latency_s",
-               column: str = "scheme") -> pd.DataFrame:
-    """Latency reduction of ``ours`` vs ``baseline`` in percent, from the means over draws, per group."""
-    m = df.groupby(by + [column], sort=False)[value].mean().unstack(column)
-    out = (100.0 * (1.0 - m[ours] / m[baseline])).rename("reduction_pct").reset_index()
-    return out
-
-
-def monotone_flags(df: pd.DataFrame, x: str, by: list[str], increasing: bool, value: str = "latency_s") -> dict:
-    """Section IV's "latency grows with K" kind of reading, per curve: for each group of ``by``, is the
-    mean of ``value`` over the draws strictly monotone in ``x``? Keys name the curve and carry the
-    predicate's evidence, ready for :func:`specedge.claims.all_of`."""
-    from .. import claims
-    test = claims.strictly_increasing if increasing else claims.strictly_decreasing
-    m = df.groupby(by + [x])[value].mean()
-    flags = {}
-    for key, g in m.groupby(level=list(range(len(by)))):
-        c = test(g.sort_index(level=x).to_numpy())
-        label = ", ".join(map(str, key if isinstance(key, tuple) else (key,)))
-        flags[f"{label}: {c.evidence}"] = c.holds
-    return flags
-
-
 def ads_readings(setting: Setting, pairs, reps: int, seed: int, readings=zs.ADS_READINGS) -> pd.DataFrame:
     """ADS's total latency (eq 23 with the ADS inference of :func:`~.zhu2025.ad_latency`) under each
     reading of its batch-size sentence (``zs.ADS_READINGS``), on Fig 6's draws (Table II's K, I_max,
@@ -226,27 +187,6 @@ def ads_readings(setting: Setting, pairs, reps: int, seed: int, readings=zs.ADS_
             rows.append(dict(pair=f"({pair[0]}, {pair[1]})", reading=reading, rep=rep, batches=len(plan.batches),
                              latency_s=t_inf + t_com))
     return pd.DataFrame(rows)
-
-
-def _channel(work: zs.Workload, radius_m: float, seed: int, rep: int, draw: int) -> zs.Workload:
-    """The tasks of ``work`` (same lengths) with the user positions and fading of channel draw ``draw``
-    (draw 0: the workload's own channel), drawn as :func:`~.zhu2025_schemes.sample_workload` does."""
-    if draw == 0:
-        return work
-    rng = np.random.default_rng([seed, rep, 97, draw])
-    u_d, u_rho = 1.0 - rng.random(work.size), 1.0 - rng.random(work.size)
-    return zs.Workload(work.input_len, work.output_len, radius_m * np.sqrt(u_d), -np.log(u_rho))
-
-
-def ratio_reduction(ours: np.ndarray, base: np.ndarray) -> tuple[float, float]:
-    """``100 (1 - mean(ours) / mean(base))`` over paired samples, with its delta-method standard error."""
-    x, y = np.asarray(ours, float), np.asarray(base, float)
-    n, mx, my = x.size, x.mean(), y.mean()
-    r = mx / my
-    if n < 2:
-        return 100.0 * (1.0 - r), float("nan")
-    var = (x.var(ddof=1) - 2 * r * np.cov(x, y)[0, 1] + r * r * y.var(ddof=1)) / (n * my * my)
-    return 100.0 * (1.0 - r), 100.0 * float(np.sqrt(max(var, 0.0)))
 
 
 def path_loss_sensitivity(setting: Setting, inference: pd.DataFrame, path_losses_db, bandwidth_hz: float,
@@ -273,7 +213,7 @@ def path_loss_sensitivity(setting: Setting, inference: pd.DataFrame, path_losses
                 work = zs.sample_workload(seed, rep, num_users, setting.max_input_len, setting.max_output_len,
                                           setting.cell_radius_m)
                 for draw in range(channel_draws):
-                    w = _channel(work, setting.cell_radius_m, seed, rep, draw)
+                    w = zs.redraw_channel(work, setting.cell_radius_m, seed, rep, draw)
                     t = {a: zs.comm_latency(system, w, a) for a in ("optimal", "uniform")}
                     rows.append(dict(pair=label, path_loss_db=g0, rep=rep, draw=draw, comm_optimal_s=t["optimal"],
                                      comm_uniform_s=t["uniform"], inference_s=inf.loc[(label, rep)]))
@@ -281,73 +221,8 @@ def path_loss_sensitivity(setting: Setting, inference: pd.DataFrame, path_losses
     out = []
     for (pair, g0), g in df.groupby(["pair", "path_loss_db"], sort=False):
         opt, uni = g.inference_s + g.comm_optimal_s, g.inference_s + g.comm_uniform_s
-        red, se = ratio_reduction(opt, uni)
+        red, se = claims.ratio_reduction(opt, uni)
         out.append(dict(pair=pair, path_loss_db=g0, samples=len(g), reduction_pct=red, reduction_se=se,
-                        median_reduction_pct=100.0 * (1 - opt.median() / uni.median()),
+                        median_reduction_pct=claims.reduction_pct(opt.median(), uni.median()),
                         comm_optimal_s=g.comm_optimal_s.mean(), comm_uniform_s=g.comm_uniform_s.mean()))
     return pd.DataFrame(out)
-
-
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-
-
-def band_plot(ax, summary: pd.DataFrame, x: str, hue: str, order=None, label=None, colors=None, **kw):
-    """Means as lines with markers and their confidence band, one line per ``hue`` value."""
-    names = list(order) if order is not None else list(summary[hue].unique())
-    for k, name in enumerate(names):
-        d = summary[summary[hue] == name].sort_values(x)
-        if colors is not None:
-            kw["color"] = colors[k]
-        line, = ax.plot(d[x], d["mean"], marker=MARKERS[k % len(MARKERS)], markersize=4,
-                        label=label(name) if label else name, **kw)
-        ax.fill_between(d[x], d["ci_low"], d["ci_high"], color=line.get_color(), alpha=0.2, linewidth=0)
-    return ax
-
-
-def fig5(measurements: pd.DataFrame, profile: hardware.Profile, roles=("draft", "verify")):
-    """Fig 5 from committed measurements: runtime vs batch size (a) and vs FLOPs (b), measured and fitted.
-
-    Prefill shapes, as in the paper's figure; the lines are the profile's fit of eq (17) over all
-    measured shapes of that role. Returns the figure and the plotted data.
-    """
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(len(roles), 2, figsize=(11, 3.6 * len(roles)), squeeze=False)
-    frames = []
-    for row, role in zip(axes, roles):
-        c = profile.coefficients(role)
-        d = measurements[(measurements.role == role) & (measurements.phase == "prefill")].copy()
-        d["fitted_s"] = c["c1"] * d.flops_per_seq * d.batch + c["c2"]
-        arch = d.architecture.iloc[0]
-        # (a): the three prefill lengths measured at the most batch sizes
-        lengths = d.groupby("new_tokens").batch.nunique().sort_values(kind="stable").index[-3:]
-        for k, (q, g) in enumerate(d[d.new_tokens.isin(lengths)].groupby("new_tokens")):
-            tag = f"{g.flops_per_seq.iloc[0] / 1e9:.1f} GFLOPs"
-            line, = row[0].plot(g.batch, g.fitted_s, label=f"{tag} (Fitted)")
-            row[0].plot(g.batch, g.runtime_s, MARKERS[k], color=line.get_color(), label=f"{tag} (Measured)")
-        row[0].set(xlabel="Batch size", ylabel="Model runtime (s)", title=f"(a) {role}: {arch}")
-        # (b): the three largest batch sizes measured at three or more lengths
-        batches = [b for b, g in d.groupby("batch") if len(g) >= 3][-3:]
-        for k, b in enumerate(batches):
-            g = d[d.batch == b].sort_values("flops_per_seq")
-            line, = row[1].plot(g.flops_per_seq / 1e9, g.fitted_s, label=f"Batch size={b} (Fitted)")
-            row[1].plot(g.flops_per_seq / 1e9, g.runtime_s, MARKERS[k], color=line.get_color(),
-                        label=f"Batch size={b} (Measured)")
-        row[1].set(xlabel="GFLOPs per sequence (F)", ylabel="Model runtime (s)", title=f"(b) {role}: {arch}")
-        for ax in row:
-            ax.legend(fontsize="x-small")
-        frames.append(d)
-    fig.tight_layout()
-    return fig, pd.concat(frames, ignore_index=True)
-
-
-def fit_quality(measurements: pd.DataFrame, profile: hardware.Profile) -> pd.DataFrame:
-    """R² of the profile's fit of eq (17) over all shapes and per phase, for each measured role."""
-    rows = []
-    for role, g in measurements.groupby("role", sort=False):
-        c = profile.coefficients(role)
-        row = dict(role=role, architecture=g.architecture.iloc[0], c1=c["c1"], c2=c["c2"], points=len(g))
-        for phase, h in [("all", g)] + list(g.groupby("phase")):
-            row[f"r2_{phase}"] = r_squared(h.runtime_s, c["c1"] * h.flops_per_seq * h.batch + c["c2"])
-        rows.append(row)
-    return pd.DataFrame(rows)
-

@@ -9,8 +9,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from .. import claims
+from .. import claims, plotting
 from ..solvers import zhu2025 as z
+from ..solvers import zhu2025_exhaustive as zx
 from ..solvers import zhu2025_schemes as zs
 from . import zhu2025 as ze
 
@@ -26,7 +27,6 @@ FIG9_IDS = ("fig9a-44.9 abstract-44.9", "fig9b-29.3", "fig9c-25.2")   # one per 
 XLABELS = {"num_users": "Task number K", "max_input_len": "Maximum input length (tokens)",
            "max_output_len": "Maximum output length (tokens)"}
 L_SEARCHES = ["contiguous, K=12", "set partitions in any order, K=6"]
-GAP_TOL = 1e-9   # percent: below this Algorithm 1 and the exhaustive optimum agree up to rounding
 
 
 def why(profile: str, cause: str) -> str:
@@ -98,7 +98,7 @@ def fig6_plot(s6: pd.DataFrame):
     """Latency against alpha, Proposed vs ADS, one panel per pair (means with 95 % bands)."""
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
     for ax, pair in zip(axes, PAIR_NAMES):
-        ze.band_plot(ax, s6[s6.pair == pair], "alpha", "scheme", [zs.PROPOSED, zs.ADS])
+        plotting.band_plot(ax, s6[s6.pair == pair], "alpha", "scheme", [zs.PROPOSED, zs.ADS])
         ax.set(title=pair, xlabel="Acceptance rate", ylabel="Latency (s)")
         ax.set_ylim(bottom=0)
         ax.legend()
@@ -182,8 +182,8 @@ def fig78_plot(sweeps: dict, schemes):
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
     frames = []
     for ax, (key, d), tag in zip(axes, sweeps.items(), "abc"):
-        s = ze.mean_ci(d[d.scheme.isin(schemes)], [key, "scheme"])
-        ze.band_plot(ax, s, key, "scheme", schemes)
+        s = claims.mean_intervals(d[d.scheme.isin(schemes)], [key, "scheme"], "latency_s")
+        plotting.band_plot(ax, s, key, "scheme", schemes)
         ax.set(xlabel=XLABELS[key], ylabel="Latency (s)", title=f"({tag})")
         ax.set_ylim(bottom=0)
         frames.append(s.rename(columns={key: "x"}).assign(sweep=key))
@@ -195,7 +195,7 @@ def fig78_plot(sweeps: dict, schemes):
 def reduction_at(sweeps: dict, key: str, value, baseline: str) -> float:
     """Proposed's reduction of the mean latency against ``baseline`` where sweep ``key`` is at ``value``."""
     d = sweeps[key]
-    return float(ze.reductions(d[d[key] == value], zs.PROPOSED, baseline, [key]).reduction_pct.iloc[0])
+    return float(claims.reductions(d[d[key] == value], zs.PROPOSED, baseline, [key], "latency_s", "scheme").reduction_pct.iloc[0])
 
 
 def reduction_table(sweeps: dict, at, baselines) -> pd.DataFrame:
@@ -233,16 +233,16 @@ def fig7_rows(sweeps: dict, red7: pd.DataFrame, profile: str, paper: dict) -> li
                            ("max_output_len", "O_max", "fig7c-grows-omax")):
         d = sweeps[key]
         rows.append(dict(artifact="Fig 7", quantity=f"latency of every mechanism grows with {what}", strength="trend",
-                         claim=claims.all_of(ze.monotone_flags(d[d.scheme.isin(FIG7_SCHEMES)], key, ["scheme"], increasing=True)),
+                         claim=claims.all_of(claims.monotone_flags(d[d.scheme.isin(FIG7_SCHEMES)], key, ["scheme"], increasing=True, value="latency_s")),
                          statements=sid, kind="analytic", models=models_of(profile), cause=cc,
                          note="more or longer tasks add work to every term of the paper's latency model (analytic)"))
     # "as O_max increases, the advantage of the proposed mechanism becomes more pronounced compared to all benchmarks"
-    red_o = pd.concat([ze.reductions(sweeps["max_output_len"], zs.PROPOSED, b, ["max_output_len"]).assign(baseline=b)
+    red_o = pd.concat([claims.reductions(sweeps["max_output_len"], zs.PROPOSED, b, ["max_output_len"], "latency_s", "scheme").assign(baseline=b)
                        for b in FIG7_SCHEMES[1:]])
     rows.append(dict(artifact="Fig 7", quantity="advantage over every baseline grows with O_max (reduction over O_max)",
-                     claim=claims.all_of(ze.monotone_flags(red_o, "max_output_len", ["baseline"], increasing=True, value="reduction_pct")),
+                     claim=claims.all_of(claims.monotone_flags(red_o, "max_output_len", ["baseline"], increasing=True, value="reduction_pct")),
                      # the null: no advantage, a reduction of 0 at every O_max
-                     null_claim=claims.all_of(ze.monotone_flags(red_o.assign(reduction_pct=0.0), "max_output_len", ["baseline"],
+                     null_claim=claims.all_of(claims.monotone_flags(red_o.assign(reduction_pct=0.0), "max_output_len", ["baseline"],
                                                                 increasing=True, value="reduction_pct")),
                      strength="trend", statements="fig7c-advantage-grows", models=models_of(profile), cause=cc))
     m7 = pd.concat([d[d.scheme.isin(FIG7_SCHEMES)].groupby([k, "scheme"]).latency_s.mean().unstack("scheme")
@@ -263,8 +263,8 @@ def _heuristic_cause(sweeps: dict, key: str, x, profile: str, batching_cause: st
     if m.idxmin() == zs.HEURISTIC:
         return batching_cause
     return why(profile, f"heuristic batching is not the best benchmark here, {m.idxmin()} is: Proposed is "
-                        f"{ze.reductions(d, zs.PROPOSED, m.idxmin(), [key]).reduction_pct.iloc[0]:.1f} % below {m.idxmin()} and "
-                        f"{ze.reductions(d, zs.PROPOSED, zs.HEURISTIC, [key]).reduction_pct.iloc[0]:.1f} % below the heuristic; the "
+                        f"{reduction_at(sweeps, key, x, m.idxmin()):.1f} % below {m.idxmin()} and "
+                        f"{reduction_at(sweeps, key, x, zs.HEURISTIC):.1f} % below the heuristic; the "
                         f"heuristic stops at the first rise of its predicted latency, with {nb[zs.HEURISTIC]:.1f} batches on "
                         f"average against {nb[zs.MAX_BATCHING]:.1f} for max batching")
 
@@ -302,7 +302,7 @@ def fig8_rows(sweeps: dict, profile: str, paper: dict) -> list[dict]:
                                        "beat the pipeline whose 1.1B draft stage dominates every step")))
     dk = sweeps["num_users"]
     rows.append(dict(artifact="Fig 8", quantity="latency of every batching scheme grows with K", strength="trend",
-                     claim=claims.all_of(ze.monotone_flags(dk[dk.scheme.isin(FIG8_SCHEMES)], "num_users", ["scheme"], increasing=True)),
+                     claim=claims.all_of(claims.monotone_flags(dk[dk.scheme.isin(FIG8_SCHEMES)], "num_users", ["scheme"], increasing=True, value="latency_s")),
                      statements="fig8a-grows-k", kind="analytic", models=models_of(profile), cause=cc,
                      note="more tasks add work to every term of the paper's latency model (analytic)"))
     best8 = {f"{k}={x}": r[FIG8_SCHEMES[1:]].idxmin() for k in ("max_input_len", "max_output_len") for x, r in m8[k].iterrows()}
@@ -339,8 +339,8 @@ def fig9_plot(s9: pd.DataFrame, users):
     for ax, pair, tag in zip(axes, PAIR_NAMES, "abc"):
         for alloc, name, style in (("optimal", "Proposed", "-"), ("uniform", "Uniform", "--")):
             sub = s9[(s9.pair == pair) & (s9.allocation == alloc)]
-            ze.band_plot(ax, sub, "bandwidth_mhz", "num_users", users, label=lambda k, n=name: f"{n}, K={k}",
-                         colors=colors[:len(users)], linestyle=style)
+            plotting.band_plot(ax, sub, "bandwidth_mhz", "num_users", users, label=lambda k, n=name: f"{n}, K={k}",
+                               colors=colors[:len(users)], linestyle=style)
         ax.set(xlabel="Bandwidth (MHz)", ylabel="Latency (s)", title=f"({tag}) {pair}")
     fig.tight_layout()
     fig.legend(*axes[0].get_legend_handles_labels(), loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize="small")
@@ -355,7 +355,7 @@ def fig9_at(d9: pd.DataFrame) -> pd.DataFrame:
     """At the headline point, per pair: the reduction of the mean latency (optimal vs uniform split), the
     mean upload time of each split (s, 2 decimals) and the mean inference time."""
     at = _at_headline(d9)
-    red = ze.reductions(at, "optimal", "uniform", ["pair"], column="allocation").set_index("pair").reduction_pct
+    red = claims.reductions(at, "optimal", "uniform", ["pair"], "latency_s", "allocation").set_index("pair").reduction_pct
     comm = at.groupby(["pair", "allocation"]).comm_s.mean().unstack().round(2)
     return pd.concat([red, comm, at.groupby("pair").inference_s.mean()], axis=1)
 
@@ -386,11 +386,11 @@ def fig9_rows(d9: pd.DataFrame, h9: pd.DataFrame, sens: pd.DataFrame, profile: s
                          f"(s.e., {int(at_g.samples)} task x channel draws; {at_g.median_reduction_pct:.1f} % on medians)"),
             cause_class=cause_of(profile), models=models_of(profile)))
     rows.append(dict(artifact="Fig 9", quantity="latency falls as B_w grows (every pair, K and split)", strength="trend",
-                     claim=claims.all_of(ze.monotone_flags(d9, "bandwidth_mhz", ["pair", "num_users", "allocation"], increasing=False)),
+                     claim=claims.all_of(claims.monotone_flags(d9, "bandwidth_mhz", ["pair", "num_users", "allocation"], increasing=False, value="latency_s")),
                      statements="fig9-falls-bw", kind="analytic", models=models_of(profile), cause=cause_of(profile),
                      note="the upload time of eq (11) falls with the bandwidth (analytic)"))
     rows.append(dict(artifact="Fig 9", quantity="latency grows with K (every pair, B_w and split)", strength="trend",
-                     claim=claims.all_of(ze.monotone_flags(d9, "num_users", ["pair", "bandwidth_mhz", "allocation"], increasing=True)),
+                     claim=claims.all_of(claims.monotone_flags(d9, "num_users", ["pair", "bandwidth_mhz", "allocation"], increasing=True, value="latency_s")),
                      statements="fig9-grows-k", kind="analytic", models=models_of(profile), cause=cause_of(profile),
                      note="more tasks add work to every term of the paper's latency model (analytic)"))
     lowest9 = d9.groupby(["num_users", "bandwidth_mhz", "allocation", "pair"]).latency_s.mean().unstack("pair")
@@ -403,12 +403,6 @@ def fig9_rows(d9: pd.DataFrame, h9: pd.DataFrame, sens: pd.DataFrame, profile: s
 
 
 # --------------------------------------------------------------------------- Algorithm 1 vs exhaustive search
-def gap_summary(gaps: pd.DataFrame) -> pd.DataFrame:
-    """Per search of ``zhu2025_exhaustive.gap_study``: instances, share suboptimal, median / mean / max gap (%)."""
-    return gaps.groupby("search", sort=False).gap_pct.agg(
-        instances="count", share_suboptimal=lambda g: float((g > GAP_TOL).mean()), median="median", mean="mean", max="max")
-
-
 def gap_plot(gaps: pd.DataFrame):
     """ECDF of Algorithm 1's gap to the exhaustive optimum, one line per search."""
     fig, ax = plt.subplots(figsize=(7, 3.6))
@@ -435,7 +429,7 @@ def alg1_rows(summary_l: pd.DataFrame, summary_16: pd.DataFrame, summary_g: pd.D
         for label, space in zip(L_SEARCHES, ("consecutive batches of the sorted list", "all batchings and pipeline orders")):
             r = summary.loc[label]
             rows.append(dict(artifact="Algorithm 1", quantity=f"optimal with the search over l, over {space} (max gap; {memory})",
-                             paper=p, reproduced=round(float(r["max"]), 4), unit="%", tolerance=GAP_TOL, kind="analytic", models="" if setting.measured else "paper", cause="our-reading",
+                             paper=p, reproduced=round(float(r["max"]), 4), unit="%", tolerance=zx.GAP_ROUNDING_PCT, kind="analytic", models="" if setting.measured else "paper", cause="our-reading",
                              note=f"Algorithm 1 inside eq (33)'s search over l = 1..{setting.l_max} against the exhaustive optimum over "
                                   f"batchings and l; suboptimal on {r.share_suboptimal:.0%} of {int(r.instances)} random instances "
                                   f"(median gap {r['median']:.3g} %)", statements="alg1-optimal"))
@@ -446,7 +440,7 @@ def alg1_rows(summary_l: pd.DataFrame, summary_16: pd.DataFrame, summary_g: pd.D
              "ascending input order is not always the best pipeline order")):
         r = summary_g.loc[label]
         rows.append(dict(artifact="Algorithm 1 (fixed l, beyond the paper)", quantity=f"optimal over {space} (max gap)",
-                         paper=p, reproduced=round(float(r["max"]), 4), unit="%", tolerance=GAP_TOL, kind="analytic", models="" if setting.measured else "paper", cause="our-reading",
+                         paper=p, reproduced=round(float(r["max"]), 4), unit="%", tolerance=zx.GAP_ROUNDING_PCT, kind="analytic", models="" if setting.measured else "paper", cause="our-reading",
                          note=f"suboptimal on {r.share_suboptimal:.0%} of {int(r.instances)} "
                               + ("random instances: " if label.startswith("contiguous") else "instances (K=6): ") + note,
                          statements="alg1-fixed-l"))

@@ -11,13 +11,15 @@ the memory constraint 24b enforced) is minimised exhaustively:
   batches ordered by ascending padded input (the DP's order) or, with ``all_orders``, in every order.
 
 Both evaluate candidates in vectorised blocks: the pipeline recurrence of eq (20) is applied to a
-stack of schedules at once.
+stack of schedules at once. :func:`gap_study` runs both against Algorithm 1 on random instances and
+:func:`gap_summary` reads the study per search.
 """
 from __future__ import annotations
 
 import itertools
 
 import numpy as np
+import pandas as pd
 
 from . import zhu2025 as z
 
@@ -157,6 +159,13 @@ SEARCHES = {
 }
 
 
+def _gap_pct(dp_s: float, best_s: float) -> float:
+    """Algorithm 1's latency above the exhaustive optimum in percent; 0 below ``GAP_ROUNDING_PCT`` (the same
+    schedule, summed in another order)."""
+    gap = 100.0 * (dp_s / best_s - 1.0)
+    return 0.0 if abs(gap) < GAP_ROUNDING_PCT else gap
+
+
 def optimality_gap(system: z.EdgeSystem, input_len, l: int, alpha: float, o_max: int,
                    search: str = "contiguous", all_orders: bool = False) -> dict:
     """Algorithm 1's objective, the exhaustive optimum and the relative gap (>= 0) for one instance."""
@@ -167,10 +176,7 @@ def optimality_gap(system: z.EdgeSystem, input_len, l: int, alpha: float, o_max:
         best, batches = best_set_partition(system, input_len, l, alpha, o_max, all_orders)
     else:
         raise ValueError(f"search must be 'contiguous' or 'set', got {search!r}")
-    gap = 100.0 * (dp.objective / best - 1.0)
-    if abs(gap) < GAP_ROUNDING_PCT:
-        gap = 0.0       # the same schedule, summed in another order
-    return dict(dp_s=dp.objective, exhaustive_s=best, gap_pct=gap, dp_batches=len(dp.batches),
+    return dict(dp_s=dp.objective, exhaustive_s=best, gap_pct=_gap_pct(dp.objective, best), dp_batches=len(dp.batches),
                 best_batches=len(batches))
 
 
@@ -189,10 +195,7 @@ def optimality_gap_over_l(system: z.EdgeSystem, input_len, alpha: float, o_max: 
             v, b = best_set_partition(system, input_len, l, alpha, o_max, all_orders)
         if v < best:
             best, best_l, batches = v, l, b
-    gap = 100.0 * (dp.objective / best - 1.0)
-    if abs(gap) < GAP_ROUNDING_PCT:
-        gap = 0.0
-    return dict(dp_s=dp.objective, exhaustive_s=best, gap_pct=gap, dp_batches=len(dp.batches),
+    return dict(dp_s=dp.objective, exhaustive_s=best, gap_pct=_gap_pct(dp.objective, best), dp_batches=len(dp.batches),
                 best_batches=len(batches), dp_l=dp.l, best_l=best_l)
 
 
@@ -222,6 +225,14 @@ def gap_study(setting, instances: int, seed: int, o_max: int | None = None, prog
     configs = [dict(setting=setting, search=label, instance=r, seed=seed, o_max=o_max, l_max=l_max, memory=memory)
                for label in searches for r in range(instances)]
     return sweep.local(_gap_instance, configs, n_jobs=n_jobs, progress=progress)
+
+
+def gap_summary(gaps: pd.DataFrame) -> pd.DataFrame:
+    """Per search of :func:`gap_study`: instances, the share where Algorithm 1 is suboptimal (a gap above
+    ``GAP_ROUNDING_PCT``), and the median, mean and max gap (%)."""
+    return gaps.groupby("search", sort=False).gap_pct.agg(
+        instances="count", share_suboptimal=lambda g: float((g > GAP_ROUNDING_PCT).mean()), median="median", mean="mean",
+        max="max")
 
 
 def _gap_instance(c: dict) -> dict:

@@ -86,6 +86,16 @@ def sample_workload(seed: int, rep: int, num_users: int, max_input_len: int, max
     )
 
 
+def redraw_channel(work: Workload, radius_m: float, seed: int, rep: int, draw: int) -> Workload:
+    """The tasks of ``work`` (same lengths) with the user positions and fading of channel draw ``draw`` of task
+    draw ``(seed, rep)``, drawn as :func:`sample_workload` draws them (draw 0: the workload's own channel)."""
+    if draw == 0:
+        return work
+    rng = np.random.default_rng([seed, rep, 97, draw])
+    u_d, u_rho = 1.0 - rng.random(work.size), 1.0 - rng.random(work.size)
+    return Workload(work.input_len, work.output_len, radius_m * np.sqrt(u_d), -np.log(u_rho))
+
+
 def comm_latency(system: z.EdgeSystem, work: Workload, allocation: str = "optimal",
                  bandwidth_hz: float | None = None) -> float:
     """Eqs (15)-(16) for a workload, with the bandwidth split of eq (27) or an equal split."""
@@ -227,10 +237,3 @@ def run_schemes(system: z.EdgeSystem, work: Workload, alpha: float, o_max: int, 
                                  batches=len(plan.batches), inference_s=t_inf, comm_s=t_com,
                                  latency_s=t_inf + t_com))
     return rows
-
-
-def reduction(ours: float, baseline: float) -> float:
-    """Latency reduction of ``ours`` relative to ``baseline`` in percent."""
-    if not (baseline > 0 and math.isfinite(baseline)):
-        raise ValueError(f"baseline latency must be > 0, got {baseline!r}")
-    return 100.0 * (1.0 - ours / baseline)
