@@ -300,22 +300,26 @@ class ExitTracingDecoder(SpeculativeDecoder):
     The loop and its cache arithmetic are ``decoding.SpeculativeDecoder``'s; only the server hook
     ``verify_rows`` is wrapped: the target pass runs under ``EarlyExits.capture`` and the hidden states
     at the γ + 1 verifying positions give each exit's outcome (``exit_outcomes``). ``traces`` holds one
-    ``RoundTrace`` per round; the final layer alone decides what is emitted.
+    ``RoundTrace`` per round; the final layer alone decides what is emitted. ``times`` holds per round the
+    seconds of the target pass and of the early exits' outcomes after it.
     """
 
     def __init__(self, draft, ee: EarlyExits, prompt, max_new_tokens: int, gamma: int = 4,
                  eos_token_id: int | None = None):
         super().__init__(draft, ee.target, [prompt], max_new_tokens, gamma=gamma,
                          eos_token_id=eos_token_id)
-        self.ee, self.traces = ee, []
+        self.ee, self.traces, self.times = ee, [], []
 
     def verify_rows(self, drafts, dists):
         draft_ids = drafts[0]
         g, m = draft_ids.shape[0], self.rows[0].target_pending.shape[0]
+        t0 = time.perf_counter()
         with self.ee.capture() as hidden:
             verdict, p_x = super().verify_rows(drafts, dists)
+        t1 = time.perf_counter()
         exits = tuple(exit_outcomes(self.ee, p, hidden[p - 1][0, m - 1: m + g], draft_ids)
                       for p in range(1, self.ee.n_layers))
+        self.times.append((t1 - t0, time.perf_counter() - t1))
         self.traces.append(RoundTrace(drafted=g, accepted=int(verdict.accepted[0]), token=int(verdict.token[0]),
                                       n_layers=self.ee.n_layers, exits=exits))
         return verdict, p_x

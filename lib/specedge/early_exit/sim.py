@@ -47,7 +47,7 @@ import simpy
 from ..solvers.venkatesha2025 import Timings
 
 __all__ = ["ExitOutcome", "RoundTrace", "FSDConfig", "SimResult", "simulate", "average_early_exit", "stated_miss_rate",
-           "stated_average_early_exit", "evaluate",
+           "stated_average_early_exit", "evaluate", "traces_frame", "traces_from_frame", "TRACE_COLUMNS",
            "CLIENT_QUEUES", "SERVER_QUEUES", "RUNNING"]
 
 CLIENT_QUEUES = ("priority", "fifo", "random")
@@ -197,6 +197,39 @@ def stated_average_early_exit(sequences: Sequence[Sequence[RoundTrace]]) -> floa
     return float(np.mean(layers)) if layers else float("nan")
 
 
+TRACE_COLUMNS = ("sequence", "round", "drafted", "accepted", "token", "n_layers", "exit", "exit_accepted",
+                 "exit_token", "confidence")
+
+
+def traces_frame(sequences: Sequence[Sequence[RoundTrace]]) -> pd.DataFrame:
+    """One row per (sequence, round, early exit) in ``TRACE_COLUMNS`` (a round without exits keeps one row with
+    exit 0): the committed form of traces; ``traces_from_frame`` reads it back."""
+    rows = []
+    for i, seq in enumerate(sequences):
+        for k, r in enumerate(seq):
+            base = (i, k, r.drafted, r.accepted, r.token, r.n_layers)
+            rows += ([(*base, e.layer, e.accepted, e.token, e.confidence) for e in r.exits]
+                     or [(*base, 0, -1, -1, float("nan"))])
+    return pd.DataFrame(rows, columns=list(TRACE_COLUMNS))
+
+
+def traces_from_frame(frame: pd.DataFrame) -> list[list[RoundTrace]]:
+    """The sequences of ``traces_frame`` (sequences and rounds in order of their numbers)."""
+    missing = set(TRACE_COLUMNS) - set(frame.columns)
+    if missing:
+        raise ValueError(f"trace frame lacks columns {sorted(missing)} (expected {list(TRACE_COLUMNS)})")
+    out = []
+    for _, seq in frame.sort_values(["sequence", "round", "exit"], kind="stable").groupby("sequence", sort=True):
+        rounds = []
+        for _, r in seq.groupby("round", sort=True):
+            first = r.iloc[0]
+            exits = tuple(ExitOutcome(int(e.exit), int(e.exit_accepted), int(e.exit_token), float(e.confidence))
+                          for e in r.itertuples() if e.exit > 0)
+            rounds.append(RoundTrace(int(first.drafted), int(first.accepted), int(first.token), int(first.n_layers), exits))
+        out.append(rounds)
+    return out
+
+
 def _check_sequences(sequences) -> list[list[RoundTrace]]:
     seqs = [list(s) for s in sequences]
     if not seqs or not all(seqs):
@@ -343,7 +376,8 @@ def simulate(sequences: Sequence[Sequence[RoundTrace]], config: FSDConfig, mode:
                      partial_hits=int((frame.outcome == "partial").sum()), log=frame)
 
 
-def evaluate(sequences: Sequence[Sequence[RoundTrace]], config: FSDConfig) -> dict[str, float]:
+def evaluate(sequences: Sequence[Sequence[RoundTrace]], config: FSDConfig, fsd_config: FSDConfig | None = None,
+             ar_token_s: float | None = None) -> dict[str, float]:
     """Table 6's metrics for one (model set, client, benchmark): AR from Table 4, SD and FSD simulated.
 
     speedup_ar_sd = N·(T_t + T_c) / SD time; speedup_sd_fsd = SD time / FSD time; tau = tokens per
@@ -351,10 +385,14 @@ def evaluate(sequences: Sequence[Sequence[RoundTrace]], config: FSDConfig) -> di
     ``stated_average_early_exit``: properties of the models); miss_rate = the simulated FSD's ρ (a hit needs a
     finished pre-draft); avg_ee = earliest agreeing exit counting L where none agrees; avg_hit_exit = the exit
     whose pre-draft served FSD's hits (depends on the client's speed and threads).
+
+    ``fsd_config`` (default ``config``): FSD's own timings where they differ from SD's (a server that pays for
+    computing the exits verifies slower than plain SD's); ``ar_token_s``: AR's seconds per token where measured
+    (default Table 4's T_t + T_c).
     """
     from ..solvers.venkatesha2025 import latency_ar
-    sd, fsd = simulate(sequences, config, "sd"), simulate(sequences, config, "fsd")
-    ar = float(latency_ar(sd.tokens, config.T_t, config.T_c))
+    sd, fsd = simulate(sequences, config, "sd"), simulate(sequences, fsd_config or config, "fsd")
+    ar = float(latency_ar(sd.tokens, config.T_t, config.T_c) if ar_token_s is None else sd.tokens * ar_token_s)
     layers = next(iter(sequences))[0].n_layers
     ee, stated_ee = average_early_exit(sequences), stated_average_early_exit(sequences)
     return dict(speedup_ar_sd=ar / sd.time_s, speedup_sd_fsd=sd.time_s / fsd.time_s,

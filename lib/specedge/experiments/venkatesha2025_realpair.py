@@ -1,0 +1,285 @@
+"""venkatesha2025 on the real pair (Qwen2.5-Coder 0.5B drafting for 1.5B): an offline measuring step.
+
+``python -m specedge.experiments.venkatesha2025_realpair`` (``make realpair-exits``; after ``make realpair``;
+never in CI) runs four resumable stages on the 28-layer target in the dtype ``host.auto_dtype`` picks, and writes
+the small files the notebook reads into ``data/venkatesha2025/realpair/`` (the adapters themselves, ~50 MB, stay
+in the git-ignored ``build/``):
+
+1. ``extract``: hidden states of the frozen target once per record (``early_exit.offline.extract``): the zoo
+   corpus's train records for training, its held-out records for agreement;
+2. ``train``: the paper's adapters, one bottleneck per decoder layer (27 early exits; the last layer is the target
+   itself), sized to the paper's 1.48 % of the target, trained by ``early_exit.offline.fit`` (candidate KL);
+   ``adapters.json`` (sizes, loss per epoch, seconds);
+3. ``agreement``: each exit's argmax over the full head against the final's on held-out positions, trained vs logit
+   lens -> ``exit_agreement.csv.gz``;
+4. ``traces``: real greedy SD rounds of the pair (γ = 4) on the zoo's held-out prompts of each Table 6 benchmark's
+   stand-in domain with every exit's outcome (``early_exit.ExitTracingDecoder``) -> ``ee_rounds.csv.gz`` and the
+   measured passes of every round -> ``round_times.csv``, plus the pair's pass times -> ``pass_times.csv``;
+5. ``concurrent``: the threaded FSD run (``early_exit.concurrent``) once, short, beside the simulation on the same
+   prompts -> ``concurrent_vs_sim.csv``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import pandas as pd
+import torch
+
+from .. import early_exit, host, paths, zoo
+from ..early_exit import concurrent, offline, sim
+from ..early_exit.passes import draft_time, step_time, verify_time
+from ..hardware import load_profile
+from ..plotting import write_csv
+from ..zoo import corpus
+from ..zoo.realpair import DRAFT, TARGET
+from .venkatesha2025_runs import BENCHMARKS
+
+OUT = paths.DATA / "venkatesha2025" / "realpair"
+CACHE = paths.BUILD / "venkatesha2025_realpair"
+PARAM_FRACTION = 0.0148          # Table 2: 101M trainable parameters of the 7B Vicuna, 1.48 %
+SETTINGS = dict(train_per_domain=12, context=256, held_per_domain=2, held_context=64, epochs=3, batch=128,
+                negatives=2048, lr=1e-3, topk=32, gamma=4, prompts_per_benchmark=2, max_new=32, seed=0)
+
+
+def _ids(tok, records, context):
+    return [tok(r["prompt"] + r["completion"], add_special_tokens=False)["input_ids"][:context] for r in records]
+
+
+def _records(tok, s):
+    train = [r for d in zoo.DOMAINS for r in corpus.load("train", d)[: s["train_per_domain"]]]
+    held = [r for d in zoo.DOMAINS for r in zoo.eval_records(d, s["held_per_domain"])]
+    return _ids(tok, train, s["context"]), _ids(tok, held, s["held_context"]), [r["domain"] for r in held]
+
+
+def _models():
+    dtype = host.resolve_dtype("auto")
+    draft, target, tok = zoo.load_pair(DRAFT, TARGET, getattr(torch, dtype))
+    return draft.eval(), target.eval(), tok, dtype
+
+
+def adapters(target, tok, dtype, s, progress=True) -> early_exit.EarlyExits:
+    """Stages 1-3: cached hidden states, trained adapters (resumable), agreement on held-out positions."""
+    torch.manual_seed(s["seed"])
+    ee = early_exit.EarlyExits(target, param_fraction=PARAM_FRACTION, per_layer=1)
+    train_ids, held_ids, held_domains = _records(tok, s)
+    t0 = time.perf_counter()
+    offline.extract(ee, train_ids, CACHE / "hidden", "train", topk=s["topk"], progress=progress)
+    offline.extract(ee, held_ids, CACHE / "hidden", "held", topk=1, progress=progress)
+    extract_s = time.perf_counter() - t0
+    hidden, topk = offline.load_split(CACHE / "hidden", "train")
+    record = offline.fit(ee, hidden, topk, CACHE / "fit", s["epochs"], batch=s["batch"], negatives=s["negatives"],
+                         lr=s["lr"], seed=s["seed"], progress=progress)
+    del hidden, topk
+    early_exit.save(ee, CACHE / "adapters", dict(record, target=TARGET, dtype=dtype))
+    held, _ = offline.load_split(CACHE / "hidden", "held")
+    t0 = time.perf_counter()
+    agree = offline.agreement_frame(ee, held, progress=progress)
+    owner = [(i, d) for i, (d, ids) in enumerate(zip(held_domains, held_ids)) for _ in ids]
+    agree.insert(1, "record", agree.position.map(lambda p: owner[p][0]))
+    agree.insert(2, "domain", agree.position.map(lambda p: owner[p][1]))
+    OUT.mkdir(parents=True, exist_ok=True)
+    agree.to_csv(OUT / "exit_agreement.csv.gz", index=False, float_format="%.10g", lineterminator="\n")
+    meta = dict(target=TARGET, layers=len(target.model.layers), exits=ee.n_layers - 1, exits_per_layer=1,
+                bottleneck=ee.rank, trainable_params=ee.trainable_parameters(),
+                target_params=sum(p.numel() for p in target.parameters()), param_fraction=ee.param_fraction(),
+                train_records=len(train_ids), train_positions=record["positions"], held_records=len(held_ids),
+                held_positions=int(held.shape[0]), epochs=record["epochs_done"], loss_per_epoch=record["loss"],
+                loss=record["loss_name"], train_seconds=round(record["train_seconds"], 1),
+                extract_seconds_last_run=round(extract_s, 1), agreement_seconds=round(time.perf_counter() - t0, 1),
+                settings=s, torch_threads=torch.get_num_threads(), torch=torch.__version__, **host.describe(dtype))
+    (OUT / "adapters.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    return ee
+
+
+def _prompts(tok, s):
+    out = {}
+    for bench, (domain, part) in BENCHMARKS.items():
+        n = s["prompts_per_benchmark"]
+        out[bench] = [tok(p, add_special_tokens=False)["input_ids"] for p in zoo.eval_prompts(domain, (part + 1) * n)[part * n:]]
+    return out
+
+
+def traces(draft, ee, tok, s, progress=True) -> pd.DataFrame:
+    """Stage 4: SD rounds with every exit's outcome per benchmark, their pass times, and the pair's pass times."""
+    frames, times = [], []
+    for bench, prompts in _prompts(tok, s).items():
+        seqs = []
+        for i, p in enumerate(prompts):
+            dec = early_exit.ExitTracingDecoder(draft, ee, p, s["max_new"], gamma=s["gamma"], eos_token_id=tok.eos_token_id)
+            gen = dec.run()[0]
+            seqs.append(dec.traces)
+            times += [dict(benchmark=bench, sequence=i, round=k, drafted=len(r.draft_ids), t_draft=r.t_draft,
+                           t_target=tt, t_exits=te) for k, (r, (tt, te)) in enumerate(zip(gen.rounds, dec.times))]
+            if progress:
+                print(f"[realpair-exits] {bench} prompt {i}: {len(dec.traces)} rounds, {gen.tokens.numel()} tokens", flush=True)
+        frames.append(sim.traces_frame(seqs).assign(benchmark=bench))
+    rounds = pd.concat(frames, ignore_index=True)
+    rounds = rounds[["benchmark", *sim.TRACE_COLUMNS]]
+    OUT.mkdir(parents=True, exist_ok=True)
+    rounds.to_csv(OUT / "ee_rounds.csv.gz", index=False, float_format="%.10g", lineterminator="\n")
+    write_csv(pd.DataFrame(times), OUT / "round_times.csv")
+    return rounds
+
+
+def pass_times(draft, ee, s) -> pd.DataFrame:
+    """The pair's passes (``timing.fastest`` of 9): one-token steps of draft and target, γ drafted tokens, the target's
+    (γ + 1)-token verification without and with every exit's outcome, one exit's outcome."""
+    g = s["gamma"]
+    rows = dict(draft_step_s=step_time(draft, repeats=9), target_step_s=step_time(ee.target, repeats=9),
+                draft_gamma_s=draft_time(draft, g, repeats=9), verify_s=step_time(ee.target, 1, g + 1, repeats=9),
+                verify_exits_s=verify_time(ee, g, repeats=9))
+    rows["exit_step_s"] = (rows["verify_exits_s"] - rows["verify_s"]) / (ee.n_layers - 1)
+    frame = pd.DataFrame([dict(quantity=k, value=v, gamma=g) for k, v in rows.items()])
+    write_csv(frame, OUT / "pass_times.csv")
+    return frame
+
+
+def concurrent_check(draft, ee, tok, s, clients=("rtx",), n_prompts=2, max_new=24, time_scale=10.0) -> pd.DataFrame:
+    """Stage 5: the threaded FSD run beside the simulation on the same prompts (HumanEval's stand-in, the paper's timings
+    of the 68M/7B set), simulated miss rate over ``seeds`` of the client queue's random choices."""
+    prof = load_profile("venkatesha2025_paper")
+    prompts = _prompts(tok, dict(s, prompts_per_benchmark=n_prompts))["HumanEval"]
+    tr = early_exit.collect_traces(draft, ee, prompts, max_new, gamma=s["gamma"], eos_token_id=tok.eos_token_id)
+    rows = []
+    for client in clients:
+        cfg = sim.FSDConfig.from_profile(prof, f"{client}_vicuna68m_vicuna7b")
+        t0 = time.perf_counter()
+        real_sd = concurrent.run(draft, ee, prompts, max_new, cfg, "sd", time_scale=time_scale)
+        real_fsd = concurrent.run(draft, ee, prompts, max_new, cfg, "fsd", time_scale=time_scale)
+        wall = time.perf_counter() - t0
+        for seed in range(5):
+            c = cfg.with_(seed=seed)
+            sim_sd, sim_fsd = sim.simulate(tr, c, "sd"), sim.simulate(tr, c, "fsd")
+            rows.append(dict(client=client, seed=seed, prompts=len(prompts), max_new=max_new, threads=cfg.threads,
+                             time_scale=time_scale, checks_sim=sim_fsd.checks, checks_concurrent=real_fsd.checks,
+                             miss_rate_sim=sim_fsd.miss_rate, miss_rate_concurrent=real_fsd.miss_rate,
+                             speedup_sd_fsd_sim=sim_sd.time_s / sim_fsd.time_s,
+                             speedup_sd_fsd_concurrent=real_sd.time_s / real_fsd.time_s, wall_s=wall))
+    frame = pd.DataFrame(rows)
+    write_csv(frame, OUT / "concurrent_vs_sim.csv")
+    return frame
+
+
+STAGES = ("adapters", "traces", "times", "concurrent")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="venkatesha2025 on the real pair: adapters, exit agreement, EE traces")
+    ap.add_argument("stages", nargs="*", choices=STAGES, default=list(STAGES))
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (1: one core of a shared machine)")
+    for k, v in SETTINGS.items():
+        ap.add_argument(f"--{k.replace('_', '-')}", type=type(v), default=v)
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    s = {k: getattr(args, k) for k in SETTINGS}
+    draft, target, tok, dtype = _models()
+    if "adapters" in args.stages:
+        ee = adapters(target, tok, dtype, s)
+    else:
+        ee, _ = early_exit.load(target, CACHE / "adapters")
+    if "traces" in args.stages:
+        traces(draft, ee, tok, s)
+    if "times" in args.stages:
+        print(pass_times(draft, ee, s).to_string(index=False))
+    if "concurrent" in args.stages:
+        print(concurrent_check(draft, ee, tok, s).to_string(index=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+# ------------------------------------------------------------------------------------ reading (the notebook)
+FILES = ("adapters.json", "exit_agreement.csv.gz", "ee_rounds.csv.gz", "round_times.csv", "pass_times.csv",
+         "concurrent_vs_sim.csv")
+
+
+def load_outputs(folder=OUT) -> dict:
+    """The committed outputs of this module (``FILES``), by name; a missing one is an error naming it."""
+    missing = [f for f in FILES if not (folder / f).exists()]
+    if missing:
+        raise FileNotFoundError(f"{[str(folder / f) for f in missing]} missing: `make realpair-exits` writes them "
+                                "(python -m specedge.experiments.venkatesha2025_realpair, after `make realpair`)")
+    out = {f: pd.read_csv(folder / f) for f in FILES if f.endswith((".csv", ".csv.gz"))}
+    out["adapters.json"] = json.loads((folder / "adapters.json").read_text())
+    return out
+
+
+def agreement_by_exit(agree: pd.DataFrame, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Per exit and kind: agreement with the final's argmax and mean confidence over the held-out positions, with a
+    95 % interval of the agreement that resamples whole held-out records (positions of one record are correlated)."""
+    from ..predictor.intervals import bootstrap_statistic
+    rows = []
+    for (kind, e), g in agree.groupby(["kind", "exit"], sort=True):
+        v, lo, hi = bootstrap_statistic(g, g.record.to_numpy(), lambda f: f.agree.mean(), n=n_boot, seed=seed)
+        rows.append(dict(kind=kind, exit=e, depth=e / (agree.exit.max() + 1), agreement=v, low=lo, high=hi,
+                         confidence=g.confidence.mean(), positions=len(g)))
+    return pd.DataFrame(rows)
+
+
+def traces_by_benchmark(rounds: pd.DataFrame) -> dict[str, list]:
+    """``ee_rounds.csv.gz`` as ``early_exit.sim`` traces, one list of sequences per benchmark (in BENCHMARKS' order)."""
+    return {b: sim.traces_from_frame(rounds[rounds.benchmark == b]) for b in BENCHMARKS if (rounds.benchmark == b).any()}
+
+
+def sources(passes: pd.DataFrame, prof, local, gamma: int = 4, columns=()) -> dict[str, dict]:
+    """The timing sources of the real pair's Table 6, each a dict of FSD's and SD's ``sim.FSDConfig`` and AR's seconds per
+    token (None: Table 4's T_t + T_c):
+
+    - ``this CPU``: the pair's passes measured here (``pass_times.csv``): drafting γ tokens, SD verifying γ + 1 tokens,
+      FSD's verification paying for every exit's outcome; AR = one target step; T_c the measured loopback round trip
+      (``local``, one machine plays client and server); one pre-drafting thread (the client's one core);
+    - ``paper <client> <set>``: the paper's Table 5 timings of each of ``columns`` (client, model set) as published;
+    - ``verification = one step``: an accelerator's regime, where verifying γ + 1 tokens costs one target step and the
+      exits come free with the layers (the paper's assumption); T_d = the pair's measured draft step, so the pair's own
+      c = draft step / target step; T_c as for this CPU; 15 pre-drafting threads (the paper's common limit)."""
+    p = passes.set_index("quantity").value
+    need = {"draft_step_s", "target_step_s", "draft_gamma_s", "verify_s", "verify_exits_s"} - set(p.index)
+    if need:
+        raise ValueError(f"pass_times lacks {sorted(need)}")
+    t_c = float(next(iter(local.runtime.values()))["T_c_s"])
+    cpu = sim.FSDConfig(gamma=gamma, T_d=p.draft_gamma_s / gamma, T_t=p.verify_s, T_c=t_c, threads=1)
+    out = {"this CPU": dict(sd=cpu, fsd=cpu.with_(T_t=float(p.verify_exits_s)), ar_token_s=p.target_step_s + t_c)}
+    for client, set_name in columns:
+        cfg = sim.FSDConfig.from_profile(prof, f"{client}_{set_name}", gamma=gamma)
+        out[f"paper {client} {set_name}"] = dict(sd=cfg, fsd=cfg, ar_token_s=None)
+    acc = sim.FSDConfig(gamma=gamma, T_d=float(p.draft_step_s), T_t=float(p.target_step_s), T_c=t_c, threads=15)
+    out["verification = one step"] = dict(sd=acc, fsd=acc, ar_token_s=p.target_step_s + t_c)
+    return out
+
+
+def table6(traces: dict[str, list], srcs: dict[str, dict]) -> pd.DataFrame:
+    """``sim.evaluate`` per timing source x benchmark on the real pair's traces, plus each source's ``Average``
+    (the mean over the benchmarks, as the paper's Average row); timings of the source in ms beside."""
+    rows = []
+    for name, src in srcs.items():
+        sd, fsd = src["sd"], src["fsd"]
+        for bench, tr in traces.items():
+            rows.append(dict(source=name, benchmark=bench, T_d_ms=1e3 * sd.T_d, T_t_sd_ms=1e3 * sd.T_t,
+                             T_t_fsd_ms=1e3 * fsd.T_t, T_c_ms=1e3 * sd.T_c, threads=fsd.threads,
+                             **sim.evaluate(tr, sd, fsd, src["ar_token_s"])))
+    t6 = pd.DataFrame(rows)
+    avg = t6.groupby("source", sort=False).mean(numeric_only=True).reset_index().assign(benchmark="Average")
+    return pd.concat([t6, avg[t6.columns]], ignore_index=True)
+
+
+def model_quantities(rounds: pd.DataFrame, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """τ, the paper's cache-miss rate and Avg EE (``sim.stated_*``, timing-free) over all rounds, each with a 95 %
+    interval that resamples whole prompts (benchmark x sequence)."""
+    from ..predictor.intervals import bootstrap_statistic
+    per_round = rounds.groupby(["benchmark", "sequence", "round"], sort=False).apply(
+        lambda g: pd.Series(dict(tokens=g.accepted.iloc[0] + 1, n_layers=g.n_layers.iloc[0],
+                                 earliest=next((int(e.exit) for e in g.itertuples() if e.exit > 0 and
+                                                (e.exit_accepted, e.exit_token) == (e.accepted, e.token)), 0))),
+        include_groups=False).reset_index()
+    groups = (per_round.benchmark + "/" + per_round.sequence.astype(str)).to_numpy()
+    stats = {"tau": lambda f: f.tokens.mean(), "stated_miss_rate": lambda f: (f.earliest == 0).mean(),
+             "stated_avg_ee": lambda f: f.earliest[f.earliest > 0].mean(),
+             "stated_avg_ee_depth": lambda f: (f.earliest[f.earliest > 0] / f.n_layers[f.earliest > 0]).mean()}
+    rows = [dict(quantity=q, **dict(zip(("value", "low", "high"), bootstrap_statistic(per_round, groups, fn, n_boot, seed))))
+            for q, fn in stats.items()]
+    return pd.DataFrame(rows).assign(rounds=len(per_round), prompts=len(set(groups)))
