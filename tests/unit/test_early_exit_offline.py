@@ -131,7 +131,7 @@ def test_traces_frame_round_trip_and_stated_metrics():
         sim.traces_from_frame(frame.drop(columns="exit_token"))
     # the realpair reader's model quantities use the same definitions as early_exit.sim
     rounds = frame.assign(benchmark="b")
-    q = rp.model_quantities(rounds, n_boot=50).set_index("quantity").value
+    q = sim.stated_intervals(rounds, n_boot=50).set_index("quantity").value
     assert q["tau"] == pytest.approx(np.mean([3, 5, 1, 2]))
     assert q["stated_miss_rate"] == pytest.approx(sim.stated_miss_rate(seqs)) == 0.5
     assert q["stated_avg_ee"] == pytest.approx(sim.stated_average_early_exit(seqs)) == 1.5
@@ -161,7 +161,7 @@ def test_realpair_sources_use_their_own_timings_and_table6_averages():
     assert src["paper rtx vicuna68m_vicuna7b"]["sd"] == sim.FSDConfig.from_profile(prof, "rtx_vicuna68m_vicuna7b", gamma=4)
     with pytest.raises(ValueError, match="verify_exits_s"):
         rp.sources(passes_.iloc[:4], prof, local)
-    t6 = rp.table6({"a": _rounds(), "b": _rounds()[:2]}, src)
+    t6 = sim.evaluate_sources({"a": _rounds(), "b": _rounds()[:2]}, src)
     avg = t6[t6.benchmark == "Average"].set_index("source")
     per = t6[t6.benchmark != "Average"]
     assert len(avg) == 3

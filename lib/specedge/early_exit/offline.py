@@ -30,7 +30,7 @@ from tqdm.auto import tqdm
 
 from . import EarlyExits, _parts
 
-__all__ = ["extract", "load_split", "fit", "candidate_kl", "agreement_frame", "CHECKPOINT"]
+__all__ = ["extract", "load_split", "fit", "candidate_kl", "agreement_frame", "agreement_table", "CHECKPOINT"]
 
 CHECKPOINT = "checkpoint.pt"
 
@@ -178,3 +178,18 @@ def agreement_frame(ee: EarlyExits, hidden: torch.Tensor, chunk: int = 64, progr
                 rows += [dict(position=s + j, exit=l, kind=kind, agree=bool(a), confidence=float(c))
                          for j, (a, c) in enumerate(zip(agree.tolist(), conf.tolist()))]
     return pd.DataFrame(rows, columns=["position", "exit", "kind", "agree", "confidence"])
+
+
+def agreement_table(agree: pd.DataFrame, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """``agreement_frame`` (with a ``record`` column: the held-out record of each position) per exit and kind: agreement,
+    its 95 % interval resampling whole records (positions of one record are correlated), mean confidence, and the
+    exit's depth (exit / P)."""
+    from ..predictor.intervals import bootstrap_statistic
+    if "record" not in agree:
+        raise ValueError("agree needs a 'record' column (the held-out record of each position) for the interval")
+    rows = []
+    for (kind, e), g in agree.groupby(["kind", "exit"], sort=True):
+        v, lo, hi = bootstrap_statistic(g, g.record.to_numpy(), lambda f: f.agree.mean(), n=n_boot, seed=seed)
+        rows.append(dict(kind=kind, exit=e, depth=e / (agree.exit.max() + 1), agreement=v, low=lo, high=hi,
+                         confidence=g.confidence.mean(), positions=len(g)))
+    return pd.DataFrame(rows)

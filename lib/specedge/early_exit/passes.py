@@ -15,7 +15,7 @@ from ..decoding import CausalLM
 from ..kv_cache_arg import cache_kw
 from . import EarlyExits, LayerStream
 
-__all__ = ["step_time", "verify_time", "draft_time"]
+__all__ = ["step_time", "verify_time", "draft_time", "pair_passes"]
 
 
 def step_time(model, batch: int = 1, new_tokens: int = 1, context: int = 64, repeats: int = 15) -> float:
@@ -74,3 +74,14 @@ def draft_time(draft, gamma: int = 4, context: int = 64, repeats: int = 21) -> f
     with torch.inference_mode():
         return timing.fastest(once, repeats)
 
+
+
+def pair_passes(draft, ee: EarlyExits, gamma: int = 4, repeats: int = 9) -> dict[str, float]:
+    """A draft/early-exit-target pair's passes in seconds: one-token steps of each (``draft_step_s``, ``target_step_s``),
+    γ drafted tokens (``draft_gamma_s``), the target's (γ + 1)-token verification without and with every exit's
+    outcome (``verify_s``, ``verify_exits_s``), and one exit's share of the difference (``exit_step_s``)."""
+    out = dict(draft_step_s=step_time(draft, repeats=repeats), target_step_s=step_time(ee.target, repeats=repeats),
+               draft_gamma_s=draft_time(draft, gamma, repeats=repeats),
+               verify_s=step_time(ee.target, 1, gamma + 1, repeats=repeats), verify_exits_s=verify_time(ee, gamma, repeats=repeats))
+    out["exit_step_s"] = (out["verify_exits_s"] - out["verify_s"]) / (ee.n_layers - 1)
+    return out

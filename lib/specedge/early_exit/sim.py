@@ -38,7 +38,7 @@ time equals Table 4's formulas (``solvers.venkatesha2025``) exactly; the tests c
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -47,7 +47,8 @@ import simpy
 from ..solvers.venkatesha2025 import Timings
 
 __all__ = ["ExitOutcome", "RoundTrace", "FSDConfig", "SimResult", "simulate", "average_early_exit", "stated_miss_rate",
-           "stated_average_early_exit", "evaluate", "traces_frame", "traces_from_frame", "TRACE_COLUMNS",
+           "stated_average_early_exit", "evaluate", "evaluate_sources", "stated_intervals", "traces_frame", "traces_from_frame",
+           "TRACE_COLUMNS",
            "CLIENT_QUEUES", "SERVER_QUEUES", "RUNNING"]
 
 CLIENT_QUEUES = ("priority", "fifo", "random")
@@ -400,3 +401,38 @@ def evaluate(sequences: Sequence[Sequence[RoundTrace]], config: FSDConfig, fsd_c
                 stated_avg_ee_depth=stated_ee / layers, miss_rate=fsd.miss_rate, avg_ee=ee, avg_ee_depth=ee / layers,
                 avg_hit_exit=fsd.avg_hit_exit, avg_hit_exit_depth=fsd.avg_hit_exit / layers, n_layers=layers,
                 tokens=sd.tokens, rounds=sd.rounds, partial_hits=fsd.partial_hits)
+
+
+def evaluate_sources(traces: Mapping[str, Sequence[Sequence[RoundTrace]]], sources: Mapping[str, Mapping]) -> pd.DataFrame:
+    """``evaluate`` for every timing source x group of traces (``sources[name]``: ``sd`` and ``fsd`` configs and
+    ``ar_token_s``), plus each source's ``Average`` over the groups (as Table 6's Average row); timings in ms beside."""
+    rows = []
+    for name, src in sources.items():
+        sd, fsd = src["sd"], src["fsd"]
+        for group, tr in traces.items():
+            rows.append(dict(source=name, benchmark=group, T_d_ms=1e3 * sd.T_d, T_t_sd_ms=1e3 * sd.T_t,
+                             T_t_fsd_ms=1e3 * fsd.T_t, T_c_ms=1e3 * sd.T_c, threads=fsd.threads,
+                             **evaluate(tr, sd, fsd, src["ar_token_s"])))
+    frame = pd.DataFrame(rows)
+    avg = frame.groupby("source", sort=False).mean(numeric_only=True).reset_index().assign(benchmark="Average")
+    return pd.concat([frame, avg[frame.columns]], ignore_index=True)
+
+
+def stated_intervals(frame: pd.DataFrame, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """τ and the paper's cache-miss rate and Avg EE (``stated_miss_rate``, ``stated_average_early_exit``, also as a
+    fraction of depth) over every round of a ``traces_frame`` (with a ``benchmark`` column), each with a 95 % interval
+    that resamples whole sequences (benchmark x sequence)."""
+    from ..predictor.intervals import bootstrap_statistic
+    per_round = frame.groupby(["benchmark", "sequence", "round"], sort=False).apply(
+        lambda g: pd.Series(dict(tokens=g.accepted.iloc[0] + 1, n_layers=g.n_layers.iloc[0],
+                                 earliest=next((int(e.exit) for e in g.itertuples() if e.exit > 0 and
+                                                (e.exit_accepted, e.exit_token) == (e.accepted, e.token)), 0))),
+        include_groups=False).reset_index()
+    groups = (per_round.benchmark.astype(str) + "/" + per_round.sequence.astype(str)).to_numpy()
+    agreed = per_round.earliest > 0
+    stats = {"tau": lambda f: f.tokens.mean(), "stated_miss_rate": lambda f: (f.earliest == 0).mean(),
+             "stated_avg_ee": lambda f: f.earliest[f.earliest > 0].mean(),
+             "stated_avg_ee_depth": lambda f: (f.earliest[f.earliest > 0] / f.n_layers[f.earliest > 0]).mean()}
+    rows = [dict(quantity=q, **dict(zip(("value", "low", "high"), bootstrap_statistic(per_round, groups, fn, n_boot, seed))))
+            for q, fn in stats.items()]
+    return pd.DataFrame(rows).assign(rounds=len(per_round), agreeing_rounds=int(agreed.sum()), prompts=len(set(groups)))

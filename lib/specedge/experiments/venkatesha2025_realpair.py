@@ -30,7 +30,7 @@ import torch
 
 from .. import early_exit, host, paths, zoo
 from ..early_exit import concurrent, offline, sim
-from ..early_exit.passes import draft_time, step_time, verify_time
+from ..early_exit.passes import pair_passes
 from ..hardware import load_profile
 from ..plotting import write_csv
 from ..zoo import corpus
@@ -41,7 +41,7 @@ OUT = paths.DATA / "venkatesha2025" / "realpair"
 CACHE = paths.BUILD / "venkatesha2025_realpair"
 PARAM_FRACTION = 0.0148          # Table 2: 101M trainable parameters of the 7B Vicuna, 1.48 %
 SETTINGS = dict(train_per_domain=12, context=256, held_per_domain=2, held_context=64, epochs=3, batch=128,
-                negatives=2048, lr=1e-3, topk=32, gamma=4, prompts_per_benchmark=2, max_new=32, seed=0)
+                negatives=2048, lr=1e-3, topk=32, gamma=4, prompts_per_benchmark=3, max_new=48, seed=0)
 
 
 def _ids(tok, records, context):
@@ -119,33 +119,26 @@ def traces(draft, ee, tok, s, progress=True) -> pd.DataFrame:
     rounds = pd.concat(frames, ignore_index=True)
     rounds = rounds[["benchmark", *sim.TRACE_COLUMNS]]
     OUT.mkdir(parents=True, exist_ok=True)
+    meta = json.loads((OUT / "adapters.json").read_text())
+    meta["traces"] = {k: s[k] for k in ("gamma", "prompts_per_benchmark", "max_new")}
+    (OUT / "adapters.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
     rounds.to_csv(OUT / "ee_rounds.csv.gz", index=False, float_format="%.10g", lineterminator="\n")
     write_csv(pd.DataFrame(times), OUT / "round_times.csv")
     return rounds
 
 
-def pass_times(draft, ee, s) -> pd.DataFrame:
-    """The pair's passes (``timing.fastest`` of 9): one-token steps of draft and target, γ drafted tokens, the target's
-    (γ + 1)-token verification without and with every exit's outcome, one exit's outcome."""
-    g = s["gamma"]
-    rows = dict(draft_step_s=step_time(draft, repeats=9), target_step_s=step_time(ee.target, repeats=9),
-                draft_gamma_s=draft_time(draft, g, repeats=9), verify_s=step_time(ee.target, 1, g + 1, repeats=9),
-                verify_exits_s=verify_time(ee, g, repeats=9))
-    rows["exit_step_s"] = (rows["verify_exits_s"] - rows["verify_s"]) / (ee.n_layers - 1)
-    frame = pd.DataFrame([dict(quantity=k, value=v, gamma=g) for k, v in rows.items()])
-    write_csv(frame, OUT / "pass_times.csv")
-    return frame
 
 
-def concurrent_check(draft, ee, tok, s, clients=("rtx",), n_prompts=2, max_new=24, time_scale=10.0) -> pd.DataFrame:
+def concurrent_check(draft, ee, tok, s, clients=("rtx",), n_prompts=2, max_new=24, time_scale=15.0,
+                     threads=3) -> pd.DataFrame:
     """Stage 5: the threaded FSD run beside the simulation on the same prompts (HumanEval's stand-in, the paper's timings
-    of the 68M/7B set), simulated miss rate over ``seeds`` of the client queue's random choices."""
+    of the 68M/7B set with ``threads`` pre-drafting threads, Table 7's smallest), the simulation over five seeds."""
     prof = load_profile("venkatesha2025_paper")
     prompts = _prompts(tok, dict(s, prompts_per_benchmark=n_prompts))["HumanEval"]
     tr = early_exit.collect_traces(draft, ee, prompts, max_new, gamma=s["gamma"], eos_token_id=tok.eos_token_id)
     rows = []
     for client in clients:
-        cfg = sim.FSDConfig.from_profile(prof, f"{client}_vicuna68m_vicuna7b")
+        cfg = sim.FSDConfig.from_profile(prof, f"{client}_vicuna68m_vicuna7b", threads=threads)
         t0 = time.perf_counter()
         real_sd = concurrent.run(draft, ee, prompts, max_new, cfg, "sd", time_scale=time_scale)
         real_fsd = concurrent.run(draft, ee, prompts, max_new, cfg, "fsd", time_scale=time_scale)
@@ -209,16 +202,6 @@ def load_outputs(folder=OUT) -> dict:
     return out
 
 
-def agreement_by_exit(agree: pd.DataFrame, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """Per exit and kind: agreement with the final's argmax and mean confidence over the held-out positions, with a
-    95 % interval of the agreement that resamples whole held-out records (positions of one record are correlated)."""
-    from ..predictor.intervals import bootstrap_statistic
-    rows = []
-    for (kind, e), g in agree.groupby(["kind", "exit"], sort=True):
-        v, lo, hi = bootstrap_statistic(g, g.record.to_numpy(), lambda f: f.agree.mean(), n=n_boot, seed=seed)
-        rows.append(dict(kind=kind, exit=e, depth=e / (agree.exit.max() + 1), agreement=v, low=lo, high=hi,
-                         confidence=g.confidence.mean(), positions=len(g)))
-    return pd.DataFrame(rows)
 
 
 def traces_by_benchmark(rounds: pd.DataFrame) -> dict[str, list]:
@@ -252,34 +235,10 @@ def sources(passes: pd.DataFrame, prof, local, gamma: int = 4, columns=()) -> di
     return out
 
 
-def table6(traces: dict[str, list], srcs: dict[str, dict]) -> pd.DataFrame:
-    """``sim.evaluate`` per timing source x benchmark on the real pair's traces, plus each source's ``Average``
-    (the mean over the benchmarks, as the paper's Average row); timings of the source in ms beside."""
-    rows = []
-    for name, src in srcs.items():
-        sd, fsd = src["sd"], src["fsd"]
-        for bench, tr in traces.items():
-            rows.append(dict(source=name, benchmark=bench, T_d_ms=1e3 * sd.T_d, T_t_sd_ms=1e3 * sd.T_t,
-                             T_t_fsd_ms=1e3 * fsd.T_t, T_c_ms=1e3 * sd.T_c, threads=fsd.threads,
-                             **sim.evaluate(tr, sd, fsd, src["ar_token_s"])))
-    t6 = pd.DataFrame(rows)
-    avg = t6.groupby("source", sort=False).mean(numeric_only=True).reset_index().assign(benchmark="Average")
-    return pd.concat([t6, avg[t6.columns]], ignore_index=True)
 
 
-def model_quantities(rounds: pd.DataFrame, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """τ, the paper's cache-miss rate and Avg EE (``sim.stated_*``, timing-free) over all rounds, each with a 95 %
-    interval that resamples whole prompts (benchmark x sequence)."""
-    from ..predictor.intervals import bootstrap_statistic
-    per_round = rounds.groupby(["benchmark", "sequence", "round"], sort=False).apply(
-        lambda g: pd.Series(dict(tokens=g.accepted.iloc[0] + 1, n_layers=g.n_layers.iloc[0],
-                                 earliest=next((int(e.exit) for e in g.itertuples() if e.exit > 0 and
-                                                (e.exit_accepted, e.exit_token) == (e.accepted, e.token)), 0))),
-        include_groups=False).reset_index()
-    groups = (per_round.benchmark + "/" + per_round.sequence.astype(str)).to_numpy()
-    stats = {"tau": lambda f: f.tokens.mean(), "stated_miss_rate": lambda f: (f.earliest == 0).mean(),
-             "stated_avg_ee": lambda f: f.earliest[f.earliest > 0].mean(),
-             "stated_avg_ee_depth": lambda f: (f.earliest[f.earliest > 0] / f.n_layers[f.earliest > 0]).mean()}
-    rows = [dict(quantity=q, **dict(zip(("value", "low", "high"), bootstrap_statistic(per_round, groups, fn, n_boot, seed))))
-            for q, fn in stats.items()]
-    return pd.DataFrame(rows).assign(rounds=len(per_round), prompts=len(set(groups)))
+def pass_times(draft, ee, s) -> pd.DataFrame:
+    """The pair's passes (``early_exit.passes.pair_passes``) -> ``pass_times.csv``."""
+    frame = pd.DataFrame([dict(quantity=k, value=v, gamma=s["gamma"]) for k, v in pair_passes(draft, ee, s["gamma"]).items()])
+    write_csv(frame, OUT / "pass_times.csv")
+    return frame
