@@ -242,3 +242,36 @@ def pass_times(draft, ee, s) -> pd.DataFrame:
     frame = pd.DataFrame([dict(quantity=k, value=v, gamma=s["gamma"]) for k, v in pair_passes(draft, ee, s["gamma"]).items()])
     write_csv(frame, OUT / "pass_times.csv")
     return frame
+
+
+def section(cmp, paper, prof, local, zoo_avg: pd.DataFrame, base: sim.FSDConfig, paper_t7, n_boot: int = 1000,
+            threads=range(1, 31), seed: int = 0) -> dict:
+    """The notebook's real-pair section from the committed files: every frame, and the rows of Table 2, Table 6
+    (``venkatesha2025_tables.realpair``), Table 7 and Fig 4a (GSM8K's stand-in on ``base``, as for the zoo) and the
+    threaded run's check. ``zoo_avg``: the zoo's Table 6 average; ``paper_t7``: ``venkatesha2025_tables.paper_table7``."""
+    from . import venkatesha2025 as vx
+    from . import venkatesha2025_tables as vt
+    rp = load_outputs()
+    meta, rounds, cc = rp["adapters.json"], rp["ee_rounds.csv.gz"], rp["concurrent_vs_sim.csv"]
+    out = dict(exit_agreement=offline.agreement_table(rp["exit_agreement.csv.gz"], n_boot, seed),
+               model_quantities=sim.stated_intervals(rounds, n_boot, seed), concurrent_vs_sim=cc)
+    traces = traces_by_benchmark(rounds)
+    out["table6"] = sim.evaluate_sources(traces, sources(rp["pass_times.csv"], prof, local, columns=vt.COLUMNS))
+    vt.realpair(cmp, paper, meta, out["model_quantities"], out["table6"], zoo_avg)
+    tr, prefix = traces["GSM8K"], f"{vt.REAL}: "
+    n_exits = tr[0][0].n_layers - 1
+    t7 = vx.queue_policies(tr, base, paper_t7, threads=(3, 5, 10))
+    t7["paper"] = [p / 100 for row in paper_t7.values() for p in row]
+    vt.table7(cmp, t7, n_exits, base.T_d, models="real pair", prefix=prefix)
+    out["table7_queue_policies"], out["fig4a_threads"] = t7, vx.threads_sweep(tr, base, threads)
+    vt.fig4a(cmp, paper, out["fig4a_threads"], n_exits, models="real pair", prefix=prefix)
+    lo, hi, checks = cc.miss_rate_sim.min(), cc.miss_rate_sim.max(), int(cc.checks_sim.iloc[0])
+    cmp.check("FSD simulation", f"{vt.REAL}: threaded run's cache-miss rate against the simulation's (seeds {lo:.3f}-{hi:.3f}), "
+              f"within the seeds' range and one round of {checks}", round(float(cc.miss_rate_concurrent.iloc[0]), 4),
+              round(float(cc.miss_rate_sim.mean()), 4), tolerance=round((hi - lo) / 2 + 1 / checks, 4), unit="fraction",
+              note=f"RTX Vicuna-68M/7B timings with {int(cc.threads.iloc[0])} threads, x{cc.time_scale.iloc[0]:g} in time; "
+                   "the real models' compute adds where it exceeds the scaled budget")
+    out["summary"] = (f"{meta['exits']} exits, bottleneck {meta['bottleneck']}, {meta['trainable_params']:,} trainable parameters "
+                      f"({100 * meta['param_fraction']:.3f} % of {meta['target_params']:,}); {meta['epochs']} epochs over "
+                      f"{meta['train_positions']} positions in {meta['train_seconds'] / 60:.1f} min ({meta['dtype']}, {meta['cpu']})")
+    return out
