@@ -1,22 +1,23 @@
 """venkatesha2025 on the real pair (Qwen2.5-Coder 0.5B drafting for 1.5B): an offline measuring step.
 
 ``python -m specedge.experiments.venkatesha2025_realpair`` (``make realpair-exits``; after ``make realpair``;
-never in CI) runs four resumable stages on the 28-layer target in the dtype ``host.auto_dtype`` picks, and writes
-the small files the notebook reads into ``data/venkatesha2025/realpair/`` (the adapters themselves, ~50 MB, stay
-in the git-ignored ``build/``):
+never in CI) runs four resumable stages (``STAGES``) on the 28-layer target in the dtype ``host.auto_dtype`` picks,
+and writes the small files the notebook reads into ``data/venkatesha2025/realpair/`` (the adapters themselves,
+~50 MB, stay in the git-ignored ``build/``):
 
-1. ``extract``: hidden states of the frozen target once per record (``early_exit.offline.extract``): the zoo
-   corpus's train records for training, its held-out records for agreement;
-2. ``train``: the paper's adapters, one bottleneck per decoder layer (27 early exits; the last layer is the target
-   itself), sized to the paper's 1.48 % of the target, trained by ``early_exit.offline.fit`` (candidate KL);
-   ``adapters.json`` (sizes, loss per epoch, seconds);
-3. ``agreement``: each exit's argmax over the full head against the final's on held-out positions, trained vs logit
-   lens -> ``exit_agreement.csv.gz``;
-4. ``traces``: real greedy SD rounds of the pair (γ = 4) on the zoo's held-out prompts of each Table 6 benchmark's
-   stand-in domain with every exit's outcome (``early_exit.ExitTracingDecoder``) -> ``ee_rounds.csv.gz`` and the
-   measured passes of every round -> ``round_times.csv``, plus the pair's pass times -> ``pass_times.csv``;
-5. ``concurrent``: the threaded FSD run (``early_exit.concurrent``) once, short, beside the simulation on the same
-   prompts -> ``concurrent_vs_sim.csv``.
+- ``adapters``: hidden states of the frozen target once per record (``early_exit.offline.extract``; zoo corpus train
+  records for training, held-out records for agreement); the paper's adapters, one bottleneck per decoder layer (27
+  early exits; the last layer is the target itself) sized to its 1.48 %, trained by ``early_exit.offline.fit``
+  (candidate KL) -> ``adapters.json``; each exit's argmax over the full head against the final's on held-out
+  positions, trained vs logit lens -> ``exit_agreement.csv.gz``;
+- ``traces``: real greedy SD rounds of the pair (γ = 4) on the zoo's held-out prompts of each Table 6 benchmark's
+  stand-in domain with every exit's outcome (``early_exit.ExitTracingDecoder``) -> ``ee_rounds.csv.gz``, the
+  measured passes of every round -> ``round_times.csv``;
+- ``times``: the pair's passes (``early_exit.passes.pair_passes``) -> ``pass_times.csv``;
+- ``concurrent``: the threaded FSD run (``early_exit.concurrent``) once, short, beside the simulation on the same
+  prompts -> ``concurrent_vs_sim.csv``.
+
+``section`` builds the notebook's real-pair frames and rows from those files.
 """
 from __future__ import annotations
 
@@ -127,8 +128,6 @@ def traces(draft, ee, tok, s, progress=True) -> pd.DataFrame:
     return rounds
 
 
-
-
 def concurrent_check(draft, ee, tok, s, clients=("rtx",), n_prompts=2, max_new=24, time_scale=15.0,
                      threads=3) -> pd.DataFrame:
     """Stage 5: the threaded FSD run beside the simulation on the same prompts (HumanEval's stand-in, the paper's timings
@@ -154,36 +153,6 @@ def concurrent_check(draft, ee, tok, s, clients=("rtx",), n_prompts=2, max_new=2
     frame = pd.DataFrame(rows)
     write_csv(frame, OUT / "concurrent_vs_sim.csv")
     return frame
-
-
-STAGES = ("adapters", "traces", "times", "concurrent")
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="venkatesha2025 on the real pair: adapters, exit agreement, EE traces")
-    ap.add_argument("stages", nargs="*", choices=STAGES, default=list(STAGES))
-    ap.add_argument("--threads", type=int, default=1, help="torch threads (1: one core of a shared machine)")
-    for k, v in SETTINGS.items():
-        ap.add_argument(f"--{k.replace('_', '-')}", type=type(v), default=v)
-    args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
-    s = {k: getattr(args, k) for k in SETTINGS}
-    draft, target, tok, dtype = _models()
-    if "adapters" in args.stages:
-        ee = adapters(target, tok, dtype, s)
-    else:
-        ee, _ = early_exit.load(target, CACHE / "adapters")
-    if "traces" in args.stages:
-        traces(draft, ee, tok, s)
-    if "times" in args.stages:
-        print(pass_times(draft, ee, s).to_string(index=False))
-    if "concurrent" in args.stages:
-        print(concurrent_check(draft, ee, tok, s).to_string(index=False))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
 
 
 # ------------------------------------------------------------------------------------ reading (the notebook)
@@ -275,3 +244,33 @@ def section(cmp, paper, prof, local, zoo_avg: pd.DataFrame, base: sim.FSDConfig,
                       f"({100 * meta['param_fraction']:.3f} % of {meta['target_params']:,}); {meta['epochs']} epochs over "
                       f"{meta['train_positions']} positions in {meta['train_seconds'] / 60:.1f} min ({meta['dtype']}, {meta['cpu']})")
     return out
+
+
+STAGES = ("adapters", "traces", "times", "concurrent")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="venkatesha2025 on the real pair: adapters, exit agreement, EE traces")
+    ap.add_argument("stages", nargs="*", choices=STAGES, default=list(STAGES))
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (1: one core of a shared machine)")
+    for k, v in SETTINGS.items():
+        ap.add_argument(f"--{k.replace('_', '-')}", type=type(v), default=v)
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    s = {k: getattr(args, k) for k in SETTINGS}
+    draft, target, tok, dtype = _models()
+    if "adapters" in args.stages:
+        ee = adapters(target, tok, dtype, s)
+    else:
+        ee, _ = early_exit.load(target, CACHE / "adapters")
+    if "traces" in args.stages:
+        traces(draft, ee, tok, s)
+    if "times" in args.stages:
+        print(pass_times(draft, ee, s).to_string(index=False))
+    if "concurrent" in args.stages:
+        print(concurrent_check(draft, ee, tok, s).to_string(index=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
