@@ -185,3 +185,29 @@ def test_exit_tracing_decoder_times_every_round():
     dec.run()
     assert len(dec.times) == len(dec.traces) > 0
     assert all(tt > 0 and te > 0 for tt, te in dec.times)
+
+
+def test_concurrent_against_simulation_rows_per_seed():
+    from specedge.early_exit import concurrent
+    target = _llama(layers=3, sharp=1.0)
+    ee = early_exit.EarlyExits(target, rank=2)
+    prompts = [torch.randint(0, V, (6,), generator=torch.Generator().manual_seed(1))]
+    cfg = sim.FSDConfig(gamma=3, T_d=0.01, T_t=0.2, T_c=0.02, threads=2, client_queue="random")
+    draft = _llama(layers=2, seed=1, sharp=1.0)   # its own instance: the target's hooks must not see the drafting
+    traces = early_exit.collect_traces(draft, ee, prompts, 8, gamma=3, progress=False)
+    frame = concurrent.against_simulation(draft, ee, prompts, 8, cfg, traces, time_scale=0.05, seeds=(0, 1))
+    assert list(frame.seed) == [0, 1] and (frame.checks_sim == frame.checks_concurrent).all()
+    assert frame.miss_rate_sim.between(0, 1).all() and frame.miss_rate_concurrent.nunique() == 1
+
+
+def test_collect_trace_frames_equals_the_decoder_traces():
+    target = _llama(layers=3, sharp=1.0)
+    draft = _llama(layers=2, seed=1, sharp=1.0)
+    ee = early_exit.EarlyExits(target, rank=2)
+    prompts = {"a": [[1, 2, 3], [4, 5]], "b": [[6, 7, 8, 9]]}
+    rounds, times = early_exit.collect_trace_frames(draft, ee, prompts, 7, gamma=3)
+    for group, items in prompts.items():
+        want = [early_exit.speculative(draft, ee, p, 7, gamma=3)[1] for p in items]
+        assert sim.traces_from_frame(rounds[rounds.benchmark == group]) == want
+        assert (times.benchmark == group).sum() == sum(len(w) for w in want)
+    assert (times[["t_draft", "t_target", "t_exits"]] > 0).all().all()

@@ -105,26 +105,14 @@ def _prompts(tok, s):
 
 def traces(draft, ee, tok, s, progress=True) -> pd.DataFrame:
     """Stage 4: SD rounds with every exit's outcome per benchmark, their pass times, and the pair's pass times."""
-    frames, times = [], []
-    for bench, prompts in _prompts(tok, s).items():
-        seqs = []
-        for i, p in enumerate(prompts):
-            dec = early_exit.ExitTracingDecoder(draft, ee, p, s["max_new"], gamma=s["gamma"], eos_token_id=tok.eos_token_id)
-            gen = dec.run()[0]
-            seqs.append(dec.traces)
-            times += [dict(benchmark=bench, sequence=i, round=k, drafted=len(r.draft_ids), t_draft=r.t_draft,
-                           t_target=tt, t_exits=te) for k, (r, (tt, te)) in enumerate(zip(gen.rounds, dec.times))]
-            if progress:
-                print(f"[realpair-exits] {bench} prompt {i}: {len(dec.traces)} rounds, {gen.tokens.numel()} tokens", flush=True)
-        frames.append(sim.traces_frame(seqs).assign(benchmark=bench))
-    rounds = pd.concat(frames, ignore_index=True)
-    rounds = rounds[["benchmark", *sim.TRACE_COLUMNS]]
+    rounds, times = early_exit.collect_trace_frames(draft, ee, _prompts(tok, s), s["max_new"], s["gamma"], tok.eos_token_id,
+                                                    log=(lambda m: print(f"[realpair-exits] {m}", flush=True)) if progress else None)
     OUT.mkdir(parents=True, exist_ok=True)
     meta = json.loads((OUT / "adapters.json").read_text())
     meta["traces"] = {k: s[k] for k in ("gamma", "prompts_per_benchmark", "max_new")}
     (OUT / "adapters.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
     rounds.to_csv(OUT / "ee_rounds.csv.gz", index=False, float_format="%.10g", lineterminator="\n")
-    write_csv(pd.DataFrame(times), OUT / "round_times.csv")
+    write_csv(times, OUT / "round_times.csv")
     return rounds
 
 
@@ -135,22 +123,10 @@ def concurrent_check(draft, ee, tok, s, clients=("rtx",), n_prompts=2, max_new=2
     prof = load_profile("venkatesha2025_paper")
     prompts = _prompts(tok, dict(s, prompts_per_benchmark=n_prompts))["HumanEval"]
     tr = early_exit.collect_traces(draft, ee, prompts, max_new, gamma=s["gamma"], eos_token_id=tok.eos_token_id)
-    rows = []
-    for client in clients:
-        cfg = sim.FSDConfig.from_profile(prof, f"{client}_vicuna68m_vicuna7b", threads=threads)
-        t0 = time.perf_counter()
-        real_sd = concurrent.run(draft, ee, prompts, max_new, cfg, "sd", time_scale=time_scale)
-        real_fsd = concurrent.run(draft, ee, prompts, max_new, cfg, "fsd", time_scale=time_scale)
-        wall = time.perf_counter() - t0
-        for seed in range(5):
-            c = cfg.with_(seed=seed)
-            sim_sd, sim_fsd = sim.simulate(tr, c, "sd"), sim.simulate(tr, c, "fsd")
-            rows.append(dict(client=client, seed=seed, prompts=len(prompts), max_new=max_new, threads=cfg.threads,
-                             time_scale=time_scale, checks_sim=sim_fsd.checks, checks_concurrent=real_fsd.checks,
-                             miss_rate_sim=sim_fsd.miss_rate, miss_rate_concurrent=real_fsd.miss_rate,
-                             speedup_sd_fsd_sim=sim_sd.time_s / sim_fsd.time_s,
-                             speedup_sd_fsd_concurrent=real_sd.time_s / real_fsd.time_s, wall_s=wall))
-    frame = pd.DataFrame(rows)
+    frame = pd.concat([concurrent.against_simulation(draft, ee, prompts, max_new, cfg, tr, time_scale).assign(client=c)
+                       for c in clients for cfg in [sim.FSDConfig.from_profile(prof, f"{c}_vicuna68m_vicuna7b", threads=threads)]],
+                      ignore_index=True)
+    frame = frame[["client", *frame.columns[:-1]]]
     write_csv(frame, OUT / "concurrent_vs_sim.csv")
     return frame
 
@@ -169,8 +145,6 @@ def load_outputs(folder=OUT) -> dict:
     out = {f: pd.read_csv(folder / f) for f in FILES if f.endswith((".csv", ".csv.gz"))}
     out["adapters.json"] = json.loads((folder / "adapters.json").read_text())
     return out
-
-
 
 
 def traces_by_benchmark(rounds: pd.DataFrame) -> dict[str, list]:
@@ -202,8 +176,6 @@ def sources(passes: pd.DataFrame, prof, local, gamma: int = 4, columns=()) -> di
     acc = sim.FSDConfig(gamma=gamma, T_d=float(p.draft_step_s), T_t=float(p.target_step_s), T_c=t_c, threads=15)
     out["verification = one step"] = dict(sd=acc, fsd=acc, ar_token_s=p.target_step_s + t_c)
     return out
-
-
 
 
 def pass_times(draft, ee, s) -> pd.DataFrame:
