@@ -38,7 +38,7 @@ time equals Table 4's formulas (``solvers.venkatesha2025``) exactly; the tests c
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -47,7 +47,7 @@ import simpy
 from ..solvers.venkatesha2025 import Timings
 
 __all__ = ["ExitOutcome", "RoundTrace", "FSDConfig", "SimResult", "simulate", "average_early_exit", "stated_miss_rate",
-           "stated_average_early_exit", "evaluate", "evaluate_sources", "stated_intervals", "traces_frame", "traces_from_frame",
+           "stated_average_early_exit", "evaluate", "evaluate_sources", "queue_policies", "threads_sweep", "gamma_sweep", "stated_intervals", "traces_frame", "traces_from_frame",
            "TRACE_COLUMNS",
            "CLIENT_QUEUES", "SERVER_QUEUES", "RUNNING"]
 
@@ -436,3 +436,32 @@ def stated_intervals(frame: pd.DataFrame, n_boot: int = 1000, seed: int = 0) -> 
     rows = [dict(quantity=q, **dict(zip(("value", "low", "high"), bootstrap_statistic(per_round, groups, fn, n_boot, seed))))
             for q, fn in stats.items()]
     return pd.DataFrame(rows).assign(rounds=len(per_round), agreeing_rounds=int(agreed.sum()), prompts=len(set(groups)))
+
+
+# ------------------------------------------------------------------------------------ sweeps (venkatesha2025 Sec 4.3)
+def queue_policies(traces: Sequence[Sequence[RoundTrace]], base: FSDConfig, policies: Iterable[tuple[str, str]],
+                   threads: Sequence[int] = (3, 5, 10)) -> pd.DataFrame:
+    """Table 7: FSD's cache-miss rate for each (client queue, server queue) in ``policies`` and thread count.
+
+    Columns ``client, server, threads, miss_rate``; rows in the order of ``policies``, then ``threads``."""
+    rows = []
+    for cq, sq in policies:
+        for k in threads:
+            r = simulate(traces, base.with_(threads=k, client_queue=cq, server_queue=sq), "fsd")
+            rows.append(dict(client=cq, server=sq, threads=k, miss_rate=r.miss_rate))
+    return pd.DataFrame(rows, columns=["client", "server", "threads", "miss_rate"])
+
+
+def threads_sweep(traces: Sequence[Sequence[RoundTrace]], base: FSDConfig, threads: Iterable[int]) -> pd.DataFrame:
+    """Fig 4a: SD->FSD speedup (SD time / FSD time) and FSD's cache-miss rate at each thread count."""
+    rows = []
+    for k in threads:
+        cfg = base.with_(threads=k)
+        sd, fs = simulate(traces, cfg, "sd"), simulate(traces, cfg, "fsd")
+        rows.append(dict(threads=k, speedup_sd_fsd=sd.time_s / fs.time_s, miss_rate=fs.miss_rate))
+    return pd.DataFrame(rows, columns=["threads", "speedup_sd_fsd", "miss_rate"])
+
+
+def gamma_sweep(traces_for: Callable[[int], Sequence[Sequence[RoundTrace]]], base: FSDConfig, gammas: Iterable[int]) -> pd.DataFrame:
+    """Fig 4b: ``early_exit.sim.evaluate`` at each γ on ``traces_for(γ)`` (drafting γ tokens changes the traces)."""
+    return pd.DataFrame([dict(gamma=g, **evaluate(traces_for(g), base.with_(gamma=g))) for g in gammas])

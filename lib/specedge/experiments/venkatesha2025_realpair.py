@@ -190,7 +190,6 @@ def section(cmp, paper, prof, local, zoo_avg: pd.DataFrame, base: sim.FSDConfig,
     """The notebook's real-pair section from the committed files: every frame, and the rows of Table 2, Table 6
     (``venkatesha2025_tables.realpair``), Table 7 and Fig 4a (GSM8K's stand-in on ``base``, as for the zoo) and the
     threaded run's check. ``zoo_avg``: the zoo's Table 6 average; ``paper_t7``: ``venkatesha2025_tables.paper_table7``."""
-    from . import venkatesha2025 as vx
     from . import venkatesha2025_tables as vt
     rp = load_outputs()
     meta, rounds, cc = rp["adapters.json"], rp["ee_rounds.csv.gz"], rp["concurrent_vs_sim.csv"]
@@ -201,10 +200,10 @@ def section(cmp, paper, prof, local, zoo_avg: pd.DataFrame, base: sim.FSDConfig,
     vt.realpair(cmp, paper, meta, out["model_quantities"], out["table6"], zoo_avg)
     tr, prefix = traces["GSM8K"], f"{vt.REAL}: "
     n_exits = tr[0][0].n_layers - 1
-    t7 = vx.queue_policies(tr, base, paper_t7, threads=(3, 5, 10))
+    t7 = sim.queue_policies(tr, base, paper_t7, threads=(3, 5, 10))
     t7["paper"] = [p / 100 for row in paper_t7.values() for p in row]
     vt.table7(cmp, t7, n_exits, base.T_d, models="real pair", prefix=prefix)
-    out["table7_queue_policies"], out["fig4a_threads"] = t7, vx.threads_sweep(tr, base, threads)
+    out["table7_queue_policies"], out["fig4a_threads"] = t7, sim.threads_sweep(tr, base, threads)
     vt.fig4a(cmp, paper, out["fig4a_threads"], n_exits, models="real pair", prefix=prefix)
     lo, hi, checks = cc.miss_rate_sim.min(), cc.miss_rate_sim.max(), int(cc.checks_sim.iloc[0])
     cmp.check("FSD simulation", f"{vt.REAL}: threaded run's cache-miss rate against the simulation's (seeds {lo:.3f}-{hi:.3f}), "
