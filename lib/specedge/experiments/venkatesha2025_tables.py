@@ -545,7 +545,9 @@ def realpair(cmp: Comparison, paper: Mapping, meta: Mapping, q: pd.DataFrame, t6
         cmp.add("Table 6", f"{label}: speedup AR->SD", ar_p, round(r.speedup_ar_sd, 3), unit="x",
                 tolerance=null_tolerance(ar_p, 1.0, 0.1), null=1.0, statements=t6_id("Average", "ar"), models="real pair",
                 cause="models", note=f"the real pair's own tau = {r.tau:.2f} (paper {pt.tau[(client, set_name)]:g}) on the "
-                                     "paper's timings of this column (AR by Table 4); null: no speedup")
+                                     "paper's timings of this column, AR by Table 4 (N (T_t + T_c)): a higher tau, and Table 4 "
+                                     "with the paper's own tau already predicts more than it measured (the analytic rows); "
+                                     "null: no speedup")
         cmp.add("Table 6", f"{label}: speedup SD->FSD", fsd_p, round(r.speedup_sd_fsd, 3), unit="x",
                 tolerance=null_tolerance(fsd_p, 1.0, 0.05), null=1.0, statements=t6_id("Average", "fsd"), models="real pair",
                 cause="models", note=f"simulated with the real pair's exit outcomes and {int(r.threads)} threads: cache-miss "
