@@ -12,7 +12,7 @@ NB     ?=
 export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
 export PYTHONHASHSEED := 0
 
-.PHONY: gpu-check venv figures test test-fast zoo realpair profiles bench readme coverage lint mutants clean
+.PHONY: gpu-check venv figures test test-fast zoo realpair realpair-exits profiles bench readme coverage lint mutants clean
 
 venv: $(STAMP)
 
@@ -58,6 +58,12 @@ zoo: venv
 realpair: venv
 	$(PY) -c 'import gguf, accelerate' 2>/dev/null || $(PY) -m pip install --quiet -e '.[dev,realpair]'
 	$(PY) -m specedge.zoo.realpair
+
+# venkatesha2025 on the real pair (after `make realpair`; ~45 min on one core; resumable, never in CI): hidden states of
+# the frozen 1.5B target cached once, its 27 early-exit adapters trained on them, their agreement, real SD rounds with
+# every exit's outcome, pass times and one threaded FSD run -> data/venkatesha2025/realpair/ (adapters in build/).
+realpair-exits: venv
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m specedge.experiments.venkatesha2025_realpair
 
 # Measures this machine (explicit steps; notebooks only read what they write):
 # forward-pass fits (zhu2025 Fig 5) -> data/profiles/cpu_local.yaml (+ raw CSV); zoo pass times

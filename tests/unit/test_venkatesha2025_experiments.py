@@ -226,3 +226,46 @@ def test_table6_stated_rates_fail_when_every_round_misses():
     frame, _ = _table6(*_ours6(tau=1.0, stated_miss=1.0, stated_ee=1.0))
     stated = frame[frame.quantity.str.contains("as defined|avg tokens per round")]
     assert (stated.status == "deviates").all() and (stated.cause == "models").all()
+
+
+# ------------------------------------------------------------------ the real pair's rows
+def _realpair_rows(tau=2.6, stated_miss=0.3, stated_ee=0.5):
+    from specedge import compare, coverage, hardware
+    from specedge.early_exit import sim
+    from specedge.experiments import venkatesha2025_realpair as rp
+    from specedge.experiments import venkatesha2025_tables as vt
+    paper, prof = coverage.paper_values("venkatesha2025"), hardware.load_profile("venkatesha2025_paper")
+    local = hardware.load_profile("cpu_local_fsd")
+    meta = dict(exits=27, layers=28, trainable_params=26343279, target_params=1777088000, param_fraction=0.01482,
+                bottleneck=317, settings=dict(context=256), train_records=72, train_positions=8379, train_seconds=429.0,
+                epochs=3, cpu="AMD EPYC", dtype="bfloat16")
+    q = pd.DataFrame(dict(quantity=["tau", "stated_miss_rate", "stated_avg_ee", "stated_avg_ee_depth"],
+                          value=[tau, stated_miss, 14.0, stated_ee], low=0.0, high=1.0, rounds=100, prompts=10))
+    passes = pd.DataFrame(dict(quantity=["draft_step_s", "target_step_s", "draft_gamma_s", "verify_s", "verify_exits_s"],
+                               value=[0.1, 0.25, 0.4, 0.27, 1.0]))
+    srcs = rp.sources(passes, prof, local, columns=vt.COLUMNS)
+    t6 = sim.evaluate_sources({"GSM8K": _rounds(0, depth=28), "NQ": _rounds(1, depth=28)}, srcs)
+    zoo_avg = pd.DataFrame(dict(tau=[2.3], stated_miss_rate=[0.15], stated_avg_ee_depth=[0.5]))
+    cmp = compare.Comparison("venkatesha2025")
+    vt.realpair(cmp, paper, meta, q, t6, zoo_avg)
+    frame = cmp.frame()
+    compare.validate(frame.fillna("").astype(str))
+    return frame
+
+
+def test_realpair_rows_are_named_and_per_timing_source():
+    frame = _realpair_rows()
+    assert (frame.models == "real pair").all() and frame.quantity.str.startswith("real pair Qwen2.5-Coder 0.5B->1.5B").all()
+    assert set(frame[frame.artifact == "Table 2"].quantity.str.split(": ").str[-1]) == {
+        "exits", "trainable params", "% trainable params", "training context", "training time"}
+    t6 = frame[frame.artifact == "Table 6"]
+    assert len(t6[t6.quantity.str.contains("Table 5 timings of")]) == 2 * 6          # AR->SD and SD->FSD per paper column
+    assert len(t6[t6.quantity.str.contains("this CPU|verification = one step")]) == 2 * 2
+    stated = t6[t6.quantity.str.contains("as defined|avg tokens per round")]
+    assert len(stated) == 3 and (stated.status == "match").all() and stated.null_evidence.str.startswith("fails").all()
+
+
+def test_realpair_stated_rows_fail_when_no_exit_ever_agrees():
+    frame = _realpair_rows(tau=1.0, stated_miss=1.0, stated_ee=1.0)
+    stated = frame[frame.quantity.str.contains("as defined|avg tokens per round")]
+    assert len(stated) == 3 and (stated.status == "deviates").all()

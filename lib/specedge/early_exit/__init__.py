@@ -64,7 +64,8 @@ from ..decoding import SpeculativeDecoder
 from .sim import ExitOutcome, RoundTrace
 
 __all__ = ["Adapter", "EarlyExits", "bottleneck_rank", "train", "agreement", "exit_outcomes",
-           "LayerStream", "ExitTracingDecoder", "speculative", "collect_traces", "save", "load", "build", "ADAPTERS"]
+           "LayerStream", "ExitTracingDecoder", "speculative", "collect_traces", "collect_trace_frames", "save", "load",
+           "build", "ADAPTERS"]
 
 ADAPTERS = paths.ZOO / "adapters"
 
@@ -300,22 +301,26 @@ class ExitTracingDecoder(SpeculativeDecoder):
     The loop and its cache arithmetic are ``decoding.SpeculativeDecoder``'s; only the server hook
     ``verify_rows`` is wrapped: the target pass runs under ``EarlyExits.capture`` and the hidden states
     at the γ + 1 verifying positions give each exit's outcome (``exit_outcomes``). ``traces`` holds one
-    ``RoundTrace`` per round; the final layer alone decides what is emitted.
+    ``RoundTrace`` per round; the final layer alone decides what is emitted. ``times`` holds per round the
+    seconds of the target pass and of the early exits' outcomes after it.
     """
 
     def __init__(self, draft, ee: EarlyExits, prompt, max_new_tokens: int, gamma: int = 4,
                  eos_token_id: int | None = None):
         super().__init__(draft, ee.target, [prompt], max_new_tokens, gamma=gamma,
                          eos_token_id=eos_token_id)
-        self.ee, self.traces = ee, []
+        self.ee, self.traces, self.times = ee, [], []
 
     def verify_rows(self, drafts, dists):
         draft_ids = drafts[0]
         g, m = draft_ids.shape[0], self.rows[0].target_pending.shape[0]
+        t0 = time.perf_counter()
         with self.ee.capture() as hidden:
             verdict, p_x = super().verify_rows(drafts, dists)
+        t1 = time.perf_counter()
         exits = tuple(exit_outcomes(self.ee, p, hidden[p - 1][0, m - 1: m + g], draft_ids)
                       for p in range(1, self.ee.n_layers))
+        self.times.append((t1 - t0, time.perf_counter() - t1))
         self.traces.append(RoundTrace(drafted=g, accepted=int(verdict.accepted[0]), token=int(verdict.token[0]),
                                       n_layers=self.ee.n_layers, exits=exits))
         return verdict, p_x
@@ -338,6 +343,29 @@ def collect_traces(draft, ee: EarlyExits, prompts, max_new_tokens: int, gamma: i
     """``speculative`` over several prompts: one list of ``RoundTrace`` per prompt (FSD sim input)."""
     return [speculative(draft, ee, p, max_new_tokens, gamma, eos_token_id)[1]
             for p in tqdm(list(prompts), desc=desc, disable=not progress, leave=False)]
+
+
+def collect_trace_frames(draft, ee: EarlyExits, prompts: dict, max_new_tokens: int, gamma: int = 4,
+                         eos_token_id: int | None = None, log: Callable[[str], None] | None = None):
+    """``ExitTracingDecoder`` over ``prompts`` (group -> prompts): every round's exit outcomes as one
+    ``sim.traces_frame`` with a ``benchmark`` (group) column, and per round the measured seconds of drafting, the
+    target's pass and the exits' outcomes."""
+    import pandas as pd
+    from .sim import TRACE_COLUMNS, traces_frame
+    frames, times = [], []
+    for group, items in prompts.items():
+        seqs = []
+        for i, p in enumerate(items):
+            dec = ExitTracingDecoder(draft, ee, p, max_new_tokens, gamma=gamma, eos_token_id=eos_token_id)
+            gen = dec.run()[0]
+            seqs.append(dec.traces)
+            times += [dict(benchmark=group, sequence=i, round=k, drafted=len(r.draft_ids), t_draft=r.t_draft,
+                           t_target=tt, t_exits=te) for k, (r, (tt, te)) in enumerate(zip(gen.rounds, dec.times))]
+            if log is not None:
+                log(f"{group} prompt {i}: {len(dec.traces)} rounds, {gen.tokens.numel()} tokens")
+        frames.append(traces_frame(seqs).assign(benchmark=group))
+    rounds = pd.concat(frames, ignore_index=True)
+    return rounds[["benchmark", *TRACE_COLUMNS]], pd.DataFrame(times)
 
 
 # --------------------------------------------------------------------------- persistence

@@ -38,7 +38,7 @@ from .. import sampling
 from ..decoding import CausalLM
 from .sim import ExitOutcome, FSDConfig, SimResult, pick_index
 
-__all__ = ["run", "ConcurrentResult"]
+__all__ = ["run", "ConcurrentResult", "against_simulation"]
 
 
 @dataclass
@@ -277,3 +277,23 @@ def run(draft, ee, prompts, max_new_tokens: int, config: FSDConfig, mode: str = 
                             misses=int((frame.outcome == "miss").sum()),
                             partial_hits=int((frame.outcome == "partial").sum()), log=frame,
                             tokens_out=outputs, wall_s=wall)
+
+
+def against_simulation(draft, ee, prompts, max_new_tokens: int, config: FSDConfig, traces, time_scale: float,
+                       seeds=range(5)) -> pd.DataFrame:
+    """SD and FSD run for real once each, next to ``early_exit.sim`` on ``traces`` (the same prompts' rounds) at each
+    of ``seeds``: one row per seed with both cache-miss rates, checks and SD->FSD speedups."""
+    from .sim import simulate
+    t0 = time.perf_counter()
+    real_sd = run(draft, ee, prompts, max_new_tokens, config, "sd", time_scale=time_scale)
+    real_fsd = run(draft, ee, prompts, max_new_tokens, config, "fsd", time_scale=time_scale)
+    wall = time.perf_counter() - t0
+    rows = []
+    for seed in seeds:
+        c = config.with_(seed=seed)
+        sim_sd, sim_fsd = simulate(traces, c, "sd"), simulate(traces, c, "fsd")
+        rows.append(dict(seed=seed, prompts=len(prompts), max_new=max_new_tokens, threads=c.threads, time_scale=time_scale,
+                         checks_sim=sim_fsd.checks, checks_concurrent=real_fsd.checks, miss_rate_sim=sim_fsd.miss_rate,
+                         miss_rate_concurrent=real_fsd.miss_rate, speedup_sd_fsd_sim=sim_sd.time_s / sim_fsd.time_s,
+                         speedup_sd_fsd_concurrent=real_sd.time_s / real_fsd.time_s, wall_s=wall))
+    return pd.DataFrame(rows)

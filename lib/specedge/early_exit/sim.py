@@ -38,7 +38,7 @@ time equals Table 4's formulas (``solvers.venkatesha2025``) exactly; the tests c
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -47,7 +47,8 @@ import simpy
 from ..solvers.venkatesha2025 import Timings
 
 __all__ = ["ExitOutcome", "RoundTrace", "FSDConfig", "SimResult", "simulate", "average_early_exit", "stated_miss_rate",
-           "stated_average_early_exit", "evaluate",
+           "stated_average_early_exit", "evaluate", "evaluate_sources", "queue_policies", "threads_sweep", "gamma_sweep", "stated_intervals", "traces_frame", "traces_from_frame",
+           "TRACE_COLUMNS",
            "CLIENT_QUEUES", "SERVER_QUEUES", "RUNNING"]
 
 CLIENT_QUEUES = ("priority", "fifo", "random")
@@ -197,6 +198,39 @@ def stated_average_early_exit(sequences: Sequence[Sequence[RoundTrace]]) -> floa
     return float(np.mean(layers)) if layers else float("nan")
 
 
+TRACE_COLUMNS = ("sequence", "round", "drafted", "accepted", "token", "n_layers", "exit", "exit_accepted",
+                 "exit_token", "confidence")
+
+
+def traces_frame(sequences: Sequence[Sequence[RoundTrace]]) -> pd.DataFrame:
+    """One row per (sequence, round, early exit) in ``TRACE_COLUMNS`` (a round without exits keeps one row with
+    exit 0): the committed form of traces; ``traces_from_frame`` reads it back."""
+    rows = []
+    for i, seq in enumerate(sequences):
+        for k, r in enumerate(seq):
+            base = (i, k, r.drafted, r.accepted, r.token, r.n_layers)
+            rows += ([(*base, e.layer, e.accepted, e.token, e.confidence) for e in r.exits]
+                     or [(*base, 0, -1, -1, float("nan"))])
+    return pd.DataFrame(rows, columns=list(TRACE_COLUMNS))
+
+
+def traces_from_frame(frame: pd.DataFrame) -> list[list[RoundTrace]]:
+    """The sequences of ``traces_frame`` (sequences and rounds in order of their numbers)."""
+    missing = set(TRACE_COLUMNS) - set(frame.columns)
+    if missing:
+        raise ValueError(f"trace frame lacks columns {sorted(missing)} (expected {list(TRACE_COLUMNS)})")
+    out = []
+    for _, seq in frame.sort_values(["sequence", "round", "exit"], kind="stable").groupby("sequence", sort=True):
+        rounds = []
+        for _, r in seq.groupby("round", sort=True):
+            first = r.iloc[0]
+            exits = tuple(ExitOutcome(int(e.exit), int(e.exit_accepted), int(e.exit_token), float(e.confidence))
+                          for e in r.itertuples() if e.exit > 0)
+            rounds.append(RoundTrace(int(first.drafted), int(first.accepted), int(first.token), int(first.n_layers), exits))
+        out.append(rounds)
+    return out
+
+
 def _check_sequences(sequences) -> list[list[RoundTrace]]:
     seqs = [list(s) for s in sequences]
     if not seqs or not all(seqs):
@@ -343,7 +377,8 @@ def simulate(sequences: Sequence[Sequence[RoundTrace]], config: FSDConfig, mode:
                      partial_hits=int((frame.outcome == "partial").sum()), log=frame)
 
 
-def evaluate(sequences: Sequence[Sequence[RoundTrace]], config: FSDConfig) -> dict[str, float]:
+def evaluate(sequences: Sequence[Sequence[RoundTrace]], config: FSDConfig, fsd_config: FSDConfig | None = None,
+             ar_token_s: float | None = None) -> dict[str, float]:
     """Table 6's metrics for one (model set, client, benchmark): AR from Table 4, SD and FSD simulated.
 
     speedup_ar_sd = N·(T_t + T_c) / SD time; speedup_sd_fsd = SD time / FSD time; tau = tokens per
@@ -351,10 +386,14 @@ def evaluate(sequences: Sequence[Sequence[RoundTrace]], config: FSDConfig) -> di
     ``stated_average_early_exit``: properties of the models); miss_rate = the simulated FSD's ρ (a hit needs a
     finished pre-draft); avg_ee = earliest agreeing exit counting L where none agrees; avg_hit_exit = the exit
     whose pre-draft served FSD's hits (depends on the client's speed and threads).
+
+    ``fsd_config`` (default ``config``): FSD's own timings where they differ from SD's (a server that pays for
+    computing the exits verifies slower than plain SD's); ``ar_token_s``: AR's seconds per token where measured
+    (default Table 4's T_t + T_c).
     """
     from ..solvers.venkatesha2025 import latency_ar
-    sd, fsd = simulate(sequences, config, "sd"), simulate(sequences, config, "fsd")
-    ar = float(latency_ar(sd.tokens, config.T_t, config.T_c))
+    sd, fsd = simulate(sequences, config, "sd"), simulate(sequences, fsd_config or config, "fsd")
+    ar = float(latency_ar(sd.tokens, config.T_t, config.T_c) if ar_token_s is None else sd.tokens * ar_token_s)
     layers = next(iter(sequences))[0].n_layers
     ee, stated_ee = average_early_exit(sequences), stated_average_early_exit(sequences)
     return dict(speedup_ar_sd=ar / sd.time_s, speedup_sd_fsd=sd.time_s / fsd.time_s,
@@ -362,3 +401,67 @@ def evaluate(sequences: Sequence[Sequence[RoundTrace]], config: FSDConfig) -> di
                 stated_avg_ee_depth=stated_ee / layers, miss_rate=fsd.miss_rate, avg_ee=ee, avg_ee_depth=ee / layers,
                 avg_hit_exit=fsd.avg_hit_exit, avg_hit_exit_depth=fsd.avg_hit_exit / layers, n_layers=layers,
                 tokens=sd.tokens, rounds=sd.rounds, partial_hits=fsd.partial_hits)
+
+
+def evaluate_sources(traces: Mapping[str, Sequence[Sequence[RoundTrace]]], sources: Mapping[str, Mapping]) -> pd.DataFrame:
+    """``evaluate`` for every timing source x group of traces (``sources[name]``: ``sd`` and ``fsd`` configs and
+    ``ar_token_s``), plus each source's ``Average`` over the groups (as Table 6's Average row); timings in ms beside."""
+    rows = []
+    for name, src in sources.items():
+        sd, fsd = src["sd"], src["fsd"]
+        for group, tr in traces.items():
+            rows.append(dict(source=name, benchmark=group, T_d_ms=1e3 * sd.T_d, T_t_sd_ms=1e3 * sd.T_t,
+                             T_t_fsd_ms=1e3 * fsd.T_t, T_c_ms=1e3 * sd.T_c, threads=fsd.threads,
+                             **evaluate(tr, sd, fsd, src["ar_token_s"])))
+    frame = pd.DataFrame(rows)
+    avg = frame.groupby("source", sort=False).mean(numeric_only=True).reset_index().assign(benchmark="Average")
+    return pd.concat([frame, avg[frame.columns]], ignore_index=True)
+
+
+def stated_intervals(frame: pd.DataFrame, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """τ and the paper's cache-miss rate and Avg EE (``stated_miss_rate``, ``stated_average_early_exit``, also as a
+    fraction of depth) over every round of a ``traces_frame`` (with a ``benchmark`` column), each with a 95 % interval
+    that resamples whole sequences (benchmark x sequence)."""
+    from ..predictor.intervals import bootstrap_statistic
+    per_round = frame.groupby(["benchmark", "sequence", "round"], sort=False).apply(
+        lambda g: pd.Series(dict(tokens=g.accepted.iloc[0] + 1, n_layers=g.n_layers.iloc[0],
+                                 earliest=next((int(e.exit) for e in g.itertuples() if e.exit > 0 and
+                                                (e.exit_accepted, e.exit_token) == (e.accepted, e.token)), 0))),
+        include_groups=False).reset_index()
+    groups = (per_round.benchmark.astype(str) + "/" + per_round.sequence.astype(str)).to_numpy()
+    agreed = per_round.earliest > 0
+    stats = {"tau": lambda f: f.tokens.mean(), "stated_miss_rate": lambda f: (f.earliest == 0).mean(),
+             "stated_avg_ee": lambda f: f.earliest[f.earliest > 0].mean(),
+             "stated_avg_ee_depth": lambda f: (f.earliest[f.earliest > 0] / f.n_layers[f.earliest > 0]).mean()}
+    rows = [dict(quantity=q, **dict(zip(("value", "low", "high"), bootstrap_statistic(per_round, groups, fn, n_boot, seed))))
+            for q, fn in stats.items()]
+    return pd.DataFrame(rows).assign(rounds=len(per_round), agreeing_rounds=int(agreed.sum()), prompts=len(set(groups)))
+
+
+# ------------------------------------------------------------------------------------ sweeps (venkatesha2025 Sec 4.3)
+def queue_policies(traces: Sequence[Sequence[RoundTrace]], base: FSDConfig, policies: Iterable[tuple[str, str]],
+                   threads: Sequence[int] = (3, 5, 10)) -> pd.DataFrame:
+    """Table 7: FSD's cache-miss rate for each (client queue, server queue) in ``policies`` and thread count.
+
+    Columns ``client, server, threads, miss_rate``; rows in the order of ``policies``, then ``threads``."""
+    rows = []
+    for cq, sq in policies:
+        for k in threads:
+            r = simulate(traces, base.with_(threads=k, client_queue=cq, server_queue=sq), "fsd")
+            rows.append(dict(client=cq, server=sq, threads=k, miss_rate=r.miss_rate))
+    return pd.DataFrame(rows, columns=["client", "server", "threads", "miss_rate"])
+
+
+def threads_sweep(traces: Sequence[Sequence[RoundTrace]], base: FSDConfig, threads: Iterable[int]) -> pd.DataFrame:
+    """Fig 4a: SD->FSD speedup (SD time / FSD time) and FSD's cache-miss rate at each thread count."""
+    rows = []
+    for k in threads:
+        cfg = base.with_(threads=k)
+        sd, fs = simulate(traces, cfg, "sd"), simulate(traces, cfg, "fsd")
+        rows.append(dict(threads=k, speedup_sd_fsd=sd.time_s / fs.time_s, miss_rate=fs.miss_rate))
+    return pd.DataFrame(rows, columns=["threads", "speedup_sd_fsd", "miss_rate"])
+
+
+def gamma_sweep(traces_for: Callable[[int], Sequence[Sequence[RoundTrace]]], base: FSDConfig, gammas: Iterable[int]) -> pd.DataFrame:
+    """Fig 4b: ``early_exit.sim.evaluate`` at each γ on ``traces_for(γ)`` (drafting γ tokens changes the traces)."""
+    return pd.DataFrame([dict(gamma=g, **evaluate(traces_for(g), base.with_(gamma=g))) for g in gammas])

@@ -1,10 +1,7 @@
 """venkatesha2025 Section 7 ablations on the FSD simulation: Table 7, Fig 4a, Fig 4b and their verdicts.
 
-Sweeps (each returns a DataFrame, one row per simulated point, in sweep order):
-
-- ``queue_policies`` (Table 7): client queue x server queue x pre-drafting threads -> cache-miss rate;
-- ``threads_sweep`` (Fig 4a): threads -> SD->FSD speedup and cache-miss rate;
-- ``gamma_sweep`` (Fig 4b): draft tokens γ -> ``early_exit.sim.evaluate``'s metrics, on new traces per γ.
+Sweeps (``early_exit.sim``, re-exported here): ``queue_policies`` (Table 7), ``threads_sweep`` (Fig 4a),
+``gamma_sweep`` (Fig 4b).
 
 Verdicts (what decides each of the paper's statements; the notebook words the row and its note):
 
@@ -19,45 +16,12 @@ A verdict returns a ``claims.Claim``; bad evidence (too few points, NaN) fails i
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
-
 import numpy as np
 import pandas as pd
 
 from .. import claims
 from ..claims import Claim
-from ..early_exit.sim import FSDConfig, RoundTrace, evaluate, simulate
-
-Traces = Sequence[Sequence[RoundTrace]]
-
-
-# ------------------------------------------------------------------------------------ sweeps
-def queue_policies(traces: Traces, base: FSDConfig, policies: Iterable[tuple[str, str]],
-                   threads: Sequence[int] = (3, 5, 10)) -> pd.DataFrame:
-    """Table 7: FSD's cache-miss rate for each (client queue, server queue) in ``policies`` and thread count.
-
-    Columns ``client, server, threads, miss_rate``; rows in the order of ``policies``, then ``threads``."""
-    rows = []
-    for cq, sq in policies:
-        for k in threads:
-            r = simulate(traces, base.with_(threads=k, client_queue=cq, server_queue=sq), "fsd")
-            rows.append(dict(client=cq, server=sq, threads=k, miss_rate=r.miss_rate))
-    return pd.DataFrame(rows, columns=["client", "server", "threads", "miss_rate"])
-
-
-def threads_sweep(traces: Traces, base: FSDConfig, threads: Iterable[int]) -> pd.DataFrame:
-    """Fig 4a: SD->FSD speedup (SD time / FSD time) and FSD's cache-miss rate at each thread count."""
-    rows = []
-    for k in threads:
-        cfg = base.with_(threads=k)
-        sd, fs = simulate(traces, cfg, "sd"), simulate(traces, cfg, "fsd")
-        rows.append(dict(threads=k, speedup_sd_fsd=sd.time_s / fs.time_s, miss_rate=fs.miss_rate))
-    return pd.DataFrame(rows, columns=["threads", "speedup_sd_fsd", "miss_rate"])
-
-
-def gamma_sweep(traces_for: Callable[[int], Traces], base: FSDConfig, gammas: Iterable[int]) -> pd.DataFrame:
-    """Fig 4b: ``early_exit.sim.evaluate`` at each γ on ``traces_for(γ)`` (drafting γ tokens changes the traces)."""
-    return pd.DataFrame([dict(gamma=g, **evaluate(traces_for(g), base.with_(gamma=g))) for g in gammas])
+from ..early_exit.sim import gamma_sweep, queue_policies, threads_sweep  # noqa: F401 (the sweeps, re-exported)
 
 
 # ------------------------------------------------------------------------------------ Table 7 verdicts

@@ -57,3 +57,17 @@ def fig4b(f4b: pd.DataFrame):
     ax.set_xlabel("draft tokens γ")
     ax.set_ylabel("speedup (×)")
     return fig
+
+
+def exit_agreement(agree: pd.DataFrame):
+    """Per exit (fraction of depth): agreement of the exit's argmax with the final layer's, trained adapters vs the logit
+    lens, with the 95 % intervals of ``early_exit.offline.agreement_table``."""
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for kind, label in (("adapters", "early exit (adapter)"), ("lens", "logit lens (no adapter)")):
+        a = agree[agree.kind == kind]
+        ax.plot(a.depth, 100 * a.agreement, "o-", ms=3, label=label)
+        ax.fill_between(a.depth, 100 * a.low, 100 * a.high, alpha=0.25)
+    ax.set_xlabel("exit depth (layer / 28)")
+    ax.set_ylabel("agreement with the final exit (%)")
+    ax.legend(fontsize=8)
+    return fig

@@ -29,40 +29,20 @@ import torch
 from tqdm.auto import tqdm
 
 from .. import early_exit, hardware, paths, timing
-from ..decoding import CausalLM
 from ..plotting import write_csv
 from ..solvers.venkatesha2025 import MODEL_SETS
 from ..early_exit import concurrent, sim
-from ..kv_cache_arg import cache_kw
+from ..early_exit.passes import draft_time, step_time, verify_time
 
 OUT = paths.DATA / "venkatesha2025"
 BATCHES = (1, 2, 3, 4, 8, 12, 16, 32, 64)
 
 
-def _step_time(model, batch: int, new_tokens: int, context: int = 64, repeats: int = 15) -> float:
-    """Seconds of feeding ``new_tokens`` per row after a cached ``context`` (batch rows; ``timing.fastest``)."""
-    g = torch.Generator().manual_seed(0)
-    vocab = model.config.vocab_size
-    ctx = torch.randint(0, vocab, (batch, context), generator=g)
-    new = torch.randint(0, vocab, (batch, new_tokens), generator=g)
-
-    def once():
-        from transformers import DynamicCache
-        cache = DynamicCache(config=model.config)
-        model(input_ids=ctx, **cache_kw(model, cache), use_cache=True, logits_to_keep=1)
-        with timing.stopwatch() as t:
-            model(input_ids=new, **cache_kw(model, cache), use_cache=True, logits_to_keep=new_tokens)
-        return t.seconds
-
-    with torch.inference_mode():
-        return timing.fastest(once, repeats)
-
-
 def table9(draft, target, batches=BATCHES, gamma: int = 4) -> pd.DataFrame:
     rows = []
     for b in tqdm(batches, desc="Table 9 batch latency"):
-        rows.append(dict(batch=b, server_ms=1e3 * _step_time(target, b, gamma + 1),
-                         client_ms=1e3 * _step_time(draft, b, 1)))
+        rows.append(dict(batch=b, server_ms=1e3 * step_time(target, b, gamma + 1),
+                         client_ms=1e3 * step_time(draft, b, 1)))
     return pd.DataFrame(rows)
 
 
@@ -99,44 +79,6 @@ def loopback_rtt(payload: int = 1024, repeats: int = 50) -> float:
     finally:
         cli.close()
         srv.close()
-
-
-def verify_time(ee, gamma: int = 4, context: int = 64, repeats: int = 21) -> float:
-    """Seconds of one verification pass of γ drafts with every early exit's outcome computed (``timing.fastest``)."""
-    vocab = ee.target.config.vocab_size
-    g = torch.Generator().manual_seed(1)
-    ctx = torch.randint(0, vocab, (context,), generator=g)
-    drafts = torch.randint(0, vocab, (gamma,), generator=g)
-    stream = early_exit.LayerStream(ee, lambda e: None)
-
-    def once():
-        runner = CausalLM(ee.target)
-        runner.feed(ctx)
-        stream.start, stream.draft_ids = 0, drafts
-        with timing.stopwatch() as t:
-            runner.feed(torch.cat([ctx[-1:], drafts]), keep=gamma + 1)
-        return t.seconds
-
-    with torch.inference_mode(), ee.capture(on_layer=stream):
-        return timing.fastest(once, repeats)
-
-
-def draft_time(draft, gamma: int = 4, context: int = 64, repeats: int = 21) -> float:
-    """Seconds to draft γ tokens greedily after a cached context (``timing.fastest``)."""
-    vocab = draft.config.vocab_size
-    ctx = torch.randint(0, vocab, (context,), generator=torch.Generator().manual_seed(2))
-
-    def once():
-        runner = CausalLM(draft)
-        runner.feed(ctx)
-        with timing.stopwatch() as t:
-            tok = ctx[-1:]
-            for _ in range(gamma):
-                tok = runner.feed(tok)[-1].argmax(-1, keepdim=True)
-        return t.seconds
-
-    with torch.inference_mode():
-        return timing.fastest(once, repeats)
 
 
 def _load_sets():

@@ -1,0 +1,87 @@
+"""Timed passes of a draft and an early-exit target (venkatesha2025 Table 5's T_d and T_t; Table 9's batches).
+
+Each function returns the fastest of ``repeats`` timed runs (``specedge.timing``) after a cached random context:
+
+- ``step_time``: ``new_tokens`` fed per row of a batch (a one-token step, a (γ + 1)-token verification);
+- ``verify_time``: one verification pass of γ drafts with every early exit's outcome computed as its layer ends;
+- ``draft_time``: γ tokens drafted greedily, one step each.
+"""
+from __future__ import annotations
+
+import torch
+
+from .. import timing
+from ..decoding import CausalLM
+from ..kv_cache_arg import cache_kw
+from . import EarlyExits, LayerStream
+
+__all__ = ["step_time", "verify_time", "draft_time", "pair_passes"]
+
+
+def step_time(model, batch: int = 1, new_tokens: int = 1, context: int = 64, repeats: int = 15) -> float:
+    """Seconds of feeding ``new_tokens`` per row after a cached ``context`` (batch rows; ``timing.fastest``)."""
+    g = torch.Generator().manual_seed(0)
+    vocab = model.config.vocab_size
+    ctx = torch.randint(0, vocab, (batch, context), generator=g)
+    new = torch.randint(0, vocab, (batch, new_tokens), generator=g)
+
+    def once():
+        from transformers import DynamicCache
+        cache = DynamicCache(config=model.config)
+        model(input_ids=ctx, **cache_kw(model, cache), use_cache=True, logits_to_keep=1)
+        with timing.stopwatch() as t:
+            model(input_ids=new, **cache_kw(model, cache), use_cache=True, logits_to_keep=new_tokens)
+        return t.seconds
+
+    with torch.inference_mode():
+        return timing.fastest(once, repeats)
+
+
+def verify_time(ee: EarlyExits, gamma: int = 4, context: int = 64, repeats: int = 21) -> float:
+    """Seconds of one verification pass of γ drafts with every early exit's outcome computed (``timing.fastest``)."""
+    vocab = ee.target.config.vocab_size
+    g = torch.Generator().manual_seed(1)
+    ctx = torch.randint(0, vocab, (context,), generator=g)
+    drafts = torch.randint(0, vocab, (gamma,), generator=g)
+    stream = LayerStream(ee, lambda e: None)
+
+    def once():
+        runner = CausalLM(ee.target)
+        runner.feed(ctx)
+        stream.start, stream.draft_ids = 0, drafts
+        with timing.stopwatch() as t:
+            runner.feed(torch.cat([ctx[-1:], drafts]), keep=gamma + 1)
+        return t.seconds
+
+    with torch.inference_mode(), ee.capture(on_layer=stream):
+        return timing.fastest(once, repeats)
+
+
+def draft_time(draft, gamma: int = 4, context: int = 64, repeats: int = 21) -> float:
+    """Seconds to draft γ tokens greedily after a cached context (``timing.fastest``)."""
+    vocab = draft.config.vocab_size
+    ctx = torch.randint(0, vocab, (context,), generator=torch.Generator().manual_seed(2))
+
+    def once():
+        runner = CausalLM(draft)
+        runner.feed(ctx)
+        with timing.stopwatch() as t:
+            tok = ctx[-1:]
+            for _ in range(gamma):
+                tok = runner.feed(tok)[-1].argmax(-1, keepdim=True)
+        return t.seconds
+
+    with torch.inference_mode():
+        return timing.fastest(once, repeats)
+
+
+
+def pair_passes(draft, ee: EarlyExits, gamma: int = 4, repeats: int = 9) -> dict[str, float]:
+    """A draft/early-exit-target pair's passes in seconds: one-token steps of each (``draft_step_s``, ``target_step_s``),
+    γ drafted tokens (``draft_gamma_s``), the target's (γ + 1)-token verification without and with every exit's
+    outcome (``verify_s``, ``verify_exits_s``), and one exit's share of the difference (``exit_step_s``)."""
+    out = dict(draft_step_s=step_time(draft, repeats=repeats), target_step_s=step_time(ee.target, repeats=repeats),
+               draft_gamma_s=draft_time(draft, gamma, repeats=repeats),
+               verify_s=step_time(ee.target, 1, gamma + 1, repeats=repeats), verify_exits_s=verify_time(ee, gamma, repeats=repeats))
+    out["exit_step_s"] = (out["verify_exits_s"] - out["verify_s"]) / (ee.n_layers - 1)
+    return out

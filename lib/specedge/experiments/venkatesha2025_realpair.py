@@ -1,0 +1,249 @@
+"""venkatesha2025 on the real pair (Qwen2.5-Coder 0.5B drafting for 1.5B): an offline measuring step.
+
+``python -m specedge.experiments.venkatesha2025_realpair`` (``make realpair-exits``; after ``make realpair``;
+never in CI) runs four resumable stages (``STAGES``) on the 28-layer target in the dtype ``host.auto_dtype`` picks,
+and writes the small files the notebook reads into ``data/venkatesha2025/realpair/`` (the adapters themselves,
+~50 MB, stay in the git-ignored ``build/``):
+
+- ``adapters``: hidden states of the frozen target once per record (``early_exit.offline.extract``; zoo corpus train
+  records for training, held-out records for agreement); the paper's adapters, one bottleneck per decoder layer (27
+  early exits; the last layer is the target itself) sized to its 1.48 %, trained by ``early_exit.offline.fit``
+  (candidate KL) -> ``adapters.json``; each exit's argmax over the full head against the final's on held-out
+  positions, trained vs logit lens -> ``exit_agreement.csv.gz``;
+- ``traces``: real greedy SD rounds of the pair (γ = 4) on the zoo's held-out prompts of each Table 6 benchmark's
+  stand-in domain with every exit's outcome (``early_exit.ExitTracingDecoder``) -> ``ee_rounds.csv.gz``, the
+  measured passes of every round -> ``round_times.csv``;
+- ``times``: the pair's passes (``early_exit.passes.pair_passes``) -> ``pass_times.csv``;
+- ``concurrent``: the threaded FSD run (``early_exit.concurrent``) once, short, beside the simulation on the same
+  prompts -> ``concurrent_vs_sim.csv``.
+
+``section`` builds the notebook's real-pair frames and rows from those files.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import pandas as pd
+import torch
+
+from .. import early_exit, host, paths, zoo
+from ..early_exit import concurrent, offline, sim
+from ..early_exit.passes import pair_passes
+from ..hardware import load_profile
+from ..plotting import write_csv
+from ..zoo import corpus
+from ..zoo.realpair import DRAFT, TARGET
+from .venkatesha2025_runs import BENCHMARKS
+
+OUT = paths.DATA / "venkatesha2025" / "realpair"
+CACHE = paths.BUILD / "venkatesha2025_realpair"
+PARAM_FRACTION = 0.0148          # Table 2: 101M trainable parameters of the 7B Vicuna, 1.48 %
+SETTINGS = dict(train_per_domain=12, context=256, held_per_domain=2, held_context=64, epochs=3, batch=128,
+                negatives=2048, lr=1e-3, topk=32, gamma=4, prompts_per_benchmark=3, max_new=48, seed=0)
+
+
+def _ids(tok, records, context):
+    return [tok(r["prompt"] + r["completion"], add_special_tokens=False)["input_ids"][:context] for r in records]
+
+
+def _records(tok, s):
+    train = [r for d in zoo.DOMAINS for r in corpus.load("train", d)[: s["train_per_domain"]]]
+    held = [r for d in zoo.DOMAINS for r in zoo.eval_records(d, s["held_per_domain"])]
+    return _ids(tok, train, s["context"]), _ids(tok, held, s["held_context"]), [r["domain"] for r in held]
+
+
+def _models():
+    dtype = host.resolve_dtype("auto")
+    draft, target, tok = zoo.load_pair(DRAFT, TARGET, getattr(torch, dtype))
+    return draft.eval(), target.eval(), tok, dtype
+
+
+def adapters(target, tok, dtype, s, progress=True) -> early_exit.EarlyExits:
+    """Stages 1-3: cached hidden states, trained adapters (resumable), agreement on held-out positions."""
+    torch.manual_seed(s["seed"])
+    ee = early_exit.EarlyExits(target, param_fraction=PARAM_FRACTION, per_layer=1)
+    train_ids, held_ids, held_domains = _records(tok, s)
+    t0 = time.perf_counter()
+    offline.extract(ee, train_ids, CACHE / "hidden", "train", topk=s["topk"], progress=progress)
+    offline.extract(ee, held_ids, CACHE / "hidden", "held", topk=1, progress=progress)
+    extract_s = time.perf_counter() - t0
+    hidden, topk = offline.load_split(CACHE / "hidden", "train")
+    record = offline.fit(ee, hidden, topk, CACHE / "fit", s["epochs"], batch=s["batch"], negatives=s["negatives"],
+                         lr=s["lr"], seed=s["seed"], progress=progress)
+    del hidden, topk
+    early_exit.save(ee, CACHE / "adapters", dict(record, target=TARGET, dtype=dtype))
+    held, _ = offline.load_split(CACHE / "hidden", "held")
+    t0 = time.perf_counter()
+    agree = offline.agreement_frame(ee, held, progress=progress)
+    owner = [(i, d) for i, (d, ids) in enumerate(zip(held_domains, held_ids)) for _ in ids]
+    agree.insert(1, "record", agree.position.map(lambda p: owner[p][0]))
+    agree.insert(2, "domain", agree.position.map(lambda p: owner[p][1]))
+    OUT.mkdir(parents=True, exist_ok=True)
+    agree.to_csv(OUT / "exit_agreement.csv.gz", index=False, float_format="%.10g", lineterminator="\n")
+    meta = dict(target=TARGET, layers=len(target.model.layers), exits=ee.n_layers - 1, exits_per_layer=1,
+                bottleneck=ee.rank, trainable_params=ee.trainable_parameters(),
+                target_params=sum(p.numel() for p in target.parameters()), param_fraction=ee.param_fraction(),
+                train_records=len(train_ids), train_positions=record["positions"], held_records=len(held_ids),
+                held_positions=int(held.shape[0]), epochs=record["epochs_done"], loss_per_epoch=record["loss"],
+                loss=record["loss_name"], train_seconds=round(record["train_seconds"], 1),
+                extract_seconds_last_run=round(extract_s, 1), agreement_seconds=round(time.perf_counter() - t0, 1),
+                settings=s, torch_threads=torch.get_num_threads(), torch=torch.__version__, **host.describe(dtype))
+    (OUT / "adapters.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    return ee
+
+
+def _prompts(tok, s):
+    out = {}
+    for bench, (domain, part) in BENCHMARKS.items():
+        n = s["prompts_per_benchmark"]
+        out[bench] = [tok(p, add_special_tokens=False)["input_ids"] for p in zoo.eval_prompts(domain, (part + 1) * n)[part * n:]]
+    return out
+
+
+def traces(draft, ee, tok, s, progress=True) -> pd.DataFrame:
+    """Stage 4: SD rounds with every exit's outcome per benchmark, their pass times, and the pair's pass times."""
+    rounds, times = early_exit.collect_trace_frames(draft, ee, _prompts(tok, s), s["max_new"], s["gamma"], tok.eos_token_id,
+                                                    log=(lambda m: print(f"[realpair-exits] {m}", flush=True)) if progress else None)
+    OUT.mkdir(parents=True, exist_ok=True)
+    meta = json.loads((OUT / "adapters.json").read_text())
+    meta["traces"] = {k: s[k] for k in ("gamma", "prompts_per_benchmark", "max_new")}
+    (OUT / "adapters.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    rounds.to_csv(OUT / "ee_rounds.csv.gz", index=False, float_format="%.10g", lineterminator="\n")
+    write_csv(times, OUT / "round_times.csv")
+    return rounds
+
+
+def concurrent_check(draft, ee, tok, s, clients=("rtx",), n_prompts=2, max_new=24, time_scale=15.0,
+                     threads=3) -> pd.DataFrame:
+    """Stage 5: the threaded FSD run beside the simulation on the same prompts (HumanEval's stand-in, the paper's timings
+    of the 68M/7B set with ``threads`` pre-drafting threads, Table 7's smallest), the simulation over five seeds."""
+    prof = load_profile("venkatesha2025_paper")
+    prompts = _prompts(tok, dict(s, prompts_per_benchmark=n_prompts))["HumanEval"]
+    tr = early_exit.collect_traces(draft, ee, prompts, max_new, gamma=s["gamma"], eos_token_id=tok.eos_token_id)
+    frame = pd.concat([concurrent.against_simulation(draft, ee, prompts, max_new, cfg, tr, time_scale).assign(client=c)
+                       for c in clients for cfg in [sim.FSDConfig.from_profile(prof, f"{c}_vicuna68m_vicuna7b", threads=threads)]],
+                      ignore_index=True)
+    frame = frame[["client", *frame.columns[:-1]]]
+    write_csv(frame, OUT / "concurrent_vs_sim.csv")
+    return frame
+
+
+# ------------------------------------------------------------------------------------ reading (the notebook)
+FILES = ("adapters.json", "exit_agreement.csv.gz", "ee_rounds.csv.gz", "round_times.csv", "pass_times.csv",
+         "concurrent_vs_sim.csv")
+
+
+def load_outputs(folder=OUT) -> dict:
+    """The committed outputs of this module (``FILES``), by name; a missing one is an error naming it."""
+    missing = [f for f in FILES if not (folder / f).exists()]
+    if missing:
+        raise FileNotFoundError(f"{[str(folder / f) for f in missing]} missing: `make realpair-exits` writes them "
+                                "(python -m specedge.experiments.venkatesha2025_realpair, after `make realpair`)")
+    out = {f: pd.read_csv(folder / f) for f in FILES if f.endswith((".csv", ".csv.gz"))}
+    out["adapters.json"] = json.loads((folder / "adapters.json").read_text())
+    return out
+
+
+def traces_by_benchmark(rounds: pd.DataFrame) -> dict[str, list]:
+    """``ee_rounds.csv.gz`` as ``early_exit.sim`` traces, one list of sequences per benchmark (in BENCHMARKS' order)."""
+    return {b: sim.traces_from_frame(rounds[rounds.benchmark == b]) for b in BENCHMARKS if (rounds.benchmark == b).any()}
+
+
+def sources(passes: pd.DataFrame, prof, local, gamma: int = 4, columns=()) -> dict[str, dict]:
+    """The timing sources of the real pair's Table 6, each a dict of FSD's and SD's ``sim.FSDConfig`` and AR's seconds per
+    token (None: Table 4's T_t + T_c):
+
+    - ``this CPU``: the pair's passes measured here (``pass_times.csv``): drafting γ tokens, SD verifying γ + 1 tokens,
+      FSD's verification paying for every exit's outcome; AR = one target step; T_c the measured loopback round trip
+      (``local``, one machine plays client and server); one pre-drafting thread (the client's one core);
+    - ``paper <client> <set>``: the paper's Table 5 timings of each of ``columns`` (client, model set) as published;
+    - ``verification = one step``: an accelerator's regime, where verifying γ + 1 tokens costs one target step and the
+      exits come free with the layers (the paper's assumption); T_d = the pair's measured draft step, so the pair's own
+      c = draft step / target step; T_c as for this CPU; 15 pre-drafting threads (the paper's common limit)."""
+    p = passes.set_index("quantity").value
+    need = {"draft_step_s", "target_step_s", "draft_gamma_s", "verify_s", "verify_exits_s"} - set(p.index)
+    if need:
+        raise ValueError(f"pass_times lacks {sorted(need)}")
+    t_c = float(next(iter(local.runtime.values()))["T_c_s"])
+    cpu = sim.FSDConfig(gamma=gamma, T_d=p.draft_gamma_s / gamma, T_t=p.verify_s, T_c=t_c, threads=1)
+    out = {"this CPU": dict(sd=cpu, fsd=cpu.with_(T_t=float(p.verify_exits_s)), ar_token_s=p.target_step_s + t_c)}
+    for client, set_name in columns:
+        cfg = sim.FSDConfig.from_profile(prof, f"{client}_{set_name}", gamma=gamma)
+        out[f"paper {client} {set_name}"] = dict(sd=cfg, fsd=cfg, ar_token_s=None)
+    acc = sim.FSDConfig(gamma=gamma, T_d=float(p.draft_step_s), T_t=float(p.target_step_s), T_c=t_c, threads=15)
+    out["verification = one step"] = dict(sd=acc, fsd=acc, ar_token_s=p.target_step_s + t_c)
+    return out
+
+
+def pass_times(draft, ee, s) -> pd.DataFrame:
+    """The pair's passes (``early_exit.passes.pair_passes``) -> ``pass_times.csv``."""
+    frame = pd.DataFrame([dict(quantity=k, value=v, gamma=s["gamma"]) for k, v in pair_passes(draft, ee, s["gamma"]).items()])
+    write_csv(frame, OUT / "pass_times.csv")
+    return frame
+
+
+def section(cmp, paper, prof, local, zoo_avg: pd.DataFrame, base: sim.FSDConfig, paper_t7, n_boot: int = 1000,
+            threads=range(1, 31), seed: int = 0) -> dict:
+    """The notebook's real-pair section from the committed files: every frame, and the rows of Table 2, Table 6
+    (``venkatesha2025_tables.realpair``), Table 7 and Fig 4a (GSM8K's stand-in on ``base``, as for the zoo) and the
+    threaded run's check. ``zoo_avg``: the zoo's Table 6 average; ``paper_t7``: ``venkatesha2025_tables.paper_table7``."""
+    from . import venkatesha2025_tables as vt
+    rp = load_outputs()
+    meta, rounds, cc = rp["adapters.json"], rp["ee_rounds.csv.gz"], rp["concurrent_vs_sim.csv"]
+    out = dict(exit_agreement=offline.agreement_table(rp["exit_agreement.csv.gz"], n_boot, seed),
+               model_quantities=sim.stated_intervals(rounds, n_boot, seed), concurrent_vs_sim=cc)
+    traces = traces_by_benchmark(rounds)
+    out["table6"] = sim.evaluate_sources(traces, sources(rp["pass_times.csv"], prof, local, columns=vt.COLUMNS))
+    vt.realpair(cmp, paper, meta, out["model_quantities"], out["table6"], zoo_avg)
+    tr, prefix = traces["GSM8K"], f"{vt.REAL}: "
+    n_exits = tr[0][0].n_layers - 1
+    t7 = sim.queue_policies(tr, base, paper_t7, threads=(3, 5, 10))
+    t7["paper"] = [p / 100 for row in paper_t7.values() for p in row]
+    vt.table7(cmp, t7, n_exits, base.T_d, models="real pair", prefix=prefix)
+    out["table7_queue_policies"], out["fig4a_threads"] = t7, sim.threads_sweep(tr, base, threads)
+    vt.fig4a(cmp, paper, out["fig4a_threads"], n_exits, models="real pair", prefix=prefix)
+    lo, hi, checks = cc.miss_rate_sim.min(), cc.miss_rate_sim.max(), int(cc.checks_sim.iloc[0])
+    cmp.check("FSD simulation", f"{vt.REAL}: threaded run's cache-miss rate against the simulation's (seeds {lo:.3f}-{hi:.3f}), "
+              f"within the seeds' range and one round of {checks}", round(float(cc.miss_rate_concurrent.iloc[0]), 4),
+              round(float(cc.miss_rate_sim.mean()), 4), tolerance=round((hi - lo) / 2 + 1 / checks, 4), unit="fraction",
+              note=f"RTX Vicuna-68M/7B timings with {int(cc.threads.iloc[0])} threads, x{cc.time_scale.iloc[0]:g} in time; "
+                   f"SD->FSD {cc.speedup_sd_fsd_concurrent.iloc[0]:.2f}x in the threaded run against "
+                   f"{cc.speedup_sd_fsd_sim.mean():.2f}x simulated: the pre-drafting threads, the client's own drafting and "
+                   "the server's 27 full-vocabulary exits share this machine's two cores, which the simulation does not model")
+    out["summary"] = (f"{meta['exits']} exits, bottleneck {meta['bottleneck']}, {meta['trainable_params']:,} trainable parameters "
+                      f"({100 * meta['param_fraction']:.3f} % of {meta['target_params']:,}); {meta['epochs']} epochs over "
+                      f"{meta['train_positions']} positions in {meta['train_seconds'] / 60:.1f} min ({meta['dtype']}, {meta['cpu']})")
+    return out
+
+
+STAGES = ("adapters", "traces", "times", "concurrent")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="venkatesha2025 on the real pair: adapters, exit agreement, EE traces")
+    ap.add_argument("stages", nargs="*", choices=STAGES, default=list(STAGES))
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (1: one core of a shared machine)")
+    for k, v in SETTINGS.items():
+        ap.add_argument(f"--{k.replace('_', '-')}", type=type(v), default=v)
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    s = {k: getattr(args, k) for k in SETTINGS}
+    draft, target, tok, dtype = _models()
+    if "adapters" in args.stages:
+        ee = adapters(target, tok, dtype, s)
+    else:
+        ee, _ = early_exit.load(target, CACHE / "adapters")
+    if "traces" in args.stages:
+        traces(draft, ee, tok, s)
+    if "times" in args.stages:
+        print(pass_times(draft, ee, s).to_string(index=False))
+    if "concurrent" in args.stages:
+        print(concurrent_check(draft, ee, tok, s).to_string(index=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
