@@ -441,15 +441,15 @@ def _version() -> str:
 def capacity_of(curve: Curve) -> dict:
     """One capacity search (``capacities`` of one curve, its points run here, read from / written to
     ``curve.point_cache`` when set)."""
-    return capacities([curve]).iloc[0].to_dict()
+    return capacities([curve], rows=True)[0]
 
 
-def capacities(curves: list[Curve], run=None, decisive: float | None = capacity.DECISIVE) -> pd.DataFrame:
+def capacities(curves: list[Curve], run=None, decisive: float | None = capacity.DECISIVE, rows: bool = False):
     """Bisection on N (eq 20, ``serving.capacity.searches``: in lockstep, each round's points one call
     ``run(points, run_point)``, a point decided on its first seed where its Wilson interval at ``decisive``
     lies on one side of epsilon) of the pooled response-level violation rate, one row per curve, bracketed
     first by ``throughput_guess`` and widened up to ``curve.hi`` (reaching it: ``censored``, a lower bound).
-    Without ``run`` the points run here, through the sweep cache ``curve.point_cache`` when set."""
+    Without ``run`` the points run here, through the sweep cache ``curve.point_cache`` when set (``rows``: as dicts)."""
     def points_of(c: Curve, n: int, seeds) -> list[Point]:
         return [Point(c.system, n, c.slo_class, c.target, seed=s, setting=c.setting) for s in seeds]
 
@@ -457,8 +457,8 @@ def capacities(curves: list[Curve], run=None, decisive: float | None = capacity.
         return _run_points(points, run, curves[0].point_cache)
 
     found = capacity.searches(curves, points_of, run_points, _guess, decisive, cost=_point_cost)
-    return pd.DataFrame([dict(system=c.system, target=c.target, speed=c.slo_class, epsilon=c.epsilon, **f)
-                         for c, f in zip(curves, found)])
+    table = [dict(system=c.system, target=c.target, speed=c.slo_class, epsilon=c.epsilon, **f) for c, f in zip(curves, found)]
+    return table if rows else pd.DataFrame(table)
 
 
 def _run_points(points: list[Point], run, point_cache: str) -> list[dict]:
