@@ -369,8 +369,7 @@ def calibrate(setting: Setting, grid: dict, targets: dict, n3: int, seeds, run) 
 
 
 # --------------------------------------------------------------------------- tables from sweep rows
-def replace(setting: Setting, **kw) -> Setting:
-    return _dc_replace(setting, **kw)
+replace = _dc_replace      # a Setting with some of its values changed
 
 
 def per_class(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:

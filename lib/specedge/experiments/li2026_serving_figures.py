@@ -589,13 +589,15 @@ def capacity_searches(systems, targets, *, scale: str, epsilon: float, seeds: in
     return table2, eps_tab, rows[cur].reset_index(drop=True)
 
 
-def sweep_tables(rows: pd.DataFrame, table1_n: int, n3: int):
-    """Table 1 (violation rate per system x class at ``table1_n``), Table 3 (mean goodput per system at ``n3``)
-    and Table 6 (mean goodput OFF / ON per N, improvement %) from the sweep rows of their runs."""
+def current_tables(current, table1_n: int, n3: int, seeds, run):
+    """Under the settings ``current``, every seed run by ``run``: Table 1 (violation rate per system x class at
+    ``table1_n``), Table 3 (mean goodput per system at ``n3``) and Table 6 (mean goodput OFF / ON, gain %)."""
+    rows = run([ex.Point(s, table1_n, None, seed=k, setting=current) for s in ("WISP", "FCFS") for k in seeds]
+               + ex.table3_points(current, n3, seeds) + [ex.Point("WISP", n, None, predictor=p, seed=k, setting=current)
+                                                         for n in (2, 4, 8, 16) for p in (False, True) for k in seeds])
     t1 = ex.per_class(rows[(rows.devices == table1_n) & rows.system.isin(["WISP", "FCFS"]) & rows.predictor], ["system"])
     t3 = rows[(rows.devices == n3) & rows.system.isin(ex.TABLE3)].groupby("system").goodput.mean()
-    t6 = rows[(rows.system == "WISP") & rows.devices.isin([2, 4, 8, 16])].groupby(["devices", "predictor"]).goodput.mean()
-    t6 = t6.unstack("predictor").rename(columns={False: "OFF", True: "ON"})
+    t6 = rows[rows.devices.isin([2, 4, 8, 16])].groupby(["devices", "predictor"]).goodput.mean().unstack().rename(columns={False: "OFF", True: "ON"})
     t6["improvement_pct"] = 100 * (t6.ON / t6.OFF - 1)
     return t1.pivot(index="system", columns="speed", values="violation_rate"), t3, t6
 

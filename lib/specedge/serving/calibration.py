@@ -107,3 +107,11 @@ def table(result: Fit, grid: Mapping[str, Sequence], targets: Mapping[str, float
         t["reproduced_current"] = [float(current[q]) if q in current else float("nan") for q in t.setting]
         t["error_current"] = [error(p, r) if pd.notna(p) else float("nan") for p, r in zip(t.paper, t.reproduced_current)]
     return t
+
+
+def summary(record: pd.DataFrame) -> pd.DataFrame:
+    """Per table (a held-out quantity's name up to its colon): the median |relative error| at the fit and,
+    when the record has them, under the settings before it."""
+    rel = record[(record.role == "held-out") & (record.error_kind == "relative")]
+    cols = [c for c in ("error", "error_current") if c in rel]
+    return rel.groupby(rel.setting.str.split(":").str[0])[cols].agg(lambda e: e.abs().median())
