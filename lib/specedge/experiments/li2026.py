@@ -13,20 +13,21 @@ Centralized    none: the server decodes every token, continuously batched (``ser
 =============  =====================  ======================  ======================================
 
 Each point of a sweep is a pure function of a plain ``Point`` (``run_point``), so ``specedge.sweep`` can
-cache and fan them out. What the paper does not state, and the values taken here (all in ``Setting``,
-each a parameter; the notebook shows how capacity moves with the edge ones):
+cache and fan them out. What the paper leaves open is listed, each with the sentence that leaves it open,
+in ``data/li2026/serving_open_settings.csv`` (``open_settings``): the prompt length, the device drafting
+speed and the server's KV memory are fitted to Table 3's three goodputs (``calibrate``, a grid search), the
+rest kept at the values of ``Setting``:
 
-- edge drafting speed 50 tok/s (the "fixed drafting capacity" of the paper's Fig 1 device), a 10 ms
-  one-way network latency each way, prompts of 128 tokens and responses of 128;
+- response length 128 tokens, one-way network latency 10 ms, window K = 8;
 - devices cycle through the zoo's four drafts (the paper's Qwen3-0.6B/1.7B/4B/8B) and six domains, with
   per-position acceptance drawn from the zoo's traces (``twin.TraceAcceptance``); the predictor is the
-  committed MLP (``data/predictor``), window K = 8;
+  committed MLP (``data/predictor``);
 - the verifier's time is the eq (19) estimator of the chosen target, times a log-normal factor whose
   spread is the estimator's relative error (``noise``), so the scheduler's estimate is not an oracle;
-- KV memory: Qwen3-32B's 256 KiB per token (64 layers x 8 KV heads x 128 x 2 x bf16), budget 14 GB
-  (an A100-80GB minus the weights), for every system: a verification batch's KV within it (eq 14) for
-  WISP, EDF-only, FCFS and SLED, the running responses' KV for centralized serving
-  (``centralized.simulate``'s ``memory_budget``).
+- KV memory: Qwen3-32B's 256 KiB per token (64 layers x 8 KV heads x 128 x 2 x bf16) within ``memory_gb``
+  (``kv_budget``: Qwen3-14B's lighter weights leave it 36 GB more), for every system: a verification
+  batch's KV within it (eq 14) for WISP, EDF-only, FCFS and SLED, the running responses' KV for
+  centralized serving (``centralized.simulate``'s ``memory_budget``: its batch limit).
 """
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from .. import hardware, paths, sweep
-from ..serving import capacity, centralized, metrics, slo
+from ..serving import calibration, capacity, centralized, metrics, slo
 from ..serving.allocation import FixedS
 from ..serving.batching import FCFS
 from ..serving.estimator import Estimator
@@ -236,11 +237,17 @@ def noisy(model, sigma: float, seed: int):
     return verify
 
 
+def kv_budget(point: Point) -> float:
+    """Bytes of KV the server holds: ``memory_gb`` beside Qwen3-32B's weights; a smaller target's bf16 weights
+    leave the difference free as well (Qwen3-14B: 36 GB more)."""
+    return point.setting.memory_gb * 1e9 + 2 * (_linear_params(QWEN3["Qwen3-32B"]) - _linear_params(QWEN3[point.target]))
+
+
 def former(point: Point, est: Estimator):
     from ..serving import wisp_batching
 
     st = point.setting
-    budget = st.memory_gb * 1e9
+    budget = kv_budget(point)
     if point.system in ("SLED", "FCFS"):
         return FCFS(label=point.system, memory_budget=budget)
     if point.system == "WISP":
@@ -266,7 +273,7 @@ def run_log(point: Point, wl: Workload | None = None, acc=None) -> pd.DataFrame:
     if point.system == "Centralized":
         with gc_paused():
             return centralized.simulate(wl, noisy(est, st.noise, point.seed), until=st.horizon, rtt=2 * st.latency,
-                                        memory_budget=st.memory_gb * 1e9)
+                                        memory_budget=kv_budget(point))
     return simulate(wl, former(point, est), FixedS(st.window * point.devices, point.devices), times(point, est),
                     acceptance() if acc is None else acc, until=st.horizon, seed=point.seed, label=point.system)
 
@@ -318,9 +325,51 @@ def deadline_attribution(log: pd.DataFrame, window: int = 50, tau: float = 1.5) 
 
 
 
+# --------------------------------------------------------------------------- the open settings, fitted to Table 3
+OPEN_SETTINGS = paths.DATA / "li2026" / "serving_open_settings.csv"
+TABLE3 = ("SLED", "Centralized", "WISP")
+T3 = "Table 3: {} goodput (tokens/s)"     # a fit target's name (calibration.csv)
+
+
+def open_settings() -> pd.DataFrame:
+    """Every setting the paper leaves open: its current value, whether Table 3 fits it (role ``fit``, with the
+    candidates searched at each scale) or it is kept, and the paper's sentence that leaves it open."""
+    return pd.read_csv(OPEN_SETTINGS, dtype=str, keep_default_na=False)
+
+
+def calibration_grid(scale: str) -> dict[str, list]:
+    """The fitted settings (``open_settings`` role ``fit``) and their candidates at ``scale`` ("ci" or "full")."""
+    if scale not in ("ci", "full"):
+        raise ValueError(f"scale: expected 'ci' or 'full', got {scale!r}")
+    fitted = open_settings().query("role == 'fit'")
+    cast = {n: type(getattr(Setting(), n)) for n in fitted.setting}
+    return {r.setting: [cast[r.setting](float(v)) for v in getattr(r, f"{scale}_grid").split()] for r in fitted.itertuples()}
+
+
+def table3_points(setting: Setting, n3: int, seeds) -> list[Point]:
+    """Table 3's runs: SLED, centralized serving and WISP at ``n3`` devices of mixed classes, each seed."""
+    return [Point(s, n3, None, seed=k, setting=setting) for s in TABLE3 for k in seeds]
+
+
+def calibrate(setting: Setting, grid: dict, targets: dict, n3: int, seeds, run) -> calibration.Fit:
+    """``grid``'s settings (on ``setting``) fitted to Table 3's goodputs (``targets``: ``T3`` of a system -> tokens/s),
+    each candidate's goodputs the mean over ``seeds`` of its runs at ``n3`` devices, every candidate's points
+    one ``run(points)`` (a sweep runner). Centralized serving has no drafting: its points keep ``setting``'s
+    drafting speed, so one run serves every drafting speed."""
+    def points(st: Setting) -> list[Point]:
+        return [_dc_replace(p, setting=replace(st, draft_rate=setting.draft_rate)) if p.system == "Centralized" else p
+                for p in table3_points(st, n3, seeds)]
+
+    def evaluate(cands: list[dict]) -> list[dict]:
+        per = [points(replace(setting, **c)) for c in cands]
+        unique = list(dict.fromkeys(p for ps in per for p in ps))
+        good = dict(zip(unique, run(unique).goodput, strict=True))
+        return [{T3.format(s): float(np.mean([good[p] for p in ps if p.system == s])) for s in TABLE3} for ps in per]
+    return calibration.fit(evaluate, grid, targets)
+
+
 # --------------------------------------------------------------------------- tables from sweep rows
-def replace(setting: Setting, **kw) -> Setting:
-    return _dc_replace(setting, **kw)
+replace = _dc_replace      # a Setting with some of its values changed
 
 
 def per_class(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
@@ -335,13 +384,7 @@ def per_class(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def knees(curves: pd.DataFrame, epsilon: float) -> pd.Series:
-    """Per (system, speed): the smallest N whose violation rate exceeds ``epsilon`` (inf if none)."""
-    def first(g):
-        g = g.sort_values("devices")
-        over = g[g["violation_rate"] > epsilon]
-        return float(over["devices"].iloc[0]) if len(over) else np.inf
-    return curves.groupby(["system", "speed"]).apply(first, include_groups=False)
+knees = capacity.knees      # per (system, speed): the smallest N whose violation rate exceeds epsilon
 
 
 def throughput_bound(point: Point, epsilon: float) -> float:
@@ -369,12 +412,8 @@ def throughput_bound(point: Point, epsilon: float) -> float:
 
 
 def throughput_guess(point: Point, epsilon: float) -> int:
-    """A capacity search's first upper bracket: ``throughput_bound`` rounded up to ``capacity.grid`` (8 points
-    per octave, so at most 12.5 % above the bound; before, to a power of two: up to 2x). The capacity
-    search presumes it violates and runs it only once its answer lies next to it (``capacity.bisect``'s
-    ``guess``), which is what lets a search skip the large N; its points are ``capacity.split``'s, so
-    searches at other epsilons (whose bounds differ) meet the same N and share their runs through the
-    sweep cache."""
+    """A capacity search's first upper bracket (``capacity.search``'s ``guess``, presumed to violate, so the
+    search skips the large N): ``throughput_bound`` rounded up to ``capacity.grid`` (at most 12.5 % above)."""
     return capacity.grid(throughput_bound(point, epsilon))
 
 
@@ -401,89 +440,24 @@ def _version() -> str:
 def capacity_of(curve: Curve) -> dict:
     """One capacity search (``capacities`` of one curve, its points run here, read from / written to
     ``curve.point_cache`` when set)."""
-    return _capacity_rows([curve])[0]
+    return capacities([curve], rows=True)[0]
 
 
-# A point whose first seed alone puts eq (20)'s violation rate on one side of epsilon with this confidence
-# (its Wilson interval) is decided on that seed; every other point runs all of its curve's seeds.
-DECISIVE = 0.999
+def capacities(curves: list[Curve], run=None, decisive: float | None = capacity.DECISIVE, rows: bool = False):
+    """Bisection on N (eq 20, ``serving.capacity.searches``: in lockstep, each round's points one call
+    ``run(points, run_point)``, a point decided on its first seed where its Wilson interval at ``decisive``
+    lies on one side of epsilon) of the pooled response-level violation rate, one row per curve, bracketed
+    first by ``throughput_guess`` and widened up to ``curve.hi`` (reaching it: ``censored``, a lower bound).
+    Without ``run`` the points run here, through the sweep cache ``curve.point_cache`` when set (``rows``: as dicts)."""
+    def points_of(c: Curve, n: int, seeds) -> list[Point]:
+        return [Point(c.system, n, c.slo_class, c.target, seed=s, setting=c.setting) for s in seeds]
 
+    def run_points(points: list[Point]) -> list[dict]:
+        return _run_points(points, run, curves[0].point_cache)
 
-def capacities(curves: list[Curve], run=None, decisive: float | None = DECISIVE) -> pd.DataFrame:
-    """Bisection on N (``serving.capacity``) of the pooled response-level violation rate, one row per curve,
-    bracketed first by ``throughput_guess`` (so the search runs no N far above the answer) and widened up to
-    ``curve.hi``; a capacity that reaches ``hi`` is ``censored`` (a lower bound, "at least hi"). The
-    search stops at ``curve.resolution``: the capacity is the largest N evaluated that meets epsilon, and
-    ``resolution`` = r says that N + r + 1 was evaluated and violates (0: exact).
-
-    The searches advance in lockstep (``capacity.run_all``): each round, the next N of every unfinished
-    search is one call ``run(points, run_point)`` (a sweep runner, e.g. the notebook's parallel and cached
-    ``sweep.run``), the costliest points first, a point that two searches ask for (other epsilons, same
-    seed) run once; so the workers share every search's points, not whole searches, and each search's
-    points and answer are those it would reach alone.
-
-    A point runs its first seed; the others (a second call) only when that seed's Wilson interval at
-    ``decisive`` straddles epsilon (None: always): far from the capacity, where one seed's hundreds of
-    responses already decide the side, the search does not pay for the others (``first_seed_only`` lists
-    those N; their ``evaluated`` counts are the first seed's). The capacity's own count is always every
-    seed's: where one seed decided it, its other seeds run at the end, and should the pooled rate then
-    exceed epsilon, the search resumes from there with every count it has. Without ``run`` the points run
-    here, through the sweep cache ``curve.point_cache`` when set."""
-    return pd.DataFrame(_capacity_rows(curves, run, decisive))
-
-
-def _capacity_rows(curves: list[Curve], run=None, decisive: float | None = DECISIVE) -> list[dict]:
-    full = [sweep.seeds(c.seed, c.seeds) for c in curves]
-    counts: list[dict[int, dict[int, tuple[int, int]]]] = [{} for _ in curves]   # curve -> N -> seed -> (v, t)
-
-    def pooled(i: int, n: int) -> tuple[int, int]:
-        vt = counts[i][n].values()
-        return sum(v for v, _ in vt), sum(t for _, t in vt)
-
-    def simulate(wanted: dict[tuple[int, int], list[int]]) -> None:       # (curve, N) -> seeds to run
-        pts = {(i, n): [Point(curves[i].system, int(n), curves[i].slo_class, curves[i].target, seed=s,
-                              setting=curves[i].setting) for s in seeds] for (i, n), seeds in wanted.items()}
-        unique = sorted(dict.fromkeys(p for ps in pts.values() for p in ps), key=_point_cost, reverse=True)
-        if not unique:
-            return
-        rows = dict(zip(unique, _run_points(unique, run, curves[next(iter(wanted))[0]].point_cache), strict=True))
-        for (i, n), ps in pts.items():
-            counts[i].setdefault(n, {}).update({p.seed: (rows[p]["violations"], rows[p]["responses"]) for p in ps})
-
-    def undecided(i: int, n: int) -> bool:
-        (v, t), = counts[i][n].values()
-        if decisive is None or t == 0:
-            return True
-        low, high = capacity.wilson(v, t, decisive)
-        return low <= curves[i].epsilon <= high
-
-    def evaluate(asked: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        simulate({(i, n): full[i][:1] for i, n in asked})
-        simulate({(i, n): full[i][1:] for i, n in asked if len(full[i]) > 1 and undecided(i, n)})
-        return [pooled(i, n) for i, n in asked]
-
-    todo, found = list(range(len(curves))), [None] * len(curves)
-    while todo:
-        searches = [capacity.search(1, curves[i].hi, curves[i].epsilon, guess=_guess(curves[i]),
-                                    resolution=curves[i].resolution, known={n: pooled(i, n) for n in counts[i]})
-                    for i in todo]
-        for i, res in zip(todo, capacity.run_all(searches, lambda asked: evaluate([(todo[j], n) for j, n in asked]))):
-            found[i] = res
-        short = [i for i in todo if found[i][0] >= 1 and len(counts[i][found[i][0]]) < len(full[i])]
-        simulate({(i, found[i][0]): full[i][1:] for i in short})           # the answers' own counts: every seed
-        todo = [i for i in short if capacity.rate(*pooled(i, found[i][0])) > curves[i].epsilon]
-
-    table = []
-    for i, (c, (cap, info)) in enumerate(zip(curves, found)):
-        v, t = pooled(i, cap) if cap in counts[i] else (0, 0)
-        low, high = capacity.wilson(v, t) if t else (np.nan, np.nan)
-        table.append(dict(system=c.system, target=c.target, speed=c.slo_class, epsilon=c.epsilon,
-                          capacity=int(cap), censored=bool(info["saturated"]), resolution=int(info["resolution"]),
-                          guess=_guess(c), violation_rate_at_capacity=v / t if t else np.nan, wilson_low=low,
-                          wilson_high=high, evaluated=" ".join(f"{n}:{a}/{b}" for n, (a, b) in
-                                                               ((n, pooled(i, n)) for n in sorted(counts[i]))),
-                          first_seed_only=" ".join(str(n) for n in sorted(counts[i]) if len(counts[i][n]) < len(full[i]))))
-    return table
+    found = capacity.searches(curves, points_of, run_points, _guess, decisive, cost=_point_cost)
+    table = [dict(system=c.system, target=c.target, speed=c.slo_class, epsilon=c.epsilon, **f) for c, f in zip(curves, found)]
+    return table if rows else pd.DataFrame(table)
 
 
 def _run_points(points: list[Point], run, point_cache: str) -> list[dict]:

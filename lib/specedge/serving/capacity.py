@@ -159,3 +159,85 @@ def wilson(violations: int, trials: int, confidence: float = 0.95) -> tuple[floa
         raise ValueError(f"confidence: must lie in (0, 1), got {confidence!r}")
     ci = stats.binomtest(int(violations), int(trials)).proportion_ci(confidence, method="wilson")
     return float(ci.low), float(ci.high)
+
+
+# A point whose first seed alone puts the violation rate on one side of epsilon with this confidence (its
+# Wilson interval) is decided on that seed; every other point runs all of its search's seeds.
+DECISIVE = 0.999
+
+
+def searches(curves: list, points_of: Callable, run_points: Callable, guess: Callable,
+             decisive: float | None = DECISIVE, cost: Callable | None = None) -> list[dict]:
+    """Many capacity searches (``search``) advanced in lockstep (``run_all``), each N run over seeds.
+
+    ``curves``: objects with ``epsilon``, ``seeds``, ``seed``, ``hi`` and ``resolution``; ``points_of(curve,
+    n, seeds)``: that search's points at N (each with a ``seed``; hashable, so two searches asking for one
+    point run it once); ``run_points(points) -> [row, ...]`` (rows with ``violations`` and ``responses``),
+    called once per round with every search's points (the costliest first by ``cost(point)``, if given);
+    ``guess(curve)``: the first upper bracket. A point runs its first seed; the others only when that seed's
+    Wilson interval at ``decisive`` straddles epsilon (None: always), and the capacity's own count always
+    pools every seed (should those seeds overturn it, the search resumes with every count it has). Returns
+    one dict per curve: capacity, censored (reached ``hi``: a lower bound), resolution, guess, the pooled
+    violation rate at the capacity with its Wilson interval, every evaluated N's counts and the N decided
+    on their first seed (``first_seed_only``)."""
+    from .. import sweep
+
+    full = [sweep.seeds(c.seed, c.seeds) for c in curves]
+    counts: list[dict[int, dict[int, tuple[int, int]]]] = [{} for _ in curves]   # curve -> N -> seed -> (v, t)
+
+    def pooled(i: int, n: int) -> tuple[int, int]:
+        vt = counts[i][n].values()
+        return sum(v for v, _ in vt), sum(t for _, t in vt)
+
+    def simulate(wanted: dict[tuple[int, int], list[int]]) -> None:       # (curve, N) -> seeds to run
+        pts = {(i, n): points_of(curves[i], int(n), seeds) for (i, n), seeds in wanted.items()}
+        unique = list(dict.fromkeys(p for ps in pts.values() for p in ps))
+        unique = sorted(unique, key=cost, reverse=True) if cost else unique
+        if not unique:
+            return
+        rows = dict(zip(unique, run_points(unique), strict=True))
+        for (i, n), ps in pts.items():
+            counts[i].setdefault(n, {}).update({p.seed: (rows[p]["violations"], rows[p]["responses"]) for p in ps})
+
+    def undecided(i: int, n: int) -> bool:
+        (v, t), = counts[i][n].values()
+        if decisive is None or t == 0:
+            return True
+        low, high = wilson(v, t, decisive)
+        return low <= curves[i].epsilon <= high
+
+    def evaluate(asked: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        simulate({(i, n): full[i][:1] for i, n in asked})
+        simulate({(i, n): full[i][1:] for i, n in asked if len(full[i]) > 1 and undecided(i, n)})
+        return [pooled(i, n) for i, n in asked]
+
+    todo, found = list(range(len(curves))), [None] * len(curves)
+    while todo:
+        gens = [search(1, curves[i].hi, curves[i].epsilon, guess=guess(curves[i]), resolution=curves[i].resolution,
+                       known={n: pooled(i, n) for n in counts[i]}) for i in todo]
+        for i, res in zip(todo, run_all(gens, lambda asked: evaluate([(todo[j], n) for j, n in asked]))):
+            found[i] = res
+        short = [i for i in todo if found[i][0] >= 1 and len(counts[i][found[i][0]]) < len(full[i])]
+        simulate({(i, found[i][0]): full[i][1:] for i in short})           # the answers' own counts: every seed
+        todo = [i for i in short if rate(*pooled(i, found[i][0])) > curves[i].epsilon]
+
+    table = []
+    for i, (c, (cap, info)) in enumerate(zip(curves, found)):
+        v, t = pooled(i, cap) if cap in counts[i] else (0, 0)
+        low, high = wilson(v, t) if t else (math.nan, math.nan)
+        table.append(dict(capacity=int(cap), censored=bool(info["saturated"]), resolution=int(info["resolution"]),
+                          guess=guess(c), violation_rate_at_capacity=v / t if t else math.nan, wilson_low=low,
+                          wilson_high=high, evaluated=" ".join(f"{n}:{a}/{b}" for n, (a, b) in
+                                                               ((n, pooled(i, n)) for n in sorted(counts[i]))),
+                          first_seed_only=" ".join(str(n) for n in sorted(counts[i]) if len(counts[i][n]) < len(full[i]))))
+    return table
+
+
+def knees(curves, epsilon: float, by=("system", "speed"), x: str = "devices", y: str = "violation_rate"):
+    """Per group of ``by``: the smallest ``x`` whose ``y`` exceeds ``epsilon`` (inf if none); ``curves`` a
+    pandas frame of violation rates over N."""
+    def first(g):
+        g = g.sort_values(x)
+        over = g[g[y] > epsilon]
+        return float(over[x].iloc[0]) if len(over) else math.inf
+    return curves.groupby(list(by)).apply(first, include_groups=False)

@@ -1,0 +1,117 @@
+"""A twin's open settings fitted to one set of stated numbers, then judged on the others.
+
+A paper that leaves some of its settings unstated (request lengths, device speeds, ...) still states
+results that depend on them. ``fit`` chooses those settings by a small, documented grid search on one set
+of stated numbers (the *fit* targets) and nothing else; every other stated number is then predicted with
+the fitted settings and no further tuning (the *held-out* rows, the reproductions).
+
+- ``fit(evaluate, grid, targets)``: every combination of ``grid`` (name -> candidate values, searched in
+  the given order) is one candidate; ``evaluate(candidates) -> [{quantity: value}, ...]`` computes them all
+  at once (one parallel, cached sweep); the candidate of least ``loss`` wins, the first one on a tie, so the
+  fit is as deterministic as ``evaluate``.
+- ``loss``: the mean squared log ratio reproduced / stated over the targets (a relative misfit, the same
+  for 2x too high and 2x too low); a non-positive reproduced value is an infinite misfit.
+- ``error(paper, reproduced)``: the signed relative error (reproduced - paper) / |paper|, or the plain
+  difference where the paper states 0 (a relative error is then undefined; ``error_kind`` says which).
+- ``table(...)``: the committed record, one row per fitted setting and per stated number (``COLUMNS``).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+import pandas as pd
+
+COLUMNS = ("setting", "value", "range_searched", "role", "paper", "reproduced", "error", "error_kind")
+ROLES = ("fit", "held-out")
+
+
+def error(paper: float, reproduced: float) -> float:
+    """(reproduced - paper) / |paper|, or reproduced - paper where paper is 0."""
+    paper, reproduced = float(paper), float(reproduced)
+    return reproduced - paper if paper == 0 else (reproduced - paper) / abs(paper)
+
+
+def error_kind(paper: float) -> str:
+    return "absolute" if float(paper) == 0 else "relative"
+
+
+def loss(reproduced: Mapping[str, float], targets: Mapping[str, float]) -> float:
+    """Mean squared log ratio of ``reproduced`` to ``targets`` over the targets' quantities."""
+    missing = sorted(set(targets) - set(reproduced))
+    if missing:
+        raise KeyError(f"reproduced: no value for the targets {missing}")
+    total = 0.0
+    for q, p in targets.items():
+        r = float(reproduced[q])
+        if not (math.isfinite(r) and r > 0):
+            return math.inf
+        total += math.log(r / float(p)) ** 2
+    return total / len(targets)
+
+
+def candidates(grid: Mapping[str, Sequence]) -> list[dict]:
+    """Every combination of ``grid``'s values, the last name varying fastest."""
+    if not grid or any(len(v) == 0 for v in grid.values()):
+        raise ValueError(f"grid: need at least one setting and one value per setting, got {dict(grid)!r}")
+    names = list(grid)
+    return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
+
+
+@dataclass(frozen=True)
+class Fit:
+    values: dict            # the fitted settings
+    loss: float
+    reproduced: dict        # the fit targets' values at ``values``
+    searched: pd.DataFrame  # every candidate: its settings, each target's value and the loss
+
+
+def fit(evaluate: Callable[[list[dict]], list[Mapping[str, float]]], grid: Mapping[str, Sequence],
+        targets: Mapping[str, float]) -> Fit:
+    """The candidate of ``grid`` whose ``evaluate`` values best match ``targets`` (``loss``; the first on a tie)."""
+    if not targets:
+        raise ValueError("targets: need at least one stated number to fit")
+    bad = {q: p for q, p in targets.items() if not (math.isfinite(float(p)) and float(p) > 0)}
+    if bad:
+        raise ValueError(f"targets: a fit target must be a finite number > 0 (log ratio), got {bad}")
+    cands = candidates(grid)
+    got = list(evaluate(cands))
+    if len(got) != len(cands):
+        raise ValueError(f"evaluate: returned {len(got)} results for {len(cands)} candidates")
+    losses = [loss(g, targets) for g in got]
+    best = min(range(len(cands)), key=lambda i: (losses[i], i))
+    searched = pd.DataFrame([{**c, **{q: float(g[q]) for q in targets}, "loss": l}
+                             for c, g, l in zip(cands, got, losses)])
+    return Fit(dict(cands[best]), losses[best], {q: float(got[best][q]) for q in targets}, searched)
+
+
+def describe_range(values: Sequence) -> str:
+    return " ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
+
+
+def table(result: Fit, grid: Mapping[str, Sequence], targets: Mapping[str, float],
+          held_out: Mapping[str, tuple[float, float]], current: Mapping[str, float] | None = None) -> pd.DataFrame:
+    """The calibration record: the fitted settings (role ``fit``, their value and the range searched), the
+    fit targets (role ``fit``: stated, reproduced at the fit, error) and every held-out stated number
+    (``held_out``: quantity -> (paper, reproduced); role ``held-out``). ``current``: a quantity's value
+    under the settings before the fit, added with its error (``reproduced_current``, ``error_current``)."""
+    rows = [dict(setting=n, value=result.values[n], range_searched=describe_range(grid[n]), role="fit") for n in grid]
+    rows += [dict(setting=q, role="fit", paper=float(p), reproduced=result.reproduced[q],
+                  error=error(p, result.reproduced[q]), error_kind=error_kind(p)) for q, p in targets.items()]
+    rows += [dict(setting=q, role="held-out", paper=float(p), reproduced=float(r), error=error(p, r),
+                  error_kind=error_kind(p)) for q, (p, r) in held_out.items()]
+    t = pd.DataFrame(rows, columns=list(COLUMNS))
+    if current is not None:
+        t["reproduced_current"] = [float(current[q]) if q in current else float("nan") for q in t.setting]
+        t["error_current"] = [error(p, r) if pd.notna(p) else float("nan") for p, r in zip(t.paper, t.reproduced_current)]
+    return t
+
+
+def summary(record: pd.DataFrame) -> pd.DataFrame:
+    """Per table (a held-out quantity's name up to its colon): the median |relative error| at the fit and,
+    when the record has them, under the settings before it."""
+    rel = record[(record.role == "held-out") & (record.error_kind == "relative")]
+    cols = [c for c in ("error", "error_current") if c in rel]
+    return rel.groupby(rel.setting.str.split(":").str[0])[cols].agg(lambda e: e.abs().median())
