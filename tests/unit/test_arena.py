@@ -9,7 +9,7 @@ import pytest
 
 from specedge import hardware
 from specedge.experiments import arena, arena_capacity, arena_results as res
-from specedge.serving import metrics
+from specedge.serving import codec, metrics, scenario
 from specedge.serving.allocation import GoodspeedAllocator
 from specedge.serving.as2_allocation import AS2Allocator
 from specedge.serving.interfaces import Outcome
@@ -66,7 +66,7 @@ def test_the_committed_scenario_loads_at_both_scales():
 
 
 def _broken(tmp_path, edit) -> str:
-    text = (arena.SCENARIOS / "arena_default.yaml").read_text()
+    text = (scenario.SCENARIOS / "arena_default.yaml").read_text()
     path = tmp_path / "arena_default.yaml"
     path.write_text(edit(text))
     with pytest.raises(hardware.ProfileError) as e:
@@ -119,7 +119,7 @@ def _quiet(**changes):
 
 
 def _links(payload="ids"):
-    return RTT / 2 + 8 * arena.payload_bytes(payload, GAMMA, 151936, 32) / BW, RTT / 2 + 8 * arena.REPLY_BYTES / BW
+    return RTT / 2 + 8 * arena.payload_bytes(payload, GAMMA, 151936, 32) / BW, RTT / 2 + 8 * codec.REPLY_BYTES / BW
 
 
 def _round_time(payload="ids"):
