@@ -403,3 +403,18 @@ def test_pareto_labels_do_not_overlap(tmp_path):
     assert boxes and sum(len(t.get_text().replace("–", ",").split(",")) for t in ax.texts) <= front.front.sum()
     assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
     assert f"{front.front.sum():>2}  " in fig.axes[1].texts[0].get_text()       # the key names every point of the front
+
+
+def test_the_runner_starts_the_arena_after_the_notebooks_whose_outputs_it_reads():
+    """The arena reads the twin's validated error from tran2025's and li2026_serving's committed Validation tables
+    (``arena_results.VALIDATION``): run together, ``notebooks.plan`` puts it after them, whatever its expected time."""
+    from specedge import notebooks
+
+    nbs = notebooks.notebooks(None)
+    order = [nb.stem for nb in notebooks.plan(nbs)]
+    assert order.index("edge_sd_arena") > max(order.index("tran2025_goodspeed"), order.index("li2026_wisp_serving"))
+    assert sorted(order) == sorted(nb.stem for nb in nbs)                       # nothing lost or doubled
+    alone = notebooks.plan(notebooks.notebooks(["edge_sd_arena", "zheng2025"]))   # without them: by expected time
+    assert [nb.stem for nb in alone] == ["edge_sd_arena", "zheng2025_tk_slt"]
+    read = {f.parent.name for f in res.VALIDATION}
+    assert read == {"tran2025", "li2026_serving"}     # the folders of the notebooks READS names

@@ -220,10 +220,11 @@ ALLOCATOR = {"fixed": "fixed", "goodspeed": "goodspeed", "goodspeed-slo": "goods
 
 def allocator(point: Point, wl: Workload):
     """The draft option's allocator, GOODSPEED's at tran2025's β (``allocation.PAPER_BETA``), the SLO-weighted one
-    weighting each device by its class, AS² with its eq (6) costs (``as2_costs``)."""
+    weighting each device by its class, AS² with its eq (6) costs (``as2_costs``: computed for AS² alone, which
+    needs the server's standalone step time)."""
     return policies.allocator(ALLOCATOR[point.combo.draft], capacity=wl.capacity, clients=point.devices, beta=PAPER_BETA,
                               weights={i: float(s.slo_class) for i, s in enumerate(wl.clients)},
-                              costs=as2_costs(point))
+                              costs=as2_costs(point) if ALLOCATOR[point.combo.draft] == "as2" else None)   # its inputs only then
 
 
 def former(point: Point, est: Estimator):

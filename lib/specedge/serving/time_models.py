@@ -22,7 +22,7 @@ from .. import hardware
 from .codec import REPLY_BYTES
 from ..registry import Registry
 from .timegrid import on_grid
-from .twin import Times
+from .engine import Times
 
 
 @dataclass(frozen=True)
