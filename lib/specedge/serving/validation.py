@@ -29,8 +29,9 @@ import seaborn as sns
 from . import runtime, slo
 from ..predictor import draft_passes as controller_passes
 from .estimator import features
+from .interfaces import LOG_COLUMNS
 from .metrics import client_goodput, verified
-from .replay import MeasuredPasses, dispatch_latency, mismatches, real_rounds, replay, turnaround_latency
+from .replay import NEEDED, MeasuredPasses, dispatch_latency, mismatches, real_rounds, replay, turnaround_latency
 from .run import PROMPT_TOKENS
 from .twin import Times, simulate
 from .verify_profiling import parse_batch
@@ -408,3 +409,23 @@ def add_rows(cmp, real: pd.DataFrame, stoch: pd.DataFrame | None, floor: float, 
             for q, tol in TOLERANCE.items():
                 cmp.check(name, f"{label}, worst |difference| at {q} over {what}, N 1-8",
                           round(worst(t[t["metric"] == m], q, floor), 1), 0.0, tolerance=tol, note=note, unit="%")
+
+
+def check_runs(df: pd.DataFrame, path, command: str, bounds: dict[str, float]) -> pd.DataFrame:
+    """A committed file of real runs: every column the replay and the comparison read (``LOG_COLUMNS``,
+    ``replay.NEEDED``, ``bounds``' columns), each of ``bounds`` numbers >= its bound; errors name the file,
+    the column and the ``command`` that writes it."""
+    missing = [c for c in dict.fromkeys([*LOG_COLUMNS, *NEEDED, *bounds]) if c not in df.columns]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {missing} (`{command}` writes them)")
+    for col, low in bounds.items():
+        v = pd.to_numeric(df[col], errors="coerce")
+        if v.isna().any() or (v < low).any():
+            raise ValueError(f"{path}: column {col!r}: expected numbers >= {low}, got {sorted(df[col].astype(str).unique())[:4]}")
+    return df
+
+
+def compounded_pct(*errors_pct: float) -> float:
+    """The error (%) of a chain of models each off by ``errors_pct`` of the one before: prod(1 + e) - 1 (e.g. the
+    stochastic twin's against a real run: the replay's against the run, then its own against the replay)."""
+    return 100 * (float(np.prod([1 + e / 100 for e in errors_pct])) - 1)
