@@ -376,8 +376,8 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             if idle:
                 env.wake(idle.pop(), None)
             n, tokens, row = yield None   # resumed by the server once the reply arrived (down(i) later)
-            row[12] = env.now - t0   # t_round
-            row[11] = send(i)
+            row[T_ROUND] = env.now - t0
+            row[T_SEND] = send(i)
             rows.append(row)
             ctx += unseen + n
             c.made = made = made + tokens
@@ -457,6 +457,7 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
 _ROW = ("policy", "batch", "round", "client", "S", "accepted", "tokens", "t_draft", "t_receive", "t_queue",
         "t_verify", "t_send", "t_round", "bytes_up", "bytes_down", "arrival", "start", "end", "slo_class",
         "deadline", "event")
+T_SEND, T_ROUND = _ROW.index("t_send"), _ROW.index("t_round")   # filled by the client once the reply arrived
 
 
 # columns ``simulate`` fills with values it makes itself, of one Python type by construction (counters and
