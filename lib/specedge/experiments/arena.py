@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -250,41 +249,25 @@ def run_log(point: Point, acceptance=None) -> pd.DataFrame:
 
 def ar_edge_log(point: Point, wl: Workload) -> pd.DataFrame:
     """AR on the edge: each device decodes its own responses with the target, one token per step of
-    ``Scenario.ar_s`` seconds (its prompt's prefill one such step), back to back, nothing on the link —
-    ``serving.centralized``'s loop with one device and no round trip, its log rows renumbered to the device."""
+    ``Scenario.ar_s`` seconds, back to back, nothing on the link (``serving.centralized.on_device``), its log
+    rows renumbered to the device."""
     scn = point.scenario
-    logs = [_ar_device_log(scn.ar_s(i, point.mix), spec.prompt_tokens, spec.max_new_tokens, spec.slo_class, scn.horizon_s).assign(client=i)
-            for i, spec in enumerate(wl.clients)]
+    logs = [centralized.on_device(TARGET, scn.ar_s(i, point.mix), spec.prompt_tokens, spec.max_new_tokens, spec.slo_class,
+                                  scn.horizon_s, AR_EDGE).assign(client=i) for i, spec in enumerate(wl.clients)]
     return pd.concat(logs, ignore_index=True)
-
-
-@lru_cache(maxsize=64)
-def _ar_device_log(s_per_token: float, prompt_tokens: int, max_new_tokens: int, slo_class, horizon_s: float) -> pd.DataFrame:
-    """One device's AR log (deterministic: it depends on nothing else, so devices alike share it)."""
-    one = Workload(TARGET, (ClientSpec(TARGET, max_new_tokens=max_new_tokens, slo_class=slo_class, prompt_tokens=prompt_tokens),),
-                   capacity=1)
-    return centralized.simulate(one, lambda batch: s_per_token, until=horizon_s, rtt=0.0, label=AR_EDGE)
-
-
-def first_token_times(point: Point, log: pd.DataFrame) -> pd.DataFrame:
-    """Per device: mean TTFT over its responses started after warm-up, mean TPOT over those complete by the
-    horizon (``serving.metrics.first_token_times`` of ``serving.metrics.responses``)."""
-    scn = point.scenario
-    r = metrics.first_token_times(log, metrics.responses(log, scn.max_new_tokens, scn.horizon_s))
-    return r[r["start"] >= scn.warmup_s].groupby("client")[["ttft", "tpot"]].mean()
 
 
 def measure(point: Point, log: pd.DataFrame) -> dict:
     """The row of metrics of one run (``METRICS``): per-device goodput (``goodput_tok_s``: tok/s over each
     device's span: mean, the slowest device, Jain's index), SLO attainment (responses started after warm-up
     meeting their class, li2026 Sec 5.3; ``violations`` of ``responses`` decided), request goodput
-    (``goodput_slo_rps``: responses/s within their SLO), TTFT and TPOT (``first_token_times``: the mean over
+    (``goodput_slo_rps``: responses/s within their SLO), TTFT and TPOT (``metrics.client_first_token_times``: the mean over
     devices of each device's mean, and the worst device's), committed tokens per pass, uplink bytes per token
     (AR on the edge: no server pass, nothing on the link)."""
     scn = point.scenario
     gp = metrics.client_goodput(log).reindex(range(point.devices), fill_value=0.0)
     resp = metrics.response_violations(log, scn.max_new_tokens, scn.warmup_s, scn.horizon_s)
-    ft = first_token_times(point, log)
+    ft = metrics.client_first_token_times(log, scn.max_new_tokens, scn.warmup_s, scn.horizon_s)
     edge = point.combo.system == "edge"
     return dict(combination=point.combo.label, draft=point.combo.draft if edge else "", payload=point.combo.payload if edge else "",
                 former=point.combo.former if edge else "", bandwidth_bps=point.bandwidth_bps, devices=point.devices,
