@@ -233,21 +233,27 @@ def former(point: Point, est: Estimator):
 
 
 def run_log(point: Point, acceptance=None) -> pd.DataFrame:
-    """The per-round log of one point (``interfaces.LOG_COLUMNS``); ``acceptance`` replaces the pair's traces."""
+    """The per-round log of one point (``interfaces.LOG_COLUMNS``) by its system (``SYSTEMS``); ``acceptance``
+    replaces the pair's traces."""
     scn = point.scenario
     est = Estimator.from_coefficients(**dict(scn.server))
-    verify = time_models.noisy(est, scn.noise, point.seed)
-    wl = workload(point)
-    if point.combo.system == CENTRALIZED:
-        return centralized.simulate(wl, verify, until=scn.horizon_s, rtt=scn.rtt_s, memory_budget=scn.memory_gb * 1e9)
-    if point.combo.system == AR_EDGE:
-        return ar_edge_log(point, wl)
+    return SYSTEMS[point.combo.system](point, workload(point), est, time_models.noisy(est, scn.noise, point.seed), acceptance)
+
+
+def edge_log(point: Point, wl: Workload, est: Estimator, verify, acceptance=None) -> pd.DataFrame:
+    """Speculative decoding at the edge: the twin with the combination's former, allocator and link."""
     acc = li2026_realpair.acceptance() if acceptance is None else acceptance
-    return simulate(wl, former(point, est), allocator(point, wl), times(point, verify), acc, until=scn.horizon_s,
+    return simulate(wl, former(point, est), allocator(point, wl), times(point, verify), acc, until=point.scenario.horizon_s,
                     seed=point.seed, label=point.combo.label)
 
 
-def ar_edge_log(point: Point, wl: Workload) -> pd.DataFrame:
+def centralized_log(point: Point, wl: Workload, est: Estimator, verify, acceptance=None) -> pd.DataFrame:
+    """Every token decoded on the server, continuously batched within its memory (``serving.centralized``)."""
+    scn = point.scenario
+    return centralized.simulate(wl, verify, until=scn.horizon_s, rtt=scn.rtt_s, memory_budget=scn.memory_gb * 1e9)
+
+
+def ar_edge_log(point: Point, wl: Workload, est=None, verify=None, acceptance=None) -> pd.DataFrame:
     """AR on the edge: each device decodes its own responses with the target, one token per step of
     ``Scenario.ar_s`` seconds, back to back, nothing on the link (``serving.centralized.on_device``), its log
     rows renumbered to the device."""
@@ -255,6 +261,9 @@ def ar_edge_log(point: Point, wl: Workload) -> pd.DataFrame:
     logs = [centralized.on_device(TARGET, scn.ar_s(i, point.mix), spec.prompt_tokens, spec.max_new_tokens, spec.slo_class,
                                   scn.horizon_s, AR_EDGE).assign(client=i) for i, spec in enumerate(wl.clients)]
     return pd.concat(logs, ignore_index=True)
+
+
+SYSTEMS = {"edge": edge_log, CENTRALIZED: centralized_log, AR_EDGE: ar_edge_log}   # system -> its log of one point
 
 
 def measure(point: Point, log: pd.DataFrame) -> dict:
