@@ -71,5 +71,5 @@ def _sync():
 
 
 @FORMERS.register("fcfs")
-def _fcfs(memory_budget: float = math.inf):
-    return FCFS(memory_budget=memory_budget)
+def _fcfs(memory_budget: float = math.inf, label: str = FCFS.label):
+    return FCFS(memory_budget=memory_budget, label=label)     # label: e.g. li2026's "SLED" (FCFS, no prefix cache)
