@@ -1,16 +1,14 @@
-"""Benchmark (a script, not a test): what the twin's two fast paths buy, against the library calls they replace.
+"""Benchmark (a script, not a test): what the twin's fast path buys, against the library call it replaces.
 
-- ``twin.numpy_sum`` re-implements numpy's pairwise summation (``float(np.array(v, float).sum())``) for the
-  traced rounds' prefix sums of min(1, p/q), built once per (draft, domain, T) and per window longer than a
-  traced round;
-- ``uniform_ints.Ints`` re-implements ``Generator.integers(n)`` (the per-round index of a traced round).
-
-Both return the library's numbers, so the logs are the same either way (checked here, run by run). Cases:
+``uniform_ints.Ints`` re-implements ``Generator.integers(n)`` (the per-round index of a traced round, and
+the outcome of a stop-rule round): it returns the library's numbers, so the logs are the same either way
+(checked here, run by run). Cases:
 the edge SD arena's full-scale sweep (every combination at every bandwidth, devices and mix, seed 0's runs:
 ``experiments.arena.run_log``) and one point of li2026's WISP sweep. Per case and variant the CPU time
 (``time.process_time``, the best of ``--repeats``), each variant's extra time over the shipped one, and
 for the arena the share of its notebook's run time the fast path saves (the sweep's runs are the notebook's
-time: the same points with 5 seeds, plus the capacity searches', run the same way).
+time: the same points with 5 seeds, plus the capacity searches', run the same way); the prefix sums of the
+traced rounds are numpy's own (``TraceAcceptance``).
 
     python benchmarks/bench_twin_fastpaths.py --out figures/bench/twin_fastpaths.csv
 """
@@ -40,24 +38,18 @@ class _LibraryInts:
         self.integers = rng.integers
 
 
-def _library_sum(values) -> float:
-    return float(np.array(values, float).sum())
-
-
 @contextmanager
 def _variant(name: str):
-    saved = twin.Ints, twin.numpy_sum
-    if name in ("library integers", "library calls"):
+    saved = twin.Ints
+    if name == "library integers":
         twin.Ints = _LibraryInts
-    if name in ("library sum", "library calls"):
-        twin.numpy_sum = _library_sum
     try:
         yield
     finally:
-        twin.Ints, twin.numpy_sum = saved
+        twin.Ints = saved
 
 
-VARIANTS = ("shipped", "library integers", "library sum", "library calls")
+VARIANTS = ("shipped", "library integers")
 
 
 def _arena_runs(every: int):
@@ -68,7 +60,7 @@ def _arena_runs(every: int):
     acc = li2026_realpair.acceptance()
 
     def run(variant: str):
-        acc._fast.clear()                # the per-round tables built inside the clock, with the variant's sum
+        acc._fast.clear()                # the per-round tables built inside the clock
         acc._controlled.clear()
         return [arena.run_log(p, acc) for p in pts]
     return f"arena sweep, seed 0 ({len(pts)} runs)", run

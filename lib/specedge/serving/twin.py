@@ -41,33 +41,6 @@ TRACES = paths.DATA / "traces" / "li2026_traces.csv.gz"
 
 
 # --------------------------------------------------------------------------- acceptance
-def numpy_sum(values: list[float]) -> float:
-    """``float(np.array(values, float).sum())`` for a list of Python floats, number for number, without
-    numpy's per-call cost: numpy's pairwise summation of float64 (its ``pairwise_sum``): below 8 terms
-    one by one from 0.0; up to 128 terms eight running sums (of every 8th term) added in pairs, then the
-    rest one by one; beyond, two halves (the first cut at a multiple of 8) summed so and added
-    (``tests/unit/test_twin_fastpaths.py`` compares it with numpy)."""
-    n = len(values)
-    if n < 8:
-        total = 0.0
-        for v in values:
-            total += v
-        return total
-    if n <= 128:
-        r = values[:8]
-        m = n - n % 8
-        for i in range(8, m, 8):
-            for k in range(8):
-                r[k] += values[i + k]
-        total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-        for v in values[m:]:
-            total += v
-        return total
-    half = n // 2
-    half -= half % 8
-    return numpy_sum(values[:half]) + numpy_sum(values[half:])
-
-
 class IIDAcceptance:
     """Every drafted token accepted independently with probability alpha (min(1, p/q) = the 0/1
     outcome): one ``alpha`` for every client, or a mapping (draft, domain) -> alpha."""
@@ -159,7 +132,7 @@ class TraceAcceptance:
 
     def _fast_get(self, draft, domain, temperature):
         """Per (draft, domain, T): the number of traced rounds and per round (its length, its leading run
-        of accepted positions, the sum of min(1, p/q) of each prefix (``numpy_sum``: numpy's own sum,
+        of accepted positions, the sum of min(1, p/q) of each prefix (numpy's float64 sum,
         number for number), its accepted flags and its ratios as Python lists): a draw is then one
         index and no numpy call."""
         key = (draft, domain, temperature)
@@ -170,7 +143,7 @@ class TraceAcceptance:
             for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
                 oks, ratios = acc[a:b].tolist(), ratio[a:b].tolist()
                 run = oks.index(False) if False in oks else len(oks)
-                rounds.append((len(oks), run, [numpy_sum(ratios[:s]) for s in range(len(ratios) + 1)], oks, ratios))
+                rounds.append((len(oks), run, [float(np.array(ratios[:s], float).sum()) for s in range(len(ratios) + 1)], oks, ratios))
             fast = self._fast[key] = (len(rounds), rounds)
         return fast
 
@@ -205,7 +178,7 @@ class TraceAcceptance:
             oks += rounds[j][3]
             ratios += rounds[j][4]
         del oks[s:], ratios[s:]
-        return (oks.index(False) if False in oks else s), numpy_sum(ratios)
+        return (oks.index(False) if False in oks else s), float(np.array(ratios, float).sum())
 
     def draw_controlled(self, rng: np.random.Generator, draft: str, domain: str, temperature: float,
                         gamma: int, rule: str):
