@@ -324,3 +324,8 @@ def save_profile(profile: Profile | dict, path: Path | None = None) -> Path:
     with open(path, "w") as f:
         yaml.safe_dump(data, f, sort_keys=False, width=100)
     return path
+
+
+def kv_bytes_per_token(layers: int, kv_heads: int, head_dim: int, dtype_bytes: int = 2) -> float:
+    """Bytes of a transformer's KV cache per token: a key and a value of ``kv_heads`` x ``head_dim`` per layer."""
+    return float(layers * kv_heads * head_dim * 2 * dtype_bytes)

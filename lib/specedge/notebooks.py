@@ -11,7 +11,8 @@ Every notebook declares its parameters in one tagged cell; this runner passes ``
     python -m specedge.notebooks --jobs 1            # one notebook after another
 
 Several notebooks run side by side (``--jobs``, default: one per core), each in its own process and
-kernel, longest first (``EXPECTED_S``). Side by side, each kernel's local sweeps get ``cores // jobs``
+kernel, longest first (``EXPECTED_S``), a notebook that reads another's committed outputs after it
+(``READS``: the arena reads the twin's validation tables). Side by side, each kernel's local sweeps get ``cores // jobs``
 workers (``sweep.WORKERS_ENV``): the notebooks share the cores instead of each one expecting all of
 them. Outputs do not depend on it: every sweep gives the same rows on any number of workers, and the
 notebooks write to their own folders. Thread counts are left to the notebooks (those with tiny models
@@ -73,10 +74,28 @@ def _quiet_kernel_manager():
     return QuietShutdown
 
 
+# The notebooks whose committed outputs a notebook reads: the arena judges its margins by the twin's validated
+# error, the Validation tables that tran2025_goodspeed and li2026_wisp_serving write (figures/tran2025/ and
+# figures/li2026_serving/: twin_vs_real.csv, stochastic_vs_replay.csv). Run together, it starts after they end.
+READS = {"edge_sd_arena": ("tran2025_goodspeed", "li2026_wisp_serving")}
+
+
 def plan(todo: list[Path]) -> list[Path]:
     """The order notebooks start in: the longest expected first (``EXPECTED_S``; unknown ones first, by
-    name), so that a long notebook never starts last while the other cores idle."""
-    return sorted(todo, key=lambda nb: (-EXPECTED_S.get(nb.stem, float("inf")), nb.stem))
+    name), so that a long notebook never starts last while the other cores idle; a notebook that reads
+    another's outputs (``READS``) after it."""
+    order = sorted(todo, key=lambda nb: (-EXPECTED_S.get(nb.stem, float("inf")), nb.stem))
+    placed: list[Path] = []
+    while order:
+        nb = next(nb for nb in order if not set(_needs(nb, order)))
+        order.remove(nb)
+        placed.append(nb)
+    return placed
+
+
+def _needs(nb: Path, among: list[Path]) -> list[Path]:
+    """The notebooks of ``among`` whose outputs ``nb`` reads (``READS``)."""
+    return [m for m in among if m.stem in READS.get(nb.stem, ())]
 
 
 def kernel_env(jobs: int, cores: int | None = None) -> dict[str, str]:
@@ -173,8 +192,10 @@ def execute(todo: list[Path], scale: str, seed: int | None = None, profile: str 
         with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
             waiting, running = list(order), {}
             while waiting or running:
-                while waiting and len(running) < jobs:
-                    nb = waiting.pop(0)
+                unfinished = waiting + list(running.values())
+                while (ready := [nb for nb in waiting if not _needs(nb, unfinished)]) and len(running) < jobs:
+                    nb = ready[0]
+                    waiting.remove(nb)
                     started(nb)
                     running[pool.submit(_attempt, nb, scale, seed, profile, env)] = nb
                 done, _ = wait(running, return_when=FIRST_COMPLETED)

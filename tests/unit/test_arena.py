@@ -9,7 +9,7 @@ import pytest
 
 from specedge import hardware
 from specedge.experiments import arena, arena_capacity, arena_results as res
-from specedge.serving import metrics
+from specedge.serving import codec, metrics, scenario
 from specedge.serving.allocation import GoodspeedAllocator
 from specedge.serving.as2_allocation import AS2Allocator
 from specedge.serving.interfaces import Outcome
@@ -66,7 +66,7 @@ def test_the_committed_scenario_loads_at_both_scales():
 
 
 def _broken(tmp_path, edit) -> str:
-    text = (arena.SCENARIOS / "arena_default.yaml").read_text()
+    text = (scenario.SCENARIOS / "arena_default.yaml").read_text()
     path = tmp_path / "arena_default.yaml"
     path.write_text(edit(text))
     with pytest.raises(hardware.ProfileError) as e:
@@ -119,7 +119,7 @@ def _quiet(**changes):
 
 
 def _links(payload="ids"):
-    return RTT / 2 + 8 * arena.payload_bytes(payload, GAMMA, 151936, 32) / BW, RTT / 2 + 8 * arena.REPLY_BYTES / BW
+    return RTT / 2 + 8 * arena.payload_bytes(payload, GAMMA, 151936, 32) / BW, RTT / 2 + 8 * codec.REPLY_BYTES / BW
 
 
 def _round_time(payload="ids"):
@@ -403,3 +403,18 @@ def test_pareto_labels_do_not_overlap(tmp_path):
     assert boxes and sum(len(t.get_text().replace("–", ",").split(",")) for t in ax.texts) <= front.front.sum()
     assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
     assert f"{front.front.sum():>2}  " in fig.axes[1].texts[0].get_text()       # the key names every point of the front
+
+
+def test_the_runner_starts_the_arena_after_the_notebooks_whose_outputs_it_reads():
+    """The arena reads the twin's validated error from tran2025's and li2026_serving's committed Validation tables
+    (``arena_results.VALIDATION``): run together, ``notebooks.plan`` puts it after them, whatever its expected time."""
+    from specedge import notebooks
+
+    nbs = notebooks.notebooks(None)
+    order = [nb.stem for nb in notebooks.plan(nbs)]
+    assert order.index("edge_sd_arena") > max(order.index("tran2025_goodspeed"), order.index("li2026_wisp_serving"))
+    assert sorted(order) == sorted(nb.stem for nb in nbs)                       # nothing lost or doubled
+    alone = notebooks.plan(notebooks.notebooks(["edge_sd_arena", "zheng2025"]))   # without them: by expected time
+    assert [nb.stem for nb in alone] == ["edge_sd_arena", "zheng2025_tk_slt"]
+    read = {f.parent.name for f in res.VALIDATION}
+    assert read == {"tran2025", "li2026_serving"}     # the folders of the notebooks READS names

@@ -40,11 +40,18 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from .. import paths
+from .. import paths, zoo
+from ..serving import real_logs, validation
+from ..serving.drafter import Link
+from ..serving.estimator import Estimator
 from ..serving.metrics import verified
-from . import arena
+from ..serving.replay import mismatches, replay
+from ..serving.run import PROMPT_TOKENS, run_real
+from ..serving.workload import ClientSpec, Workload
+from . import arena, li2026
 from . import serving_validation as sv
 from .arena_results import VALIDATION, twin_error_pct
+from .li2026_real import CLASSES, fitted
 
 COMBOS = (arena.Combination("fixed", "dense", "sync"), arena.Combination("fixed", "ids", "fcfs"),
           arena.Combination("wisp-stop", "ids", "wisp"))
@@ -56,7 +63,6 @@ REAL_RUNS = paths.DATA / "arena" / "spotcheck_runs.csv"
 COMMAND = "python -m specedge.experiments.arena_spotcheck measure"
 METRICS = {"goodput_tok_s": "goodput_tok_s", "round_time_s": "round_time", "slo_attainment": "slo_attainment"}
 STOCHASTIC = tuple(f.with_name("stochastic_vs_replay.csv") for f in VALIDATION)
-RUN_COLUMNS = ("paper", "policy", "n_clients", "bandwidth_bps", "rtt_s")
 MEASURED = "replay, measured passes"
 
 
@@ -65,9 +71,6 @@ def scenario(seed: int = 0) -> arena.Scenario:
     """The arena scenario with this machine's server: WISP's former decides with eq (19) fitted on the zoo
     target's profile (``li2026_real.fitted``, its guard time δ), no memory bound (as the validation runs),
     the zoo's vocabulary for the payload's bytes."""
-    from .. import zoo
-    from .li2026_real import fitted
-
     fit = fitted(seed)
     vocab = int(zoo.load_model(DRAFT).config.vocab_size)
     return dataclasses.replace(arena.load_scenario(), server=tuple((k, float(v)) for k, v in dataclasses.asdict(fit.estimator).items()),
@@ -84,16 +87,11 @@ def point(combo: arena.Combination, n: int, scn: arena.Scenario, bandwidth: floa
 def workload(p: arena.Point):
     """Device i: the zoo's draft-xs on domains i and i + 3 (``serving_validation``'s full-scale prompts and
     tokens), the arena's γ and drafting rule, SLO class of the validation's WISP devices (8 / 4 / 2 tok/s)."""
-    from ..serving.run import PROMPT_TOKENS
-    from ..serving.workload import ClientSpec, Workload
-    from . import li2026 as ex
-    from .li2026_real import CLASSES
-
     scn, c = p.scenario, p.combo
     prompts, tokens = sv._size("full")
     rule = {"fixed": "fixed", "wisp-stop": "predictor:mlp"}.get(c.draft, "server")
-    alpha = ex.alpha(DRAFT, rule.startswith("predictor"), scn.gamma)
-    d = ex.DOMAINS
+    alpha = li2026.alpha(DRAFT, rule.startswith("predictor"), scn.gamma)
+    d = li2026.DOMAINS
     clients = tuple(ClientSpec(DRAFT, (d[i % len(d)], d[(i + 3) % len(d)]), prompts, tokens, scn.gamma, rule, scn.temperature,
                                CLASSES[i % len(CLASSES)], alpha, PROMPT_TOKENS, seed=p.seed) for i in range(p.devices))
     return Workload(TARGET, clients, capacity=scn.gamma * p.devices, cache=True,
@@ -103,15 +101,11 @@ def workload(p: arena.Point):
 def policies(p: arena.Point, wl):
     """Fresh (batch former, allocator) of the point's combination: the arena's own (``arena.former``,
     ``arena.allocator``), on this machine's eq (19)."""
-    from ..serving.estimator import Estimator
     return arena.former(p, Estimator.from_coefficients(**dict(p.scenario.server))), arena.allocator(p, wl)
 
 
 def measure(scale: str = "full", seed: int = 0, combos=COMBOS, sizes=SIZES) -> pd.DataFrame:
     """Every real run, pinned (module docstring); one table with the run's key and link added."""
-    from ..serving.drafter import Link
-    from ..serving.run import run_real
-
     scn, logs = scenario(seed), []
     for combo in combos:
         for n in sizes:
@@ -128,18 +122,9 @@ def measure(scale: str = "full", seed: int = 0, combos=COMBOS, sizes=SIZES) -> p
 
 
 def check_runs(df: pd.DataFrame, path) -> pd.DataFrame:
-    """The committed runs' schema: every column the replay and this check read, a known combination per run,
-    positive sizes and link parameters; errors name the file and the column."""
-    from ..serving.interfaces import LOG_COLUMNS
-    from ..serving.replay import NEEDED
-
-    missing = [c for c in dict.fromkeys([*LOG_COLUMNS, *NEEDED, *RUN_COLUMNS]) if c not in df.columns]
-    if missing:
-        raise ValueError(f"{path}: missing column(s) {missing} (`{COMMAND}` writes them)")
-    for col, low in (("n_clients", 1), ("bandwidth_bps", 1), ("rtt_s", 0)):
-        v = pd.to_numeric(df[col], errors="coerce")
-        if v.isna().any() or (v < low).any():
-            raise ValueError(f"{path}: column {col!r}: expected numbers >= {low}, got {sorted(df[col].astype(str).unique())[:4]}")
+    """The committed runs' schema (``serving.validation.check_runs``: every column the replay and this check read,
+    positive sizes and link parameters) and a known combination per run; errors name the file and the column."""
+    validation.check_runs(df, path, COMMAND, {"n_clients": 1, "bandwidth_bps": 1, "rtt_s": 0})
     for label in df["policy"].unique():
         try:
             arena.from_label(str(label))
@@ -150,8 +135,6 @@ def check_runs(df: pd.DataFrame, path) -> pd.DataFrame:
 
 def load_runs(path=REAL_RUNS) -> dict[tuple[str, str, int], pd.DataFrame]:
     """The committed spot-check runs by (``PAPER``, combination label, N), checked (``check_runs``)."""
-    from ..serving import real_logs
-
     df = check_runs(real_logs.read(path, COMMAND), path)
     return {(p, pol, int(n)): g.reset_index(drop=True)
             for (p, pol, n), g in df.groupby(["paper", "policy", "n_clients"], sort=False)}
@@ -162,8 +145,6 @@ def twins(real: pd.DataFrame, key, others: dict, acceptance, scn: arena.Scenario
     each pass the run made its measured time (``MEASURED``: the queueing and batching model alone, given the
     verifier's speed during this run; ``serving_validation.VERIFY[1]``) and the stochastic twin; ``others``: every
     pinned run of this machine, ``key``'s among them or not (the fits leave it out)."""
-    from ..serving.replay import replay
-
     _, label, n = key
     p = point(arena.from_label(label), n, scn, float(real["bandwidth_bps"].iloc[0]), seed)
     p = dataclasses.replace(p, scenario=dataclasses.replace(scn, rtt_s=float(real["rtt_s"].iloc[0])))
@@ -185,7 +166,7 @@ def validated_error(metric: str, twin: str) -> float:
         return e
     if twin != "stochastic":
         raise ValueError(f"twin: expected 'replay', {MEASURED!r} or 'stochastic', got {twin!r}")
-    return 100 * ((1 + e / 100) * (1 + twin_error_pct(METRICS[metric], STOCHASTIC) / 100) - 1)
+    return validation.compounded_pct(e, twin_error_pct(METRICS[metric], STOCHASTIC))
 
 
 def judge(table: pd.DataFrame, errors=None) -> pd.DataFrame:
@@ -200,8 +181,6 @@ def judge(table: pd.DataFrame, errors=None) -> pd.DataFrame:
 def predictions(runs: dict | None = None, acceptance=None, seed: int = 0, sizes=SIZES) -> dict:
     """{run key: {"replay": log, "stochastic": log}} for the spot-check runs (default: the committed ones,
     ``load_runs``) of N in ``sizes`` (``twins``; acceptance default: the zoo's traces with the MLP stop rule)."""
-    from . import li2026
-
     runs = load_runs() if runs is None else runs
     keys = [k for k in runs if k[2] in sizes]
     if not keys:
@@ -234,8 +213,6 @@ def mechanisms(runs: dict, predicted: dict) -> pd.DataFrame:
     twin (``serving_validation.per_pass``), the replay's rounds with another S, and from
     ``serving_validation.mechanisms`` the verifier's passes against eq (19) of the other runs, its and the
     drafters' share of their cores and the machine's load when the run started."""
-    from ..serving.replay import mismatches
-
     rows = []
     for key, logs in predicted.items():
         real, st = (verified(g) for g in (runs[key], logs["stochastic"]))
@@ -302,8 +279,6 @@ def spotcheck(sizes=SIZES, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 if __name__ == "__main__":
-    from ..serving import real_logs
-
     raise SystemExit(real_logs.measure_main("measure the arena's real-run spot check (pinned, emulated link)",
                                             measure, REAL_RUNS))
 

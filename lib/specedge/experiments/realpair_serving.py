@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .. import decoding, host
-from ..serving.allocation import by_name
+from ..serving import policies
 from ..serving.metrics import verified
 from ..zoo import DOMAINS
 from ..zoo.realpair import DRAFT, TARGET
@@ -36,7 +36,6 @@ def serve(target, clients: int = 2, tokens: int = 24, capacity: int = 8, allocat
     """Real multi-process serving runs on the pair (greedy), the server and the drafters pinned to one core
     each; raises if any client's tokens differ from the target's greedy autoregressive output (speculative
     decoding is exact, also across processes)."""
-    from ..serving.batching import SyncRounds
     from ..serving.run import prompt_stream, run_real
 
     wl = serve_workload(clients, tokens, capacity, seed)
@@ -45,7 +44,7 @@ def serve(target, clients: int = 2, tokens: int = 24, capacity: int = 8, allocat
     logs = []
     for name in allocators:
         t0 = time.perf_counter()
-        log, outputs = run_real(wl, SyncRounds(), by_name(name, capacity, clients, seed), label=name, seed=seed,
+        log, outputs = run_real(wl, policies.former("sync"), policies.allocator(name, capacity=capacity, clients=clients, seed=seed), label=name, seed=seed,
                                 target=target, rpc_timeout=600.0, idle_timeout=600.0, client_timeout=600.0, pin=pin)
         for c, want in enumerate(reference):
             if outputs[c] != want:
@@ -66,7 +65,6 @@ def serve_replay(seed: int = 0) -> pd.DataFrame:
     ``REPLAYS[0]`` takes each pass's measured time (``serving_validation.replay_measured``; with the runs' own
     rounds, only the queueing delay is modelled: bookkeeping); ``REPLAYS[1]`` predicts every pass with eq (19)
     fitted on the other run's passes (``runtime.fit_log_batches``), as the zoo's validation does."""
-    from ..serving.batching import SyncRounds
     from ..serving.replay import dispatch_latency, replay, turnaround_latency
     from ..serving.runtime import fit_log_batches, log_batches
     from . import serving_validation as sv
@@ -81,7 +79,7 @@ def serve_replay(seed: int = 0) -> pd.DataFrame:
         for pol, log in logs.items():
             n, cap = int(log.n_clients.iloc[0]), int(log.capacity.iloc[0])
             tokens = int(verified(log).groupby("client").tokens.sum().max())
-            args = (log, serve_workload(n, tokens, cap, seed), SyncRounds(), by_name(pol, cap, n, seed))
+            args = (log, serve_workload(n, tokens, cap, seed), policies.former("sync"), policies.allocator(pol, capacity=cap, clients=n, seed=seed))
             d, t = float(np.median(dispatch_latency(log))), turnaround_latency(log)
             if verify == REPLAYS[0]:
                 twin, _ = sv.replay_measured(*args, pol, d, t, seed)

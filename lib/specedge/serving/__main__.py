@@ -27,22 +27,13 @@ from pathlib import Path
 import pandas as pd
 
 from .. import paths, zoo
-from .allocation import by_name
-from .batching import FCFS, SyncRounds
+from . import policies
 from .codec import MAX_TEMPERATURE
 from .metrics import verified
 from .server import CLIENT_TIMEOUT
 from .workload import ClientSpec, Workload
 
 DOMAINS = ("chat", "code", "math", "qa", "sql", "summarize")
-
-
-def _former(name: str):
-    if name == "sync":
-        return SyncRounds()
-    if name == "fcfs":
-        return FCFS()
-    raise ValueError(f"--former must be sync or fcfs, got {name!r}")
 
 
 def _common(ap):
@@ -224,7 +215,7 @@ def _run(args) -> int:
     t0 = time.perf_counter()
     code = 0
     try:
-        log, outputs = run_real(wl, _former(args.former), by_name(args.allocator, args.capacity, args.clients, args.seed),
+        log, outputs = run_real(wl, policies.former(args.former), policies.allocator(args.allocator, capacity=args.capacity, clients=args.clients, seed=args.seed),
                                 label=args.allocator, seed=args.seed, idle_timeout=args.idle_timeout,
                                 client_timeout=args.client_timeout,
                                 rpc_timeout=args.rpc_timeout, link=_link(args), host=args.host, pin=args.pin)
@@ -268,7 +259,7 @@ def _server(args) -> int:
     from .verifier import Verifier
     threads(1)
     verifier = Verifier(zoo.load_model(args.target), cache=not args.no_cache, seed=args.seed)
-    server = VerificationServer(verifier, _former(args.former), by_name(args.allocator, args.capacity, args.clients, args.seed),
+    server = VerificationServer(verifier, policies.former(args.former), policies.allocator(args.allocator, capacity=args.capacity, clients=args.clients, seed=args.seed),
                                 list(range(args.clients)), label=args.allocator, target_name=args.target,
                                 idle_timeout=args.idle_timeout, client_timeout=args.client_timeout)
     try:

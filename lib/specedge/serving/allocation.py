@@ -12,6 +12,7 @@ from typing import ClassVar, Sequence
 import numpy as np
 
 from ..solvers.tran2025 import greedy
+from ..registry import Registry
 from .interfaces import Outcome
 
 
@@ -133,6 +134,9 @@ class RandomS:
     def update(self, outcomes: Sequence[Outcome]) -> dict[int, int]:
         return self._draw()
 
+ALLOCATORS = Registry("allocator")   # S(t+1) policies by name (``serving.policies``)
+PAPER_BETA = 0.5   # tran2025 Sec IV-B3's smoothing of the goodput estimate X ("With beta = 0.5, the threshold T/beta ~ 400-600")
+
 
 @dataclass
 class GoodspeedAllocator:
@@ -196,20 +200,28 @@ class GoodspeedAllocator:
         return self._solve()
 
 
-# The allocators by name: tran2025's labels (its figures and comparison rows) and the short names of the
-# command lines (``python -m specedge.serving --allocator``, the real pair's serving runs).
-NAMES = {"GOODSPEED": "GOODSPEED", "Fixed-S": "Fixed-S", "Fixed-S ⌊C/N⌋": "Fixed-S ⌊C/N⌋", "Random-S": "Random-S",
-         "goodspeed": "GOODSPEED", "fixed": "Fixed-S", "random": "Random-S"}
+@ALLOCATORS.register("GOODSPEED", "goodspeed")
+def _goodspeed(capacity: int, eta: float = GoodspeedAllocator.eta, beta: float = GoodspeedAllocator.beta):
+    return GoodspeedAllocator(capacity, eta=eta, beta=beta)
+
+
+@ALLOCATORS.register("Fixed-S", "fixed")
+def _fixed(capacity: int, clients: int):
+    return FixedS(capacity, clients)
+
+
+@ALLOCATORS.register("Fixed-S ⌊C/N⌋")
+def _fixed_floor(capacity: int, clients: int):
+    return FixedS(capacity, clients, floor=True)
+
+
+@ALLOCATORS.register("Random-S", "random")
+def _random(capacity: int, seed: int = 0):
+    return RandomS(capacity, seed=seed)
 
 
 def by_name(name: str, capacity: int, clients: int, seed: int = 0, **goodspeed):
-    """A fresh allocator named ``name`` (a key of ``NAMES``) for ``clients`` clients sharing ``capacity``
-    draft tokens per pass; ``seed`` drives Random-S, ``goodspeed`` (eta, beta, ...) GOODSPEED's estimators."""
-    kind = NAMES.get(name)
-    if kind == "GOODSPEED":
-        return GoodspeedAllocator(capacity, **goodspeed)
-    if kind in ("Fixed-S", "Fixed-S ⌊C/N⌋"):
-        return FixedS(capacity, clients, floor=kind != "Fixed-S")
-    if kind == "Random-S":
-        return RandomS(capacity, seed=seed)
-    raise ValueError(f"allocator: expected one of {sorted(NAMES)}, got {name!r}")
+    """A fresh allocator named ``name`` (``ALLOCATORS``; ``serving.policies`` holds every registered name) for
+    ``clients`` clients sharing ``capacity`` draft tokens per pass; ``seed`` drives Random-S, ``goodspeed``
+    (eta, beta) GOODSPEED's estimators."""
+    return ALLOCATORS.build(name, capacity=capacity, clients=clients, seed=seed, **goodspeed)

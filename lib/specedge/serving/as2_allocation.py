@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from ..solvers.zheng2025 import as2, running_alpha
+from .allocation import ALLOCATORS
 from .interfaces import Outcome
 
 
@@ -71,3 +72,8 @@ class AS2Allocator:
             s[1] += min(o.accepted + 1, o.drafted)
             self._alloc[o.client] = self._gamma(o.client)
         return self._alloc
+
+
+@ALLOCATORS.register("as2")
+def _as2(costs):
+    return AS2Allocator(costs)

@@ -9,7 +9,10 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
+from ..registry import Registry
 from .interfaces import Pending
+
+FORMERS = Registry("former")   # batch formers by name (``serving.policies``)
 
 
 @dataclass
@@ -60,3 +63,13 @@ class FCFS:
                                      f"{self.memory_budget:g}")
                 return ordered[:k]
         return ordered
+
+
+@FORMERS.register("sync")
+def _sync():
+    return SyncRounds()
+
+
+@FORMERS.register("fcfs")
+def _fcfs(memory_budget: float = math.inf, label: str = FCFS.label):
+    return FCFS(memory_budget=memory_budget, label=label)     # label: e.g. li2026's "SLED" (FCFS, no prefix cache)

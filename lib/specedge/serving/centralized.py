@@ -16,17 +16,20 @@ metric (``slo``) are the same as for the speculative systems.
 - ``run_real(model, prompts, ...)``: the real thing on this machine, through transformers' own
   continuous batching (``generate_batch`` with per-token timestamps; paged KV cache, FIFO scheduler),
   logged the same way; ``step_time_of(real_log)`` gives the twin a step time from it.
+- ``on_device(...)``: the same loop with one device and no round trip, every token decoded on the device
+  itself at a fixed step time (the reference "AR on the edge": nothing on the link).
 """
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .interfaces import LOG_COLUMNS, Pending, VerifyTimeModel
-from .workload import Workload
+from .workload import ClientSpec, Workload
 
 if TYPE_CHECKING:
     from .estimator import Estimator
@@ -110,6 +113,17 @@ def simulate(workload: Workload, step_time: VerifyTimeModel, *, until: float, rt
         last[done] = end + rtt
         now, step = end, step + 1
     return _rows_frame(rows, "twin", label)
+
+
+@lru_cache(maxsize=64)
+def on_device(model: str, s_per_token: float, prompt_tokens: int, max_new_tokens: int, slo_class, horizon_s: float,
+              label: str = "") -> pd.DataFrame:
+    """One device decoding its own responses with ``model``, one token per step of ``s_per_token`` seconds (its
+    prompt's prefill one such step), back to back until ``horizon_s``, nothing on the link: ``simulate`` with one
+    device and no round trip (deterministic, so devices alike share it: a caller copies before changing it)."""
+    one = Workload(model, (ClientSpec(model, max_new_tokens=max_new_tokens, slo_class=slo_class, prompt_tokens=prompt_tokens),),
+                   capacity=1)
+    return simulate(one, lambda batch: s_per_token, until=horizon_s, rtt=0.0, label=label)
 
 
 def step_time_of(real_log: pd.DataFrame) -> "Estimator":

@@ -10,6 +10,7 @@ it), the temperature (``0 <= T <= MAX_TEMPERATURE``) and the draft length (``<= 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 import torch
@@ -120,3 +121,20 @@ def request_from_wire(msg: pb.VerifyRequest, vocab: int, max_draft: int) -> Requ
 def result_from_wire(reply: pb.VerifyReply) -> Result:
     """The verdict a drafter commits (``Drafter.commit``)."""
     return Result(int(reply.accepted), int(reply.token), bool(reply.bonus), float(reply.accept_prob_sum))
+
+
+PAYLOADS = ("dense", "topk", "ids")   # a request's draft rows: |V| float32 each, TK-SLT's top-K pairs, none
+REPLY_BYTES = 50   # a VerifyReply (accepted, token, bonus, next S, batch, 5 doubles): the twin's default
+
+
+@lru_cache(maxsize=None)
+def payload_bytes(payload: str, s: int, vocab: int, top_k: int) -> int:
+    """Bytes of one request carrying ``s`` drafted tokens, as ``request_to_wire`` encodes it: ids only
+    (T = 0's message), TK-SLT's top-K rows, or dense rows of the whole vocabulary."""
+    if payload not in PAYLOADS:
+        raise ValueError(f"payload: expected one of {PAYLOADS}, got {payload!r}")
+    q = None if payload == "ids" or s == 0 else torch.full((s, vocab), 1.0 / vocab)
+    req = Request("c0-p0", [vocab - 1], [vocab - 1] * s, q, 1.0 if q is not None else 0.0)
+    msg = request_to_wire(req, client=0, round=0, token="t" * 32, top_k=top_k if payload == "topk" else None,
+                          vocab=vocab, slo_class=8.0, t_draft=0.1, alpha=0.5)
+    return int(msg.ByteSize())

@@ -81,6 +81,13 @@ def first_token_times(log: pd.DataFrame, responses: pd.DataFrame) -> pd.DataFram
     return out
 
 
+def client_first_token_times(log: pd.DataFrame, max_new_tokens: int, warmup: float, horizon: float) -> pd.DataFrame:
+    """Per client: the mean TTFT over its responses started at or after ``warmup``, the mean TPOT over those
+    of them complete by ``horizon`` (``first_token_times`` of ``responses``)."""
+    r = first_token_times(log, responses(log, max_new_tokens, horizon))
+    return r[r["start"] >= warmup].groupby("client")[["ttft", "tpot"]].mean()
+
+
 def client_goodput(log: pd.DataFrame) -> pd.Series:
     """Tokens per second of each client over its own active span: from the start of its first round
     (first arrival minus that round's drafting) to its last reply. The same definition for real and

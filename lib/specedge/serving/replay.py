@@ -42,7 +42,7 @@ import pandas as pd
 from . import slo
 from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Outcome, Pending, VerifyTimeModel
 from .metrics import verified
-from .twin import _Loop
+from .engine import EventLoop
 from .workload import Workload
 
 NEEDED = ("client", "round", "S", "accepted", "tokens", "t_draft", "t_verify", "t_send", "up", "arrival",
@@ -135,7 +135,7 @@ def replay(log: pd.DataFrame, workload: Workload, former: BatchFormer, allocator
     for c, r in rounds.items():
         d = r[r["S"] > 0]
         per_token[c] = float((d["t_draft"] / d["S"]).median()) if len(d) else 0.0
-    env = _Loop()
+    env = EventLoop()
     alloc = dict(allocator.initial(list(range(len(specs)))))
     queue: list[Pending] = []
     replies: dict[int, object] = {}

@@ -22,6 +22,7 @@ from .. import hardware
 from .estimator import Estimator
 from .interfaces import Pending
 from .metrics import verified
+from ..registry import Registry
 
 
 @dataclass(frozen=True)
@@ -43,17 +44,27 @@ class AffineTokens:
         return self.c0 + self.c_tok * sum(p.n_draft + 1 for p in batch)
 
 
+VERIFY_KINDS = Registry("verification runtime kind")   # a profile's runtime kind -> its verification model
+
+
+@VERIFY_KINDS.register("affine_tokens")
+def _affine_tokens(coefficients):
+    return AffineTokens(float(coefficients["c0"]), float(coefficients["c_tok"]))
+
+
+@VERIFY_KINDS.register("affine_interactions")
+def _affine_interactions(coefficients):
+    return Estimator.from_coefficients(**coefficients)
+
+
 def verify_model(profile: "str | hardware.Profile", runtime: str = "verify"):
-    """The runtime model of ``profile``'s entry ``runtime``, by its kind (module docstring)."""
+    """The runtime model of ``profile``'s entry ``runtime``, by its kind (``VERIFY_KINDS``)."""
     prof = hardware.as_profile(profile)
     kind = prof.kind(runtime)
-    co = prof.coefficients(runtime)
-    if kind == "affine_tokens":
-        return AffineTokens(float(co["c0"]), float(co["c_tok"]))
-    if kind == "affine_interactions":
-        return Estimator.from_coefficients(**co)
-    raise ValueError(f"{prof.path or prof.name}: runtime.{runtime} is of kind {kind!r}; a verification model needs "
-                     "'affine_tokens' or 'affine_interactions'")
+    if kind not in VERIFY_KINDS:
+        raise ValueError(f"{prof.path or prof.name}: runtime.{runtime} is of kind {kind!r}; a verification model needs "
+                         f"one of {VERIFY_KINDS.names()}")
+    return VERIFY_KINDS.build(kind, coefficients=prof.coefficients(runtime))
 
 
 def log_batches(log: pd.DataFrame) -> pd.DataFrame:

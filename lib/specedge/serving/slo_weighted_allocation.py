@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from .allocation import GoodspeedAllocator
+from .allocation import ALLOCATORS, GoodspeedAllocator
 
 
 @dataclass(kw_only=True)
@@ -36,3 +36,8 @@ class SLOWeightedGoodspeed(GoodspeedAllocator):
         if missing:
             raise ValueError(f"SLOWeightedGoodspeed.weights: no weight for clients {missing}")
         return super().initial(clients)
+
+
+@ALLOCATORS.register("goodspeed-slo")
+def _goodspeed_slo(capacity: int, weights, beta: float = GoodspeedAllocator.beta):
+    return SLOWeightedGoodspeed(capacity, weights=weights, beta=beta)

@@ -13,28 +13,26 @@ the real run writes, so one set of metric definitions serves both (LLMServingSim
   traces (``data/traces/li2026_traces.csv.gz``: target-m with each draft, per domain and temperature),
   ``IIDAcceptance`` from a fixed alpha (tests).
 - Times: ``Times`` (per-client drafting time of k draft-model passes, verification time of a batch,
-  link) built from a hardware profile (the verification time: ``runtime.verify_model``) or fitted to a
-  real run (``experiments.serving_validation.time_models``). A round of S tokens takes S passes; one
+  link; ``engine.Times``) built from named time models (``serving.time_models``) or fitted to a
+  real run (``serving.validation.fit_times``). A round of S tokens takes S passes; one
   that a stop rule ended before its window S + 1 (the pass whose logits it judged: ``serving.drafter``).
-- Events: a plain heap loop (``_Loop``) that orders events exactly as SimPy does (time, priority,
-  scheduling order); it replaced ``simpy.Environment`` with every log unchanged (tests/unit/test_twin_golden.py).
+- Events: ``engine.EventLoop``, SimPy's order on a plain heap (time, priority, scheduling order), shared
+  with the replay (``serving.replay``: the same loop fed a real run's times and outcomes).
 """
 from __future__ import annotations
 
-import gc
 import heapq
-import itertools
 import math
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 
 from .. import paths
 from . import slo
+from .engine import NORMAL, EventLoop, Times, gc_paused  # noqa: F401  (Times, gc_paused: the twin's own names)
 from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Outcome, Pending
 from .uniform_ints import Ints
 from .workload import Workload
@@ -43,33 +41,6 @@ TRACES = paths.DATA / "traces" / "li2026_traces.csv.gz"
 
 
 # --------------------------------------------------------------------------- acceptance
-def numpy_sum(values: list[float]) -> float:
-    """``float(np.array(values, float).sum())`` for a list of Python floats, number for number, without
-    numpy's per-call cost: numpy's pairwise summation of float64 (its ``pairwise_sum``): below 8 terms
-    one by one from 0.0; up to 128 terms eight running sums (of every 8th term) added in pairs, then the
-    rest one by one; beyond, two halves (the first cut at a multiple of 8) summed so and added
-    (``tests/unit/test_twin_fastpaths.py`` compares it with numpy)."""
-    n = len(values)
-    if n < 8:
-        total = 0.0
-        for v in values:
-            total += v
-        return total
-    if n <= 128:
-        r = values[:8]
-        m = n - n % 8
-        for i in range(8, m, 8):
-            for k in range(8):
-                r[k] += values[i + k]
-        total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-        for v in values[m:]:
-            total += v
-        return total
-    half = n // 2
-    half -= half % 8
-    return numpy_sum(values[:half]) + numpy_sum(values[half:])
-
-
 class IIDAcceptance:
     """Every drafted token accepted independently with probability alpha (min(1, p/q) = the 0/1
     outcome): one ``alpha`` for every client, or a mapping (draft, domain) -> alpha."""
@@ -161,7 +132,7 @@ class TraceAcceptance:
 
     def _fast_get(self, draft, domain, temperature):
         """Per (draft, domain, T): the number of traced rounds and per round (its length, its leading run
-        of accepted positions, the sum of min(1, p/q) of each prefix (``numpy_sum``: numpy's own sum,
+        of accepted positions, the sum of min(1, p/q) of each prefix (numpy's float64 sum,
         number for number), its accepted flags and its ratios as Python lists): a draw is then one
         index and no numpy call."""
         key = (draft, domain, temperature)
@@ -172,7 +143,7 @@ class TraceAcceptance:
             for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
                 oks, ratios = acc[a:b].tolist(), ratio[a:b].tolist()
                 run = oks.index(False) if False in oks else len(oks)
-                rounds.append((len(oks), run, [numpy_sum(ratios[:s]) for s in range(len(ratios) + 1)], oks, ratios))
+                rounds.append((len(oks), run, [float(np.array(ratios[:s], float).sum()) for s in range(len(ratios) + 1)], oks, ratios))
             fast = self._fast[key] = (len(rounds), rounds)
         return fast
 
@@ -207,7 +178,7 @@ class TraceAcceptance:
             oks += rounds[j][3]
             ratios += rounds[j][4]
         del oks[s:], ratios[s:]
-        return (oks.index(False) if False in oks else s), numpy_sum(ratios)
+        return (oks.index(False) if False in oks else s), float(np.array(ratios, float).sum())
 
     def draw_controlled(self, rng: np.random.Generator, draft: str, domain: str, temperature: float,
                         gamma: int, rule: str):
@@ -248,129 +219,6 @@ class TraceAcceptance:
         return float(np.concatenate(vals).mean())
 
 
-# --------------------------------------------------------------------------- times
-@dataclass
-class Times:
-    """Seconds of each step. ``draft[c](k)``: client c's k draft-model passes (module docstring: S tokens,
-    plus the judged position when a stop rule ended the round); ``verify(batch)``: one
-    batched verification; ``up(c, s)`` / ``down(c)``: the request and the reply on the link (the
-    client's wait: latency + transmission); ``send(c)``: the server's own time putting the reply on
-    the link (the log's ``t_send``, what the real server measures; ``None``: ``down(c)``)."""
-    draft: Sequence[Callable[[int], float]]
-    verify: Callable[[Sequence[Pending]], float]
-    up: Callable[[int, int], float] = lambda c, s: 0.0
-    down: Callable[[int], float] = lambda c: 0.0
-    bytes_up: Callable[[int], int] = lambda s: 40 + 8 * s
-    bytes_down: int = 50
-    send: Callable[[int], float] | None = None
-
-
-# --------------------------------------------------------------------------- the event loop
-class _Event:
-    """An event of ``_Loop``: SimPy's ``Event`` reduced to what the twin uses (``succeed``,
-    ``triggered``, the generators waiting on it and the value they get)."""
-    __slots__ = ("loop", "callbacks", "value", "triggered")
-
-    def __init__(self, loop: "_Loop"):
-        self.loop, self.callbacks, self.value, self.triggered = loop, [], None, False
-
-    def succeed(self, value=None):
-        self.triggered, self.value = True, value
-        self.loop.schedule(self, 0.0, _NORMAL)
-
-
-_URGENT, _NORMAL = 0, 1   # SimPy's priorities: a process start comes before timeouts and successes
-
-
-class _Loop:
-    """A plain heap event loop with SimPy's order: entries keyed (time, priority, sequence), the
-    sequence counting schedulings, so events at one time run in the order SimPy runs them (its
-    ``eid`` also counts events the twin never waits on, e.g. a process ending, which shifts no
-    relative order). Processes are generators yielding the events they wait for, as in SimPy, a
-    number of seconds to sleep (SimPy's ``yield env.timeout(d)``), or ``None`` to wait for ``wake``
-    (SimPy's ``yield ev`` on an event only its waker succeeds). A sleep and a wake put the generator
-    itself on the heap, with its value, at the point where SimPy would schedule the timeout or the
-    succeeded event, so the order is the same without the event objects."""
-
-    def __init__(self):
-        self.now = 0.0
-        self._heap: list = []
-        self._seq = itertools.count()
-
-    def schedule(self, event: _Event, delay: float, priority: int):
-        heapq.heappush(self._heap, (self.now + delay, priority, next(self._seq), event, None))
-
-    def wake(self, gen, value, delay: float = 0.0):
-        """Resume ``gen`` (waiting after ``yield None``) with ``value`` after ``delay`` seconds: as
-        succeeding its event now, when it would sleep ``delay`` at once (the sleep's place in the order
-        moves from its resumption to now, ahead of anything scheduled between for the same instant:
-        the caller makes sure nothing is, see ``simulate``)."""
-        heapq.heappush(self._heap, (self.now + delay, _NORMAL, next(self._seq), gen, value))
-
-    def event(self) -> _Event:
-        return _Event(self)
-
-    def timeout(self, delay: float) -> _Event:
-        ev = _Event(self)
-        ev.triggered = True
-        self.schedule(ev, delay, _NORMAL)
-        return ev
-
-    def process(self, gen):
-        start = _Event(self)
-        start.triggered = True
-        start.callbacks.append(gen)
-        self.schedule(start, 0.0, _URGENT)
-
-    def _resume(self, gen, value):
-        push, heap, seq = heapq.heappush, self._heap, self._seq
-        while True:
-            try:
-                nxt = gen.send(value)
-            except StopIteration:
-                return
-            if type(nxt) is float:                 # a sleep: the generator waits on the heap itself
-                push(heap, (self.now + nxt, _NORMAL, next(seq), gen, None))
-                return
-            if nxt is None:                        # waits for ``wake``
-                return
-            if nxt.callbacks is not None:          # not processed yet: wait for it
-                nxt.callbacks.append(gen)
-                return
-            value = nxt.value                      # already processed: resume at once, as SimPy does
-
-    def run(self, until: float | None = None):
-        """Process events in order; with ``until``, stop before the first event at or after it (SimPy
-        schedules its stop event at ``until`` with urgent priority, ahead of the others there)."""
-        heap, pop, push, seq, resume = self._heap, heapq.heappop, heapq.heappush, self._seq, self._resume
-        end = math.inf if until is None else until
-        while heap:
-            if heap[0][0] >= end:
-                self.now = until
-                return
-            now, _, _, target, value = pop(heap)
-            self.now = now
-            if type(target) is not _Event:         # a sleeping or woken generator: ``_resume`` inline (keep both alike)
-                while True:
-                    try:
-                        nxt = target.send(value)
-                    except StopIteration:
-                        break
-                    if type(nxt) is float:
-                        push(heap, (now + nxt, _NORMAL, next(seq), target, None))
-                        break
-                    if nxt is None:
-                        break
-                    if nxt.callbacks is not None:
-                        nxt.callbacks.append(target)
-                        break
-                    value = nxt.value
-                continue
-            callbacks, target.callbacks = target.callbacks, None
-            for gen in callbacks:
-                resume(gen, target.value)
-
-
 # --------------------------------------------------------------------------- the simulation
 @dataclass
 class _Client:
@@ -404,7 +252,7 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             a_c = spec.alpha if spec.alpha is not None else 1.0
             slo.budget(a_c, 0, spec.slo_class, 0.0, 0.0)
             slo_of[i] = (float(a_c), float(spec.slo_class))
-    env = _Loop()
+    env = EventLoop()
     alloc = dict(allocator.initial(list(range(len(specs)))))
     clients = [_Client(i, alloc[i]) for i in range(len(specs))]
     queue: list[Pending] = []
@@ -493,15 +341,16 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                 else:                                   # slo.budget names the bad value
                     budget = slo.budget(a_c, s, speed, td, tn)
                 deadline = now + budget
-            p = Pending(i, session, rnd, now, s, n_new, n_cached, slo_class, deadline, g, (n_new + n_cached) * kv,
-                        bytes_up(s))
+            p = Pending(client=i, session=session, round=rnd, arrival=now, n_draft=s, n_new=n_new, n_cached=n_cached,
+                        slo_class=slo_class, deadline=deadline, expected_tokens=g, memory=(n_new + n_cached) * kv,
+                        payload_bytes=bytes_up(s))
             meta[i] = (me, td, draw, drawn)
             queue.append(p)
             if idle:
                 env.wake(idle.pop(), None)
             n, tokens, row = yield None   # resumed by the server once the reply arrived (down(i) later)
-            row[12] = env.now - t0   # t_round
-            row[11] = send(i)
+            row[T_ROUND] = env.now - t0
+            row[T_SEND] = send(i)
             rows.append(row)
             ctx += unseen + n
             c.made = made = made + tokens
@@ -559,7 +408,7 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                 # down time exactly (the only thing scheduled in between; the golden logs meet no such
                 # tie). Nothing else is scheduled while a batch is answered: these wakes take the
                 # sequence numbers they took after the allocator's update.
-                push(heap, (now + float(down(c)), _NORMAL, next(seq), gen, (n, tokens, row)))
+                push(heap, (now + float(down(c)), NORMAL, next(seq), gen, (n, tokens, row)))
             if not static:
                 alloc.update(allocator.update(outcomes))
             if on_batch is not None:
@@ -578,23 +427,10 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
         return _frame(rows)
 
 
-@contextmanager
-def gc_paused():
-    """Python's cyclic garbage collector off inside: a simulation allocates a few objects per round
-    (freed by reference counting; its only cycles are its processes), and the collector's passes over
-    the growing log cost 10-25 % of a run. Results do not depend on it."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
-
-
 _ROW = ("policy", "batch", "round", "client", "S", "accepted", "tokens", "t_draft", "t_receive", "t_queue",
         "t_verify", "t_send", "t_round", "bytes_up", "bytes_down", "arrival", "start", "end", "slo_class",
         "deadline", "event")
+T_SEND, T_ROUND = _ROW.index("t_send"), _ROW.index("t_round")   # filled by the client once the reply arrived
 
 
 # columns ``simulate`` fills with values it makes itself, of one Python type by construction (counters and

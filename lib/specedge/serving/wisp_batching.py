@@ -28,6 +28,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .batching import FORMERS
 from .estimator import Estimator
 from .interfaces import Pending
 from .timegrid import ns, ns_le
@@ -196,3 +197,13 @@ def EDFOnly(estimator: Estimator, delta: float = 0.0, memory_budget: float = mat
     """The ablation: Algorithm 1's feasibility checks with every request in deadline order (no value
     density)."""
     return WISPBatcher(estimator, delta, memory_budget, max_batch, label="EDF-only", density=False)
+
+
+@FORMERS.register("wisp")
+def _wisp(estimator, delta: float = 0.0, memory_budget: float = math.inf):
+    return WISPBatcher(estimator, delta=delta, memory_budget=memory_budget)
+
+
+@FORMERS.register("edf")
+def _edf(estimator, delta: float = 0.0, memory_budget: float = math.inf):
+    return EDFOnly(estimator, delta=delta, memory_budget=memory_budget)
