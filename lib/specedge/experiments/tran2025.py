@@ -1,10 +1,9 @@
 """GOODSPEED's experiments (tran2025 Sec IV) on the serving layer: configurations, runs, metrics.
 
-Table I's configurations with zoo stand-ins; each client drafts on its own domains, its prompts
-switching domain over time (non-stationary acceptance). Policies: GOODSPEED (Algorithm 1), Fixed-S
-(S_i = C/N), Random-S. Metrics, one definition each, applied alike to real and twin logs:
-``time_split`` (Fig 3: receiving, verification, sending), ``utility_curve`` (Fig 4: U(x̄(T))),
-``client_alpha`` (the i.i.d. alpha of each client, from the traces, for x*).
+Table I's configurations with two kinds of clients: heterogeneous ones (the primary setting: each its own
+draft, zoo or the real pair's, on its own domain, ``HETERO``) and the zoo stand-ins of one or two drafts whose
+prompts switch domain over time (non-stationary acceptance; a narrow spread of alpha, a sensitivity study). Policies: GOODSPEED (Algorithm 1), Fixed-S
+(S_i = C/N), Random-S. Metrics of a log (``serving.round_series``): ``time_split`` (Fig 3), ``utility_curve`` (Fig 4: U(x̄(T))).
 """
 from __future__ import annotations
 
@@ -19,10 +18,13 @@ from .. import hardware, paths, sampling
 from ..serving import allocation
 from ..serving.allocation import GoodspeedAllocator
 from ..serving.batching import SyncRounds
-from ..serving.metrics import verified
+from ..serving import client_mix
+from ..serving.client_mix import client_alpha
+from ..serving.round_series import moving, peaks_in_bands, stabilisation, time_split, utility_curve
 from ..serving.runtime import verify_model
-from ..serving.twin import IIDAcceptance, Times, TraceAcceptance, simulate
+from ..serving.twin import TRACES, IIDAcceptance, Times, TraceAcceptance, simulate
 from ..serving.workload import ClientSpec, Workload
+from ..zoo.realpair import DRAFT as PAIR_DRAFT
 
 DOMAINS = ("chat", "code", "math", "qa", "sql", "summarize")
 POLICIES = ("GOODSPEED", "Fixed-S", "Random-S")
@@ -59,6 +61,40 @@ def workload(cfg: Config, prompts_per_domain: int = 1, max_tokens: int | None = 
                                seed=seed)
                     for i in range(cfg.clients))
     return Workload("target-m", clients, capacity=cfg.capacity)
+
+
+# Heterogeneous clients, the primary setting (Table I: different drafts; Sec IV-A2: "each draft server was
+# assigned a distinct dataset"): zoo drafts of four sizes for target-m beside the real pair's draft, each on its
+# own domain, interleaved so that Fixed-S's remainder (the first C mod N clients) favours neither end of alpha.
+HETERO = {4: (("draft-xs", "math"), (PAIR_DRAFT, "chat"), ("draft-s", "code"), (PAIR_DRAFT, "sql")),
+          8: (("draft-xs", "math"), (PAIR_DRAFT, "qa"), ("draft-s", "code"), (PAIR_DRAFT, "chat-instruct"),
+              ("draft-m", "summarize"), (PAIR_DRAFT, "code-instruct"), ("draft-l", "chat"), (PAIR_DRAFT, "sql"))}
+
+
+def hetero_acceptance() -> TraceAcceptance:
+    """The zoo's traces (target-m) pooled with the real pair's (``client_mix.pooled_traces``)."""
+    from . import realpair_twin
+    frame = client_mix.pooled_traces({"zoo": client_mix.read_traces(TRACES, "target-m"),
+                                      "real pair": realpair_twin.twin_traces()})
+    return TraceAcceptance(frame, target=client_mix.POOLED)
+
+
+def hetero_workload(cfg: Config, seed: int = 0, max_tokens: int | None = None) -> Workload:
+    """``cfg``'s heterogeneous clients (``HETERO``), one prompt stream each on its own domain."""
+    if cfg.clients not in HETERO:
+        raise ValueError(f"cfg.clients: heterogeneous clients exist for {sorted(HETERO)} clients, got {cfg.clients}")
+    return client_mix.one_domain_workload(client_mix.POOLED, HETERO[cfg.clients], cfg.capacity,
+                                          max_tokens or cfg.max_tokens, seed=seed)
+
+
+def clients_frame(configs, acceptance, wl_of) -> pd.DataFrame:
+    """Each configuration's clients (``wl_of(cfg)``) with their traced alpha: config, client, draft, domain, alpha."""
+    rows = []
+    for cfg in configs:
+        wl = wl_of(cfg)
+        rows += [dict(config=cfg.name, client=i, draft=c.draft, domain="/".join(c.domains), alpha=float(a))
+                 for i, (c, a) in enumerate(zip(wl.clients, client_alpha(acceptance, wl)))]
+    return pd.DataFrame(rows)
 
 
 def allocator(policy: str, cfg: Config, seed: int = 0, eta: float = 0.1, beta: float = BETA):
@@ -131,11 +167,12 @@ def final_utilities(cfg: Config, policies, acceptance, *, seeds, rounds: int, be
     return pd.DataFrame(rows)
 
 
-def iid_model(acceptance: TraceAcceptance, cfg: Config, seed: int = 0):
+def iid_model(acceptance: TraceAcceptance, cfg: Config, seed: int = 0, base: Workload | None = None):
     """Theorem 1 where x* is exact: each client drafts on one domain (its first) with i.i.d.
     acceptance at that (draft, domain)'s traced rate (``sampling.iid_acceptance``); returns the
-    workload (long prompts, so no round is cut short), the ``IIDAcceptance`` and the clients' alphas."""
-    base = workload(cfg, 1, 10**9, seed=seed)
+    workload (long prompts, so no round is cut short), the ``IIDAcceptance`` and the clients' alphas.
+    ``base`` (its prompts long enough) replaces ``workload(cfg)``."""
+    base = base or workload(cfg, 1, 10**9, seed=seed)
     clients = tuple(dataclasses.replace(c, domains=c.domains[:1]) for c in base.clients)
     wl = dataclasses.replace(base, clients=clients)
     alpha = client_alpha(acceptance, wl)
@@ -191,73 +228,6 @@ def fig3_region(cfg: Config, acceptance, draft_s_per_token, rates_bps, *, profil
     return pd.DataFrame(rows)
 
 
-# --------------------------------------------------------------------------- metrics
-def time_split(log: pd.DataFrame) -> dict[str, float]:
-    """Fig 3's wall-time split of a run, from the server's view, per batch b:
-    receiving = start_b - end_(b-1) (waiting for drafts until the batch is assembled), verification =
-    the pass, sending = the slowest reply's time on the link. Seconds, summed over batches."""
-    rows = verified(log)
-    b = rows.groupby("batch").agg(start=("start", "first"), verify=("t_verify", "first"),
-                                  end=("end", "max"), send=("t_send", "max"), first=("arrival", "min"))
-    prev_end = b["end"].shift(1).fillna(b["first"].iloc[0] - rows["t_draft"].max() if len(b) else 0.0)
-    receiving = float((b["start"] - prev_end).clip(lower=0).sum())
-    return dict(receiving=receiving, verification=float(b["verify"].sum()), sending=float(b["send"].sum()))
-
-
-def utility_curve(log: pd.DataFrame) -> pd.Series:
-    """U(x̄(T)) = sum_i log x̄_i(T), x̄_i(T) the mean tokens per round of client i over batches 1..T."""
-    rows = verified(log)
-    x = rows.pivot_table(index="batch", columns="client", values="tokens", aggfunc="sum").fillna(0.0)
-    xbar = x.cumsum().div(np.arange(1, len(x) + 1), axis=0)
-    return np.log(xbar.where(xbar > 0)).sum(axis=1, min_count=x.shape[1])
-
-
-def stabilisation(curve: pd.Series, rel: float = 0.01) -> int:
-    """First iteration after which U(x̄(T)) stays within ``rel`` of its final value."""
-    final = curve.iloc[-1]
-    outside = np.flatnonzero(np.abs(curve.to_numpy() - final) > rel * abs(final))
-    return int(outside[-1] + 2) if outside.size else 1
-
-
-def client_alpha(acceptance: TraceAcceptance, wl: Workload) -> np.ndarray:
-    """Each client's i.i.d. alpha (``sampling.iid_acceptance``) over its domains' traced rounds."""
-    out = []
-    for spec in wl.clients:
-        acc_n, drafted = [], []
-        for d in spec.domains:
-            acc, _, bounds = acceptance.rounds[(spec.draft, d, float(spec.temperature))]
-            for a, b in zip(bounds[:-1], bounds[1:]):
-                ok = acc[a:b]
-                acc_n.append(int(np.argmin(ok)) if not ok.all() else len(ok))
-                drafted.append(len(ok))
-        out.append(sampling.iid_acceptance(acc_n, drafted))
-    return np.array(out)
-
-
-def moving(series: pd.Series, window: int = 10) -> tuple[pd.Series, pd.Series]:
-    """Moving average and moving std (Fig 2's MA filter, window 10)."""
-    r = series.rolling(window, min_periods=1)
-    return r.mean(), r.std().fillna(0.0)
-
-
-def peaks_in_bands(frame: pd.DataFrame) -> float:
-    """Share of the observed goodput peaks that Fig 2's shaded bands encompass.
-
-    ``frame``: one row per (client, batch) with the observed ``tokens`` and the bands' centres and half
-    widths ``real_ma``/``real_std`` and ``est_ma``/``est_std`` (``moving``). A peak is a round whose
-    observed goodput exceeds the round before and is at least the round after (per client); it is
-    encompassed when it lies inside either band (the paper shades both). NaN when there is no peak.
-    """
-    inside = []
-    for _, d in frame.sort_values("batch").groupby("client"):
-        t = d.tokens.to_numpy(float)
-        i = np.flatnonzero((t[1:-1] > t[:-2]) & (t[1:-1] >= t[2:])) + 1
-        p = d.iloc[i]
-        band = lambda c, w: (p.tokens >= p[c] - p[w]) & (p.tokens <= p[c] + p[w])
-        inside += (band("real_ma", "real_std") | band("est_ma", "est_std")).tolist()
-    return float(np.mean(inside)) if inside else float("nan")
-
-
 # --------------------------------------------------------------------------- measured real runs
 REAL_RUNS = paths.DATA / "tran2025" / "real_runs.csv"
 
@@ -302,6 +272,7 @@ if __name__ == "__main__":
     raise SystemExit(_main())
 
 
-__all__ = ["Config", "table1", "workload", "allocator", "paper_times", "run_twin", "final_utilities",
+__all__ = ["Config", "table1", "workload", "HETERO", "hetero_acceptance", "hetero_workload", "clients_frame", "allocator", "paper_times", "run_twin", "final_utilities",
            "iid_model", "averaged_distance", "fig3_region", "FLOOR", "BETA", "time_split",
-           "utility_curve", "real_config", "measure_real", "load_real_runs", "stabilisation", "client_alpha", "moving", "POLICIES", "STAND_INS"]
+           "utility_curve", "real_config", "measure_real", "load_real_runs",
+           "stabilisation", "client_alpha", "moving", "peaks_in_bands", "POLICIES", "STAND_INS"]
