@@ -14,13 +14,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import hardware, paths, sampling
+from .. import hardware, paths
 from ..serving import allocation
 from ..serving.allocation import GoodspeedAllocator
 from ..serving.batching import SyncRounds
 from ..serving import client_mix
 from ..serving.client_mix import client_alpha
-from ..serving.round_series import moving, peaks_in_bands, stabilisation, time_split, utility_curve
+from ..serving.round_series import expected_goodput, moving, peaks_in_bands, stabilisation, time_split, utility_curve
 from ..serving.runtime import verify_model
 from ..serving.twin import TRACES, IIDAcceptance, Times, TraceAcceptance, simulate
 from ..serving.workload import ClientSpec, Workload
@@ -74,27 +74,20 @@ HETERO = {4: (("draft-xs", "math"), (PAIR_DRAFT, "chat"), ("draft-s", "code"), (
 def hetero_acceptance() -> TraceAcceptance:
     """The zoo's traces (target-m) pooled with the real pair's (``client_mix.pooled_traces``)."""
     from . import realpair_twin
-    frame = client_mix.pooled_traces({"zoo": client_mix.read_traces(TRACES, "target-m"),
-                                      "real pair": realpair_twin.twin_traces()})
-    return TraceAcceptance(frame, target=client_mix.POOLED)
+    sources = {"zoo": client_mix.read_traces(TRACES, "target-m"), "real pair": realpair_twin.twin_traces()}
+    return TraceAcceptance(client_mix.pooled_traces(sources), target=client_mix.POOLED)
 
 
 def hetero_workload(cfg: Config, seed: int = 0, max_tokens: int | None = None) -> Workload:
     """``cfg``'s heterogeneous clients (``HETERO``), one prompt stream each on its own domain."""
     if cfg.clients not in HETERO:
         raise ValueError(f"cfg.clients: heterogeneous clients exist for {sorted(HETERO)} clients, got {cfg.clients}")
-    return client_mix.one_domain_workload(client_mix.POOLED, HETERO[cfg.clients], cfg.capacity,
-                                          max_tokens or cfg.max_tokens, seed=seed)
+    return client_mix.one_domain_workload(client_mix.POOLED, HETERO[cfg.clients], cfg.capacity, max_tokens or cfg.max_tokens, seed=seed)
 
 
 def clients_frame(configs, acceptance, wl_of) -> pd.DataFrame:
-    """Each configuration's clients (``wl_of(cfg)``) with their traced alpha: config, client, draft, domain, alpha."""
-    rows = []
-    for cfg in configs:
-        wl = wl_of(cfg)
-        rows += [dict(config=cfg.name, client=i, draft=c.draft, domain="/".join(c.domains), alpha=float(a))
-                 for i, (c, a) in enumerate(zip(wl.clients, client_alpha(acceptance, wl)))]
-    return pd.DataFrame(rows)
+    """Each configuration's clients (``wl_of(cfg)``) with their traced alpha (``client_mix.clients_table``)."""
+    return client_mix.clients_table({cfg.name: wl_of(cfg) for cfg in configs}, acceptance)
 
 
 def allocator(policy: str, cfg: Config, seed: int = 0, eta: float = 0.1, beta: float = BETA):
@@ -152,15 +145,19 @@ def run_twin(cfg: Config, policy: str, times: Times, acceptance, *, rounds: int 
     return log, pd.DataFrame(est)
 
 
+def sync_times(cfg: Config) -> Times:
+    """Times of sync rounds that count tokens per round (drafting free, a pass of 1 s)."""
+    return Times([lambda s: 0.0] * cfg.clients, lambda batch: 1.0)
+
+
 def final_utilities(cfg: Config, policies, acceptance, *, seeds, rounds: int, beta: float = BETA,
                     eta: float = 0.1, wl_of=None) -> pd.DataFrame:
     """Fig 4 over seeds: U(x̄(rounds)) per (policy, seed), one row each (times do not matter: sync
     rounds count tokens per round). ``wl_of(seed)`` replaces ``workload(cfg, seed=seed)``."""
-    times = Times([lambda s: 0.0] * cfg.clients, lambda batch: 1.0)
     rows = []
     for sd in seeds:
         for pol in policies:
-            log, _ = run_twin(cfg, pol, times, acceptance, rounds=rounds, seed=sd, eta=eta, beta=beta,
+            log, _ = run_twin(cfg, pol, sync_times(cfg), acceptance, rounds=rounds, seed=sd, eta=eta, beta=beta,
                               wl=wl_of(sd) if wl_of else None)
             rows.append(dict(config=cfg.name, policy=pol, seed=sd, beta=beta,
                              utility=float(utility_curve(log).iloc[-1])))
@@ -193,14 +190,8 @@ def averaged_distance(cfg: Config, policy: str, acceptance, alpha, x_star, *, be
     if window < 1 or burn_in < 0:
         raise ValueError(f"window, burn_in: need window >= 1 and burn_in >= 0, got {window!r}, {burn_in!r}")
     skip = math.ceil(burn_in / beta)
-    times = Times([lambda s: 0.0] * cfg.clients, lambda batch: 1.0)
-    log, _ = run_twin(cfg, policy, times, acceptance, rounds=skip + window, seed=seed, eta=eta, beta=beta, wl=wl)
-    rows = log[(log["event"] == "") & (log["batch"] >= skip)]
-    s = rows.pivot_table(index="batch", columns="client", values="S", aggfunc="sum").reindex(columns=range(cfg.clients))
-    if len(s) != window or s.isna().any().any():
-        raise ValueError(f"window: the run has {len(s)} complete rounds after {skip}, not {window} (workload too short)")
-    mu = sampling.expected_tokens_per_round(np.asarray(alpha, float)[None, :], s.to_numpy(float))
-    return float(np.linalg.norm(mu.mean(axis=0) - np.asarray(x_star, float)))
+    log, _ = run_twin(cfg, policy, sync_times(cfg), acceptance, rounds=skip + window, seed=seed, eta=eta, beta=beta, wl=wl)
+    return float(np.linalg.norm(expected_goodput(log, alpha, skip, window) - np.asarray(x_star, float)))
 
 
 def fig3_region(cfg: Config, acceptance, draft_s_per_token, rates_bps, *, profile: "str | hardware.Profile" = "tran2025_paper",
@@ -272,7 +263,7 @@ if __name__ == "__main__":
     raise SystemExit(_main())
 
 
-__all__ = ["Config", "table1", "workload", "HETERO", "hetero_acceptance", "hetero_workload", "clients_frame", "allocator", "paper_times", "run_twin", "final_utilities",
-           "iid_model", "averaged_distance", "fig3_region", "FLOOR", "BETA", "time_split",
-           "utility_curve", "real_config", "measure_real", "load_real_runs",
-           "stabilisation", "client_alpha", "moving", "peaks_in_bands", "POLICIES", "STAND_INS"]
+__all__ = ["Config", "table1", "workload", "HETERO", "hetero_acceptance", "hetero_workload", "clients_frame", "allocator",
+           "paper_times", "run_twin", "final_utilities", "iid_model", "averaged_distance", "fig3_region", "FLOOR", "BETA",
+           "time_split", "utility_curve", "real_config", "measure_real", "load_real_runs", "sync_times", "stabilisation",
+           "client_alpha", "moving", "peaks_in_bands", "POLICIES", "STAND_INS"]

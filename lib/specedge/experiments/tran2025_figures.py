@@ -12,16 +12,12 @@ import pandas as pd
 from .. import claims, coverage
 from ..compare import unless_null_holds
 from ..serving import twin
-from ..serving.metrics import verified
+from ..serving.round_series import estimate_bands
 from ..solvers import tran2025 as gs
 from . import tran2025 as ex
 
 CALIBRATED = "twin (H100 derived; drafting, link chosen)"   # Fig 3's twin system label
 REAL = "real (this CPU, zoo)"
-
-
-def _zero_times(cfg: ex.Config) -> twin.Times:
-    return twin.Times([lambda s: 0.0] * cfg.clients, lambda b: 1.0)
 
 
 # --------------------------------------------------------------------------- Table I
@@ -78,7 +74,7 @@ def fig4_runs(configs, acceptance, seeds, iterations: int, beta: float, eta: flo
             for pol in pols:
                 if pol == ex.FLOOR and cfg.capacity % cfg.clients == 0:
                     continue   # identical to Fixed-S
-                log, est = ex.run_twin(cfg, pol, _zero_times(cfg), acceptance, rounds=iterations, seed=sd, beta=beta, eta=eta,
+                log, est = ex.run_twin(cfg, pol, ex.sync_times(cfg), acceptance, rounds=iterations, seed=sd, beta=beta, eta=eta,
                                        wl=wl_of(cfg, sd) if wl_of else None)
                 if sd == seeds[0]:
                     runs[cfg.name, pol], estimates[cfg.name, pol] = log, est
@@ -174,12 +170,11 @@ def eta_sensitivity(configs, acceptance, seeds, iterations: int, beta: float, et
     (the paper leaves η open: "η ∈ (0, 1) is a fixed smoothing parameter", Sec III)."""
     rows = []
     for cfg in configs:
-        wl = lambda sd, cfg=cfg: wl_of(cfg, sd)
-        fx = ex.final_utilities(cfg, ("Fixed-S",), acceptance, seeds=seeds, rounds=iterations, beta=beta, wl_of=wl).utility.to_numpy()
-        for e in etas:
-            g = ex.final_utilities(cfg, ("GOODSPEED",), acceptance, seeds=seeds, rounds=iterations, beta=beta, eta=e, wl_of=wl)
-            m, lo, hi = claims.mean_interval(g.utility.to_numpy() - fx)
-            rows.append(dict(config=cfg.name, eta=e, beta=beta, diff_mean=m, ci_low=lo, ci_high=hi, seeds=len(g)))
+        run = lambda pol, e, cfg=cfg: ex.final_utilities(cfg, (pol,), acceptance, seeds=seeds, rounds=iterations, beta=beta, eta=e,
+                                                         wl_of=lambda sd: wl_of(cfg, sd)).utility.to_numpy()
+        fx = run("Fixed-S", 0.1)   # Fixed-S ignores η
+        rows += [dict(config=cfg.name, eta=e, beta=beta, **dict(zip(("diff_mean", "ci_low", "ci_high"), claims.mean_interval(run("GOODSPEED", e) - fx))),
+                      seeds=len(fx)) for e in etas]
     return pd.DataFrame(rows)
 
 
@@ -211,16 +206,7 @@ def beta_sweep(configs, betas, acceptance, seeds, iterations: int, eta: float, w
 
 
 # --------------------------------------------------------------------------- Fig 2
-def fig2_frame(estimate: pd.DataFrame, log: pd.DataFrame) -> pd.DataFrame:
-    """GOODSPEED's estimate X_i(t) beside the realised tokens per round, with moving averages and stds (MA 10)."""
-    real = verified(log)[["batch", "client", "tokens"]]
-    fig2 = estimate.merge(real, on=["batch", "client"]).sort_values(["client", "batch"])
-    parts = []
-    for _, d in fig2.groupby("client"):
-        m_real, s_real = ex.moving(d.tokens.astype(float))
-        m_est, s_est = ex.moving(d.X)
-        parts.append(d.assign(real_ma=m_real.to_numpy(), real_std=s_real.to_numpy(), est_ma=m_est.to_numpy(), est_std=s_est.to_numpy()))
-    return pd.concat(parts)
+fig2_frame = estimate_bands   # GOODSPEED's X_i(t) beside the realised tokens per round, MA 10 bands
 
 
 def fig2_rows(fig2: pd.DataFrame, tag: str = "") -> list[dict]:
@@ -370,7 +356,7 @@ def theorem1(configs, acceptance, prof, runs, estimates, *, seeds, iterations: i
             iid_rows.append(dict(config=cfg.name, policy=pol, U_star=opt_iid.utility, mean_U=m, ci_low=lo, ci_high=hi,
                                  seeds=len(g), above_optimum=bool(claims.interval_above(g.utility.to_numpy(),
                                                                                       np.full(len(g), opt_iid.utility)).holds)))
-        _, est_iid = ex.run_twin(cfg, "GOODSPEED", _zero_times(cfg), iid, rounds=iterations, seed=seed, beta=beta, eta=eta, wl=wl_iid)
+        _, est_iid = ex.run_twin(cfg, "GOODSPEED", ex.sync_times(cfg), iid, rounds=iterations, seed=seed, beta=beta, eta=eta, wl=wl_iid)
         X = est_iid.pivot(index="batch", columns="client", values="X")
         dist_rows.append(pd.DataFrame(dict(config=cfg.name, experiment="(a) i.i.d., exact x*", iteration=X.index + 1,
                                            distance=np.linalg.norm(X.to_numpy() - opt_iid.x, axis=1))))
@@ -455,11 +441,8 @@ def theorem1_beta_sweep(configs, acceptance, betas, seeds, *, window: int, burn_
 
 def theorem1_beta_table(sweep: pd.DataFrame) -> pd.DataFrame:
     """Mean distance with its 95 % interval over seeds, per (config, policy, β)."""
-    rows = []
-    for (cfg, pol, b), g in sweep.groupby(["config", "policy", "beta"], sort=False):
-        m, lo, hi = claims.mean_interval(g.distance)
-        rows.append(dict(config=cfg, policy=pol, beta=b, mean_distance=m, ci_low=lo, ci_high=hi, seeds=len(g)))
-    return pd.DataFrame(rows)
+    return pd.DataFrame([dict(config=c, policy=p, beta=b, **dict(zip(("mean_distance", "ci_low", "ci_high"), claims.mean_interval(g.distance))),
+                              seeds=len(g)) for (c, p, b), g in sweep.groupby(["config", "policy", "beta"], sort=False)])
 
 
 def theorem1_beta_figure(table: pd.DataFrame, eta_per_beta: float):
@@ -550,9 +533,8 @@ def fig4_realpair(configs, *, seeds, iterations: int, beta: float, eta: float, s
                          f"{alpha_rp.max():.2f}): {cfg.name}: GOODSPEED ends above both baselines ({len(f)} seeds, 95 % interval)",
                          paper="yes", claim=c, null_claim=null, strength="match", statements="fig4-ends-above", models="real pair",
                          cause=cause, note=f"real pair's acceptance, clients' α {alpha_rp.min():.2f}-{alpha_rp.max():.2f}" + why))
-        for p in ex.POLICIES:
-            m, lo, hi = claims.mean_interval(f[p])
-            out.append(dict(config=cfg.name, policy=p, mean_U=m, ci_low=lo, ci_high=hi, seeds=len(f)))
+        out += [dict(config=cfg.name, policy=p, **dict(zip(("mean_U", "ci_low", "ci_high"), claims.mean_interval(f[p]))), seeds=len(f))
+                for p in ex.POLICIES]
     return pd.DataFrame(out), rows
 
 

@@ -78,6 +78,12 @@ def client_alpha(acceptance, wl: Workload) -> np.ndarray:
     return np.array(out)
 
 
+def clients_table(workloads: Mapping[str, Workload], acceptance) -> pd.DataFrame:
+    """Each named workload's clients with their traced alpha (``client_alpha``): config, client, draft, domain, alpha."""
+    return pd.DataFrame([dict(config=name, client=i, draft=c.draft, domain="/".join(c.domains), alpha=float(a))
+                         for name, wl in workloads.items() for i, (c, a) in enumerate(zip(wl.clients, client_alpha(acceptance, wl)))])
+
+
 def spread(alpha) -> float:
     """max alpha - min alpha over the clients."""
     a = np.asarray(alpha, float)

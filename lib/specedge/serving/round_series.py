@@ -1,10 +1,11 @@
 """Per-round series of a serving log (real or twin alike): the log utility of each client's running goodput and
-when it settles, the server's wall-time split, and moving bands with the share of goodput peaks inside them."""
+when it settles, the server's wall-time split, moving bands of a goodput estimate and of the realised goodput, and the share of goodput peaks inside them."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from .. import sampling
 from .metrics import verified
 
 
@@ -23,6 +24,18 @@ def stabilisation(curve: pd.Series, rel: float = 0.01) -> int:
     return int(outside[-1] + 2) if outside.size else 1
 
 
+def expected_goodput(log: pd.DataFrame, alpha, skip: int, window: int) -> np.ndarray:
+    """Each client's mean over rounds skip .. skip + window - 1 of mu_i(S_i(t)), the expected tokens of a round
+    given its draft length under i.i.d. acceptance ``alpha`` (``sampling.expected_tokens_per_round``): the
+    conditional mean of the realised goodput, without the acceptance draws' noise."""
+    alpha = np.asarray(alpha, float)
+    rows = log[(log["event"] == "") & (log["batch"] >= skip)]
+    s = rows.pivot_table(index="batch", columns="client", values="S", aggfunc="sum").reindex(columns=range(len(alpha)))
+    if len(s) != window or s.isna().any().any():
+        raise ValueError(f"window: the run has {len(s)} complete rounds after {skip}, not {window} (workload too short)")
+    return sampling.expected_tokens_per_round(alpha[None, :], s.to_numpy(float)).mean(axis=0)
+
+
 def time_split(log: pd.DataFrame) -> dict[str, float]:
     """The wall-time split of a run, from the server's view, per batch b: receiving = start_b - end_(b-1)
     (waiting for drafts until the batch is assembled), verification = the pass, sending = the slowest reply's
@@ -39,6 +52,18 @@ def moving(series: pd.Series, window: int = 10) -> tuple[pd.Series, pd.Series]:
     """Moving average and moving std (an MA filter of ``window`` rounds)."""
     r = series.rolling(window, min_periods=1)
     return r.mean(), r.std().fillna(0.0)
+
+
+def estimate_bands(estimate: pd.DataFrame, log: pd.DataFrame, window: int = 10) -> pd.DataFrame:
+    """An allocator's per-round estimate ``X`` (a frame of batch, client, X) beside the realised tokens of the
+    log's verified rounds, with moving averages and stds of both (``moving``): real_ma/real_std, est_ma/est_std."""
+    real = verified(log)[["batch", "client", "tokens"]]
+    frame = estimate.merge(real, on=["batch", "client"]).sort_values(["client", "batch"])
+    parts = []
+    for _, d in frame.groupby("client"):
+        (m_real, s_real), (m_est, s_est) = moving(d.tokens.astype(float), window), moving(d.X, window)
+        parts.append(d.assign(real_ma=m_real.to_numpy(), real_std=s_real.to_numpy(), est_ma=m_est.to_numpy(), est_std=s_est.to_numpy()))
+    return pd.concat(parts)
 
 
 def peaks_in_bands(frame: pd.DataFrame) -> float:
