@@ -8,7 +8,6 @@ prompts switch domain over time (non-stationary acceptance; a narrow spread of a
 from __future__ import annotations
 
 import math
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +21,7 @@ from ..serving import client_mix
 from ..serving.client_mix import client_alpha
 from ..serving.round_series import expected_goodput, moving, peaks_in_bands, stabilisation, time_split, utility_curve
 from ..serving.runtime import verify_model
-from ..serving.twin import TRACES, IIDAcceptance, Times, TraceAcceptance, simulate
+from ..serving.twin import TRACES, Times, TraceAcceptance, simulate
 from ..serving.workload import ClientSpec, Workload
 from ..zoo.realpair import DRAFT as PAIR_DRAFT
 
@@ -165,16 +164,9 @@ def final_utilities(cfg: Config, policies, acceptance, *, seeds, rounds: int, be
 
 
 def iid_model(acceptance: TraceAcceptance, cfg: Config, seed: int = 0, base: Workload | None = None):
-    """Theorem 1 where x* is exact: each client drafts on one domain (its first) with i.i.d.
-    acceptance at that (draft, domain)'s traced rate (``sampling.iid_acceptance``); returns the
-    workload (long prompts, so no round is cut short), the ``IIDAcceptance`` and the clients' alphas.
-    ``base`` (its prompts long enough) replaces ``workload(cfg)``."""
-    base = base or workload(cfg, 1, 10**9, seed=seed)
-    clients = tuple(dataclasses.replace(c, domains=c.domains[:1]) for c in base.clients)
-    wl = dataclasses.replace(base, clients=clients)
-    alpha = client_alpha(acceptance, wl)
-    table = {(c.draft, c.domains[0]): float(a) for c, a in zip(clients, alpha)}
-    return wl, IIDAcceptance(table), alpha
+    """Theorem 1 where x* is exact (``client_mix.iid_model``) on ``base`` (long prompts; default the zoo
+    workload of ``cfg``): returns the one-domain workload, the ``IIDAcceptance`` and the clients' alphas."""
+    return client_mix.iid_model(acceptance, base or workload(cfg, 1, 10**9, seed=seed))
 
 
 def averaged_distance(cfg: Config, policy: str, acceptance, alpha, x_star, *, beta: float, seed: int = 0,
@@ -230,16 +222,24 @@ def real_config(scale: str = "full") -> Config:
     return Config("2 clients, C=8", "CI stand-in", 2, 8, 16, ("draft-xs",))
 
 
-def measure_real(scale: str = "full", seed: int = 0) -> pd.DataFrame:
+# the real run with heterogeneous clients: zoo drafts of four sizes, each on its own domain (the real pair's weights
+# are not part of the repository, so its draft cannot join a real run here)
+REAL_HETERO = (("draft-xs", "code"), ("draft-m", "sql"), ("draft-s", "chat"), ("draft-l", "qa"))
+HETERO_RUNS = paths.DATA / "tran2025" / "real_runs_hetero.csv"
+
+
+def measure_real(scale: str = "full", seed: int = 0, hetero: bool = False) -> pd.DataFrame:
     """Run the three policies for real (gRPC server + one process per drafter on 127.0.0.1) on the zoo;
     returns their per-round logs, one after another. Wall-clock timings: `make profiles` writes them to
-    ``REAL_RUNS`` and the notebook reads them, so rerunning the notebook leaves its outputs unchanged."""
+    ``REAL_RUNS`` (``hetero``: ``REAL_HETERO``'s clients, 4 prompts each, to ``HETERO_RUNS``) and the notebook
+    reads them, so rerunning the notebook leaves its outputs unchanged."""
     from ..serving.run import run_real
     cfg = real_config(scale)
+    wl = (client_mix.one_domain_workload("target-m", REAL_HETERO[:cfg.clients], cfg.capacity, cfg.max_tokens, prompts=4, seed=seed)
+          if hetero else workload(cfg, 1, cfg.max_tokens, seed=seed))
     logs = []
     for pol in POLICIES:
-        log, _ = run_real(workload(cfg, 1, cfg.max_tokens, seed=seed), SyncRounds(), allocator(pol, cfg, seed),
-                          label=pol, seed=seed)
+        log, _ = run_real(wl, SyncRounds(), allocator(pol, cfg, seed), label=pol, seed=seed)
         if (log["event"] != "").any():
             raise RuntimeError(f"real run {pol}: unexpected events {log[log['event'] != ''].event.tolist()}")
         logs.append(log)
@@ -254,9 +254,14 @@ def load_real_runs(path=REAL_RUNS) -> dict[str, pd.DataFrame]:
 
 
 def _main(argv=None) -> int:
+    """``measure [--hetero]``: the real runs of ``REAL_RUNS`` (with ``--hetero``: of ``HETERO_RUNS``)."""
+    import sys
     from ..serving import real_logs
 
-    return real_logs.measure_main("measure GOODSPEED's real runs on this machine", measure_real, REAL_RUNS, argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    het = "--hetero" in argv
+    return real_logs.measure_main("measure GOODSPEED's real runs on this machine", lambda sc, sd: measure_real(sc, sd, het),
+                                  HETERO_RUNS if het else REAL_RUNS, [a for a in argv if a != "--hetero"])
 
 
 if __name__ == "__main__":

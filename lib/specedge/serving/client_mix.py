@@ -9,6 +9,7 @@ traced rounds and ``spread`` the range of those rates.
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -16,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .. import sampling
+from .twin import IIDAcceptance
 from .workload import ClientSpec, Workload
 
 POOLED = "pooled"    # the target label of a pooled frame
@@ -76,6 +78,15 @@ def client_alpha(acceptance, wl: Workload) -> np.ndarray:
                 drafted.append(len(ok))
         out.append(sampling.iid_acceptance(acc_n, drafted))
     return np.array(out)
+
+
+def iid_model(acceptance, wl: Workload):
+    """The i.i.d. model of ``wl``'s clients: each drafts on its first domain only, every drafted token accepted
+    independently at that (draft, domain)'s traced rate (``client_alpha``); there x* is exact. Returns the
+    one-domain workload, its ``twin.IIDAcceptance`` and the clients' alphas."""
+    wl = dataclasses.replace(wl, clients=tuple(dataclasses.replace(c, domains=c.domains[:1]) for c in wl.clients))
+    alpha = client_alpha(acceptance, wl)
+    return wl, IIDAcceptance({(c.draft, c.domains[0]): float(a) for c, a in zip(wl.clients, alpha)}), alpha
 
 
 def clients_table(workloads: Mapping[str, Workload], acceptance) -> pd.DataFrame:
