@@ -1,9 +1,8 @@
 """GOODSPEED's experiments (tran2025 Sec IV) on the serving layer: configurations, runs, metrics.
 
-Table I's configurations with two kinds of clients: heterogeneous ones (the primary setting: each its own
-draft, zoo or the real pair's, on its own domain, ``HETERO``) and the zoo stand-ins of one or two drafts whose
-prompts switch domain over time (non-stationary acceptance; a narrow spread of alpha, a sensitivity study). Policies: GOODSPEED (Algorithm 1), Fixed-S
-(S_i = C/N), Random-S. Metrics of a log (``serving.round_series``): ``time_split`` (Fig 3), ``utility_curve`` (Fig 4: U(x̄(T))).
+Table I's configurations with heterogeneous clients (the primary setting: each its own draft, zoo or the real
+pair's, on its own domain, ``HETERO``) or the zoo stand-ins of one or two drafts whose prompts switch domain
+(a narrow spread of alpha, a sensitivity study). Policies: GOODSPEED (Algorithm 1), Fixed-S (S_i = C/N), Random-S.
 """
 from __future__ import annotations
 
@@ -14,10 +13,9 @@ import numpy as np
 import pandas as pd
 
 from .. import hardware, paths
-from ..serving import allocation
+from ..serving import allocation, client_mix
 from ..serving.allocation import GoodspeedAllocator
 from ..serving.batching import SyncRounds
-from ..serving import client_mix
 from ..serving.client_mix import client_alpha
 from ..serving.round_series import expected_goodput, moving, peaks_in_bands, stabilisation, time_split, utility_curve
 from ..serving.runtime import verify_model
@@ -222,8 +220,7 @@ def real_config(scale: str = "full") -> Config:
     return Config("2 clients, C=8", "CI stand-in", 2, 8, 16, ("draft-xs",))
 
 
-# the real run with heterogeneous clients: zoo drafts of four sizes, each on its own domain (the real pair's weights
-# are not part of the repository, so its draft cannot join a real run here)
+# the real run with heterogeneous clients: zoo drafts of four sizes, each on its own domain (the pair's are git-ignored)
 REAL_HETERO = (("draft-xs", "code"), ("draft-m", "sql"), ("draft-s", "chat"), ("draft-l", "qa"))
 HETERO_RUNS = paths.DATA / "tran2025" / "real_runs_hetero.csv"
 
@@ -249,15 +246,13 @@ def measure_real(scale: str = "full", seed: int = 0, hetero: bool = False) -> pd
 def load_real_runs(path=REAL_RUNS) -> dict[str, pd.DataFrame]:
     """The committed real-run logs by policy (``make profiles`` measures them)."""
     from ..serving import real_logs
-
-    return real_logs.load(path, "python -m specedge.experiments.tran2025 measure")
+    return real_logs.load(path, "python -m specedge.experiments.tran2025 measure" + (" --hetero" if path == HETERO_RUNS else ""))
 
 
 def _main(argv=None) -> int:
     """``measure [--hetero]``: the real runs of ``REAL_RUNS`` (with ``--hetero``: of ``HETERO_RUNS``)."""
     import sys
     from ..serving import real_logs
-
     argv = list(sys.argv[1:] if argv is None else argv)
     het = "--hetero" in argv
     return real_logs.measure_main("measure GOODSPEED's real runs on this machine", lambda sc, sd: measure_real(sc, sd, het),
