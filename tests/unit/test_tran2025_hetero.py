@@ -145,3 +145,14 @@ def test_heterogeneous_twin_run_is_deterministic_and_separates_the_policies_at_4
     pd.testing.assert_frame_equal(a, b)
     u = a.pivot(index="seed", columns="policy", values="utility")
     assert (u["GOODSPEED"] - u["Fixed-S"] > 0).all()
+
+
+def test_utility_while_all_active_stops_before_the_first_client_leaves():
+    from specedge.serving.round_series import utility_while_all_active
+
+    tokens = {0: [2, 4, 3, 5], 1: [1, 1, 1]}          # client 1 leaves after batch 2
+    log = pd.DataFrame([dict(event="", batch=b, client=c, tokens=t) for c, ts in tokens.items() for b, t in enumerate(ts)])
+    t, u = utility_while_all_active(log)
+    assert t == 3 and u == pytest.approx(np.log(3.0) + np.log(1.0))
+    with pytest.raises(ValueError, match="no batch"):
+        utility_while_all_active(pd.DataFrame([dict(event="", batch=0, client=0, tokens=1), dict(event="", batch=1, client=1, tokens=1)]))

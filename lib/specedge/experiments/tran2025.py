@@ -225,6 +225,10 @@ REAL_HETERO = (("draft-xs", "code"), ("draft-m", "sql"), ("draft-s", "chat"), ("
 HETERO_RUNS = paths.DATA / "tran2025" / "real_runs_hetero.csv"
 
 
+def real_hetero_workload(cfg: Config, seed: int = 0) -> Workload:
+    return client_mix.one_domain_workload("target-m", REAL_HETERO[:cfg.clients], cfg.capacity, cfg.max_tokens, prompts=4, seed=seed)
+
+
 def measure_real(scale: str = "full", seed: int = 0, hetero: bool = False) -> pd.DataFrame:
     """Run the three policies for real (gRPC server + one process per drafter on 127.0.0.1) on the zoo;
     returns their per-round logs, one after another. Wall-clock timings: `make profiles` writes them to
@@ -232,8 +236,7 @@ def measure_real(scale: str = "full", seed: int = 0, hetero: bool = False) -> pd
     reads them, so rerunning the notebook leaves its outputs unchanged."""
     from ..serving.run import run_real
     cfg = real_config(scale)
-    wl = (client_mix.one_domain_workload("target-m", REAL_HETERO[:cfg.clients], cfg.capacity, cfg.max_tokens, prompts=4, seed=seed)
-          if hetero else workload(cfg, 1, cfg.max_tokens, seed=seed))
+    wl = real_hetero_workload(cfg, seed) if hetero else workload(cfg, 1, cfg.max_tokens, seed=seed)
     logs = []
     for pol in POLICIES:
         log, _ = run_real(wl, SyncRounds(), allocator(pol, cfg, seed), label=pol, seed=seed)

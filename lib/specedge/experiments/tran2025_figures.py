@@ -11,7 +11,7 @@ import pandas as pd
 
 from .. import claims, coverage
 from ..compare import unless_null_holds
-from ..serving import twin
+from ..serving import round_series, twin
 from ..serving.round_series import estimate_bands
 from ..solvers import tran2025 as gs
 from . import tran2025 as ex
@@ -202,6 +202,17 @@ def beta_sweep(configs, betas, acceptance, seeds, iterations: int, eta: float, w
                                     wl_of=(lambda sd, cfg=cfg: wl_of(cfg, sd)) if wl_of else None)
             m, lo, hi = claims.mean_interval(fu.utility)
             rows.append(dict(config=cfg.name, beta=b, mean_U=m, ci_low=lo, ci_high=hi))
+    return pd.DataFrame(rows)
+
+
+def real_hetero(logs: dict, acceptance, seeds) -> pd.DataFrame:
+    """The real run with heterogeneous zoo clients (``ex.REAL_HETERO``): per policy, U(x̄(T)) at the last round
+    every client drafted, beside the twin's U(x̄(T)) for the same clients (mean and 95 % interval over seeds)."""
+    cfg, rows = ex.real_config(), []
+    for pol, log in logs.items():
+        t, u = round_series.utility_while_all_active(log)
+        tw = ex.final_utilities(cfg, (pol,), acceptance, seeds=seeds, rounds=t, wl_of=lambda sd: ex.real_hetero_workload(cfg, sd))
+        rows.append(dict(policy=pol, rounds=t, U_real=u, **dict(zip(("U_twin", "twin_ci_low", "twin_ci_high"), claims.mean_interval(tw.utility)))))
     return pd.DataFrame(rows)
 
 

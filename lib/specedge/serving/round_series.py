@@ -17,6 +17,18 @@ def utility_curve(log: pd.DataFrame) -> pd.Series:
     return np.log(xbar.where(xbar > 0)).sum(axis=1, min_count=x.shape[1])
 
 
+def utility_while_all_active(log: pd.DataFrame) -> tuple[int, float]:
+    """(T, U(x̄(T))) at T = the last batch before the first client leaves (a client that ends its prompts
+    early is absent from later batches, and its running goodput would then fall for no reason of the policy)."""
+    x = verified(log).pivot_table(index="batch", columns="client", values="tokens", aggfunc="sum")
+    full = x.notna().all(axis=1).to_numpy()
+    t = len(full) if full.all() else int(np.argmin(full))
+    if t == 0:
+        raise ValueError("log: no batch holds every client")
+    xbar = x.iloc[:t].mean()
+    return t, float(np.log(xbar).sum())
+
+
 def stabilisation(curve: pd.Series, rel: float = 0.01) -> int:
     """First iteration after which the curve stays within ``rel`` of its final value."""
     final = curve.iloc[-1]
