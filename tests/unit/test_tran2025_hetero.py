@@ -156,3 +156,18 @@ def test_utility_while_all_active_stops_before_the_first_client_leaves():
     assert t == 3 and u == pytest.approx(np.log(3.0) + np.log(1.0))
     with pytest.raises(ValueError, match="no batch"):
         utility_while_all_active(pd.DataFrame([dict(event="", batch=0, client=0, tokens=1), dict(event="", batch=1, client=1, tokens=1)]))
+
+
+def test_the_committed_heterogeneous_real_run_has_the_stated_clients():
+    """The real run's log: the three policies, every client generating its 4 prompts x 50 tokens, drafts of four
+    sizes, and a U(x̄(T)) taken before the first client leaves."""
+    from specedge.serving.round_series import utility_while_all_active
+
+    logs = ex.load_real_runs(ex.HETERO_RUNS)
+    assert list(logs) == list(ex.POLICIES)
+    for pol, log in logs.items():
+        rounds = log[log.event == ""]
+        assert rounds.groupby("client").tokens.sum().tolist() == [4 * 50] * len(ex.REAL_HETERO)
+        t, u = utility_while_all_active(log)
+        assert 10 < t < rounds.batch.nunique() and np.isfinite(u)
+    assert len({d for d, _ in ex.REAL_HETERO}) == 4 and len({m for _, m in ex.REAL_HETERO}) == 4
