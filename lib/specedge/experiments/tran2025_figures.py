@@ -133,8 +133,8 @@ def fig4_rows(configs, fig4: pd.DataFrame, iterations: int, *, tags: dict | None
                                       "that settles for every policy): this measure cannot tell GOODSPEED's convergence from averaging"))
             else:
                 rows.append(dict(row, tolerance=150, null=null_it, cause="models",
-                                 note=f"the null, Fixed-S's running average, settles by iteration {null_it}; the zoo clients' "
-                                      "acceptance switches domain at a different time than the paper's datasets"))
+                                 note=f"the null, Fixed-S's running average, settles by iteration {null_it}; when U(x̄) settles depends "
+                                      "on the clients' acceptance (ours from zoo and real-pair traces), not on the policy alone"))
         e = early.loc[cfg.name]
         parts = {b: claims.interval_above(e[b].to_numpy(), e["GOODSPEED"].to_numpy()) for b in ex.POLICIES[1:]}
         rows.append(dict(artifact="Fig 4", quantity=f"{tag}{cfg.name}: GOODSPEED starts lower (mean U over the first tenth of the run, "
