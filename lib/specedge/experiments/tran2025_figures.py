@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import claims, coverage
+from .. import claims, coverage, plotting
 from ..compare import unless_null_holds
 from ..serving import round_series, twin
 from ..serving.round_series import estimate_bands
@@ -58,9 +58,26 @@ def table1_rows(table1: pd.DataFrame) -> list[dict]:
 
 
 # --------------------------------------------------------------------------- Fig 4
-def tags(clients: pd.DataFrame, text: str) -> dict:
-    """Each configuration's quantity opening: ``text`` with its clients' α range (``ex.clients_frame``)."""
-    return {c: f"{text} (α {g.alpha.min():.2f}–{g.alpha.max():.2f}): " for c, g in clients.groupby("config", sort=False)}
+def clients_section(configs, acceptance_het, acceptance_zoo, out):
+    """Both settings' clients with their traced α (``fig4_clients.csv``, heterogeneous; ``fig4_clients_narrow_spread.csv``,
+    the zoo stand-ins) and each configuration's quantity opening per setting: returns (clients, tags_het, tags_zoo)."""
+    het, zoo = ex.clients_frame(configs, acceptance_het, ex.hetero_workload), ex.clients_frame(configs, acceptance_zoo, ex.workload)
+    plotting.write_csv(het, out / "fig4_clients.csv")
+    plotting.write_csv(zoo, out / "fig4_clients_narrow_spread.csv")
+    tags = lambda c, text: {k: f"{text} (α {g.alpha.min():.2f}–{g.alpha.max():.2f}): " for k, g in c.groupby("config", sort=False)}
+    return het, tags(het, "heterogeneous clients"), tags(zoo, "sensitivity, narrow α spread, zoo clients")
+
+
+def fig4_plot(fig4: pd.DataFrame, out, stem: str, title: str):
+    """U(x̄(T)) per configuration, each policy's mean with its 95 % band, saved as ``stem`` with the mean curves."""
+    import seaborn as sns
+
+    g = sns.relplot(data=fig4, x="iteration", y="utility", hue="policy", col="config", col_wrap=2, kind="line", errorbar=("se", 1.96),
+                    height=3, aspect=1.4, facet_kws=dict(sharey=False), hue_order=list(ex.POLICIES + (ex.FLOOR,)))
+    g.set_axis_labels("iteration T", "U(x̄(T)) = Σ log x̄ᵢ (mean, 95 % band)")
+    g.figure.suptitle(title, y=1.02)
+    mean = fig4.groupby(["config", "policy", "iteration"]).utility.agg(["mean", "std", "count"]).reset_index()
+    plotting.save(g.figure, mean.round(5), out, stem)
 
 
 def fig4_runs(configs, acceptance, seeds, iterations: int, beta: float, eta: float, wl_of=None):
@@ -218,6 +235,20 @@ def real_hetero(logs: dict, acceptance, seeds) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- Fig 2
 fig2_frame = estimate_bands   # GOODSPEED's X_i(t) beside the realised tokens per round, MA 10 bands
+
+
+def fig2_plot(fig2: pd.DataFrame, alpha, out):
+    """Per client (α in its title): the real goodput's moving average with its ±1 std band and the estimate's."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 4, figsize=(13, 5), sharex=True, sharey=True)
+    for k, (ax, (c, d)) in enumerate(zip(axes.flat, fig2.groupby("client"))):
+        ax.plot(d.batch, d.real_ma, label="real goodput (MA 10)")
+        ax.fill_between(d.batch, d.real_ma - d.real_std, d.real_ma + d.real_std, alpha=0.25)
+        ax.plot(d.batch, d.est_ma, label="estimated goodput X (MA 10)")
+        ax.set(title=f"client {c} (α {alpha[c]:.2f})", xlabel="iteration" if k >= 4 else "", ylabel="tokens / round" if k % 4 == 0 else "")
+    axes[0, 0].legend(fontsize=7)
+    plotting.save(fig, fig2, out, "fig2_estimated_vs_real")
 
 
 def fig2_rows(fig2: pd.DataFrame, tag: str = "") -> list[dict]:
@@ -448,6 +479,18 @@ def theorem1_beta_sweep(configs, acceptance, betas, seeds, *, window: int, burn_
                                      distance=ex.averaged_distance(cfg, pol, iid, alpha, x_star, beta=b, seed=sd, window=window,
                                                                    burn_in=burn_in, eta=eta_per_beta * b, wl=wl)))
     return pd.DataFrame(rows)
+
+
+def theorem1_beta_both(configs, acceptance_het, acceptance_zoo, betas, seeds, out, *, seed: int, wl_of, tags: dict, **kw):
+    """The β sweep on the heterogeneous clients (``wl_of(cfg)``, long prompts; the reproduction rows) and on the zoo
+    clients (sensitivity rows); saves the table of both and the heterogeneous clients' figure. Returns (table, rows)."""
+    het = theorem1_beta_sweep(configs, acceptance_het, betas, seeds, seed=seed, wl_of=wl_of, **kw)
+    zoo = theorem1_beta_sweep(configs, acceptance_zoo, betas, seeds, seed=seed, **kw)
+    table = pd.concat([theorem1_beta_table(het).assign(setting="heterogeneous"),
+                       theorem1_beta_table(zoo).assign(setting="narrow spread")], ignore_index=True)
+    plotting.save(theorem1_beta_figure(table[table.setting == "heterogeneous"], kw["eta_per_beta"]), table.round(6), out, "theorem1_beta_sweep")
+    return table, (theorem1_beta_rows(configs, het, tags=tags, **kw)
+                   + theorem1_beta_rows(configs, zoo, tags={c.name: "sensitivity, narrow α spread, zoo clients: " for c in configs}, **kw))
 
 
 def theorem1_beta_table(sweep: pd.DataFrame) -> pd.DataFrame:
