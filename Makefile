@@ -69,7 +69,7 @@ realpair-exits: venv
 # forward-pass fits (zhu2025 Fig 5) -> data/profiles/cpu_local.yaml (+ raw CSV); zoo pass times
 # (zheng2025 Table II) -> data/profiles/zoo_cpu.yaml; FSD timings, Table 9 and the concurrent run
 # (venkatesha2025) -> data/profiles/cpu_local_fsd.yaml, data/venkatesha2025/; GOODSPEED's real gRPC runs
-# (tran2025) -> data/tran2025/real_runs.csv; batched verification over WISP's Appendix C design and its
+# (tran2025) -> data/tran2025/real_runs.csv and, heterogeneous zoo clients, real_runs_hetero.csv; batched verification over WISP's Appendix C design and its
 # Fig 4 interference runs, then WISP's and centralized serving's real runs (li2026) -> data/li2026/; the pinned
 # real runs the twin is validated against (server on core 0, drafters on core 1; ~5 min) -> data/serving_validation/;
 # the arena's real-run spot check (3 combinations x N in {2, 8}, pinned, a 10 Mbit/s link emulated; ~3 min) -> data/arena/.
@@ -78,6 +78,7 @@ profiles: venv
 	$(PY) -m specedge.experiments.zheng2025_measure measure
 	$(PY) -m specedge.experiments.venkatesha2025_measure
 	$(PY) -m specedge.experiments.tran2025 measure
+	$(PY) -m specedge.experiments.tran2025 measure --hetero
 	$(PY) -m specedge.serving.verify_profiling
 	$(PY) -m specedge.experiments.li2026_real measure
 	$(PY) -m specedge.experiments.serving_validation measure

@@ -1,28 +1,27 @@
 """GOODSPEED's experiments (tran2025 Sec IV) on the serving layer: configurations, runs, metrics.
 
-Table I's configurations with zoo stand-ins; each client drafts on its own domains, its prompts
-switching domain over time (non-stationary acceptance). Policies: GOODSPEED (Algorithm 1), Fixed-S
-(S_i = C/N), Random-S. Metrics, one definition each, applied alike to real and twin logs:
-``time_split`` (Fig 3: receiving, verification, sending), ``utility_curve`` (Fig 4: U(x̄(T))),
-``client_alpha`` (the i.i.d. alpha of each client, from the traces, for x*).
+Table I's configurations with heterogeneous clients (the primary setting: each its own draft, zoo or the real
+pair's, on its own domain, ``HETERO``) or the zoo stand-ins of one or two drafts whose prompts switch domain
+(a narrow spread of alpha, a sensitivity study). Policies: GOODSPEED (Algorithm 1), Fixed-S (S_i = C/N), Random-S.
 """
 from __future__ import annotations
 
 import math
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from .. import hardware, paths, sampling
-from ..serving import allocation
+from .. import hardware, paths
+from ..serving import allocation, client_mix
 from ..serving.allocation import GoodspeedAllocator
 from ..serving.batching import SyncRounds
-from ..serving.metrics import verified
+from ..serving.client_mix import client_alpha
+from ..serving.round_series import expected_goodput, moving, peaks_in_bands, stabilisation, time_split, utility_curve
 from ..serving.runtime import verify_model
-from ..serving.twin import IIDAcceptance, Times, TraceAcceptance, simulate
+from ..serving.twin import TRACES, Times, TraceAcceptance, simulate
 from ..serving.workload import ClientSpec, Workload
+from ..zoo.realpair import DRAFT as PAIR_DRAFT
 
 DOMAINS = ("chat", "code", "math", "qa", "sql", "summarize")
 POLICIES = ("GOODSPEED", "Fixed-S", "Random-S")
@@ -59,6 +58,33 @@ def workload(cfg: Config, prompts_per_domain: int = 1, max_tokens: int | None = 
                                seed=seed)
                     for i in range(cfg.clients))
     return Workload("target-m", clients, capacity=cfg.capacity)
+
+
+# Heterogeneous clients, the primary setting (Table I: different drafts; Sec IV-A2: "each draft server was
+# assigned a distinct dataset"): zoo drafts of four sizes for target-m beside the real pair's draft, each on its
+# own domain, interleaved so that Fixed-S's remainder (the first C mod N clients) favours neither end of alpha.
+HETERO = {4: (("draft-xs", "math"), (PAIR_DRAFT, "chat"), ("draft-s", "code"), (PAIR_DRAFT, "sql")),
+          8: (("draft-xs", "math"), (PAIR_DRAFT, "qa"), ("draft-s", "code"), (PAIR_DRAFT, "chat-instruct"),
+              ("draft-m", "summarize"), (PAIR_DRAFT, "code-instruct"), ("draft-l", "chat"), (PAIR_DRAFT, "sql"))}
+
+
+def hetero_acceptance() -> TraceAcceptance:
+    """The zoo's traces (target-m) pooled with the real pair's (``client_mix.pooled_traces``)."""
+    from . import realpair_twin
+    sources = {"zoo": client_mix.read_traces(TRACES, "target-m"), "real pair": realpair_twin.twin_traces()}
+    return TraceAcceptance(client_mix.pooled_traces(sources), target=client_mix.POOLED)
+
+
+def hetero_workload(cfg: Config, seed: int = 0, max_tokens: int | None = None) -> Workload:
+    """``cfg``'s heterogeneous clients (``HETERO``), one prompt stream each on its own domain."""
+    if cfg.clients not in HETERO:
+        raise ValueError(f"cfg.clients: heterogeneous clients exist for {sorted(HETERO)} clients, got {cfg.clients}")
+    return client_mix.one_domain_workload(client_mix.POOLED, HETERO[cfg.clients], cfg.capacity, max_tokens or cfg.max_tokens, seed=seed)
+
+
+def clients_frame(configs, acceptance, wl_of) -> pd.DataFrame:
+    """Each configuration's clients (``wl_of(cfg)``) with their traced alpha (``client_mix.clients_table``)."""
+    return client_mix.clients_table({cfg.name: wl_of(cfg) for cfg in configs}, acceptance)
 
 
 def allocator(policy: str, cfg: Config, seed: int = 0, eta: float = 0.1, beta: float = BETA):
@@ -116,31 +142,29 @@ def run_twin(cfg: Config, policy: str, times: Times, acceptance, *, rounds: int 
     return log, pd.DataFrame(est)
 
 
+def sync_times(cfg: Config) -> Times:
+    """Times of sync rounds that count tokens per round (drafting free, a pass of 1 s)."""
+    return Times([lambda s: 0.0] * cfg.clients, lambda batch: 1.0)
+
+
 def final_utilities(cfg: Config, policies, acceptance, *, seeds, rounds: int, beta: float = BETA,
                     eta: float = 0.1, wl_of=None) -> pd.DataFrame:
     """Fig 4 over seeds: U(x̄(rounds)) per (policy, seed), one row each (times do not matter: sync
     rounds count tokens per round). ``wl_of(seed)`` replaces ``workload(cfg, seed=seed)``."""
-    times = Times([lambda s: 0.0] * cfg.clients, lambda batch: 1.0)
     rows = []
     for sd in seeds:
         for pol in policies:
-            log, _ = run_twin(cfg, pol, times, acceptance, rounds=rounds, seed=sd, eta=eta, beta=beta,
+            log, _ = run_twin(cfg, pol, sync_times(cfg), acceptance, rounds=rounds, seed=sd, eta=eta, beta=beta,
                               wl=wl_of(sd) if wl_of else None)
             rows.append(dict(config=cfg.name, policy=pol, seed=sd, beta=beta,
                              utility=float(utility_curve(log).iloc[-1])))
     return pd.DataFrame(rows)
 
 
-def iid_model(acceptance: TraceAcceptance, cfg: Config, seed: int = 0):
-    """Theorem 1 where x* is exact: each client drafts on one domain (its first) with i.i.d.
-    acceptance at that (draft, domain)'s traced rate (``sampling.iid_acceptance``); returns the
-    workload (long prompts, so no round is cut short), the ``IIDAcceptance`` and the clients' alphas."""
-    base = workload(cfg, 1, 10**9, seed=seed)
-    clients = tuple(dataclasses.replace(c, domains=c.domains[:1]) for c in base.clients)
-    wl = dataclasses.replace(base, clients=clients)
-    alpha = client_alpha(acceptance, wl)
-    table = {(c.draft, c.domains[0]): float(a) for c, a in zip(clients, alpha)}
-    return wl, IIDAcceptance(table), alpha
+def iid_model(acceptance: TraceAcceptance, cfg: Config, seed: int = 0, base: Workload | None = None):
+    """Theorem 1 where x* is exact (``client_mix.iid_model``) on ``base`` (long prompts; default the zoo
+    workload of ``cfg``): returns the one-domain workload, the ``IIDAcceptance`` and the clients' alphas."""
+    return client_mix.iid_model(acceptance, base or workload(cfg, 1, 10**9, seed=seed))
 
 
 def averaged_distance(cfg: Config, policy: str, acceptance, alpha, x_star, *, beta: float, seed: int = 0,
@@ -156,14 +180,8 @@ def averaged_distance(cfg: Config, policy: str, acceptance, alpha, x_star, *, be
     if window < 1 or burn_in < 0:
         raise ValueError(f"window, burn_in: need window >= 1 and burn_in >= 0, got {window!r}, {burn_in!r}")
     skip = math.ceil(burn_in / beta)
-    times = Times([lambda s: 0.0] * cfg.clients, lambda batch: 1.0)
-    log, _ = run_twin(cfg, policy, times, acceptance, rounds=skip + window, seed=seed, eta=eta, beta=beta, wl=wl)
-    rows = log[(log["event"] == "") & (log["batch"] >= skip)]
-    s = rows.pivot_table(index="batch", columns="client", values="S", aggfunc="sum").reindex(columns=range(cfg.clients))
-    if len(s) != window or s.isna().any().any():
-        raise ValueError(f"window: the run has {len(s)} complete rounds after {skip}, not {window} (workload too short)")
-    mu = sampling.expected_tokens_per_round(np.asarray(alpha, float)[None, :], s.to_numpy(float))
-    return float(np.linalg.norm(mu.mean(axis=0) - np.asarray(x_star, float)))
+    log, _ = run_twin(cfg, policy, sync_times(cfg), acceptance, rounds=skip + window, seed=seed, eta=eta, beta=beta, wl=wl)
+    return float(np.linalg.norm(expected_goodput(log, alpha, skip, window) - np.asarray(x_star, float)))
 
 
 def fig3_region(cfg: Config, acceptance, draft_s_per_token, rates_bps, *, profile: "str | hardware.Profile" = "tran2025_paper",
@@ -191,73 +209,6 @@ def fig3_region(cfg: Config, acceptance, draft_s_per_token, rates_bps, *, profil
     return pd.DataFrame(rows)
 
 
-# --------------------------------------------------------------------------- metrics
-def time_split(log: pd.DataFrame) -> dict[str, float]:
-    """Fig 3's wall-time split of a run, from the server's view, per batch b:
-    receiving = start_b - end_(b-1) (waiting for drafts until the batch is assembled), verification =
-    the pass, sending = the slowest reply's time on the link. Seconds, summed over batches."""
-    rows = verified(log)
-    b = rows.groupby("batch").agg(start=("start", "first"), verify=("t_verify", "first"),
-                                  end=("end", "max"), send=("t_send", "max"), first=("arrival", "min"))
-    prev_end = b["end"].shift(1).fillna(b["first"].iloc[0] - rows["t_draft"].max() if len(b) else 0.0)
-    receiving = float((b["start"] - prev_end).clip(lower=0).sum())
-    return dict(receiving=receiving, verification=float(b["verify"].sum()), sending=float(b["send"].sum()))
-
-
-def utility_curve(log: pd.DataFrame) -> pd.Series:
-    """U(x̄(T)) = sum_i log x̄_i(T), x̄_i(T) the mean tokens per round of client i over batches 1..T."""
-    rows = verified(log)
-    x = rows.pivot_table(index="batch", columns="client", values="tokens", aggfunc="sum").fillna(0.0)
-    xbar = x.cumsum().div(np.arange(1, len(x) + 1), axis=0)
-    return np.log(xbar.where(xbar > 0)).sum(axis=1, min_count=x.shape[1])
-
-
-def stabilisation(curve: pd.Series, rel: float = 0.01) -> int:
-    """First iteration after which U(x̄(T)) stays within ``rel`` of its final value."""
-    final = curve.iloc[-1]
-    outside = np.flatnonzero(np.abs(curve.to_numpy() - final) > rel * abs(final))
-    return int(outside[-1] + 2) if outside.size else 1
-
-
-def client_alpha(acceptance: TraceAcceptance, wl: Workload) -> np.ndarray:
-    """Each client's i.i.d. alpha (``sampling.iid_acceptance``) over its domains' traced rounds."""
-    out = []
-    for spec in wl.clients:
-        acc_n, drafted = [], []
-        for d in spec.domains:
-            acc, _, bounds = acceptance.rounds[(spec.draft, d, float(spec.temperature))]
-            for a, b in zip(bounds[:-1], bounds[1:]):
-                ok = acc[a:b]
-                acc_n.append(int(np.argmin(ok)) if not ok.all() else len(ok))
-                drafted.append(len(ok))
-        out.append(sampling.iid_acceptance(acc_n, drafted))
-    return np.array(out)
-
-
-def moving(series: pd.Series, window: int = 10) -> tuple[pd.Series, pd.Series]:
-    """Moving average and moving std (Fig 2's MA filter, window 10)."""
-    r = series.rolling(window, min_periods=1)
-    return r.mean(), r.std().fillna(0.0)
-
-
-def peaks_in_bands(frame: pd.DataFrame) -> float:
-    """Share of the observed goodput peaks that Fig 2's shaded bands encompass.
-
-    ``frame``: one row per (client, batch) with the observed ``tokens`` and the bands' centres and half
-    widths ``real_ma``/``real_std`` and ``est_ma``/``est_std`` (``moving``). A peak is a round whose
-    observed goodput exceeds the round before and is at least the round after (per client); it is
-    encompassed when it lies inside either band (the paper shades both). NaN when there is no peak.
-    """
-    inside = []
-    for _, d in frame.sort_values("batch").groupby("client"):
-        t = d.tokens.to_numpy(float)
-        i = np.flatnonzero((t[1:-1] > t[:-2]) & (t[1:-1] >= t[2:])) + 1
-        p = d.iloc[i]
-        band = lambda c, w: (p.tokens >= p[c] - p[w]) & (p.tokens <= p[c] + p[w])
-        inside += (band("real_ma", "real_std") | band("est_ma", "est_std")).tolist()
-    return float(np.mean(inside)) if inside else float("nan")
-
-
 # --------------------------------------------------------------------------- measured real runs
 REAL_RUNS = paths.DATA / "tran2025" / "real_runs.csv"
 
@@ -269,16 +220,26 @@ def real_config(scale: str = "full") -> Config:
     return Config("2 clients, C=8", "CI stand-in", 2, 8, 16, ("draft-xs",))
 
 
-def measure_real(scale: str = "full", seed: int = 0) -> pd.DataFrame:
+# the real run with heterogeneous clients: zoo drafts of four sizes, each on its own domain (the pair's are git-ignored)
+REAL_HETERO = (("draft-xs", "code"), ("draft-m", "sql"), ("draft-s", "chat"), ("draft-l", "qa"))
+HETERO_RUNS = paths.DATA / "tran2025" / "real_runs_hetero.csv"
+
+
+def real_hetero_workload(cfg: Config, seed: int = 0) -> Workload:
+    return client_mix.one_domain_workload("target-m", REAL_HETERO[:cfg.clients], cfg.capacity, cfg.max_tokens, prompts=4, seed=seed)
+
+
+def measure_real(scale: str = "full", seed: int = 0, hetero: bool = False) -> pd.DataFrame:
     """Run the three policies for real (gRPC server + one process per drafter on 127.0.0.1) on the zoo;
     returns their per-round logs, one after another. Wall-clock timings: `make profiles` writes them to
-    ``REAL_RUNS`` and the notebook reads them, so rerunning the notebook leaves its outputs unchanged."""
+    ``REAL_RUNS`` (``hetero``: ``REAL_HETERO``'s clients, 4 prompts each, to ``HETERO_RUNS``) and the notebook
+    reads them, so rerunning the notebook leaves its outputs unchanged."""
     from ..serving.run import run_real
     cfg = real_config(scale)
+    wl = real_hetero_workload(cfg, seed) if hetero else workload(cfg, 1, cfg.max_tokens, seed=seed)
     logs = []
     for pol in POLICIES:
-        log, _ = run_real(workload(cfg, 1, cfg.max_tokens, seed=seed), SyncRounds(), allocator(pol, cfg, seed),
-                          label=pol, seed=seed)
+        log, _ = run_real(wl, SyncRounds(), allocator(pol, cfg, seed), label=pol, seed=seed)
         if (log["event"] != "").any():
             raise RuntimeError(f"real run {pol}: unexpected events {log[log['event'] != ''].event.tolist()}")
         logs.append(log)
@@ -288,20 +249,24 @@ def measure_real(scale: str = "full", seed: int = 0) -> pd.DataFrame:
 def load_real_runs(path=REAL_RUNS) -> dict[str, pd.DataFrame]:
     """The committed real-run logs by policy (``make profiles`` measures them)."""
     from ..serving import real_logs
-
-    return real_logs.load(path, "python -m specedge.experiments.tran2025 measure")
+    return real_logs.load(path, "python -m specedge.experiments.tran2025 measure" + (" --hetero" if path == HETERO_RUNS else ""))
 
 
 def _main(argv=None) -> int:
+    """``measure [--hetero]``: the real runs of ``REAL_RUNS`` (with ``--hetero``: of ``HETERO_RUNS``)."""
+    import sys
     from ..serving import real_logs
-
-    return real_logs.measure_main("measure GOODSPEED's real runs on this machine", measure_real, REAL_RUNS, argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    het = "--hetero" in argv
+    return real_logs.measure_main("measure GOODSPEED's real runs on this machine", lambda sc, sd: measure_real(sc, sd, het),
+                                  HETERO_RUNS if het else REAL_RUNS, [a for a in argv if a != "--hetero"])
 
 
 if __name__ == "__main__":
     raise SystemExit(_main())
 
 
-__all__ = ["Config", "table1", "workload", "allocator", "paper_times", "run_twin", "final_utilities",
-           "iid_model", "averaged_distance", "fig3_region", "FLOOR", "BETA", "time_split",
-           "utility_curve", "real_config", "measure_real", "load_real_runs", "stabilisation", "client_alpha", "moving", "POLICIES", "STAND_INS"]
+__all__ = ["Config", "table1", "workload", "HETERO", "hetero_acceptance", "hetero_workload", "clients_frame", "allocator",
+           "paper_times", "run_twin", "final_utilities", "iid_model", "averaged_distance", "fig3_region", "FLOOR", "BETA",
+           "time_split", "utility_curve", "real_config", "measure_real", "load_real_runs", "sync_times", "stabilisation",
+           "client_alpha", "moving", "peaks_in_bands", "POLICIES", "STAND_INS"]

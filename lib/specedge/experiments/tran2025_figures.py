@@ -9,19 +9,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import claims, coverage
+from .. import claims, coverage, plotting
 from ..compare import unless_null_holds
-from ..serving import twin
-from ..serving.metrics import verified
+from ..serving import round_series, twin
+from ..serving.round_series import estimate_bands
 from ..solvers import tran2025 as gs
 from . import tran2025 as ex
 
 CALIBRATED = "twin (H100 derived; drafting, link chosen)"   # Fig 3's twin system label
 REAL = "real (this CPU, zoo)"
-
-
-def _zero_times(cfg: ex.Config) -> twin.Times:
-    return twin.Times([lambda s: 0.0] * cfg.clients, lambda b: 1.0)
 
 
 # --------------------------------------------------------------------------- Table I
@@ -62,9 +58,32 @@ def table1_rows(table1: pd.DataFrame) -> list[dict]:
 
 
 # --------------------------------------------------------------------------- Fig 4
-def fig4_runs(configs, acceptance, seeds, iterations: int, beta: float, eta: float):
+def clients_section(configs, acceptance_het, acceptance_zoo, out):
+    """Both settings' clients with their traced α (``fig4_clients.csv``, heterogeneous; ``fig4_clients_narrow_spread.csv``,
+    the zoo stand-ins) and each configuration's quantity opening per setting: returns (clients, tags_het, tags_zoo)."""
+    het, zoo = ex.clients_frame(configs, acceptance_het, ex.hetero_workload), ex.clients_frame(configs, acceptance_zoo, ex.workload)
+    plotting.write_csv(het, out / "fig4_clients.csv")
+    plotting.write_csv(zoo, out / "fig4_clients_narrow_spread.csv")
+    tags = lambda c, text: {k: f"{text} (α {g.alpha.min():.2f}–{g.alpha.max():.2f}): " for k, g in c.groupby("config", sort=False)}
+    return het, tags(het, "heterogeneous clients"), tags(zoo, "sensitivity, narrow α spread, zoo clients")
+
+
+def fig4_plot(fig4: pd.DataFrame, out, stem: str, title: str):
+    """U(x̄(T)) per configuration, each policy's mean with its 95 % band, saved as ``stem`` with the mean curves."""
+    import seaborn as sns
+
+    g = sns.relplot(data=fig4, x="iteration", y="utility", hue="policy", col="config", col_wrap=2, kind="line", errorbar=("se", 1.96),
+                    height=3, aspect=1.4, facet_kws=dict(sharey=False), hue_order=list(ex.POLICIES + (ex.FLOOR,)))
+    g.set_axis_labels("iteration T", "U(x̄(T)) = Σ log x̄ᵢ (mean, 95 % band)")
+    g.figure.suptitle(title, y=1.02)
+    mean = fig4.groupby(["config", "policy", "iteration"]).utility.agg(["mean", "std", "count"]).reset_index()
+    plotting.save(g.figure, mean.round(5), out, stem)
+
+
+def fig4_runs(configs, acceptance, seeds, iterations: int, beta: float, eta: float, wl_of=None):
     """U(x̄(T)) of every policy (and Fixed-S ⌊C/N⌋ where C mod N > 0) per configuration and seed; returns
-    the first seed's logs and GOODSPEED estimates by (config, policy), and the curves (long frame)."""
+    the first seed's logs and GOODSPEED estimates by (config, policy), and the curves (long frame).
+    ``wl_of(cfg, seed)`` replaces ``ex.workload(cfg, seed=seed)``."""
     pols = ex.POLICIES + (ex.FLOOR,)
     runs, estimates, curves = {}, {}, []
     for cfg in configs:
@@ -72,7 +91,8 @@ def fig4_runs(configs, acceptance, seeds, iterations: int, beta: float, eta: flo
             for pol in pols:
                 if pol == ex.FLOOR and cfg.capacity % cfg.clients == 0:
                     continue   # identical to Fixed-S
-                log, est = ex.run_twin(cfg, pol, _zero_times(cfg), acceptance, rounds=iterations, seed=sd, beta=beta, eta=eta)
+                log, est = ex.run_twin(cfg, pol, ex.sync_times(cfg), acceptance, rounds=iterations, seed=sd, beta=beta, eta=eta,
+                                       wl=wl_of(cfg, sd) if wl_of else None)
                 if sd == seeds[0]:
                     runs[cfg.name, pol], estimates[cfg.name, pol] = log, est
                 u = ex.utility_curve(log)
@@ -88,11 +108,13 @@ def _tie_or_loss(c_holds: bool, a, b) -> str:
     return "" if c_holds else "unexplained" if hi < 0 else "models"
 
 
-def fig4_rows(configs, fig4: pd.DataFrame, iterations: int) -> list[dict]:
+def fig4_rows(configs, fig4: pd.DataFrame, iterations: int, *, tags: dict | None = None, why=None) -> list[dict]:
     """Ends above both baselines (paired 95 % intervals over seeds), above ⌊C/N⌋, starts lower (the mean U
     over the first tenth of the run, paired intervals) and the stabilisation iteration (full horizon only).
     Each null is GOODSPEED replaced by Fixed-S (no effect of the policy); the stabilisation's is the
-    iteration at which Fixed-S's U(x̄), a running average of a policy that learns nothing, settles."""
+    iteration at which Fixed-S's U(x̄), a running average of a policy that learns nothing, settles.
+    ``tags[config]`` opens each quantity (which clients); ``why(config)`` gives (cause, note) of an "ends
+    above" that fails (default: ``_tie_or_loss``'s, for clients of close acceptance)."""
     stated = coverage.paper_values("tran2025")["fig4-stabilises-400"]
     finals = final_table(fig4)
     early = (fig4[fig4.iteration <= max(fig4.iteration.max() // 10, 1)]
@@ -105,20 +127,22 @@ def fig4_rows(configs, fig4: pd.DataFrame, iterations: int) -> list[dict]:
         null = claims.interval_argmax_is({**{p: f[p].to_numpy() for p in ex.POLICIES}, "GOODSPEED": f["Fixed-S"].to_numpy()},
                                          "GOODSPEED")
         best = max(ex.POLICIES[1:], key=lambda p: f[p].mean())
-        rows.append(dict(artifact="Fig 4", quantity=f"{cfg.name}: GOODSPEED ends above both baselines ({len(f)} seeds, 95 % interval)",
+        tag = (tags or {}).get(cfg.name, "")
+        cause, note = (why(cfg.name) if why else
+                       (_tie_or_loss(c.holds, f["GOODSPEED"], f[best]), f"against {best}: a tie (paired interval containing zero) "
+                        "or a loss (below it); with clients this close in acceptance a fixed share already sits near the optimum"))
+        rows.append(dict(artifact="Fig 4", quantity=f"{tag}{cfg.name}: GOODSPEED ends above both baselines ({len(f)} seeds, 95 % interval)",
                          paper="yes", claim=c, null_claim=null, strength="match", statements="fig4-ends-above conclusion-600",
-                         models="zoo", cause=_tie_or_loss(c.holds, f["GOODSPEED"], f[best]),
-                         note="" if c.holds else f"against {best}: a tie (paired interval containing zero) or a loss (below it); "
-                         "with trace-driven acceptance a fixed share of the whole budget already sits near the optimum"))
+                         models="zoo", cause="" if c.holds else cause, note="" if c.holds else note))
         if cfg.capacity % cfg.clients:
-            rows.append(dict(artifact="Fig 4", quantity=f"{cfg.name}: GOODSPEED ends above {ex.FLOOR} ({len(f)} seeds, 95 % interval)",
+            rows.append(dict(artifact="Fig 4", quantity=f"{tag}{cfg.name}: GOODSPEED ends above {ex.FLOOR} ({len(f)} seeds, 95 % interval)",
                              paper="yes", claim=claims.interval_above(f["GOODSPEED"].to_numpy(), f[ex.FLOOR].to_numpy()),
                              null_claim=claims.interval_above(f[ex.FLOOR].to_numpy(), f[ex.FLOOR].to_numpy()),
                              strength="match", note="the literal C // N share leaves C mod N slots idle", models="zoo",
                              cause=_tie_or_loss(False, f["GOODSPEED"], f[ex.FLOOR]), statements="fig4-ends-above"))
         if iterations >= 600:
             it, null_it = (ex.stabilisation(mean_curve.loc[cfg.name, p]) for p in ("GOODSPEED", "Fixed-S"))
-            row = dict(artifact="Fig 4", quantity=f"{cfg.name}: GOODSPEED stabilises by (iteration, mean curve within 1 % of its final U)",
+            row = dict(artifact="Fig 4", quantity=f"{tag}{cfg.name}: GOODSPEED stabilises by (iteration, mean curve within 1 % of its final U)",
                        reproduced=it, unit="iteration", statements="fig4-stabilises-400 fig4-no-oscillation", models="zoo")
             if abs(stated - null_it) <= 150:
                 rows.append(dict(row, status="not-reproducible", cause="our-reading",
@@ -126,11 +150,11 @@ def fig4_rows(configs, fig4: pd.DataFrame, iterations: int) -> list[dict]:
                                       "that settles for every policy): this measure cannot tell GOODSPEED's convergence from averaging"))
             else:
                 rows.append(dict(row, tolerance=150, null=null_it, cause="models",
-                                 note=f"the null, Fixed-S's running average, settles by iteration {null_it}; the zoo clients' "
-                                      "acceptance switches domain at a different time than the paper's datasets"))
+                                 note=f"the null, Fixed-S's running average, settles by iteration {null_it}; when U(x̄) settles depends "
+                                      "on the clients' acceptance (ours from zoo and real-pair traces), not on the policy alone"))
         e = early.loc[cfg.name]
         parts = {b: claims.interval_above(e[b].to_numpy(), e["GOODSPEED"].to_numpy()) for b in ex.POLICIES[1:]}
-        rows.append(dict(artifact="Fig 4", quantity=f"{cfg.name}: GOODSPEED starts lower (mean U over the first tenth of the run, "
+        rows.append(dict(artifact="Fig 4", quantity=f"{tag}{cfg.name}: GOODSPEED starts lower (mean U over the first tenth of the run, "
                                                     f"each baseline above it, {len(e)} seeds, 95 % interval)",
                          paper="starts lower", claim=claims.all_of({f"{b} {c.evidence}": c.holds for b, c in parts.items()},
                                                                    "interval_below_both"),
@@ -146,39 +170,96 @@ def final_table(fig4: pd.DataFrame) -> pd.DataFrame:
     return fig4[fig4.iteration == fig4.iteration.max()].pivot_table(index=["config", "seed"], columns="policy", values="utility")
 
 
-def beta_sweep(configs, betas, acceptance, seeds, iterations: int, eta: float) -> pd.DataFrame:
+def final_intervals(fig4: pd.DataFrame, setting: str) -> pd.DataFrame:
+    """U(x̄) at the last iteration per (config, policy): mean and 95 % interval over seeds; and GOODSPEED minus
+    each other policy, paired by seed (policy ``GOODSPEED − <policy>``)."""
+    rows = []
+    for cfg, f in final_table(fig4).groupby(level="config", sort=False):
+        cols = {p: f[p].to_numpy() for p in f.columns if not f[p].isna().any()}
+        cols.update({f"GOODSPEED − {p}": cols["GOODSPEED"] - v for p, v in list(cols.items()) if p != "GOODSPEED"})
+        rows += [dict(setting=setting, config=cfg, policy=p, **dict(zip(("mean_U", "ci_low", "ci_high"), claims.mean_interval(v))),
+                      seeds=len(v)) for p, v in cols.items()]
+    return pd.DataFrame(rows)
+
+
+def eta_sensitivity(configs, acceptance, seeds, iterations: int, beta: float, etas, wl_of) -> pd.DataFrame:
+    """GOODSPEED − Fixed-S in U(x̄(iterations)) per (config, η of eq 3): paired mean and 95 % interval over seeds
+    (the paper leaves η open: "η ∈ (0, 1) is a fixed smoothing parameter", Sec III)."""
+    rows = []
+    for cfg in configs:
+        run = lambda pol, e, cfg=cfg: ex.final_utilities(cfg, (pol,), acceptance, seeds=seeds, rounds=iterations, beta=beta, eta=e,
+                                                         wl_of=lambda sd: wl_of(cfg, sd)).utility.to_numpy()
+        fx = run("Fixed-S", 0.1)   # Fixed-S ignores η
+        rows += [dict(config=cfg.name, eta=e, beta=beta, **dict(zip(("diff_mean", "ci_low", "ci_high"), claims.mean_interval(run("GOODSPEED", e) - fx))),
+                      seeds=len(fx)) for e in etas]
+    return pd.DataFrame(rows)
+
+
+def eta_why(eta_table: pd.DataFrame, eta: float):
+    """``fig4_rows``' ``why`` for heterogeneous clients: where the run at the notebook's η fails, the η sweep says
+    whether a smaller η (the paper's is unstated) separates GOODSPEED from Fixed-S: then the cause is the unstated
+    η (paper-ambiguity), else no mechanism is measured (unexplained)."""
+    def why(config: str):
+        t = eta_table[(eta_table.config == config) & (eta_table.eta < eta)]
+        said = "; ".join(f"η = {r.eta:g}: {r.diff_mean:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}]" for r in t.itertuples())
+        if (t.ci_low > 0).any():
+            return "paper-ambiguity", (f"the paper leaves η of eq (3) open; at η = {eta:g} α̂'s noise moves the allocation round "
+                                       f"to round, and a smaller η separates GOODSPEED − Fixed-S from zero ({said}; paired 95 % "
+                                       "intervals, fig4_eta_sensitivity.csv)")
+        return "unexplained", f"a smaller η does not separate GOODSPEED from Fixed-S either ({said}); no mechanism measured"
+    return why
+
+
+def beta_sweep(configs, betas, acceptance, seeds, iterations: int, eta: float, wl_of=None) -> pd.DataFrame:
     """GOODSPEED's final U(x̄) per β: mean and 95 % interval over seeds."""
     rows = []
     for cfg in configs:
         for b in betas:
-            fu = ex.final_utilities(cfg, ("GOODSPEED",), acceptance, seeds=seeds, rounds=iterations, beta=b, eta=eta)
+            fu = ex.final_utilities(cfg, ("GOODSPEED",), acceptance, seeds=seeds, rounds=iterations, beta=b, eta=eta,
+                                    wl_of=(lambda sd, cfg=cfg: wl_of(cfg, sd)) if wl_of else None)
             m, lo, hi = claims.mean_interval(fu.utility)
             rows.append(dict(config=cfg.name, beta=b, mean_U=m, ci_low=lo, ci_high=hi))
     return pd.DataFrame(rows)
 
 
+def real_hetero(logs: dict, acceptance, seeds) -> pd.DataFrame:
+    """The real run with heterogeneous zoo clients (``ex.REAL_HETERO``): per policy, U(x̄(T)) at the last round
+    every client drafted, beside the twin's U(x̄(T)) for the same clients (mean and 95 % interval over seeds)."""
+    cfg, rows = ex.real_config(), []
+    for pol, log in logs.items():
+        t, u = round_series.utility_while_all_active(log)
+        tw = ex.final_utilities(cfg, (pol,), acceptance, seeds=seeds, rounds=t, wl_of=lambda sd: ex.real_hetero_workload(cfg, sd))
+        rows.append(dict(policy=pol, rounds=t, U_real=u, **dict(zip(("U_twin", "twin_ci_low", "twin_ci_high"), claims.mean_interval(tw.utility)))))
+    return pd.DataFrame(rows)
+
+
 # --------------------------------------------------------------------------- Fig 2
-def fig2_frame(estimate: pd.DataFrame, log: pd.DataFrame) -> pd.DataFrame:
-    """GOODSPEED's estimate X_i(t) beside the realised tokens per round, with moving averages and stds (MA 10)."""
-    real = verified(log)[["batch", "client", "tokens"]]
-    fig2 = estimate.merge(real, on=["batch", "client"]).sort_values(["client", "batch"])
-    parts = []
-    for _, d in fig2.groupby("client"):
-        m_real, s_real = ex.moving(d.tokens.astype(float))
-        m_est, s_est = ex.moving(d.X)
-        parts.append(d.assign(real_ma=m_real.to_numpy(), real_std=s_real.to_numpy(), est_ma=m_est.to_numpy(), est_std=s_est.to_numpy()))
-    return pd.concat(parts)
+fig2_frame = estimate_bands   # GOODSPEED's X_i(t) beside the realised tokens per round, MA 10 bands
 
 
-def fig2_rows(fig2: pd.DataFrame) -> list[dict]:
+def fig2_plot(fig2: pd.DataFrame, alpha, out):
+    """Per client (α in its title): the real goodput's moving average with its ±1 std band and the estimate's."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 4, figsize=(13, 5), sharex=True, sharey=True)
+    for k, (ax, (c, d)) in enumerate(zip(axes.flat, fig2.groupby("client"))):
+        ax.plot(d.batch, d.real_ma, label="real goodput (MA 10)")
+        ax.fill_between(d.batch, d.real_ma - d.real_std, d.real_ma + d.real_std, alpha=0.25)
+        ax.plot(d.batch, d.est_ma, label="estimated goodput X (MA 10)")
+        ax.set(title=f"client {c} (α {alpha[c]:.2f})", xlabel="iteration" if k >= 4 else "", ylabel="tokens / round" if k % 4 == 0 else "")
+    axes[0, 0].legend(fontsize=7)
+    plotting.save(fig, fig2, out, "fig2_estimated_vs_real")
+
+
+def fig2_rows(fig2: pd.DataFrame, tag: str = "") -> list[dict]:
     inside = float(((fig2.est_ma >= fig2.real_ma - fig2.real_std) & (fig2.est_ma <= fig2.real_ma + fig2.real_std)).mean())
-    return [dict(artifact="Fig 2", quantity="estimated goodput tracks the real one (Pearson r of the moving averages)",
+    return [dict(artifact="Fig 2", quantity=f"{tag}estimated goodput tracks the real one (Pearson r of the moving averages)",
                  paper="strong alignment", claim=claims.correlation_sign(fig2.est_ma, fig2.real_ma, +1, 0.5), strength="trend",
                  # the null: no estimate (X held at its first value, as Fixed-S assumes)
                  null_claim=claims.correlation_sign(np.full(len(fig2), fig2.est_ma.iloc[0]), fig2.real_ma, +1, 0.5),
                  models="zoo", cause="models",
                  note=f"{inside:.0%} of the smoothed estimates fall inside the real ±1 std band", statements="fig2-alignment"),
-            dict(artifact="Fig 2", quantity="the ±1 std bands encompass most observed goodput peaks (share of per-round peaks inside either band)",
+            dict(artifact="Fig 2", quantity=f"{tag}the ±1 std bands encompass most observed goodput peaks (share of per-round peaks inside either band)",
                  paper="most", claim=claims.above(ex.peaks_in_bands(fig2), 0.5), strength="trend", statements="fig2-bands-peaks",
                  # the null: bands of no width (no spread shaded)
                  null_claim=claims.above(ex.peaks_in_bands(fig2.assign(real_std=0.0, est_std=0.0)), 0.5),
@@ -317,7 +398,7 @@ def theorem1(configs, acceptance, prof, runs, estimates, *, seeds, iterations: i
             iid_rows.append(dict(config=cfg.name, policy=pol, U_star=opt_iid.utility, mean_U=m, ci_low=lo, ci_high=hi,
                                  seeds=len(g), above_optimum=bool(claims.interval_above(g.utility.to_numpy(),
                                                                                       np.full(len(g), opt_iid.utility)).holds)))
-        _, est_iid = ex.run_twin(cfg, "GOODSPEED", _zero_times(cfg), iid, rounds=iterations, seed=seed, beta=beta, eta=eta, wl=wl_iid)
+        _, est_iid = ex.run_twin(cfg, "GOODSPEED", ex.sync_times(cfg), iid, rounds=iterations, seed=seed, beta=beta, eta=eta, wl=wl_iid)
         X = est_iid.pivot(index="batch", columns="client", values="X")
         dist_rows.append(pd.DataFrame(dict(config=cfg.name, experiment="(a) i.i.d., exact x*", iteration=X.index + 1,
                                            distance=np.linalg.norm(X.to_numpy() - opt_iid.x, axis=1))))
@@ -376,11 +457,12 @@ THM1_POLICIES = ("GOODSPEED", "Fixed-S")   # Fixed-S ignores X(t), so its distan
 
 
 def theorem1_beta_sweep(configs, acceptance, betas, seeds, *, window: int, burn_in: float, eta_per_beta: float,
-                        seed: int) -> pd.DataFrame:
+                        seed: int, wl_of=None) -> pd.DataFrame:
     """Theorem 1 as stated (β → 0): ‖x̄ − x*‖ per (config, policy, β, seed) under i.i.d. acceptance
     (``ex.iid_model``, x* exact), x̄ the mean goodput over ``window`` rounds after ceil(burn_in / β) rounds
     (``ex.averaged_distance``). Eq (3)'s η falls with β, η = eta_per_beta · β: Assumption 3 asks η/β → 0,
-    and a fixed η would leave α̂'s noise in the allocation however small β is."""
+    and a fixed η would leave α̂'s noise in the allocation however small β is. ``wl_of(cfg)`` (long prompts)
+    replaces the zoo workload."""
     if not 0 < eta_per_beta <= 1:
         raise ValueError(f"eta_per_beta: must lie in (0, 1] (η = eta_per_beta · β < 1), got {eta_per_beta!r}")
     bad = [b for b in betas if not 0 < b < 1]
@@ -388,7 +470,7 @@ def theorem1_beta_sweep(configs, acceptance, betas, seeds, *, window: int, burn_
         raise ValueError(f"betas: each must lie in (0, 1) (eq 4), got {bad}")
     rows = []
     for cfg in configs:
-        wl, iid, alpha = ex.iid_model(acceptance, cfg, seed)
+        wl, iid, alpha = ex.iid_model(acceptance, cfg, seed, base=wl_of(cfg) if wl_of else None)
         x_star = gs.optimum(alpha, cfg.capacity).x
         for pol in THM1_POLICIES:
             for b in betas:
@@ -399,13 +481,22 @@ def theorem1_beta_sweep(configs, acceptance, betas, seeds, *, window: int, burn_
     return pd.DataFrame(rows)
 
 
+def theorem1_beta_both(configs, acceptance_het, acceptance_zoo, betas, seeds, out, *, seed: int, wl_of, tags: dict, **kw):
+    """The β sweep on the heterogeneous clients (``wl_of(cfg)``, long prompts; the reproduction rows) and on the zoo
+    clients (sensitivity rows); saves the table of both and the heterogeneous clients' figure. Returns (table, rows)."""
+    het = theorem1_beta_sweep(configs, acceptance_het, betas, seeds, seed=seed, wl_of=wl_of, **kw)
+    zoo = theorem1_beta_sweep(configs, acceptance_zoo, betas, seeds, seed=seed, **kw)
+    table = pd.concat([theorem1_beta_table(het).assign(setting="heterogeneous"),
+                       theorem1_beta_table(zoo).assign(setting="narrow spread")], ignore_index=True)
+    plotting.save(theorem1_beta_figure(table[table.setting == "heterogeneous"], kw["eta_per_beta"]), table.round(6), out, "theorem1_beta_sweep")
+    return table, (theorem1_beta_rows(configs, het, tags=tags, **kw)
+                   + theorem1_beta_rows(configs, zoo, tags={c.name: "sensitivity, narrow α spread, zoo clients: " for c in configs}, **kw))
+
+
 def theorem1_beta_table(sweep: pd.DataFrame) -> pd.DataFrame:
     """Mean distance with its 95 % interval over seeds, per (config, policy, β)."""
-    rows = []
-    for (cfg, pol, b), g in sweep.groupby(["config", "policy", "beta"], sort=False):
-        m, lo, hi = claims.mean_interval(g.distance)
-        rows.append(dict(config=cfg, policy=pol, beta=b, mean_distance=m, ci_low=lo, ci_high=hi, seeds=len(g)))
-    return pd.DataFrame(rows)
+    return pd.DataFrame([dict(config=c, policy=p, beta=b, **dict(zip(("mean_distance", "ci_low", "ci_high"), claims.mean_interval(g.distance))),
+                              seeds=len(g)) for (c, p, b), g in sweep.groupby(["config", "policy", "beta"], sort=False)])
 
 
 def theorem1_beta_figure(table: pd.DataFrame, eta_per_beta: float):
@@ -438,7 +529,8 @@ def distance_falls(sweep: pd.DataFrame, config: str, policy: str) -> claims.Clai
                         f"β {hi_b:g} vs {lo_b:g}: {ends.evidence}; means from β {hi_b:g} down: {steps.evidence}")
 
 
-def theorem1_beta_rows(configs, sweep: pd.DataFrame, *, window: int, burn_in: float, eta_per_beta: float) -> list[dict]:
+def theorem1_beta_rows(configs, sweep: pd.DataFrame, *, window: int, burn_in: float, eta_per_beta: float,
+                       tags: dict | None = None) -> list[dict]:
     """The Theorem 1 reproduction rows: the distance falls as β falls (GOODSPEED), the null the same predicate
     on Fixed-S, whose allocation ignores X(t) and so β."""
     rows = []
@@ -449,7 +541,7 @@ def theorem1_beta_rows(configs, sweep: pd.DataFrame, *, window: int, burn_in: fl
         n = sweep[(sweep.config == cfg.name) & (sweep.policy == "GOODSPEED")].seed.nunique()
         rows.append(unless_null_holds(dict(
             artifact="Theorem 1",
-            quantity=f"{cfg.name}, i.i.d. acceptance: ‖x̄ − x*‖ falls as β falls (β = {', '.join(f'{b:g}' for b in betas)}; "
+            quantity=f"{(tags or {}).get(cfg.name, '')}{cfg.name}, i.i.d. acceptance: ‖x̄ − x*‖ falls as β falls (β = {', '.join(f'{b:g}' for b in betas)}; "
                      f"{n} seeds, 95 % interval)",
             paper="→ 0 as β → 0", claim=distance_falls(sweep, cfg.name, "GOODSPEED"),
             null_claim=distance_falls(sweep, cfg.name, "Fixed-S"), strength="trend", unit="tokens / round", models="zoo",
@@ -491,12 +583,12 @@ def fig4_realpair(configs, *, seeds, iterations: int, beta: float, eta: float, s
                + ("a tie: with α this close across clients the whole budget split evenly already sits near the optimum"
                   if cause == "models" else "a loss, which α this close across clients does not explain (it explains a tie); "
                   "no mechanism measured"))
-        rows.append(dict(artifact="Fig 4 (real pair)", quantity=f"{cfg.name}: GOODSPEED ends above both baselines ({len(f)} seeds, 95 % interval)",
+        rows.append(dict(artifact="Fig 4 (real pair)", quantity=f"sensitivity, narrow α spread (real pair, α {alpha_rp.min():.2f}–"
+                         f"{alpha_rp.max():.2f}): {cfg.name}: GOODSPEED ends above both baselines ({len(f)} seeds, 95 % interval)",
                          paper="yes", claim=c, null_claim=null, strength="match", statements="fig4-ends-above", models="real pair",
                          cause=cause, note=f"real pair's acceptance, clients' α {alpha_rp.min():.2f}-{alpha_rp.max():.2f}" + why))
-        for p in ex.POLICIES:
-            m, lo, hi = claims.mean_interval(f[p])
-            out.append(dict(config=cfg.name, policy=p, mean_U=m, ci_low=lo, ci_high=hi, seeds=len(f)))
+        out += [dict(config=cfg.name, policy=p, **dict(zip(("mean_U", "ci_low", "ci_high"), claims.mean_interval(f[p]))), seeds=len(f))
+                for p in ex.POLICIES]
     return pd.DataFrame(out), rows
 
 
