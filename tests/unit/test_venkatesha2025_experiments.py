@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from specedge import claims
-from specedge.early_exit.sim import ExitOutcome, FSDConfig, RoundTrace, evaluate, simulate
+from specedge.early_exit.sim import ExitOutcome, FSDConfig, RoundTrace, evaluate, simulate, timing_sources
 from specedge.experiments import venkatesha2025 as vx
 
 # the paper's Table 7 (cache-miss rate %, 3 / 5 / 10 threads)
@@ -232,7 +232,6 @@ def test_table6_stated_rates_fail_when_every_round_misses():
 def _realpair_rows(tau=2.6, stated_miss=0.3, stated_ee=0.5):
     from specedge import compare, coverage, hardware
     from specedge.early_exit import sim
-    from specedge.experiments import venkatesha2025_realpair as rp
     from specedge.experiments import venkatesha2025_tables as vt
     paper, prof = coverage.paper_values("venkatesha2025"), hardware.load_profile("venkatesha2025_paper")
     local = hardware.load_profile("cpu_local_fsd")
@@ -243,7 +242,7 @@ def _realpair_rows(tau=2.6, stated_miss=0.3, stated_ee=0.5):
                           value=[tau, stated_miss, 14.0, stated_ee], low=0.0, high=1.0, rounds=100, prompts=10))
     passes = pd.DataFrame(dict(quantity=["draft_step_s", "target_step_s", "draft_gamma_s", "verify_s", "verify_exits_s"],
                                value=[0.1, 0.25, 0.4, 0.27, 1.0]))
-    srcs = rp.sources(passes, prof, local, columns=vt.COLUMNS)
+    srcs = timing_sources(passes, prof, local, columns=vt.COLUMNS)
     t6 = sim.evaluate_sources({"GSM8K": _rounds(0, depth=28), "NQ": _rounds(1, depth=28)}, srcs)
     zoo_avg = pd.DataFrame(dict(tau=[2.3], stated_miss_rate=[0.15], stated_avg_ee_depth=[0.5]))
     cmp = compare.Comparison("venkatesha2025")

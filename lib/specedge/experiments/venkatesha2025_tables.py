@@ -367,17 +367,6 @@ def measured(name: str) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
-def timings(*profiles) -> pd.DataFrame:
-    """Table 5's timings of each runtime of each profile (per-round drafting at gamma = 4, ms)."""
-    rows = []
-    for p in profiles:
-        for name in p.runtime:
-            t = v.Timings.from_profile(p, name)
-            rows.append(dict(profile=p.name, runtime=name, T_d_gamma4_ms=1e3 * 4 * t.T_d, T_t_ms=1e3 * t.T_t,
-                             c=round(t.c, 3), T_c_ms=1e3 * t.T_c, threads=t.threads))
-    return pd.DataFrame(rows)
-
-
 # ------------------------------------------------------------------------------------ Sec 4.3 ablations
 def table7(cmp: Comparison, t7: pd.DataFrame, n_exits: int, T_d: float, models: str = "zoo", prefix: str = "") -> None:
     """Table 7: cache-miss rate per queue pair and thread count (``t7`` with a ``paper`` column, as a
