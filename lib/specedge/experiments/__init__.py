@@ -5,7 +5,6 @@
 |---|---|
 | ``zhu2025`` / ``zhu2025_figures`` | Edge-SD's Table II from a profile and its sweeps / its figures and comparison rows |
 | ``zheng2025_measure`` | ``python -m specedge.experiments.zheng2025_measure measure``: zoo pass times -> a profile |
-| ``venkatesha2025`` | FSD's thread / γ sweeps and verdicts on the simulation |
 | ``venkatesha2025_measure`` | ``python -m specedge.experiments.venkatesha2025_measure``: Table 5/9 timings, concurrent run |
 | ``tran2025`` | GOODSPEED's twin experiments, and its real gRPC runs (``... tran2025 measure``) |
 | ``li2026`` | WISP's serving experiments on the twin (Tables 1-3, Figs 5-8) |
