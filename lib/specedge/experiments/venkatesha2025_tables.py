@@ -349,16 +349,6 @@ def paper_table9(paper: Mapping) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------------------ inputs and runs
-def require_inputs(model_sets: Mapping[str, tuple[str, str]]) -> None:
-    """Every model set needs its committed checkpoints and early-exit adapters (`make zoo` builds them)."""
-    from ..early_exit import ADAPTERS
-    for d, t in model_sets.values():
-        for need in (paths.ZOO / d / "card.json", paths.ZOO / t / "card.json", ADAPTERS / t / "meta.json"):
-            if not need.exists():
-                raise FileNotFoundError(f"{need} is missing: `make zoo` builds it (python -m specedge.zoo build; "
-                                        "python -m specedge.early_exit build)")
-
-
 def measured(name: str) -> pd.DataFrame:
     """A committed measurement of ``data/venkatesha2025/`` (``name``.csv), never taken during the notebook."""
     path = paths.DATA / "venkatesha2025" / f"{name}.csv"
