@@ -26,7 +26,9 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import os
+import socket
 import sys
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -434,3 +436,48 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def loopback_rtt(payload: int = 1024, repeats: int = 50) -> float:
+    """Round trip (s) of a ``payload``-byte message over a localhost TCP socket (``timing.fastest``)."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+
+    def echo():
+        conn, _ = srv.accept()
+        with conn:
+            while True:
+                data = conn.recv(payload)
+                if not data:
+                    return
+                conn.sendall(data)
+
+    threading.Thread(target=echo, daemon=True).start()
+    cli = socket.create_connection(srv.getsockname())
+    cli.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    msg = b"x" * payload
+
+    def once():
+        with timing.stopwatch() as t:
+            cli.sendall(msg)
+            got = 0
+            while got < payload:
+                got += len(cli.recv(payload))
+        return t.seconds
+
+    try:
+        return timing.fastest(once, repeats)
+    finally:
+        cli.close()
+        srv.close()
+
+
+def pass_times(model, context: int = 64, new_tokens=(1, 5), repeats: int = 30) -> dict:
+    """Seconds of one forward pass (batch 1) with ``context`` cached tokens, for each ``new_tokens``.
+
+    The fastest of the repeats is kept (``specedge.timing``); measuring steps (zheng2025's) write it to a profile
+    that notebooks read instead of timing while they run.
+    """
+    return {q: timing.summary(time_pass(model, 1, q, context, repeats=repeats, warmup=3))["seconds"]
+            for q in new_tokens}

@@ -7,7 +7,6 @@ from transformers import LlamaConfig, LlamaForCausalLM
 
 from specedge import early_exit, hardware
 from specedge.early_exit import offline, passes, sim
-from specedge.experiments import venkatesha2025_realpair as rp
 
 V = 64
 
@@ -153,14 +152,14 @@ def test_realpair_sources_use_their_own_timings_and_table6_averages():
     prof, local = hardware.load_profile("venkatesha2025_paper"), hardware.load_profile("cpu_local_fsd")
     passes_ = pd.DataFrame(dict(quantity=["draft_step_s", "target_step_s", "draft_gamma_s", "verify_s", "verify_exits_s"],
                                 value=[0.1, 0.3, 0.4, 0.33, 0.9]))
-    src = rp.sources(passes_, prof, local, columns=[("rtx", "vicuna68m_vicuna7b")])
+    src = sim.timing_sources(passes_, prof, local, columns=[("rtx", "vicuna68m_vicuna7b")])
     assert list(src) == ["this CPU", "paper rtx vicuna68m_vicuna7b", "verification = one step"]
     cpu = src["this CPU"]
     assert (cpu["sd"].T_d, cpu["sd"].T_t, cpu["fsd"].T_t, cpu["sd"].threads) == (0.1, 0.33, 0.9, 1)
     assert src["verification = one step"]["sd"].T_t == 0.3
     assert src["paper rtx vicuna68m_vicuna7b"]["sd"] == sim.FSDConfig.from_profile(prof, "rtx_vicuna68m_vicuna7b", gamma=4)
     with pytest.raises(ValueError, match="verify_exits_s"):
-        rp.sources(passes_.iloc[:4], prof, local)
+        sim.timing_sources(passes_.iloc[:4], prof, local)
     t6 = sim.evaluate_sources({"a": _rounds(), "b": _rounds()[:2]}, src)
     avg = t6[t6.benchmark == "Average"].set_index("source")
     per = t6[t6.benchmark != "Average"]

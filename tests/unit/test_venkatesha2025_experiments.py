@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from specedge import claims
-from specedge.early_exit.sim import ExitOutcome, FSDConfig, RoundTrace, evaluate, simulate
-from specedge.experiments import venkatesha2025 as vx
+from specedge.early_exit.sim import ExitOutcome, FSDConfig, RoundTrace, evaluate, simulate, timing_sources
+from specedge.early_exit import sim, verdicts as vx
 
 # the paper's Table 7 (cache-miss rate %, 3 / 5 / 10 threads)
 PAPER_T7 = {("priority", "priority"): (79.85, 62.93, 27.57), ("priority", "fifo"): (80.40, 63.48, 27.73),
@@ -37,7 +37,7 @@ BASE = FSDConfig(gamma=4, T_d=0.025, T_t=0.44, T_c=0.04)
 # ------------------------------------------------------------------ sweeps
 def test_queue_policies_rows_follow_the_policies_and_equal_the_simulation():
     tr = _rounds(0)
-    t7 = vx.queue_policies(tr, BASE, [("random", "fifo"), ("priority", "priority")], threads=(1, 3))
+    t7 = sim.queue_policies(tr, BASE, [("random", "fifo"), ("priority", "priority")], threads=(1, 3))
     assert list(t7.columns) == ["client", "server", "threads", "miss_rate"]
     assert list(zip(t7.client, t7.server, t7.threads)) == [("random", "fifo", 1), ("random", "fifo", 3),
                                                            ("priority", "priority", 1), ("priority", "priority", 3)]
@@ -48,7 +48,7 @@ def test_queue_policies_rows_follow_the_policies_and_equal_the_simulation():
 
 def test_threads_sweep_equals_the_simulation_and_never_misses_more():
     tr = _rounds(1)
-    f4a = vx.threads_sweep(tr, BASE, range(1, 10, 4))
+    f4a = sim.threads_sweep(tr, BASE, range(1, 10, 4))
     assert f4a.threads.tolist() == [1, 5, 9]
     for r in f4a.itertuples():
         cfg = BASE.with_(threads=r.threads)
@@ -64,7 +64,7 @@ def test_gamma_sweep_makes_traces_per_gamma():
         asked.append(g)
         return _rounds(g)
 
-    f4b = vx.gamma_sweep(traces_for, BASE, (2, 5))
+    f4b = sim.gamma_sweep(traces_for, BASE, (2, 5))
     assert asked == [2, 5] and f4b.gamma.tolist() == [2, 5]
     assert f4b.iloc[1].drop("gamma").to_dict() == pytest.approx(evaluate(_rounds(5), BASE.with_(gamma=5)))
 
@@ -232,7 +232,6 @@ def test_table6_stated_rates_fail_when_every_round_misses():
 def _realpair_rows(tau=2.6, stated_miss=0.3, stated_ee=0.5):
     from specedge import compare, coverage, hardware
     from specedge.early_exit import sim
-    from specedge.experiments import venkatesha2025_realpair as rp
     from specedge.experiments import venkatesha2025_tables as vt
     paper, prof = coverage.paper_values("venkatesha2025"), hardware.load_profile("venkatesha2025_paper")
     local = hardware.load_profile("cpu_local_fsd")
@@ -243,7 +242,7 @@ def _realpair_rows(tau=2.6, stated_miss=0.3, stated_ee=0.5):
                           value=[tau, stated_miss, 14.0, stated_ee], low=0.0, high=1.0, rounds=100, prompts=10))
     passes = pd.DataFrame(dict(quantity=["draft_step_s", "target_step_s", "draft_gamma_s", "verify_s", "verify_exits_s"],
                                value=[0.1, 0.25, 0.4, 0.27, 1.0]))
-    srcs = rp.sources(passes, prof, local, columns=vt.COLUMNS)
+    srcs = timing_sources(passes, prof, local, columns=vt.COLUMNS)
     t6 = sim.evaluate_sources({"GSM8K": _rounds(0, depth=28), "NQ": _rounds(1, depth=28)}, srcs)
     zoo_avg = pd.DataFrame(dict(tau=[2.3], stated_miss_rate=[0.15], stated_avg_ee_depth=[0.5]))
     cmp = compare.Comparison("venkatesha2025")

@@ -8,7 +8,9 @@ Each function returns the fastest of ``repeats`` timed runs (``specedge.timing``
 """
 from __future__ import annotations
 
+import pandas as pd
 import torch
+from tqdm.auto import tqdm
 
 from .. import timing
 from ..decoding import CausalLM
@@ -85,3 +87,13 @@ def pair_passes(draft, ee: EarlyExits, gamma: int = 4, repeats: int = 9) -> dict
                verify_s=step_time(ee.target, 1, gamma + 1, repeats=repeats), verify_exits_s=verify_time(ee, gamma, repeats=repeats))
     out["exit_step_s"] = (out["verify_exits_s"] - out["verify_s"]) / (ee.n_layers - 1)
     return out
+
+
+def batch_latency(draft, target, batches, gamma: int = 4) -> pd.DataFrame:
+    """Per batch size, ms of ``target`` verifying ``gamma`` + 1 tokens (``server_ms``) and of ``draft`` drafting one
+    (``client_ms``), each after a cached 64-token context (``step_time``)."""
+    rows = []
+    for b in tqdm(batches, desc="batch latency"):
+        rows.append(dict(batch=b, server_ms=1e3 * step_time(target, b, gamma + 1),
+                         client_ms=1e3 * step_time(draft, b, 1)))
+    return pd.DataFrame(rows)

@@ -465,3 +465,29 @@ def threads_sweep(traces: Sequence[Sequence[RoundTrace]], base: FSDConfig, threa
 def gamma_sweep(traces_for: Callable[[int], Sequence[Sequence[RoundTrace]]], base: FSDConfig, gammas: Iterable[int]) -> pd.DataFrame:
     """Fig 4b: ``early_exit.sim.evaluate`` at each γ on ``traces_for(γ)`` (drafting γ tokens changes the traces)."""
     return pd.DataFrame([dict(gamma=g, **evaluate(traces_for(g), base.with_(gamma=g))) for g in gammas])
+
+
+def timing_sources(passes: pd.DataFrame, prof, local, gamma: int = 4, columns=()) -> dict[str, dict]:
+    """The timing sources of a measured pair's FSD evaluation (venkatesha2025 Table 6 on the real pair), each a dict of FSD's and SD's ``FSDConfig`` and AR's seconds per
+    token (None: Table 4's T_t + T_c):
+
+    - ``this CPU``: the pair's passes measured here (``passes``: ``passes.pair_passes`` as quantity/value rows): drafting γ tokens, SD verifying γ + 1 tokens,
+      FSD's verification paying for every exit's outcome; AR = one target step; T_c the measured loopback round trip
+      (``local``, one machine plays client and server); one pre-drafting thread (the client's one core);
+    - ``paper <client> <set>``: the paper's Table 5 timings of each of ``columns`` (client, model set) as published;
+    - ``verification = one step``: an accelerator's regime, where verifying γ + 1 tokens costs one target step and the
+      exits come free with the layers (the paper's assumption); T_d = the pair's measured draft step, so the pair's own
+      c = draft step / target step; T_c as for this CPU; 15 pre-drafting threads (the paper's common limit)."""
+    p = passes.set_index("quantity").value
+    need = {"draft_step_s", "target_step_s", "draft_gamma_s", "verify_s", "verify_exits_s"} - set(p.index)
+    if need:
+        raise ValueError(f"pass_times lacks {sorted(need)}")
+    t_c = float(next(iter(local.runtime.values()))["T_c_s"])
+    cpu = FSDConfig(gamma=gamma, T_d=p.draft_gamma_s / gamma, T_t=p.verify_s, T_c=t_c, threads=1)
+    out = {"this CPU": dict(sd=cpu, fsd=cpu.with_(T_t=float(p.verify_exits_s)), ar_token_s=p.target_step_s + t_c)}
+    for client, set_name in columns:
+        cfg = FSDConfig.from_profile(prof, f"{client}_{set_name}", gamma=gamma)
+        out[f"paper {client} {set_name}"] = dict(sd=cfg, fsd=cfg, ar_token_s=None)
+    acc = FSDConfig(gamma=gamma, T_d=float(p.draft_step_s), T_t=float(p.target_step_s), T_c=t_c, threads=15)
+    out["verification = one step"] = dict(sd=acc, fsd=acc, ar_token_s=p.target_step_s + t_c)
+    return out

@@ -5,10 +5,10 @@
 |---|---|
 | ``zhu2025`` / ``zhu2025_figures`` | Edge-SD's Table II from a profile and its sweeps / its figures and comparison rows |
 | ``zheng2025_measure`` | ``python -m specedge.experiments.zheng2025_measure measure``: zoo pass times -> a profile |
-| ``venkatesha2025`` | FSD's thread / γ sweeps and verdicts on the simulation |
 | ``venkatesha2025_measure`` | ``python -m specedge.experiments.venkatesha2025_measure``: Table 5/9 timings, concurrent run |
 | ``tran2025`` | GOODSPEED's twin experiments, and its real gRPC runs (``... tran2025 measure``) |
 | ``li2026`` | WISP's serving experiments on the twin (Tables 1-3, Figs 5-8) |
+| ``li2026_drafting`` / ``li2026_drafting_waste`` | WISP's predictor: accuracy rows (Tables 4, 8, 10, 11, Figs 2-3) / wasted-drafting rows (Theorem 1, Table 5, Fig 1) |
 | ``li2026_real`` | WISP's and centralized serving's real runs (``... li2026_real measure``) |
 | ``device_goodput`` | li2026 Fig 1: modelled device goodput per round (eq 19 verification time) |
 | ``realpair_card`` | ``python -m specedge.experiments.realpair_card``: the real pair's acceptance card -> data/realpair/ |

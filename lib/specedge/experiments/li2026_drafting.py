@@ -1,40 +1,32 @@
-"""li2026 (WISP), drafting side: the driver behind ``notebooks/li2026_wisp.ipynb``.
+"""li2026 (WISP), drafting side, the predictor's accuracy: the paper's settings and comparison rows behind
+``notebooks/li2026_wisp.ipynb`` (the controller's wasted drafting, Theorem 1, Table 5 and Fig 1, is
+``li2026_drafting_waste``).
 
 The notebook reads the paper's numbers from the statement inventory (``data/coverage/li2026.yaml``, via
-``coverage.paper_values``) and calls, per section of the paper:
+``coverage.paper_values``); what any predictor user needs lives in ``specedge.predictor`` (evaluation at the
+thresholds, the controller's runs and replays, the figures of ``predictor.figures``). Here, per section of the paper:
 
 - Table 8 (App B): ``table8`` rows on the predictor's data set;
-- Figs 2-3 (Sec 3.3): ``stat_figures`` and ``stat_claims`` (the rules: ``predictor.verdicts``);
-- Tables 4, 10 and Fig 10 (Sec 5.4, App B.1): ``table4_paper_op`` the primary rows at the paper's operating points
-  over split seeds (``predictor.operating``); ``evaluate`` the committed predictors on the test prompts, ``table4``
-  (sensitivity: their validation-BalAcc thresholds) / ``table10`` rows, ``fig10``;
-- Theorem 1 (App A): ``theorem1_curves`` (closed form and Monte Carlo over FP), ``theorem1_points``,
-  ``theorem1_figure``; live: ``theorem1_live``;
+- Figs 2-3 (Sec 3.3): ``stat_claims`` (the rules: ``predictor.verdicts``);
+- Tables 4, 10 (Sec 5.4, App B.1): ``table4_paper_op`` the primary rows at the paper's operating points over split
+  seeds (``predictor.operating``), ``fpr_figure``; ``table4`` (sensitivity: validation-BalAcc thresholds) / ``table10``;
 - Table 11 (App B): ``table11`` rows from the committed latency measurement;
-- Table 5 and Fig 1 (Sec 5.4.1, Sec 3.2): ``live_runs`` (the controller inside the speculative-decoding loop),
-  ``table5``, ``table5_rows``; the real pair's replay ``replay_table5`` / ``table5_real_rows``; ``fig1``;
-- the real pair (from its committed traces, no model run): ``realpair_data``, ``table8_real``,
-  ``table4_real`` (Tables 4 and 10 with intervals), ``fig1_real`` / ``fig1_real_rows``, ``theorem1_real`` /
-  ``theorem1_real_rows``.
+- the real pair (from its committed traces, no model run): ``realpair_data``, ``table8_real``, ``table4_real``
+  (Tables 4 and 10 with intervals).
 
 Rows name the statement ids they hold; statuses are decided by ``compare``.
 """
 from __future__ import annotations
 
-import hashlib
-import json
-from typing import Mapping, Sequence
+from typing import Mapping
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
-from .. import claims, paths, plotting, predictor as P, sampling, zoo
+from .. import claims, predictor as P
 from ..compare import Cell, Comparison, null_tolerance
 from ..predictor import verdicts
-from ..predictor.waste import FPS, filled_alpha, rate, theorem1_curves, theorem1_live, theorem1_real, waste  # noqa: F401
-from . import device_goodput
 
 MLP = P.LABELS["mlp"]   # WISP's choice of predictor
 PID = {P.LABELS[f]: f.replace("_", "-") for f in P.FAMILIES}   # predictor label -> its id in the inventory
@@ -51,19 +43,7 @@ def null_t4(accepted_share: float) -> dict:
 RATES = ["TN", "FP", "FN", "TP"]
 STATS_T11 = ["mean", "median", "std", "min", "max", "p95", "p99"]
 T11_ORDER = ["XGBoost", "LightGBM", "Random Forest", "MLP (3-layer)"]   # Table 11's row order
-UNITS = dict(max_prob="confidence (max prob)", entropy="entropy (nats)", margin="top-2 margin (prob)",
-             logit_std="logit std (logit units)")
 QWEN = ["0.6B", "1.7B", "4B", "8B"]   # Table 5's drafts, smallest first
-
-
-def require_inputs() -> dict:
-    """The committed traces, predictors and zoo the notebook needs (`make zoo` builds them; missing is an
-    error); returns the predictors' ``meta.json``."""
-    for need in (P.PREDICTORS / "meta.json", P.TRACES / "li2026_traces.csv.gz", paths.ZOO / "target-m" / "card.json"):
-        if not need.exists():
-            raise FileNotFoundError(f"{need} is missing: `make zoo` builds it (python -m specedge.zoo build; "
-                                    "python -m specedge.predictor build)")
-    return json.loads((P.PREDICTORS / "meta.json").read_text())
 
 
 def paper_table4(paper: Mapping) -> pd.DataFrame:
@@ -72,19 +52,13 @@ def paper_table4(paper: Mapping) -> pd.DataFrame:
                                   orient="index")[COLS]
 
 
-def draft_order(traces: pd.DataFrame) -> list[str]:
-    """The traces' drafts, the zoo's smallest first."""
-    present = list(dict.fromkeys(traces["draft"]))
-    return [d for d in zoo.DRAFTS if d in present] + sorted(set(present) - set(zoo.DRAFTS))
-
-
 # ------------------------------------------------------------------------------------ Table 8
 def table8(cmp: Comparison, paper: Mapping, table8: pd.DataFrame, data: pd.DataFrame, traces: pd.DataFrame,
            meta: Mapping, window: int) -> None:
     """Table 8 describes the data set: its sample counts (they follow from how much we decode), its class shares
     (set by the zoo pairs' acceptance) and the predictor's input width: settings, context for Tables 4, 10."""
     n, pos = int(table8["count"][0]), float(table8["fraction_pct"][1])
-    by_draft = data.groupby("draft")["label"].mean().reindex(draft_order(traces)) * 100
+    by_draft = data.groupby("draft")["label"].mean().reindex(P.draft_order(traces)) * 100
     cmp.setting("Table 8", "total samples", paper["table8-total"], n, unit="samples", statements="table8-total", models="zoo",
                 note=f"the count follows from how much we decode ({meta['prompts_per_domain']} prompts per domain x "
                      f"{traces.domain.nunique()} domains x 2 temperatures x {traces.draft.nunique()} drafts; build --prompts/"
@@ -102,26 +76,6 @@ def table8(cmp: Comparison, paper: Mapping, table8: pd.DataFrame, data: pd.DataF
 
 
 # ------------------------------------------------------------------------------------ Figs 2-3
-def stat_figures(fig2: pd.DataFrame, fig3: pd.DataFrame, out, suffix: str = "", drafts: Sequence[str] = ()) -> pd.DataFrame:
-    """Fig 2 (acceptance per decile of each statistic) and Fig 3 (Pearson r), saved under stems ending in
-    ``suffix``; returns the pooled Pearson r per statistic and temperature."""
-    g = sns.relplot(data=fig2, x="value", y="acceptance", hue="temperature", col="statistic", kind="line",
-                    marker="o", facet_kws=dict(sharex=False), height=2.8, aspect=1.0)
-    for ax, s in zip(g.axes.flat, P.STATS):
-        ax.set_title(s)
-        ax.set_xlabel(UNITS[s])
-    g.axes.flat[0].set_ylabel("acceptance rate")
-    plotting.save(g.figure, fig2, out, "fig2_stats_vs_acceptance" + suffix)
-    g3 = sns.catplot(data=fig3, x="statistic", y="pearson_r", hue="draft", hue_order=["all", *drafts],
-                     col="temperature", kind="bar", height=3.2, aspect=1.1)
-    g3.set_titles("{col_name}")
-    for ax in g3.axes.flat:
-        ax.axhline(0, color="k", lw=0.8)
-    g3.axes.flat[0].set_ylabel("Pearson r with acceptance")
-    plotting.save(g3.figure, fig3, out, "fig3_pearson" + suffix)
-    return fig3[fig3.draft == "all"].pivot(index="statistic", columns="temperature", values="pearson_r")
-
-
 def stat_claims(cmp: Comparison, fig2: pd.DataFrame, pooled: pd.DataFrame, who: str = "", on: str = "") -> None:
     models = "real pair" if who else "zoo"
     """Fig 3's sign and Fig 2's monotone relation per statistic (Sec 3.3's stated direction), as rows of
@@ -148,18 +102,6 @@ def stat_claims(cmp: Comparison, fig2: pd.DataFrame, pooled: pd.DataFrame, who: 
 
 
 # ------------------------------------------------------------------------------------ Tables 4, 10, Fig 10
-def evaluate(preds: Mapping, test: pd.DataFrame):
-    """Tables 4 and 10 of ``preds`` on ``test`` at their operating points, Table 4 at threshold 0.5, and each
-    predictor's FPR at equal coverage Rec1 in {0.6, 0.7, 0.8, 0.9}."""
-    table4, table10 = P.evaluate(preds, test)
-    default = {f: P.Predictor(p.family, p.model, p.params, 0.5) for f, p in preds.items()}
-    table4_05, _ = P.evaluate(default, test)
-    y_test, x_test = test["label"].to_numpy(), P.features(test)
-    equal = pd.DataFrame([{"predictor": p.label, "Rec1": c, "FPR": P.fpr_at_rec1(y_test, p.predict_proba(x_test), c)}
-                          for p in preds.values() for c in (0.6, 0.7, 0.8, 0.9)])
-    return table4, table10, table4_05, equal
-
-
 def t4_ids(p: str, c: str) -> str:
     """The statements a Table 4 cell holds: its row, and the text's restatements of the trees' operating point."""
     return " ".join([f"table4-{PID[p]}"] + (["sec54-trees-operating-point"] if p != MLP and c in ("Rec1", "Spec", "FPR") else [])
@@ -326,55 +268,6 @@ def table10(cmp: Comparison, paper: Mapping, table10: pd.DataFrame) -> None:
                         statements=t10_ids(p, c), models="zoo")
 
 
-def fig10(table10: pd.DataFrame):
-    """Fig 10: the row-normalised confusion matrix of each predictor; returns the figure and its data."""
-    fig, axes = plt.subplots(1, 4, figsize=(13, 3.2), sharey=True)
-    rows = []
-    for k, (ax, (_, c)) in enumerate(zip(axes, table10.iterrows())):
-        m = np.array([[c.TN_pct, c.FP_pct], [c.FN_pct, c.TP_pct]]) / 100
-        sns.heatmap(m, annot=True, fmt=".2f", vmin=0, vmax=1, cmap="Blues", cbar=False, ax=ax,
-                    xticklabels=["pred rejected", "pred accepted"], yticklabels=["rejected", "accepted"])
-        ax.set_title(c.predictor)
-        ax.set_xlabel("prediction")
-        ax.set_ylabel("true class" if k == 0 else "")
-        ax.tick_params(labelleft=k == 0)
-        rows += [dict(predictor=c.predictor, true=t, pred=p, fraction=m[i, j])
-                 for i, t in enumerate(["rejected", "accepted"]) for j, p in enumerate(["rejected", "accepted"])]
-    fig.tight_layout()
-    return fig, pd.DataFrame(rows)
-
-
-# ------------------------------------------------------------------------------------ Theorem 1
-def theorem1_points(table4: pd.DataFrame, paper: Mapping, alpha: np.ndarray, window: int) -> pd.DataFrame:
-    """E[W] by the closed form at our predictors' test (Rec1, FPR) and at the paper's Table 4 ones."""
-    ours = table4[["predictor", "Rec1", "FPR"]].assign(source="ours (test split)")
-    t4 = paper_table4(paper)
-    paper_pts = pd.DataFrame([dict(predictor=k, Rec1=r.Rec1, FPR=r.FPR, source="paper Table 4") for k, r in t4.iterrows()])
-    points = pd.concat([ours, paper_pts], ignore_index=True)
-    points["expected_waste"] = [P.expected_waste(alpha, window, r1, f) for r1, f in zip(points.Rec1, points.FPR)]
-    return points
-
-
-def theorem1_figure(thm: pd.DataFrame, points: pd.DataFrame):
-    """The curves of ``theorem1_curves`` with the points of ``theorem1_points`` (hollow: the paper's)."""
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for rec1, g in thm.groupby("rec1"):
-        ax.plot(g.fp, g.closed_form, label=f"closed form, Rec$_1$={rec1}")
-        ax.errorbar(g.fp, g.monte_carlo, yerr=2 * g.mc_se, fmt="o", ms=3, color=ax.lines[-1].get_color())
-    g = thm[thm.rec1 == 0.95]
-    ax.plot(g.fp, g.closed_form_inclusive, ":", color="grey", label="inclusive rule (flagged token sent), Rec$_1$=0.95")
-    ax.plot(FPS, thm.groupby("fp").bound_eq31.first(), "k--", label="bound eq (31)")
-    markers = dict(zip(PID, "*^sD"))
-    for _, p in points.iterrows():
-        hollow = p.source == "paper Table 4"
-        ax.scatter(p.FPR, p.expected_waste, marker=markers[p.predictor], s=70, zorder=5, edgecolors="k",
-                   facecolors="none" if hollow else "k", label=f"{p.predictor}, {p.source}")
-    ax.set_xlabel("false-alarm rate at the first rejection FP")
-    ax.set_ylabel("E[W] (wasted draft tokens / round)")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return fig
-
-
 # ------------------------------------------------------------------------------------ Table 11
 def table11(cmp: Comparison, paper: Mapping, lat: pd.DataFrame) -> None:
     """Table 11: no Raspberry Pi here (every cell not reproducible, ours on this CPU beside it), and App B's
@@ -398,137 +291,6 @@ def table11(cmp: Comparison, paper: Mapping, lat: pd.DataFrame) -> None:
                    "random forest, the alternative the claim sets them against")
 
 
-# ------------------------------------------------------------------------------------ Table 5, Fig 1
-def live_runs(drafts: Sequence[str], target: str, ids: Mapping, domains: Sequence[str], controlled: Mapping,
-              window: int, tokens: int, temperature: float, seed: int):
-    """For every draft, the test prompts decoded with a fixed window (OFF) and with each predictor's
-    stop-at-first-predicted-rejection controller (``predictor.controller_ablation``); returns the rounds, the
-    drafts' parameter counts and the prompts (of the last draft; every draft decodes the same texts)."""
-    frames, sizes, prompts = [], {}, []
-    for d in drafts:
-        d_model, t_model, tok = zoo.load_pair(d, target)
-        sizes[d] = sum(p.numel() for p in d_model.parameters())
-        prompts = []
-        for dom in domains:
-            pool = P.zoo_prompts(tok, [dom], max(ids[dom]) + 1)[dom]
-            prompts += [pool[j] for j in ids[dom]]
-        ab = P.controller_ablation(d_model, t_model, prompts, controlled, window=window,
-                                   max_new_tokens=tokens, temperature=temperature, seed=seed)
-        frames.append(ab.assign(draft=d))
-    return pd.concat(frames, ignore_index=True), sizes, prompts
-
-
-def table5(runs: pd.DataFrame, sizes: Mapping[str, int]):
-    """Table 5 of the live runs: acceptance OFF / ON (WISP's MLP), relative improvement and wasted tokens per
-    round, one row per draft, smallest first; and the OFF/ON rounds (``ablation``)."""
-    ablation = runs[runs["mode"].isin(["OFF", MLP])].replace({"mode": {MLP: "ON"}})
-    by_size = sorted(sizes, key=sizes.get)  # smallest draft first
-    t5 = ablation.groupby(["draft", "mode"]).apply(rate, include_groups=False).unstack("mode").reindex(by_size)[["OFF", "ON"]]
-    t5.insert(0, "draft_params", [sizes[d] for d in t5.index])
-    t5["improvement_pct"] = 100 * (t5.ON / t5.OFF - 1)
-    w5 = ablation.groupby(["draft", "mode"]).apply(waste, include_groups=False).unstack("mode").reindex(by_size)
-    t5["wasted_per_round_OFF"], t5["wasted_per_round_ON"] = w5.OFF, w5.ON
-    return t5, ablation
-
-
-def table5_rows(cmp: Comparison, paper: Mapping, t5: pd.DataFrame, setting: str) -> None:
-    """Table 5 row by row (zoo drafts in the Qwen3 slots, ordered by size) and Sec 5.4.1's claims."""
-    for (d, row), off, on, qwen in zip(t5.iterrows(), paper["table5-off"], paper["table5-on"], QWEN):
-        note = f"zoo draft {d} ({row.draft_params / 1e6:.1f}M parameters) in the slot of Qwen3-{qwen} (ordered by size); {setting}"
-        cmp.add("Table 5", f"{d} acceptance, predictor OFF", off, round(float(row.OFF), 3), "", tolerance=0.1,
-                note=f"{note}; {ACCEPT_NONE}", null=0.0, statements="table5-off", models="zoo", cause="models")
-        cmp.add("Table 5", f"{d} acceptance, predictor ON", on, round(float(row.ON), 3), "", note=note,
-                null=round(float(row.OFF), 3),   # no effect: ON reproduces our OFF, so the tolerance must reject it
-                tolerance=null_tolerance(on, round(float(row.OFF), 3), 0.1), statements="table5-on", models="zoo", cause="models")
-    no_effect = t5.assign(ON=t5.OFF, improvement_pct=0.0, wasted_per_round_ON=t5.wasted_per_round_OFF)   # the null: ON = OFF
-    cmp.claim("Table 5", "claim: the predictor raises draft acceptance for every draft", "holds",
-              verdicts.raises_acceptance(t5), null_claim=verdicts.raises_acceptance(no_effect), strength="match",
-              statements="table5-on", models="zoo", cause="models")
-    cmp.claim("Table 5", "claim: the largest relative gain is for the smallest draft (gains by draft)", t5.index[0],
-              verdicts.largest_gain_for_smallest(t5, margin=verdicts.GAIN_MARGIN),
-              null_claim=verdicts.largest_gain_for_smallest(no_effect, margin=verdicts.GAIN_MARGIN), strength="match",
-              statements="table5-smaller-gains", models="zoo", cause="models")
-    cmp.claim("Table 5", "claim: gains are larger for smaller drafts (gain by draft, smallest first)",
-              " > ".join(f"{g:.1f}" for g in paper["table5-improvement"]), verdicts.gains_shrink_with_size(t5), strength="trend",
-              null_claim=verdicts.gains_shrink_with_size(no_effect), statements="table5-smaller-gains", models="zoo", cause="models",
-              note="the paper: smaller drafts align less with the target, so stopping early helps them more")
-    spread = (f"fixed-window acceptance is lower on the zoo (OFF {t5.OFF.min():.2f}-{t5.OFF.max():.2f} "
-              f"vs the paper's {min(paper['table5-off']):.2f}-{max(paper['table5-off']):.2f}), so cutting the window's tail gains more")
-    for (d, g), p_gain, qwen in zip(t5.improvement_pct.items(), paper["table5-improvement"], QWEN):
-        cmp.add("Table 5", f"{d} relative acceptance improvement (Qwen3-{qwen} slot)", p_gain, round(float(g), 1), "%",
-                tolerance=10.0, note=spread, null=0.0, statements="table5-improvement", models="zoo", cause="models")
-    cmp.claim("Table 5", "claim: the controller cuts wasted draft tokens per round for every draft", "holds",
-              verdicts.cuts_waste(t5), null_claim=verdicts.cuts_waste(no_effect), strength="match", statements="sec54-reduces-waste",
-              models="zoo", cause="models",
-              reproduced=f"OFF {t5.wasted_per_round_OFF.min():.2f}-{t5.wasted_per_round_OFF.max():.2f}, "
-                         f"ON {t5.wasted_per_round_ON.min():.2f}-{t5.wasted_per_round_ON.max():.2f} tokens")
-
-
-def replay_table5(real_traces: pd.DataFrame, test_prompts: Sequence[str], mlp, label: str, n_boot: int, seed: int):
-    """Table 5 on the real pair, replayed from its traces (no model run: ``predictor.replay_stop_rule``) on its
-    test prompts; the relative improvement with a 95 % prompt bootstrap. Returns the one-row table and the rounds."""
-    in_test = real_traces.domain.str.cat(real_traces.prompt.astype(str), sep="/").isin(test_prompts)
-    replay = P.replay_stop_rule(real_traces[in_test], mlp)
-    replay["key"] = replay.domain + "/" + replay.prompt.astype(str)
-    rate_of = lambda f, m: sampling.acceptance_rate(f[f"accepted_{m}"].to_numpy(), f[f"drafted_{m}"].to_numpy())
-    gain_of = lambda f: 100 * (rate_of(f, "ON") / rate_of(f, "OFF") - 1)
-    gain = P.bootstrap_statistic(replay, replay.key, gain_of, n=n_boot, seed=seed)
-    t5 = pd.DataFrame([dict(draft=label, rounds=len(replay), prompts=replay.key.nunique(), OFF=rate_of(replay, "OFF"),
-                            ON=rate_of(replay, "ON"), improvement_pct=gain[0], improvement_low=gain[1], improvement_high=gain[2],
-                            wasted_per_round_OFF=float((replay.drafted_OFF - replay.accepted_OFF).mean()),
-                            wasted_per_round_ON=float((replay.drafted_ON - replay.accepted_ON).mean()))]).set_index("draft")
-    return t5, replay
-
-
-def table5_real_rows(cmp: Comparison, paper: Mapping, t5: pd.DataFrame, who: str, replayed: str) -> None:
-    """The real pair's replayed Table 5 in the Qwen3-0.6B slot, and the two claims on it."""
-    r = t5.iloc[0]
-    off, on = float(r.OFF), float(r.ON)
-    rp = dict(models="real pair", cause="models")
-    cmp.add("Table 5" + who, "acceptance, predictor OFF (Qwen3-0.6B slot)", paper["table5-off"][0], round(off, 3), "",
-            tolerance=0.1, statements="table5-off", null=0.0, note=f"the fixed window as traced; {replayed}; {ACCEPT_NONE}", **rp)
-    cmp.add("Table 5" + who, "acceptance, predictor ON (Qwen3-0.6B slot)", paper["table5-on"][0], round(on, 3), "", note=replayed,
-            null=round(off, 3), tolerance=null_tolerance(paper["table5-on"][0], round(off, 3), 0.1), statements="table5-on", **rp)
-    cmp.add("Table 5" + who, "relative acceptance improvement (Qwen3-0.6B slot)", paper["table5-improvement"][0],
-            round(float(r.improvement_pct), 1), "%", tolerance=10.0, null=0.0, statements="table5-improvement",
-            note=f"95 % prompt bootstrap [{r.improvement_low:.1f}, {r.improvement_high:.1f}] %; {replayed}", **rp)
-    no_effect = t5.assign(ON=t5.OFF, wasted_per_round_ON=t5.wasted_per_round_OFF)   # the null: ON = OFF
-    cmp.claim("Table 5" + who, "claim: the predictor raises draft acceptance", "holds", verdicts.raises_acceptance(t5),
-              null_claim=verdicts.raises_acceptance(no_effect), strength="match", note=replayed, statements="table5-on", **rp)
-    cmp.claim("Table 5" + who, "claim: the controller cuts wasted draft tokens per round", "holds", verdicts.cuts_waste(t5),
-              null_claim=verdicts.cuts_waste(no_effect), strength="match",
-              reproduced=f"OFF {r.wasted_per_round_OFF:.2f}, ON {r.wasted_per_round_ON:.2f} tokens",
-              note=replayed, statements="sec54-reduces-waste", **rp)
-
-
-PROMPT_LEN = 96  # P.zoo_prompts truncates prompts to their last 96 tokens; the cached context is approximate
-
-
-def fig1(ablation: pd.DataFrame, draft_rate: float, seed: int):
-    """Fig 1: per round, wasted draft tokens against the modelled device goodput (``device_goodput``); returns
-    the figure, its data and the Pearson r."""
-    fig, f1, _, r1 = _fig1(ablation, draft_rate, seed, 0.3, "Pearson r = {r:.2f}")
-    return fig, f1[["draft", "mode", "prompt", "round", "drafted", "accepted", "wasted", "goodput"]], r1
-
-
-def _fig1(rounds: pd.DataFrame, draft_rate: float, seed: int, alpha: float, title: str, **title_kw):
-    """Fig 1's figure of ``rounds`` (mode OFF / ON): each round's goodput over its wasted tokens, their mean;
-    ``title`` is formatted with the Pearson r. Returns the figure, the rounds with goodput, the means and r."""
-    f1 = device_goodput.round_goodput(rounds, draft_rate, prompt_len=PROMPT_LEN)
-    f1 = f1[f1.drafted > 0]
-    summary = f1.groupby("wasted").agg(goodput=("goodput", "mean"), rounds=("goodput", "size")).reset_index()
-    r1 = float(np.corrcoef(f1.wasted, f1.goodput)[0, 1])
-    fig, ax = plt.subplots(figsize=(6, 4))
-    np.random.seed(seed)  # seaborn's strip jitter draws from numpy's global generator
-    sns.stripplot(data=f1, x="wasted", y="goodput", hue="mode", alpha=alpha, size=3, ax=ax, dodge=True)
-    ax.plot(np.arange(len(summary)), summary.goodput, "k-o", label="mean")
-    ax.set_xlabel("wasted draft tokens per round W")
-    ax.set_ylabel("device goodput (tokens/s)")
-    ax.set_title(title.format(r=r1), **title_kw)
-    ax.legend(fontsize=8)
-    return fig, f1, summary, r1
-
-
 def claim_lists(frame: pd.DataFrame) -> None:
     """Print which of the ``claim:`` rows hold on the zoo, which do not, which are not reproducible here."""
     cl = frame[frame.quantity.str.startswith("claim: ")]
@@ -538,57 +300,6 @@ def claim_lists(frame: pd.DataFrame) -> None:
         print(f"{title} ({len(sel)}):")
         for _, c in sel.iterrows():
             print(f"  [{c.status}] {c.artifact}: {c.quantity[len('claim: '):]} -- paper {c.paper}, zoo {c.reproduced}")
-
-
-def load_realpair() -> tuple[dict, pd.DataFrame]:
-    """The real pair's predictors' ``meta.json`` and its committed traces; an error names the
-    command that trains the predictors when they are missing or older than the traces."""
-    need = [P.REALPAIR / n for n in ("meta.json", "repeated_splits.csv", *(f"{f}.json" for f in P.FAMILIES))]
-    missing = [str(n.relative_to(paths.ROOT)) for n in need if not n.exists()]
-    if missing:
-        raise FileNotFoundError(f"{missing} missing: `python -m specedge.predictor realpair` trains them from "
-                                f"{P.REALPAIR_TRACES.relative_to(paths.ROOT)}")
-    meta = json.loads((P.REALPAIR / "meta.json").read_text())
-    if hashlib.sha256(P.REALPAIR_TRACES.read_bytes()).hexdigest() != meta["traces_sha256"]:
-        raise ValueError(f"{P.REALPAIR_TRACES.relative_to(paths.ROOT)} changed since data/predictor/realpair was trained: "
-                         "rerun `python -m specedge.predictor realpair`")
-    return meta, P.load_realpair_traces()
-
-
-def theorem1_rows(cmp: Comparison, points: pd.DataFrame, n_ours: int) -> None:
-    """Theorem 1 by the closed form: our trained predictors' E[W] in FPR order (the first ``n_ours`` points)."""
-    ours = points.iloc[:n_ours]
-    cmp.claim("Theorem 1", "claim: trained predictors, lower FPR -> lower E[W] (closed form, E[W] in FPR order)", "holds",
-              verdicts.waste_rises_with_fpr(ours.assign(w=ours.expected_waste.to_numpy()), "w"),
-              strength="match", statements="thm1-monotone", kind="analytic", models="zoo", cause="our-reading",
-              note="the paper's closed form eq (25) at our predictors' test (Rec1, FPR) (analytic); the predictors also differ "
-                   "in Rec1, which the theorem holds fixed")
-
-
-def theorem1_live_rows(cmp: Comparison, live_w: pd.DataFrame, per_draft: pd.DataFrame) -> None:
-    """Theorem 1 live: measured waste per round in the predictors' test-FPR order, pooled over drafts (and how
-    many drafts keep that order alone)."""
-    trained = verdicts.by_fpr(live_w)   # the four trained predictors, lowest test FPR first
-    agree = verdicts.drafts_in_fpr_order(per_draft, trained.predictor)
-    cmp.claim("Theorem 1", "claim: live, lower FPR -> fewer wasted draft tokens per round (pooled over drafts)", "holds",
-              verdicts.waste_rises_with_fpr(live_w, "wasted_per_round"), strength="match", statements="thm1-monotone",
-              # the null: waste that does not depend on the predictor (every predictor at the mean)
-              null_claim=verdicts.waste_rises_with_fpr(live_w.assign(wasted_per_round=live_w.wasted_per_round.mean()),
-                                                       "wasted_per_round"), models="zoo", cause="our-reading",
-              note=f"same order for {agree} of {len(per_draft)} drafts separately; the predictors also differ in Rec1; "
-                   + "W per round by predictor: " + ", ".join(f"{p} {w:.2f} (FPR {f:.2f})" for p, f, w in
-                                                             zip(trained.predictor, trained.FPR, trained.wasted_per_round)))
-
-
-def fig1_rows(cmp: Comparison, f1: pd.DataFrame, who: str = "",
-              note: str = "modelled device time (50 tok/s drafting + the paper's verifier estimator eq 19), zoo models; partly by "
-                          "construction: a wasted token adds drafting time and commits nothing") -> None:
-    """Sec 3.2's claim on Fig 1: more wasted drafting, lower device goodput."""
-    # modelled device time: a wasted token adds drafting time and commits nothing, so the sign follows from eq (19)'s
-    # model on our rounds: analytic
-    cmp.claim("Fig 1" + who, "claim: more wasted drafting, lower device goodput (Pearson r)", "negative",
-              claims.correlation_sign(f1.wasted, f1.goodput, -1), strength="trend", statements="fig1-negative", note=note,
-              kind="analytic", models="real pair" if who else "zoo", cause="our-reading")
 
 
 # ------------------------------------------------------------------------------------ the real pair
@@ -649,46 +360,3 @@ def table4_real(cmp: Comparison, paper: Mapping, preds: Mapping, test: pd.DataFr
             cause="our-reading", note="FPRs of the real pair's predictors at their validation-BalAcc thresholds", statements="sec54-fpr-2x")
     # Table 10's rates on the real pair are its Table 4 Spec / Rec1 rows (one row per distinct number)
     return side, t4, t10
-
-
-def _replayed_rounds(replay: pd.DataFrame, real_traces: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """The replayed rounds (``replay_table5``'s) as Fig 1's rows, mode OFF (traced window) and ON (the MLP's
-    cut, with the pass whose logits it judged where it cut), with each round's first position; and the keys of a round."""
-    keys = [c for c in ("draft", "target", "domain", "temperature", "prompt", "round") if c in replay]
-    position = real_traces.groupby(keys, as_index=False).position.first()
-    passes = {"OFF": replay["drafted_OFF"], "ON": P.draft_passes(replay["drafted_ON"], replay["drafted_OFF"])}
-    rounds = pd.concat([replay[keys + [f"drafted_{m}", f"accepted_{m}"]]
-                        .rename(columns={f"drafted_{m}": "drafted", f"accepted_{m}": "accepted"}).assign(mode=m, passes=passes[m])
-                        for m in ("OFF", "ON")], ignore_index=True).merge(position, on=keys)
-    return rounds, keys
-
-
-def fig1_real(real_traces: pd.DataFrame, replay: pd.DataFrame, draft_rate: float, seed: int):
-    """Fig 1 on the real pair from its replayed test-prompt rounds (no model run); returns the figure, its
-    data and the mean goodput per wasted count."""
-    rounds, keys = _replayed_rounds(replay, real_traces)
-    fig, f1, summary, _ = _fig1(rounds, draft_rate, seed, 0.4, REAL + ": Pearson r = {r:.2f}", fontsize=9)
-    return fig, f1[keys + ["mode", "drafted", "accepted", "wasted", "goodput"]], summary
-
-
-def fig1_real_rows(cmp: Comparison, f1: pd.DataFrame, replay: pd.DataFrame) -> None:
-    fig1_rows(cmp, f1, WHO, f"{len(f1)} replayed rounds of the real pair's {replay.key.nunique()} test prompts (fixed window and "
-                            "the MLP's cut), T = 0 and 1; modelled device time (50 tok/s drafting + the paper's verifier estimator "
-                            "eq 19); partly by construction: a wasted token adds drafting time and commits nothing")
-
-
-def theorem1_real_rows(cmp: Comparison, thm: pd.DataFrame, replay: pd.DataFrame) -> None:
-    """Theorem 1 on the real pair: E[W] in FPR order, by the closed form and replayed."""
-    order = "; ".join(f"{r.predictor}: FPR {r.FPR:.3f}, Rec1 {r.Rec1:.3f}, E[W] {r.closed_form:.3f}, replayed W "
-                      f"{r.replayed_wasted_per_round:.3f}" for r in thm.itertuples())
-    cmp.claim("Theorem 1" + WHO, "claim: trained predictors, lower FPR -> lower E[W] (closed form, E[W] in FPR order)", "holds",
-              verdicts.waste_rises_with_fpr(thm, "closed_form"), strength="match", kind="analytic", models="real pair",
-              cause="our-reading",
-              note=f"the real pair's alpha_i and its predictors' test (Rec1, FPR); they also differ in Rec1, which the theorem "
-                   f"holds fixed; {order}", statements="thm1-monotone")
-    cmp.claim("Theorem 1" + WHO, "claim: replayed, lower FPR -> fewer wasted draft tokens per round", "holds",
-              verdicts.waste_rises_with_fpr(thm, "replayed_wasted_per_round"), strength="match", models="real pair",
-              null_claim=verdicts.waste_rises_with_fpr(thm.assign(replayed_wasted_per_round=thm.replayed_wasted_per_round.mean()),
-                                                       "replayed_wasted_per_round"), cause="our-reading",
-              note=f"each predictor's stop rule replayed on the {len(replay)} fixed-window rounds of the "
-                   f"{replay.key.nunique()} test prompts (T = 0 and 1); {order}", statements="thm1-monotone")

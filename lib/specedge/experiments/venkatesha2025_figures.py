@@ -1,10 +1,9 @@
-"""venkatesha2025's figures: Fig 6 (eq 9 heatmaps with the paper's and our points), Fig 4a (threads), Fig 4b (gamma).
-Each returns the matplotlib figure; the notebook saves it with its data (``plotting.save``)."""
+"""venkatesha2025's Fig 6 (eq 9 heatmaps with the paper's and our points; Figs 4a/4b and the exit agreement are
+``early_exit.figures``). It returns the matplotlib figure; the notebook saves it with its data (``plotting.save``)."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pandas as pd
-import seaborn as sns
 
 from ..solvers import venkatesha2025 as v
 
@@ -30,44 +29,4 @@ def fig6(grid: pd.DataFrame, points: pd.DataFrame):
     axes[0].set_ylabel("latency ratio c = T_d / T_t")
     axes[0].legend(loc="upper right", fontsize=7)
     fig.colorbar(im, ax=axes, label="speedup SD → FSD (×)")
-    return fig
-
-
-def fig4a(f4a: pd.DataFrame):
-    """SD->FSD speedup and cache-miss rate against the number of pre-drafting threads."""
-    fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    ax.plot(f4a.threads, f4a.speedup_sd_fsd, "o-", label="speedup SD → FSD")
-    ax.set_xlabel("early-exit threads")
-    ax.set_ylabel("speedup (×)")
-    ax2 = ax.twinx()
-    ax2.plot(f4a.threads, 100 * f4a.miss_rate, "s--", color="tab:orange", label="cache miss")
-    ax2.set_ylabel("cache-miss rate (%)")
-    ax2.grid(False)
-    fig.legend(loc="upper center", ncol=2, fontsize=8)
-    return fig
-
-
-def fig4b(f4b: pd.DataFrame):
-    """AR->SD and SD->FSD speedups against the draft length gamma."""
-    long = f4b.melt(id_vars="gamma", value_vars=["speedup_ar_sd", "speedup_sd_fsd"], var_name="speedup", value_name="x")
-    long["speedup"] = long.speedup.map({"speedup_ar_sd": "AR → SD", "speedup_sd_fsd": "SD → FSD"})
-    fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    sns.lineplot(data=long, x="gamma", y="x", hue="speedup", marker="o", ax=ax)
-    ax.axhline(1, color="grey", lw=0.8, ls="--")
-    ax.set_xlabel("draft tokens γ")
-    ax.set_ylabel("speedup (×)")
-    return fig
-
-
-def exit_agreement(agree: pd.DataFrame):
-    """Per exit (fraction of depth): agreement of the exit's argmax with the final layer's, trained adapters vs the logit
-    lens, with the 95 % intervals of ``early_exit.offline.agreement_table``."""
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    for kind, label in (("adapters", "early exit (adapter)"), ("lens", "logit lens (no adapter)")):
-        a = agree[agree.kind == kind]
-        ax.plot(a.depth, 100 * a.agreement, "o-", ms=3, label=label)
-        ax.fill_between(a.depth, 100 * a.low, 100 * a.high, alpha=0.25)
-    ax.set_xlabel("exit depth (layer / 28)")
-    ax.set_ylabel("agreement with the final exit (%)")
-    ax.legend(fontsize=8)
     return fig

@@ -19,66 +19,21 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import sys
-import threading
 from datetime import date
 
 import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from .. import early_exit, hardware, paths, timing
+from .. import early_exit, hardware, paths, profiling
 from ..plotting import write_csv
 from ..solvers.venkatesha2025 import MODEL_SETS
 from ..early_exit import concurrent, sim
-from ..early_exit.passes import draft_time, step_time, verify_time
+from ..early_exit.passes import batch_latency, draft_time, verify_time
 
 OUT = paths.DATA / "venkatesha2025"
 BATCHES = (1, 2, 3, 4, 8, 12, 16, 32, 64)
-
-
-def table9(draft, target, batches=BATCHES, gamma: int = 4) -> pd.DataFrame:
-    rows = []
-    for b in tqdm(batches, desc="Table 9 batch latency"):
-        rows.append(dict(batch=b, server_ms=1e3 * step_time(target, b, gamma + 1),
-                         client_ms=1e3 * step_time(draft, b, 1)))
-    return pd.DataFrame(rows)
-
-
-def loopback_rtt(payload: int = 1024, repeats: int = 50) -> float:
-    """Round trip (s) of a ``payload``-byte message over a localhost TCP socket (``timing.fastest``)."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(1)
-
-    def echo():
-        conn, _ = srv.accept()
-        with conn:
-            while True:
-                data = conn.recv(payload)
-                if not data:
-                    return
-                conn.sendall(data)
-
-    threading.Thread(target=echo, daemon=True).start()
-    cli = socket.create_connection(srv.getsockname())
-    cli.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    msg = b"x" * payload
-
-    def once():
-        with timing.stopwatch() as t:
-            cli.sendall(msg)
-            got = 0
-            while got < payload:
-                got += len(cli.recv(payload))
-        return t.seconds
-
-    try:
-        return timing.fastest(once, repeats)
-    finally:
-        cli.close()
-        srv.close()
 
 
 def _load_sets():
@@ -95,7 +50,7 @@ def _load_sets():
 
 
 def local_profile(sets, name: str = "cpu_local_fsd", gamma: int = 4) -> hardware.Profile:
-    rtt = loopback_rtt()
+    rtt = profiling.loopback_rtt()
     runtime = {}
     for set_name, (dname, tname, draft, ee, _) in sets.items():
         td, tt = draft_time(draft, gamma), verify_time(ee, gamma)
@@ -155,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     if "table9" in todo:
         first = next(iter(sets.values()))
-        t9 = table9(first[2], first[3].target)
+        t9 = batch_latency(first[2], first[3].target, BATCHES)
         t9.insert(0, "target", first[1])
         t9.insert(1, "draft", first[0])
         print(t9.to_string(index=False))

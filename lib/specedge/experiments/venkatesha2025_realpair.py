@@ -152,32 +152,6 @@ def traces_by_benchmark(rounds: pd.DataFrame) -> dict[str, list]:
     return {b: sim.traces_from_frame(rounds[rounds.benchmark == b]) for b in BENCHMARKS if (rounds.benchmark == b).any()}
 
 
-def sources(passes: pd.DataFrame, prof, local, gamma: int = 4, columns=()) -> dict[str, dict]:
-    """The timing sources of the real pair's Table 6, each a dict of FSD's and SD's ``sim.FSDConfig`` and AR's seconds per
-    token (None: Table 4's T_t + T_c):
-
-    - ``this CPU``: the pair's passes measured here (``pass_times.csv``): drafting γ tokens, SD verifying γ + 1 tokens,
-      FSD's verification paying for every exit's outcome; AR = one target step; T_c the measured loopback round trip
-      (``local``, one machine plays client and server); one pre-drafting thread (the client's one core);
-    - ``paper <client> <set>``: the paper's Table 5 timings of each of ``columns`` (client, model set) as published;
-    - ``verification = one step``: an accelerator's regime, where verifying γ + 1 tokens costs one target step and the
-      exits come free with the layers (the paper's assumption); T_d = the pair's measured draft step, so the pair's own
-      c = draft step / target step; T_c as for this CPU; 15 pre-drafting threads (the paper's common limit)."""
-    p = passes.set_index("quantity").value
-    need = {"draft_step_s", "target_step_s", "draft_gamma_s", "verify_s", "verify_exits_s"} - set(p.index)
-    if need:
-        raise ValueError(f"pass_times lacks {sorted(need)}")
-    t_c = float(next(iter(local.runtime.values()))["T_c_s"])
-    cpu = sim.FSDConfig(gamma=gamma, T_d=p.draft_gamma_s / gamma, T_t=p.verify_s, T_c=t_c, threads=1)
-    out = {"this CPU": dict(sd=cpu, fsd=cpu.with_(T_t=float(p.verify_exits_s)), ar_token_s=p.target_step_s + t_c)}
-    for client, set_name in columns:
-        cfg = sim.FSDConfig.from_profile(prof, f"{client}_{set_name}", gamma=gamma)
-        out[f"paper {client} {set_name}"] = dict(sd=cfg, fsd=cfg, ar_token_s=None)
-    acc = sim.FSDConfig(gamma=gamma, T_d=float(p.draft_step_s), T_t=float(p.target_step_s), T_c=t_c, threads=15)
-    out["verification = one step"] = dict(sd=acc, fsd=acc, ar_token_s=p.target_step_s + t_c)
-    return out
-
-
 def pass_times(draft, ee, s) -> pd.DataFrame:
     """The pair's passes (``early_exit.passes.pair_passes``) -> ``pass_times.csv``."""
     frame = pd.DataFrame([dict(quantity=k, value=v, gamma=s["gamma"]) for k, v in pair_passes(draft, ee, s["gamma"]).items()])
@@ -196,7 +170,7 @@ def section(cmp, paper, prof, local, zoo_avg: pd.DataFrame, base: sim.FSDConfig,
     out = dict(exit_agreement=offline.agreement_table(rp["exit_agreement.csv.gz"], n_boot, seed),
                model_quantities=sim.stated_intervals(rounds, n_boot, seed), concurrent_vs_sim=cc)
     traces = traces_by_benchmark(rounds)
-    out["table6"] = sim.evaluate_sources(traces, sources(rp["pass_times.csv"], prof, local, columns=vt.COLUMNS))
+    out["table6"] = sim.evaluate_sources(traces, sim.timing_sources(rp["pass_times.csv"], prof, local, columns=vt.COLUMNS))
     vt.realpair(cmp, paper, meta, out["model_quantities"], out["table6"], zoo_avg)
     tr, prefix = traces["GSM8K"], f"{vt.REAL}: "
     n_exits = tr[0][0].n_layers - 1

@@ -1,7 +1,5 @@
-"""venkatesha2025: the zoo runs behind Tables 2 and 6.
+"""venkatesha2025: the zoo runs behind Table 6 (Table 2's adapters and agreement: ``early_exit.zoo_adapters``).
 
-- ``adapters`` (Table 2): the committed early-exit adapters of each zoo target, and each exit's agreement
-  with the final layer on held-out text, trained and untrained (the logit lens);
 - ``table6_runs`` (Table 6): greedy SD with early-exit verification of each model set on held-out prompts of
   the zoo domain standing in for each benchmark (``early_exit.collect_traces``), then the FSD protocol
   simulated on every client's Table 5 timings (``early_exit.sim.evaluate``); ``variants`` re-simulates the
@@ -9,11 +7,9 @@
 """
 from __future__ import annotations
 
-import json
 from typing import Mapping
 
 import pandas as pd
-import torch
 
 from .. import early_exit, zoo
 from ..early_exit import sim
@@ -25,28 +21,6 @@ BENCHMARKS = {"MT-bench": ("chat", 0), "HumanEval": ("code", 0), "GSM8K": ("math
               "CNN/DM": ("summarize", 0), "NQ": ("qa", 0)}
 METRICS = ["speedup_ar_sd", "speedup_sd_fsd", "tau", "stated_miss_rate", "stated_avg_ee", "stated_avg_ee_depth", "miss_rate", "avg_hit_exit", "avg_hit_exit_depth", "avg_ee",
            "avg_ee_depth"]
-
-
-def adapters(records_per_domain: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Table 2 of the zoo (one row per target with committed adapters) and per-exit agreement with the final
-    layer on held-out text (``records_per_domain`` records per domain, 128 tokens), adapters vs logit lens."""
-    targets = [t for t in zoo.TARGETS if (early_exit.ADAPTERS / t / "meta.json").exists()]
-    metas = {t: json.loads((early_exit.ADAPTERS / t / "meta.json").read_text()) for t in targets}
-    t2 = pd.DataFrame([dict(model=t, exits=m["n_exits"], exits_per_layer=m.get("per_layer", 1), bottleneck=m["rank"],
-                            params=m["trainable_params"], pct_params=round(100 * m["param_fraction"], 3),
-                            context=m["context"], steps=m["steps_done"], train_minutes=round(m["train_seconds"] / 60, 1),
-                            device=m["device"]) for t, m in metas.items()])
-    tok = zoo.load_tokenizer()
-    held = [torch.tensor(tok(r["prompt"] + r["completion"])["input_ids"][:128])[None]
-            for d in zoo.DOMAINS for r in zoo.eval_records(d, records_per_domain)]
-    agree = []
-    for t in targets:
-        ee_t, _ = early_exit.load(zoo.load_model(t), early_exit.ADAPTERS / t)
-        lens = early_exit.EarlyExits(ee_t.target, rank=ee_t.rank, per_layer=ee_t.per_layer)  # untrained = logit lens
-        for kind, model in (("adapters", ee_t), ("logit lens (no training)", lens)):
-            a, c = early_exit.agreement(model, held)
-            agree += [dict(model=t, exits=kind, position=k + 1, agreement=a[k], confidence=c[k]) for k in range(len(a))]
-    return t2, pd.DataFrame(agree)
 
 
 def table6_runs(model_sets: Mapping[str, tuple[str, str]], prof, n_prompts: int, max_new: int, seed: int):

@@ -20,8 +20,8 @@ import pandas as pd
 
 from .. import claims, paths
 from ..compare import Cell, Comparison, null_tolerance
+from ..early_exit import verdicts as vx
 from ..solvers import venkatesha2025 as v
-from . import venkatesha2025 as vx
 
 CLIENTS = ("jetson", "rtx")
 # Table 6's columns: (client, model set), model sets in v.MODEL_SETS' order, Jetson before RTX
@@ -349,33 +349,12 @@ def paper_table9(paper: Mapping) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------------------ inputs and runs
-def require_inputs(model_sets: Mapping[str, tuple[str, str]]) -> None:
-    """Every model set needs its committed checkpoints and early-exit adapters (`make zoo` builds them)."""
-    from ..early_exit import ADAPTERS
-    for d, t in model_sets.values():
-        for need in (paths.ZOO / d / "card.json", paths.ZOO / t / "card.json", ADAPTERS / t / "meta.json"):
-            if not need.exists():
-                raise FileNotFoundError(f"{need} is missing: `make zoo` builds it (python -m specedge.zoo build; "
-                                        "python -m specedge.early_exit build)")
-
-
 def measured(name: str) -> pd.DataFrame:
     """A committed measurement of ``data/venkatesha2025/`` (``name``.csv), never taken during the notebook."""
     path = paths.DATA / "venkatesha2025" / f"{name}.csv"
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: `make profiles` measures it (python -m specedge.experiments.venkatesha2025_measure)")
     return pd.read_csv(path)
-
-
-def timings(*profiles) -> pd.DataFrame:
-    """Table 5's timings of each runtime of each profile (per-round drafting at gamma = 4, ms)."""
-    rows = []
-    for p in profiles:
-        for name in p.runtime:
-            t = v.Timings.from_profile(p, name)
-            rows.append(dict(profile=p.name, runtime=name, T_d_gamma4_ms=1e3 * 4 * t.T_d, T_t_ms=1e3 * t.T_t,
-                             c=round(t.c, 3), T_c_ms=1e3 * t.T_c, threads=t.threads))
-    return pd.DataFrame(rows)
 
 
 # ------------------------------------------------------------------------------------ Sec 4.3 ablations

@@ -11,20 +11,9 @@ import datetime as dt
 
 import torch
 
-from .. import hardware, timing, zoo
-from ..profiling import device_description, time_pass
+from .. import hardware, zoo
+from ..profiling import device_description, pass_times
 from ..solvers import zheng2025 as tkslt
-
-
-def measure_pass_times(model, context: int = 64, new_tokens=(1, 5), repeats: int = 30) -> dict:
-    """Seconds of one forward pass (batch 1) with ``context`` cached tokens, for each ``new_tokens``.
-
-    The fastest of the repeats is kept (``specedge.timing``). This is the
-    explicit measuring step behind ``python -m specedge.experiments.zheng2025_measure measure``; notebooks read
-    the stored profile instead of timing while they run.
-    """
-    return {q: timing.summary(time_pass(model, 1, q, context, repeats=repeats, warmup=3))["seconds"]
-            for q in new_tokens}
 
 
 def main(argv=None) -> int:
@@ -52,7 +41,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
     runtime = {}
     for name_ in models:
-        t = measure_pass_times(zoo.load_model(name_))
+        t = pass_times(zoo.load_model(name_))
         runtime[name_] = {"model": "seconds per forward pass, batch 1, 64 cached tokens",
                           "decode_s": t[1], "verify5_s": t[5]}
         print(f"{name_}: 1 token {t[1] * 1e3:.3f} ms, 5 tokens {t[5] * 1e3:.3f} ms")

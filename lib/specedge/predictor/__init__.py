@@ -15,10 +15,12 @@ One module per idea; every public name is importable from ``specedge.predictor``
 | ``controller`` | the stop-at-first-predicted-rejection controller, Table 5's ablation, its replay on traces |
 | ``traces`` | fixed-window traces of the zoo, zoo prompts, the committed trace files (zoo, real pair) |
 | ``latency`` | Table 11's single-sample latency statistics |
+| ``figures`` | Figs 2-3 (statistics vs acceptance, Pearson r), Fig 10 (confusion matrices), Theorem 1's curves (import it by name) |
 | ``verdicts`` | the rules and thresholds deciding the notebook's claims (Figs 2-3, Tables 4-5, Theorem 1) |
 | ``cli`` | ``python -m specedge.predictor build / train / latency / realpair`` |
 """
-from .controller import StopAtFirstPredictedRejection, controller_ablation, draft_passes, replay_stop_rule
+from .controller import (StopAtFirstPredictedRejection, ablation_over_drafts, controller_ablation, draft_passes,
+                         replay_stop_rule)
 from .dataset import (FEATURES, STATS, binned_acceptance, build_dataset, data_splits, dataset_summary, features,
                       pearson_table, split_by_prompt, statistic_views, test_prompts)
 from .intervals import bootstrap_metrics, bootstrap_statistic, bootstrap_table, repeated_splits, side_by_side, spread
@@ -26,15 +28,16 @@ from .latency import latency_table, measure_latency
 from .metrics import confusion, fpr_at_rec1, metrics, operating_point, roc_auc
 from .models import (FAMILIES, LABELS, SCAN_GRIDS, TRAINERS, Forest, Predictor, evaluate, scan, train_all,
                      train_lightgbm, train_mlp, train_random_forest, train_xgboost)
-from .operating import (EQUAL_COL, EQUAL_REC1, UNPENALISED, balanced_weight, fpr_ratio, paper_operating_points,
-                        trainer_kwargs)
-from .persistence import PREDICTORS, REALPAIR, load, save
+from .operating import (EQUAL_COL, EQUAL_REC1, UNPENALISED, balanced_weight, evaluate_at_thresholds, fpr_ratio,
+                        paper_operating_points, trainer_kwargs)
+from .persistence import PREDICTORS, REALPAIR, load, load_realpair, require_committed, save
 from .theorem1 import expected_waste, first_rejection_pmf, simulate_waste, waste_bound
-from .traces import (REALPAIR_TRACES, TRACE_COLUMNS, TRACES, generate_traces, load_realpair_traces, load_trace_data,
+from .traces import (REALPAIR_TRACES, TRACE_COLUMNS, TRACES, draft_order, generate_traces, load_realpair_traces, load_trace_data,
                      position_acceptance, zoo_prompts)
 from .cli import main
 
 __all__ = [
+    "ablation_over_drafts", "evaluate_at_thresholds", "load_realpair", "require_committed", "draft_order",
     "FEATURES", "STATS", "FAMILIES", "build_dataset", "dataset_summary", "split_by_prompt",
     "confusion", "roc_auc", "metrics", "operating_point", "fpr_at_rec1", "Predictor", "train_mlp",
     "train_random_forest", "train_xgboost", "train_lightgbm", "scan", "SCAN_GRIDS", "TRAINERS", "save", "load",

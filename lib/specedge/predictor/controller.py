@@ -11,11 +11,13 @@ rule, ``expected_waste(..., inclusive=True)``).
 """
 from __future__ import annotations
 
+from typing import Mapping, Sequence
+
 import numpy as np
 import pandas as pd
 import torch
 
-from .. import sampling
+from .. import sampling, zoo
 from .dataset import STATS, features
 from .models import Predictor
 
@@ -139,3 +141,23 @@ def replay_stop_rule(traces: pd.DataFrame, predictor, exclusive: bool = True) ->
         rows.append({**dict(zip(keys, key)), "drafted_OFF": k, "accepted_OFF": accepted,
                      "drafted_ON": stop, "accepted_ON": min(accepted, stop)})
     return pd.DataFrame(rows)
+
+
+def ablation_over_drafts(drafts: Sequence[str], target: str, ids: Mapping, domains: Sequence[str], controlled: Mapping,
+                         window: int, tokens: int, temperature: float, seed: int):
+    """For every draft, the test prompts decoded with a fixed window (OFF) and with each predictor's
+    stop-at-first-predicted-rejection controller (``controller_ablation``); returns the rounds, the
+    drafts' parameter counts and the prompts (of the last draft; every draft decodes the same texts)."""
+    from .traces import zoo_prompts
+    frames, sizes, prompts = [], {}, []
+    for d in drafts:
+        d_model, t_model, tok = zoo.load_pair(d, target)
+        sizes[d] = sum(p.numel() for p in d_model.parameters())
+        prompts = []
+        for dom in domains:
+            pool = zoo_prompts(tok, [dom], max(ids[dom]) + 1)[dom]
+            prompts += [pool[j] for j in ids[dom]]
+        ab = controller_ablation(d_model, t_model, prompts, controlled, window=window,
+                                   max_new_tokens=tokens, temperature=temperature, seed=seed)
+        frames.append(ab.assign(draft=d))
+    return pd.concat(frames, ignore_index=True), sizes, prompts

@@ -26,7 +26,7 @@ from .. import claims
 from .dataset import data_splits, features
 from .intervals import COLUMNS
 from .metrics import fpr_at_rec1, metrics
-from .models import FAMILIES, LABELS, TRAINERS, Predictor
+from .models import FAMILIES, LABELS, TRAINERS, Predictor, evaluate
 
 THRESHOLD = 0.5                               # the default decision threshold of every family (App B)
 EQUAL_REC1 = 0.8                              # the coverage at which families are compared beyond the paper
@@ -107,3 +107,15 @@ def summary(op: pd.DataFrame) -> pd.DataFrame:
     95 % t-interval (``claims.mean_interval``)."""
     return pd.DataFrame([dict(predictor=p, metric=c, seeds=len(g), **dict(zip(("mean", "low", "high"), claims.mean_interval(g[c]))))
                          for p, g in op.groupby("predictor", sort=False) for c in (*COLUMNS, EQUAL_COL)])
+
+
+def evaluate_at_thresholds(preds: Mapping, test: pd.DataFrame):
+    """Tables 4 and 10 of ``preds`` on ``test`` at their operating points, Table 4 at threshold 0.5, and each
+    predictor's FPR at equal coverage Rec1 in {0.6, 0.7, 0.8, 0.9}."""
+    table4, table10 = evaluate(preds, test)
+    default = {f: Predictor(p.family, p.model, p.params, 0.5) for f, p in preds.items()}
+    table4_05, _ = evaluate(default, test)
+    y_test, x_test = test["label"].to_numpy(), features(test)
+    equal = pd.DataFrame([{"predictor": p.label, "Rec1": c, "FPR": fpr_at_rec1(y_test, p.predict_proba(x_test), c)}
+                          for p in preds.values() for c in (0.6, 0.7, 0.8, 0.9)])
+    return table4, table10, table4_05, equal

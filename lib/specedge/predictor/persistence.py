@@ -4,6 +4,7 @@ The committed predictors live in ``PREDICTORS`` (``data/predictor``).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from safetensors.torch import load_file as _torch_load, save_file as _torch_save
 
 from .. import paths
 from .models import FAMILIES, Forest, Predictor, _MLP
+from .traces import REALPAIR_TRACES, TRACES, load_realpair_traces
 
 PREDICTORS = paths.DATA / "predictor"
 REALPAIR = PREDICTORS / "realpair"   # the four families retrained on the real pair's traces (``cli realpair``)
@@ -72,3 +74,28 @@ def load(directory, name: str) -> Predictor:
     else:
         raise ValueError(f"{file}: family must be one of {FAMILIES}, got {family!r}")
     return Predictor(family, model, meta["params"], float(meta["threshold"]), tuple(meta["features"]))
+
+
+def require_committed() -> dict:
+    """The committed zoo traces, predictors and zoo a predictor user needs (`make zoo` builds them; missing is an
+    error); returns the predictors' ``meta.json``."""
+    for need in (PREDICTORS / "meta.json", TRACES / "li2026_traces.csv.gz", paths.ZOO / "target-m" / "card.json"):
+        if not need.exists():
+            raise FileNotFoundError(f"{need} is missing: `make zoo` builds it (python -m specedge.zoo build; "
+                                    "python -m specedge.predictor build)")
+    return json.loads((PREDICTORS / "meta.json").read_text())
+
+
+def load_realpair():
+    """The real pair's predictors' ``meta.json`` and its committed traces; an error names the
+    command that trains the predictors when they are missing or older than the traces."""
+    need = [REALPAIR / n for n in ("meta.json", "repeated_splits.csv", *(f"{f}.json" for f in FAMILIES))]
+    missing = [str(n.relative_to(paths.ROOT)) for n in need if not n.exists()]
+    if missing:
+        raise FileNotFoundError(f"{missing} missing: `python -m specedge.predictor realpair` trains them from "
+                                f"{REALPAIR_TRACES.relative_to(paths.ROOT)}")
+    meta = json.loads((REALPAIR / "meta.json").read_text())
+    if hashlib.sha256(REALPAIR_TRACES.read_bytes()).hexdigest() != meta["traces_sha256"]:
+        raise ValueError(f"{REALPAIR_TRACES.relative_to(paths.ROOT)} changed since data/predictor/realpair was trained: "
+                         "rerun `python -m specedge.predictor realpair`")
+    return meta, load_realpair_traces()

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import paths, sampling
+from .. import paths, sampling, zoo
 from .dataset import STATS
 
 TRACES = paths.DATA / "traces"
@@ -107,3 +107,9 @@ def load_realpair_traces(path: Path | None = None) -> pd.DataFrame:
     if missing:
         raise ValueError(f"{path}: missing trace columns {missing}")
     return out.assign(draft=REAL[0], target=REAL[1])
+
+
+def draft_order(traces: pd.DataFrame) -> list[str]:
+    """The traces' drafts, the zoo's smallest first."""
+    present = list(dict.fromkeys(traces["draft"]))
+    return [d for d in zoo.DRAFTS if d in present] + sorted(set(present) - set(zoo.DRAFTS))

@@ -5,13 +5,14 @@ wasted draft tokens per round of a frame of rounds.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .. import sampling
 from .controller import replay_stop_rule
+from .intervals import bootstrap_statistic
 from .models import LABELS
 from .theorem1 import expected_waste, simulate_waste, waste_bound
 from .traces import position_acceptance
@@ -85,3 +86,32 @@ def theorem1_real(real_traces: pd.DataFrame, meta: Mapping, real_preds: Mapping,
     print(f"real pair alpha_i = {np.round(alpha, 3)} (K_max = {window}); fixed window wastes "
           f"{float((replay.drafted_OFF - replay.accepted_OFF).mean()):.2f} tokens per round")
     return by_fpr(pd.DataFrame(rows))
+
+
+def ablation_summary(runs: pd.DataFrame, sizes: Mapping[str, int]):
+    """Table 5's view of ``controller.ablation_over_drafts`` runs: acceptance OFF / ON (WISP's MLP), relative improvement and wasted tokens per
+    round, one row per draft, smallest first; and the OFF/ON rounds (``ablation``)."""
+    ablation = runs[runs["mode"].isin(["OFF", LABELS["mlp"]])].replace({"mode": {LABELS["mlp"]: "ON"}})
+    by_size = sorted(sizes, key=sizes.get)  # smallest draft first
+    t5 = ablation.groupby(["draft", "mode"]).apply(rate, include_groups=False).unstack("mode").reindex(by_size)[["OFF", "ON"]]
+    t5.insert(0, "draft_params", [sizes[d] for d in t5.index])
+    t5["improvement_pct"] = 100 * (t5.ON / t5.OFF - 1)
+    w5 = ablation.groupby(["draft", "mode"]).apply(waste, include_groups=False).unstack("mode").reindex(by_size)
+    t5["wasted_per_round_OFF"], t5["wasted_per_round_ON"] = w5.OFF, w5.ON
+    return t5, ablation
+
+
+def replay_summary(real_traces: pd.DataFrame, test_prompts: Sequence[str], mlp, label: str, n_boot: int, seed: int):
+    """Table 5 of fixed-window traces (the real pair's), replayed (no model run: ``replay_stop_rule``) on its
+    test prompts; the relative improvement with a 95 % prompt bootstrap. Returns the one-row table and the rounds."""
+    in_test = real_traces.domain.str.cat(real_traces.prompt.astype(str), sep="/").isin(test_prompts)
+    replay = replay_stop_rule(real_traces[in_test], mlp)
+    replay["key"] = replay.domain + "/" + replay.prompt.astype(str)
+    rate_of = lambda f, m: sampling.acceptance_rate(f[f"accepted_{m}"].to_numpy(), f[f"drafted_{m}"].to_numpy())
+    gain_of = lambda f: 100 * (rate_of(f, "ON") / rate_of(f, "OFF") - 1)
+    gain = bootstrap_statistic(replay, replay.key, gain_of, n=n_boot, seed=seed)
+    t5 = pd.DataFrame([dict(draft=label, rounds=len(replay), prompts=replay.key.nunique(), OFF=rate_of(replay, "OFF"),
+                            ON=rate_of(replay, "ON"), improvement_pct=gain[0], improvement_low=gain[1], improvement_high=gain[2],
+                            wasted_per_round_OFF=float((replay.drafted_OFF - replay.accepted_OFF).mean()),
+                            wasted_per_round_ON=float((replay.drafted_ON - replay.accepted_ON).mean()))]).set_index("draft")
+    return t5, replay

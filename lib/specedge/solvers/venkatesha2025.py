@@ -214,3 +214,13 @@ def table8_replay(t_sync: float = 0.0) -> dict[str, float]:
     out["c"] = t.c
     return out
 
+
+def timings_table(*profiles) -> pd.DataFrame:
+    """Table 5's timings of each runtime of each profile (per-round drafting at gamma = 4, ms)."""
+    rows = []
+    for p in profiles:
+        for name in p.runtime:
+            t = Timings.from_profile(p, name)
+            rows.append(dict(profile=p.name, runtime=name, T_d_gamma4_ms=1e3 * 4 * t.T_d, T_t_ms=1e3 * t.T_t,
+                             c=round(t.c, 3), T_c_ms=1e3 * t.T_c, threads=t.threads))
+    return pd.DataFrame(rows)

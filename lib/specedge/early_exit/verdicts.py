@@ -1,9 +1,6 @@
-"""venkatesha2025 Section 7 ablations on the FSD simulation: Table 7, Fig 4a, Fig 4b and their verdicts.
-
-Sweeps (``early_exit.sim``, re-exported here): ``queue_policies`` (Table 7), ``threads_sweep`` (Fig 4a),
-``gamma_sweep`` (Fig 4b).
-
-Verdicts (what decides each of the paper's statements; the notebook words the row and its note):
+"""The rules deciding the FSD simulation's claims (venkatesha2025 Sec 7) on the sweeps of ``early_exit.sim``:
+``queue_policies`` (Table 7), ``threads_sweep`` (Fig 4a), ``gamma_sweep`` (Fig 4b); the notebook words the row and
+its note.
 
 - Table 7: ``misses_fall_with_threads``, ``server_priority_helps``, ``server_priority_gain_shrinks``,
   ``client_priority_helps``;
@@ -21,7 +18,6 @@ import pandas as pd
 
 from .. import claims
 from ..claims import Claim
-from ..early_exit.sim import gamma_sweep, queue_policies, threads_sweep  # noqa: F401 (the sweeps, re-exported)
 
 
 # ------------------------------------------------------------------------------------ Table 7 verdicts

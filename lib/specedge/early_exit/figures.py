@@ -1,0 +1,48 @@
+"""Figures of the FSD protocol any of its users draws (venkatesha2025 Figs 4a and 4b): the speedup and cache-miss rate
+over pre-drafting threads and over the draft length, and each exit's agreement with the final layer. Each returns the
+matplotlib figure; the caller saves it with its data (``plotting.save``)."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+
+def threads_figure(f4a: pd.DataFrame):
+    """SD->FSD speedup and cache-miss rate against the number of pre-drafting threads (``sim.threads_sweep``)."""
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    ax.plot(f4a.threads, f4a.speedup_sd_fsd, "o-", label="speedup SD → FSD")
+    ax.set_xlabel("early-exit threads")
+    ax.set_ylabel("speedup (×)")
+    ax2 = ax.twinx()
+    ax2.plot(f4a.threads, 100 * f4a.miss_rate, "s--", color="tab:orange", label="cache miss")
+    ax2.set_ylabel("cache-miss rate (%)")
+    ax2.grid(False)
+    fig.legend(loc="upper center", ncol=2, fontsize=8)
+    return fig
+
+
+def gamma_figure(f4b: pd.DataFrame):
+    """AR->SD and SD->FSD speedups against the draft length gamma (``sim.gamma_sweep``)."""
+    long = f4b.melt(id_vars="gamma", value_vars=["speedup_ar_sd", "speedup_sd_fsd"], var_name="speedup", value_name="x")
+    long["speedup"] = long.speedup.map({"speedup_ar_sd": "AR → SD", "speedup_sd_fsd": "SD → FSD"})
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    sns.lineplot(data=long, x="gamma", y="x", hue="speedup", marker="o", ax=ax)
+    ax.axhline(1, color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("draft tokens γ")
+    ax.set_ylabel("speedup (×)")
+    return fig
+
+
+def exit_agreement_figure(agree: pd.DataFrame):
+    """Per exit (fraction of depth): agreement of the exit's argmax with the final layer's, trained adapters vs the logit
+    lens, with the 95 % intervals of ``early_exit.offline.agreement_table``."""
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for kind, label in (("adapters", "early exit (adapter)"), ("lens", "logit lens (no adapter)")):
+        a = agree[agree.kind == kind]
+        ax.plot(a.depth, 100 * a.agreement, "o-", ms=3, label=label)
+        ax.fill_between(a.depth, 100 * a.low, 100 * a.high, alpha=0.25)
+    ax.set_xlabel("exit depth (layer / 28)")
+    ax.set_ylabel("agreement with the final exit (%)")
+    ax.legend(fontsize=8)
+    return fig

@@ -1,0 +1,77 @@
+"""Figures of the rejection predictor any of its users draws: acceptance against each token statistic and their
+Pearson r (li2026 Figs 2-3), the row-normalised confusion matrices (Fig 10), Theorem 1's expected waste over FP (App A).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from .. import plotting
+from .dataset import STATS
+from .models import FAMILIES, LABELS
+from .waste import FPS
+
+UNITS = dict(max_prob="confidence (max prob)", entropy="entropy (nats)", margin="top-2 margin (prob)",
+             logit_std="logit std (logit units)")
+
+
+def statistic_figures(fig2: pd.DataFrame, fig3: pd.DataFrame, out, suffix: str = "", drafts: Sequence[str] = ()) -> pd.DataFrame:
+    """Fig 2 (acceptance per decile of each statistic) and Fig 3 (Pearson r), saved under stems ending in
+    ``suffix``; returns the pooled Pearson r per statistic and temperature."""
+    g = sns.relplot(data=fig2, x="value", y="acceptance", hue="temperature", col="statistic", kind="line",
+                    marker="o", facet_kws=dict(sharex=False), height=2.8, aspect=1.0)
+    for ax, s in zip(g.axes.flat, STATS):
+        ax.set_title(s)
+        ax.set_xlabel(UNITS[s])
+    g.axes.flat[0].set_ylabel("acceptance rate")
+    plotting.save(g.figure, fig2, out, "fig2_stats_vs_acceptance" + suffix)
+    g3 = sns.catplot(data=fig3, x="statistic", y="pearson_r", hue="draft", hue_order=["all", *drafts],
+                     col="temperature", kind="bar", height=3.2, aspect=1.1)
+    g3.set_titles("{col_name}")
+    for ax in g3.axes.flat:
+        ax.axhline(0, color="k", lw=0.8)
+    g3.axes.flat[0].set_ylabel("Pearson r with acceptance")
+    plotting.save(g3.figure, fig3, out, "fig3_pearson" + suffix)
+    return fig3[fig3.draft == "all"].pivot(index="statistic", columns="temperature", values="pearson_r")
+
+
+def confusion_figure(table10: pd.DataFrame):
+    """The row-normalised confusion matrix of each predictor; returns the figure and its data."""
+    fig, axes = plt.subplots(1, 4, figsize=(13, 3.2), sharey=True)
+    rows = []
+    for k, (ax, (_, c)) in enumerate(zip(axes, table10.iterrows())):
+        m = np.array([[c.TN_pct, c.FP_pct], [c.FN_pct, c.TP_pct]]) / 100
+        sns.heatmap(m, annot=True, fmt=".2f", vmin=0, vmax=1, cmap="Blues", cbar=False, ax=ax,
+                    xticklabels=["pred rejected", "pred accepted"], yticklabels=["rejected", "accepted"])
+        ax.set_title(c.predictor)
+        ax.set_xlabel("prediction")
+        ax.set_ylabel("true class" if k == 0 else "")
+        ax.tick_params(labelleft=k == 0)
+        rows += [dict(predictor=c.predictor, true=t, pred=p, fraction=m[i, j])
+                 for i, t in enumerate(["rejected", "accepted"]) for j, p in enumerate(["rejected", "accepted"])]
+    fig.tight_layout()
+    return fig, pd.DataFrame(rows)
+
+
+def theorem1_figure(thm: pd.DataFrame, points: pd.DataFrame):
+    """The curves of ``waste.theorem1_curves`` with E[W] at predictors' (Rec1, FPR) points, ``source`` "paper Table 4" hollow."""
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for rec1, g in thm.groupby("rec1"):
+        ax.plot(g.fp, g.closed_form, label=f"closed form, Rec$_1$={rec1}")
+        ax.errorbar(g.fp, g.monte_carlo, yerr=2 * g.mc_se, fmt="o", ms=3, color=ax.lines[-1].get_color())
+    g = thm[thm.rec1 == 0.95]
+    ax.plot(g.fp, g.closed_form_inclusive, ":", color="grey", label="inclusive rule (flagged token sent), Rec$_1$=0.95")
+    ax.plot(FPS, thm.groupby("fp").bound_eq31.first(), "k--", label="bound eq (31)")
+    markers = dict(zip((LABELS[f] for f in FAMILIES), "*^sD"))
+    for _, p in points.iterrows():
+        hollow = p.source == "paper Table 4"
+        ax.scatter(p.FPR, p.expected_waste, marker=markers[p.predictor], s=70, zorder=5, edgecolors="k",
+                   facecolors="none" if hollow else "k", label=f"{p.predictor}, {p.source}")
+    ax.set_xlabel("false-alarm rate at the first rejection FP")
+    ax.set_ylabel("E[W] (wasted draft tokens / round)")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return fig
