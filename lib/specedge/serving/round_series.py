@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from .. import sampling
+from .interfaces import Pending
 from .metrics import verified
 
 
@@ -58,6 +59,14 @@ def time_split(log: pd.DataFrame) -> dict[str, float]:
     prev_end = b["end"].shift(1).fillna(b["first"].iloc[0] - rows["t_draft"].max() if len(b) else 0.0)
     receiving = float((b["start"] - prev_end).clip(lower=0).sum())
     return dict(receiving=receiving, verification=float(b["verify"].sum()), sending=float(b["send"].sum()))
+
+
+def sync_round_seconds(times, k) -> float:
+    """One synchronous round's seconds under ``times`` (``twin.Times``) when client i drafts ``k[i]`` tokens: the
+    slowest drafter, the longest request on the link, the batched pass over every client and the reply."""
+    batch = [Pending(client=i, session="", round=0, arrival=0.0, n_draft=int(s), n_new=int(s) + 1) for i, s in enumerate(k)]
+    return (max(times.draft[i](int(s)) for i, s in enumerate(k)) + times.up(0, int(max(k))) + times.verify(batch)
+            + times.down(0))
 
 
 def moving(series: pd.Series, window: int = 10) -> tuple[pd.Series, pd.Series]:
