@@ -26,3 +26,10 @@ def test_sync_round_seconds_adds_the_slowest_drafter_the_longest_request_the_pas
     # drafting max(3 x 0.5, 5 x 0.25) = 1.5; up 0.1 + 8 x 50 / 8 = 50.1 (S = 5); pass 0.01 x (4 + 6); down 0.1 + 4
     assert round_series.sync_round_seconds(tm, np.array([3, 5])) == pytest.approx(1.5 + 50.1 + 0.1 + 4.1)
     assert [(p.client, p.n_draft, p.n_new) for p in seen[0]] == [(0, 3, 4), (1, 5, 6)]
+
+
+def test_estimate_distance_is_the_norm_per_round_with_labels_first():
+    est = pd.DataFrame(dict(batch=[0, 0, 1, 1], client=[1, 0, 0, 1], X=[4.0, 1.0, 3.0, 2.0]))
+    d = round_series.estimate_distance(est, np.array([0.0, 0.0]), config="c", experiment="e")
+    assert list(d.columns) == ["config", "experiment", "iteration", "distance"]
+    assert d.iteration.tolist() == [1, 2] and d.distance.to_numpy() == pytest.approx([17 ** 0.5, 13 ** 0.5])

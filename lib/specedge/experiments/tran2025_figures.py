@@ -114,6 +114,14 @@ def _tie_or_loss(c_holds: bool, a, b) -> str:
     return "" if c_holds else "unexplained" if hi < 0 else "models"
 
 
+def _ends_above(f: pd.DataFrame) -> tuple[claims.Claim, claims.Claim]:
+    """"GOODSPEED ends above both baselines" over ``f``'s seeds (a column per policy; paired 95 % intervals) and
+    its null, GOODSPEED replaced by Fixed-S (no effect of the policy)."""
+    finals = {p: f[p].to_numpy() for p in ex.POLICIES}
+    return (claims.interval_argmax_is(finals, "GOODSPEED"),
+            claims.interval_argmax_is({**finals, "GOODSPEED": finals["Fixed-S"]}, "GOODSPEED"))
+
+
 def fig4_rows(configs, fig4: pd.DataFrame, iterations: int, *, tags: dict | None = None, why=None) -> list[dict]:
     """Ends above both baselines (paired 95 % intervals over seeds), above ⌊C/N⌋, starts lower (the mean U
     over the first tenth of the run, paired intervals) and the stabilisation iteration (full horizon only).
@@ -129,9 +137,7 @@ def fig4_rows(configs, fig4: pd.DataFrame, iterations: int, *, tags: dict | None
     rows = []
     for cfg in configs:
         f = finals.loc[cfg.name]
-        c = claims.interval_argmax_is({p: f[p].to_numpy() for p in ex.POLICIES}, "GOODSPEED")
-        null = claims.interval_argmax_is({**{p: f[p].to_numpy() for p in ex.POLICIES}, "GOODSPEED": f["Fixed-S"].to_numpy()},
-                                         "GOODSPEED")
+        c, null = _ends_above(f)
         best = max(ex.POLICIES[1:], key=lambda p: f[p].mean())
         tag = (tags or {}).get(cfg.name, "")
         cause, note = (why(cfg.name) if why else
@@ -398,9 +404,7 @@ def theorem1(configs, acceptance, prof, runs, estimates, *, seeds, iterations: i
                               for _, g in fu.groupby("policy", sort=False)]
         iid_rows.append(t)
         _, est_iid = ex.run_twin(cfg, "GOODSPEED", ex.sync_times(cfg), iid, rounds=iterations, seed=seed, beta=beta, eta=eta, wl=wl_iid)
-        X = est_iid.pivot(index="batch", columns="client", values="X")
-        dist_rows.append(pd.DataFrame(dict(config=cfg.name, experiment="(a) i.i.d., exact x*", iteration=X.index + 1,
-                                           distance=np.linalg.norm(X.to_numpy() - opt_iid.x, axis=1))))
+        dist_rows.append(round_series.estimate_distance(est_iid, opt_iid.x, config=cfg.name, experiment="(a) i.i.d., exact x*"))
         alpha = client_mix.client_alpha(acceptance, ex.workload(cfg))
         opt = gs.optimum(alpha, cfg.capacity)
         per_sec = None
@@ -412,9 +416,8 @@ def theorem1(configs, acceptance, prof, runs, estimates, *, seeds, iterations: i
                                 x_star_iid=round(float(opt_iid.x[i]), 6), alpha=round(float(alpha[i]), 6), C=cfg.capacity,
                                 x_star=round(float(opt.x[i]), 6),
                                 x_star_per_second=round(float(per_sec.x[i]), 4) if per_sec else np.nan))
-        est = estimates[cfg.name, "GOODSPEED"].pivot(index="batch", columns="client", values="X")
-        dist_rows.append(pd.DataFrame(dict(config=cfg.name, experiment="(b) trace-driven, pooled-α x*", iteration=est.index + 1,
-                                           distance=np.linalg.norm(est.to_numpy() - opt.x, axis=1))))
+        dist_rows.append(round_series.estimate_distance(estimates[cfg.name, "GOODSPEED"], opt.x, config=cfg.name,
+                                                        experiment="(b) trace-driven, pooled-α x*"))
         for pol in pols_all:
             if (cfg.name, pol) in runs:
                 u = round_series.utility_curve(runs[cfg.name, pol])
@@ -569,9 +572,7 @@ def fig4_realpair(configs, *, seeds, iterations: int, beta: float, eta: float, s
         alpha_rp = client_mix.client_alpha(acc_rp, wl_rp(seed))
         fu = ex.final_utilities(cfg, ex.POLICIES, acc_rp, seeds=seeds, rounds=iterations, beta=beta, eta=eta, wl_of=wl_rp)
         f = fu.pivot(index="seed", columns="policy", values="utility")
-        c = claims.interval_argmax_is({p: f[p].to_numpy() for p in ex.POLICIES}, "GOODSPEED")
-        null = claims.interval_argmax_is({**{p: f[p].to_numpy() for p in ex.POLICIES}, "GOODSPEED": f["Fixed-S"].to_numpy()},
-                                         "GOODSPEED")
+        c, null = _ends_above(f)
         m, lo, hi = claims.mean_interval((f["GOODSPEED"] - f["Fixed-S"]).to_numpy())
         cause = _tie_or_loss(c.holds, f["GOODSPEED"], f["Fixed-S"])
         why = ("" if c.holds else f"; GOODSPEED - Fixed-S {m:+.3f} [{lo:+.3f}, {hi:+.3f}]: "

@@ -87,6 +87,13 @@ def estimate_bands(estimate: pd.DataFrame, log: pd.DataFrame, window: int = 10) 
     return pd.concat(parts)
 
 
+def estimate_distance(estimate: pd.DataFrame, target, **labels) -> pd.DataFrame:
+    """‖X(t) − target‖ per round of an allocator's estimates (a frame of batch, client, X; ``target`` one value per
+    client, in client order): the ``labels`` as columns, then iteration (batch + 1) and distance."""
+    X = estimate.pivot(index="batch", columns="client", values="X")
+    return pd.DataFrame(dict(**labels, iteration=X.index + 1, distance=np.linalg.norm(X.to_numpy() - target, axis=1)))
+
+
 def peaks_in_bands(frame: pd.DataFrame) -> float:
     """Share of the observed goodput peaks inside either of two shaded bands.
 
