@@ -33,3 +33,12 @@ def test_estimate_distance_is_the_norm_per_round_with_labels_first():
     d = round_series.estimate_distance(est, np.array([0.0, 0.0]), config="c", experiment="e")
     assert list(d.columns) == ["config", "experiment", "iteration", "distance"]
     assert d.iteration.tolist() == [1, 2] and d.distance.to_numpy() == pytest.approx([17 ** 0.5, 13 ** 0.5])
+
+
+def test_utility_frame_and_with_total_keep_labels_first_and_add_up():
+    log = pd.DataFrame(dict(batch=[0, 0, 1, 1], client=[0, 1, 0, 1], tokens=[2, 4, 4, 2], event=[""] * 4))
+    f = round_series.utility_frame(log, config="c", seed=3)
+    assert list(f.columns) == ["config", "seed", "iteration", "utility"] and f.iteration.tolist() == [1, 2]
+    assert f.utility.to_numpy() == pytest.approx(round_series.utility_curve(log).to_numpy())
+    t = round_series.with_total(pd.DataFrame([dict(receiving=1.0, verification=2.5, sending=0.25)]))
+    assert t.total.tolist() == [3.75]

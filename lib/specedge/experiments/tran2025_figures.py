@@ -101,9 +101,7 @@ def fig4_runs(configs, acceptance, seeds, iterations: int, beta: float, eta: flo
                                        wl=wl_of(cfg, sd) if wl_of else None)
                 if sd == seeds[0]:
                     runs[cfg.name, pol], estimates[cfg.name, pol] = log, est
-                u = round_series.utility_curve(log)
-                curves.append(pd.DataFrame(dict(config=cfg.name, policy=pol, seed=sd, iteration=np.arange(1, len(u) + 1),
-                                                utility=u.to_numpy())))
+                curves.append(round_series.utility_frame(log, config=cfg.name, policy=pol, seed=sd))
     return runs, estimates, pd.concat(curves, ignore_index=True)
 
 
@@ -285,11 +283,6 @@ def fig3_choice(region: pd.DataFrame, stated: str, rate_gbps_grid, draft_ms_grid
     return (float(fast[fast].index.max()) if fast.any() else min(draft_ms_grid)), max(rate_gbps_grid), bool(fast.any())
 
 
-def _with_total(frame: pd.DataFrame) -> pd.DataFrame:
-    frame["total"] = frame[["receiving", "verification", "sending"]].sum(axis=1)
-    return frame
-
-
 def fig3_twin(configs, profile, acceptance, chosen_ms: float, chosen_rate: float, *, seed: int, prompts: int,
               beta: float, eta: float) -> pd.DataFrame:
     """Each policy's wall-time split in the twin at paper scale, drafting and link at the chosen point."""
@@ -299,7 +292,7 @@ def fig3_twin(configs, profile, acceptance, chosen_ms: float, chosen_rate: float
         for pol in ex.POLICIES:
             log, _ = ex.run_twin(cfg, pol, times, acceptance, seed=seed, prompts_per_domain=prompts, beta=beta, eta=eta)
             rows.append(dict(config=cfg.name, policy=pol, system=CALIBRATED, **round_series.time_split(log)))
-    return _with_total(pd.DataFrame(rows))
+    return round_series.with_total(pd.DataFrame(rows))
 
 
 def fig3_real(scale: str, seed: int) -> pd.DataFrame:
@@ -310,8 +303,8 @@ def fig3_real(scale: str, seed: int) -> pd.DataFrame:
         print("real runs measured on", logs["GOODSPEED"].device.iloc[0])
     else:   # a live run: the real multi-process system is exercised on every CI run
         logs = {pol: g for pol, g in ex.measure_real(scale, seed).groupby("policy", sort=False)}
-    return _with_total(pd.DataFrame([dict(config=cfg.name, policy=pol, system=REAL, **round_series.time_split(lg))
-                                     for pol, lg in logs.items()]))
+    return round_series.with_total(pd.DataFrame([dict(config=cfg.name, policy=pol, system=REAL, **round_series.time_split(lg))
+                                                  for pol, lg in logs.items()]))
 
 
 def fig3_rows(fig3: pd.DataFrame, chosen_ms: float, paper: dict) -> list[dict]:

@@ -1,5 +1,7 @@
 """Per-round series of a serving log (real or twin alike): the log utility of each client's running goodput and
-when it settles, the server's wall-time split, moving bands of a goodput estimate and of the realised goodput, and the share of goodput peaks inside them."""
+when it settles, the server's wall-time split (with its total), one sync round's seconds under a time model, moving
+bands of a goodput estimate and of the realised goodput, the share of goodput peaks inside them, and an estimate's
+distance to a target per round."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,6 +18,12 @@ def utility_curve(log: pd.DataFrame) -> pd.Series:
     x = rows.pivot_table(index="batch", columns="client", values="tokens", aggfunc="sum").fillna(0.0)
     xbar = x.cumsum().div(np.arange(1, len(x) + 1), axis=0)
     return np.log(xbar.where(xbar > 0)).sum(axis=1, min_count=x.shape[1])
+
+
+def utility_frame(log: pd.DataFrame, **labels) -> pd.DataFrame:
+    """``utility_curve`` as a long frame: the ``labels`` as columns, then iteration (1, 2, ...) and utility."""
+    u = utility_curve(log)
+    return pd.DataFrame(dict(**labels, iteration=np.arange(1, len(u) + 1), utility=u.to_numpy()))
 
 
 def utility_while_all_active(log: pd.DataFrame) -> tuple[int, float]:
@@ -59,6 +67,12 @@ def time_split(log: pd.DataFrame) -> dict[str, float]:
     prev_end = b["end"].shift(1).fillna(b["first"].iloc[0] - rows["t_draft"].max() if len(b) else 0.0)
     receiving = float((b["start"] - prev_end).clip(lower=0).sum())
     return dict(receiving=receiving, verification=float(b["verify"].sum()), sending=float(b["send"].sum()))
+
+
+def with_total(splits: pd.DataFrame) -> pd.DataFrame:
+    """A frame of ``time_split`` rows with their sum added as ``total`` (in place; returned)."""
+    splits["total"] = splits[["receiving", "verification", "sending"]].sum(axis=1)
+    return splits
 
 
 def sync_round_seconds(times, k) -> float:
