@@ -93,19 +93,6 @@ def test_baselines():
     assert len({tuple(d.values()) for d in draws}) > 100
 
 
-def test_peaks_in_bands_counts_local_maxima_inside_either_band():
-    from specedge.experiments import tran2025 as ex
-    # client 0: peaks at batches 1 (5) and 3 (6); client 1: one peak at batch 1 (9), a plateau after is not one
-    f = pd.DataFrame(dict(client=[0] * 5 + [1] * 4, batch=[0, 1, 2, 3, 4, 0, 1, 2, 3],
-                          tokens=[1, 5, 2, 6, 3, 1, 9, 9, 9],
-                          real_ma=[3.0] * 9, real_std=[2.0] * 9, est_ma=[6.2] * 9, est_std=[0.5] * 9))
-    # 5 lies in the real band [1, 5]; 6 only in the estimate's [5.7, 6.7]; 9 in neither
-    assert ex.peaks_in_bands(f) == pytest.approx(2 / 3)
-    assert ex.peaks_in_bands(f.sample(frac=1, random_state=0)) == pytest.approx(2 / 3)   # order-free
-    assert ex.peaks_in_bands(f.assign(est_std=0.0)) == pytest.approx(1 / 3)
-    assert np.isnan(ex.peaks_in_bands(f.assign(tokens=[1, 2, 3, 4, 5, 1, 2, 3, 4])))       # no peak at all
-
-
 def test_iid_optimum_is_above_every_policy_over_seeds():
     """Theorem 1 on the i.i.d. model, where x* is the exact optimum of the simulated process: no policy's
     U(x̄) is above U(x*) with its 95 % interval clearing it (the old pairing of trace-driven runs with an
@@ -128,12 +115,14 @@ def test_iid_optimum_is_above_every_policy_over_seeds():
 
 
 def test_run_twin_uses_the_papers_beta_and_passes_it_on():
-    from specedge.serving.twin import IIDAcceptance, Times
+    from specedge.serving.allocation import PAPER_BETA
+    from specedge.serving.twin import IIDAcceptance
     from specedge.experiments import tran2025 as ex
 
     cfg = ex.table1()[0]
-    assert ex.BETA == 0.5 and ex.allocator("GOODSPEED", cfg).beta == 0.5
-    times = Times([lambda s: 0.0] * 4, lambda b: 1.0)
+    assert PAPER_BETA == 0.5 and ex.allocator("GOODSPEED", cfg).beta == 0.5
+    times = ex.sync_times(cfg)
+    assert times.draft[3](7) == 0.0 and times.verify([]) == 1.0
     _, a = ex.run_twin(cfg, "GOODSPEED", times, IIDAcceptance(0.6), rounds=30, seed=2)
     _, b = ex.run_twin(cfg, "GOODSPEED", times, IIDAcceptance(0.6), rounds=30, seed=2, beta=0.1)
     first = a[a.batch == 0].X.to_numpy()
@@ -151,6 +140,7 @@ def test_paper_times_split_the_servers_send_from_the_clients_wait():
     assert tm.draft[0](4) == pytest.approx(2e-3) and tm.draft[1](4) == pytest.approx(2e-3 * 11.5 / 4)
     assert tm.send(0) == pytest.approx(64 * 8 / 1e10) and tm.down(0) == pytest.approx(2e-4 + 64 * 8 / 1e10)
     assert tm.up(0, 2) == pytest.approx(2e-4 + 8 * (64 + 2 * (4 + 2 * ex.VOCAB)) / 1e10)
+    assert tm.bytes_up(2) == 64 + 2 * (4 + 2 * ex.VOCAB) and tm.bytes_down == 64
     d = ex.paper_times(cfg)                         # the profile's derived numbers unchanged
     assert d.draft[0](1) == pytest.approx(4e-3) and d.down(0) == pytest.approx(2e-4 + 64 * 8 / 1e9)
 

@@ -13,12 +13,12 @@ import numpy as np
 import pandas as pd
 
 from .. import hardware, paths
-from ..serving import allocation, client_mix
-from ..serving.allocation import GoodspeedAllocator
+from ..serving import client_mix, policies, time_models
+from ..serving.allocation import PAPER_BETA, GoodspeedAllocator
 from ..serving.batching import SyncRounds
-from ..serving.client_mix import client_alpha
-from ..serving.round_series import expected_goodput, moving, peaks_in_bands, stabilisation, time_split, utility_curve
+from ..serving.round_series import expected_goodput, time_split, utility_curve
 from ..serving.runtime import verify_model
+from ..serving.time_models import DraftTime, Link
 from ..serving.twin import TRACES, Times, TraceAcceptance, simulate
 from ..serving.workload import ClientSpec, Workload
 from ..zoo.realpair import DRAFT as PAIR_DRAFT
@@ -26,7 +26,6 @@ from ..zoo.realpair import DRAFT as PAIR_DRAFT
 DOMAINS = ("chat", "code", "math", "qa", "sql", "summarize")
 POLICIES = ("GOODSPEED", "Fixed-S", "Random-S")
 FLOOR = "Fixed-S ⌊C/N⌋"        # the literal C // N share, C % N slots idle (a second, labelled row)
-BETA = 0.5                      # Sec IV-B3: "With beta = 0.5, the threshold T/beta ~ 400-600"
 
 
 @dataclass(frozen=True)
@@ -87,12 +86,12 @@ def clients_frame(configs, acceptance, wl_of) -> pd.DataFrame:
     return client_mix.clients_table({cfg.name: wl_of(cfg) for cfg in configs}, acceptance)
 
 
-def allocator(policy: str, cfg: Config, seed: int = 0, eta: float = 0.1, beta: float = BETA):
-    """A fresh allocator of ``POLICIES`` (or ``FLOOR``) for ``cfg`` (``allocation.by_name``), GOODSPEED with
+def allocator(policy: str, cfg: Config, seed: int = 0, eta: float = 0.1, beta: float = PAPER_BETA):
+    """A fresh allocator of ``POLICIES`` (or ``FLOOR``) for ``cfg`` (``policies.allocator``), GOODSPEED with
     the paper's β."""
     if policy not in POLICIES + (FLOOR,):
         raise ValueError(f"policy must be one of {POLICIES + (FLOOR,)}, got {policy!r}")
-    return allocation.by_name(policy, cfg.capacity, cfg.clients, seed, eta=eta, beta=beta)
+    return policies.allocator(policy, capacity=cfg.capacity, clients=cfg.clients, seed=seed, eta=eta, beta=beta)
 
 
 VOCAB = 151_936  # Qwen3's vocabulary: a dense fp16 distribution per drafted token goes uplink (Sec IV-A3)
@@ -116,17 +115,18 @@ def paper_times(cfg: Config, profile: "str | hardware.Profile" = "tran2025_paper
     link = prof.link("draft_to_verifier")
     rate = float(link["rate_bps"]) if rate_bps is None else float(rate_bps)
     lat = float(link.get("latency_s", 0.0)) if latency_s is None else float(latency_s)
-    drafts = [cfg.drafts[i % len(cfg.drafts)] for i in range(cfg.clients)]
-    return Times(draft=[lambda s, c=size[d]: c * s for d in drafts],
-                 verify=verify_model(prof, "verify"),
-                 up=lambda c, s: lat + 8 * (64 + s * (4 + 2 * VOCAB)) / rate,
-                 down=lambda c: lat + 8 * 64 / rate, send=lambda c: 8 * 64 / rate,
-                 bytes_up=lambda s: 64 + s * (4 + 2 * VOCAB), bytes_down=64)
+    drafts = [DraftTime(size[cfg.drafts[i % len(cfg.drafts)]]) for i in range(cfg.clients)]
+    return time_models.times(drafts, Link(2 * lat, rate, dense_request_bytes, reply_bytes=64), verify_model(prof, "verify"))
+
+
+def dense_request_bytes(s: int) -> int:
+    """A request of ``s`` drafted tokens: 64 bytes of header, per token its id and a dense fp16 distribution."""
+    return 64 + s * (4 + 2 * VOCAB)
 
 
 def run_twin(cfg: Config, policy: str, times: Times, acceptance, *, rounds: int | None = None,
              seed: int = 0, prompts_per_domain: int = 1, max_tokens: int | None = None,
-             eta: float = 0.1, beta: float = BETA, wl: Workload | None = None):
+             eta: float = 0.1, beta: float = PAPER_BETA, wl: Workload | None = None):
     """One twin run; returns (log, estimates) where estimates has the allocator's X and alpha-hat per
     batch (GOODSPEED only; Fig 2). ``wl`` replaces ``workload(cfg, ...)``."""
     alloc = allocator(policy, cfg, seed, eta=eta, beta=beta)
@@ -144,10 +144,10 @@ def run_twin(cfg: Config, policy: str, times: Times, acceptance, *, rounds: int 
 
 def sync_times(cfg: Config) -> Times:
     """Times of sync rounds that count tokens per round (drafting free, a pass of 1 s)."""
-    return Times([lambda s: 0.0] * cfg.clients, lambda batch: 1.0)
+    return Times([DraftTime(0.0)] * cfg.clients, lambda batch: 1.0)
 
 
-def final_utilities(cfg: Config, policies, acceptance, *, seeds, rounds: int, beta: float = BETA,
+def final_utilities(cfg: Config, policies, acceptance, *, seeds, rounds: int, beta: float = PAPER_BETA,
                     eta: float = 0.1, wl_of=None) -> pd.DataFrame:
     """Fig 4 over seeds: U(x̄(rounds)) per (policy, seed), one row each (times do not matter: sync
     rounds count tokens per round). ``wl_of(seed)`` replaces ``workload(cfg, seed=seed)``."""
@@ -267,6 +267,5 @@ if __name__ == "__main__":
 
 
 __all__ = ["Config", "table1", "workload", "HETERO", "hetero_acceptance", "hetero_workload", "clients_frame", "allocator",
-           "paper_times", "run_twin", "final_utilities", "iid_model", "averaged_distance", "fig3_region", "FLOOR", "BETA",
-           "time_split", "utility_curve", "real_config", "measure_real", "load_real_runs", "sync_times", "stabilisation",
-           "client_alpha", "moving", "peaks_in_bands", "POLICIES", "STAND_INS"]
+           "paper_times", "run_twin", "final_utilities", "iid_model", "averaged_distance", "fig3_region", "FLOOR",
+           "real_config", "measure_real", "load_real_runs", "sync_times", "POLICIES", "STAND_INS"]

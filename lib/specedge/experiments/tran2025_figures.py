@@ -11,13 +11,19 @@ import pandas as pd
 
 from .. import claims, coverage, plotting
 from ..compare import unless_null_holds
-from ..serving import round_series, twin
+from ..serving import client_mix, round_series, twin
 from ..serving.round_series import estimate_bands
 from ..solvers import tran2025 as gs
 from . import tran2025 as ex
 
 CALIBRATED = "twin (H100 derived; drafting, link chosen)"   # Fig 3's twin system label
 REAL = "real (this CPU, zoo)"
+
+
+def _intervals(df: pd.DataFrame, by: list[str], value: str, name: str, n: str = "seeds") -> pd.DataFrame:
+    """``claims.mean_intervals`` of ``value`` per group of ``by`` as columns ``by``, ``name`` (the mean), ci_low,
+    ci_high and ``n`` (the draws)."""
+    return claims.mean_intervals(df, by, value).rename(columns={"mean": name, "n": n})[by + [name, "ci_low", "ci_high", n]]
 
 
 # --------------------------------------------------------------------------- Table I
@@ -95,9 +101,7 @@ def fig4_runs(configs, acceptance, seeds, iterations: int, beta: float, eta: flo
                                        wl=wl_of(cfg, sd) if wl_of else None)
                 if sd == seeds[0]:
                     runs[cfg.name, pol], estimates[cfg.name, pol] = log, est
-                u = ex.utility_curve(log)
-                curves.append(pd.DataFrame(dict(config=cfg.name, policy=pol, seed=sd, iteration=np.arange(1, len(u) + 1),
-                                                utility=u.to_numpy())))
+                curves.append(round_series.utility_frame(log, config=cfg.name, policy=pol, seed=sd))
     return runs, estimates, pd.concat(curves, ignore_index=True)
 
 
@@ -106,6 +110,14 @@ def _tie_or_loss(c_holds: bool, a, b) -> str:
     from clients whose acceptance is close (models); a loss (the interval below 0) names no mechanism here."""
     lo, hi = claims.mean_interval(np.asarray(a) - np.asarray(b))[1:]
     return "" if c_holds else "unexplained" if hi < 0 else "models"
+
+
+def _ends_above(f: pd.DataFrame) -> tuple[claims.Claim, claims.Claim]:
+    """"GOODSPEED ends above both baselines" over ``f``'s seeds (a column per policy; paired 95 % intervals) and
+    its null, GOODSPEED replaced by Fixed-S (no effect of the policy)."""
+    finals = {p: f[p].to_numpy() for p in ex.POLICIES}
+    return (claims.interval_argmax_is(finals, "GOODSPEED"),
+            claims.interval_argmax_is({**finals, "GOODSPEED": finals["Fixed-S"]}, "GOODSPEED"))
 
 
 def fig4_rows(configs, fig4: pd.DataFrame, iterations: int, *, tags: dict | None = None, why=None) -> list[dict]:
@@ -123,9 +135,7 @@ def fig4_rows(configs, fig4: pd.DataFrame, iterations: int, *, tags: dict | None
     rows = []
     for cfg in configs:
         f = finals.loc[cfg.name]
-        c = claims.interval_argmax_is({p: f[p].to_numpy() for p in ex.POLICIES}, "GOODSPEED")
-        null = claims.interval_argmax_is({**{p: f[p].to_numpy() for p in ex.POLICIES}, "GOODSPEED": f["Fixed-S"].to_numpy()},
-                                         "GOODSPEED")
+        c, null = _ends_above(f)
         best = max(ex.POLICIES[1:], key=lambda p: f[p].mean())
         tag = (tags or {}).get(cfg.name, "")
         cause, note = (why(cfg.name) if why else
@@ -141,7 +151,7 @@ def fig4_rows(configs, fig4: pd.DataFrame, iterations: int, *, tags: dict | None
                              strength="match", note="the literal C // N share leaves C mod N slots idle", models="zoo",
                              cause=_tie_or_loss(False, f["GOODSPEED"], f[ex.FLOOR]), statements="fig4-ends-above"))
         if iterations >= 600:
-            it, null_it = (ex.stabilisation(mean_curve.loc[cfg.name, p]) for p in ("GOODSPEED", "Fixed-S"))
+            it, null_it = (round_series.stabilisation(mean_curve.loc[cfg.name, p]) for p in ("GOODSPEED", "Fixed-S"))
             row = dict(artifact="Fig 4", quantity=f"{tag}{cfg.name}: GOODSPEED stabilises by (iteration, mean curve within 1 % of its final U)",
                        reproduced=it, unit="iteration", statements="fig4-stabilises-400 fig4-no-oscillation", models="zoo")
             if abs(stated - null_it) <= 150:
@@ -173,26 +183,24 @@ def final_table(fig4: pd.DataFrame) -> pd.DataFrame:
 def final_intervals(fig4: pd.DataFrame, setting: str) -> pd.DataFrame:
     """U(x̄) at the last iteration per (config, policy): mean and 95 % interval over seeds; and GOODSPEED minus
     each other policy, paired by seed (policy ``GOODSPEED − <policy>``)."""
-    rows = []
+    draws = []
     for cfg, f in final_table(fig4).groupby(level="config", sort=False):
         cols = {p: f[p].to_numpy() for p in f.columns if not f[p].isna().any()}
         cols.update({f"GOODSPEED − {p}": cols["GOODSPEED"] - v for p, v in list(cols.items()) if p != "GOODSPEED"})
-        rows += [dict(setting=setting, config=cfg, policy=p, **dict(zip(("mean_U", "ci_low", "ci_high"), claims.mean_interval(v))),
-                      seeds=len(v)) for p, v in cols.items()]
-    return pd.DataFrame(rows)
+        draws += [pd.DataFrame(dict(setting=setting, config=cfg, policy=p, U=v)) for p, v in cols.items()]
+    return _intervals(pd.concat(draws, ignore_index=True), ["setting", "config", "policy"], "U", "mean_U")
 
 
 def eta_sensitivity(configs, acceptance, seeds, iterations: int, beta: float, etas, wl_of) -> pd.DataFrame:
     """GOODSPEED − Fixed-S in U(x̄(iterations)) per (config, η of eq 3): paired mean and 95 % interval over seeds
     (the paper leaves η open: "η ∈ (0, 1) is a fixed smoothing parameter", Sec III)."""
-    rows = []
+    draws = []
     for cfg in configs:
         run = lambda pol, e, cfg=cfg: ex.final_utilities(cfg, (pol,), acceptance, seeds=seeds, rounds=iterations, beta=beta, eta=e,
                                                          wl_of=lambda sd: wl_of(cfg, sd)).utility.to_numpy()
         fx = run("Fixed-S", 0.1)   # Fixed-S ignores η
-        rows += [dict(config=cfg.name, eta=e, beta=beta, **dict(zip(("diff_mean", "ci_low", "ci_high"), claims.mean_interval(run("GOODSPEED", e) - fx))),
-                      seeds=len(fx)) for e in etas]
-    return pd.DataFrame(rows)
+        draws += [pd.DataFrame(dict(config=cfg.name, eta=e, beta=beta, diff=run("GOODSPEED", e) - fx)) for e in etas]
+    return _intervals(pd.concat(draws, ignore_index=True), ["config", "eta", "beta"], "diff", "diff_mean")
 
 
 def eta_why(eta_table: pd.DataFrame, eta: float):
@@ -212,14 +220,9 @@ def eta_why(eta_table: pd.DataFrame, eta: float):
 
 def beta_sweep(configs, betas, acceptance, seeds, iterations: int, eta: float, wl_of=None) -> pd.DataFrame:
     """GOODSPEED's final U(x̄) per β: mean and 95 % interval over seeds."""
-    rows = []
-    for cfg in configs:
-        for b in betas:
-            fu = ex.final_utilities(cfg, ("GOODSPEED",), acceptance, seeds=seeds, rounds=iterations, beta=b, eta=eta,
-                                    wl_of=(lambda sd, cfg=cfg: wl_of(cfg, sd)) if wl_of else None)
-            m, lo, hi = claims.mean_interval(fu.utility)
-            rows.append(dict(config=cfg.name, beta=b, mean_U=m, ci_low=lo, ci_high=hi))
-    return pd.DataFrame(rows)
+    runs = [ex.final_utilities(cfg, ("GOODSPEED",), acceptance, seeds=seeds, rounds=iterations, beta=b, eta=eta,
+                               wl_of=(lambda sd, cfg=cfg: wl_of(cfg, sd)) if wl_of else None) for cfg in configs for b in betas]
+    return _intervals(pd.concat(runs, ignore_index=True), ["config", "beta"], "utility", "mean_U")[["config", "beta", "mean_U", "ci_low", "ci_high"]]
 
 
 def real_hetero(logs: dict, acceptance, seeds) -> pd.DataFrame:
@@ -260,9 +263,9 @@ def fig2_rows(fig2: pd.DataFrame, tag: str = "") -> list[dict]:
                  models="zoo", cause="models",
                  note=f"{inside:.0%} of the smoothed estimates fall inside the real ±1 std band", statements="fig2-alignment"),
             dict(artifact="Fig 2", quantity=f"{tag}the ±1 std bands encompass most observed goodput peaks (share of per-round peaks inside either band)",
-                 paper="most", claim=claims.above(ex.peaks_in_bands(fig2), 0.5), strength="trend", statements="fig2-bands-peaks",
+                 paper="most", claim=claims.above(round_series.peaks_in_bands(fig2), 0.5), strength="trend", statements="fig2-bands-peaks",
                  # the null: bands of no width (no spread shaded)
-                 null_claim=claims.above(ex.peaks_in_bands(fig2.assign(real_std=0.0, est_std=0.0)), 0.5),
+                 null_claim=claims.above(round_series.peaks_in_bands(fig2.assign(real_std=0.0, est_std=0.0)), 0.5),
                  models="zoo", cause="our-reading",
                  note="a peak: a round whose real goodput exceeds the round before and is at least the one after; the paper "
                       f"shades a band around both curves; {(fig2.tokens == 1).mean():.0%} of the rounds emit a single token, so "
@@ -280,11 +283,6 @@ def fig3_choice(region: pd.DataFrame, stated: str, rate_gbps_grid, draft_ms_grid
     return (float(fast[fast].index.max()) if fast.any() else min(draft_ms_grid)), max(rate_gbps_grid), bool(fast.any())
 
 
-def _with_total(frame: pd.DataFrame) -> pd.DataFrame:
-    frame["total"] = frame[["receiving", "verification", "sending"]].sum(axis=1)
-    return frame
-
-
 def fig3_twin(configs, profile, acceptance, chosen_ms: float, chosen_rate: float, *, seed: int, prompts: int,
               beta: float, eta: float) -> pd.DataFrame:
     """Each policy's wall-time split in the twin at paper scale, drafting and link at the chosen point."""
@@ -293,8 +291,8 @@ def fig3_twin(configs, profile, acceptance, chosen_ms: float, chosen_rate: float
         times = ex.paper_times(cfg, profile, draft_s_per_token=chosen_ms / 1e3, rate_bps=chosen_rate * 1e9)
         for pol in ex.POLICIES:
             log, _ = ex.run_twin(cfg, pol, times, acceptance, seed=seed, prompts_per_domain=prompts, beta=beta, eta=eta)
-            rows.append(dict(config=cfg.name, policy=pol, system=CALIBRATED, **ex.time_split(log)))
-    return _with_total(pd.DataFrame(rows))
+            rows.append(dict(config=cfg.name, policy=pol, system=CALIBRATED, **round_series.time_split(log)))
+    return round_series.with_total(pd.DataFrame(rows))
 
 
 def fig3_real(scale: str, seed: int) -> pd.DataFrame:
@@ -305,8 +303,8 @@ def fig3_real(scale: str, seed: int) -> pd.DataFrame:
         print("real runs measured on", logs["GOODSPEED"].device.iloc[0])
     else:   # a live run: the real multi-process system is exercised on every CI run
         logs = {pol: g for pol, g in ex.measure_real(scale, seed).groupby("policy", sort=False)}
-    return _with_total(pd.DataFrame([dict(config=cfg.name, policy=pol, system=REAL, **ex.time_split(lg))
-                                     for pol, lg in logs.items()]))
+    return round_series.with_total(pd.DataFrame([dict(config=cfg.name, policy=pol, system=REAL, **round_series.time_split(lg))
+                                                  for pol, lg in logs.items()]))
 
 
 def fig3_rows(fig3: pd.DataFrame, chosen_ms: float, paper: dict) -> list[dict]:
@@ -393,39 +391,33 @@ def theorem1(configs, acceptance, prof, runs, estimates, *, seeds, iterations: i
         opt_iid = gs.optimum(alpha_iid, cfg.capacity)
         pols = [p for p in pols_all if p != ex.FLOOR or cfg.capacity % cfg.clients]
         fu = ex.final_utilities(cfg, pols, iid, seeds=seeds, rounds=iterations, beta=beta, eta=eta, wl_of=lambda s: wl_iid)
-        for pol, g in fu.groupby("policy", sort=False):
-            m, lo, hi = claims.mean_interval(g.utility)
-            iid_rows.append(dict(config=cfg.name, policy=pol, U_star=opt_iid.utility, mean_U=m, ci_low=lo, ci_high=hi,
-                                 seeds=len(g), above_optimum=bool(claims.interval_above(g.utility.to_numpy(),
-                                                                                      np.full(len(g), opt_iid.utility)).holds)))
+        t = _intervals(fu, ["config", "policy"], "utility", "mean_U")
+        t.insert(2, "U_star", opt_iid.utility)
+        t["above_optimum"] = [bool(claims.interval_above(g.utility.to_numpy(), np.full(len(g), opt_iid.utility)).holds)
+                              for _, g in fu.groupby("policy", sort=False)]
+        iid_rows.append(t)
         _, est_iid = ex.run_twin(cfg, "GOODSPEED", ex.sync_times(cfg), iid, rounds=iterations, seed=seed, beta=beta, eta=eta, wl=wl_iid)
-        X = est_iid.pivot(index="batch", columns="client", values="X")
-        dist_rows.append(pd.DataFrame(dict(config=cfg.name, experiment="(a) i.i.d., exact x*", iteration=X.index + 1,
-                                           distance=np.linalg.norm(X.to_numpy() - opt_iid.x, axis=1))))
-        alpha = ex.client_alpha(acceptance, ex.workload(cfg))
+        dist_rows.append(round_series.estimate_distance(est_iid, opt_iid.x, config=cfg.name, experiment="(a) i.i.d., exact x*"))
+        alpha = client_mix.client_alpha(acceptance, ex.workload(cfg))
         opt = gs.optimum(alpha, cfg.capacity)
         per_sec = None
         if cfg.clients <= 4:
             times = ex.paper_times(cfg, prof, draft_s_per_token=chosen_ms / 1e3, rate_bps=chosen_rate * 1e9)
-            rt = lambda k, times=times: (max(times.draft[i](int(s)) for i, s in enumerate(k)) + times.up(0, int(k.max()))
-                                         + times.verify([twin.Pending(i, "", 0, 0.0, int(s), int(s) + 1) for i, s in enumerate(k)])
-                                         + times.down(0))
-            per_sec = gs.optimum_per_second(alpha, cfg.capacity, rt)
+            per_sec = gs.optimum_per_second(alpha, cfg.capacity, lambda k, times=times: round_series.sync_round_seconds(times, k))
         for i in range(cfg.clients):
             xs_rows.append(dict(config=cfg.name, client=i, alpha_iid=round(float(alpha_iid[i]), 6),
                                 x_star_iid=round(float(opt_iid.x[i]), 6), alpha=round(float(alpha[i]), 6), C=cfg.capacity,
                                 x_star=round(float(opt.x[i]), 6),
                                 x_star_per_second=round(float(per_sec.x[i]), 4) if per_sec else np.nan))
-        est = estimates[cfg.name, "GOODSPEED"].pivot(index="batch", columns="client", values="X")
-        dist_rows.append(pd.DataFrame(dict(config=cfg.name, experiment="(b) trace-driven, pooled-α x*", iteration=est.index + 1,
-                                           distance=np.linalg.norm(est.to_numpy() - opt.x, axis=1))))
+        dist_rows.append(round_series.estimate_distance(estimates[cfg.name, "GOODSPEED"], opt.x, config=cfg.name,
+                                                        experiment="(b) trace-driven, pooled-α x*"))
         for pol in pols_all:
             if (cfg.name, pol) in runs:
-                u = ex.utility_curve(runs[cfg.name, pol])
+                u = round_series.utility_curve(runs[cfg.name, pol])
                 gap_rows.append(pd.DataFrame(dict(config=cfg.name, policy=pol, iteration=np.arange(1, len(u) + 1),
                                                   gap=opt.utility - u.to_numpy())))
         print(f"{cfg.name}: (a) U(x*) = {opt_iid.utility:.4f} (gap <= {opt_iid.gap:.1e}); (b) pooled-α U(x*) = {opt.utility:.4f}")
-    return pd.DataFrame(xs_rows), pd.DataFrame(iid_rows), pd.concat(dist_rows), pd.concat(gap_rows)
+    return pd.DataFrame(xs_rows), pd.concat(iid_rows, ignore_index=True), pd.concat(dist_rows), pd.concat(gap_rows)
 
 
 def theorem1_rows(configs, theorem_iid: pd.DataFrame, dist: pd.DataFrame, n_seeds: int) -> list[dict]:
@@ -495,8 +487,7 @@ def theorem1_beta_both(configs, acceptance_het, acceptance_zoo, betas, seeds, ou
 
 def theorem1_beta_table(sweep: pd.DataFrame) -> pd.DataFrame:
     """Mean distance with its 95 % interval over seeds, per (config, policy, β)."""
-    return pd.DataFrame([dict(config=c, policy=p, beta=b, **dict(zip(("mean_distance", "ci_low", "ci_high"), claims.mean_interval(g.distance))),
-                              seeds=len(g)) for (c, p, b), g in sweep.groupby(["config", "policy", "beta"], sort=False)])
+    return _intervals(sweep, ["config", "policy", "beta"], "distance", "mean_distance")
 
 
 def theorem1_beta_figure(table: pd.DataFrame, eta_per_beta: float):
@@ -571,12 +562,10 @@ def fig4_realpair(configs, *, seeds, iterations: int, beta: float, eta: float, s
     out, rows = [], []
     for cfg in configs:
         wl_rp = lambda sd, cfg=cfg: realpair_twin.twin_workload(cfg.clients, cfg.capacity, cfg.max_tokens, sd)
-        alpha_rp = ex.client_alpha(acc_rp, wl_rp(seed))
-        f = ex.final_utilities(cfg, ex.POLICIES, acc_rp, seeds=seeds, rounds=iterations, beta=beta, eta=eta,
-                               wl_of=wl_rp).pivot(index="seed", columns="policy", values="utility")
-        c = claims.interval_argmax_is({p: f[p].to_numpy() for p in ex.POLICIES}, "GOODSPEED")
-        null = claims.interval_argmax_is({**{p: f[p].to_numpy() for p in ex.POLICIES}, "GOODSPEED": f["Fixed-S"].to_numpy()},
-                                         "GOODSPEED")
+        alpha_rp = client_mix.client_alpha(acc_rp, wl_rp(seed))
+        fu = ex.final_utilities(cfg, ex.POLICIES, acc_rp, seeds=seeds, rounds=iterations, beta=beta, eta=eta, wl_of=wl_rp)
+        f = fu.pivot(index="seed", columns="policy", values="utility")
+        c, null = _ends_above(f)
         m, lo, hi = claims.mean_interval((f["GOODSPEED"] - f["Fixed-S"]).to_numpy())
         cause = _tie_or_loss(c.holds, f["GOODSPEED"], f["Fixed-S"])
         why = ("" if c.holds else f"; GOODSPEED - Fixed-S {m:+.3f} [{lo:+.3f}, {hi:+.3f}]: "
@@ -587,9 +576,8 @@ def fig4_realpair(configs, *, seeds, iterations: int, beta: float, eta: float, s
                          f"{alpha_rp.max():.2f}): {cfg.name}: GOODSPEED ends above both baselines ({len(f)} seeds, 95 % interval)",
                          paper="yes", claim=c, null_claim=null, strength="match", statements="fig4-ends-above", models="real pair",
                          cause=cause, note=f"real pair's acceptance, clients' α {alpha_rp.min():.2f}-{alpha_rp.max():.2f}" + why))
-        out += [dict(config=cfg.name, policy=p, **dict(zip(("mean_U", "ci_low", "ci_high"), claims.mean_interval(f[p]))), seeds=len(f))
-                for p in ex.POLICIES]
-    return pd.DataFrame(out), rows
+        out.append(_intervals(fu, ["config", "policy"], "utility", "mean_U"))
+    return pd.concat(out, ignore_index=True), rows
 
 
 def realpair_validation_rows(rp_val: pd.DataFrame) -> list[dict]:

@@ -1,11 +1,14 @@
 """Per-round series of a serving log (real or twin alike): the log utility of each client's running goodput and
-when it settles, the server's wall-time split, moving bands of a goodput estimate and of the realised goodput, and the share of goodput peaks inside them."""
+when it settles, the server's wall-time split (with its total), one sync round's seconds under a time model, moving
+bands of a goodput estimate and of the realised goodput, the share of goodput peaks inside them, and an estimate's
+distance to a target per round."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
 from .. import sampling
+from .interfaces import Pending
 from .metrics import verified
 
 
@@ -15,6 +18,12 @@ def utility_curve(log: pd.DataFrame) -> pd.Series:
     x = rows.pivot_table(index="batch", columns="client", values="tokens", aggfunc="sum").fillna(0.0)
     xbar = x.cumsum().div(np.arange(1, len(x) + 1), axis=0)
     return np.log(xbar.where(xbar > 0)).sum(axis=1, min_count=x.shape[1])
+
+
+def utility_frame(log: pd.DataFrame, **labels) -> pd.DataFrame:
+    """``utility_curve`` as a long frame: the ``labels`` as columns, then iteration (1, 2, ...) and utility."""
+    u = utility_curve(log)
+    return pd.DataFrame(dict(**labels, iteration=np.arange(1, len(u) + 1), utility=u.to_numpy()))
 
 
 def utility_while_all_active(log: pd.DataFrame) -> tuple[int, float]:
@@ -60,6 +69,20 @@ def time_split(log: pd.DataFrame) -> dict[str, float]:
     return dict(receiving=receiving, verification=float(b["verify"].sum()), sending=float(b["send"].sum()))
 
 
+def with_total(splits: pd.DataFrame) -> pd.DataFrame:
+    """A frame of ``time_split`` rows with their sum added as ``total`` (in place; returned)."""
+    splits["total"] = splits[["receiving", "verification", "sending"]].sum(axis=1)
+    return splits
+
+
+def sync_round_seconds(times, k) -> float:
+    """One synchronous round's seconds under ``times`` (``twin.Times``) when client i drafts ``k[i]`` tokens: the
+    slowest drafter, the longest request on the link, the batched pass over every client and the reply."""
+    batch = [Pending(client=i, session="", round=0, arrival=0.0, n_draft=int(s), n_new=int(s) + 1) for i, s in enumerate(k)]
+    return (max(times.draft[i](int(s)) for i, s in enumerate(k)) + times.up(0, int(max(k))) + times.verify(batch)
+            + times.down(0))
+
+
 def moving(series: pd.Series, window: int = 10) -> tuple[pd.Series, pd.Series]:
     """Moving average and moving std (an MA filter of ``window`` rounds)."""
     r = series.rolling(window, min_periods=1)
@@ -76,6 +99,13 @@ def estimate_bands(estimate: pd.DataFrame, log: pd.DataFrame, window: int = 10) 
         (m_real, s_real), (m_est, s_est) = moving(d.tokens.astype(float), window), moving(d.X, window)
         parts.append(d.assign(real_ma=m_real.to_numpy(), real_std=s_real.to_numpy(), est_ma=m_est.to_numpy(), est_std=s_est.to_numpy()))
     return pd.concat(parts)
+
+
+def estimate_distance(estimate: pd.DataFrame, target, **labels) -> pd.DataFrame:
+    """‖X(t) − target‖ per round of an allocator's estimates (a frame of batch, client, X; ``target`` one value per
+    client, in client order): the ``labels`` as columns, then iteration (batch + 1) and distance."""
+    X = estimate.pivot(index="batch", columns="client", values="X")
+    return pd.DataFrame(dict(**labels, iteration=X.index + 1, distance=np.linalg.norm(X.to_numpy() - target, axis=1)))
 
 
 def peaks_in_bands(frame: pd.DataFrame) -> float:
