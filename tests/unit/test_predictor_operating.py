@@ -130,3 +130,37 @@ def test_committed_operating_points_hold_both_pairs_and_agree_with_the_committed
             at05 = P.metrics(test.label.to_numpy(), pred.predict_proba(P.features(test)), 0.5)["FPR"]
             row = op[(op.split_seed == 0) & (op.predictor == P.LABELS[fam])].iloc[0]
             assert row.FPR == pytest.approx(at05, abs=tol)
+
+
+def test_confusion_counts_recover_table10_from_the_rates_exactly_and_refuse_non_counts():
+    """Table 10 at the operating points: counts from Spec x n_rejected and Rec1 x n_accepted, equal to the confusion
+    matrix of the same predictions; a rate that is no ratio of counts is an error."""
+    rng = np.random.default_rng(3)
+    y, s = (rng.random(500) < 0.7).astype(int), rng.random(500)
+    m = P.metrics(y, s, 0.5)
+    op = pd.DataFrame([dict(split_seed=0, predictor="MLP (3-layer)", Rec1=m["Rec1"], Spec=m["Spec"], test_samples=500,
+                            test_rejected=int((y == 0).sum()))])
+    got = P.operating.confusion_counts(op).iloc[0]
+    want = P.confusion(y, (s >= 0.5).astype(int))
+    assert {c: int(got[c]) for c in ("TN", "FP", "FN", "TP")} == want
+    assert got.TN + got.FP == got.n_rejected and got.FN + got.TP == got.n_accepted == int(y.sum())
+    assert got.TN_pct + got.FP_pct == pytest.approx(100) and got.TP_pct == pytest.approx(100 * m["Rec1"])
+    with pytest.raises(ValueError, match="whole count"):
+        P.operating.confusion_counts(op.assign(Spec=m["Spec"] + 0.3 / op.test_rejected))
+    with pytest.raises(ValueError, match="lack columns"):
+        P.operating.confusion_counts(op.drop(columns="Rec1"))
+
+
+def test_table10_paper_op_rows_are_the_committed_split_with_the_seeds_interval():
+    op = pd.read_csv(P.PREDICTORS / "operating_points.csv")
+    cmp = compare.Comparison("li2026")
+    one, counts = D.table10_paper_op(cmp, coverage.paper_values("li2026"), op, 0)
+    compare.validate(cmp.frame().fillna("").astype(str))
+    rows = cmp.frame().set_index("quantity")
+    assert list(one.predictor) == list(D.PID) and len(counts) == 5 * op.split_seed.nunique()
+    assert (rows.artifact == "Table 10").all() and (rows.kind == "setting").all() and len(rows) == 4 * 6
+    seed0 = op[(op.split_seed == 0) & (op.predictor == D.MLP)].iloc[0]
+    assert int(rows.at["MLP (3-layer) TN count", "reproduced"]) == round(seed0.Spec * seed0.test_rejected)
+    assert "95 % t-interval" in rows.at["XGBoost FP count", "note"] and "seed 0" in rows.at["XGBoost FP count", "note"]
+    with pytest.raises(ValueError, match="split_seed 99"):
+        D.table10_paper_op(cmp, coverage.paper_values("li2026"), op, 99)

@@ -252,20 +252,43 @@ def paper_table10(paper: Mapping) -> pd.DataFrame:
     return pd.DataFrame.from_dict({p: paper[f"table10-{i}"] for p, i in PID.items()}, orient="index")
 
 
-def table10(cmp: Comparison, paper: Mapping, table10: pd.DataFrame) -> None:
-    """Table 10: counts and class supports scale with the test split (settings: context); its row-normalised rates
-    are Table 4's Spec (TN %, and FP % = 1 - Spec) and Rec1 (TP %, and FN % = 1 - Rec1), whose rows hold them."""
+def table10(cmp: Comparison, paper: Mapping, table10: pd.DataFrame, art: str = "Table 10" + SENS, models: str = "zoo",
+            extra=lambda p, c: "") -> None:
+    """Table 10 as rows of ``art``: counts and class supports scale with the test split (settings: context); its
+    row-normalised rates are Table 4's Spec (TN %, and FP % = 1 - Spec) and Rec1 (TP %, and FN % = 1 - Rec1), whose
+    rows hold them. ``extra(predictor, column)`` appends to a cell's note. The default ``art`` is the sensitivity
+    (the committed predictors at their validation-BalAcc thresholds); ``table10_paper_op`` gives the primary rows."""
     pt, t10 = paper_table10(paper), table10.set_index("predictor")
     sup = pt.n_rejected.astype(str) + "/" + pt.n_accepted.astype(str)
     counts_note = (f"counts scale with our test split ({int(t10.n_rejected.iloc[0])} rejected / {int(t10.n_accepted.iloc[0])} "
-                   f"accepted tokens of the zoo traces) against the paper's {(pt.n_rejected + pt.n_accepted).min()}-"
+                   f"accepted tokens of the {models} traces) against the paper's {(pt.n_rejected + pt.n_accepted).min()}-"
                    f"{(pt.n_rejected + pt.n_accepted).max()} test tokens (its MLP row has other supports than its tree rows: "
                    f"{sup[MLP]} vs {sup.drop(MLP).iloc[0]})")
     for p in pt.index:
         for c, q in [*((c, f"{c} count") for c in RATES), ("n_rejected", "class support rejected"),
                      ("n_accepted", "class support accepted")]:
-            cmp.setting("Table 10", f"{p} {q}", pt.at[p, c], int(t10.at[p, c]), unit="tokens", note=counts_note,
-                        statements=t10_ids(p, c), models="zoo")
+            cmp.setting(art, f"{p} {q}", pt.at[p, c], int(t10.at[p, c]), unit="tokens", note=counts_note + extra(p, c),
+                        statements=t10_ids(p, c), models=models)
+
+
+def table10_paper_op(cmp: Comparison, paper: Mapping, op: pd.DataFrame, split_seed: int, who: str = "",
+                     models: str = "zoo") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 10 (and Fig 10's matrices) at the paper's operating points (``op``: ``predictor.paper_operating_points``
+    rows): the paper prints one run, so the cells are the committed split's (``split_seed``) counts, each note with
+    the mean over all split seeds and its 95 % t-interval. Returns (the committed split's Table 10 of the four
+    families, every seed's counts)."""
+    counts = P.operating.confusion_counts(op)
+    if split_seed not in set(counts.split_seed):
+        raise ValueError(f"split_seed {split_seed} is not among the operating-point seeds {sorted(set(counts.split_seed))}")
+    one = counts[(counts.split_seed == split_seed) & counts.predictor.isin(list(PID))].drop(columns="split_seed")
+    n, w = counts.split_seed.nunique(), op[op.predictor == MLP].rejected_weight
+    cols = [*RATES, "n_rejected", "n_accepted"]
+    iv = {(p, c): claims.mean_interval(g[c]) for p, g in counts.groupby("predictor") for c in cols}
+    table10(cmp, paper, one, "Table 10" + who, models, lambda p, c: (
+        f"; {OP_READING.format(w=f'{w.min():.2f}-{w.max():.2f}')} on the committed split "
+        f"(seed {split_seed}; the paper prints one run); over {n} prompt splits mean {iv[(p, c)][0]:.1f}, 95 % t-interval "
+        f"[{iv[(p, c)][1]:.1f}, {iv[(p, c)][2]:.1f}]"))
+    return one.reset_index(drop=True), counts
 
 
 # ------------------------------------------------------------------------------------ Table 11

@@ -102,6 +102,31 @@ def fpr_ratio(table: pd.DataFrame, mlp: str = LABELS["mlp"], trees: Sequence[str
     return (fpr[trees].mean(axis=1) / fpr[mlp].replace(0.0, np.nan)).rename("fpr_ratio")
 
 
+COUNTS = ["TN", "FP", "FN", "TP"]              # Table 10's confusion counts, accepted = 1 the positive class
+
+
+def confusion_counts(op: pd.DataFrame) -> pd.DataFrame:
+    """Table 10 of ``paper_operating_points`` rows: per (split_seed, predictor) the counts TN, FP, FN, TP, their
+    row-normalised % (``TN_pct`` ...) and the class supports, recovered from each row's Spec, Rec1 and test supports
+    (the rates are ratios of counts, so the recovery is exact; a row where it is not raises)."""
+    missing = [c for c in ("split_seed", "predictor", "Rec1", "Spec", "test_samples", "test_rejected") if c not in op]
+    if missing:
+        raise ValueError(f"operating-point rows lack columns {missing}: they hold {list(op.columns)}")
+    n0 = op.test_rejected.to_numpy(int)
+    n1 = op.test_samples.to_numpy(int) - n0
+    tn_f, tp_f = op.Spec.to_numpy(float) * n0, op.Rec1.to_numpy(float) * n1
+    tn, tp = np.rint(tn_f).astype(int), np.rint(tp_f).astype(int)
+    bad = (np.abs(tn_f - tn) > 1e-6) | (np.abs(tp_f - tp) > 1e-6)
+    if bad.any():
+        raise ValueError(f"Spec x n_rejected or Rec1 x n_accepted is not a whole count in {int(bad.sum())} rows "
+                         f"(first: split seed {op.split_seed.iloc[int(np.argmax(bad))]})")
+    out = pd.DataFrame(dict(split_seed=op.split_seed.to_numpy(), predictor=op.predictor.to_numpy(), TN=tn, FP=n0 - tn,
+                            FN=n1 - tp, TP=tp))
+    for c, n in zip(COUNTS, (n0, n0, n1, n1)):
+        out[f"{c}_pct"] = 100 * out[c] / n
+    return out.assign(n_rejected=n0, n_accepted=n1)
+
+
 def summary(op: pd.DataFrame) -> pd.DataFrame:
     """Per predictor and metric of ``paper_operating_points`` rows: the mean over split seeds and its
     95 % t-interval (``claims.mean_interval``)."""
