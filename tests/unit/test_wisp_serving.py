@@ -422,3 +422,18 @@ def test_a_point_one_seed_decides_skips_its_other_seeds_and_the_answer_counts_ev
     plain, staged = li.capacities(curves[2:3], decisive=None), li.capacities(curves[2:3])
     pd.testing.assert_frame_equal(staged[same], plain[same])
     assert staged.capacity[0] < cap and f"{cap}:2000/3000" in staged.evaluated[0]
+
+
+def test_wisp_times_draft_at_the_quotient_and_wait_the_latency_each_way():
+    """The point's Times: k passes take k / draft_rate itself (not k x its inverse), up, down and the server's
+    send each the one-way latency, the engine's logged bytes."""
+    from specedge.experiments import li2026 as li
+    from specedge.serving.engine import Times
+
+    pt = li.Point("WISP", 3, None, setting=li.replace(li.Setting(), draft_rate=5.0, latency=0.013))
+    t = li.times(pt, li.estimator(pt))
+    assert [t.draft[c](k) for c in range(3) for k in (3, 6, 7)] == [k / 5.0 for _ in range(3) for k in (3, 6, 7)]
+    assert t.draft[0](3) != 3 * (1 / 5.0)                     # the case the quotient is there for
+    assert (t.up(1, 8), t.down(1), t.send(1)) == (0.013, 0.013, 0.013)
+    assert (t.bytes_up(8), t.bytes_down) == (Times.bytes_up(8), Times.bytes_down)
+    assert li.former(li.Point("SLED", 2), li.estimator(pt)).label == "SLED"
