@@ -332,13 +332,13 @@ def test_one_request_path_decides_as_the_general_ones(monkeypatch):
 
 
 def test_component_shares_by_hand():
-    """Appendix C's Component Analysis (li2026_serving_figures.component_shares): each term of eq (19) over
+    """Appendix C's Component Analysis (serving.verify_diagnostics.component_shares): each term of eq (19) over
     the predicted latency; a single 1200-token cold batch with Table 12's coefficients, by hand."""
-    from specedge.experiments import li2026_serving_figures as figs
+    from specedge.serving import verify_diagnostics as vp
 
     coef = dict(a=3.314e-5, b_compute=3.45e-8, b_read=4.62e-6, c=1.486e-2)
     d = pd.DataFrame(dict(batch=["1200:0", "5:995 5:995"], regime=["compute-bound", "memory-bound"]))
-    s = figs.component_shares(d, coef)
+    s = vp.component_shares(d, coef)
     total = 3.314e-5 * 1200 + 3.45e-8 * 1200 * 1200 + 1.486e-2
     assert s.interactions[0] == pytest.approx(3.45e-8 * 1200 * 1200 / total)
     assert s.cached[1] == pytest.approx(4.62e-6 * 1990 / (3.314e-5 * 10 + 3.45e-8 * 2 * 1000 * 5 + 4.62e-6 * 1990 + 1.486e-2))

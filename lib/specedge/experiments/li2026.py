@@ -43,7 +43,6 @@ from ..serving import calibration, capacity, centralized, metrics, policies, slo
 from ..serving.allocation import FixedS
 from ..serving.estimator import COEFFICIENTS, Estimator
 from ..serving.metrics import verified
-from ..serving.timegrid import ns
 from ..serving.twin import TRACES, Times, TraceAcceptance, gc_paused, simulate
 from ..serving.workload import ClientSpec, Workload
 
@@ -264,11 +263,6 @@ def run_log(point: Point, wl: Workload | None = None, acc=None) -> pd.DataFrame:
                     acceptance() if acc is None else acc, until=st.horizon, seed=point.seed, label=point.system)
 
 
-def steady(log: pd.DataFrame, warmup: float) -> pd.DataFrame:
-    rows = verified(log)
-    return rows[rows["start"] >= warmup]
-
-
 def run_point(point: Point, log: pd.DataFrame | None = None) -> dict:
     """One sweep row: response-level violations (eq 20's trials) overall and per class, the
     iteration-level violation rate (eq 4) and system goodput (committed tok/s over the steady window);
@@ -276,7 +270,7 @@ def run_point(point: Point, log: pd.DataFrame | None = None) -> dict:
     st = point.setting
     log = run_log(point) if log is None else log
     resp = metrics.response_violations(log, st.max_new_tokens, st.warmup, st.horizon)
-    it = steady(log, st.warmup)
+    it = metrics.steady(log, st.warmup)
     span = st.horizon - st.warmup
     row = dict(system=point.system, devices=point.devices, slo_class=point.slo_class, target=point.target,
                predictor=point.predictor, seed=point.seed, responses=int(len(resp)),
@@ -289,26 +283,6 @@ def run_point(point: Point, log: pd.DataFrame | None = None) -> dict:
         r = resp[resp["slo_class"].astype(float) == c]
         row[f"responses_{c}"], row[f"violations_{c}"] = int(len(r)), int(r["violated"].sum())
     return row
-
-
-def deadline_attribution(log: pd.DataFrame, window: int = 50, tau: float = 1.5) -> pd.DataFrame:
-    """Fig 8: every verification event with its t_queue, t_verify, whether it missed its deadline
-    (C_i > d_i, eq 12) and, for misses, eq (21)'s label: ``compute-dominant`` when
-    rho = t_verify / MA_W(t_verify) > tau (MA over the ``window`` previous batches), else
-    ``queue-dominant``."""
-    if window < 1 or tau <= 0:
-        raise ValueError(f"window must be >= 1 and tau > 0, got window={window}, tau={tau}")
-    ev = verified(log)
-    ev = ev[ev["deadline"].notna()].copy()
-    per_batch = ev.groupby("batch")["t_verify"].first().sort_index()
-    ma = per_batch.shift(1).rolling(window, min_periods=1).mean()
-    ev["rho"] = ev["t_verify"] / ev["batch"].map(ma)
-    ev["violated"] = ns(ev["end"]) > ns(ev["deadline"])
-    ev["label"] = np.where(~ev["violated"], "met",
-                           np.where(ev["rho"] > tau, "compute-dominant", "queue-dominant"))
-    return ev[["batch", "client", "slo_class", "t_queue", "t_verify", "rho", "violated", "label"]]
-
-
 
 
 # --------------------------------------------------------------------------- the open settings, fitted to Table 3
@@ -356,18 +330,6 @@ def calibrate(setting: Setting, grid: dict, targets: dict, n3: int, seeds, run) 
 
 # --------------------------------------------------------------------------- tables from sweep rows
 replace = _dc_replace      # a Setting with some of its values changed
-
-
-def per_class(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """Violation rate per class (speed) from sweep rows of mixed-class runs, pooled over seeds."""
-    out = []
-    for key, g in rows.groupby(by, sort=True):
-        key = key if isinstance(key, tuple) else (key,)
-        for c in CLASSES:
-            n, v = int(g[f"responses_{c}"].sum()), int(g[f"violations_{c}"].sum())
-            out.append(dict(zip(by, key), speed=c, responses=n, violations=v,
-                            violation_rate=v / n if n else np.nan))
-    return pd.DataFrame(out)
 
 
 knees = capacity.knees      # per (system, speed): the smallest N whose violation rate exceeds epsilon

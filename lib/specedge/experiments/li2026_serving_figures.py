@@ -15,8 +15,8 @@ import seaborn as sns
 
 from .. import claims, compare, coverage, paths, plotting
 from ..compare import unless_null_holds
-from ..serving import estimator
-from ..serving import verify_profiling as vp
+from ..serving import metrics
+from ..serving.verify_diagnostics import component_shares
 from . import li2026 as ex
 from . import li2026_realpair as rp
 
@@ -28,6 +28,11 @@ _T7 = ("R2", "adj_R2", "RMSE_ms", "MAE_ms", "MAPE_pct", "max_error_ms")
 
 def verify_profile(target: str) -> pd.DataFrame:
     return pd.read_csv(paths.DATA / "li2026" / f"verify_profile_{target}.csv")
+
+
+def verify_profiles() -> dict[str, pd.DataFrame]:
+    """The committed verification profiles, per measured target."""
+    return {t: verify_profile(t) for t in TARGETS}
 
 
 # --------------------------------------------------------------------------- Fig 4
@@ -76,24 +81,6 @@ def fig4_rows(w: pd.DataFrame) -> list[dict]:
 
 
 # --------------------------------------------------------------------------- the estimator (Tables 7, 12, Figs 9, 11)
-def packed_diagnostic() -> pd.DataFrame:
-    """Train / test R² of eq (19) and of eq (19) with one more feature (this engine's packed attention
-    products, the request count, N_linear²), per measured target."""
-    from sklearn.linear_model import LinearRegression
-
-    diag = {}
-    for t in TARGETS:
-        d = verify_profile(t)
-        x = estimator.design_matrix(d)
-        xp = np.column_stack([x, [vp.packed_products(vp.parse_batch(b)) for b in d.batch]])
-        tr = (d.split == "train").to_numpy()
-        for name, X in (("eq (19)", x), ("eq (19) + packed products", xp), ("eq (19) + request count", np.column_stack([x, d.requests])),
-                        ("eq (19) + N_linear²", np.column_stack([x, x[:, 0] ** 2]))):
-            m = LinearRegression().fit(X[tr], d.seconds[tr])
-            diag[(t, name)] = dict(train_R2=m.score(X[tr], d.seconds[tr]), test_R2=m.score(X[~tr], d.seconds[~tr]))
-    return pd.DataFrame(diag).T
-
-
 def fig9_fig11(fits: dict, out) -> pd.DataFrame:
     """Fig 9 (predicted against measured batch latency, per target) and Fig 11 (absolute error by regime),
     saved; returns the test and train predictions with their absolute error (ms)."""
@@ -111,15 +98,6 @@ def fig9_fig11(fits: dict, out) -> pd.DataFrame:
     ax.set(xlabel="regime", ylabel="absolute error (ms)")
     plotting.save(fig, pred[["target", "split", "regime", "measured", "predicted", "abs_error_ms"]], out, "fig11_error_by_regime")
     return pred
-
-
-def session_repeats() -> pd.DataFrame:
-    """Batch shapes of the widened profile timed in more than one session: fastest, slowest and the
-    largest within-session coefficient of variation."""
-    wid = verify_profile("widened")
-    wid["shape"] = wid.batch.map(lambda b: " ".join(sorted(b.split())))
-    return wid[wid["shape"].map(wid["shape"].value_counts()) > 1].groupby("shape").agg(
-        fastest=("seconds", "min"), slowest=("seconds", "max"), within_cv=("cv", "max"))
 
 
 def low_r2_cause(diag: pd.DataFrame, rep: pd.DataFrame) -> str:
@@ -252,16 +230,6 @@ def fig9_rows(fits: dict, pred: pd.DataFrame, diag: pd.DataFrame, rep: pd.DataFr
     return rows
 
 
-def component_shares(d: pd.DataFrame, coef: dict) -> pd.DataFrame:
-    """Each term of eq (19) as a share of the predicted latency, per configuration of a measured design
-    (Appendix C's Component Analysis); ``coef``: a, b_compute, b_read, c."""
-    x = estimator.design_matrix(d)
-    terms = x * np.array([coef["a"], coef["b_compute"], coef["b_read"]])
-    total = terms.sum(axis=1) + coef["c"]
-    return pd.DataFrame(dict(regime=d.regime, tokens=x[:, 0] + x[:, 2], linear=terms[:, 0] / total, interactions=terms[:, 1] / total,
-                             cached=terms[:, 2] / total, constant=coef["c"] / total))
-
-
 def component_rows(fits: dict, paper12: dict, paper: dict) -> tuple[pd.DataFrame, list[dict]]:
     """Appendix C's Component Analysis with the paper's own coefficients (Table 12) on Appendix C's design
     (the zoo target's profile keeps its lengths) and with our widened fit on its design."""
@@ -312,7 +280,7 @@ def at_or_below_fcfs(rows: pd.DataFrame, loads) -> claims.Claim:
     (sweep rows of mixed-class runs): per (load, class) the seeds' paired violation rates
     (``claims.interval_at_most``: a tie holds, so one path's single violation does not fail it), and WISP
     below FCFS in at least one (else the seeds cannot tell WISP from FCFS)."""
-    v = ex.per_class(rows[rows.devices.isin(loads)], ["system", "devices", "seed"]).pivot_table(
+    v = metrics.per_class(rows[rows.devices.isin(loads)], ["system", "devices", "seed"], ex.CLASSES).pivot_table(
         index=["devices", "speed", "seed"], columns="system", values="violation_rate", dropna=False)
     parts = {(f"N={n} " if len(loads) > 1 else "") + f"{sp} tok/s": claims.interval_at_most(g.WISP.to_numpy(), g.FCFS.to_numpy())
              for (n, sp), g in v.groupby(level=["devices", "speed"])}
@@ -595,7 +563,7 @@ def current_tables(current, table1_n: int, n3: int, seeds, run):
     rows = run([ex.Point(s, table1_n, None, seed=k, setting=current) for s in ("WISP", "FCFS") for k in seeds]
                + ex.table3_points(current, n3, seeds) + [ex.Point("WISP", n, None, predictor=p, seed=k, setting=current)
                                                          for n in (2, 4, 8, 16) for p in (False, True) for k in seeds])
-    t1 = ex.per_class(rows[(rows.devices == table1_n) & rows.system.isin(["WISP", "FCFS"]) & rows.predictor], ["system"])
+    t1 = metrics.per_class(rows[(rows.devices == table1_n) & rows.system.isin(["WISP", "FCFS"]) & rows.predictor], ["system"], ex.CLASSES)
     t3 = rows[(rows.devices == n3) & rows.system.isin(ex.TABLE3)].groupby("system").goodput.mean()
     t6 = rows[rows.devices.isin([2, 4, 8, 16])].groupby(["devices", "predictor"]).goodput.mean().unstack().rename(columns={False: "OFF", True: "ON"})
     t6["improvement_pct"] = 100 * (t6.ON / t6.OFF - 1)
@@ -620,7 +588,7 @@ def realpair_points(base: ex.Setting, loads, n3: int, seeds) -> list[ex.Point]:
 def realpair_tables(rows: pd.DataFrame, loads, n3: int):
     """From ``realpair_points``' sweep rows: Table 1 (violation rate per (devices, system) x class, pooled over seeds),
     Table 3's mean goodput per system and Table 6's mean goodput per predictor OFF / ON."""
-    t1 = ex.per_class(rows[rows.devices.isin(loads) & rows.predictor], ["system", "devices"])
+    t1 = metrics.per_class(rows[rows.devices.isin(loads) & rows.predictor], ["system", "devices"], ex.CLASSES)
     table1 = t1.pivot_table(index=["devices", "system"], columns="speed", values="violation_rate")
     good = rows[(rows.devices == n3) & rows.predictor].groupby("system").goodput.mean()
     t6 = rows[rows.devices == 16].groupby("predictor").goodput.mean()
