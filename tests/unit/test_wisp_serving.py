@@ -437,3 +437,32 @@ def test_wisp_times_draft_at_the_quotient_and_wait_the_latency_each_way():
     assert (t.up(1, 8), t.down(1), t.send(1)) == (0.013, 0.013, 0.013)
     assert (t.bytes_up(8), t.bytes_down) == (Times.bytes_up(8), Times.bytes_down)
     assert li.former(li.Point("SLED", 2), li.estimator(pt)).label == "SLED"
+
+
+def test_deadline_attribution_by_hand_and_steady_trims_the_warmup():
+    """serving.metrics.deadline_attribution (eq 21): rho = t_verify / the mean of the previous batches'
+    t_verify; a miss is compute-dominant above tau, else queue-dominant; met rounds are 'met'.
+    serving.metrics.steady keeps verified rounds that started at or after the warm-up."""
+    from specedge.serving import metrics
+
+    log = pd.DataFrame(dict(
+        event=["", "", "", "dropped", ""], batch=[0, 1, 2, 3, 3], client=[0, 1, 0, 1, 1], slo_class=[2, 2, 2, 2, 2],
+        t_queue=[0.0, 0.5, 0.0, 0.0, 0.3], t_verify=[1.0, 1.0, 3.0, 1.0, 1.0], start=[0.0, 1.0, 2.0, 3.0, 3.0],
+        end=[1.0, 2.5, 5.0, 4.0, 4.5], deadline=[2.0, 2.0, 4.0, 9.0, 4.0]))
+    att = metrics.deadline_attribution(log, window=2, tau=1.5).set_index("batch")
+    assert att["rho"].isna()[0] and att.loc[2, "rho"] == pytest.approx(3.0) and att.loc[3, "rho"] == pytest.approx(0.5)
+    assert list(att["label"]) == ["met", "queue-dominant", "compute-dominant", "queue-dominant"]
+    assert 3 in att.index and len(att) == 4                             # the dropped row is no verification
+    assert list(metrics.steady(log, 2.0)["batch"]) == [2, 3]
+    with pytest.raises(ValueError, match="window"):
+        metrics.deadline_attribution(log, window=0)
+
+
+def test_per_class_pools_groups_and_leaves_an_empty_class_nan():
+    from specedge.serving import metrics
+
+    rows = pd.DataFrame(dict(system=["A", "A", "B"], responses_2=[3, 1, 0], violations_2=[1, 1, 0],
+                             responses_4=[2, 2, 5], violations_4=[0, 1, 5]))
+    out = metrics.per_class(rows, ["system"], (2, 4)).set_index(["system", "speed"])
+    assert out.loc[("A", 2), "violation_rate"] == pytest.approx(0.5) and out.loc[("A", 4), "violations"] == 1
+    assert np.isnan(out.loc[("B", 2), "violation_rate"]) and out.loc[("B", 4), "violation_rate"] == 1.0
