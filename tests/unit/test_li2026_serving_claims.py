@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from specedge import coverage
+from specedge.serving import metrics
 from specedge.experiments import li2026 as ex
 from specedge.experiments import li2026_serving_figures as figs
 from specedge.experiments import li2026_realpair as rp
@@ -24,7 +25,7 @@ def sweep_rows(violations: dict, n: int = 150, responses: int = 224) -> pd.DataF
 
 
 def table1_claim(runs: pd.DataFrame, n: int = 150):
-    fig7 = ex.per_class(runs, ["system", "devices"])
+    fig7 = metrics.per_class(runs, ["system", "devices"], ex.CLASSES)
     table1 = fig7[fig7.devices == n].pivot(index="system", columns="speed", values="violation_rate")[[8, 6, 4, 2]]
     rows = figs.table1_rows(table1, n, fig7, 0.05, coverage.paper_values("li2026_serving"), runs)
     return next(r for r in rows if r["quantity"].startswith("WISP at or below FCFS")).get("claim")

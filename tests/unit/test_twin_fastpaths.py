@@ -109,13 +109,13 @@ def test_on_grid_is_round_to_nine_digits():
 
 
 def test_noisy_verify_times_are_the_scalar_draws():
-    """li2026.noisy draws its log-normal factors 4096 at a time: the numbers one rng.normal call each gives."""
+    """time_models.noisy draws its log-normal factors 4096 at a time: the numbers one rng.normal call each gives."""
     import numpy as np
 
-    from specedge.experiments import li2026 as li
+    from specedge.serving.time_models import noisy
     from specedge.serving.timegrid import on_grid
 
-    fn = li.noisy(lambda batch: 0.05 * len(batch), 0.06, seed=9)
+    fn = noisy(lambda batch: 0.05 * len(batch), 0.06, seed=9)
     rng = np.random.default_rng(np.random.SeedSequence([9, 23]))
     batches = [[0] * (1 + k % 5) for k in range(5000)]          # past one block of 4096
     assert [fn(b) for b in batches] == [on_grid(0.05 * len(b) * math.exp(rng.normal(0.0, 0.06))) for b in batches]

@@ -332,13 +332,13 @@ def test_one_request_path_decides_as_the_general_ones(monkeypatch):
 
 
 def test_component_shares_by_hand():
-    """Appendix C's Component Analysis (li2026_serving_figures.component_shares): each term of eq (19) over
+    """Appendix C's Component Analysis (serving.verify_diagnostics.component_shares): each term of eq (19) over
     the predicted latency; a single 1200-token cold batch with Table 12's coefficients, by hand."""
-    from specedge.experiments import li2026_serving_figures as figs
+    from specedge.serving import verify_diagnostics as vp
 
     coef = dict(a=3.314e-5, b_compute=3.45e-8, b_read=4.62e-6, c=1.486e-2)
     d = pd.DataFrame(dict(batch=["1200:0", "5:995 5:995"], regime=["compute-bound", "memory-bound"]))
-    s = figs.component_shares(d, coef)
+    s = vp.component_shares(d, coef)
     total = 3.314e-5 * 1200 + 3.45e-8 * 1200 * 1200 + 1.486e-2
     assert s.interactions[0] == pytest.approx(3.45e-8 * 1200 * 1200 / total)
     assert s.cached[1] == pytest.approx(4.62e-6 * 1990 / (3.314e-5 * 10 + 3.45e-8 * 2 * 1000 * 5 + 4.62e-6 * 1990 + 1.486e-2))
@@ -422,3 +422,47 @@ def test_a_point_one_seed_decides_skips_its_other_seeds_and_the_answer_counts_ev
     plain, staged = li.capacities(curves[2:3], decisive=None), li.capacities(curves[2:3])
     pd.testing.assert_frame_equal(staged[same], plain[same])
     assert staged.capacity[0] < cap and f"{cap}:2000/3000" in staged.evaluated[0]
+
+
+def test_wisp_times_draft_at_the_quotient_and_wait_the_latency_each_way():
+    """The point's Times: k passes take k / draft_rate itself (not k x its inverse), up, down and the server's
+    send each the one-way latency, the engine's logged bytes."""
+    from specedge.experiments import li2026 as li
+    from specedge.serving.engine import Times
+
+    pt = li.Point("WISP", 3, None, setting=li.replace(li.Setting(), draft_rate=5.0, latency=0.013))
+    t = li.times(pt, li.estimator(pt))
+    assert [t.draft[c](k) for c in range(3) for k in (3, 6, 7)] == [k / 5.0 for _ in range(3) for k in (3, 6, 7)]
+    assert t.draft[0](3) != 3 * (1 / 5.0)                     # the case the quotient is there for
+    assert (t.up(1, 8), t.down(1), t.send(1)) == (0.013, 0.013, 0.013)
+    assert (t.bytes_up(8), t.bytes_down) == (Times.bytes_up(8), Times.bytes_down)
+    assert li.former(li.Point("SLED", 2), li.estimator(pt)).label == "SLED"
+
+
+def test_deadline_attribution_by_hand_and_steady_trims_the_warmup():
+    """serving.metrics.deadline_attribution (eq 21): rho = t_verify / the mean of the previous batches'
+    t_verify; a miss is compute-dominant above tau, else queue-dominant; met rounds are 'met'.
+    serving.metrics.steady keeps verified rounds that started at or after the warm-up."""
+    from specedge.serving import metrics
+
+    log = pd.DataFrame(dict(
+        event=["", "", "", "dropped", ""], batch=[0, 1, 2, 3, 3], client=[0, 1, 0, 1, 1], slo_class=[2, 2, 2, 2, 2],
+        t_queue=[0.0, 0.5, 0.0, 0.0, 0.3], t_verify=[1.0, 1.0, 3.0, 1.0, 1.0], start=[0.0, 1.0, 2.0, 3.0, 3.0],
+        end=[1.0, 2.5, 5.0, 4.0, 4.5], deadline=[2.0, 2.0, 4.0, 9.0, 4.0]))
+    att = metrics.deadline_attribution(log, window=2, tau=1.5).set_index("batch")
+    assert att["rho"].isna()[0] and att.loc[2, "rho"] == pytest.approx(3.0) and att.loc[3, "rho"] == pytest.approx(0.5)
+    assert list(att["label"]) == ["met", "queue-dominant", "compute-dominant", "queue-dominant"]
+    assert 3 in att.index and len(att) == 4                             # the dropped row is no verification
+    assert list(metrics.steady(log, 2.0)["batch"]) == [2, 3]
+    with pytest.raises(ValueError, match="window"):
+        metrics.deadline_attribution(log, window=0)
+
+
+def test_per_class_pools_groups_and_leaves_an_empty_class_nan():
+    from specedge.serving import metrics
+
+    rows = pd.DataFrame(dict(system=["A", "A", "B"], responses_2=[3, 1, 0], violations_2=[1, 1, 0],
+                             responses_4=[2, 2, 5], violations_4=[0, 1, 5]))
+    out = metrics.per_class(rows, ["system"], (2, 4)).set_index(["system", "speed"])
+    assert out.loc[("A", 2), "violation_rate"] == pytest.approx(0.5) and out.loc[("A", 4), "violations"] == 1
+    assert np.isnan(out.loc[("B", 2), "violation_rate"]) and out.loc[("B", 4), "violation_rate"] == 1.0

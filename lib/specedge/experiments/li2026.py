@@ -31,7 +31,6 @@ rest kept at the values of ``Setting``:
 """
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field, replace as _dc_replace
 from functools import lru_cache
 from typing import Mapping
@@ -40,17 +39,29 @@ import numpy as np
 import pandas as pd
 
 from .. import hardware, paths, sweep
-from ..serving import calibration, capacity, centralized, metrics, slo
+from ..serving import calibration, capacity, centralized, metrics, policies, slo, time_models
 from ..serving.allocation import FixedS
-from ..serving.batching import FCFS
-from ..serving.estimator import Estimator
+from ..serving.estimator import COEFFICIENTS, Estimator
 from ..serving.metrics import verified
-from ..serving.timegrid import ns, on_grid
 from ..serving.twin import TRACES, Times, TraceAcceptance, gc_paused, simulate
 from ..serving.workload import ClientSpec, Workload
 
 CLASSES = (2, 4, 6, 8)
-SYSTEMS = ("SLED", "FCFS", "WISP", "EDF-only", "Centralized")
+
+
+@dataclass(frozen=True)
+class System:
+    """Where a system differs (module docstring's table): its batch former (``policies.former``'s name; None:
+    centralized serving, the server decoding every token), the verifier's prefix cache, and whether its devices
+    may stop drafting by the predictor (else a fixed window K)."""
+    former: str | None
+    prefix_cache: bool
+    predictor: bool
+
+
+SYSTEM = {"SLED": System("fcfs", False, False), "FCFS": System("fcfs", True, True), "WISP": System("wisp", True, True),
+          "EDF-only": System("edf", True, True), "Centralized": System(None, True, False)}
+SYSTEMS = tuple(SYSTEM)
 DRAFTS = ("draft-xs", "draft-s", "draft-m", "draft-l")
 DOMAINS = ("chat", "code", "math", "qa", "sql", "summarize")
 
@@ -79,12 +90,10 @@ def scaling(frm: str, to: str) -> dict[str, float]:
             "c": t["layers"] / f["layers"]}
 
 
-def kv_bytes_per_token(model: str, dtype_bytes: int = 2) -> float:
+def kv_bytes_per_token(model: str) -> float:
+    """Bytes of ``model``'s bf16 KV cache per token (``hardware.kv_bytes_per_token`` of its Qwen3 shape)."""
     a = QWEN3[model]
-    return float(a["layers"] * a["kv_heads"] * a["head_dim"] * 2 * dtype_bytes)
-
-
-EQ19 = ("a", "b_compute", "b_read", "c")
+    return hardware.kv_bytes_per_token(a["layers"], a["kv_heads"], a["head_dim"])
 
 
 def paper_coefficients(target: str = "Qwen3-32B", profile="li2026_paper") -> dict[str, float]:
@@ -92,7 +101,7 @@ def paper_coefficients(target: str = "Qwen3-32B", profile="li2026_paper") -> dic
     derived by ``scaling`` (the paper gives none for it). ``profile``: eq (19)'s coefficients themselves
     (a mapping, as a ``Setting`` carries them), a loaded profile, or a profile's name or path."""
     co = profile if isinstance(profile, Mapping) else hardware.as_profile(profile).coefficients("verify")
-    base = {k: float(co[k]) for k in EQ19}
+    base = {k: float(co[k]) for k in COEFFICIENTS}
     if target == "Qwen3-32B":
         return base
     if target not in QWEN3:
@@ -125,7 +134,7 @@ class Setting:
         """The setting of ``profile`` (loaded, or a name or path): its name, and eq (19)'s coefficients."""
         prof = hardware.as_profile(profile)
         co = prof.coefficients("verify")
-        return cls(profile=prof.name, verify=tuple((k, float(co[k])) for k in EQ19), **values)
+        return cls(profile=prof.name, verify=tuple((k, float(co[k])) for k in COEFFICIENTS), **values)
 
 
 @dataclass(frozen=True)
@@ -199,7 +208,8 @@ def workload(point: Point, drafts=DRAFTS, domains=DOMAINS, acc: TraceAcceptance 
     """The point's devices: device i drafts with ``drafts[i % len]`` on domains i and i + len/2 of ``domains``,
     reporting the α of its drafting rule over the traces ``acc`` (default: the zoo's)."""
     st = point.setting
-    controlled = point.predictor and point.system not in ("SLED", "Centralized")
+    system = SYSTEM[point.system]
+    controlled = point.predictor and system.predictor
     clients, n = [], len(domains)
     for i, c in enumerate(classes_for(point)):
         draft = drafts[i % len(drafts)]
@@ -208,33 +218,13 @@ def workload(point: Point, drafts=DRAFTS, domains=DOMAINS, acc: TraceAcceptance 
                                   st.temperature, c, alpha(draft, controlled, st.window, st.temperature, acc=acc,
                                                            domains=domains),
                                   st.prompt_tokens, seed=point.seed))
-    return Workload(target, tuple(clients), capacity=10**9, cache=point.system != "SLED",
+    return Workload(target, tuple(clients), capacity=10**9, cache=system.prefix_cache,
                     kv_bytes_per_token=kv_bytes_per_token(point.target))
 
 
 def estimator(point: Point) -> Estimator:
     st = point.setting
     return Estimator.from_coefficients(**paper_coefficients(point.target, dict(st.verify) or st.profile))
-
-
-def noisy(model, sigma: float, seed: int):
-    """The 'true' verification time: the estimate times a log-normal factor (median 1)."""
-    rng = np.random.default_rng(np.random.SeedSequence([seed, 23]))
-    if sigma <= 0:
-        return model
-    # the normals drawn 4096 at a time: numpy fills a block with the numbers one call each would give
-    normals = iter(())
-
-    def verify(batch):
-        nonlocal normals
-        z = next(normals, None)
-        if z is None:
-            normals = iter(rng.normal(0.0, sigma, 4096).tolist())
-            z = next(normals)
-        # math.exp (the C library's, the same on every x86 host, where numpy's has an AVX-512 kernel) and
-        # the result on the nanosecond grid: the times every later decision sums carry no host's last digits
-        return on_grid(float(model(batch)) * math.exp(z))
-    return verify
 
 
 def kv_budget(point: Point) -> float:
@@ -244,24 +234,19 @@ def kv_budget(point: Point) -> float:
 
 
 def former(point: Point, est: Estimator):
-    from ..serving import wisp_batching
-
-    st = point.setting
-    budget = kv_budget(point)
-    if point.system in ("SLED", "FCFS"):
-        return FCFS(label=point.system, memory_budget=budget)
-    if point.system == "WISP":
-        return wisp_batching.WISPBatcher(est, delta=st.delta, memory_budget=budget)
-    return wisp_batching.EDFOnly(est, delta=st.delta, memory_budget=budget)
+    """The point's batch former (``policies.former`` by the system's name), within ``kv_budget``."""
+    name, budget = SYSTEM[point.system].former, kv_budget(point)
+    if name == "fcfs":
+        return policies.former(name, memory_budget=budget, label=point.system)
+    return policies.former(name, estimator=est, delta=point.setting.delta, memory_budget=budget)
 
 
 def times(point: Point, est: Estimator) -> Times:
     """The point's step times: k draft passes at ``draft_rate`` tokens/s (a round the stop rule ended takes
     one pass more than its S tokens: ``twin.Times``), eq (19) with the setting's noise, ``latency`` each way."""
     st = point.setting
-    draft = [lambda k, r=st.draft_rate: k / r] * point.devices
-    return Times(draft=draft, verify=noisy(est, st.noise, point.seed),
-                 up=lambda c, s, l=st.latency: l, down=lambda c, l=st.latency: l)
+    return time_models.times([time_models.DraftRate(st.draft_rate)] * point.devices, time_models.Latency(st.latency),
+                             time_models.noisy(est, st.noise, point.seed))
 
 
 def run_log(point: Point, wl: Workload | None = None, acc=None) -> pd.DataFrame:
@@ -270,17 +255,12 @@ def run_log(point: Point, wl: Workload | None = None, acc=None) -> pd.DataFrame:
     st = point.setting
     est = estimator(point)
     wl = workload(point) if wl is None else wl
-    if point.system == "Centralized":
+    if SYSTEM[point.system].former is None:
         with gc_paused():
-            return centralized.simulate(wl, noisy(est, st.noise, point.seed), until=st.horizon, rtt=2 * st.latency,
+            return centralized.simulate(wl, time_models.noisy(est, st.noise, point.seed), until=st.horizon, rtt=2 * st.latency,
                                         memory_budget=kv_budget(point))
     return simulate(wl, former(point, est), FixedS(st.window * point.devices, point.devices), times(point, est),
                     acceptance() if acc is None else acc, until=st.horizon, seed=point.seed, label=point.system)
-
-
-def steady(log: pd.DataFrame, warmup: float) -> pd.DataFrame:
-    rows = verified(log)
-    return rows[rows["start"] >= warmup]
 
 
 def run_point(point: Point, log: pd.DataFrame | None = None) -> dict:
@@ -290,7 +270,7 @@ def run_point(point: Point, log: pd.DataFrame | None = None) -> dict:
     st = point.setting
     log = run_log(point) if log is None else log
     resp = metrics.response_violations(log, st.max_new_tokens, st.warmup, st.horizon)
-    it = steady(log, st.warmup)
+    it = metrics.steady(log, st.warmup)
     span = st.horizon - st.warmup
     row = dict(system=point.system, devices=point.devices, slo_class=point.slo_class, target=point.target,
                predictor=point.predictor, seed=point.seed, responses=int(len(resp)),
@@ -303,26 +283,6 @@ def run_point(point: Point, log: pd.DataFrame | None = None) -> dict:
         r = resp[resp["slo_class"].astype(float) == c]
         row[f"responses_{c}"], row[f"violations_{c}"] = int(len(r)), int(r["violated"].sum())
     return row
-
-
-def deadline_attribution(log: pd.DataFrame, window: int = 50, tau: float = 1.5) -> pd.DataFrame:
-    """Fig 8: every verification event with its t_queue, t_verify, whether it missed its deadline
-    (C_i > d_i, eq 12) and, for misses, eq (21)'s label: ``compute-dominant`` when
-    rho = t_verify / MA_W(t_verify) > tau (MA over the ``window`` previous batches), else
-    ``queue-dominant``."""
-    if window < 1 or tau <= 0:
-        raise ValueError(f"window must be >= 1 and tau > 0, got window={window}, tau={tau}")
-    ev = verified(log)
-    ev = ev[ev["deadline"].notna()].copy()
-    per_batch = ev.groupby("batch")["t_verify"].first().sort_index()
-    ma = per_batch.shift(1).rolling(window, min_periods=1).mean()
-    ev["rho"] = ev["t_verify"] / ev["batch"].map(ma)
-    ev["violated"] = ns(ev["end"]) > ns(ev["deadline"])
-    ev["label"] = np.where(~ev["violated"], "met",
-                           np.where(ev["rho"] > tau, "compute-dominant", "queue-dominant"))
-    return ev[["batch", "client", "slo_class", "t_queue", "t_verify", "rho", "violated", "label"]]
-
-
 
 
 # --------------------------------------------------------------------------- the open settings, fitted to Table 3
@@ -372,18 +332,6 @@ def calibrate(setting: Setting, grid: dict, targets: dict, n3: int, seeds, run) 
 replace = _dc_replace      # a Setting with some of its values changed
 
 
-def per_class(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """Violation rate per class (speed) from sweep rows of mixed-class runs, pooled over seeds."""
-    out = []
-    for key, g in rows.groupby(by, sort=True):
-        key = key if isinstance(key, tuple) else (key,)
-        for c in CLASSES:
-            n, v = int(g[f"responses_{c}"].sum()), int(g[f"violations_{c}"].sum())
-            out.append(dict(zip(by, key), speed=c, responses=n, violations=v,
-                            violation_rate=v / n if n else np.nan))
-    return pd.DataFrame(out)
-
-
 knees = capacity.knees      # per (system, speed): the smallest N whose violation rate exceeds epsilon
 
 
@@ -397,15 +345,16 @@ def throughput_bound(point: Point, epsilon: float) -> float:
         raise ValueError("point.slo_class: a capacity search needs one class for every device")
     st, est = point.setting, estimator(point)
     ctx = st.prompt_tokens + st.max_new_tokens / 2
-    if point.system == "Centralized":     # one token per response per step
+    system = SYSTEM[point.system]
+    if system.former is None:     # centralized serving: one token per response per step
         tokens, cost = 1.0, est.a + est.b_compute * (ctx + 1) + est.b_read * ctx
     else:
-        controlled = point.predictor and point.system != "SLED"
+        controlled = point.predictor and system.predictor
+        cached = ctx if system.prefix_cache else 0.0
         tokens = cost = 0.0
         for d in DRAFTS:
             drafted, accepted, rounds = round_sums(d, controlled, st.window, st.temperature)
-            new = drafted / rounds + 1 + (0.0 if point.system != "SLED" else ctx)
-            cached = ctx if point.system != "SLED" else 0.0
+            new = drafted / rounds + 1 + (ctx - cached)
             tokens += accepted / rounds + 1
             cost += est.a * new + est.b_compute * (new + cached) * new + est.b_read * cached
     return tokens / cost / ((1 - epsilon) * point.slo_class)
@@ -476,7 +425,7 @@ def _guess(curve: Curve) -> int:
 def _point_cost(point: Point) -> float:
     """A point's expected cost, for ordering a round's points: its devices (centralized serving's token
     steps are cheaper to simulate)."""
-    return point.devices * (0.3 if point.system == "Centralized" else 1.0)
+    return point.devices * (1.0 if SYSTEM[point.system].former else 0.3)
 
 
 def curves(systems, targets, classes, *, epsilon: float, seeds: int, seed: int, setting: Setting, hi: int,

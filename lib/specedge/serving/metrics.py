@@ -5,6 +5,8 @@ the twin; every experiment driver reads a log through them.
 - ``client_goodput``: tokens per second of each client over its own active span;
 - ``responses`` / ``response_violations``: one row per response and whether it met its SLO class (li2026
   Sec 5.3); an iteration's violation (li2026 eq 4) is ``slo.violations``;
+- ``steady``: the verified rounds past a warm-up; ``per_class``: violation rates per SLO class from sweep rows;
+- ``deadline_attribution``: each verification's miss and its cause, queue- or compute-dominant (li2026 eq 21);
 - ``jain``: Jain's fairness index J(x) = (sum x_i)^2 / (n sum x_i^2), 1/n (one client gets all) to 1 (equal);
 - ``tokens_per_pass``: committed tokens per verification forward pass (the server's yield of a pass);
 - ``uplink_bytes_per_token``: request bytes on the uplink per committed token;
@@ -136,3 +138,40 @@ def response_violations(log: pd.DataFrame, max_new_tokens: int, warmup: float, h
     r = r[r["complete"] | late].copy()
     r["violated"] = (~r["complete"]) | slo.slower(r["tokens"], r["seconds"], r["slo_class"].astype(float))
     return r
+
+
+def steady(log: pd.DataFrame, warmup: float) -> pd.DataFrame:
+    """The verified rounds that started at or after ``warmup`` (s): the steady state of a run."""
+    rows = verified(log)
+    return rows[rows["start"] >= warmup]
+
+
+def deadline_attribution(log: pd.DataFrame, window: int = 50, tau: float = 1.5) -> pd.DataFrame:
+    """Fig 8: every verification event with its t_queue, t_verify, whether it missed its deadline
+    (C_i > d_i, eq 12) and, for misses, eq (21)'s label: ``compute-dominant`` when
+    rho = t_verify / MA_W(t_verify) > tau (MA over the ``window`` previous batches), else
+    ``queue-dominant``."""
+    if window < 1 or tau <= 0:
+        raise ValueError(f"window must be >= 1 and tau > 0, got window={window}, tau={tau}")
+    ev = verified(log)
+    ev = ev[ev["deadline"].notna()].copy()
+    per_batch = ev.groupby("batch")["t_verify"].first().sort_index()
+    ma = per_batch.shift(1).rolling(window, min_periods=1).mean()
+    ev["rho"] = ev["t_verify"] / ev["batch"].map(ma)
+    ev["violated"] = ns(ev["end"]) > ns(ev["deadline"])
+    ev["label"] = np.where(~ev["violated"], "met",
+                           np.where(ev["rho"] > tau, "compute-dominant", "queue-dominant"))
+    return ev[["batch", "client", "slo_class", "t_queue", "t_verify", "rho", "violated", "label"]]
+
+
+def per_class(rows: pd.DataFrame, by: list[str], classes) -> pd.DataFrame:
+    """Violation rate per SLO class (speed) of ``classes`` from rows with ``responses_{c}`` and ``violations_{c}``
+    per class c (a sweep's rows of mixed-class runs), pooled within each group of ``by`` (e.g. over seeds)."""
+    out = []
+    for key, g in rows.groupby(by, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        for c in classes:
+            n, v = int(g[f"responses_{c}"].sum()), int(g[f"violations_{c}"].sum())
+            out.append(dict(zip(by, key), speed=c, responses=n, violations=v,
+                            violation_rate=v / n if n else np.nan))
+    return pd.DataFrame(out)

@@ -34,6 +34,16 @@ class DraftTime:
         return k * self.s_per_token
 
 
+@dataclass(frozen=True)
+class DraftRate:
+    """A device drafting ``tokens_per_s`` draft-model passes a second, as a paper states it: k passes take
+    k / ``tokens_per_s`` (the quotient itself; ``DraftTime`` of the inverse can differ in the last digit)."""
+    tokens_per_s: float
+
+    def __call__(self, k: int) -> float:
+        return k / self.tokens_per_s
+
+
 DEVICE_KINDS = Registry("drafting runtime kind")   # a profile's runtime kind -> the device's DraftTime
 
 
@@ -80,6 +90,26 @@ class Link:
         return 8 * self.reply_bytes / self.bandwidth_bps
 
 
+@dataclass(frozen=True)
+class Latency:
+    """A link of ``one_way_s`` each way and no transmission time: the request, the reply and the server's
+    send all take the latency; the bytes logged are the engine's defaults (``Times.bytes_up``/``bytes_down``)."""
+    one_way_s: float
+    reply_bytes: int = Times.bytes_down
+
+    def request_bytes(self, s: int) -> int:
+        return Times.bytes_up(s)
+
+    def up(self, client: int, s: int) -> float:
+        return self.one_way_s
+
+    def down(self, client: int) -> float:
+        return self.one_way_s
+
+    def send(self, client: int) -> float:
+        return self.one_way_s
+
+
 def noisy(model, sigma: float, seed: int):
     """The 'true' verification time: the estimate ``model(batch)`` times a log-normal factor (median 1),
     ``sigma`` its log's spread; ``model`` itself when ``sigma`` <= 0."""
@@ -101,7 +131,7 @@ def noisy(model, sigma: float, seed: int):
     return verify
 
 
-def times(drafts: Sequence[DraftTime], link: Link, verify) -> Times:
+def times(drafts: Sequence[DraftTime | DraftRate], link: Link | Latency, verify) -> Times:
     """The engine's ``Times`` of devices drafting at ``drafts``, each behind its own ``link``, and a verifier."""
     return Times(draft=list(drafts), verify=verify, up=link.up, down=link.down, bytes_up=link.request_bytes,
                  bytes_down=link.reply_bytes, send=link.send)
