@@ -118,13 +118,15 @@ def test_table4_paper_op_rows_decide_the_2x_against_equal_fprs():
 
 
 def test_committed_operating_points_hold_both_pairs_and_agree_with_the_committed_trees():
-    """The committed runs: seed 0 retrains each tree as committed, so its FPR at 0.5 is the committed tree's (exactly on
-    the real pair; within 0.02 on the zoo, whose committed trees were trained by an earlier library build)."""
-    for where, traces, seeds, tol in ((P.PREDICTORS, P.load_trace_data, 10, 0.02), (P.REALPAIR, P.load_realpair_traces, 10, 1e-9)):
+    """The committed runs: seed 0 retrains each tree as committed, so its FPR at 0.5 is the committed tree's (on the real
+    pair within one rejected test token, a probability at 0.5 that a host's last bit may flip; within 0.02 on the zoo,
+    whose committed trees were trained by an earlier library build)."""
+    for where, traces, seeds, tol in ((P.PREDICTORS, P.load_trace_data, 10, 0.02), (P.REALPAIR, P.load_realpair_traces, 10, None)):
         op = pd.read_csv(where / "operating_points.csv")
         assert op.split_seed.nunique() == seeds and len(op) == 5 * seeds
         data = P.build_dataset(traces())
         test = P.data_splits(data, 0)["test"]
+        tol = tol if tol is not None else 1.0 / int((test.label == 0).sum()) + 1e-9
         for fam in ("xgboost", "lightgbm"):
             pred = P.load(where, fam)
             at05 = P.metrics(test.label.to_numpy(), pred.predict_proba(P.features(test)), 0.5)["FPR"]
