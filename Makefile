@@ -18,7 +18,7 @@ venv: $(STAMP)
 
 # torch goes first, pinned: an unpinned torch would pull several GB of CUDA packages.
 $(STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	test -x $(PY) || { mkdir -p build/timings && date +%s.%N > build/timings/venv.start && $(PYTHON) -m venv $(VENV); }
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[dev]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (specedge)" >/dev/null
@@ -29,20 +29,32 @@ $(STAMP): pyproject.toml
 		$(VENV)/share/jupyter/kernels/python3/kernel.json
 	# every notebook kernel starts with the vector kernels capped at AVX2: the same bytes on any x86-64 host
 	$(PY) -m specedge.host --kernel $(VENV)/share/jupyter/kernels/python3/kernel.json
+	test ! -f build/timings/venv.start || $(PY) -m specedge.timings stop venv --ends-with "$(VENV) ready"
 	touch $(STAMP)
 
+# a complete default run (every notebook, full scale, default profiles) records its time for the README (make readme)
+FULL   := $(if $(NB)$(PROFILE)$(filter ci,$(SCALE)),,yes)
+DONE   := figures: done (outputs in $(if $(filter ci,$(SCALE)),build/ci/figures/,figures/), executed notebooks in build/notebooks/$(SCALE)/)
+
 figures: venv
+	@$(if $(FULL),$(PY) -m specedge.timings start figures)
 	$(PY) -m specedge.host --portable -- $(PY) -m specedge.notebooks --scale $(SCALE) $(if $(PROFILE),--profile $(PROFILE)) $(NB)
 	$(PY) -m specedge.compare --update-readme
 	$(PY) -m specedge.experiments.arena_results
-	@echo "figures: done (outputs in $(if $(filter ci,$(SCALE)),build/ci/figures/,figures/), executed notebooks in build/notebooks/$(SCALE)/)"
+	@echo "$(DONE)"
+	@$(if $(FULL),$(PY) -m specedge.timings stop figures --ends-with "$(DONE)")
 
 test: venv
-	SPECEDGE_SCALE=ci $(PY) -m specedge.host --portable -- $(PY) -m pytest tests notebooks --nbmake --nbmake-timeout=1200
+	@$(PY) -m specedge.timings start test
+	SPECEDGE_SCALE=ci $(PY) -m specedge.host --portable -- $(PY) -m pytest tests notebooks --nbmake --nbmake-timeout=1200 \
+		--junitxml=build/timings/test.xml
+	@$(PY) -m specedge.timings stop test --junit build/timings/test.xml
 
 # the inner loop: the library's unit tests only (tests/unit/; no servers, subprocesses or notebooks)
 test-fast: venv
-	SPECEDGE_SCALE=ci $(PY) -m specedge.host --portable -- $(PY) -m pytest tests/unit -q
+	@$(PY) -m specedge.timings start test-fast
+	SPECEDGE_SCALE=ci $(PY) -m specedge.host --portable -- $(PY) -m pytest tests/unit -q --junitxml=build/timings/test-fast.xml
+	@$(PY) -m specedge.timings stop test-fast --junit build/timings/test-fast.xml
 
 # Trains the embedded model zoo from scratch (resumes after an interruption), then what is built on
 # it: early-exit adapters (venkatesha2025) and WISP traces + rejection predictors (li2026).
@@ -120,6 +132,7 @@ coverage: venv
 
 readme: venv
 	$(PY) -m specedge.compare --update-readme
+	$(PY) -m specedge.timings readme
 	$(PY) -m specedge.experiments.realpair_readme
 	$(PY) -m specedge.experiments.arena_results
 

@@ -111,6 +111,13 @@ MUTATIONS = [
     M("venkatesha2025: FSD latency with rho and 1 - rho swapped", "solvers/venkatesha2025.py",
       "+ _nonneg(\"T_t\", T_t) + (1 - rho) * _nonneg(\"t_sync\", t_sync))",
       "+ _nonneg(\"T_t\", T_t) + rho * _nonneg(\"t_sync\", t_sync))", ("tests/unit/test_venkatesha2025.py",)),
+    # --- the README's timings
+    M("timings: skipped tests counted as passed", "timings.py",
+      'ran = count["tests"] - count["failures"] - count["errors"] - count["skipped"]',
+      'ran = count["tests"] - count["failures"] - count["errors"]', ("tests/unit/test_timings.py",)),
+    M("notebooks: a partial run recorded as the complete one", "notebooks.py",
+      'complete = args.scale == "full" and not (args.names or args.profile or args.seed is not None)',
+      'complete = args.scale == "full"', ("tests/unit/test_timings.py",)),
 ]
 
 

@@ -31,15 +31,14 @@ from pathlib import Path
 
 import papermill as pm
 
-from . import host, paths, sweep
+from . import host, paths, sweep, timings
 
-# Full-scale seconds of each notebook on the 2-core reference machine with one sweep worker (`--jobs 2`,
-# empty sweep cache; 2026-11-24, after model_zoo's derived greedy rows and li2026_wisp_serving's
-# lockstep capacity searches), only to start the longest first so that the short ones fill the other core
-# at the end. A notebook missing here is taken to be long (first).
-EXPECTED_S = {"li2026_wisp_serving": 498, "model_zoo_card": 450, "zhu2025_edge_sd": 251,
-              "li2026_wisp": 194, "tran2025_goodspeed": 96, "venkatesha2025_early_exit": 91,
-              "zheng2025_tk_slt": 85, "edge_sd_arena": 200}
+# Full-scale seconds of each notebook on the 2-core reference machine, two at a time with one sweep worker
+# each and an empty sweep cache (docs/benchmarks.md's per-notebook block; the runner records every complete
+# run in build/timings/notebooks.json), only to start the longest first so that the short ones fill the
+# other core at the end. A notebook missing here is taken to be long (first).
+EXPECTED_S = {"li2026_wisp_serving": 407, "model_zoo_card": 301, "zheng2025_tk_slt": 223, "edge_sd_arena": 203,
+              "zhu2025_edge_sd": 187, "tran2025_goodspeed": 157, "li2026_wisp": 149, "venkatesha2025_early_exit": 79}
 
 
 def notebooks(names: list[str] | None = None) -> list[Path]:
@@ -231,7 +230,12 @@ def main(argv: list[str] | None = None) -> int:
             args.profile, todo = _profile_plan(args.profile, todo)
         except (FileNotFoundError, ProfileError) as e:     # unknown or invalid: said before any output
             ap.error(f"--profile: {e}")
-    execute(todo, args.scale, args.seed, args.profile, args.jobs)
+    complete = args.scale == "full" and not (args.names or args.profile or args.seed is not None)
+    cold = not any((paths.BUILD / "sweeps").glob("**/*.*"))
+    t0 = time.perf_counter()
+    seconds = execute(todo, args.scale, args.seed, args.profile, args.jobs)
+    if complete:                        # every notebook with its defaults: docs/benchmarks.md's numbers (make readme)
+        timings.record_notebooks(seconds, min(args.jobs, len(todo)), time.perf_counter() - t0, cold)
     return 0
 
 

@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("models", {"zoo"}),
     ("algorithms", {"solvers"}),
     ("systems", {"early_exit", "predictor", "serving"}),
-    ("experiments", {"experiments", "notebooks"}),
+    ("experiments", {"experiments", "notebooks", "timings"}),
 ]
 RANK = {unit: i for i, (_, units) in enumerate(LAYERS) for unit in units}
 
