@@ -117,7 +117,8 @@ def _say(*words: str, sep: str = " ") -> str:
 
 
 def test_a_planted_phrase_is_caught_with_its_file_and_line():
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=paths.ROOT, capture_output=True,
+    # the whole hash: an abbreviated one may be all digits (a number, not flagged), as 7 hex digits are 1 time in 27
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=paths.ROOT, capture_output=True,
                           text=True).stdout.strip() if (paths.ROOT / ".git").exists() else ""
     now, ticket, outside = _say("this", "session"), _say("issue", "32"), _say("..", "shared", "papers", "a.txt", sep="/")
     lock = _say(_say("f", "lock", sep=""), _say("", "tmp", _say("specedge-heavy", "lo" + "ck", sep="."), sep="/"))
