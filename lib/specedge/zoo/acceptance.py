@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import time
 
 import pandas as pd
 import torch
@@ -212,3 +213,34 @@ def live_table(drafts=DRAFTS, targets=TARGETS, domains=DOMAINS, temperatures=(0.
 
 def _job(p) -> dict | list[dict]:
     return greedy_points(p.point, p.gammas) if isinstance(p, GreedyPoint) else live_point(p)
+
+
+def live_rounds(draft, target, prompts, max_new_tokens: int = 32, gammas=(4,), temperatures=(0.0, 1.0), *, seed: int = 0,
+                tokenizer=None, progress=print, checkpoint=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Real speculative rounds (``decoding.speculative_batch``, one batch of ``prompts[domain]``, token-id lists) of a
+    loaded pair per domain × T × γ: a table of rounds, drafted, accepted, acceptance rate, τ (mean acceptance length),
+    the i.i.d. α and the per-position acceptance P(i | < i accepted) (p1, p2, ...), and every round's trace
+    (``decoding.traces_frame``). ``checkpoint(table, traces)`` is called after each domain."""
+    from .. import decoding
+    table, traces = [], []
+    for d, ids in prompts.items():
+        for temp in temperatures:
+            for g in gammas:
+                t0 = time.perf_counter()
+                gens = decoding.speculative_batch(draft, target, ids, max_new_tokens, gamma=g,
+                                                  temperature=temp, seed=seed, tokenizer=tokenizer)
+                acc = [a for gen in gens for a in gen.accepted]
+                dra = [n for gen in gens for n in gen.drafted]
+                ppa = sampling.per_position_acceptance(acc, dra)
+                table.append(dict(domain=d, temperature=temp, gamma=g, prompts=len(ids), rounds=len(acc),
+                                  drafted=int(sum(dra)), accepted=int(sum(acc)),
+                                  acceptance_rate=round(sampling.acceptance_rate(acc, dra), 4),
+                                  tau=round(sampling.mean_acceptance_length(acc), 4),
+                                  iid_alpha=round(sampling.iid_acceptance(acc, dra), 4),
+                                  **{f"p{i + 1}": round(float(x), 4) for i, x in enumerate(ppa)}))
+                for k, gen in enumerate(gens):
+                    traces.append(decoding.traces_frame(gen.rounds, domain=d, temperature=temp, gamma=g, prompt=k))
+                progress(f"live {d} T={temp} γ={g}: τ = {table[-1]['tau']:.2f} in {time.perf_counter() - t0:.0f} s")
+        if checkpoint is not None:
+            checkpoint(pd.DataFrame(table), pd.concat(traces, ignore_index=True))
+    return pd.DataFrame(table), pd.concat(traces, ignore_index=True)
