@@ -18,11 +18,11 @@ import argparse
 import pandas as pd
 import torch
 
-from .. import host, paths, profiling
+from .. import host, profiling
 from ..solvers import zheng2025
-from ..zoo.realpair import records
+from ..zoo.realpair import FILES, records
 
-OUT = paths.DATA / "realpair" / "gamma_sweep.csv"
+OUT = FILES["gamma_sweep"]
 DOMAINS = ("sql", "qa")   # the highest and the lowest teacher-forced α of the pair (0.92, 0.63 at T = 0)
 GAMMAS = (1, 2, 3, 4, 5)
 
@@ -53,13 +53,6 @@ def winners(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"domain": best.domain.to_numpy(), "gamma_measured": best.gamma.to_numpy(),
                          "speedup_measured": best.speedup.to_numpy(), "gamma_analytic": bound.gamma.to_numpy(),
                          "speedup_analytic": bound.analytic.to_numpy()})
-
-
-def load(path=OUT) -> pd.DataFrame:
-    if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: it is committed with the repository; `make realpair` then "
-                                "`python -m specedge.experiments.realpair_gamma` measures it again")
-    return pd.read_csv(path)
 
 
 def main(argv=None) -> int:
