@@ -25,7 +25,6 @@ the γ sweep (``realpair_gamma``), the tables of docs/real-pair.md (``python -m 
 from __future__ import annotations
 
 import argparse
-import time
 
 import pandas as pd
 import torch
@@ -33,31 +32,17 @@ import torch
 from .. import decoding, host
 from ..solvers import zheng2025
 from ..zoo import load_pair
-from ..zoo.acceptance import completion_logits, live_rounds, pair_acceptance
+from ..zoo.acceptance import live_rounds, teacher_card
 from ..zoo.realpair import ALL_DOMAINS, DRAFT, FILES, MEASURED, TARGET, TRACES, load, records  # noqa: F401  (read by other drivers)
 
 KS = (1, 3, 32, 320, 3_200, 32_000)
 
 
-def _cut(logits: list[torch.Tensor], n: int) -> list[torch.Tensor]:
-    return [x[:, :n] for x in logits]      # padded matrix rows beyond the tokenizer are never tokens
-
-
 def teacher(draft, target, tok, n_records: int = 6, max_len: int = 192, progress=print) -> tuple[pd.DataFrame, pd.DataFrame]:
-    n_vocab = len(tok)
-    card, topk = [], []
-    for d in ALL_DOMAINS:
-        t0 = time.perf_counter()
-        recs = records(d, n_records, tok)
-        q = _cut(completion_logits(draft, tok, recs, max_len), n_vocab)
-        p = _cut(completion_logits(target, tok, recs, max_len), n_vocab)
-        positions = sum(len(x) for x in p)
-        for temp, a in pair_acceptance(q, p).items():
-            card.append(dict(domain=d, temperature=temp, alpha=round(a, 4), positions=positions))
-        for row in zheng2025.topk_alpha(q, p, (*KS, n_vocab), temperatures=(0.0, 1.0)).to_dict("records"):
-            topk.append(dict(domain=d, **row))
-        progress(f"teacher {d}: {positions} positions in {time.perf_counter() - t0:.0f} s")
-    return pd.DataFrame(card), pd.DataFrame(topk)
+    """``zoo.acceptance.teacher_card`` on ``n_records`` records of each of the pair's domains, with zheng2025's α(K)."""
+    topk = lambda q, p: zheng2025.topk_alpha(q, p, (*KS, len(tok)), temperatures=(0.0, 1.0)).to_dict("records")
+    return teacher_card(draft, target, tok, {d: records(d, n_records, tok) for d in ALL_DOMAINS}, max_len, extra=topk,
+                        progress=progress)
 
 
 def live(draft, target, tok, n_prompts: int = 4, max_new_tokens: int = 32, gammas=(4,),

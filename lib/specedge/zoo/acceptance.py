@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
+from typing import Mapping
 
 import pandas as pd
 import torch
@@ -43,6 +44,26 @@ def pair_acceptance(q_logits: list[torch.Tensor], p_logits: list[torch.Tensor],
     q, p = torch.cat(q_logits), torch.cat(p_logits)
     return {t: float(sampling.acceptance_probability(sampling.probs(p, t), sampling.probs(q, t)).mean())
             for t in temperatures}
+
+
+def teacher_card(draft, target, tokenizer, records: Mapping[str, list[dict]], max_len: int = 256, extra=None,
+                 progress=print) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Teacher-forced acceptance (``pair_acceptance`` at T = 0 / 0.5 / 1) of a loaded pair per domain of ``records``
+    (domain -> held-out records): one row per domain and T with the positions counted. Logits are cut to the
+    tokenizer's vocabulary (rows of a padded matrix beyond it are never tokens); ``extra(q, p)`` adds rows of its own
+    per domain (the second frame, with the domain)."""
+    n_vocab = len(tokenizer)
+    card, more = [], []
+    for d, recs in records.items():
+        t0 = time.perf_counter()
+        q = [x[:, :n_vocab] for x in completion_logits(draft, tokenizer, recs, max_len)]
+        p = [x[:, :n_vocab] for x in completion_logits(target, tokenizer, recs, max_len)]
+        positions = sum(len(x) for x in p)
+        for temp, a in pair_acceptance(q, p).items():
+            card.append(dict(domain=d, temperature=temp, alpha=round(a, 4), positions=positions))
+        more += [dict(domain=d, **row) for row in (extra(q, p) if extra else [])]
+        progress(f"teacher {d}: {positions} positions in {time.perf_counter() - t0:.0f} s")
+    return pd.DataFrame(card), pd.DataFrame(more)
 
 
 def table(n_records: int = 40, temperatures=TEMPERATURES, drafts=DRAFTS, targets=TARGETS) -> pd.DataFrame:
