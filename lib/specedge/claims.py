@@ -381,3 +381,28 @@ def interval_ordered(values: Mapping[str, Sequence[float]], confidence: float = 
     parts = {f"{lo} < {hi}": interval_above(values[hi], values[lo], confidence) for lo, hi in zip(keys, keys[1:])}
     return Claim("interval_ordered", all(c.holds for c in parts.values()),
                  "; ".join(f"{k}: {c.evidence}" for k, c in parts.items()))
+
+
+def falls_with(samples: Mapping[float, Sequence[float]], name: str = "falls_with", x: str = "x") -> Claim:
+    """"The value falls as ``x`` falls": ``samples`` maps each x to its paired draws (the same order, e.g. seeds, in
+    every sample); the draws at the largest x lie above those at the smallest (``interval_above``) and the means fall
+    at every step down in x (``strictly_decreasing``). Rejected with fewer than two x values."""
+    if len(samples) < 2:
+        return Claim(name, False, f"rejected: need two {x} values, got {sorted(samples)}")
+    lo, hi = min(samples), max(samples)
+    ends = interval_above(samples[hi], samples[lo])
+    steps = strictly_decreasing([float(np.mean(samples[k])) for k in sorted(samples, reverse=True)])
+    return Claim(name, ends.holds and steps.holds, f"{x} {hi:g} vs {lo:g}: {ends.evidence}; means from {x} {hi:g} down: {steps.evidence}")
+
+
+def median_null(values: pd.Series, who: str) -> pd.Series:
+    """The null of "``who`` is lowest / highest" over labelled values: ``who`` performing like the median of the
+    others (no effect); a copy."""
+    out = values.copy()
+    out[who] = values.drop(who).median()
+    return out
+
+
+def is_lowest(values: pd.Series, who: str) -> bool:
+    """``who``'s value is the smallest, ties included (within a relative 1e-12: equal plans give equal values)."""
+    return bool(values[who] <= values.min() * (1 + 1e-12))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import seaborn as sns
 
@@ -44,6 +45,21 @@ def band_plot(ax, summary: pd.DataFrame, x: str, hue: str, order=None, label=Non
                         label=label(name) if label else name, **kw)
         ax.fill_between(d[x], d["ci_low"], d["ci_high"], color=line.get_color(), alpha=0.2, linewidth=0)
     return ax
+
+
+def ecdf_plot(samples, xlabel: str, title: str = "", figsize=(7, 3.6), symlog_linthresh: float | None = None):
+    """The empirical CDF of each sample of ``samples`` (label -> values) as a step line, share of values on y;
+    ``symlog_linthresh``: a symlog x axis, linear below that threshold. Returns the figure."""
+    fig, ax = plt.subplots(figsize=figsize)
+    for label, values in samples.items():
+        x = np.sort(np.asarray(values, float))
+        ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", label=label)
+    ax.set(xlabel=xlabel, ylabel="Share of instances (ECDF)", title=title)
+    if symlog_linthresh is not None:
+        ax.set_xscale("symlog", linthresh=symlog_linthresh)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig
 
 
 def write_csv(df: pd.DataFrame, path: Path) -> Path:

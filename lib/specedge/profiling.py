@@ -8,7 +8,8 @@ and decode shapes (q new tokens against a KV cache of c tokens) over a grid of b
 counts each pass's FLOPs with :func:`decoder_flops`, fits c1 and c2 by least squares with R², and
 writes a hardware profile (``data/profiles/<name>.yaml``) with the raw measurements next to it
 (``data/profiles/<name>_measurements.csv``). :func:`fit_quality` and :func:`plot_fit` show how well a
-profile's fit describes its measurements.
+profile's fit describes its measurements. :func:`speculative_speedups` times whole greedy decodings instead:
+speculative decoding against the target alone per draft length, with the rounds' acceptance.
 
 Measuring is an explicit step; notebooks only read the committed files::
 
@@ -29,6 +30,7 @@ import os
 import socket
 import sys
 import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -481,3 +483,51 @@ def pass_times(model, context: int = 64, new_tokens=(1, 5), repeats: int = 30) -
     """
     return {q: timing.summary(time_pass(model, 1, q, context, repeats=repeats, warmup=3))["seconds"]
             for q in new_tokens}
+
+
+def _timed(fn, prompts):
+    t0 = time.perf_counter()
+    outs = [fn(p) for p in prompts]
+    return outs, time.perf_counter() - t0
+
+
+def speculative_speedups(draft, target, prompts, gammas, new_tokens: int = 32, *, tokenizer=None, bound=None,
+                         progress=print) -> pd.DataFrame:
+    """Speculative decoding's measured speedup over the target alone per draft length, on this machine.
+
+    Per domain of ``prompts`` (domain -> token-id prompts) the same prompts are decoded greedily by the target alone
+    (AR, the γ = 0 row), by the draft alone (for the cost ratio c = draft / target seconds per token) and by
+    ``decoding.speculative`` at each γ of ``gammas``: tokens, wall seconds, tokens per second, the speedup over AR, the
+    rounds' i.i.d. acceptance α (``sampling.iid_acceptance``), τ, ``bound(γ, α, c)`` (column ``analytic``) and
+    whether the outputs equal AR's. In float32 raises if a speculative output differs from the target's greedy AR
+    output; in bfloat16 a (γ + 1)-token pass rounds differently from a one-token step, so ``identical_to_ar`` records
+    it instead."""
+    from . import decoding, sampling
+    import torch
+
+    rows, exact = [], next(target.parameters()).dtype == torch.float32
+    with torch.inference_mode():
+        for d, ps in prompts.items():
+            ar, t_ar = _timed(lambda p: decoding.autoregressive(target, p, new_tokens, tokenizer=tokenizer), ps)
+            _, t_dr = _timed(lambda p: decoding.autoregressive(draft, p, new_tokens, tokenizer=tokenizer), ps)
+            n = sum(len(g.tokens) for g in ar)
+            c = t_dr / t_ar
+            base = dict(domain=d, prompts=len(ps), new_tokens=new_tokens, c=c)
+            rows.append(dict(base, gamma=0, tokens=n, seconds=t_ar, tokens_per_s=n / t_ar,
+                             speedup=1.0))
+            for g in gammas:
+                sd, t_sd = _timed(lambda p: decoding.speculative(draft, target, p, new_tokens, gamma=g,
+                                                                 tokenizer=tokenizer), ps)
+                same = [torch.equal(a.tokens, s.tokens) for a, s in zip(ar, sd)]
+                if exact and not all(same):       # float32: greedy SD is greedy AR, token for token
+                    raise AssertionError(f"{d} prompt {same.index(False)} γ={g}: speculative output differs from greedy AR")
+                acc = [x for s in sd for x in s.accepted]
+                dra = [x for s in sd for x in s.drafted]
+                alpha = sampling.iid_acceptance(acc, dra)
+                b = float("nan") if bound is None else bound(g, alpha, c)
+                rows.append(dict(base, gamma=g, tokens=n, seconds=t_sd, tokens_per_s=n / t_sd,
+                                 speedup=t_ar / t_sd, alpha=round(alpha, 4),
+                                 tau=round(sampling.mean_acceptance_length(acc), 4), analytic=round(b, 4),
+                                 identical_to_ar=all(same)))
+                progress(f"{d} γ={g}: {n / t_sd:.2f} tok/s, {t_ar / t_sd:.2f}x AR (bound {b:.2f}x, α {alpha:.3f}, c {c:.3f})")
+    return pd.DataFrame(rows)

@@ -104,3 +104,26 @@ def test_a_censored_number_never_matches():
         cmp.add("T", "e", 500, 512, "devices", tolerance=50, bound=">=", null=0)
     with pytest.raises(ValueError, match="bound"):
         cmp.add("T", "d", 1, 1, tolerance=1, bound="=", **kw)
+
+
+def test_falls_with_needs_both_ends_apart_and_every_step_down():
+    falls = {0.5: [0.30, 0.32, 0.31, 0.29], 0.1: [0.20, 0.22, 0.19, 0.21], 0.02: [0.10, 0.12, 0.11, 0.09]}
+    c = claims.falls_with(falls, "d_falls", "β")
+    assert c.holds and c.name == "d_falls" and c.evidence.startswith("β 0.5 vs 0.02: ")
+    tie = {0.5: [0.30, 0.32, 0.31, 0.29], 0.02: [0.31, 0.30, 0.32, 0.30]}          # the ends' interval straddles 0
+    assert not claims.falls_with(tie).holds
+    bump = {0.5: [0.30, 0.32, 0.31, 0.29], 0.1: [0.35, 0.36, 0.34, 0.35], 0.02: [0.10, 0.12, 0.11, 0.09]}
+    assert not claims.falls_with(bump).holds                                       # ends apart, a step up between
+    one = claims.falls_with({0.5: [0.3, 0.3]}, x="β")
+    assert not one.holds and "need two β values" in one.evidence
+
+
+def test_median_null_and_is_lowest():
+    import pandas as pd
+
+    r = pd.Series({"ours": 1.0, "a": 3.0, "b": 5.0, "c": 10.0})
+    assert claims.is_lowest(r, "ours") and not claims.is_lowest(r, "a")
+    n = claims.median_null(r, "ours")
+    assert n["ours"] == 5.0 and r["ours"] == 1.0                                   # a copy; the others' median
+    assert not claims.is_lowest(n, "ours")
+    assert claims.is_lowest(pd.Series({"ours": 2.0, "a": 2.0}), "ours")           # a tie counts as lowest

@@ -172,3 +172,10 @@ def test_save_load_keeps_exit_layout(pair, tmp_path):
     early_exit.save(ee, tmp_path / "a", dict(complete=True))
     ee2, meta = early_exit.load(target, tmp_path / "a")
     assert meta["per_layer"] == 2 and ee2.n_layers == 8 and meta["n_exits"] == 7
+
+
+def test_load_sets_skips_a_pair_that_is_not_built(capsys):
+    from specedge.early_exit.zoo_adapters import load_sets
+
+    assert load_sets({"missing": ("no-such-draft", "no-such-target")}) == {}
+    assert "missing: no-such-draft/no-such-target or its adapters not built yet" in capsys.readouterr().out

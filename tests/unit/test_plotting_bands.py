@@ -42,3 +42,15 @@ def test_band_plot_default_order_is_the_order_of_appearance():
         assert len({ln.get_color() for ln in ax.get_lines()}) == 3
     finally:
         plt.close(fig)
+
+
+def test_ecdf_plot_one_step_line_per_sample_ending_at_one():
+    fig = plotting.ecdf_plot({"first": [3.0, 1.0, 2.0], "second": [0.0, 0.5]}, xlabel="gap (%)", title="t",
+                             symlog_linthresh=0.01)
+    ax = fig.axes[0]
+    assert [l.get_label() for l in ax.get_lines()] == ["first", "second"]
+    x, y = ax.get_lines()[0].get_data()
+    assert list(x) == [1.0, 2.0, 3.0] and np.allclose(y, [1 / 3, 2 / 3, 1.0])   # sorted, share of values
+    assert ax.get_xscale() == "symlog" and ax.get_ylabel() == "Share of instances (ECDF)" and ax.get_xlabel() == "gap (%)"
+    assert plotting.ecdf_plot({"a": [1.0]}, xlabel="x").axes[0].get_xscale() == "linear"
+    plt.close("all")

@@ -55,3 +55,20 @@ def test_sweep_refuses_an_output_that_differs_from_ar(pair, monkeypatch):
     monkeypatch.setattr(decoding, "speculative", wrong)
     with pytest.raises(AssertionError, match="differs from greedy AR"):
         rg.sweep(draft, target, prompts, gammas=(2,), new_tokens=6, progress=lambda *_: None)
+
+
+def test_speculative_speedups_without_a_bound_and_live_rounds(pair):
+    from specedge import profiling
+    from specedge.zoo.acceptance import live_rounds
+
+    draft, target, prompts = pair
+    t = profiling.speculative_speedups(draft, target, prompts, (2,), 8, progress=lambda *_: None)
+    sd = t[t.gamma == 2]
+    assert sd.analytic.isna().all() and sd.identical_to_ar.all() and (sd.tokens == 8).all()
+    ids = {d: [p.tolist() for p in ps] for d, ps in prompts.items()}
+    seen = []
+    table, traces = live_rounds(draft, target, ids, 8, gammas=(2, 3), temperatures=(0.0,), progress=lambda *_: None,
+                                checkpoint=lambda tb, tr: seen.append(len(tb)))
+    assert seen == [2, 4]                                       # a checkpoint after each domain
+    assert list(table.gamma) == [2, 3, 2, 3] and (table.accepted <= table.drafted).all()
+    assert table.acceptance_rate.between(0, 1).all() and set(traces.domain) == set(ids)

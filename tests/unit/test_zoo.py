@@ -177,3 +177,29 @@ def test_a_missing_zoo_checkpoint_is_an_error_naming_the_file_and_make_target(tm
         zoo.load_tokenizer()
     with pytest.raises(FileNotFoundError, match="make zoo"):
         TraceAcceptance(tmp_path / "li2026_traces.csv.gz")
+
+
+def test_eval_sequences_are_prompt_plus_completion_cut_to_max_tokens():
+    tok = zoo.load_tokenizer()
+    seqs = zoo.eval_sequences(tok, ["code", "qa"], 2, max_tokens=16)
+    recs = zoo.eval_records("code", 2) + zoo.eval_records("qa", 2)
+    assert len(seqs) == 4 and all(0 < len(s) <= 16 for s in seqs)
+    assert seqs[0] == tok(recs[0]["prompt"] + recs[0]["completion"], add_special_tokens=False)["input_ids"][:16]
+
+
+def test_realpair_records_and_committed_measurements():
+    from specedge.zoo import realpair
+
+    class Template:
+        def apply_chat_template(self, turns, tokenize, add_generation_prompt):
+            return f"<user>{turns[0]['content']}</user><assistant>"
+
+    assert realpair.records("code", 2, None) == zoo.eval_records("code", 2)
+    wrapped = realpair.records("code-instruct", 2, Template())
+    assert [r["domain"] for r in wrapped] == ["code-instruct"] * 2
+    assert wrapped[0]["prompt"] == f"<user>{zoo.eval_records('code', 1)[0]['prompt']}</user><assistant>"
+    assert wrapped[0]["completion"] == zoo.eval_records("code", 1)[0]["completion"]
+    assert set(realpair.ALL_DOMAINS) == set(zoo.DOMAINS) | {"chat-instruct", "code-instruct"}
+    assert set(realpair.load("acceptance_teacher").domain) == set(realpair.ALL_DOMAINS)
+    with pytest.raises(ValueError, match="unknown real-pair measurement 'nope'"):
+        realpair.load("nope")

@@ -32,3 +32,21 @@ def test_derived_greedy_rows_equal_live_speculative_rounds():
 def test_greedy_mode_is_checked():
     with pytest.raises(ValueError, match="greedy"):
         acceptance.live_table(greedy="fast")
+
+
+def test_teacher_card_rows_per_domain_and_temperature_with_extra_rows():
+    from specedge import zoo
+
+    draft, target, tok = zoo.load_pair("draft-xs", "target-m")
+    recs = {d: zoo.eval_records(d, 2) for d in ("code", "qa")}
+    seen = []
+    card, more = acceptance.teacher_card(draft, target, tok, recs, max_len=64, progress=lambda *_: None,
+                                         extra=lambda q, p: seen.append((len(q), q[0].shape[-1])) or [dict(n=len(p))])
+    assert list(zip(card.domain, card.temperature)) == [(d, t) for d in recs for t in acceptance.TEMPERATURES]
+    assert card.alpha.between(0, 1).all() and (card.positions > 0).all()
+    assert seen == [(2, len(tok))] * 2 and list(more.domain) == ["code", "qa"] and (more.n == 2).all()
+    # the card is pair_acceptance on the same logits
+    q = [x[:, :len(tok)] for x in acceptance.completion_logits(draft, tok, recs["qa"], 64)]
+    p = [x[:, :len(tok)] for x in acceptance.completion_logits(target, tok, recs["qa"], 64)]
+    want = acceptance.pair_acceptance(q, p)
+    assert card[card.domain == "qa"].alpha.tolist() == [round(want[t], 4) for t in acceptance.TEMPERATURES]

@@ -1,10 +1,10 @@
 """Early-exit adapters on a frozen target, their training, and early-exit verification (venkatesha2025).
 
 Submodules: ``sim`` (the pre-drafting client and early-exit server of FSD as a SimPy discrete-event
-model), ``concurrent`` (the same protocol run for real with threads, queues and injected delays), ``passes``
-(pass and batch timings), ``offline`` (adapters trained from cached hidden states), ``zoo_adapters`` (the
-committed zoo adapters' check, card and agreement), ``figures`` and ``verdicts`` (the rules deciding the simulation's
-claims);
+model), ``concurrent`` (the same protocol run for real with threads, queues and injected delays, and beside
+its simulation), ``passes`` (pass and batch timings, this machine as a profile), ``offline`` (adapters trained
+from cached hidden states), ``zoo_adapters`` (the committed zoo adapters' check, loading, card and agreement),
+``figures`` and ``verdicts`` (the rules deciding the simulation's claims);
 this machine's timings are measured by ``specedge.experiments.venkatesha2025_measure``.
 
 Why one module of ~460 lines: the adapters, their training and early-exit verification share the

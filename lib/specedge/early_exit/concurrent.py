@@ -38,7 +38,7 @@ from .. import sampling
 from ..decoding import CausalLM
 from .sim import ExitOutcome, FSDConfig, SimResult, pick_index
 
-__all__ = ["run", "ConcurrentResult", "against_simulation"]
+__all__ = ["run", "ConcurrentResult", "against_simulation", "against_simulation_by_domain"]
 
 
 @dataclass
@@ -296,4 +296,36 @@ def against_simulation(draft, ee, prompts, max_new_tokens: int, config: FSDConfi
                          checks_sim=sim_fsd.checks, checks_concurrent=real_fsd.checks, miss_rate_sim=sim_fsd.miss_rate,
                          miss_rate_concurrent=real_fsd.miss_rate, speedup_sd_fsd_sim=sim_sd.time_s / sim_fsd.time_s,
                          speedup_sd_fsd_concurrent=real_sd.time_s / real_fsd.time_s, wall_s=wall))
+    return pd.DataFrame(rows)
+
+
+def against_simulation_by_domain(sets, prof, clients=("jetson", "rtx"), domains=None, n_prompts: int = 2,
+                                 max_new: int = 32, time_scale: float = 0.2, seed: int = 0) -> pd.DataFrame:
+    """SD and FSD run for real (``run``) next to ``early_exit.sim`` on the same prompts' traced rounds, once per model set
+    of ``sets`` (``zoo_adapters.load_sets``), client of ``prof`` (its ``<client>_<set>`` timings) and zoo domain
+    (``n_prompts`` held-out prompts each): one row each with both cache-miss rates, partial hits, times and speedups."""
+    from tqdm.auto import tqdm
+
+    from .. import zoo
+    from . import collect_traces
+    from .sim import simulate
+    domains = list(zoo.DOMAINS if domains is None else domains)
+    rows = []
+    jobs = [(s, c, d) for s in sets for c in clients for d in domains]
+    for set_name, client, domain in tqdm(jobs, desc="concurrent vs simulated"):
+        _, _, draft, ee, tok = sets[set_name]
+        prompts = [tok(p)["input_ids"] if isinstance(p, str) else p for p in zoo.eval_prompts(domain, n_prompts)]
+        traces = collect_traces(draft, ee, prompts, max_new, progress=False)
+        cfg = FSDConfig.from_profile(prof, f"{client}_{set_name}", seed=seed)
+        sim_sd, sim_fsd = simulate(traces, cfg, "sd"), simulate(traces, cfg, "fsd")
+        real_sd = run(draft, ee, prompts, max_new, cfg, "sd", time_scale=time_scale)
+        real_fsd = run(draft, ee, prompts, max_new, cfg, "fsd", time_scale=time_scale)
+        rows.append(dict(set=set_name, client=client, domain=domain, prompts=len(prompts), tokens=sim_fsd.tokens,
+                         checks=sim_fsd.checks, threads=cfg.threads, time_scale=time_scale,
+                         miss_rate_sim=sim_fsd.miss_rate, miss_rate_concurrent=real_fsd.miss_rate,
+                         partial_sim=sim_fsd.partial_hits, partial_concurrent=real_fsd.partial_hits,
+                         speedup_sd_fsd_sim=sim_sd.time_s / sim_fsd.time_s,
+                         speedup_sd_fsd_concurrent=real_sd.time_s / real_fsd.time_s,
+                         sd_time_sim_s=sim_sd.time_s, sd_time_concurrent_s=real_sd.time_s,
+                         fsd_time_sim_s=sim_fsd.time_s, fsd_time_concurrent_s=real_fsd.time_s))
     return pd.DataFrame(rows)

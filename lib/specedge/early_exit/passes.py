@@ -4,20 +4,25 @@ Each function returns the fastest of ``repeats`` timed runs (``specedge.timing``
 
 - ``step_time``: ``new_tokens`` fed per row of a batch (a one-token step, a (γ + 1)-token verification);
 - ``verify_time``: one verification pass of γ drafts with every early exit's outcome computed as its layer ends;
-- ``draft_time``: γ tokens drafted greedily, one step each.
+- ``draft_time``: γ tokens drafted greedily, one step each;
+- ``local_profile``: this machine as a Table 5 row per model set (T_d, T_t, c, the loopback round trip T_c, threads),
+  saved as a hardware profile.
 """
 from __future__ import annotations
+
+import os
+from datetime import date
 
 import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from .. import timing
+from .. import hardware, profiling, timing
 from ..decoding import CausalLM
 from ..kv_cache_arg import cache_kw
 from . import EarlyExits, LayerStream
 
-__all__ = ["step_time", "verify_time", "draft_time", "pair_passes"]
+__all__ = ["step_time", "verify_time", "draft_time", "pair_passes", "batch_latency", "local_profile"]
 
 
 def step_time(model, batch: int = 1, new_tokens: int = 1, context: int = 64, repeats: int = 15) -> float:
@@ -97,3 +102,26 @@ def batch_latency(draft, target, batches, gamma: int = 4) -> pd.DataFrame:
         rows.append(dict(batch=b, server_ms=1e3 * step_time(target, b, gamma + 1),
                          client_ms=1e3 * step_time(draft, b, 1)))
     return pd.DataFrame(rows)
+
+
+def local_profile(sets, name: str, gamma: int = 4, source: str = "") -> hardware.Profile:
+    """This machine as both client and server, one runtime row per model set of ``sets`` (name -> (draft name, target
+    name, draft, ``EarlyExits``, tokenizer), as ``zoo_adapters.load_sets`` gives them): T_d_s drafting ``gamma``
+    tokens, T_t_s one verification pass with every exit, c = T_d / γ / T_t, T_c_s the localhost round trip of 1 kB,
+    threads the CPU cores. Saved as ``data/profiles/<name>.yaml`` (``source``: the command that measured it)."""
+    rtt = profiling.loopback_rtt()
+    runtime = {}
+    for set_name, (dname, tname, draft, ee, _) in sets.items():
+        td, tt = draft_time(draft, gamma), verify_time(ee, gamma)
+        runtime[f"cpu_{set_name}"] = dict(model=f"zoo {dname}/{tname} on this CPU (Table 5 layout)", kind="draft_verify_comm",
+                                          gamma=gamma,
+                                          T_d_s=round(td, 6), T_t_s=round(tt, 6), c=round(td / gamma / tt, 4),
+                                          T_c_s=round(rtt, 6), threads=os.cpu_count() or 1)
+    data = dict(name=name, source=source,
+                description="This machine as both client and server: drafting gamma = 4 tokens (T_d_s), one "
+                            "verification pass with all early exits (T_t_s), localhost TCP round trip of 1 kB (T_c_s).",
+                measured=dict(device=f"CPU, {os.cpu_count()} cores, torch {torch.__version__}, "
+                                     f"{torch.get_num_threads()} threads", date=str(date.today())),
+                devices={"cpu": {"description": "this machine"}}, links={}, runtime=runtime)
+    hardware.save_profile(data)
+    return hardware.load_profile(name)

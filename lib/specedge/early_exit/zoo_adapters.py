@@ -1,5 +1,5 @@
 """The zoo's committed early-exit adapters (``ADAPTERS``, built by ``python -m specedge.early_exit build``): the check
-that a set of pairs has them, and their card with each exit's agreement with the final layer on held-out text,
+that a set of pairs has them, the pairs loaded with them, and their card with each exit's agreement with the final layer on held-out text,
 trained adapters against the logit lens (venkatesha2025 Table 2).
 """
 from __future__ import annotations
@@ -22,6 +22,20 @@ def require(model_sets: Mapping[str, tuple[str, str]]) -> None:
             if not need.exists():
                 raise FileNotFoundError(f"{need} is missing: `make zoo` builds it (python -m specedge.zoo build; "
                                         "python -m specedge.early_exit build)")
+
+
+def load_sets(model_sets: Mapping[str, tuple[str, str]]) -> dict[str, tuple]:
+    """Each built (draft, target) pair of ``model_sets`` loaded with the target's adapters: name -> (draft name, target
+    name, draft, ``EarlyExits``, tokenizer); a pair whose checkpoints or adapters are not built yet is skipped (said)."""
+    sets = {}
+    for name, (dname, tname) in model_sets.items():
+        if not ((paths.ZOO / dname / "card.json").exists() and (ADAPTERS / tname / "meta.json").exists()):
+            print(f"[measure] {name}: {dname}/{tname} or its adapters not built yet (make zoo), skipped")
+            continue
+        draft, target, tok = zoo.load_pair(dname, tname)
+        ee, _ = load(target, ADAPTERS / tname)
+        sets[name] = (dname, tname, draft, ee, tok)
+    return sets
 
 
 def card_and_agreement(records_per_domain: int) -> tuple[pd.DataFrame, pd.DataFrame]:

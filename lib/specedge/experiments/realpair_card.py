@@ -25,105 +25,38 @@ the γ sweep (``realpair_gamma``), the tables of docs/real-pair.md (``python -m 
 from __future__ import annotations
 
 import argparse
-import time
 
 import pandas as pd
 import torch
 
-from .. import decoding, host, paths, sampling
+from .. import decoding, host
 from ..solvers import zheng2025
-from ..zoo import DOMAINS, eval_records, load_pair
-from ..zoo.acceptance import completion_logits, pair_acceptance
-from ..zoo.realpair import DRAFT, TARGET
+from ..zoo import load_pair
+from ..zoo.acceptance import live_rounds, teacher_card
+from ..zoo.realpair import ALL_DOMAINS, DRAFT, FILES, MEASURED, TARGET, TRACES, load, records  # noqa: F401  (read by other drivers)
 
-OUT = paths.DATA / "realpair"
-TRACES = paths.DATA / "traces" / "realpair_traces.csv.gz"
-INSTRUCT = {"chat-instruct": "chat", "code-instruct": "code"}
-ALL_DOMAINS = (*DOMAINS, *INSTRUCT)
 KS = (1, 3, 32, 320, 3_200, 32_000)
 
 
-def records(domain: str, n: int, tokenizer) -> list[dict]:
-    """``n`` held-out records of ``domain``; instruct domains wrap the zoo record in the chat template."""
-    if domain not in INSTRUCT:
-        return eval_records(domain, n)
-    out = []
-    for r in eval_records(INSTRUCT[domain], n):
-        prompt = tokenizer.apply_chat_template([{"role": "user", "content": r["prompt"]}], tokenize=False,
-                                               add_generation_prompt=True)
-        out.append(dict(r, domain=domain, prompt=prompt))
-    return out
-
-
-def _cut(logits: list[torch.Tensor], n: int) -> list[torch.Tensor]:
-    return [x[:, :n] for x in logits]      # padded matrix rows beyond the tokenizer are never tokens
-
-
 def teacher(draft, target, tok, n_records: int = 6, max_len: int = 192, progress=print) -> tuple[pd.DataFrame, pd.DataFrame]:
-    n_vocab = len(tok)
-    card, topk = [], []
-    for d in ALL_DOMAINS:
-        t0 = time.perf_counter()
-        recs = records(d, n_records, tok)
-        q = _cut(completion_logits(draft, tok, recs, max_len), n_vocab)
-        p = _cut(completion_logits(target, tok, recs, max_len), n_vocab)
-        positions = sum(len(x) for x in p)
-        for temp, a in pair_acceptance(q, p).items():
-            card.append(dict(domain=d, temperature=temp, alpha=round(a, 4), positions=positions))
-        for row in zheng2025.topk_alpha(q, p, (*KS, n_vocab), temperatures=(0.0, 1.0)).to_dict("records"):
-            topk.append(dict(domain=d, **row))
-        progress(f"teacher {d}: {positions} positions in {time.perf_counter() - t0:.0f} s")
-    return pd.DataFrame(card), pd.DataFrame(topk)
+    """``zoo.acceptance.teacher_card`` on ``n_records`` records of each of the pair's domains, with zheng2025's α(K)."""
+    topk = lambda q, p: zheng2025.topk_alpha(q, p, (*KS, len(tok)), temperatures=(0.0, 1.0)).to_dict("records")
+    return teacher_card(draft, target, tok, {d: records(d, n_records, tok) for d in ALL_DOMAINS}, max_len, extra=topk,
+                        progress=progress)
 
 
 def live(draft, target, tok, n_prompts: int = 4, max_new_tokens: int = 32, gammas=(4,),
          temperatures=(0.0, 1.0), seed: int = 0, progress=print, checkpoint=None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Real speculative rounds per domain × T × γ; ``checkpoint(table, traces)`` is called after each domain."""
-    table, traces = [], []
-    for d in ALL_DOMAINS:
-        prompts = [tok(r["prompt"], add_special_tokens=False)["input_ids"] for r in records(d, n_prompts, tok)]
-        for temp in temperatures:
-            for g in gammas:
-                t0 = time.perf_counter()
-                gens = decoding.speculative_batch(draft, target, prompts, max_new_tokens, gamma=g,
-                                                  temperature=temp, seed=seed, tokenizer=tok)
-                acc = [a for gen in gens for a in gen.accepted]
-                dra = [n for gen in gens for n in gen.drafted]
-                ppa = sampling.per_position_acceptance(acc, dra)
-                table.append(dict(domain=d, temperature=temp, gamma=g, prompts=len(prompts), rounds=len(acc),
-                                  drafted=int(sum(dra)), accepted=int(sum(acc)),
-                                  acceptance_rate=round(sampling.acceptance_rate(acc, dra), 4),
-                                  tau=round(sampling.mean_acceptance_length(acc), 4),
-                                  iid_alpha=round(sampling.iid_acceptance(acc, dra), 4),
-                                  **{f"p{i + 1}": round(float(x), 4) for i, x in enumerate(ppa)}))
-                for k, gen in enumerate(gens):
-                    traces.append(decoding.traces_frame(gen.rounds, domain=d, temperature=temp, gamma=g, prompt=k))
-                progress(f"live {d} T={temp} γ={g}: τ = {table[-1]['tau']:.2f} in {time.perf_counter() - t0:.0f} s")
-        if checkpoint is not None:
-            checkpoint(pd.DataFrame(table), pd.concat(traces, ignore_index=True))
-    return pd.DataFrame(table), pd.concat(traces, ignore_index=True)
+    """``zoo.acceptance.live_rounds`` on ``n_prompts`` records of each of the pair's domains."""
+    prompts = {d: [tok(r["prompt"], add_special_tokens=False)["input_ids"] for r in records(d, n_prompts, tok)]
+               for d in ALL_DOMAINS}
+    return live_rounds(draft, target, prompts, max_new_tokens, gammas, temperatures, seed=seed, tokenizer=tok,
+                       progress=progress, checkpoint=checkpoint)
 
 
 def _write_live(table: pd.DataFrame, traces: pd.DataFrame) -> None:
     table.to_csv(FILES["live_acceptance"], index=False, lineterminator="\n", float_format="%.6g")
     decoding.save_traces(traces, TRACES)
-
-
-FILES = {"acceptance_teacher": OUT / "acceptance_teacher.csv", "topk_acceptance": OUT / "topk_acceptance.csv",
-         "live_acceptance": OUT / "live_acceptance.csv", "traces": TRACES, "serving_runs": OUT / "serving_runs.csv"}
-
-
-def load(name: str) -> pd.DataFrame:
-    """A committed measurement of the real pair (one of ``FILES``); a missing file names its command."""
-    if name not in FILES:
-        raise ValueError(f"unknown real-pair measurement {name!r}; known: {sorted(FILES)}")
-    path = FILES[name]
-    if not path.exists():
-        step = {"acceptance_teacher": "realpair_card teacher", "topk_acceptance": "realpair_card teacher",
-                "serving_runs": "realpair_serving"}.get(name, "realpair_card live")
-        raise FileNotFoundError(f"{path} is missing: it is committed with the repository; `make realpair` then "
-                                f"`python -m specedge.experiments.{step}` measures it again")
-    return decoding.load_traces(path) if name == "traces" else pd.read_csv(path)
 
 
 def pooled_topk() -> pd.DataFrame:
@@ -144,11 +77,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     draft, target, tok = load_pair(DRAFT, TARGET, dtype=host.torch_dtype(args.dtype))
-    OUT.mkdir(parents=True, exist_ok=True)
+    MEASURED.mkdir(parents=True, exist_ok=True)
     if args.step in ("teacher", "all"):
         card, topk = teacher(draft, target, tok)
-        card.to_csv(OUT / "acceptance_teacher.csv", index=False, lineterminator="\n", float_format="%.6g")
-        topk.to_csv(OUT / "topk_acceptance.csv", index=False, lineterminator="\n", float_format="%.6g")
+        card.to_csv(FILES["acceptance_teacher"], index=False, lineterminator="\n", float_format="%.6g")
+        topk.to_csv(FILES["topk_acceptance"], index=False, lineterminator="\n", float_format="%.6g")
         print(card.pivot_table(index="domain", columns="temperature", values="alpha").round(3).to_string())
     if args.step in ("live", "all"):
         table, _ = live(draft, target, tok, gammas=tuple(args.gammas), checkpoint=_write_live)

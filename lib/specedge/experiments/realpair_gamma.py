@@ -14,64 +14,35 @@ wall-clock measurements and move from run to run (a few per cent on a quiet mach
 from __future__ import annotations
 
 import argparse
-import time
 
 import pandas as pd
 import torch
 
-from .. import decoding, host, paths, sampling
+from .. import host, profiling
 from ..solvers import zheng2025
+from ..zoo.realpair import FILES, records
 
-OUT = paths.DATA / "realpair" / "gamma_sweep.csv"
+OUT = FILES["gamma_sweep"]
 DOMAINS = ("sql", "qa")   # the highest and the lowest teacher-forced α of the pair (0.92, 0.63 at T = 0)
 GAMMAS = (1, 2, 3, 4, 5)
 
 
 def domain_prompts(tokenizer, domains=DOMAINS, n: int = 1, prompt_tokens: int = 48) -> dict[str, list[torch.Tensor]]:
-    """``n`` held-out prompts per domain (``realpair_card.records``), cut to their last ``prompt_tokens`` ids."""
-    from .realpair_card import records
-
+    """``n`` held-out prompts per domain (``zoo.realpair.records``), cut to their last ``prompt_tokens`` ids."""
     return {d: [torch.tensor(tokenizer(r["prompt"], add_special_tokens=False)["input_ids"][-prompt_tokens:])
                 for r in records(d, n, tokenizer)] for d in domains}
 
 
-def _timed(fn, prompts):
-    t0 = time.perf_counter()
-    outs = [fn(p) for p in prompts]
-    return outs, time.perf_counter() - t0
+def eq11_bound(gamma: int, alpha: float, c: float) -> float:
+    """zheng2025 eq (11)'s speedup at the rounds' α (kept inside (0, 1)) and cost ratio c."""
+    return float(zheng2025.speedup(gamma, min(max(alpha, 1e-9), 1 - 1e-9), c))
 
 
 def sweep(draft, target, prompts: dict[str, list], gammas=GAMMAS, new_tokens: int = 32, tokenizer=None,
           progress=print) -> pd.DataFrame:
-    """The sweep of the module docstring over ``prompts`` (domain -> token-id prompts); γ = 0 rows are AR.
-    In float32 raises if a speculative output differs from the target's greedy AR output; in bfloat16 a
-    (γ + 1)-token pass rounds differently from a one-token step, so ``identical_to_ar`` records it instead."""
-    rows, exact = [], next(target.parameters()).dtype == torch.float32
-    with torch.inference_mode():
-        for d, ps in prompts.items():
-            ar, t_ar = _timed(lambda p: decoding.autoregressive(target, p, new_tokens, tokenizer=tokenizer), ps)
-            _, t_dr = _timed(lambda p: decoding.autoregressive(draft, p, new_tokens, tokenizer=tokenizer), ps)
-            n = sum(len(g.tokens) for g in ar)
-            c = t_dr / t_ar
-            base = dict(domain=d, prompts=len(ps), new_tokens=new_tokens, c=c)
-            rows.append(dict(base, gamma=0, tokens=n, seconds=t_ar, tokens_per_s=n / t_ar,
-                             speedup=1.0))
-            for g in gammas:
-                sd, t_sd = _timed(lambda p: decoding.speculative(draft, target, p, new_tokens, gamma=g,
-                                                                 tokenizer=tokenizer), ps)
-                same = [torch.equal(a.tokens, s.tokens) for a, s in zip(ar, sd)]
-                if exact and not all(same):       # float32: greedy SD is greedy AR, token for token
-                    raise AssertionError(f"{d} prompt {same.index(False)} γ={g}: speculative output differs from greedy AR")
-                acc = [x for s in sd for x in s.accepted]
-                dra = [x for s in sd for x in s.drafted]
-                alpha = sampling.iid_acceptance(acc, dra)
-                bound = float(zheng2025.speedup(g, min(max(alpha, 1e-9), 1 - 1e-9), c))
-                rows.append(dict(base, gamma=g, tokens=n, seconds=t_sd, tokens_per_s=n / t_sd,
-                                 speedup=t_ar / t_sd, alpha=round(alpha, 4),
-                                 tau=round(sampling.mean_acceptance_length(acc), 4), analytic=round(bound, 4),
-                                 identical_to_ar=all(same)))
-                progress(f"{d} γ={g}: {n / t_sd:.2f} tok/s, {t_ar / t_sd:.2f}x AR (bound {bound:.2f}x, α {alpha:.3f}, c {c:.3f})")
-    return pd.DataFrame(rows)
+    """The sweep of the module docstring (``profiling.speculative_speedups`` with eq (11)'s bound) over ``prompts``."""
+    return profiling.speculative_speedups(draft, target, prompts, gammas, new_tokens, tokenizer=tokenizer, bound=eq11_bound,
+                                          progress=progress)
 
 
 def winners(table: pd.DataFrame) -> pd.DataFrame:
@@ -82,13 +53,6 @@ def winners(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"domain": best.domain.to_numpy(), "gamma_measured": best.gamma.to_numpy(),
                          "speedup_measured": best.speedup.to_numpy(), "gamma_analytic": bound.gamma.to_numpy(),
                          "speedup_analytic": bound.analytic.to_numpy()})
-
-
-def load(path=OUT) -> pd.DataFrame:
-    if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: it is committed with the repository; `make realpair` then "
-                                "`python -m specedge.experiments.realpair_gamma` measures it again")
-    return pd.read_csv(path)
 
 
 def main(argv=None) -> int:

@@ -13,7 +13,7 @@ from .realpair_card import FILES, load, pooled_topk
 README_START, README_END = "<!-- realpair:start -->", "<!-- realpair:end -->"
 DOC = paths.ROOT / "docs" / "real-pair.md"
 BENCH = paths.FIGURES / "bench" / "decoding_realpair_*.csv"   # one file per host class and dtype
-GAMMA = paths.DATA / "realpair" / "gamma_sweep.csv"
+GAMMA = FILES["gamma_sweep"]
 
 
 def bench_files() -> list:

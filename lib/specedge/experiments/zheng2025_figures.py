@@ -17,6 +17,7 @@ import pandas as pd
 import seaborn as sns
 
 from .. import claims, hardware, paths
+from ..zoo import eval_sequences, realpair  # noqa: F401  (eval_sequences: the notebook's name)
 from ..serving.payload import WIRE_VALUES, wire_frame, wire_kbit  # noqa: F401  (the notebook's names)
 from ..solvers import zheng2025 as tkslt
 from ..solvers.zheng2025 import (PAPER_K, PAPER_VOCAB, Costs, as2_live, as2_map, best_speedup, fig2_frame,  # noqa: F401
@@ -91,14 +92,6 @@ def table1_rows(t1: pd.DataFrame) -> list[dict]:
 
 
 # --------------------------------------------------------------------------- Fig 3
-def eval_sequences(tok, domains, records_per_domain: int, max_tokens: int = 256) -> list[list[int]]:
-    """Token ids of prompt + reference completion of the held-out records of each zoo domain (teacher forcing)."""
-    from .. import zoo
-
-    return [tok(r["prompt"] + r["completion"], add_special_tokens=False)["input_ids"][:max_tokens]
-            for domain in domains for r in zoo.eval_records(domain, records_per_domain)]
-
-
 def alpha_vs_topk_figure(frame: pd.DataFrame, title: str):
     """α(K) of eq (9) per target temperature, K on a log axis."""
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
@@ -248,7 +241,7 @@ def helps(pooled: float, by_domain) -> claims.Claim:
 def realpair_costs(costs: Costs) -> Costs:
     """The real pair's costs on this CPU: T_LLM = seconds per token of the 1.5B alone and T_SLM = c T_LLM (c: the
     draft's over the target's seconds per token) from ``data/realpair/gamma_sweep.csv``, with ``costs``' uplink."""
-    ar = pd.read_csv(paths.DATA / "realpair" / "gamma_sweep.csv").query("gamma == 0")
+    ar = realpair.load("gamma_sweep").query("gamma == 0")
     t_llm = float((ar.seconds / ar.tokens).mean())
     return replace(costs, t_slm=float(ar.c.mean()) * t_llm, t_llm=t_llm)
 

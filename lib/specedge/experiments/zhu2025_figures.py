@@ -59,17 +59,6 @@ def headline(artifact: str, quantity: str, statements: str, paper: dict, ours: f
                 note=f"{cause} ({reading})" if abs(p - ours) > tolerance else reading)
 
 
-def _null_lowest(r: pd.Series, who: str = zs.PROPOSED) -> pd.Series:
-    """The null of "``who`` is lowest/highest": ``who`` performing like the median of the others (no effect)."""
-    r = r.copy()
-    r[who] = r.drop(who).median()
-    return r
-
-
-def _lowest(r: pd.Series) -> bool:
-    return bool(r[zs.PROPOSED] <= r.min() * (1 + 1e-12))   # ties: one batch makes several schemes equal
-
-
 # --------------------------------------------------------------------------- Fig 5
 def fig5_rows(q5: pd.DataFrame, meas_prof) -> list[dict]:
     """Eq (17)'s linearity (lowest prefill R^2 of the fits) and Table II's coefficients, which need the
@@ -224,8 +213,8 @@ def fig7_rows(sweeps: dict, red7: pd.DataFrame, profile: str, paper: dict) -> li
     rows.append(dict(artifact="Fig 7", quantity="SD w/o Pipeline is the best baseline at the headline points",
                      claim=claims.all_of({f"{k}={x}": b == zs.NO_PIPELINE for (k, x), b in best_by_point.items()}),
                      # the null: SD w/o Pipeline like the median of the baselines
-                     null_claim=claims.all_of({f"{k}={x}": _null_lowest(r, zs.NO_PIPELINE).idxmin() == zs.NO_PIPELINE
-                                               and _null_lowest(r, zs.NO_PIPELINE).min() < r.drop(zs.NO_PIPELINE).min()
+                     null_claim=claims.all_of({f"{k}={x}": claims.median_null(r, zs.NO_PIPELINE).idxmin() == zs.NO_PIPELINE
+                                               and claims.median_null(r, zs.NO_PIPELINE).min() < r.drop(zs.NO_PIPELINE).min()
                                                for (k, x), r in by_point.iterrows()}),
                      strength="match", statements="fig7b-best-baseline", models=models_of(profile), cause=cc,
                      note="the reductions are Proposed's against each baseline: the best baseline has the smallest"))
@@ -248,8 +237,9 @@ def fig7_rows(sweeps: dict, red7: pd.DataFrame, profile: str, paper: dict) -> li
     m7 = pd.concat([d[d.scheme.isin(FIG7_SCHEMES)].groupby([k, "scheme"]).latency_s.mean().unstack("scheme")
                     for k, d in sweeps.items()])
     rows.append(dict(artifact="Fig 7", quantity="Proposed has the lowest latency at every point",
-                     claim=claims.all_of({f"point {i}": _lowest(r) for i, (_, r) in enumerate(m7.iterrows())}),
-                     null_claim=claims.all_of({f"point {i}": _lowest(_null_lowest(r)) for i, (_, r) in enumerate(m7.iterrows())}),
+                     claim=claims.all_of({f"point {i}": claims.is_lowest(r, zs.PROPOSED) for i, (_, r) in enumerate(m7.iterrows())}),
+                     null_claim=claims.all_of({f"point {i}": claims.is_lowest(claims.median_null(r, zs.PROPOSED), zs.PROPOSED)
+                                               for i, (_, r) in enumerate(m7.iterrows())}),
                      strength="match", note="plans assume O_max, and Algorithm 1 is not exact; the null: Proposed like the "
                                             "median of the other schemes", statements="fig7a-lowest", models=models_of(profile), cause=cc))
     return rows
@@ -289,8 +279,9 @@ def fig8_rows(sweeps: dict, profile: str, paper: dict) -> list[dict]:
                      _heuristic_cause(sweeps, k_c, x_c, profile, batching_cause), cause_class=cc, models=models_of(profile))]
     m8 = {k: d[d.scheme.isin(FIG8_SCHEMES)].groupby([k, "scheme"]).latency_s.mean().unstack("scheme") for k, d in sweeps.items()}
     rows.append(dict(artifact="Fig 8", quantity="Proposed has the lowest latency at every point",
-                     claim=claims.all_of({f"{k}={x}": _lowest(r) for k, m in m8.items() for x, r in m.iterrows()}),
-                     null_claim=claims.all_of({f"{k}={x}": _lowest(_null_lowest(r)) for k, m in m8.items() for x, r in m.iterrows()}),
+                     claim=claims.all_of({f"{k}={x}": claims.is_lowest(r, zs.PROPOSED) for k, m in m8.items() for x, r in m.iterrows()}),
+                     null_claim=claims.all_of({f"{k}={x}": claims.is_lowest(claims.median_null(r, zs.PROPOSED), zs.PROPOSED)
+                                               for k, m in m8.items() for x, r in m.iterrows()}),
                      strength="match", note="plans assume O_max, and Algorithm 1 is not exact; the null: Proposed like the "
                                             "median of the other schemes", statements="fig8a-lowest fig8bc-lowest",
                      models=models_of(profile), cause=cc))
@@ -308,8 +299,8 @@ def fig8_rows(sweeps: dict, profile: str, paper: dict) -> list[dict]:
     best8 = {f"{k}={x}": r[FIG8_SCHEMES[1:]].idxmin() for k in ("max_input_len", "max_output_len") for x, r in m8[k].iterrows()}
     rows.append(dict(artifact="Fig 8", quantity="heuristic batching is the best benchmark in (b) and (c) (lowest latency of the four at every point)",
                      claim=claims.all_of({f"{p}: best is {b}": b == zs.HEURISTIC for p, b in best8.items()}), strength="match",
-                     null_claim=claims.all_of({f"{k}={x}": _null_lowest(r[FIG8_SCHEMES[1:]], zs.HEURISTIC).idxmin() == zs.HEURISTIC
-                                               and _null_lowest(r[FIG8_SCHEMES[1:]], zs.HEURISTIC).min()
+                     null_claim=claims.all_of({f"{k}={x}": claims.median_null(r[FIG8_SCHEMES[1:]], zs.HEURISTIC).idxmin() == zs.HEURISTIC
+                                               and claims.median_null(r[FIG8_SCHEMES[1:]], zs.HEURISTIC).min()
                                                < r[FIG8_SCHEMES[1:]].drop(zs.HEURISTIC).min()
                                                for k in ("max_input_len", "max_output_len") for x, r in m8[k].iterrows()}),
                      models=models_of(profile), cause=cc,
@@ -325,7 +316,7 @@ def fig8_rows(sweeps: dict, profile: str, paper: dict) -> list[dict]:
     se8 = float(dk[dk.num_users == k_max].groupby("scheme").latency_s.sem().max())  # largest s.e. of a mean
     rows.append(dict(artifact="Fig 8a", quantity=f"highest latency at large K (K={k_max}; lead over the runner-up > 2 s.e.)",
                      claim=claims.argmax_is(mk.loc[k_max].to_dict(), zs.STATIC, margin=round(2 * se8, 2)), strength="match",
-                     null_claim=claims.argmax_is(_null_lowest(mk.loc[k_max], zs.STATIC).to_dict(), zs.STATIC, margin=round(2 * se8, 2)),
+                     null_claim=claims.argmax_is(claims.median_null(mk.loc[k_max], zs.STATIC).to_dict(), zs.STATIC, margin=round(2 * se8, 2)),
                      models=models_of(profile), cause=cc,
                      note=why(profile, cause8), statements="fig8a-static-highest"))
     return rows
@@ -404,17 +395,10 @@ def fig9_rows(d9: pd.DataFrame, h9: pd.DataFrame, sens: pd.DataFrame, profile: s
 
 # --------------------------------------------------------------------------- Algorithm 1 vs exhaustive search
 def gap_plot(gaps: pd.DataFrame):
-    """ECDF of Algorithm 1's gap to the exhaustive optimum, one line per search."""
-    fig, ax = plt.subplots(figsize=(7, 3.6))
-    for label, g in gaps.groupby("search", sort=False):
-        x = np.sort(np.maximum(g.gap_pct.to_numpy(), 0.0))
-        ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", label=label)
-    ax.set(xlabel="Algorithm 1 latency above the exhaustive optimum (%)", ylabel="Share of instances (ECDF)",
-           title="Algorithm 1 vs exhaustive search")
-    ax.set_xscale("symlog", linthresh=0.01)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    return fig
+    """ECDF of Algorithm 1's gap to the exhaustive optimum (negative gaps are rounding: shown at 0), one line per search."""
+    return plotting.ecdf_plot({label: np.maximum(g.gap_pct.to_numpy(), 0.0) for label, g in gaps.groupby("search", sort=False)},
+                              xlabel="Algorithm 1 latency above the exhaustive optimum (%)", title="Algorithm 1 vs exhaustive search",
+                              figsize=(7, 3.6), symlog_linthresh=0.01)
 
 
 def alg1_rows(summary_l: pd.DataFrame, summary_16: pd.DataFrame, summary_g: pd.DataFrame, setting: ze.Setting,

@@ -30,7 +30,7 @@ TOKENIZER = "tokenizer"
 REAL = ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")   # the real pair (draft, target): specedge.zoo.realpair
 
 __all__ = ["DOMAINS", "TARGETS", "DRAFTS", "REAL", "load_tokenizer", "tokenizer_for", "load_model", "load_pair",
-           "eval_prompts", "eval_records", "model_card", "resolve", "widen"]
+           "eval_prompts", "eval_records", "eval_sequences", "model_card", "resolve", "widen"]
 
 
 class HubUnreachableError(OSError):
@@ -151,6 +151,13 @@ def eval_records(domain: str, n: int | None = None) -> list[dict]:
     if n is not None and n < 0:
         raise ValueError(f"n must be >= 0 or None, got {n}")
     return corpus.load("eval", domain)[:n]
+
+
+def eval_sequences(tokenizer, domains, records_per_domain: int, max_tokens: int = 256) -> list[list[int]]:
+    """Token ids of prompt + reference completion of the held-out records of each domain (for teacher forcing), at
+    most ``max_tokens`` each."""
+    return [tokenizer(r["prompt"] + r["completion"], add_special_tokens=False)["input_ids"][:max_tokens]
+            for domain in domains for r in eval_records(domain, records_per_domain)]
 
 
 def eval_prompts(domain: str, n: int | None = None) -> list[str]:

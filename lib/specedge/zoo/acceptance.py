@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import time
+from typing import Mapping
 
 import pandas as pd
 import torch
@@ -42,6 +44,26 @@ def pair_acceptance(q_logits: list[torch.Tensor], p_logits: list[torch.Tensor],
     q, p = torch.cat(q_logits), torch.cat(p_logits)
     return {t: float(sampling.acceptance_probability(sampling.probs(p, t), sampling.probs(q, t)).mean())
             for t in temperatures}
+
+
+def teacher_card(draft, target, tokenizer, records: Mapping[str, list[dict]], max_len: int = 256, extra=None,
+                 progress=print) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Teacher-forced acceptance (``pair_acceptance`` at T = 0 / 0.5 / 1) of a loaded pair per domain of ``records``
+    (domain -> held-out records): one row per domain and T with the positions counted. Logits are cut to the
+    tokenizer's vocabulary (rows of a padded matrix beyond it are never tokens); ``extra(q, p)`` adds rows of its own
+    per domain (the second frame, with the domain)."""
+    n_vocab = len(tokenizer)
+    card, more = [], []
+    for d, recs in records.items():
+        t0 = time.perf_counter()
+        q = [x[:, :n_vocab] for x in completion_logits(draft, tokenizer, recs, max_len)]
+        p = [x[:, :n_vocab] for x in completion_logits(target, tokenizer, recs, max_len)]
+        positions = sum(len(x) for x in p)
+        for temp, a in pair_acceptance(q, p).items():
+            card.append(dict(domain=d, temperature=temp, alpha=round(a, 4), positions=positions))
+        more += [dict(domain=d, **row) for row in (extra(q, p) if extra else [])]
+        progress(f"teacher {d}: {positions} positions in {time.perf_counter() - t0:.0f} s")
+    return pd.DataFrame(card), pd.DataFrame(more)
 
 
 def table(n_records: int = 40, temperatures=TEMPERATURES, drafts=DRAFTS, targets=TARGETS) -> pd.DataFrame:
@@ -212,3 +234,34 @@ def live_table(drafts=DRAFTS, targets=TARGETS, domains=DOMAINS, temperatures=(0.
 
 def _job(p) -> dict | list[dict]:
     return greedy_points(p.point, p.gammas) if isinstance(p, GreedyPoint) else live_point(p)
+
+
+def live_rounds(draft, target, prompts, max_new_tokens: int = 32, gammas=(4,), temperatures=(0.0, 1.0), *, seed: int = 0,
+                tokenizer=None, progress=print, checkpoint=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Real speculative rounds (``decoding.speculative_batch``, one batch of ``prompts[domain]``, token-id lists) of a
+    loaded pair per domain × T × γ: a table of rounds, drafted, accepted, acceptance rate, τ (mean acceptance length),
+    the i.i.d. α and the per-position acceptance P(i | < i accepted) (p1, p2, ...), and every round's trace
+    (``decoding.traces_frame``). ``checkpoint(table, traces)`` is called after each domain."""
+    from .. import decoding
+    table, traces = [], []
+    for d, ids in prompts.items():
+        for temp in temperatures:
+            for g in gammas:
+                t0 = time.perf_counter()
+                gens = decoding.speculative_batch(draft, target, ids, max_new_tokens, gamma=g,
+                                                  temperature=temp, seed=seed, tokenizer=tokenizer)
+                acc = [a for gen in gens for a in gen.accepted]
+                dra = [n for gen in gens for n in gen.drafted]
+                ppa = sampling.per_position_acceptance(acc, dra)
+                table.append(dict(domain=d, temperature=temp, gamma=g, prompts=len(ids), rounds=len(acc),
+                                  drafted=int(sum(dra)), accepted=int(sum(acc)),
+                                  acceptance_rate=round(sampling.acceptance_rate(acc, dra), 4),
+                                  tau=round(sampling.mean_acceptance_length(acc), 4),
+                                  iid_alpha=round(sampling.iid_acceptance(acc, dra), 4),
+                                  **{f"p{i + 1}": round(float(x), 4) for i, x in enumerate(ppa)}))
+                for k, gen in enumerate(gens):
+                    traces.append(decoding.traces_frame(gen.rounds, domain=d, temperature=temp, gamma=g, prompt=k))
+                progress(f"live {d} T={temp} γ={g}: τ = {table[-1]['tau']:.2f} in {time.perf_counter() - t0:.0f} s")
+        if checkpoint is not None:
+            checkpoint(pd.DataFrame(table), pd.concat(traces, ignore_index=True))
+    return pd.DataFrame(table), pd.concat(traces, ignore_index=True)

@@ -17,6 +17,11 @@ runs four resumable steps per model, each checked before the next reads its outp
              versions, the check) is written last, and a model with a manifest is never fetched again.
 
 ``models/`` is git-ignored. ``zoo.load_pair("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")`` loads the result.
+
+The pair's domains (``ALL_DOMAINS``): the zoo's six held-out domains as raw text continuation, and two in the
+format the pair was trained for (they are *Instruct* models), ``chat-instruct`` and ``code-instruct``: the zoo's
+chat and code records wrapped in the tokenizer's chat template (``records``). The pair's measurements, committed
+under ``data/realpair/`` and ``data/traces/`` (``FILES``), are read with ``load``.
 """
 from __future__ import annotations
 
@@ -36,9 +41,17 @@ from pathlib import Path
 import yaml
 
 from .. import paths
+from . import DOMAINS, eval_records
 
 SPEC = paths.DATA / "realpair" / "models.yaml"
 DRAFT, TARGET = "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"
+MEASURED = paths.DATA / "realpair"
+TRACES = paths.DATA / "traces" / "realpair_traces.csv.gz"
+FILES = {"acceptance_teacher": MEASURED / "acceptance_teacher.csv", "topk_acceptance": MEASURED / "topk_acceptance.csv",
+         "live_acceptance": MEASURED / "live_acceptance.csv", "traces": TRACES, "serving_runs": MEASURED / "serving_runs.csv",
+         "gamma_sweep": MEASURED / "gamma_sweep.csv"}
+INSTRUCT = {"chat-instruct": "chat", "code-instruct": "code"}
+ALL_DOMAINS = (*DOMAINS, *INSTRUCT)
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _CHUNK = 1 << 20
 
@@ -278,6 +291,35 @@ def convert(spec: ModelSpec, gguf: Path, dest: Path, dtype: str = "float32", loa
     shutil.rmtree(dest, ignore_errors=True)
     tmp.replace(dest)
     return manifest
+
+
+def records(domain: str, n: int, tokenizer) -> list[dict]:
+    """``n`` held-out records of ``domain``; instruct domains wrap the zoo record in the chat template
+    (user turn = the prompt, the reference completion is the assistant's)."""
+    if domain not in INSTRUCT:
+        return eval_records(domain, n)
+    out = []
+    for r in eval_records(INSTRUCT[domain], n):
+        prompt = tokenizer.apply_chat_template([{"role": "user", "content": r["prompt"]}], tokenize=False,
+                                               add_generation_prompt=True)
+        out.append(dict(r, domain=domain, prompt=prompt))
+    return out
+
+
+def load(name: str):
+    """A committed measurement of the real pair (one of ``FILES``) as a frame; a missing file names its command."""
+    import pandas as pd
+
+    from ..decoding import load_traces
+    if name not in FILES:
+        raise ValueError(f"unknown real-pair measurement {name!r}; known: {sorted(FILES)}")
+    path = FILES[name]
+    if not path.exists():
+        step = {"acceptance_teacher": "realpair_card teacher", "topk_acceptance": "realpair_card teacher",
+                "serving_runs": "realpair_serving", "gamma_sweep": "realpair_gamma"}.get(name, "realpair_card live")
+        raise FileNotFoundError(f"{path} is missing: it is committed with the repository; `make realpair` then "
+                                f"`python -m specedge.experiments.{step}` measures it again")
+    return load_traces(path) if name == "traces" else pd.read_csv(path)
 
 
 def model_dir(name: str, root: Path | None = None) -> Path:
