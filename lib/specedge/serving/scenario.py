@@ -4,8 +4,9 @@ A scenario names the verification server (a profile's eq (19) model, its memory 
 its true pass time, the target's KV shape), device classes (seconds per drafted token, from a profile's
 runtime entry: ``time_models.draft_time``, or stated with its source), fleets (``mixes``: device i takes class
 mix[i % len(mix)]), the link (RTT, bandwidths), the workload (the traced pair, temperature, vocabulary, top-K,
-γ, prompt and response lengths, SLO classes, closed-loop arrivals), a sweep grid (with a smaller ``ci:`` one)
-and the capacity level and bound. A scenario *refers to* hardware profiles for every number a paper or a
+γ, prompt and response lengths, SLO classes, closed-loop arrivals), the policies (``policies:``: the verify and
+draft time models, and per option of a driver its allocator or batch former, each by registry name with its
+parameters: ``serving.policies``), a sweep grid (with a smaller ``ci:`` one) and the capacity level and bound. A scenario *refers to* hardware profiles for every number a paper or a
 measurement gives and states the few none gives. ``load`` checks it before any work: every error names the
 file and the key (``hardware.ProfileError``).
 """
@@ -19,10 +20,20 @@ import pandas as pd
 import yaml
 
 from .. import hardware, paths
+from . import policies
 from .estimator import COEFFICIENTS
 from .time_models import DEVICE_KINDS, draft_time
 
 SCENARIOS = paths.DATA / "scenarios"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One option's policy: its registry name (``serving.policies``), its parameters, and for a draft-length
+    option the device's drafting rule (``ClientSpec.draft_rule``: fixed, server or predictor:<stop rule>)."""
+    name: str
+    params: tuple[tuple[str, float], ...] = ()
+    rule: str = ""
 
 
 @dataclass(frozen=True)
@@ -53,9 +64,20 @@ class Scenario:
     capacity_attainment: float                       # capacity: the largest N whose SLO attainment reaches this
     capacity_max_devices: int                        # ... searched up to this N
     kv_bytes_per_token: float = 0.0                  # the server target's KV cache per token (server.target)
+    verify_model: str = "affine_interactions"        # the server's time model (``policies`` kind "verify model")
+    draft_model: str = "per_token"                   # the devices' drafting time model ("device model")
+    drafts: tuple[tuple[str, Policy], ...] = ()      # draft-length option -> its allocator and drafting rule
+    formers: tuple[tuple[str, Policy], ...] = ()     # batch-former option -> its former
 
     def mix(self, name: str) -> tuple[str, ...]:
         return dict(self.mixes)[name]
+
+    def policy(self, kind: str, option: str) -> Policy:
+        """The policy of option ``option`` of ``kind`` ("draft" or "former"); an error lists the scenario's options."""
+        table = dict(self.drafts if kind == "draft" else self.formers)
+        if option not in table:
+            raise ValueError(f"scenario {self.name}: policies.{kind}: no option {option!r} (have {sorted(table)})")
+        return table[option]
 
     def draft_s(self, device: int, mix: str) -> float:
         classes = self.mix(mix)
@@ -110,6 +132,51 @@ def _kv_bytes_per_token(file, srv: dict) -> float:
     return hardware.kv_bytes_per_token(**shape)
 
 
+RULES = ("fixed", "server")   # a drafting rule: these, or predictor:<stop rule>
+
+
+def _policy(file, where: str, spec, kind: str, key: str) -> Policy:
+    """``policies.<section>.<option>``: ``key`` names a policy of ``kind`` (an error lists the known names), the
+    draft section's ``rule`` a drafting rule, every other key a number its builder takes as a keyword."""
+    spec = hardware._mapping(file, where, spec)
+    name = _get(spec, key, file, f"{where}.", "text")
+    known = policies.KINDS[kind]
+    if name not in known:
+        raise hardware.ProfileError(file, f"{where}.{key}", f"a {kind} of serving.policies, one of {known.names()}", name)
+    rule = ""
+    if kind == "allocator":
+        rule = _get(spec, "rule", file, f"{where}.", "text")
+        if rule not in RULES and not (rule.startswith("predictor:") and len(rule) > len("predictor:")):
+            raise hardware.ProfileError(file, f"{where}.rule", "fixed, server or predictor:<stop rule>", rule)
+    params = []
+    for k, v in spec.items():
+        if k in (key, "rule"):
+            continue
+        if k not in known.takes(name):
+            raise hardware.ProfileError(file, f"{where}.{k}", f"a parameter of {kind} {name!r} {sorted(known.takes(name))}", v)
+        hardware._rule(file, f"{where}.{k}", v, "nonnegative")
+        params.append((k, float(v)))
+    return Policy(name, tuple(params), rule)
+
+
+def _policies(file, data: dict) -> dict:
+    """The ``policies:`` section as ``Scenario`` fields (verify_model, draft_model, drafts, formers), checked."""
+    pol = hardware._mapping(file, "policies", _get(data, "policies", file, "", "mapping"))
+    out = {}
+    for key, kind in (("verify_model", "verify model"), ("draft_model", "device model")):
+        name = _get(pol, key, file, "policies.", "text")
+        if name not in policies.KINDS[kind]:
+            raise hardware.ProfileError(file, f"policies.{key}", f"a {kind} of serving.policies, one of "
+                                        f"{policies.KINDS[kind].names()}", name)
+        out[key] = name
+    for section, kind, key, field in (("draft", "allocator", "allocator", "drafts"), ("former", "former", "former", "formers")):
+        options = hardware._mapping(file, f"policies.{section}", _get(pol, section, file, "policies.", "mapping"))
+        if not options:
+            raise hardware.ProfileError(file, f"policies.{section}", "at least one option", options)
+        out[field] = tuple((str(o), _policy(file, f"policies.{section}.{o}", spec, kind, key)) for o, spec in options.items())
+    return out
+
+
 def path(name_or_path) -> Path:
     p = Path(name_or_path)
     return p if p.suffix in (".yaml", ".yml") else SCENARIOS / f"{name_or_path}.yaml"
@@ -125,16 +192,20 @@ def load(name_or_path, scale: str = "full", *, windows: Mapping[str, int]) -> Sc
         raise FileNotFoundError(f"no scenario {str(name_or_path)!r} (looked for {file}); "
                                 f"available: {sorted(p.stem for p in SCENARIOS.glob('*.yaml'))}")
     data = hardware._mapping(file, "<top level>", yaml.load(file.read_text(), Loader=hardware._Loader))
-    for key in ("name", "source", "server", "device_classes", "mixes", "link", "workload", "sweep", "ci"):
+    for key in ("name", "source", "server", "device_classes", "mixes", "link", "workload", "policies", "sweep", "ci"):
         _get(data, key, file, "", "text" if key in ("name", "source") else "mapping")
     if data["name"] != file.stem:
         raise hardware.ProfileError(file, "name", f"the file stem {file.stem!r}", data["name"])
+    pol = _policies(file, data)
+    if pol["verify_model"] != "affine_interactions":
+        raise hardware.ProfileError(file, "policies.verify_model", "affine_interactions (eq 19: WISP's former needs its "
+                                    "estimate)", pol["verify_model"])
     srv = hardware._mapping(file, "server", data["server"])
     prof = hardware.load_profile(_get(srv, "profile", file, "server.", "text"))
     runtime = _get(srv, "runtime", file, "server.", "text")
-    if runtime not in prof.runtime or prof.kind(runtime) != "affine_interactions":
-        raise hardware.ProfileError(file, "server.runtime", f"a runtime model of {prof.name} of kind affine_interactions "
-                                    "(eq 19: WISP's former needs its estimate)", runtime)
+    if runtime not in prof.runtime or prof.kind(runtime) != pol["verify_model"]:
+        raise hardware.ProfileError(file, "server.runtime", f"a runtime model of {prof.name} of kind {pol['verify_model']} "
+                                    "(policies.verify_model)", runtime)
     kv = _kv_bytes_per_token(file, srv)
     classes = {n: _device_class(file, n, s) for n, s in hardware._mapping(file, "device_classes", data["device_classes"]).items()}
     mixes = {}
@@ -186,7 +257,7 @@ def load(name_or_path, scale: str = "full", *, windows: Mapping[str, int]) -> Sc
                     int(_get(wl, "gamma", file, "workload.", rule="count")), int(_get(wl, "prompt_tokens", file, "workload.", rule="count")),
                     int(_get(wl, "max_new_tokens", file, "workload.", rule="count")),
                     tuple(int(c) for c in _numbers(wl, "slo_classes", file, "workload.", "count")), devices, horizon, warmup,
-                    int(_get(sw, "seeds", file, where, rule="count")), reference, ar_ratio, attainment, max_devices, kv)
+                    int(_get(sw, "seeds", file, where, rule="count")), reference, ar_ratio, attainment, max_devices, kv, **pol)
 
 
 def describe(scn: Scenario) -> pd.DataFrame:
