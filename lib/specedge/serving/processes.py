@@ -66,20 +66,25 @@ class Client:
 
     def process(self):
         sim, rounds = self.sim, self.rounds
-        loop, queue, idle = sim.loop, sim.queue, sim.idle
+        loop, queue, idle, wake = sim.loop, sim.queue, sim.idle, sim.loop.wake
         gaps, after = rounds.gaps, rounds.after_reply   # after: None, or seconds to wait once woken
+        feed = rounds.feed()
+        send = feed.send
+        out = next(feed)                         # the first round's first sleep
         while not sim.stopped:
             if gaps:
-                yield rounds.gap()
+                yield out                        # the client's own time before the round
+                out = next(feed)
             t0 = loop.now
-            yield rounds.draft()                 # drafting, then the uplink
-            queue.append(rounds.request(loop.now))
+            yield out                            # drafting, then the uplink
+            queue.append(send(loop.now))         # the request, as the server receives it
             if idle:
-                loop.wake(idle.pop(), None)
+                wake(idle.pop(), None)
             value = yield None                   # woken by the server with its verdict
             if after is not None:
                 yield after()
-            if not rounds.commit(value, loop.now - t0):
+            out = send((value, loop.now - t0))   # the round committed: the next round's first sleep
+            if out is None:                      # its stream ended
                 sim.active.discard(self.idx)
                 sim.notify()
                 return
@@ -109,6 +114,8 @@ class Server:
         verify, form, allocator, on_batch, rounds = self.verify, self.former.form, self.allocator, self.on_batch, self.rounds
         static = getattr(allocator, "static", False)    # update() returns initial()'s mapping every round
         turns = self.turnaround
+        verdicts = {i: c.rounds.verdict for i, c in clients.items()}
+        gens = {i: c.gen for i, c in clients.items()}
         if self.barrier is not None:
             yield float(self.barrier)
         now_active = frozenset(active)
@@ -136,14 +143,14 @@ class Server:
             outcomes = []
             now = loop.now
             for p in batch:
-                client = clients[p.client]
-                value, n, aps, delay = client.rounds.verdict(p, b, start, now, tv, first, last)
+                c = p.client
+                value, n, aps, delay = verdicts[c](p, b, start, now, tv, first, last)
                 if not static:
-                    outcomes.append(Outcome(p.client, p.n_draft, n, aps))
+                    outcomes.append(Outcome(c, p.n_draft, n, aps))
                 # the client resumes ``delay`` seconds from now: pushed directly, which orders as SimPy's
                 # succeed-then-timeout unless the server's next sleep ends at exactly that time (the only thing
                 # scheduled in between). Nothing else is scheduled while a batch is answered.
-                push(heap, (now + delay, NORMAL, next(seq), client.gen, value))
+                push(heap, (now + delay, NORMAL, next(seq), gens[c], value))
             if not static:
                 alloc.update(allocator.update(outcomes))
             if on_batch is not None:

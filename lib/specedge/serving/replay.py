@@ -122,60 +122,50 @@ class LoggedRounds:
                  label: str):
         self.c, self.spec, self.real, self.per_token, self.cache = c, spec, real, per_token, cache
         self.rows, self.alloc, self.label = rows, alloc, label
-        self.made, self.budget = 0, spec.max_new_tokens
-        self.k, self.rr, self.s = -1, None, 0
-        self._rounds = real.itertuples(index=False)
+        self.current = None   # the request in flight: (its real row, drafting seconds, accepted, eq (3)'s sum, tokens, S differs)
 
-    def gap(self) -> float:
-        self.k += 1
-        self.rr = next(self._rounds)
-        return float(self.rr.gap)
-
-    def draft(self) -> float:
-        rr, spec = self.rr, self.spec
-        if rr.n_cached == 0 and self.cache:
-            self.made = 0                                  # a cold session: the client's next prompt
-        s_real = int(rr.S)
-        if spec.draft_rule == "server":
-            s = max(0, min(int(self.alloc.get(self.c, s_real)), self.budget - self.made - 1))
-        else:
-            s = s_real
-        self.s, self.s_real = s, s_real
-        self.td = max(0.0, float(rr.t_draft) + self.per_token * (s - s_real))
-        return self.td + float(rr.up)
-
-    def request(self, now: float) -> Pending:
-        rr, spec, s, s_real, td = self.rr, self.spec, self.s, self.s_real, self.td
-        p = Pending(client=self.c, session=f"{self.c}-{self.k}", round=int(rr.round), arrival=now, n_draft=s,
-                    n_new=int(rr.n_new) + s - s_real, n_cached=int(rr.n_cached), slo_class=spec.slo_class,
-                    payload_bytes=int(rr.bytes_up))
-        if spec.slo_class is not None:   # the real server's eq (6): network time = twice the uplink
-            a_c = spec.alpha if spec.alpha is not None else 1.0
-            p.deadline = p.arrival + slo.budget(a_c, s, spec.slo_class, td, 2 * float(rr.up))
-            p.expected_tokens = slo.expected_tokens(a_c, s)
-        self.acc = acc = min(int(rr.accepted), s)
-        self.aps = float(rr.accept_prob_sum) * (s / s_real if s_real else 0.0) if s != s_real else float(rr.accept_prob_sum)
-        self.tokens = max(int(rr.tokens) - (int(rr.accepted) - acc), 1)
-        return p
+    def feed(self):
+        """As ``twin.ModelledRounds.feed``, each round opened by the client's measured gap before it."""
+        c, spec, alloc, budget, last = self.c, self.spec, self.alloc, self.spec.max_new_tokens, len(self.real) - 1
+        made = 0
+        for k, rr in enumerate(self.real.itertuples(index=False)):
+            yield float(rr.gap)
+            if rr.n_cached == 0 and self.cache:
+                made = 0                                  # a cold session: the client's next prompt
+            s_real = int(rr.S)
+            s = max(0, min(int(alloc.get(c, s_real)), budget - made - 1)) if spec.draft_rule == "server" else s_real
+            td = max(0.0, float(rr.t_draft) + self.per_token * (s - s_real))
+            now = yield td + float(rr.up)
+            p = Pending(client=c, session=f"{c}-{k}", round=int(rr.round), arrival=now, n_draft=s,
+                        n_new=int(rr.n_new) + s - s_real, n_cached=int(rr.n_cached), slo_class=spec.slo_class,
+                        payload_bytes=int(rr.bytes_up))
+            if spec.slo_class is not None:   # the real server's eq (6): network time = twice the uplink
+                a_c = spec.alpha if spec.alpha is not None else 1.0
+                p.deadline = p.arrival + slo.budget(a_c, s, spec.slo_class, td, 2 * float(rr.up))
+                p.expected_tokens = slo.expected_tokens(a_c, s)
+            acc = min(int(rr.accepted), s)
+            aps = float(rr.accept_prob_sum) * (s / s_real if s_real else 0.0) if s != s_real else float(rr.accept_prob_sum)
+            tokens = max(int(rr.tokens) - (int(rr.accepted) - acc), 1)
+            self.current = (rr, td, acc, aps, tokens, s != s_real)
+            row, t_round = yield p
+            row["t_round"] = t_round
+            row["t_send"] = float(rr.t_send)
+            self.rows.append(row)
+            made += tokens
+            if k == last:
+                yield None
 
     def verdict(self, p: Pending, b: int, start: float, end: float, tv, first: float, last: float):
-        rr, acc, aps = self.rr, self.acc, self.aps
+        rr, td, acc, aps, tokens, mismatch = self.current
         row = dict(system="replay", policy=self.label, batch=b, round=p.round, client=p.client, S=p.n_draft, accepted=acc,
-                   tokens=self.tokens, t_draft=self.td, t_receive=last - first, t_queue=start - p.arrival, t_verify=float(tv),
+                   tokens=tokens, t_draft=td, t_receive=last - first, t_queue=start - p.arrival, t_verify=float(tv),
                    bytes_up=p.payload_bytes, bytes_down=rr.bytes_down, arrival=p.arrival, start=start, end=end,
                    slo_class=p.slo_class, deadline=p.deadline, event="", up=rr.up, n_new=p.n_new, n_cached=p.n_cached,
-                   accept_prob_sum=aps, mismatch=self.s != self.s_real)
+                   accept_prob_sum=aps, mismatch=mismatch)
         return row, acc, aps, 0.0
 
     def after_reply(self) -> float:
-        return float(self.rr.down)
-
-    def commit(self, row: dict, t_round: float) -> bool:
-        row["t_round"] = t_round
-        row["t_send"] = float(self.rr.t_send)
-        self.rows.append(row)
-        self.made += self.tokens
-        return self.k < len(self.real) - 1
+        return float(self.current[0].down)
 
 
 def replay(log: pd.DataFrame, workload: Workload, former: BatchFormer, allocator: DraftAllocator,

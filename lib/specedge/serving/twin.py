@@ -229,119 +229,116 @@ class ModelledRounds:
 
     def __init__(self, i: int, spec, workload: Workload, times: Times, acceptance, rng, alloc: dict, rows: list,
                  label: str, wrap: bool, slo_of):
-        self.i, self.alloc, self.rows, self.label, self.wrap = i, alloc, rows, label, wrap
-        self.acceptance, self.rng = acceptance, rng
-        self.n_prompts = len(spec.domains) * spec.prompts
-        self.controlled = spec.draft_rule.startswith("predictor:")
-        self.rule = spec.draft_rule.split(":", 1)[1] if self.controlled else ""
-        self.draft_name, self.temperature, self.gamma, self.limit = spec.draft, spec.temperature, spec.gamma, spec.max_new_tokens
-        self.domains, self.per_domain, self.slo_class = spec.domains, spec.prompts, spec.slo_class
-        self.prompt_tokens = max(spec.prompt_tokens, 1)
-        self.draft_time, self.up, self.down, self.bytes_up, self.bytes_down = (times.draft[i], times.up, times.down,
-                                                                               times.bytes_up, times.bytes_down)
-        self.send = times.down if times.send is None else times.send
-        self.cache, self.kv = workload.cache, workload.kv_bytes_per_token
-        self.a_c, self.speed = slo_of.get(i, (None, None))
-        self.fixed = spec.draft_rule != "server"
-        self.s = alloc[i]        # the allocator's S for it
-        self.made = 0            # tokens of the current prompt (the server reads it)
-        # per domain: the stop rule's outcome table (a controlled draw is one index into it) or the server's
-        # draw of this client's outcome; the same numbers as the general calls, fewer lookups
-        self.ints = rng.integers if isinstance(rng, Ints) else None
-        self.fast = self.ints is not None and hasattr(acceptance, "controlled_table" if self.controlled else "drawer")
-        self.tables, self.draws = {}, {}
-        self.session_of, self.session = -1, ""
-        self.prompt = self.ctx = self.rnd = 0   # its prompt, tokens of the session in the verifier's cache, its round
-        # this round's: S, drafting and uplink seconds, tokens unseen by the verifier, its draw or drawn outcome
-        self.n_draft, self.td, self.tu, self.unseen, self.draw, self.drawn = 0, 0.0, 0.0, 0, None, None
+        self.i, self.spec, self.workload, self.times, self.acceptance, self.rng = i, spec, workload, times, acceptance, rng
+        self.alloc, self.rows, self.label, self.wrap, self.slo = alloc, rows, label, wrap, slo_of.get(i, (None, None))
+        self.limit, self.down, self.bytes_down = spec.max_new_tokens, times.down, times.bytes_down
+        self.current = None   # the request in flight: (drafting seconds, its draw or drawn outcome, tokens made before it)
 
-    def draft(self) -> float:
-        """This round's S and its drafting + uplink seconds (a stop rule draws its outcome with S)."""
-        left = self.limit - self.made
-        domain = self.domains[(self.prompt // self.per_domain) % len(self.domains)]
-        drawn = draw = None
-        judged = False
-        if self.controlled:  # the drafter's stop rule decides S; its outcome is drawn with it
-            if self.fast:
-                table = self.tables.get(domain)
-                if table is None:
-                    table = self.tables[domain] = self.acceptance.controlled_table(self.draft_name, domain, self.temperature,
-                                                                                   self.gamma, self.rule)
-                s, n, aps = table[self.ints(len(table))]
+    def feed(self):
+        """The rounds, as ``processes.Client`` consumes them: yields a round's drafting + uplink seconds, is sent the
+        time the request arrives and yields it, is sent (the verdict, the round's seconds) once the reply arrived and
+        yields the next round's seconds, or None when its stream ended."""
+        spec, i, acceptance, rng, alloc = self.spec, self.i, self.acceptance, self.rng, self.alloc
+        n_prompts = len(spec.domains) * spec.prompts
+        controlled = spec.draft_rule.startswith("predictor:")
+        rule = spec.draft_rule.split(":", 1)[1] if controlled else ""
+        draft, temperature, gamma, limit = spec.draft, spec.temperature, spec.gamma, spec.max_new_tokens
+        domains, per_domain, slo_class = spec.domains, spec.prompts, spec.slo_class
+        n_domains = len(domains)
+        prompt_tokens = max(spec.prompt_tokens, 1)
+        times = self.times
+        draft_time, up, down, bytes_up = times.draft[i], times.up, times.down, times.bytes_up
+        send = down if times.send is None else times.send
+        cache, kv = self.workload.cache, self.workload.kv_bytes_per_token
+        a_c, speed = self.slo
+        inf = math.inf
+        fixed = spec.draft_rule != "server"
+        s_alloc = alloc[i]
+        rows, wrap = self.rows, self.wrap
+        # per domain: the stop rule's outcome table (a controlled draw is one index into it) or the server's draw
+        # of this client's outcome; the same numbers as the general calls, fewer lookups
+        ints = rng.integers if isinstance(rng, Ints) else None
+        fast = ints is not None and hasattr(acceptance, "controlled_table" if controlled else "drawer")
+        tables, draws = {}, {}
+        session_of, session = -1, ""
+        made = prompt = ctx = rnd = 0   # tokens of its prompt, its prompt, tokens of the session in the verifier's cache, its round
+        while True:
+            left = limit - made
+            domain = domains[(prompt // per_domain) % n_domains]
+            drawn = draw = None
+            judged = False
+            if controlled:  # the drafter's stop rule decides S; its outcome is drawn with it
+                if fast:
+                    table = tables.get(domain)
+                    if table is None:
+                        table = tables[domain] = acceptance.controlled_table(draft, domain, temperature, gamma, rule)
+                    s, n, aps = table[ints(len(table))]
+                else:
+                    s, n, aps = acceptance.draw_controlled(rng, draft, domain, temperature, gamma, rule)
+                # the rule ended the round before its window: it judged one more position's logits
+                judged = s < gamma and s < left - 1
+                s = s if s < left else left - 1
+                s = s if s > 0 else 0
+                drawn = (n if n < s else s, aps)
             else:
-                s, n, aps = self.acceptance.draw_controlled(self.rng, self.draft_name, domain, self.temperature, self.gamma,
-                                                            self.rule)
-            # the rule ended the round before its window: it judged one more position's logits
-            judged = s < self.gamma and s < left - 1
-            s = s if s < left else left - 1
-            s = s if s > 0 else 0
-            drawn = (n if n < s else s, aps)
-        else:
-            s = self.gamma if self.fixed else self.s
-            s = s if s < left else left - 1
-            s = s if s > 0 else 0
-            draw = self.draws.get(domain)
-            if draw is None:
-                acc, rng, name, t = self.acceptance, self.rng, self.draft_name, self.temperature
-                draw = self.draws[domain] = (acc.drawer(rng, name, domain, t) if self.fast else
-                                             lambda k, d=domain: acc.draw(rng, name, d, t, k))
-        self.n_draft, self.draw, self.drawn = s, draw, drawn
-        self.td = td = self.draft_time(s + 1 if judged else s)
-        self.tu = tu = self.up(self.i, s)
-        return float(td + tu)
-
-    def request(self, now: float) -> Pending:
-        """The request as the server receives it at ``now``: tokens to feed and cached, its SLO deadline (eqs 5-6, 12)."""
-        s, td, tu, i = self.n_draft, self.td, self.tu, self.i
-        self.unseen = unseen = self.prompt_tokens if self.made == 0 else 1   # the prompt, or last round's correction
-        if self.cache:
-            n_new, n_cached = unseen + s, self.ctx
-        else:
-            n_new, n_cached = self.ctx + unseen + s, 0
-        if self.prompt != self.session_of:
-            self.session_of, self.session = self.prompt, f"{i}-{self.prompt}"
-        deadline = g = None
-        if self.slo_class is not None:
-            tn = tu + self.down(i)
-            if 0 <= td < math.inf and 0 <= tn < math.inf:   # eqs (5)-(6) inline, as slo.budget computes them
-                g = self.a_c * float(s)
-                budget = g / self.speed - td - tn
-            else:                                            # slo.budget names the bad value
-                budget = slo.budget(self.a_c, s, self.speed, td, tn)
-            deadline = now + budget
-        return Pending(client=i, session=self.session, round=self.rnd, arrival=now, n_draft=s, n_new=n_new,
-                       n_cached=n_cached, slo_class=self.slo_class, deadline=deadline, expected_tokens=g,
-                       memory=(n_new + n_cached) * self.kv, payload_bytes=self.bytes_up(s))
+                s = gamma if fixed else s_alloc
+                s = s if s < left else left - 1
+                s = s if s > 0 else 0
+                draw = draws.get(domain)
+                if draw is None:
+                    draw = draws[domain] = (acceptance.drawer(rng, draft, domain, temperature) if fast else
+                                            lambda k, d=domain: acceptance.draw(rng, draft, d, temperature, k))
+            td = draft_time(s + 1 if judged else s)
+            tu = up(i, s)
+            now = yield float(td + tu)                    # drafting, then the uplink: the request arrives
+            unseen = prompt_tokens if made == 0 else 1    # the prompt, or last round's correction
+            if cache:
+                n_new, n_cached = unseen + s, ctx
+            else:
+                n_new, n_cached = ctx + unseen + s, 0
+            if prompt != session_of:
+                session_of, session = prompt, f"{i}-{prompt}"
+            deadline = g = None
+            if slo_class is not None:
+                tn = tu + down(i)
+                if 0 <= td < inf and 0 <= tn < inf:   # eqs (5)-(6) inline, as slo.budget computes them
+                    g = a_c * float(s)
+                    budget = g / speed - td - tn
+                else:                                   # slo.budget names the bad value
+                    budget = slo.budget(a_c, s, speed, td, tn)
+                deadline = now + budget
+            self.current = (td, draw, drawn, made)
+            (n, tokens, row), t_round = yield Pending(
+                client=i, session=session, round=rnd, arrival=now, n_draft=s, n_new=n_new, n_cached=n_cached,
+                slo_class=slo_class, deadline=deadline, expected_tokens=g, memory=(n_new + n_cached) * kv,
+                payload_bytes=bytes_up(s))
+            row[T_ROUND] = t_round
+            row[T_SEND] = send(i)
+            rows.append(row)
+            ctx += unseen + n
+            made += tokens
+            rnd += 1
+            if made >= limit:
+                made, ctx, prompt = 0, 0, prompt + 1
+                if prompt >= n_prompts:
+                    if not wrap:
+                        yield None
+                        return
+                    prompt = 0
+            if not fixed:
+                s_alloc = alloc.get(i, s_alloc)
 
     def verdict(self, p: Pending, b: int, start: float, end: float, tv, first: float, last: float):
         """(the client's value, accepted, eq (3)'s sum, seconds until the reply reaches it) of its verified
         request: the outcome drawn now unless the stop rule drew it, its log row (``_ROW``)."""
         c, s, arrival = p.client, p.n_draft, p.arrival
-        n, aps = self.drawn if self.drawn is not None else self.draw(s)
-        left = self.limit - self.made
+        td, draw, drawn, made = self.current
+        n, aps = drawn if drawn is not None else draw(s)
+        left = self.limit - made
         tokens = n + 1 if n + 1 < left else left
-        row = [self.label, b, p.round, c, s, n, tokens, self.td, last - first, start - arrival, tv, 0.0, 0.0,
-               p.payload_bytes, self.bytes_down, arrival, start, end, self.slo_class, p.deadline, ""]
+        row = [self.label, b, p.round, c, s, n, tokens, td, last - first, start - arrival, tv, 0.0, 0.0,
+               p.payload_bytes, self.bytes_down, arrival, start, end, p.slo_class, p.deadline, ""]
         return (n, tokens, row), n, aps, float(self.down(c))
-
-    def commit(self, value, t_round: float) -> bool:
-        """The reply in the client's hands: its row logged, the session advanced; False once its stream ended."""
-        n, tokens, row = value
-        row[T_ROUND] = t_round
-        row[T_SEND] = self.send(self.i)
-        self.rows.append(row)
-        self.ctx += self.unseen + n
-        self.made = made = self.made + tokens
-        self.rnd += 1
-        if made >= self.limit:
-            self.made, self.ctx, self.prompt = 0, 0, self.prompt + 1
-            if self.prompt >= self.n_prompts:
-                if not self.wrap:
-                    return False
-                self.prompt = 0
-        if not self.fixed:
-            self.s = self.alloc.get(self.i, self.s)
-        return True
 
 
 def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator, times: Times,
