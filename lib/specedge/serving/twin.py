@@ -16,8 +16,8 @@ the real run writes, so one set of metric definitions serves both (LLMServingSim
   link; ``engine.Times``) built from named time models (``serving.time_models``) or fitted to a
   real run (``serving.validation.fit_times``). A round of S tokens takes S passes; one
   that a stop rule ended before its window S + 1 (the pass whose logits it judged: ``serving.drafter``).
-- Events: ``engine.EventLoop``, SimPy's order on a plain heap (time, priority, scheduling order), shared
-  with the replay (``serving.replay``: the same loop fed a real run's times and outcomes).
+- Events: the client and server processes of ``serving.processes`` on ``engine.EventLoop`` (SimPy's order on a
+  plain heap), shared with the replay (``serving.replay``): here each client's rounds are ``ModelledRounds``.
 """
 from __future__ import annotations
 
