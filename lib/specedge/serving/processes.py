@@ -5,13 +5,16 @@ processes on ``engine.EventLoop``; they differ only in where a client's rounds c
 - ``twin.ModelledRounds``: drafting, link and reply times from time models, outcomes drawn from traces;
 - ``replay.LoggedRounds``: a real run's measured times and outcomes, round by round.
 
-A client's ``rounds`` object answers, per round: ``gap()`` the client's own seconds before drafting (only
-when ``gaps`` is true: the replay's time between rounds), ``draft()`` (S, seconds until the request reaches
-the server), ``request(now)`` the ``Pending`` it sends, ``verdict(p, b, start, end, tv, first, last)`` the
-server's answer (its value to the client, the accepted count and eq (3)'s sum for the allocator, the seconds
-until the reply is in the client's hands), ``after_reply`` (None where the reply's way back is already in
-that delay, else a function: the seconds the client still waits once woken) and ``commit(value, t_round)``,
-which records the round and says whether the client drafts another.
+A client's ``rounds`` object gives its rounds as a generator, ``feed()``, that the client process drives: it
+yields the client's own seconds before a round (only where ``gaps`` is true: the replay's time between rounds),
+then the round's drafting + uplink seconds; it is sent the time the request reaches the server and yields the
+``Pending`` request; it is sent (the verdict, the round's seconds) once the reply is in the client's hands and
+goes on to the next round, or yields None when the client's stream ended. The server asks the client's
+``verdict(p, b, start, end, tv, first, last)`` for its answer to a verified request (the value the client is
+sent, the accepted count and eq (3)'s sum for the allocator, the seconds until the reply reaches the client);
+``after_reply`` is None where those seconds hold the reply's whole way back, else the seconds the client still
+waits once woken. A generator keeps a client's state in its locals: the twin's rounds cost what its inline
+process cost.
 """
 from __future__ import annotations
 
@@ -56,7 +59,7 @@ class Simulation:
 
 
 class Client:
-    """A drafter: draft a round (its rounds' ``draft``), send it, wait for the verdict, commit it, repeat
+    """A drafter: draft a round (its rounds' ``feed``), send it, wait for the verdict, commit it, repeat
     until its rounds end or the simulation stops."""
     __slots__ = ("sim", "idx", "rounds", "gen")
 
