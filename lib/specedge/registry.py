@@ -38,6 +38,10 @@ class Registry:
     def __contains__(self, name: str) -> bool:
         return name in self._builders
 
+    def takes(self, name: str) -> set[str]:
+        """The keywords the builder of ``name`` declares."""
+        return set(self._takes[self.check(name)])
+
     def check(self, name: str) -> str:
         """``name`` if registered, else a ``ValueError`` naming the kind and listing the known names."""
         if name not in self._builders:

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .. import claims, paths
+from ..serving import twin_error
 from .arena import AR_EDGE, CENTRALIZED, METRICS, REFERENCES, TECHNIQUES, Combination, from_label
 
 POINT = ["bandwidth_bps", "devices", "mix"]
@@ -30,20 +31,15 @@ def _paired(a: pd.Series, b: pd.Series, sign: int) -> tuple[float, float, float,
     return m, lo, hi, ("wins" if lo > 0 else "loses" if hi < 0 else "tie")
 
 
-# the twin's validated error (replay mode against the real gRPC system): per arena metric, the metric of
-# the committed validation tables it corresponds to
-VALIDATION = (paths.FIGURES / "tran2025" / "twin_vs_real.csv", paths.FIGURES / "li2026_serving" / "twin_vs_real.csv")
+# the twin's validated error (``serving.twin_error``): per arena metric, the metric of the validation tables
 VALIDATED = {"goodput_tok_s": "goodput_tok_s", "slo_attainment": "slo_attainment", "round_time": "round_time_s"}
+VALIDATION = twin_error.VALIDATION
 
 
 def twin_error_pct(metric: str, files=VALIDATION) -> float:
     """The largest |twin - real| (%) at p50 of ``metric`` over the committed twin-vs-real tables (both papers'
     formers and allocators, N in {1, 2, 4, 8}); NaN for a metric the validation does not compare (e.g. Jain's)."""
-    if metric not in VALIDATED:
-        return np.nan
-    v = pd.concat([pd.read_csv(f) for f in files])
-    v = v[(v.metric == VALIDATED[metric]) & (v["quantile"] == "p50")]
-    return float(v.diff_pct.abs().max()) if len(v) else np.nan
+    return twin_error.largest_pct(VALIDATED[metric], files) if metric in VALIDATED else np.nan
 
 
 def _slug(name: str) -> str:

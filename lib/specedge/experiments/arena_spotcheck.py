@@ -1,35 +1,16 @@
 """The arena's real-run spot check: a few arena points run for real on this CPU, beside the twin.
 
 ``measure`` (``python -m specedge.experiments.arena_spotcheck measure``, under ``make profiles``; wall-clock
-times are committed to ``REAL_RUNS``, never measured by a notebook) runs the repository's real system
-(``serving.run.run_real``: a gRPC verification server and one drafter process per device) pinned as the
-twin's validation runs are (``serving_validation.PIN``: server on core 0, drafters on core 1) at each
-combination of ``COMBOS`` for N in ``SIZES`` devices, every device behind an emulated edge link
-(``serving.drafter.Link``) at the arena scenario's RTT and ``BANDWIDTH``, where the payload matters. The
-combinations differ in what the arena found matters: the payload (dense rows vs token ids), the batch
-former (synchronous rounds vs FCFS vs WISP's Algorithm 1) and the draft length (fixed γ vs WISP's stop rule).
-
-The pair is the zoo's (draft-xs for target-m, greedy, γ = 4, every device the same draft), not the real
-Qwen2.5-Coder pair: its committed real runs (``data/realpair/serving_runs.csv``) took 36-42 s for
-2 clients x 24 tokens, 2.6 s per round of which 1.4 s drafting with two 0.5B drafters sharing core 1, so 8
-drafters on that core would draft ~4x slower per round and one run of this check would take many minutes.
-The workload is greedy, as the arena scenario's: the drafters send their one-hot rows anyway for the dense
-payload (``run_real(greedy_rows=True)``), so the wire carries the bytes the arena charges.
-
-``compare`` computes the twin's prediction for the same points, on the committed runs, the same way the
-twin is validated (``serving_validation``): the **replay** (each real run's own outcomes and measured
-drafting / link times through fresh policy objects of the same combination, eq (19) fitted on every other
-pinned run of this machine, the server's wake-up and turnaround from the other runs), the same replay with each
-pass the run made its measured time (``MEASURED``: the queueing and batching model alone) and the **stochastic
-twin** (``serving_validation.stochastic_twin``: acceptance drawn from the zoo's traces, drafting from the run's
-``time_models``, the link as the arena models it: ``arena.times``, RTT/2 + the codec's bytes over the
-bandwidth each way). Per point and metric (per-device goodput, round time, per-device SLO attainment; p50,
-one definition on both sides: ``serving_validation.metric_values``) the difference from the real run in %,
-beside the twin's validated error for that metric (``arena_results.twin_error_pct`` over the committed
-Validation tables: replay vs real, and for the stochastic twin that error compounded with its own against
-the replay) and whether the point is within it; ``outside`` names, for each row beyond it, the measured
-mechanism (``mechanisms``), and ``spotcheck`` is the notebook's section. SLO attainment here is the validation's
-per-device share of rounds meeting the class (eq 4's speed), not the arena's per-response attainment.
+times are committed to ``REAL_RUNS``, never measured by a notebook) runs the real system (``serving.run.run_real``)
+pinned as the twin's validation runs are, at each combination of ``COMBOS`` for N in ``SIZES`` devices behind an
+emulated edge link at the scenario's RTT and ``BANDWIDTH``; the zoo's pair, greedy, γ = 4 (docs/arena.md says
+why not the real pair). ``compare`` computes the twin's prediction of the same points as the twin is validated
+(``serving_validation``): the **replay**, the replay with each pass its measured time (``MEASURED``) and the
+**stochastic twin**; per point and metric (p50, ``serving_validation.metric_values``) the difference from the
+real run in %, judged against the twin's validated error for that metric (``serving.twin_error``); ``outside``
+names the measured mechanism of each row beyond it (``mechanisms``), and ``spotcheck`` is the notebook's section.
+SLO attainment here is the validation's per-device share of rounds meeting the class (eq 4's speed), not the
+arena's per-response attainment.
 """
 from __future__ import annotations
 
@@ -41,16 +22,17 @@ import numpy as np
 import pandas as pd
 
 from .. import paths, zoo
-from ..serving import real_logs, validation
+from ..serving import real_logs, twin_error, validation
+from ..serving import scenario as serving_scenario
 from ..serving.drafter import Link
 from ..serving.estimator import Estimator
 from ..serving.metrics import verified
 from ..serving.replay import mismatches, replay
 from ..serving.run import PROMPT_TOKENS, run_real
-from ..serving.workload import ClientSpec, Workload
+from ..serving.workload import Workload
 from . import arena, li2026
 from . import serving_validation as sv
-from .arena_results import VALIDATION, twin_error_pct
+from .arena_results import twin_error_pct
 from .li2026_real import CLASSES, fitted
 
 COMBOS = (arena.Combination("fixed", "dense", "sync"), arena.Combination("fixed", "ids", "fcfs"),
@@ -62,7 +44,7 @@ PAPER = "arena"                 # the runs' key (paper, combination, N) beside t
 REAL_RUNS = paths.DATA / "arena" / "spotcheck_runs.csv"
 COMMAND = "python -m specedge.experiments.arena_spotcheck measure"
 METRICS = {"goodput_tok_s": "goodput_tok_s", "round_time_s": "round_time", "slo_attainment": "slo_attainment"}
-STOCHASTIC = tuple(f.with_name("stochastic_vs_replay.csv") for f in VALIDATION)
+STOCHASTIC = twin_error.STOCHASTIC
 MEASURED = "replay, measured passes"
 
 
@@ -87,15 +69,13 @@ def point(combo: arena.Combination, n: int, scn: arena.Scenario, bandwidth: floa
 def workload(p: arena.Point):
     """Device i: the zoo's draft-xs on domains i and i + 3 (``serving_validation``'s full-scale prompts and
     tokens), the arena's γ and drafting rule, SLO class of the validation's WISP devices (8 / 4 / 2 tok/s)."""
-    scn, c = p.scenario, p.combo
-    prompts, tokens = sv._size("full")
-    rule = {"fixed": "fixed", "wisp-stop": "predictor:mlp"}.get(c.draft, "server")
+    scn, (prompts, tokens) = p.scenario, sv._size("full")
+    rule = scn.policy("draft", p.combo.draft).rule
     alpha = li2026.alpha(DRAFT, rule.startswith("predictor"), scn.gamma)
-    d = li2026.DOMAINS
-    clients = tuple(ClientSpec(DRAFT, (d[i % len(d)], d[(i + 3) % len(d)]), prompts, tokens, scn.gamma, rule, scn.temperature,
-                               CLASSES[i % len(CLASSES)], alpha, PROMPT_TOKENS, seed=p.seed) for i in range(p.devices))
+    clients = serving_scenario.clients(scn, p.devices, DRAFT, li2026.DOMAINS, rule, alpha, p.seed, offset=3, prompts=prompts,
+                                       max_new_tokens=tokens, classes=CLASSES, prompt_tokens=PROMPT_TOKENS)
     return Workload(TARGET, clients, capacity=scn.gamma * p.devices, cache=True,
-                    top_k=scn.top_k if c.payload == "topk" else None)
+                    top_k=scn.top_k if p.combo.payload == "topk" else None)
 
 
 def policies(p: arena.Point, wl):
@@ -171,11 +151,8 @@ def validated_error(metric: str, twin: str) -> float:
 
 def judge(table: pd.DataFrame, errors=None) -> pd.DataFrame:
     """Adds |diff_pct|, the twin's validated error of the row's metric and mode (``errors``: {(metric, twin):
-    %}, default ``validated_error``) and ``within`` (|diff| <= that error)."""
-    err = table.apply(lambda r: (errors or {}).get((r.metric, r.twin_mode), np.nan) if errors is not None
-                      else validated_error(r.metric, r.twin_mode), axis=1)
-    return table.assign(abs_diff_pct=table["diff_pct"].abs(), twin_error_pct=err,
-                        within=table["diff_pct"].abs() <= err)
+    %}, default ``validated_error``) and ``within`` (|diff| <= that error): ``serving.twin_error.judge``."""
+    return twin_error.judge(table, validated_error if errors is None else lambda m, t: errors.get((m, t), np.nan))
 
 
 def predictions(runs: dict | None = None, acceptance=None, seed: int = 0, sizes=SIZES) -> dict:
@@ -229,13 +206,6 @@ def mechanisms(runs: dict, predicted: dict) -> pd.DataFrame:
                                     validate="1:1")
 
 
-def validation_slo_floor(files=VALIDATION) -> float:
-    """The lowest p50 per-client SLO attainment of the validation's real runs: its error was measured there."""
-    v = pd.concat([pd.read_csv(f) for f in files])
-    v = v[(v.metric == "slo_attainment") & (v["quantile"] == "p50")]
-    return float(v["real"].min()) if len(v) else np.nan
-
-
 def outside(table: pd.DataFrame, mech: pd.DataFrame) -> pd.DataFrame:
     """The rows of ``compare`` outside the twin's validated error, each with the measured mechanism (``why``, from
     ``mechanisms``): the verifier's speed in that run for the replay (with the measured-pass replay's difference
@@ -244,7 +214,7 @@ def outside(table: pd.DataFrame, mech: pd.DataFrame) -> pd.DataFrame:
     out = []
     on = ["combination", "n_clients"]
     t = table.merge(mech, on=on, how="left", validate="m:1")
-    floor = validation_slo_floor()
+    floor = twin_error.lowest_real("slo_attainment")
     for r in t[~t["within"].astype(bool)].itertuples():
         same = t[(t.combination == r.combination) & (t.n_clients == r.n_clients) & (t.metric == r.metric)]
         measured = same.loc[same.twin_mode == MEASURED, "diff_pct"]

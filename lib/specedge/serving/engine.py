@@ -7,8 +7,8 @@
   built from named time models (``serving.time_models``) or fitted to a real run (``serving.validation``).
 - ``gc_paused``: Python's cyclic collector off while a simulation runs.
 
-The twin (``twin.simulate``: clients drafting, a server forming batches, outcomes drawn from traces) and the
-replay (``replay.replay``: the same processes fed a real run's measured times and outcomes) both run here.
+The client and server processes (``serving.processes``) run here, for the twin (``twin.simulate``: times from
+models, outcomes drawn from traces) and the replay (``replay.replay``: a real run's measured times and outcomes).
 """
 from __future__ import annotations
 

@@ -175,3 +175,19 @@ def per_class(rows: pd.DataFrame, by: list[str], classes) -> pd.DataFrame:
             out.append(dict(zip(by, key), speed=c, responses=n, violations=v,
                             violation_rate=v / n if n else np.nan))
     return pd.DataFrame(out)
+
+
+def fleet(log: pd.DataFrame, devices: int, max_new_tokens: int, warmup: float, horizon: float) -> dict:
+    """A fleet's run in one row: per-device goodput (``client_goodput``, a device that committed nothing 0: the mean,
+    the slowest device's, Jain's index), SLO attainment (responses started after ``warmup`` meeting their class,
+    ``response_violations``: ``violations`` of ``responses`` decided), request goodput (``goodput_slo_rps``:
+    responses/s within their class over the horizon after warm-up), TTFT and TPOT (``client_first_token_times``:
+    the mean over devices of each device's mean, and the worst device's)."""
+    gp = client_goodput(log).reindex(range(devices), fill_value=0.0)
+    resp = response_violations(log, max_new_tokens, warmup, horizon)
+    ft = client_first_token_times(log, max_new_tokens, warmup, horizon)
+    return dict(goodput_tok_s=float(gp.mean()), goodput_min_tok_s=float(gp.min()), jain=jain(gp),
+                slo_attainment=float(1 - resp["violated"].mean()) if len(resp) else np.nan,
+                goodput_slo_rps=float((~resp["violated"]).sum()) / (horizon - warmup), responses=len(resp),
+                violations=int(resp["violated"].sum()), ttft_s=float(ft.ttft.mean()), ttft_max_s=float(ft.ttft.max()),
+                tpot_s=float(ft.tpot.mean()), tpot_max_s=float(ft.tpot.max()))

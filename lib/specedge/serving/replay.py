@@ -40,9 +40,9 @@ import numpy as np
 import pandas as pd
 
 from . import slo
-from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Outcome, Pending, VerifyTimeModel
+from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Pending, VerifyTimeModel
 from .metrics import verified
-from .engine import EventLoop
+from .processes import Server, Simulation, turnarounds
 from .workload import Workload
 
 NEEDED = ("client", "round", "S", "accepted", "tokens", "t_draft", "t_verify", "t_send", "up", "arrival",
@@ -112,6 +112,62 @@ def turnaround_latency(log: pd.DataFrame) -> np.ndarray:
     return (b["start"] - pass_end)[waiting].to_numpy(float)
 
 
+class LoggedRounds:
+    """One client's rounds in the replay (``processes``' rounds protocol): its real rounds in order, each after
+    its measured gap, with the run's drafting and link times and outcomes, S from the allocator where the
+    server allocates it (module docstring: a mismatch), the reply's measured way back (``down``) once woken."""
+    gaps = True
+
+    def __init__(self, c: int, spec, real: pd.DataFrame, per_token: float, cache: bool, rows: list, alloc: dict,
+                 label: str):
+        self.c, self.spec, self.real, self.per_token, self.cache = c, spec, real, per_token, cache
+        self.rows, self.alloc, self.label = rows, alloc, label
+        self.current = None   # the request in flight: (its real row, drafting seconds, accepted, eq (3)'s sum, tokens, S differs)
+
+    def feed(self):
+        """As ``twin.ModelledRounds.feed``, each round opened by the client's measured gap before it."""
+        c, spec, alloc, budget, last = self.c, self.spec, self.alloc, self.spec.max_new_tokens, len(self.real) - 1
+        made = 0
+        for k, rr in enumerate(self.real.itertuples(index=False)):
+            yield float(rr.gap)
+            if rr.n_cached == 0 and self.cache:
+                made = 0                                  # a cold session: the client's next prompt
+            s_real = int(rr.S)
+            s = max(0, min(int(alloc.get(c, s_real)), budget - made - 1)) if spec.draft_rule == "server" else s_real
+            td = max(0.0, float(rr.t_draft) + self.per_token * (s - s_real))
+            now = yield td + float(rr.up)
+            p = Pending(client=c, session=f"{c}-{k}", round=int(rr.round), arrival=now, n_draft=s,
+                        n_new=int(rr.n_new) + s - s_real, n_cached=int(rr.n_cached), slo_class=spec.slo_class,
+                        payload_bytes=int(rr.bytes_up))
+            if spec.slo_class is not None:   # the real server's eq (6): network time = twice the uplink
+                a_c = spec.alpha if spec.alpha is not None else 1.0
+                p.deadline = p.arrival + slo.budget(a_c, s, spec.slo_class, td, 2 * float(rr.up))
+                p.expected_tokens = slo.expected_tokens(a_c, s)
+            acc = min(int(rr.accepted), s)
+            aps = float(rr.accept_prob_sum) * (s / s_real if s_real else 0.0) if s != s_real else float(rr.accept_prob_sum)
+            tokens = max(int(rr.tokens) - (int(rr.accepted) - acc), 1)
+            self.current = (rr, td, acc, aps, tokens, s != s_real)
+            row, t_round = yield p
+            row["t_round"] = t_round
+            row["t_send"] = float(rr.t_send)
+            self.rows.append(row)
+            made += tokens
+            if k == last:
+                yield None
+
+    def verdict(self, p: Pending, b: int, start: float, end: float, tv, first: float, last: float):
+        rr, td, acc, aps, tokens, mismatch = self.current
+        row = dict(system="replay", policy=self.label, batch=b, round=p.round, client=p.client, S=p.n_draft, accepted=acc,
+                   tokens=tokens, t_draft=td, t_receive=last - first, t_queue=start - p.arrival, t_verify=float(tv),
+                   bytes_up=p.payload_bytes, bytes_down=rr.bytes_down, arrival=p.arrival, start=start, end=end,
+                   slo_class=p.slo_class, deadline=p.deadline, event="", up=rr.up, n_new=p.n_new, n_cached=p.n_cached,
+                   accept_prob_sum=aps, mismatch=mismatch)
+        return row, acc, aps, 0.0
+
+    def after_reply(self) -> float:
+        return float(self.current[0].down)
+
+
 def replay(log: pd.DataFrame, workload: Workload, former: BatchFormer, allocator: DraftAllocator,
            verify: VerifyTimeModel, *, label: str = "", dispatch: float = 0.0, turnaround=0.0,
            seed: int = 0, rounds: dict[int, pd.DataFrame] | None = None) -> pd.DataFrame:
@@ -120,8 +176,7 @@ def replay(log: pd.DataFrame, workload: Workload, former: BatchFormer, allocator
     the replay's S differs from the real run's). ``rounds``: ``real_rounds(log)`` with some of the
     replayed times replaced (e.g. by the stochastic twin's models of them, to measure what those models
     alone cost); default ``real_rounds(log)``."""
-    turns = np.atleast_1d(np.asarray(turnaround, float))
-    turns = turns if len(turns) else np.zeros(1)    # no back-to-back passes measured: none is charged
+    turns = turnarounds(turnaround)
     for name, v in (("dispatch", np.atleast_1d(dispatch)), ("turnaround", turns)):
         if not (len(v) and np.isfinite(v).all() and (v >= 0).all()):
             raise ValueError(f"{name}: must be finite numbers >= 0 s, got {v!r}")
@@ -131,106 +186,18 @@ def replay(log: pd.DataFrame, workload: Workload, former: BatchFormer, allocator
     if set(rounds) - set(range(len(specs))):
         raise ValueError(f"log: clients {sorted(set(rounds) - set(range(len(specs))))} are not in the workload "
                          f"({len(specs)} clients)")
-    per_token = {}
-    for c, r in rounds.items():
-        d = r[r["S"] > 0]
-        per_token[c] = float((d["t_draft"] / d["S"]).median()) if len(d) else 0.0
-    env = EventLoop()
-    alloc = dict(allocator.initial(list(range(len(specs)))))
-    queue: list[Pending] = []
-    replies: dict[int, object] = {}
-    meta: dict[int, tuple] = {}
-    active = set(rounds)
-    wake = [env.event()]
-    out: list[dict] = []
-    state = {"batch": 0}
-    barrier = max(float(r["gap"].iloc[0]) for r in rounds.values())
-
-    def notify():
-        if not wake[0].triggered:
-            wake[0].succeed()
-
-    def client_proc(c: int):
-        spec, real = specs[c], rounds[c]
-        made, budget = 0, spec.max_new_tokens
-        for k, rr in enumerate(real.itertuples(index=False)):
-            yield env.timeout(float(rr.gap))
-            t0 = env.now
-            if rr.n_cached == 0 and workload.cache:
-                made = 0                                  # a cold session: the client's next prompt
-            s_real = int(rr.S)
-            if spec.draft_rule == "server":
-                s = max(0, min(int(alloc.get(c, s_real)), budget - made - 1))
-            else:
-                s = s_real
-            td = max(0.0, float(rr.t_draft) + per_token[c] * (s - s_real))
-            yield env.timeout(td + float(rr.up))
-            p = Pending(client=c, session=f"{c}-{k}", round=int(rr.round), arrival=env.now, n_draft=s,
-                        n_new=int(rr.n_new) + s - s_real, n_cached=int(rr.n_cached), slo_class=spec.slo_class,
-                        payload_bytes=int(rr.bytes_up))
-            if spec.slo_class is not None:   # the real server's eq (6): network time = twice the uplink
-                a_c = spec.alpha if spec.alpha is not None else 1.0
-                p.deadline = p.arrival + slo.budget(a_c, s, spec.slo_class, td, 2 * float(rr.up))
-                p.expected_tokens = slo.expected_tokens(a_c, s)
-            ev = env.event()
-            replies[id(p)] = ev
-            acc = min(int(rr.accepted), s)
-            aps = float(rr.accept_prob_sum) * (s / s_real if s_real else 0.0) if s != s_real else float(rr.accept_prob_sum)
-            tokens = max(int(rr.tokens) - (int(rr.accepted) - acc), 1)
-            meta[id(p)] = (td, acc, aps, tokens, s != s_real, rr)
-            queue.append(p)
-            notify()
-            row = yield ev
-            yield env.timeout(float(rr.down))
-            row["t_round"] = env.now - t0
-            row["t_send"] = float(rr.t_send)
-            out.append(row)
-            made += tokens
-            if k == len(real) - 1:
-                active.discard(c)
-                notify()
-
-    def server_proc():
-        yield env.timeout(barrier)
-        while active or queue:
-            batch = former.form(list(queue), env.now, frozenset(active)) if queue else []
-            if not batch:
-                wake[0] = env.event()
-                yield wake[0]
-                if dispatch > 0:
-                    yield env.timeout(dispatch)
-                continue
-            chosen = {id(p) for p in batch}
-            queue[:] = [p for p in queue if id(p) not in chosen]
-            start = env.now
-            tv = float(verify(batch))
-            yield env.timeout(tv)
-            first, last = min(p.arrival for p in batch), max(p.arrival for p in batch)
-            outcomes, rows = [], []
-            for p in batch:
-                td, acc, aps, tokens, mismatch, rr = meta.pop(id(p))
-                outcomes.append(Outcome(p.client, p.n_draft, acc, aps))
-                rows.append((p, dict(system="replay", policy=label, batch=state["batch"], round=p.round,
-                                     client=p.client, S=p.n_draft, accepted=acc, tokens=tokens, t_draft=td,
-                                     t_receive=last - first, t_queue=start - p.arrival, t_verify=tv,
-                                     bytes_up=p.payload_bytes, bytes_down=rr.bytes_down, arrival=p.arrival,
-                                     start=start, end=env.now, slo_class=p.slo_class, deadline=p.deadline,
-                                     event="", up=rr.up, n_new=p.n_new, n_cached=p.n_cached,
-                                     accept_prob_sum=aps, mismatch=mismatch)))
-            alloc.update(allocator.update(outcomes))
-            state["batch"] += 1
-            for p, row in rows:
-                replies.pop(id(p)).succeed(row)
-            turn = float(turns[0] if len(turns) == 1 else turns[rng.integers(len(turns))])
-            if turn > 0:
-                yield env.timeout(turn)
-
+    sim, out = Simulation(allocator, len(specs)), []
+    clients = {}
     for c in sorted(rounds):
-        env.process(client_proc(c))
-    env.process(server_proc())
-    env.run()
-    if queue or replies:
-        raise RuntimeError(f"replay: {len(queue)} requests were never verified (the former {former!r} left them)")
+        d = rounds[c][rounds[c]["S"] > 0]
+        per_token = float((d["t_draft"] / d["S"]).median()) if len(d) else 0.0   # seconds per drafted token
+        clients[c] = LoggedRounds(c, specs[c], rounds[c], per_token, workload.cache, out, sim.alloc, label)
+    # the real server opens its queue once every client said Hello: here when the last client started drafting
+    barrier = max(float(r["gap"].iloc[0]) for r in rounds.values())
+    server = Server(sim, former, allocator, verify, barrier=barrier, dispatch=dispatch, turnaround=turns, rng=rng)
+    sim.run(server, clients)
+    if sim.queue:
+        raise RuntimeError(f"replay: {len(sim.queue)} requests were never verified (the former {former!r} left them)")
     df = pd.DataFrame(out)
     return df[LOG_COLUMNS + list(EXTRA)].sort_values(["client", "round"]).reset_index(drop=True)
 

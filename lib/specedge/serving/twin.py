@@ -16,14 +16,12 @@ the real run writes, so one set of metric definitions serves both (LLMServingSim
   link; ``engine.Times``) built from named time models (``serving.time_models``) or fitted to a
   real run (``serving.validation.fit_times``). A round of S tokens takes S passes; one
   that a stop rule ended before its window S + 1 (the pass whose logits it judged: ``serving.drafter``).
-- Events: ``engine.EventLoop``, SimPy's order on a plain heap (time, priority, scheduling order), shared
-  with the replay (``serving.replay``: the same loop fed a real run's times and outcomes).
+- Events: the client and server processes of ``serving.processes`` on ``engine.EventLoop`` (SimPy's order on a
+  plain heap), shared with the replay (``serving.replay``): here each client's rounds are ``ModelledRounds``.
 """
 from __future__ import annotations
 
-import heapq
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -32,8 +30,9 @@ import pandas as pd
 
 from .. import paths
 from . import slo
-from .engine import NORMAL, EventLoop, Times, gc_paused  # noqa: F401  (Times, gc_paused: the twin's own names)
-from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Outcome, Pending
+from .engine import Times, gc_paused  # noqa: F401  (Times, gc_paused: the twin's own names)
+from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Pending
+from .processes import Server, Simulation
 from .uniform_ints import Ints
 from .workload import Workload
 
@@ -220,11 +219,126 @@ class TraceAcceptance:
 
 
 # --------------------------------------------------------------------------- the simulation
-@dataclass
-class _Client:
-    idx: int
-    s: int                 # the allocator's S for it
-    made: int = 0          # tokens of the current prompt (the server reads it)
+class ModelledRounds:
+    """One client's rounds in the twin (``processes``' rounds protocol): its prompt stream (``ClientSpec``),
+    S from its drafting rule (a fixed window, WISP's stop rule drawing its outcome with S, or the allocator's
+    allocation), drafting and link seconds from ``times``, the outcome drawn from ``acceptance`` (by the server,
+    when the request is verified, unless a stop rule drew it), a log row per verified round."""
+    gaps = False
+    after_reply = None
+
+    def __init__(self, i: int, spec, workload: Workload, times: Times, acceptance, rng, alloc: dict, rows: list,
+                 label: str, wrap: bool, slo_of):
+        self.i, self.spec, self.workload, self.times, self.acceptance, self.rng = i, spec, workload, times, acceptance, rng
+        self.alloc, self.rows, self.label, self.wrap, self.slo = alloc, rows, label, wrap, slo_of.get(i, (None, None))
+        self.limit, self.down, self.bytes_down = spec.max_new_tokens, times.down, times.bytes_down
+        self.current = None   # the request in flight: (drafting seconds, its draw or drawn outcome, tokens made before it)
+
+    def feed(self):
+        """The rounds, as ``processes.Client`` consumes them: yields a round's drafting + uplink seconds, is sent the
+        time the request arrives and yields it, is sent (the verdict, the round's seconds) once the reply arrived and
+        yields the next round's seconds, or None when its stream ended."""
+        spec, i, acceptance, rng, alloc = self.spec, self.i, self.acceptance, self.rng, self.alloc
+        n_prompts = len(spec.domains) * spec.prompts
+        controlled = spec.draft_rule.startswith("predictor:")
+        rule = spec.draft_rule.split(":", 1)[1] if controlled else ""
+        draft, temperature, gamma, limit = spec.draft, spec.temperature, spec.gamma, spec.max_new_tokens
+        domains, per_domain, slo_class = spec.domains, spec.prompts, spec.slo_class
+        n_domains = len(domains)
+        prompt_tokens = max(spec.prompt_tokens, 1)
+        times = self.times
+        draft_time, up, down, bytes_up = times.draft[i], times.up, times.down, times.bytes_up
+        send = down if times.send is None else times.send
+        cache, kv = self.workload.cache, self.workload.kv_bytes_per_token
+        a_c, speed = self.slo
+        inf = math.inf
+        fixed = spec.draft_rule != "server"
+        s_alloc = alloc[i]
+        rows, wrap = self.rows, self.wrap
+        # per domain: the stop rule's outcome table (a controlled draw is one index into it) or the server's draw
+        # of this client's outcome; the same numbers as the general calls, fewer lookups
+        ints = rng.integers if isinstance(rng, Ints) else None
+        fast = ints is not None and hasattr(acceptance, "controlled_table" if controlled else "drawer")
+        tables, draws = {}, {}
+        session_of, session = -1, ""
+        made = prompt = ctx = rnd = 0   # tokens of its prompt, its prompt, tokens of the session in the verifier's cache, its round
+        while True:
+            left = limit - made
+            domain = domains[(prompt // per_domain) % n_domains]
+            drawn = draw = None
+            judged = False
+            if controlled:  # the drafter's stop rule decides S; its outcome is drawn with it
+                if fast:
+                    table = tables.get(domain)
+                    if table is None:
+                        table = tables[domain] = acceptance.controlled_table(draft, domain, temperature, gamma, rule)
+                    s, n, aps = table[ints(len(table))]
+                else:
+                    s, n, aps = acceptance.draw_controlled(rng, draft, domain, temperature, gamma, rule)
+                # the rule ended the round before its window: it judged one more position's logits
+                judged = s < gamma and s < left - 1
+                s = s if s < left else left - 1
+                s = s if s > 0 else 0
+                drawn = (n if n < s else s, aps)
+            else:
+                s = gamma if fixed else s_alloc
+                s = s if s < left else left - 1
+                s = s if s > 0 else 0
+                draw = draws.get(domain)
+                if draw is None:
+                    draw = draws[domain] = (acceptance.drawer(rng, draft, domain, temperature) if fast else
+                                            lambda k, d=domain: acceptance.draw(rng, draft, d, temperature, k))
+            td = draft_time(s + 1 if judged else s)
+            tu = up(i, s)
+            now = yield float(td + tu)                    # drafting, then the uplink: the request arrives
+            unseen = prompt_tokens if made == 0 else 1    # the prompt, or last round's correction
+            if cache:
+                n_new, n_cached = unseen + s, ctx
+            else:
+                n_new, n_cached = ctx + unseen + s, 0
+            if prompt != session_of:
+                session_of, session = prompt, f"{i}-{prompt}"
+            deadline = g = None
+            if slo_class is not None:
+                tn = tu + down(i)
+                if 0 <= td < inf and 0 <= tn < inf:   # eqs (5)-(6) inline, as slo.budget computes them
+                    g = a_c * float(s)
+                    budget = g / speed - td - tn
+                else:                                   # slo.budget names the bad value
+                    budget = slo.budget(a_c, s, speed, td, tn)
+                deadline = now + budget
+            self.current = (td, draw, drawn, made)
+            (n, tokens, row), t_round = yield Pending(
+                client=i, session=session, round=rnd, arrival=now, n_draft=s, n_new=n_new, n_cached=n_cached,
+                slo_class=slo_class, deadline=deadline, expected_tokens=g, memory=(n_new + n_cached) * kv,
+                payload_bytes=bytes_up(s))
+            row[T_ROUND] = t_round
+            row[T_SEND] = send(i)
+            rows.append(row)
+            ctx += unseen + n
+            made += tokens
+            rnd += 1
+            if made >= limit:
+                made, ctx, prompt = 0, 0, prompt + 1
+                if prompt >= n_prompts:
+                    if not wrap:
+                        yield None
+                        return
+                    prompt = 0
+            if not fixed:
+                s_alloc = alloc.get(i, s_alloc)
+
+    def verdict(self, p: Pending, b: int, start: float, end: float, tv, first: float, last: float):
+        """(the client's value, accepted, eq (3)'s sum, seconds until the reply reaches it) of its verified
+        request: the outcome drawn now unless the stop rule drew it, its log row (``_ROW``)."""
+        c, s, arrival = p.client, p.n_draft, p.arrival
+        td, draw, drawn, made = self.current
+        n, aps = drawn if drawn is not None else draw(s)
+        left = self.limit - made
+        tokens = n + 1 if n + 1 < left else left
+        row = [self.label, b, p.round, c, s, n, tokens, td, last - first, start - arrival, tv, 0.0, 0.0,
+               p.payload_bytes, self.bytes_down, arrival, start, end, p.slo_class, p.deadline, ""]
+        return (n, tokens, row), n, aps, float(self.down(c))
 
 
 def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator, times: Times,
@@ -252,178 +366,14 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             a_c = spec.alpha if spec.alpha is not None else 1.0
             slo.budget(a_c, 0, spec.slo_class, 0.0, 0.0)
             slo_of[i] = (float(a_c), float(spec.slo_class))
-    env = EventLoop()
-    alloc = dict(allocator.initial(list(range(len(specs)))))
-    clients = [_Client(i, alloc[i]) for i in range(len(specs))]
-    queue: list[Pending] = []
-    # per client, of its one request in flight: (its process, draft time, its draw, outcome drawn by a stop rule)
-    meta: list = [None] * len(specs)
-    wrap = rounds is not None or until is not None
-    active = set(range(len(specs)))
-    idle: list = []   # the server's process while it waits for a request (empty while it works)
+    sim = Simulation(allocator, len(specs))
     rows: list[list] = []
-    stop = [False]
-    ints = rng.integers if isinstance(rng, Ints) else None   # the per-(client, domain) fast draws need Ints
-    static = getattr(allocator, "static", False)              # update() returns initial()'s mapping every round
-
-    def notify():
-        """Wake the waiting server now, where SimPy schedules the succeeded event it waits on."""
-        if idle:
-            env.wake(idle.pop(), None)
-
-    def client_proc(c: _Client):
-        spec, i = specs[c.idx], c.idx
-        n_prompts = len(spec.domains) * spec.prompts
-        controlled = spec.draft_rule.startswith("predictor:")
-        rule = spec.draft_rule.split(":", 1)[1] if controlled else ""
-        draft, temperature, gamma, limit = spec.draft, spec.temperature, spec.gamma, spec.max_new_tokens
-        domains, per_domain, slo_class = spec.domains, spec.prompts, spec.slo_class
-        n_domains = len(domains)
-        prompt_tokens = max(spec.prompt_tokens, 1)
-        draft_time, up, down, bytes_up = times.draft[i], times.up, times.down, times.bytes_up
-        send = down if times.send is None else times.send
-        cache, kv = workload.cache, workload.kv_bytes_per_token
-        a_c, speed = slo_of.get(i, (None, None))
-        inf = math.inf
-        fixed = spec.draft_rule != "server"
-        me = gens[i]
-        # per domain: the stop rule's outcome table (a controlled draw is one index into it) or the
-        # server's draw of this client's outcome; the same numbers as the general calls, fewer lookups
-        fast = ints is not None and hasattr(acceptance, "controlled_table" if controlled else "drawer")
-        tables, draws = {}, {}
-        session_of, session = -1, ""
-        prompt = ctx = rnd = 0   # its prompt, tokens of the session in the verifier's cache, its round
-        while not stop[0]:
-            t0 = env.now
-            made = c.made
-            left = limit - made
-            domain = domains[(prompt // per_domain) % n_domains]
-            drawn = draw = None
-            judged = False
-            if controlled:  # the drafter's stop rule decides S; its outcome is drawn with it
-                if fast:
-                    table = tables.get(domain)
-                    if table is None:
-                        table = tables[domain] = acceptance.controlled_table(draft, domain, temperature, gamma, rule)
-                    s, n, aps = table[ints(len(table))]
-                else:
-                    s, n, aps = acceptance.draw_controlled(rng, draft, domain, temperature, gamma, rule)
-                # the rule ended the round before its window: it judged one more position's logits
-                judged = s < gamma and s < left - 1
-                s = s if s < left else left - 1
-                s = s if s > 0 else 0
-                drawn = (n if n < s else s, aps)
-            else:
-                s = gamma if fixed else c.s
-                s = s if s < left else left - 1
-                s = s if s > 0 else 0
-                draw = draws.get(domain)
-                if draw is None:
-                    draw = draws[domain] = (acceptance.drawer(rng, draft, domain, temperature) if fast else
-                                            lambda k, d=domain: acceptance.draw(rng, draft, d, temperature, k))
-            td = draft_time(s + 1 if judged else s)
-            tu = up(i, s)
-            yield float(td + tu)
-            unseen = prompt_tokens if made == 0 else 1   # the prompt, or last round's correction
-            if cache:
-                n_new, n_cached = unseen + s, ctx
-            else:
-                n_new, n_cached = ctx + unseen + s, 0
-            now = env.now
-            if prompt != session_of:
-                session_of, session = prompt, f"{i}-{prompt}"
-            deadline = g = None
-            if slo_class is not None:
-                tn = tu + down(i)
-                if 0 <= td < inf and 0 <= tn < inf:   # eqs (5)-(6) inline, as slo.budget computes them
-                    g = a_c * float(s)
-                    budget = g / speed - td - tn
-                else:                                   # slo.budget names the bad value
-                    budget = slo.budget(a_c, s, speed, td, tn)
-                deadline = now + budget
-            p = Pending(client=i, session=session, round=rnd, arrival=now, n_draft=s, n_new=n_new, n_cached=n_cached,
-                        slo_class=slo_class, deadline=deadline, expected_tokens=g, memory=(n_new + n_cached) * kv,
-                        payload_bytes=bytes_up(s))
-            meta[i] = (me, td, draw, drawn)
-            queue.append(p)
-            if idle:
-                env.wake(idle.pop(), None)
-            n, tokens, row = yield None   # resumed by the server once the reply arrived (down(i) later)
-            row[T_ROUND] = env.now - t0
-            row[T_SEND] = send(i)
-            rows.append(row)
-            ctx += unseen + n
-            c.made = made = made + tokens
-            rnd += 1
-            if made >= limit:
-                c.made, ctx, prompt = 0, 0, prompt + 1
-                if prompt >= n_prompts:
-                    if not wrap:
-                        active.discard(i)
-                        notify()
-                        return
-                    prompt = 0
-            if not fixed:
-                c.s = alloc.get(i, c.s)
-
-    def server_proc():
-        now_active = frozenset(active)
-        push, heap, seq = heapq.heappush, env._heap, env._seq
-        verify, down, bytes_down, form = times.verify, times.down, times.bytes_down, former.form
-        max_new = [spec.max_new_tokens for spec in specs]
-        class_of = [spec.slo_class for spec in specs]
-        b = 0
-        while active and not stop[0]:
-            if len(now_active) != len(active):      # clients only ever leave
-                now_active = frozenset(active)
-            batch = form(list(queue), env.now, now_active) if queue else []
-            if not batch:
-                idle.append(server)
-                yield None
-                continue
-            if len(batch) == len(queue):            # a batch is a subset of the queue: all of it
-                queue.clear()
-            else:
-                chosen = {p.client for p in batch}                  # one request in flight per client
-                queue[:] = [p for p in queue if p.client not in chosen]
-            start = env.now
-            tv = verify(batch)
-            yield float(tv)
-            arrivals = [p.arrival for p in batch]
-            first, last = min(arrivals), max(arrivals)
-            outcomes = []
-            now = env.now
-            for p in batch:
-                c, s, arrival = p.client, p.n_draft, p.arrival
-                gen, td, draw, drawn = meta[c]
-                n, aps = drawn if drawn is not None else draw(s)
-                left = max_new[c] - clients[c].made
-                tokens = n + 1 if n + 1 < left else left
-                if not static:
-                    outcomes.append(Outcome(c, s, n, aps))
-                row = [label, b, p.round, c, s, n, tokens, td, last - first, start - arrival, tv, 0.0, 0.0,
-                       p.payload_bytes, bytes_down, arrival, start, now, class_of[c], p.deadline, ""]
-                # each client sleeps its down time from the reply on: woken at now + down directly, which
-                # orders as SimPy's succeed-then-timeout unless the server's next verify time equals a
-                # down time exactly (the only thing scheduled in between; the golden logs meet no such
-                # tie). Nothing else is scheduled while a batch is answered: these wakes take the
-                # sequence numbers they took after the allocator's update.
-                push(heap, (now + float(down(c)), NORMAL, next(seq), gen, (n, tokens, row)))
-            if not static:
-                alloc.update(allocator.update(outcomes))
-            if on_batch is not None:
-                on_batch(b, dict(alloc))
-            b += 1
-            if rounds is not None and b >= rounds:
-                stop[0] = True
-
-    gens = [client_proc(c) for c in clients]
-    for gen in gens:
-        env.process(gen)
-    server = server_proc()
-    env.process(server)
+    wrap = rounds is not None or until is not None
+    clients = [ModelledRounds(i, spec, workload, times, acceptance, rng, sim.alloc, rows, label, wrap, slo_of)
+               for i, spec in enumerate(specs)]
+    server = Server(sim, former, allocator, times.verify, rounds=rounds, on_batch=on_batch)
     with gc_paused():
-        env.run(until=until)
+        sim.run(server, clients, until=until)
         return _frame(rows)
 
 

@@ -1,0 +1,41 @@
+"""The twin's validated error: how far it was from the real system, per metric, and rows judged against it.
+
+The notebooks that validate the twin (``serving.validation``) commit per metric and quantile the difference of
+the twin from the real gRPC system in % (``twin_vs_real.csv``: the replay against the real run;
+``stochastic_vs_replay.csv``: the stochastic twin against the replay). ``largest_pct`` reads a metric's largest
+|difference| at p50 over such tables, ``judge`` adds to a table of new differences that error and whether each
+lies within it, ``lowest_real`` the lowest real value the error was measured at (where it is known to hold).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .. import paths
+
+VALIDATION = (paths.FIGURES / "tran2025" / "twin_vs_real.csv", paths.FIGURES / "li2026_serving" / "twin_vs_real.csv")
+STOCHASTIC = tuple(f.with_name("stochastic_vs_replay.csv") for f in VALIDATION)
+
+
+def _p50(metric: str, files) -> pd.DataFrame:
+    v = pd.concat([pd.read_csv(f) for f in files])
+    return v[(v.metric == metric) & (v["quantile"] == "p50")]
+
+
+def largest_pct(metric: str, files=VALIDATION) -> float:
+    """The largest |twin - real| (%) at p50 of the validation metric ``metric`` over ``files``; NaN if none compares it."""
+    v = _p50(metric, files)
+    return float(v.diff_pct.abs().max()) if len(v) else np.nan
+
+
+def lowest_real(metric: str, files=VALIDATION) -> float:
+    """The lowest real p50 of ``metric`` in ``files``: the error was measured at and above it."""
+    v = _p50(metric, files)
+    return float(v["real"].min()) if len(v) else np.nan
+
+
+def judge(table: pd.DataFrame, error) -> pd.DataFrame:
+    """``table`` (columns ``metric``, ``twin_mode``, ``diff_pct``) with |diff_pct|, the error of each row's metric
+    and mode (``error(metric, twin_mode)``, %) and ``within`` (|diff| <= that error)."""
+    err = [error(m, t) for m, t in zip(table["metric"], table["twin_mode"])]
+    return table.assign(abs_diff_pct=table["diff_pct"].abs(), twin_error_pct=err, within=table["diff_pct"].abs() <= err)
