@@ -396,13 +396,38 @@ def falls_with(samples: Mapping[float, Sequence[float]], name: str = "falls_with
 
 
 def median_null(values: pd.Series, who: str) -> pd.Series:
-    """The null of "``who`` is lowest / highest" over labelled values: ``who`` performing like the median of the
-    others (no effect); a copy."""
+    """``null_like_median`` on a labelled Series: a copy with ``who`` at the median of the others."""
     out = values.copy()
-    out[who] = values.drop(who).median()
+    out[who] = null_like_median(values.to_dict(), who)[who]
     return out
 
 
 def is_lowest(values: pd.Series, who: str) -> bool:
     """``who``'s value is the smallest, ties included (within a relative 1e-12: equal plans give equal values)."""
     return bool(values[who] <= values.min() * (1 + 1e-12))
+def interval_at_most_every(pairs: Mapping[str, tuple[Sequence[float], Sequence[float]]], confidence: float = 0.95) -> Claim:
+    """A at or below B in every part (``interval_at_most`` of each (a, b) of ``pairs``, e.g. per class a system's
+    seeds against a baseline's) and below it in at least one (else the seeds cannot tell A from B); the evidence
+    counts below / tie / above-or-undecided and names every part that is not a tie."""
+    if not pairs:
+        return Claim("interval_at_most_every_class", False, "rejected: no parts")
+    parts = {k: interval_at_most(a, b, confidence) for k, (a, b) in pairs.items()}
+    failed = {k: c for k, c in parts.items() if not c}
+    below = {k: c for k, c in parts.items() if c.evidence.startswith("below")}
+    text = (f"below in {len(below)}, tie in {len(parts) - len(below) - len(failed)}, above or undecided in {len(failed)} "
+            f"of {len(parts)}" + "".join(f"; {k} {c.evidence}" for k, c in {**failed, **below}.items()))
+    return Claim("interval_at_most_every_class", not failed and bool(below), text)
+
+
+def by_seed(rows: pd.DataFrame, column: str, value: str) -> dict[object, np.ndarray]:
+    """Per value of ``column``, the ``value`` of each seed (rows with a ``seed`` column, e.g. a sweep's), in seed
+    order: the paired samples the ``interval_*`` predicates take (a seed a group lacks is NaN, which fails them)."""
+    v = rows.pivot_table(index="seed", columns=column, values=value, sort=True, dropna=False)
+    return {k: v[k].to_numpy() for k in v.columns}
+
+
+def null_like_median(values: Mapping[str, float], who: str) -> dict[str, float]:
+    """The null of "``who`` is lowest / highest": ``values`` with ``who`` at the median of the others (no effect)."""
+    if who not in values or len(values) < 2:
+        raise ValueError(f"values: need {who!r} and at least one other entry, got {list(values)}")
+    return {**values, who: float(np.median([v for k, v in values.items() if k != who]))}

@@ -407,6 +407,18 @@ class Comparison:
         return write_csv(self.frame(), outdir / "comparison.csv")
 
 
+def print_claims(frame: pd.DataFrame, on: str = "the zoo") -> None:
+    """Print a comparison frame's ``claim:`` rows by outcome: which hold ``on`` (match, trend), which do not
+    (deviates), which are not reproducible here."""
+    cl = frame[frame.quantity.str.startswith("claim: ")]
+    for title, keep in ((f"holds on {on}", ("match", "trend")), (f"does not hold on {on}", ("deviates",)),
+                        ("not reproducible here", ("not-reproducible",))):
+        sel = cl[cl.status.isin(keep)]
+        print(f"{title} ({len(sel)}):")
+        for _, c in sel.iterrows():
+            print(f"  [{c.status}] {c.artifact}: {c.quantity[len('claim: '):]} -- paper {c.paper}, {on.removeprefix('the ')} {c.reproduced}")
+
+
 def _comparison_problems(df: pd.DataFrame) -> list[str]:
     out = []
     for i, r in df.iterrows():

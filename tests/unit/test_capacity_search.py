@@ -1,6 +1,8 @@
 """The capacity search (li2026 eq 20; ``serving.capacity``): its first bracket on a shared grid, its
 aligned split points, its stop at a stated resolution — checked by brute force against a scan — and
 Table 2's search (``experiments.li2026.capacity_of``) on a synthetic violation curve."""
+import collections
+
 import numpy as np
 import pytest
 
@@ -115,7 +117,7 @@ def test_table2_search_stays_below_its_bracket_within_an_eighth_of_the_throughpu
             return dict(violations=v, responses=t)
 
         monkeypatch.setattr(li, "run_point", fake)
-        row = li.capacity_of(li.Curve(system, "Qwen3-32B", cls, 0.05, 2, 0, 4096, st, resolution=1 / 64))
+        row = li.capacity_of(capacity.Curve(system, "Qwen3-32B", cls, 0.05, 2, 0, 4096, st, resolution=1 / 64))
         assert bound < row["guess"] <= bound * (1 + 1 / 8) and max(runs) < row["guess"]
         exact = max(n for n in range(1, 4097) if capacity.rate(*_knee(knee, 40, 500)(n)) <= 0.05)   # the scan
         assert not row["censored"] and row["capacity"] <= exact <= row["capacity"] + row["resolution"]
@@ -156,3 +158,58 @@ def test_searches_in_lockstep_ask_what_each_asks_alone():
     assert got == alone
     assert len(rounds) == max(len(info["evaluated"]) for _, info in alone)
     assert sum(len(r) for r in rounds) == sum(len(info["evaluated"]) for _, info in alone)
+
+
+class _Est:
+    a, b_compute, b_read, c = 1e-3, 1e-6, 1e-7, 5e-3
+
+
+def test_throughput_bound_by_hand():
+    """Centralized: one token per step at context 100: 1 / (a + b_compute 101 + b_read 100) tokens/s, over
+    (1 - epsilon) speed. Drafting devices: S + 1 new tokens with the context cached."""
+    step = 1e-3 + 1e-6 * 101 + 1e-7 * 100
+    assert capacity.throughput_bound(_Est, 100, 4.0, 0.0) == pytest.approx(1 / step / 4)
+    assert capacity.throughput_bound(_Est, 100, 4.0, 0.5) == pytest.approx(1 / step / 2)
+    new = 4 + 1                                            # 400 drafted in 100 rounds, +1 the bonus token
+    cost = 1e-3 * new + 1e-6 * (new + 100) * new + 1e-7 * 100
+    assert capacity.throughput_bound(_Est, 100, 1.0, 0.0, [(400, 300, 100)]) == pytest.approx((3 + 1) / cost)
+    # without a prefix cache each request recomputes its context: a lower bound
+    assert (capacity.throughput_bound(_Est, 100, 1.0, 0.0, [(400, 300, 100)], prefix_cache=False)
+            < capacity.throughput_bound(_Est, 100, 1.0, 0.0, [(400, 300, 100)]))
+    with pytest.raises(ValueError, match="epsilon, speed"):
+        capacity.throughput_bound(_Est, 100, 0.0, 0.0)
+    with pytest.raises(ValueError, match="epsilon, speed"):
+        capacity.throughput_bound(_Est, 100, 1.0, 1.0)
+
+
+def _violating_above(k: int):
+    def run_point(p):          # p = (n, seed): every response violates above k devices
+        n, _ = p
+        return dict(violations=10 * n if n > k else 0, responses=10 * n)
+    return run_point
+
+
+def test_capacities_finds_the_knee_of_each_curve_and_labels_its_row():
+    curves = [capacity.Curve("A", "t", 2, 0.05, 2, 0, 64), capacity.Curve("B", "t", 8, 0.05, 2, 0, 64)]
+    knees = {"A": 5, "B": 17}
+
+    Pt = collections.namedtuple("Pt", "system n seed")       # a point: hashable, with its seed
+
+    def run_point(p):
+        return _violating_above(knees[p.system])((p.n, 0))
+
+    rows = capacity.capacities(curves, lambda c, n, s: Pt(c.system, n, s), run_point, lambda c: 64)
+    assert [(r["system"], r["speed"], r["capacity"], r["censored"]) for r in rows] == [("A", 2, 5, False), ("B", 8, 17, False)]
+    assert rows[0]["target"] == "t" and rows[0]["epsilon"] == 0.05
+
+
+def test_run_points_uses_the_runner_when_given_else_runs_here():
+    rp = _violating_above(1)
+    assert capacity.run_points([(1, 0), (2, 0)], rp) == [rp((1, 0)), rp((2, 0))]
+    calls = []
+
+    def runner(points, fn):
+        import pandas as pd
+        calls.append(list(points))
+        return pd.DataFrame([fn(p) for p in points])
+    assert capacity.run_points([(3, 0)], rp, runner) == [dict(violations=30, responses=30)] and calls == [[(3, 0)]]

@@ -304,3 +304,16 @@ def test_unless_null_holds_states_a_row_that_cannot_fail():
     c = compare.Comparison("x")
     assert c.extend([compare.unless_null_holds(num)]) == ["not-reproducible"]
     assert c.extend([compare.unless_null_holds(dict(num, paper=50.0, reproduced=45.0))]) == ["match"]
+
+
+def test_print_claims_lists_claim_rows_by_outcome(capsys):
+    from specedge import compare as C
+
+    frame = pd.DataFrame(dict(artifact=["T1", "T2", "T3", "T4"], status=["match", "deviates", "not-reproducible", "match"],
+                              quantity=["claim: a holds", "claim: b holds", "claim: c holds", "a number"],
+                              paper=["yes"] * 4, reproduced=["yes", "no", "–", 1.0]))
+    C.print_claims(frame, "the zoo")
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["holds on the zoo (1):", "  [match] T1: a holds -- paper yes, zoo yes",
+                   "does not hold on the zoo (1):", "  [deviates] T2: b holds -- paper yes, zoo no",
+                   "not reproducible here (1):", "  [not-reproducible] T3: c holds -- paper yes, zoo –"]

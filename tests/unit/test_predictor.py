@@ -221,3 +221,37 @@ def test_position_acceptance_counts_full_window_rounds_by_hand():
     alpha = P.position_acceptance(pd.DataFrame(rows), 3)
     assert np.allclose(alpha, [2 / 3, 1 / 2, 1 / 1])        # reached 3, 2, 1 rounds; passed 2, 1, 1
     assert np.isnan(P.position_acceptance(pd.DataFrame(rows).query("drafted == 2"), 3)).all()
+
+
+def test_accept_all_is_the_metrics_of_predicting_every_token_accepted():
+    y = np.array([1, 1, 0, 1, 0, 1, 1, 1])
+    m = P.metrics(y, np.ones_like(y, float), 0.5)
+    null = P.accept_all(y.mean())
+    assert null == {k: pytest.approx(m[k]) for k in null}
+    with pytest.raises(ValueError, match="accepted_share"):
+        P.accept_all(1.5)
+
+
+def test_committed_split_builds_the_data_set_and_refuses_a_meta_without_its_seed(capsys):
+    traces = synthetic_traces(n_prompts=10, rounds=2)
+    data, splits = P.committed_split(traces, {"split_seed": 3, "split_prompts": {"test": ["code/1"]}})
+    assert len(data) == len(P.build_dataset(traces)) and set(splits) == {"train", "val", "test"}
+    assert sum(len(v) for v in splits.values()) == len(data)
+    assert "test prompts: code/1" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="split_seed"):
+        P.committed_split(traces, {})
+
+
+def test_replayed_rounds_gives_both_modes_and_the_passes_of_the_cut():
+    replay = pd.DataFrame(dict(domain=["code", "code"], prompt=[0, 0], round=[0, 1], drafted_OFF=[4, 4],
+                               accepted_OFF=[4, 1], drafted_ON=[4, 2], accepted_ON=[4, 1]))
+    traces = pd.DataFrame(dict(domain=["code"] * 4, prompt=[0] * 4, round=[0, 0, 1, 1], position=[10, 11, 14, 15]))
+    rounds, keys = P.replayed_rounds(replay, traces)
+    assert keys == ["domain", "prompt", "round"]
+    on = rounds[rounds["mode"] == "ON"].set_index("round")
+    off = rounds[rounds["mode"] == "OFF"].set_index("round")
+    assert off.passes.tolist() == [4, 4] and off.position.tolist() == [10, 14]
+    # a cut at 2 of 4 drafts took one more pass (the one whose logits it judged); a full window none more
+    assert on.drafted.tolist() == [4, 2] and on.passes.tolist() == P.draft_passes(np.array([4, 2]), np.array([4, 4])).tolist()
+    with pytest.raises(ValueError, match="position"):
+        P.replayed_rounds(replay, traces.drop(columns="position"))

@@ -163,3 +163,13 @@ def test_the_committed_record_has_its_schema_roles_and_errors():
     want = [cal.error(p, r) for p, r in zip(nums.paper, nums.reproduced)]
     np.testing.assert_allclose(nums.error.to_numpy(), want, rtol=1e-6, atol=1e-8, equal_nan=True)   # 10 digits written
     assert (nums.error_kind == np.where(nums.paper == 0, "absolute", "relative")).all()
+
+
+def test_open_grid_casts_the_fitted_settings_candidates_at_a_scale():
+    settings = pd.DataFrame(dict(setting=["n", "x", "kept"], role=["fit", "fit", "kept"],
+                                 full_grid=["1 2 4", "0.5 1.5", ""], ci_grid=["2", "1", ""]))
+    assert cal.open_grid(settings, "full", dict(n=int, x=float)) == {"n": [1, 2, 4], "x": [0.5, 1.5]}
+    g = cal.open_grid(settings, "ci", dict(n=int, x=float))
+    assert g == {"n": [2], "x": [1.0]} and isinstance(g["n"][0], int)
+    with pytest.raises(ValueError, match="no column 'huge_grid'"):
+        cal.open_grid(settings, "huge", dict(n=int, x=float))

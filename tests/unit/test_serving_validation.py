@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from specedge.experiments import serving_validation as sv
 from specedge.serving import replay
@@ -53,3 +54,23 @@ def test_a_heavy_tailed_drafting_time_is_what_the_modelled_replay_loses():
     base = replay.replay(real, wl, SyncRounds(), FixedS(4, 2), AffineTokens(C0, C_TOK))
     mod = replay.replay(real, wl, SyncRounds(), FixedS(4, 2), AffineTokens(C0, C_TOK), rounds=sv.modelled_rounds(real, wl))
     assert base["t_round"].max() > mod["t_round"].max() + 0.02
+
+
+def test_round_time_table_gives_each_systems_quantiles_and_refuses_an_empty_log():
+    from specedge.serving import validation
+
+    real = pd.DataFrame(dict(event=[""] * 5, t_round=[1.0, 2.0, 3.0, 4.0, 5.0]))
+    twin = pd.DataFrame(dict(event=["", "", "drop"], t_round=[2.0, 2.0, 99.0]))   # a dropped round is not a round
+    t = validation.round_time_table({"P": (real, twin)}).set_index(["system", "quantile"]).t_round_s
+    assert t[("real", "p50")] == 3.0 and t[("real", "p99")] == pytest.approx(4.96) and t[("twin", "p99")] == 2.0
+    with pytest.raises(ValueError, match=r"pairs\['P'\]: the twin log has no verified rounds"):
+        validation.round_time_table({"P": (real, twin.iloc[2:])})
+
+
+def test_by_run_keys_each_log_by_setting_policy_and_size_in_order():
+    from specedge.serving import validation
+
+    df = pd.DataFrame(dict(paper=["b", "b", "a"], policy=["X", "X", "Y"], n_clients=[2, 2, 1], round=[0, 1, 0]))
+    runs = validation.by_run(df)
+    assert list(runs) == [("b", "X", 2), ("a", "Y", 1)]
+    assert runs[("b", "X", 2)]["round"].tolist() == [0, 1] and runs[("a", "Y", 1)].index.tolist() == [0]

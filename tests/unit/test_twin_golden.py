@@ -11,6 +11,7 @@ import pytest
 
 from specedge.serving.allocation import FixedS, GoodspeedAllocator, RandomS
 from specedge.serving.batching import FCFS, SyncRounds
+from specedge.serving.capacity import Curve
 from specedge.serving.runtime import AffineTokens
 from specedge.serving.twin import IIDAcceptance, Times, TraceAcceptance, simulate
 from specedge.serving.workload import ClientSpec, Workload
@@ -72,14 +73,14 @@ def test_capacity_searches_share_points_through_the_cache(tmp_path, monkeypatch)
     """capacity_of with a point cache gives the same row as without, and a second search meeting the
     same (N, seed) points (the epsilon sensitivity next to Table 2) simulates none of them again."""
     st = li.Setting(horizon=8.0, warmup=2.0)
-    plain = li.capacity_of(li.Curve("WISP", "Qwen3-32B", 8, 0.05, 1, 0, 12, st))
+    plain = li.capacity_of(Curve("WISP", "Qwen3-32B", 8, 0.05, 1, 0, 12, st))
     calls = []
     run_point = li.run_point
     monkeypatch.setattr(li, "run_point", lambda p: calls.append(p.devices) or run_point(p))
-    cached = li.capacity_of(li.Curve("WISP", "Qwen3-32B", 8, 0.05, 1, 0, 12, st, str(tmp_path)))
+    cached = li.capacity_of(Curve("WISP", "Qwen3-32B", 8, 0.05, 1, 0, 12, st, str(tmp_path)))
     assert cached == plain and calls
     n = len(calls)
-    again = li.capacity_of(li.Curve("WISP", "Qwen3-32B", 8, 0.10, 1, 0, 12, st, str(tmp_path)))
+    again = li.capacity_of(Curve("WISP", "Qwen3-32B", 8, 0.10, 1, 0, 12, st, str(tmp_path)))
     assert again["capacity"] >= plain["capacity"]
     evaluated = {int(e.split(":")[0]) for e in again["evaluated"].split()}
     assert len(calls) - n == len(evaluated - set(calls[:n]))       # only points not seen before are simulated

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from specedge import sweep
 from specedge.serving import capacity, estimator, slo
 from specedge.serving.batching import FCFS
 from specedge.serving.estimator import Estimator
@@ -416,7 +417,7 @@ def test_a_point_one_seed_decides_skips_its_other_seeds_and_the_answer_counts_ev
         assert skipped and r.capacity not in skipped
         assert skipped < {int(e.split(":")[0]) for e in r.evaluated.split()}
 
-    first = li.sweep.seeds(0, 3)[0]
+    first = sweep.seeds(0, 3)[0]
     cap = int(rows_all.capacity[2])                          # WISP, 2 tok/s: its first seed alone says "meets"
     monkeypatch.setattr(li, "run_point", _fake_point(KNEES, flip=(cap, first)))
     plain, staged = li.capacities(curves[2:3], decisive=None), li.capacities(curves[2:3])

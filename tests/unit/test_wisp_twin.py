@@ -3,7 +3,8 @@ controller's stop rule on traced rounds, SLO deadlines on every request, and the
 import numpy as np
 import pytest
 
-from specedge.serving import centralized
+from specedge.serving import centralized, shape_scaling
+from specedge.serving.capacity import Curve
 from specedge.serving.allocation import FixedS
 from specedge.serving.batching import FCFS
 from specedge.serving.runtime import AffineTokens
@@ -112,7 +113,7 @@ def test_centralized_twin_refuses_a_zero_time_step():
 
 
 def test_qwen3_14b_derivation():
-    f = L.scaling("Qwen3-32B", "Qwen3-14B")
+    f = shape_scaling.scaling(L.QWEN3["Qwen3-32B"], L.QWEN3["Qwen3-14B"])
     assert f["c"] == pytest.approx(40 / 64) and f["b_read"] == pytest.approx(40 / 64)
     assert f["b_compute"] == pytest.approx(40 * 40 / (64 * 64))
     assert 0.40 < f["a"] < 0.45                                   # 13.2 B vs 31.2 B non-embedding weights
@@ -192,7 +193,7 @@ def test_capacity_search_runs_nothing_above_the_servers_throughput_bound():
     costliest run of every search), and runs nothing at or above that bracket when the capacity lies
     well below it; the capacity found lies below that bound and below the cap."""
     st = L.Setting.from_profile("li2026_paper")
-    row = L.capacity_of(L.Curve("SLED", "Qwen3-32B", 8, 0.05, 1, 0, 512, st))
+    row = L.capacity_of(Curve("SLED", "Qwen3-32B", 8, 0.05, 1, 0, 512, st))
     evaluated = [int(e.split(":")[0]) for e in row["evaluated"].split()]
     assert not row["censored"] and 0 < row["capacity"] < row["guess"] < 512
     assert max(evaluated) < row["guess"]          # presumed to violate: run only next to the answer

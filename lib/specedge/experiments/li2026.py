@@ -38,11 +38,12 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from .. import hardware, paths, sweep
-from ..serving import calibration, capacity, centralized, metrics, policies, slo, time_models
+from .. import hardware, paths
+from ..serving import calibration, capacity, centralized, client_mix, metrics, policies, time_models
 from ..serving.allocation import FixedS
+from ..serving.capacity import Curve
 from ..serving.estimator import COEFFICIENTS, Estimator
-from ..serving.metrics import verified
+from ..serving.shape_scaling import scale_coefficients, weight_bytes
 from ..serving.twin import TRACES, Times, TraceAcceptance, gc_paused, simulate
 from ..serving.workload import ClientSpec, Workload
 
@@ -72,24 +73,6 @@ QWEN3 = {
 }
 
 
-def _linear_params(a: dict) -> float:
-    """Weights every token passes through per forward pass (projections + MLP, all layers)."""
-    attn = a["hidden"] * a["head_dim"] * (2 * a["heads"] + 2 * a["kv_heads"])
-    return a["layers"] * (attn + 3 * a["hidden"] * a["intermediate"])
-
-
-def scaling(frm: str, to: str) -> dict[str, float]:
-    """Factors taking eq (19)'s coefficients from one Qwen3 shape to another: a with the linear weights
-    (FLOPs per token), b_compute with layers x query heads x head_dim (one query-key product per head),
-    b_read with layers x KV heads x head_dim (KV bytes read per cached token), c with the layer count
-    (kernel launches per pass)."""
-    f, t = QWEN3[frm], QWEN3[to]
-    return {"a": _linear_params(t) / _linear_params(f),
-            "b_compute": (t["layers"] * t["heads"] * t["head_dim"]) / (f["layers"] * f["heads"] * f["head_dim"]),
-            "b_read": (t["layers"] * t["kv_heads"] * t["head_dim"]) / (f["layers"] * f["kv_heads"] * f["head_dim"]),
-            "c": t["layers"] / f["layers"]}
-
-
 def kv_bytes_per_token(model: str) -> float:
     """Bytes of ``model``'s bf16 KV cache per token (``hardware.kv_bytes_per_token`` of its Qwen3 shape)."""
     a = QWEN3[model]
@@ -98,16 +81,14 @@ def kv_bytes_per_token(model: str) -> float:
 
 def paper_coefficients(target: str = "Qwen3-32B", profile="li2026_paper") -> dict[str, float]:
     """Eq (19)'s coefficients for Qwen3-32B from ``profile`` (Table 12's in ``li2026_paper``); Qwen3-14B's
-    derived by ``scaling`` (the paper gives none for it). ``profile``: eq (19)'s coefficients themselves
+    carried to its shape (``shape_scaling``: the paper gives none for it). ``profile``: eq (19)'s coefficients themselves
     (a mapping, as a ``Setting`` carries them), a loaded profile, or a profile's name or path."""
     co = profile if isinstance(profile, Mapping) else hardware.as_profile(profile).coefficients("verify")
-    base = {k: float(co[k]) for k in COEFFICIENTS}
-    if target == "Qwen3-32B":
-        return base
     if target not in QWEN3:
         raise ValueError(f"target: expected one of {sorted(QWEN3)}, got {target!r}")
-    f = scaling("Qwen3-32B", target)
-    return {k: v * f[k] for k, v in base.items()}
+    if target == "Qwen3-32B":
+        return {k: float(co[k]) for k in COEFFICIENTS}
+    return scale_coefficients(co, QWEN3["Qwen3-32B"], QWEN3[target])
 
 
 @dataclass(frozen=True)
@@ -172,28 +153,11 @@ def acceptance() -> TraceAcceptance:
     return TraceAcceptance(stop_rules={"mlp": mlp})
 
 
-@lru_cache(maxsize=None)
-def round_sums(draft: str, controlled: bool, window: int = 8, temperature: float = 0.0,
-               draws: int = 4000, acc: TraceAcceptance | None = None, domains=DOMAINS) -> tuple[int, int, int]:
-    """(drafted, accepted, rounds) summed over ``draws`` traced rounds of a device's drafting rule, drawn
-    from ``acc`` (default: the zoo's ``acceptance()``) cycling over ``domains``."""
-    acc, rng = acceptance() if acc is None else acc, np.random.default_rng(0)
-    drafted = accepted = 0
-    for i in range(draws):
-        dom = domains[i % len(domains)]
-        if controlled:
-            s, n, _ = acc.draw_controlled(rng, draft, dom, temperature, window, "mlp")
-        else:
-            s, (n, _) = window, acc.draw(rng, draft, dom, temperature, window)
-        drafted, accepted = drafted + s, accepted + n
-    return drafted, accepted, draws
-
-
 def alpha(draft: str, controlled: bool, window: int = 8, temperature: float = 0.0, draws: int = 4000,
           acc: TraceAcceptance | None = None, domains=DOMAINS) -> float:
-    """Eq (5)'s alpha a device reports: accepted / drafted over traced rounds of its drafting rule."""
-    drafted, accepted, _ = round_sums(draft, controlled, window, temperature, draws, acc, tuple(domains))
-    return accepted / max(drafted, 1)
+    """Eq (5)'s alpha a device reports (``client_mix.reported_alpha``) on ``acc`` (default: the zoo's ``acceptance()``)."""
+    return client_mix.reported_alpha(acceptance() if acc is None else acc, draft, controlled, window, temperature, draws,
+                                     domains)
 
 
 def classes_for(point: Point) -> list[int]:
@@ -230,7 +194,7 @@ def estimator(point: Point) -> Estimator:
 def kv_budget(point: Point) -> float:
     """Bytes of KV the server holds: ``memory_gb`` beside Qwen3-32B's weights; a smaller target's bf16 weights
     leave the difference free as well (Qwen3-14B: 36 GB more)."""
-    return point.setting.memory_gb * 1e9 + 2 * (_linear_params(QWEN3["Qwen3-32B"]) - _linear_params(QWEN3[point.target]))
+    return point.setting.memory_gb * 1e9 + (weight_bytes(QWEN3["Qwen3-32B"]) - weight_bytes(QWEN3[point.target]))
 
 
 def former(point: Point, est: Estimator):
@@ -264,25 +228,13 @@ def run_log(point: Point, wl: Workload | None = None, acc=None) -> pd.DataFrame:
 
 
 def run_point(point: Point, log: pd.DataFrame | None = None) -> dict:
-    """One sweep row: response-level violations (eq 20's trials) overall and per class, the
-    iteration-level violation rate (eq 4) and system goodput (committed tok/s over the steady window);
+    """One sweep row: the point's configuration and ``metrics.slo_summary`` of its run over the steady window;
     of ``log`` when given (the point's run on another pair), else of ``run_log(point)``."""
     st = point.setting
     log = run_log(point) if log is None else log
-    resp = metrics.response_violations(log, st.max_new_tokens, st.warmup, st.horizon)
-    it = metrics.steady(log, st.warmup)
-    span = st.horizon - st.warmup
-    row = dict(system=point.system, devices=point.devices, slo_class=point.slo_class, target=point.target,
-               predictor=point.predictor, seed=point.seed, responses=int(len(resp)),
-               violations=int(resp["violated"].sum()),
-               violation_rate=float(resp["violated"].mean()) if len(resp) else np.nan,
-               iterations=int(len(it)),
-               iteration_violation_rate=float(slo.violations(it).mean()) if len(it) else np.nan,
-               goodput=float(it["tokens"].sum()) / span)
-    for c in CLASSES:
-        r = resp[resp["slo_class"].astype(float) == c]
-        row[f"responses_{c}"], row[f"violations_{c}"] = int(len(r)), int(r["violated"].sum())
-    return row
+    return dict(system=point.system, devices=point.devices, slo_class=point.slo_class, target=point.target,
+                predictor=point.predictor, seed=point.seed,
+                **metrics.slo_summary(log, st.max_new_tokens, st.warmup, st.horizon, CLASSES))
 
 
 # --------------------------------------------------------------------------- the open settings, fitted to Table 3
@@ -301,9 +253,7 @@ def calibration_grid(scale: str) -> dict[str, list]:
     """The fitted settings (``open_settings`` role ``fit``) and their candidates at ``scale`` ("ci" or "full")."""
     if scale not in ("ci", "full"):
         raise ValueError(f"scale: expected 'ci' or 'full', got {scale!r}")
-    fitted = open_settings().query("role == 'fit'")
-    cast = {n: type(getattr(Setting(), n)) for n in fitted.setting}
-    return {r.setting: [cast[r.setting](float(v)) for v in getattr(r, f"{scale}_grid").split()] for r in fitted.itertuples()}
+    return calibration.open_grid(open_settings(), scale, {k: type(v) for k, v in asdict(Setting()).items()})
 
 
 def table3_points(setting: Setting, n3: int, seeds) -> list[Point]:
@@ -332,58 +282,23 @@ def calibrate(setting: Setting, grid: dict, targets: dict, n3: int, seeds, run) 
 replace = _dc_replace      # a Setting with some of its values changed
 
 
-knees = capacity.knees      # per (system, speed): the smallest N whose violation rate exceeds epsilon
-
-
 def throughput_bound(point: Point, epsilon: float) -> float:
-    """The N past which the server cannot give (1 - epsilon) of the devices their class speed: the
-    server's peak committed tokens/s (eq 19 without its per-batch constant c, i.e. batches of any
-    size; every request at a response's mean context, prompt + max_new_tokens / 2; tokens per round
-    and drafts per round from the traced rounds of each device's drafting rule, ``round_sums``)
-    divided by (1 - epsilon) x the class speed. Optimistic, so the capacity lies below it."""
+    """``capacity.throughput_bound`` of the point's system and class: every request at a response's mean context
+    (prompt + max_new_tokens / 2), the traced rounds of each of ``DRAFTS`` under the system's drafting rule."""
     if point.slo_class is None:
         raise ValueError("point.slo_class: a capacity search needs one class for every device")
-    st, est = point.setting, estimator(point)
-    ctx = st.prompt_tokens + st.max_new_tokens / 2
-    system = SYSTEM[point.system]
-    if system.former is None:     # centralized serving: one token per response per step
-        tokens, cost = 1.0, est.a + est.b_compute * (ctx + 1) + est.b_read * ctx
-    else:
-        controlled = point.predictor and system.predictor
-        cached = ctx if system.prefix_cache else 0.0
-        tokens = cost = 0.0
-        for d in DRAFTS:
-            drafted, accepted, rounds = round_sums(d, controlled, st.window, st.temperature)
-            new = drafted / rounds + 1 + (ctx - cached)
-            tokens += accepted / rounds + 1
-            cost += est.a * new + est.b_compute * (new + cached) * new + est.b_read * cached
-    return tokens / cost / ((1 - epsilon) * point.slo_class)
+    st, system = point.setting, SYSTEM[point.system]
+    rounds = None if system.former is None else [
+        client_mix.round_sums(acceptance(), d, point.predictor and system.predictor, st.window, st.temperature,
+                              domains=DOMAINS) for d in DRAFTS]
+    return capacity.throughput_bound(estimator(point), st.prompt_tokens + st.max_new_tokens / 2, point.slo_class, epsilon,
+                                     rounds, system.prefix_cache)
 
 
 def throughput_guess(point: Point, epsilon: float) -> int:
     """A capacity search's first upper bracket (``capacity.search``'s ``guess``, presumed to violate, so the
     search skips the large N): ``throughput_bound`` rounded up to ``capacity.grid`` (at most 12.5 % above)."""
     return capacity.grid(throughput_bound(point, epsilon))
-
-
-@dataclass(frozen=True)
-class Curve:
-    """One capacity search (eq 20): a system, a target, a class, epsilon, the seeds of each N."""
-    system: str
-    target: str
-    slo_class: int
-    epsilon: float
-    seeds: int
-    seed: int
-    hi: int
-    setting: Setting = field(default_factory=Setting)
-    point_cache: str = ""             # a sweep cache folder for the points (""; none): searches share points
-    resolution: float = 0.0           # stop the bisection within this fraction of the capacity (capacity.bisect)
-
-
-@lru_cache(maxsize=None)
-def _version() -> str:
-    return sweep.point_version(run_point)     # the key sweep.run gives run_point's points itself
 
 
 def capacity_of(curve: Curve) -> dict:
@@ -393,29 +308,17 @@ def capacity_of(curve: Curve) -> dict:
 
 
 def capacities(curves: list[Curve], run=None, decisive: float | None = capacity.DECISIVE, rows: bool = False):
-    """Bisection on N (eq 20, ``serving.capacity.searches``: in lockstep, each round's points one call
-    ``run(points, run_point)``, a point decided on its first seed where its Wilson interval at ``decisive``
-    lies on one side of epsilon) of the pooled response-level violation rate, one row per curve, bracketed
-    first by ``throughput_guess`` and widened up to ``curve.hi`` (reaching it: ``censored``, a lower bound).
-    Without ``run`` the points run here, through the sweep cache ``curve.point_cache`` when set (``rows``: as dicts)."""
-    def points_of(c: Curve, n: int, seeds) -> list[Point]:
-        return [Point(c.system, n, c.slo_class, c.target, seed=s, setting=c.setting) for s in seeds]
-
-    def run_points(points: list[Point]) -> list[dict]:
-        return _run_points(points, run, curves[0].point_cache)
-
-    found = capacity.searches(curves, points_of, run_points, _guess, decisive, cost=_point_cost)
-    table = [dict(system=c.system, target=c.target, speed=c.slo_class, epsilon=c.epsilon, **f) for c, f in zip(curves, found)]
+    """Eq (20)'s searches of ``curves`` (``capacity.capacities``: in lockstep, each round's points one call
+    ``run(points, run_point)``, a point decided on its first seed where its Wilson interval at ``decisive`` lies
+    on one side of epsilon) of the pooled response-level violation rate, bracketed first by ``throughput_guess``
+    and widened up to ``curve.hi`` (reaching it: ``censored``, a lower bound). Without ``run`` the points run
+    here, through the sweep cache ``curve.point_cache`` when set (``rows``: as dicts)."""
+    table = capacity.capacities(curves, _point, run_point, _guess, run, decisive, _point_cost)
     return table if rows else pd.DataFrame(table)
 
 
-def _run_points(points: list[Point], run, point_cache: str) -> list[dict]:
-    if run is not None:
-        return run(points, run_point).to_dict("records")
-    if point_cache:
-        return sweep.run(run_point, points, backend="sequential", cache_dir=point_cache, version=_version(),
-                         progress=False).to_dict("records")
-    return [run_point(p) for p in points]
+def _point(curve: Curve, n: int, seed: int) -> Point:
+    return Point(curve.system, n, curve.slo_class, curve.target, seed=seed, setting=curve.setting)
 
 
 def _guess(curve: Curve) -> int:
@@ -441,24 +344,3 @@ def capacity_table(systems, targets, classes, *, epsilon: float, seeds: int, see
     ``run`` (a sweep runner); ``resolution``: where each search stops."""
     return capacities(curves(systems, targets, classes, epsilon=epsilon, seeds=seeds, seed=seed, setting=setting,
                              hi=hi, point_cache=point_cache, resolution=resolution), run)
-
-
-def validation_table(pairs: dict) -> pd.DataFrame:
-    """p50/p90/p99 of the round time (per-token interval for centralized serving), real vs twin."""
-    rows = []
-    for policy, (real, twin_log) in pairs.items():
-        for name, lg in (("real", real), ("twin", twin_log)):
-            r = verified(lg)
-            for q in (50, 90, 99):
-                rows.append(dict(policy=policy, system=name, quantile=f"p{q}",
-                                 t_round_s=float(np.percentile(r["t_round"], q))))
-    return pd.DataFrame(rows)
-
-
-def real_prompts(spec: ClientSpec) -> list[list[int]]:
-    """The token ids a real drafter of ``spec`` sends as its prompts (``serving.run.prompt_stream``)."""
-    from .. import zoo
-    from ..serving.run import prompt_stream
-
-    return prompt_stream(spec, zoo.load_tokenizer())
-

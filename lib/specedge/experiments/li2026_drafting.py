@@ -11,7 +11,7 @@ thresholds, the controller's runs and replays, the figures of ``predictor.figure
 - Tables 4, 10 (Sec 5.4, App B.1): ``table4_paper_op`` the primary rows at the paper's operating points over split
   seeds (``predictor.operating``), ``fpr_figure``; ``table4`` (sensitivity: validation-BalAcc thresholds) / ``table10``;
 - Table 11 (App B): ``table11`` rows from the committed latency measurement;
-- the real pair (from its committed traces, no model run): ``realpair_data``, ``table8_real``, ``table4_real``
+- the real pair (from its committed traces, no model run; its data set ``predictor.committed_split``): ``table8_real``, ``table4_real``
   (Tables 4 and 10 with intervals).
 
 Rows name the statement ids they hold; statuses are decided by ``compare``.
@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from typing import Mapping
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from .. import claims, predictor as P
 from ..compare import Cell, Comparison, null_tolerance
 from ..predictor import verdicts
+from ..predictor.figures import operating_fpr_figure
 
 MLP = P.LABELS["mlp"]   # WISP's choice of predictor
 PID = {P.LABELS[f]: f.replace("_", "-") for f in P.FAMILIES}   # predictor label -> its id in the inventory
@@ -37,9 +37,6 @@ TRIVIAL = ("the null: the trivial predictor that accepts every token (the fixed 
 ACCEPT_NONE = "the null: a draft whose tokens the target never accepts (acceptance 0)"
 
 
-def null_t4(accepted_share: float) -> dict:
-    """Table 4's columns for the trivial predictor that accepts every token (``TRIVIAL``)."""
-    return dict(Acc=round(float(accepted_share), 4), AUC=0.5, Rec1=1.0, Spec=0.0, FPR=1.0, BalAcc=0.5)
 RATES = ["TN", "FP", "FN", "TP"]
 STATS_T11 = ["mean", "median", "std", "min", "max", "p95", "p99"]
 T11_ORDER = ["XGBoost", "LightGBM", "Random Forest", "MLP (3-layer)"]   # Table 11's row order
@@ -129,19 +126,12 @@ def t4_distinct_ids(p: str, c: str) -> str:
     return " ".join(dict.fromkeys(" ".join([t4_ids(p, c), *more]).split()))
 
 
-def _null_median(values: Mapping[str, float], who: str) -> dict:
-    """The null of "``who`` is lowest/highest": ``who`` like the median of the others."""
-    out = dict(values)
-    out[who] = float(np.median([v for k, v in values.items() if k != who]))
-    return out
-
-
 def table4_rows(cmp: Comparison, artifact: str, paper: Mapping, values: pd.DataFrame, note, accepted_share: float,
                 models: str, cause) -> None:
     """Table 4 cell by cell as rows of ``artifact``: ``values`` (predictor x column), one row per distinct number
     (FPR = 1 - Spec), each against the trivial predictor that accepts every token (``accepted_share``);
     ``note(predictor, column)`` and ``cause(predictor)`` word each row."""
-    paper4, null = paper_table4(paper), null_t4(accepted_share)
+    paper4, null = paper_table4(paper), P.accept_all(accepted_share)
     for p in paper4.index:
         for c in DISTINCT:
             v = float(paper4.at[p, c])
@@ -199,23 +189,8 @@ def table4_paper_op(cmp: Comparison, paper: Mapping, op: pd.DataFrame, who: str 
 
 
 def fpr_figure(paper: Mapping, summaries: Mapping[str, pd.DataFrame]):
-    """Table 4's FPR at the paper's operating points: per pair (``predictor.operating.summary`` frames by name) the seed mean and its
-    95 % t-interval per family, the MLP without the penalty beside them, the paper's FPRs as black marks."""
-    fig, ax = plt.subplots(figsize=(8, 3.6))
-    names, width = [*PID, P.UNPENALISED], 0.8 / len(summaries)
-    for k, (pair, s) in enumerate(summaries.items()):
-        f = s[s.metric == "FPR"].set_index("predictor").reindex(names)
-        ax.bar(np.arange(len(names)) + (k - (len(summaries) - 1) / 2) * width, f["mean"], width, label=pair,
-               yerr=[f["mean"] - f["low"], f["high"] - f["mean"]], capsize=3)
-    ax.scatter(np.arange(len(PID)), paper_table4(paper).FPR.reindex(list(PID)), marker="_", s=400, c="k", zorder=5,
-               label="paper (Table 4)")
-    ax.set_xticks(np.arange(len(names)), [n.replace(", ", ",\n") for n in names], fontsize=8)
-    ax.set_ylabel("FPR on rejected tokens (fraction)")
-    ax.set_title("the paper's operating points: MLP class-weighted BCE at 0.5, trees at 0.5 (95 % t over split seeds)", fontsize=9)
-    ax.set_ylim(0, 1.2)
-    ax.legend(fontsize=8, ncol=3, loc="upper center")
-    fig.tight_layout()
-    return fig
+    """Table 4's FPR at the paper's operating points (``predictor.figures.operating_fpr_figure``), the paper's as marks."""
+    return operating_fpr_figure(summaries, paper_table4(paper).FPR)
 
 
 def table4(cmp: Comparison, paper: Mapping, table4: pd.DataFrame, equal: pd.DataFrame, accepted_share: float) -> None:
@@ -235,14 +210,14 @@ def table4(cmp: Comparison, paper: Mapping, table4: pd.DataFrame, equal: pd.Data
     fpr, bal = ours["FPR"][list(PID)].to_dict(), ours["BalAcc"][list(PID)].to_dict()
     low = verdicts.lowest_fpr(fpr, MLP)   # match only for a lead of 0.05 or more
     cmp.claim("Table 4" + SENS, "claim: the MLP has the lowest FPR", MLP, low.claim, strength=low.strength,
-              null_claim=claims.argmin_is(_null_median(fpr, MLP), MLP), models="zoo", cause="our-reading",
+              null_claim=claims.argmin_is(claims.null_like_median(fpr, MLP), MLP), models="zoo", cause="our-reading",
               note=(f"the MLP leads by {low.lead:.3f}; " if low.claim else "") + alike + "; the null: the MLP like the "
                    "median of the others", statements="table4-mlp-lowest-fpr")
     cmp.add("Table 4" + SENS, "claim: mean tree FPR / MLP FPR, about 2x", paper_fpr_ratio(paper),
             round(float(np.mean([fpr[t] for t in trees]) / fpr[MLP]), 2), "x", tolerance=0.3, note=alike, null=1.0,
             statements="sec54-fpr-2x", models="zoo", cause="our-reading")
     cmp.claim("Table 4" + SENS, "claim: the MLP has the best balanced accuracy", MLP, claims.argmax_is(bal, MLP), strength="trend",
-              statements="table4-mlp-best-balacc", null_claim=claims.argmax_is(_null_median(bal, MLP), MLP), models="zoo",
+              statements="table4-mlp-best-balacc", null_claim=claims.argmax_is(claims.null_like_median(bal, MLP), MLP), models="zoo",
               cause="our-reading", note="each threshold maximises its own validation BalAcc; the null: the MLP like the "
                                         "median of the others")
 
@@ -304,7 +279,7 @@ def table11(cmp: Comparison, paper: Mapping, lat: pd.DataFrame) -> None:
     mean = lat.set_index("predictor")["mean"]
     cmp.claim("Table 11", "claim: the random forest is the slowest predictor", "Random Forest",
               claims.argmax_is(mean[T11_ORDER].to_dict(), "Random Forest"), strength="trend", statements="table11-rf-slow",
-              null_claim=claims.argmax_is(_null_median(mean[T11_ORDER].to_dict(), "Random Forest"), "Random Forest"),
+              null_claim=claims.argmax_is(claims.null_like_median(mean[T11_ORDER].to_dict(), "Random Forest"), "Random Forest"),
               cause="hardware", note="this CPU instead of a Raspberry Pi 5; the null: the forest like the median of the others")
     fast = [p for p in T11_ORDER if p != "Random Forest"]
     cmp.claim("Table 11", "claim: XGBoost, LightGBM and the MLP take under 1 ms per sample (slowest of them)", "< 1 ms",
@@ -314,30 +289,10 @@ def table11(cmp: Comparison, paper: Mapping, lat: pd.DataFrame) -> None:
                    "random forest, the alternative the claim sets them against")
 
 
-def claim_lists(frame: pd.DataFrame) -> None:
-    """Print which of the ``claim:`` rows hold on the zoo, which do not, which are not reproducible here."""
-    cl = frame[frame.quantity.str.startswith("claim: ")]
-    for title, keep in (("holds on the zoo", ("match", "trend")), ("does not hold on the zoo", ("deviates",)),
-                        ("not reproducible here", ("not-reproducible",))):
-        sel = cl[cl.status.isin(keep)]
-        print(f"{title} ({len(sel)}):")
-        for _, c in sel.iterrows():
-            print(f"  [{c.status}] {c.artifact}: {c.quantity[len('claim: '):]} -- paper {c.paper}, zoo {c.reproduced}")
-
-
 # ------------------------------------------------------------------------------------ the real pair
 REAL = "real pair Qwen2.5-Coder 0.5B->1.5B"
 WHO = f" ({REAL})"   # the real pair's artifacts: "Table 8 (real pair ...)"
 RP = "real pair"     # the real pair's column prefix in the side-by-side Table 4
-
-
-def realpair_data(real_traces: pd.DataFrame, meta: Mapping) -> tuple[pd.DataFrame, dict]:
-    """The predictor's data set of the real pair's traces and its committed prompt split (printed)."""
-    real = P.build_dataset(real_traces)
-    splits = P.data_splits(real, meta["split_seed"])
-    print({k: f"{len(v)} samples ({int((v.label == 0).sum())} rejected), {v.prompt_key.nunique()} prompts" for k, v in splits.items()})
-    print("test prompts:", ", ".join(meta["split_prompts"]["test"]))
-    return real, splits
 
 
 def table8_real(cmp: Comparison, paper: Mapping, real: pd.DataFrame, meta: Mapping, zoo_pos: float) -> pd.DataFrame:
@@ -374,7 +329,7 @@ def table4_real(cmp: Comparison, paper: Mapping, preds: Mapping, test: pd.DataFr
     low = verdicts.lowest_fpr(fpr[list(paper4.index)].to_dict(), MLP)
     n_rej = int((real_test.label == 0).sum())
     cmp.claim(art, "claim: the MLP has the lowest FPR", MLP, low.claim, strength=low.strength,
-              null_claim=claims.argmin_is(_null_median(fpr[list(paper4.index)].to_dict(), MLP), MLP),
+              null_claim=claims.argmin_is(claims.null_like_median(fpr[list(paper4.index)].to_dict(), MLP), MLP),
               models="real pair", cause="our-reading",
               note=(f"the MLP leads by {low.lead:.3f}; " if low.claim else "")
                    + f"{n_rej} rejected test tokens: one token moves FPR by {1 / n_rej:.3f}", statements="table4-mlp-lowest-fpr")

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 from typing import Mapping
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
 from .. import claims, predictor as P
 from ..compare import Comparison, null_tolerance
-from ..predictor import verdicts
+from ..predictor import figures as predictor_figures, verdicts
 from . import device_goodput
 from .li2026_drafting import ACCEPT_NONE, QWEN, REAL, WHO, paper_table4
 
@@ -128,16 +126,7 @@ def _fig1(rounds: pd.DataFrame, draft_rate: float, seed: int, alpha: float, titl
     ``title`` is formatted with the Pearson r. Returns the figure, the rounds with goodput, the means and r."""
     f1 = device_goodput.round_goodput(rounds, draft_rate, prompt_len=PROMPT_LEN)
     f1 = f1[f1.drafted > 0]
-    summary = f1.groupby("wasted").agg(goodput=("goodput", "mean"), rounds=("goodput", "size")).reset_index()
-    r1 = float(np.corrcoef(f1.wasted, f1.goodput)[0, 1])
-    fig, ax = plt.subplots(figsize=(6, 4))
-    np.random.seed(seed)  # seaborn's strip jitter draws from numpy's global generator
-    sns.stripplot(data=f1, x="wasted", y="goodput", hue="mode", alpha=alpha, size=3, ax=ax, dodge=True)
-    ax.plot(np.arange(len(summary)), summary.goodput, "k-o", label="mean")
-    ax.set_xlabel("wasted draft tokens per round W")
-    ax.set_ylabel("device goodput (tokens/s)")
-    ax.set_title(title.format(r=r1), **title_kw)
-    ax.legend(fontsize=8)
+    fig, summary, r1 = predictor_figures.waste_goodput_figure(f1, seed, alpha, title, **title_kw)
     return fig, f1, summary, r1
 
 
@@ -152,22 +141,10 @@ def fig1_rows(cmp: Comparison, f1: pd.DataFrame, who: str = "",
               kind="analytic", models="real pair" if who else "zoo", cause="our-reading")
 
 
-def _replayed_rounds(replay: pd.DataFrame, real_traces: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """The replayed rounds (``replay_table5``'s) as Fig 1's rows, mode OFF (traced window) and ON (the MLP's
-    cut, with the pass whose logits it judged where it cut), with each round's first position; and the keys of a round."""
-    keys = [c for c in ("draft", "target", "domain", "temperature", "prompt", "round") if c in replay]
-    position = real_traces.groupby(keys, as_index=False).position.first()
-    passes = {"OFF": replay["drafted_OFF"], "ON": P.draft_passes(replay["drafted_ON"], replay["drafted_OFF"])}
-    rounds = pd.concat([replay[keys + [f"drafted_{m}", f"accepted_{m}"]]
-                        .rename(columns={f"drafted_{m}": "drafted", f"accepted_{m}": "accepted"}).assign(mode=m, passes=passes[m])
-                        for m in ("OFF", "ON")], ignore_index=True).merge(position, on=keys)
-    return rounds, keys
-
-
 def fig1_real(real_traces: pd.DataFrame, replay: pd.DataFrame, draft_rate: float, seed: int):
     """Fig 1 on the real pair from its replayed test-prompt rounds (no model run); returns the figure, its
     data and the mean goodput per wasted count."""
-    rounds, keys = _replayed_rounds(replay, real_traces)
+    rounds, keys = P.replayed_rounds(replay, real_traces)
     fig, f1, summary, _ = _fig1(rounds, draft_rate, seed, 0.4, REAL + ": Pearson r = {r:.2f}", fontsize=9)
     return fig, f1[keys + ["mode", "drafted", "accepted", "wasted", "goodput"]], summary
 

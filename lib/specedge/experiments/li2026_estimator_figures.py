@@ -8,11 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-import matplotlib.pyplot as plt
-import seaborn as sns
 
-from .. import claims, coverage, paths, plotting
+from .. import claims, coverage, paths
 from ..compare import unless_null_holds
+from ..serving.estimator_figures import fit_figures, interference_figure
 from ..serving.verify_diagnostics import component_shares
 
 TARGETS = ("zoo", "widened")   # the two measured verification targets (data/li2026/*_{target}.csv)
@@ -31,18 +30,10 @@ def verify_profiles() -> dict[str, pd.DataFrame]:
 
 # --------------------------------------------------------------------------- Fig 4
 def fig4(out) -> pd.DataFrame:
-    """Fig 4 from the committed interference measurements (both targets), saved as ``fig4_interference``;
-    returns seconds per (target, a_length) x case with B's inheritance and the batched / solo A ratio."""
+    """Fig 4 from the committed interference measurements (both targets), saved as ``fig4_interference``
+    (``estimator_figures.interference_figure``); returns seconds per (target, a_length) x case and the ratios."""
     fig4 = pd.concat([pd.read_csv(paths.DATA / "li2026" / f"interference_{t}.csv") for t in TARGETS], ignore_index=True)
-    g = sns.relplot(data=fig4, x="a_length", y="seconds", hue="case", col="target", kind="line", marker="o",
-                    height=3.2, aspect=1.2, facet_kws=dict(sharey=False, sharex=False),
-                    hue_order=["Solo A", "Solo B", "Batched A+B"])
-    g.set_axis_labels("length of request A (new tokens)", "verification latency (s)")
-    plotting.save(g.figure, fig4, out, "fig4_interference")
-    w = fig4.pivot_table(index=["target", "a_length"], columns="case", values="seconds")
-    w["B inherits (batched / solo B)"] = w["Batched A+B"] / w["Solo B"]
-    w["batched / solo A"] = w["Batched A+B"] / w["Solo A"]
-    return w
+    return interference_figure(fig4, out, "fig4_interference")
 
 
 def fig4_rows(w: pd.DataFrame) -> list[dict]:
@@ -77,21 +68,8 @@ def fig4_rows(w: pd.DataFrame) -> list[dict]:
 # --------------------------------------------------------------------------- the estimator (Tables 7, 12, Figs 9, 11)
 def fig9_fig11(fits: dict, out) -> pd.DataFrame:
     """Fig 9 (predicted against measured batch latency, per target) and Fig 11 (absolute error by regime),
-    saved; returns the test and train predictions with their absolute error (ms)."""
-    pred = pd.concat([f.predictions.assign(target=t) for t, f in fits.items()], ignore_index=True)
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
-    for ax, (t, g) in zip(axes, pred.groupby("target")):
-        sns.scatterplot(data=g, x="measured", y="predicted", hue="split", style="regime", ax=ax, s=18)
-        lim = [0, 1.05 * max(g.measured.max(), g.predicted.max())]
-        ax.plot(lim, lim, "k--", lw=0.8, label="y = x")
-        ax.set(xlim=lim, ylim=lim, title=f"{t} target", xlabel="measured batch latency (s)", ylabel="predicted (s)")
-    plotting.save(fig, pred, out, "fig9_predicted_vs_measured")
-    fig, ax = plt.subplots(figsize=(5, 3.4))
-    pred["abs_error_ms"] = 1000 * (pred.predicted - pred.measured).abs()
-    sns.boxplot(data=pred, x="regime", y="abs_error_ms", hue="target", ax=ax)
-    ax.set(xlabel="regime", ylabel="absolute error (ms)")
-    plotting.save(fig, pred[["target", "split", "regime", "measured", "predicted", "abs_error_ms"]], out, "fig11_error_by_regime")
-    return pred
+    saved (``estimator_figures.fit_figures``); returns the predictions with their absolute error (ms)."""
+    return fit_figures(fits, out, "fig9_predicted_vs_measured", "fig11_error_by_regime")
 
 
 def low_r2_cause(diag: pd.DataFrame, rep: pd.DataFrame) -> str:

@@ -28,12 +28,19 @@ PROFILE = paths.DATA / "li2026" / "verify_profile_zoo.csv"
 CLASSES = (8, 4, 2)
 
 
-def workload(scale: str = "full", seed: int = 0) -> Workload:
-    """3 devices x 2 prompts x 64 tokens (CI: 2 devices x 1 prompt x 24 tokens), window 8, MLP stop rule."""
-    n, prompts, tokens = (3, 2, 64) if scale == "full" else (2, 1, 24)
+def devices(n: int, prompts: int, tokens: int, seed: int = 0, capacity: int = 8) -> Workload:
+    """``n`` real devices: device i drafts with ``DRAFTS[i % 3]`` on ``DOMAINS[i % 6]`` in class ``CLASSES[i % 3]``,
+    ``prompts`` prompts of ``tokens`` tokens, window 8, the MLP stop rule, prefix caches."""
+    k = len(CLASSES)
     return Workload("target-m", tuple(
-        ClientSpec(ex.DRAFTS[i], (ex.DOMAINS[i],), prompts, tokens, 8, "predictor:mlp", 0.0, CLASSES[i],
-                   ex.alpha(ex.DRAFTS[i], True), seed=seed) for i in range(n)), cache=True)
+        ClientSpec(ex.DRAFTS[i % k], (ex.DOMAINS[i % len(ex.DOMAINS)],), prompts, tokens, 8, "predictor:mlp", 0.0, CLASSES[i % k],
+                   ex.alpha(ex.DRAFTS[i % k], True), seed=seed) for i in range(n)), capacity=capacity, cache=True)
+
+
+def workload(scale: str = "full", seed: int = 0) -> Workload:
+    """3 devices x 2 prompts x 64 tokens (CI: 2 devices x 1 prompt x 24 tokens) (``devices``)."""
+    n, prompts, tokens = (3, 2, 64) if scale == "full" else (2, 1, 24)
+    return devices(n, prompts, tokens, seed)
 
 
 @lru_cache(maxsize=None)
@@ -49,8 +56,12 @@ def fitted(seed: int = 0):
 
 
 def centralized_prompts(wl: Workload) -> list[list[int]]:
-    """The devices' own prompts (at least 4), generated together on the server."""
-    return [p for spec in wl.clients for p in ex.real_prompts(spec)][: max(len(wl.clients), 4)]
+    """The devices' own prompts (``serving.run.prompt_stream``, at least 4), generated together on the server."""
+    from .. import zoo
+    from ..serving.run import prompt_stream
+
+    tok = zoo.load_tokenizer()
+    return [p for spec in wl.clients for p in prompt_stream(spec, tok)][: max(len(wl.clients), 4)]
 
 
 def measure_real(scale: str = "full", seed: int = 0) -> pd.DataFrame:

@@ -1,12 +1,12 @@
 """WISP's serving twin driven by the real pair: Qwen2.5-Coder 0.5B devices drafting for the 1.5B.
 
-The same systems, settings and runtime model as ``experiments.li2026`` (the paper's eq (19) verifier of
-Qwen3-32B, 50 tok/s devices, SLO classes 2/4/6/8 tok/s); only what depends on how a draft and a target
-behave changes: every device drafts with the real pair's 0.5B, its per-position acceptance is drawn from
-the real pair's committed traces (``realpair_twin.twin_traces``: 8 domains × T ∈ {0, 1}, window 4), and
-its stop rule is the MLP retrained on those traces (``data/predictor/realpair``). The traces' window is
-4 drafts, so K = 4 here (the zoo's runs use K = 8; ``zoo_setting`` gives the zoo the same K for a
-like-for-like comparison). Device i drafts on domains i and i + 4 of the pair's eight.
+The same systems, runtime model and ``Setting`` as ``experiments.li2026`` (the paper's eq (19) verifier of
+Qwen3-32B, SLO classes 2/4/6/8 tok/s; the notebook passes the settings fitted to Table 3, drafting speed
+included); only what depends on how a draft and a target behave changes: every device drafts with the real
+pair's 0.5B, its per-position acceptance is drawn from the real pair's committed traces
+(``realpair_twin.twin_traces``: 8 domains x T in {0, 1}, window 4), and its stop rule is the MLP retrained on
+those traces (``predictor.REALPAIR``). The traces' window is 4 drafts, so K = 4 here (``setting``; the zoo's
+runs use K = 8). Device i drafts on domains i and i + 4 of the pair's eight.
 """
 from __future__ import annotations
 
@@ -15,15 +15,14 @@ from functools import lru_cache
 
 import pandas as pd
 
-from .. import paths
 from . import li2026 as ex
 from .realpair_card import ALL_DOMAINS, TRACES
+from ..predictor import REALPAIR
 from ..zoo.realpair import DRAFT, TARGET
 
 WINDOW = 4   # the real pair's traced window (realpair_card live, γ = 4)
-PREDICTORS = paths.DATA / "predictor" / "realpair"
 # the files a sweep point reads: their content is part of its cache key (``sweep.point_version``)
-SWEEP_INPUTS = (TRACES, PREDICTORS / "mlp.json", PREDICTORS / "mlp.safetensors")
+SWEEP_INPUTS = (TRACES, REALPAIR / "mlp.json", REALPAIR / "mlp.safetensors")
 
 
 @lru_cache(maxsize=None)
@@ -33,7 +32,7 @@ def acceptance():
     from ..serving.twin import TraceAcceptance
     from .realpair_twin import twin_traces
 
-    return TraceAcceptance(twin_traces(), target=TARGET, stop_rules={"mlp": predictor.load(PREDICTORS, "mlp")})
+    return TraceAcceptance(twin_traces(), target=TARGET, stop_rules={"mlp": predictor.load(REALPAIR, "mlp")})
 
 
 def setting(base: ex.Setting | None = None) -> ex.Setting:

@@ -15,7 +15,7 @@ import seaborn as sns
 
 from .. import claims, compare, plotting
 from ..compare import unless_null_holds
-from ..serving import metrics
+from ..serving import capacity, metrics, validation
 from . import li2026 as ex
 from . import li2026_realpair as rp
 
@@ -39,14 +39,8 @@ def at_or_below_fcfs(rows: pd.DataFrame, loads) -> claims.Claim:
     below FCFS in at least one (else the seeds cannot tell WISP from FCFS)."""
     v = metrics.per_class(rows[rows.devices.isin(loads)], ["system", "devices", "seed"], ex.CLASSES).pivot_table(
         index=["devices", "speed", "seed"], columns="system", values="violation_rate", dropna=False)
-    parts = {(f"N={n} " if len(loads) > 1 else "") + f"{sp} tok/s": claims.interval_at_most(g.WISP.to_numpy(), g.FCFS.to_numpy())
-             for (n, sp), g in v.groupby(level=["devices", "speed"])}
-    failed = {k: c for k, c in parts.items() if not c}
-    below = {k: c for k, c in parts.items() if c.evidence.startswith("below")}
-    shown = {**failed, **below}
-    text = (f"below in {len(below)}, tie in {len(parts) - len(below) - len(failed)}, above or undecided in {len(failed)} "
-            f"of {len(parts)}" + "".join(f"; {k} {c.evidence}" for k, c in shown.items()))
-    return claims.Claim("interval_at_most_every_class", not failed and bool(below), text)
+    return claims.interval_at_most_every({(f"N={n} " if len(loads) > 1 else "") + f"{sp} tok/s": (g.WISP.to_numpy(), g.FCFS.to_numpy())
+                                         for (n, sp), g in v.groupby(level=["devices", "speed"])})
 
 
 def table1_rows(table1: pd.DataFrame, table1_n: int, fig7: pd.DataFrame, epsilon: float, paper: dict,
@@ -67,7 +61,7 @@ def table1_rows(table1: pd.DataFrame, table1_n: int, fig7: pd.DataFrame, epsilon
                      strength="trend", statements="fig7-wisp-shifts", claim=at_or_below_fcfs(runs, [table1_n]),
                      null_claim=at_or_below_fcfs(pd.concat([fcfs, fcfs.assign(system="WISP")]), [table1_n]),   # the null: WISP = FCFS
                      models="zoo", cause="paper-ambiguity"))
-    knee = ex.knees(fig7, epsilon)
+    knee = capacity.knees(fig7, epsilon)
     rows.append(dict(artifact="Fig 7", quantity="near zero at low load, then a knee (rate <= eps at the smallest N, > 0.5 at the largest)", paper="yes",
                      claim=claims.all_of({f"{s} {sp}": bool(g_.violation_rate.iloc[0] <= epsilon and g_.violation_rate.iloc[-1] > 0.5)
                                           for (s, sp), g_ in fig7.sort_values("devices").groupby(["system", "speed"]) if sp > 2}),
@@ -183,19 +177,13 @@ def table2_rows(cap: pd.DataFrame, censored: pd.DataFrame, targets, systems, pap
 
 
 # --------------------------------------------------------------------------- Tables 3 and 6, Fig 8
-def by_seed(runs: pd.DataFrame, column: str, value: str = "goodput") -> dict:
-    """Per value of ``column``, the sweep rows' ``value`` of each seed, in seed order (for ``claims.interval_*``)."""
-    v = runs.pivot_table(index="seed", columns=column, values=value, sort=True, dropna=False)
-    return {k: v[k].to_numpy() for k in v.columns}
-
-
 FITTED = "fitted: the calibration's target (calibration.csv, role fit), so a setting, not a reproduction"
 
 
 def table3_rows(t3: pd.Series, n3: int, paper: dict, runs: pd.DataFrame) -> list[dict]:
     """Table 3's goodputs (``t3``: means over seeds), their order over the seeds of ``runs`` and the abstract's
     ratios: settings, since the open settings are fitted to these three numbers (``ex.calibrate``)."""
-    good = by_seed(runs, "system")
+    good = claims.by_seed(runs, "system", "goodput")
     order = claims.interval_ordered({s: good[s] for s in t3.index})
     rows = [dict(artifact="Table 3", quantity=f"{s}: system goodput (N = {n3}, mixed classes)", paper=paper[f"table3-{s.lower()}"],
                  reproduced=round(float(t3[s]), 2), unit="tokens/s", kind="setting", statements=f"table3-{s.lower()}",
@@ -261,8 +249,8 @@ def table6_rows(t6: pd.DataFrame, paper: dict, runs: pd.DataFrame) -> list[dict]
     gain = (100 * (gain[True] / gain[False] - 1)).rename("improvement_pct").reset_index()
     rows.append(dict(artifact="Table 6", quantity=f"the predictor's gain grows with N ({SEEDS})", paper="yes", strength="trend",
                      statements="table6-range-grows", models="zoo", cause="unexplained",
-                     claim=claims.interval_ordered({f"N={n}": g for n, g in by_seed(gain, "devices", "improvement_pct").items()}),
-                     null_claim=claims.interval_ordered({f"N={n}": 0 * g for n, g in by_seed(gain, "devices", "improvement_pct").items()})))
+                     claim=claims.interval_ordered({f"N={n}": g for n, g in claims.by_seed(gain, "devices", "improvement_pct").items()}),
+                     null_claim=claims.interval_ordered({f"N={n}": 0 * g for n, g in claims.by_seed(gain, "devices", "improvement_pct").items()})))
     return rows
 
 
@@ -355,7 +343,8 @@ def realpair_tables(rows: pd.DataFrame, loads, n3: int):
 def realpair_rows(rows: pd.DataFrame, loads, n3: int) -> list[dict]:
     """Table 1's, Table 3's and Table 6's claims on the real pair (``Comparison.extend`` rows), each decided over
     the seeds of ``rows`` (``realpair_points``' sweep rows)."""
-    good, t6 = by_seed(rows[(rows.devices == n3) & rows.predictor], "system"), by_seed(rows[rows.devices == 16], "predictor")
+    good, t6 = (claims.by_seed(rows[(rows.devices == n3) & rows.predictor], "system", "goodput"),
+                claims.by_seed(rows[rows.devices == 16], "predictor", "goodput"))
     fcfs = rows[rows.predictor & (rows.system == "FCFS")]
     lower = t6[True].mean() < t6[False].mean()
     return [dict(artifact="Table 1" + RP_WHO, quantity=f"WISP at or below FCFS in every class, below in at least one ({SEEDS})", paper="yes",
@@ -382,8 +371,6 @@ def centralized_validation(scale: str, seed: int) -> tuple[pd.DataFrame, pd.Data
     """Centralized serving's real run (transformers' continuous batching; committed at full scale, live at CI
     scale) against the twin with the run's median decode step: the token interval per quantile, real and
     twin, and their difference (%)."""
-    from ..serving import centralized
-    from ..serving.workload import ClientSpec, Workload
     from . import li2026_real as real
 
     wl = real.workload(scale, seed)
@@ -392,22 +379,13 @@ def centralized_validation(scale: str, seed: int) -> tuple[pd.DataFrame, pd.Data
         print("centralized run measured on", logs["Centralized"].device.iloc[0])
     else:                  # a live run: the real multi-process system is exercised on every CI run
         logs = {pol: g.reset_index(drop=True) for pol, g in real.measure_real(scale, seed).groupby("policy", sort=False)}
-    clog = logs["Centralized"]
-    tokens_real = wl.clients[0].max_new_tokens
-    wl_c = Workload("target-m", tuple(ClientSpec(prompt_tokens=len(p), max_new_tokens=tokens_real) for p in real.centralized_prompts(wl)))
-    ctwin = centralized.simulate(wl_c, centralized.step_time_of(clog), until=float(clog.end.max()))
-    ctwin = ctwin[ctwin.groupby("client").cumcount() < tokens_real]   # the real run generates one response each
-    cval = ex.validation_table({"Centralized": (clog, ctwin)})
-    cdiff = cval.pivot_table(index=["policy", "quantile"], columns="system", values="t_round_s")
-    cdiff["twin_vs_real_pct"] = 100 * (cdiff.twin / cdiff.real - 1)
-    return cval, cdiff
+    return validation.centralized_twin(logs["Centralized"], [len(p) for p in real.centralized_prompts(wl)],
+                                       wl.clients[0].max_new_tokens)
 
 
 def centralized_row(cdiff: pd.DataFrame) -> dict:
-    from . import serving_validation as sv
-
     cworst = float(cdiff.xs("p50", level="quantile").twin_vs_real_pct.abs().max())
     return dict(check="centralized serving: twin vs real", quantity="|difference| of the p50 token interval",
-                ours=round(cworst, 1), reference=0.0, unit="%", tolerance=sv.TOLERANCE["p50"],
-                note="" if cworst <= sv.TOLERANCE["p50"] else
+                ours=round(cworst, 1), reference=0.0, unit="%", tolerance=validation.TOLERANCE["p50"],
+                note="" if cworst <= validation.TOLERANCE["p50"] else
                 "the twin's step time is the real run's median decode step; the real steps vary with the batch's sequence count")

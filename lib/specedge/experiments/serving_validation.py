@@ -16,22 +16,19 @@ notebook's Validation section (the replay and the stochastic twin against these 
 """
 from __future__ import annotations
 
-import os
-
 import pandas as pd
 
-from .. import paths, plotting
+from .. import paths
 from ..serving import policies as named, real_logs
 from ..serving.allocation import FixedS
-from ..serving.run import run_real
 from ..serving.validation import (METRICS, QUANTILES, TOLERANCE, VERIFY, Setup, add_rows, compare, dispatch,  # noqa: F401
                                   draft_passes, drafting_time, figure, fit_times, floor_s, judge, mechanisms,
                                   metric_values, modelled_rounds, notes, per_pass, replay_measured, stochastic_note,
                                   stochastic_twin, turnaround, verify_model, worst)
 from ..serving import validation as _validation
-from ..serving.workload import ClientSpec, Workload
-from . import li2026, tran2025
-from .li2026_real import CLASSES, fitted
+from ..serving.workload import Workload
+from . import tran2025
+from .li2026_real import devices, fitted
 
 SIZES = (1, 2, 4, 8)
 PIN = (0, 1)                 # server on core 0, drafters on core 1
@@ -59,13 +56,8 @@ def _tran2025_policies(policy: str, n: int, seed: int = 0):
 
 
 def _li2026_workload(n: int, scale: str = "full", seed: int = 0) -> Workload:
-    """WISP's setting: li2026_real's devices cycled, the MLP stop rule, γ = 8, prefix caches."""
-    prompts, tokens = _size(scale)
-    k, d = len(CLASSES), li2026.DRAFTS
-    return Workload("target-m", tuple(
-        ClientSpec(d[i % k], (li2026.DOMAINS[i % len(li2026.DOMAINS)],), prompts, tokens, 8, "predictor:mlp",
-                   0.0, CLASSES[i % k], li2026.alpha(d[i % k], True), seed=seed) for i in range(n)),
-        capacity=8 * n, cache=True)
+    """WISP's setting: li2026_real's devices cycled (``li2026_real.devices``), C = 8 N."""
+    return devices(n, *_size(scale), seed, capacity=8 * n)
 
 
 # li2026's formers by policy: WISP on the zoo target's eq (19) fit, with no memory bound; FCFS as it comes
@@ -101,27 +93,13 @@ def policies(paper: str, policy: str, n: int, seed: int = 0):
 
 
 def measure(scale: str = "full", seed: int = 0, sizes=SIZES) -> pd.DataFrame:
-    """Every real run, pinned (module docstring); one table with columns paper and n_clients added."""
-    logs = []
-    for paper, pols in POLICIES.items():
-        for n in sizes:
-            for pol in pols:
-                former, alloc = policies(paper, pol, n, seed)
-                load = os.getloadavg()[0]
-                log, _ = run_real(workload(paper, n, scale, seed), former, alloc, label=pol, seed=seed, pin=PIN)
-                if (log["event"] != "").any():
-                    raise RuntimeError(f"real run {paper} {pol} N={n}: unexpected events "
-                                       f"{log[log['event'] != ''].event.tolist()}")
-                print(f"{paper} {pol} N={n}: {len(log)} rounds, {log['end'].max():.1f} s", flush=True)
-                logs.append(log.assign(paper=paper, n_clients=n, load_1min=load))
-    return pd.concat(logs, ignore_index=True)
+    """Every real run, pinned (module docstring; ``serving.validation.measure``)."""
+    return _validation.measure(SETUPS, POLICIES, sizes, scale, seed, PIN)
 
 
 def load_real_runs(path=REAL_RUNS) -> dict[tuple[str, str, int], pd.DataFrame]:
     """The committed pinned runs by (paper, policy, N)."""
-    df = real_logs.read(path, "python -m specedge.experiments.serving_validation measure")
-    return {(p, pol, int(n)): g.reset_index(drop=True)
-            for (p, pol, n), g in df.groupby(["paper", "policy", "n_clients"], sort=False)}
+    return _validation.by_run(real_logs.read(path, "python -m specedge.experiments.serving_validation measure"))
 
 
 def replay_run(runs: dict, key, verify: str = VERIFY[0], scale: str = "full", seed: int = 0, modelled: bool = False,
@@ -141,20 +119,10 @@ def validation(runs: dict, paper: str, acceptance=None, scale: str = "full", see
 
 
 def section(paper: str, acceptance, out, scale: str = "full", seed: int = 0):
-    """A notebook's Validation section for ``paper``: the committed pinned runs (N in ``SIZES``, the first
-    two at CI scale) against their replays and the stochastic twin (``validation``), written to ``out``
-    (counts, ``mechanisms``, both figures); returns (real vs replay, stochastic vs replay, counts, the
-    queueing floor ``floor_s``, mechanisms)."""
-    runs = load_real_runs()
-    val, stoch, counts = validation(runs, paper, acceptance, seed=seed, sizes=SIZES if scale == "full" else SIZES[:2])
-    floor, mech = floor_s(runs), mechanisms(runs)
-    plotting.write_csv(counts, out / "twin_vs_real_counts.csv")
-    plotting.write_csv(mech, out / "twin_vs_real_mechanisms.csv")
-    plotting.save(figure(val).figure, val, out, "twin_vs_real")
-    plotting.save(figure(stoch.assign(verify="stochastic")).figure, stoch, out, "stochastic_vs_replay")
-    print(f"queueing delays within {1e3 * floor:.2f} ms are judged in absolute terms; S mismatches:",
-          int(counts.mismatched.sum()), "of", int(counts.rounds.sum()), "replayed rounds")
-    return val, stoch, counts, floor, mech
+    """A notebook's Validation section for ``paper`` (``serving.validation.section``): the committed pinned runs
+    (N in ``SIZES``, the first two at CI scale) against their replays and the stochastic twin."""
+    return _validation.section(load_real_runs(), paper, setup(paper), acceptance, out, seed,
+                               SIZES if scale == "full" else SIZES[:2])
 
 
 if __name__ == "__main__":

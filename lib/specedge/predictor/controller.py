@@ -143,6 +143,21 @@ def replay_stop_rule(traces: pd.DataFrame, predictor, exclusive: bool = True) ->
     return pd.DataFrame(rows)
 
 
+def replayed_rounds(replay: pd.DataFrame, traces: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """``replay_stop_rule``'s rounds one row per (round, mode): OFF, the traced window, and ON, the stop rule's cut
+    (its drafting passes ``draft_passes``: through the pass whose logits it judged where it cut), with ``drafted``,
+    ``accepted``, ``passes`` and the round's first ``position`` in ``traces``; and the columns keying a round."""
+    keys = [c for c in ("draft", "target", "domain", "temperature", "prompt", "round") if c in replay]
+    if "position" not in traces or not set(keys) <= set(traces.columns):
+        raise ValueError(f"traces need columns {sorted({'position', *keys})}, got {list(traces.columns)}")
+    position = traces.groupby(keys, as_index=False).position.first()
+    passes = {"OFF": replay["drafted_OFF"], "ON": draft_passes(replay["drafted_ON"], replay["drafted_OFF"])}
+    rounds = pd.concat([replay[keys + [f"drafted_{m}", f"accepted_{m}"]]
+                        .rename(columns={f"drafted_{m}": "drafted", f"accepted_{m}": "accepted"}).assign(mode=m, passes=passes[m])
+                        for m in ("OFF", "ON")], ignore_index=True).merge(position, on=keys)
+    return rounds, keys
+
+
 def ablation_over_drafts(drafts: Sequence[str], target: str, ids: Mapping, domains: Sequence[str], controlled: Mapping,
                          window: int, tokens: int, temperature: float, seed: int):
     """For every draft, the test prompts decoded with a fixed window (OFF) and with each predictor's

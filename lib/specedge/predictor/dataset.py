@@ -130,6 +130,18 @@ def data_splits(data: pd.DataFrame, seed: int) -> dict[str, pd.DataFrame]:
     return {name: data[split == name] for name in ("train", "val", "test")}
 
 
+def committed_split(traces: pd.DataFrame, meta) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """The data set of ``traces`` and the prompt split a committed predictor was trained on (its ``meta``:
+    ``split_seed``, and ``split_prompts`` naming the test prompts), each split's size printed."""
+    if "split_seed" not in meta:
+        raise ValueError(f"meta: needs 'split_seed' (a committed predictor's meta.json), got keys {sorted(meta)}")
+    data = build_dataset(traces)
+    splits = data_splits(data, meta["split_seed"])
+    print({k: f"{len(v)} samples ({int((v.label == 0).sum())} rejected), {v.prompt_key.nunique()} prompts" for k, v in splits.items()})
+    print("test prompts:", ", ".join(meta["split_prompts"]["test"]))
+    return data, splits
+
+
 def test_prompts(data: pd.DataFrame, seed: int, per_domain: int | None = None) -> dict[str, list[int]]:
     """Prompt indices per domain of the test split (the controller is run live on unseen prompts)."""
     test = data_splits(data, seed)["test"]

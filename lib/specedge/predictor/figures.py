@@ -1,5 +1,6 @@
 """Figures of the rejection predictor any of its users draws: acceptance against each token statistic and their
-Pearson r (li2026 Figs 2-3), the row-normalised confusion matrices (Fig 10), Theorem 1's expected waste over FP (App A).
+Pearson r (li2026 Figs 2-3), the row-normalised confusion matrices (Fig 10), Theorem 1's expected waste over FP (App A),
+the families' FPR at the paper's operating points over split seeds (Table 4), device goodput over wasted drafting (Fig 1).
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import seaborn as sns
 from .. import plotting
 from .dataset import STATS
 from .models import FAMILIES, LABELS
+from .operating import UNPENALISED
 from .waste import FPS
 
 UNITS = dict(max_prob="confidence (max prob)", entropy="entropy (nats)", margin="top-2 margin (prob)",
@@ -75,3 +77,42 @@ def theorem1_figure(thm: pd.DataFrame, points: pd.DataFrame):
     ax.set_ylabel("E[W] (wasted draft tokens / round)")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
+
+
+def operating_fpr_figure(summaries, paper_fpr):
+    """FPR at the paper's operating points: per pair (``operating.summary`` frames by name) the seed mean and its
+    95 % t-interval per family, the MLP without the penalty beside them; ``paper_fpr`` (family label -> FPR, the
+    paper's Table 4) as black marks."""
+    families = [LABELS[f] for f in FAMILIES]
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    names, width = [*families, UNPENALISED], 0.8 / len(summaries)
+    for k, (pair, s) in enumerate(summaries.items()):
+        f = s[s.metric == "FPR"].set_index("predictor").reindex(names)
+        ax.bar(np.arange(len(names)) + (k - (len(summaries) - 1) / 2) * width, f["mean"], width, label=pair,
+               yerr=[f["mean"] - f["low"], f["high"] - f["mean"]], capsize=3)
+    ax.scatter(np.arange(len(families)), pd.Series(paper_fpr).reindex(families), marker="_", s=400, c="k", zorder=5,
+               label="paper (Table 4)")
+    ax.set_xticks(np.arange(len(names)), [n.replace(", ", ",\n") for n in names], fontsize=8)
+    ax.set_ylabel("FPR on rejected tokens (fraction)")
+    ax.set_title("the paper's operating points: MLP class-weighted BCE at 0.5, trees at 0.5 (95 % t over split seeds)", fontsize=9)
+    ax.set_ylim(0, 1.2)
+    ax.legend(fontsize=8, ncol=3, loc="upper center")
+    fig.tight_layout()
+    return fig
+
+
+def waste_goodput_figure(rounds: pd.DataFrame, seed: int, alpha: float, title: str, **title_kw):
+    """Each round's device goodput over its wasted draft tokens (li2026 Fig 1; ``rounds``: mode, wasted, goodput),
+    jittered by mode, and the mean goodput per wasted count; ``title`` is formatted with the Pearson r. Returns the
+    figure, the means (goodput, rounds per wasted count) and r."""
+    summary = rounds.groupby("wasted").agg(goodput=("goodput", "mean"), rounds=("goodput", "size")).reset_index()
+    r = float(np.corrcoef(rounds.wasted, rounds.goodput)[0, 1])
+    fig, ax = plt.subplots(figsize=(6, 4))
+    np.random.seed(seed)  # seaborn's strip jitter draws from numpy's global generator
+    sns.stripplot(data=rounds, x="wasted", y="goodput", hue="mode", alpha=alpha, size=3, ax=ax, dodge=True)
+    ax.plot(np.arange(len(summary)), summary.goodput, "k-o", label="mean")
+    ax.set_xlabel("wasted draft tokens per round W")
+    ax.set_ylabel("device goodput (tokens/s)")
+    ax.set_title(title.format(r=r), **title_kw)
+    ax.legend(fontsize=8)
+    return fig, summary, r

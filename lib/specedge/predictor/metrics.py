@@ -21,6 +21,14 @@ def _binary(y, name: str) -> np.ndarray:
     return y.astype(int)
 
 
+def accept_all(accepted_share: float) -> dict[str, float]:
+    """``metrics`` of the trivial predictor that accepts every token (a fixed window) on data whose accepted share is
+    ``accepted_share``: Acc = that share (4 decimals), AUC 0.5, Rec1 1, Spec 0, FPR 1, BalAcc 0.5."""
+    if not 0 <= accepted_share <= 1:
+        raise ValueError(f"accepted_share: a fraction in [0, 1], got {accepted_share!r}")
+    return dict(Acc=round(float(accepted_share), 4), AUC=0.5, Rec1=1.0, Spec=0.0, FPR=1.0, BalAcc=0.5)
+
+
 def confusion(y_true, y_pred) -> dict[str, int]:
     """TN, FP, FN, TP with accepted = 1 as the positive class (Table 10's layout; scikit-learn)."""
     t, p = _binary(y_true, "y_true"), _binary(y_pred, "y_pred")

@@ -13,6 +13,7 @@ the fitted settings and no further tuning (the *held-out* rows, the reproduction
   for 2x too high and 2x too low); a non-positive reproduced value is an infinite misfit.
 - ``error(paper, reproduced)``: the signed relative error (reproduced - paper) / |paper|, or the plain
   difference where the paper states 0 (a relative error is then undefined; ``error_kind`` says which).
+- ``open_grid``: the grid of a table of open settings (role ``fit``, candidates per scale).
 - ``table(...)``: the committed record, one row per fitted setting and per stated number (``COLUMNS``).
 """
 from __future__ import annotations
@@ -58,6 +59,16 @@ def candidates(grid: Mapping[str, Sequence]) -> list[dict]:
         raise ValueError(f"grid: need at least one setting and one value per setting, got {dict(grid)!r}")
     names = list(grid)
     return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
+
+
+def open_grid(settings: pd.DataFrame, scale: str, types: Mapping[str, type]) -> dict[str, list]:
+    """The ``grid`` of an open-settings table (columns ``setting``, ``role`` and ``{scale}_grid``: the candidates,
+    space-separated): its role ``fit`` settings and their candidates at ``scale``, each cast by ``types[setting]``."""
+    col = f"{scale}_grid"
+    if col not in settings:
+        raise ValueError(f"scale: the open settings have no column {col!r} (have {list(settings.columns)})")
+    return {r.setting: [types[r.setting](float(v)) for v in getattr(r, col).split()]
+            for r in settings.query("role == 'fit'").itertuples()}
 
 
 @dataclass(frozen=True)

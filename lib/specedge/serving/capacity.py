@@ -27,12 +27,17 @@ differ (another epsilon's guess), so that searches sharing a cache of points mee
 counts), so that ``run_all`` can advance many searches in lockstep and evaluate each round's points together
 (one parallel sweep); ``bisect`` drives one search with ``f``.
 
+``searches`` runs many of them over seeds, their points through ``run_points`` (a sweep runner, the sweep cache or
+in process); ``throughput_bound`` is an optimistic N from eq (19)'s peak throughput, a search's first bracket.
+
 ``wilson(k, n)`` is the Wilson score interval of a violation rate (scipy's binomial test gives the
 same interval as ``proportion_ci(method="wilson")``).
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 from scipy import stats
@@ -241,3 +246,78 @@ def knees(curves, epsilon: float, by=("system", "speed"), x: str = "devices", y:
         over = g[g[y] > epsilon]
         return float(over[x].iloc[0]) if len(over) else math.inf
     return curves.groupby(list(by)).apply(first, include_groups=False)
+
+
+def throughput_bound(est, context: float, speed: float, epsilon: float, rounds=None, prefix_cache: bool = True) -> float:
+    """The N past which a server cannot give (1 - epsilon) of its devices ``speed`` tokens/s: its peak committed
+    tokens/s by eq (19) (``est``: an ``estimator.Estimator``) without the per-batch constant c (batches of any
+    size), every request at ``context`` cached tokens, divided by (1 - epsilon) x ``speed``. ``rounds``: per kind
+    of device, its (drafted, accepted, rounds) summed over traced rounds (``client_mix.round_sums``), the kinds
+    in equal numbers, each request S drafts + 1 new tokens (plus the whole context without ``prefix_cache``);
+    None: centralized serving, one token per response per step. Optimistic, so the capacity lies below it."""
+    if not 0 <= epsilon < 1 or not speed > 0:
+        raise ValueError(f"epsilon, speed: need 0 <= epsilon < 1 and speed > 0, got {epsilon!r}, {speed!r}")
+    if rounds is None:
+        tokens, cost = 1.0, est.a + est.b_compute * (context + 1) + est.b_read * context
+    else:
+        cached = context if prefix_cache else 0.0
+        tokens = cost = 0.0
+        for drafted, accepted, n in rounds:
+            new = drafted / n + 1 + (context - cached)
+            tokens += accepted / n + 1
+            cost += est.a * new + est.b_compute * (new + cached) * new + est.b_read * cached
+    return tokens / cost / ((1 - epsilon) * speed)
+
+
+@lru_cache(maxsize=None)
+def _version(run_point: Callable) -> str:
+    from .. import sweep
+
+    return sweep.point_version(run_point)     # the key sweep.run gives run_point's points itself
+
+
+def run_points(points: list, run_point: Callable, run: Callable | None = None, point_cache: str = "") -> list[dict]:
+    """``searches``' ``run_points``: the rows of ``run_point`` at ``points``, by ``run(points, run_point)`` (a sweep
+    runner returning a frame) when given, else here, through the sweep cache ``point_cache`` when set (the key
+    ``sweep.run`` itself gives, so a search reads back the points a sweep ran)."""
+    from .. import sweep
+
+    if run is not None:
+        return run(points, run_point).to_dict("records")
+    if point_cache:
+        return sweep.run(run_point, points, backend="sequential", cache_dir=point_cache, version=_version(run_point),
+                         progress=False).to_dict("records")
+    return [run_point(p) for p in points]
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One capacity search (eq 20) of a serving system: its system, target and class (every device in it),
+    epsilon, the seeds of each N (``seeds`` from ``seed``), the search bound ``hi``, the setting its points run
+    under (the driver's), a sweep cache folder for the points ("": none; searches sharing it share points) and
+    where the bisection stops (``resolution``, ``bisect``)."""
+    system: str
+    target: str
+    slo_class: int
+    epsilon: float
+    seeds: int
+    seed: int
+    hi: int
+    setting: object = None
+    point_cache: str = ""
+    resolution: float = 0.0
+
+
+def capacities(curves: list[Curve], point: Callable, run_point: Callable, guess: Callable, run: Callable | None = None,
+               decisive: float | None = DECISIVE, cost: Callable | None = None) -> list[dict]:
+    """``searches`` of ``curves``, N's point of each seed ``point(curve, n, seed)``, each round's points one
+    ``run_points`` call (``run``, or here through the first curve's ``point_cache``); ``guess(curve)``: the first
+    upper bracket. One row per curve: its system, target, speed (class) and epsilon, then the search's result."""
+    def points_of(c: Curve, n: int, seeds) -> list:
+        return [point(c, n, s) for s in seeds]
+
+    def run_pts(points: list) -> list[dict]:
+        return run_points(points, run_point, run, curves[0].point_cache)
+
+    found = searches(curves, points_of, run_pts, guess, decisive, cost=cost)
+    return [dict(system=c.system, target=c.target, speed=c.slo_class, epsilon=c.epsilon, **f) for c, f in zip(curves, found)]

@@ -5,11 +5,13 @@ drawn from that (draft, domain)'s own traces.
 target and a real pair) into one frame that ``twin.TraceAcceptance`` reads under one pooled target label; each
 source keeps its draft names, which must not collide. ``one_domain_workload`` gives each client one (draft,
 domain) pair, every domain distinct; ``client_alpha`` is each client's i.i.d. acceptance rate measured on its
-traced rounds and ``spread`` the range of those rates.
+traced rounds and ``spread`` the range of those rates. ``round_sums`` / ``reported_alpha``: what a device's drafting
+rule (a fixed window, or a stop rule within it) drafts and gets accepted over traced rounds (li2026 eq (5)).
 """
 from __future__ import annotations
 
 import dataclasses
+from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -101,3 +103,30 @@ def spread(alpha) -> float:
     if a.size == 0:
         raise ValueError("alpha: need at least one client")
     return float(a.max() - a.min())
+
+
+@lru_cache(maxsize=None)
+def round_sums(acceptance, draft: str, controlled: bool, window: int, temperature: float = 0.0, draws: int = 4000,
+               domains: tuple[str, ...] = ("chat",), rule: str = "mlp") -> tuple[int, int, int]:
+    """(drafted, accepted, rounds) summed over ``draws`` traced rounds of a device's drafting rule, drawn from
+    ``acceptance`` (a ``twin.TraceAcceptance``) with a fixed seed, cycling over ``domains``: a fixed window of
+    ``window`` drafts, or (``controlled``) stopped by the stop rule ``rule`` within it."""
+    if draws < 1 or not domains:
+        raise ValueError(f"draws, domains: need draws >= 1 and at least one domain, got {draws!r}, {domains!r}")
+    rng = np.random.default_rng(0)
+    drafted = accepted = 0
+    for i in range(draws):
+        dom = domains[i % len(domains)]
+        if controlled:
+            s, n, _ = acceptance.draw_controlled(rng, draft, dom, temperature, window, rule)
+        else:
+            s, (n, _) = window, acceptance.draw(rng, draft, dom, temperature, window)
+        drafted, accepted = drafted + s, accepted + n
+    return drafted, accepted, draws
+
+
+def reported_alpha(acceptance, draft: str, controlled: bool, window: int, temperature: float = 0.0, draws: int = 4000,
+                   domains=("chat",), rule: str = "mlp") -> float:
+    """li2026 eq (5)'s alpha a device reports: accepted / drafted over its traced rounds (``round_sums``)."""
+    drafted, accepted, _ = round_sums(acceptance, draft, controlled, window, temperature, draws, tuple(domains), rule)
+    return accepted / max(drafted, 1)

@@ -5,7 +5,8 @@ the twin; every experiment driver reads a log through them.
 - ``client_goodput``: tokens per second of each client over its own active span;
 - ``responses`` / ``response_violations``: one row per response and whether it met its SLO class (li2026
   Sec 5.3); an iteration's violation (li2026 eq 4) is ``slo.violations``;
-- ``steady``: the verified rounds past a warm-up; ``per_class``: violation rates per SLO class from sweep rows;
+- ``steady``: the verified rounds past a warm-up; ``slo_summary``: one run's violations (overall, per class) and
+  goodput over its steady window; ``per_class``: violation rates per SLO class from such rows, pooled;
 - ``deadline_attribution``: each verification's miss and its cause, queue- or compute-dominant (li2026 eq 21);
 - ``jain``: Jain's fairness index J(x) = (sum x_i)^2 / (n sum x_i^2), 1/n (one client gets all) to 1 (equal);
 - ``tokens_per_pass``: committed tokens per verification forward pass (the server's yield of a pass);
@@ -162,6 +163,25 @@ def deadline_attribution(log: pd.DataFrame, window: int = 50, tau: float = 1.5) 
     ev["label"] = np.where(~ev["violated"], "met",
                            np.where(ev["rho"] > tau, "compute-dominant", "queue-dominant"))
     return ev[["batch", "client", "slo_class", "t_queue", "t_verify", "rho", "violated", "label"]]
+
+
+def slo_summary(log: pd.DataFrame, max_new_tokens: int, warmup: float, horizon: float, classes) -> dict:
+    """One run's SLO outcome over its steady window (``warmup``, ``horizon``]: response-level violations
+    (``response_violations``: eq 20's trials) overall and per class c of ``classes`` (``responses_{c}``,
+    ``violations_{c}``: what ``per_class`` pools), the iteration-level violation rate (eq 4, ``slo.violations``
+    of the ``steady`` rounds) and system goodput (committed tokens per second of the window)."""
+    if not horizon > warmup >= 0:
+        raise ValueError(f"warmup, horizon: need 0 <= warmup < horizon, got {warmup!r}, {horizon!r}")
+    resp = response_violations(log, max_new_tokens, warmup, horizon)
+    it = steady(log, warmup)
+    row = dict(responses=int(len(resp)), violations=int(resp["violated"].sum()),
+               violation_rate=float(resp["violated"].mean()) if len(resp) else np.nan, iterations=int(len(it)),
+               iteration_violation_rate=float(slo.violations(it).mean()) if len(it) else np.nan,
+               goodput=float(it["tokens"].sum()) / (horizon - warmup))
+    for c in classes:
+        r = resp[resp["slo_class"].astype(float) == c]
+        row[f"responses_{c}"], row[f"violations_{c}"] = int(len(r)), int(r["violated"].sum())
+    return row
 
 
 def per_class(rows: pd.DataFrame, by: list[str], classes) -> pd.DataFrame:

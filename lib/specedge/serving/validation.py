@@ -18,21 +18,23 @@ objects), so that nothing here switches on a setting's name.
 """
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from .. import plotting
 from . import runtime, slo
 from ..predictor import draft_passes as controller_passes
 from .estimator import features
 from .interfaces import LOG_COLUMNS
 from .metrics import client_goodput, verified
 from .replay import NEEDED, MeasuredPasses, dispatch_latency, mismatches, real_rounds, replay, turnaround_latency
-from .run import PROMPT_TOKENS
+from .run import PROMPT_TOKENS, run_real
 from .twin import Times, simulate
 from .verify_profiling import parse_batch
 
@@ -223,6 +225,37 @@ def compare(pairs: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def round_time_table(pairs: dict) -> pd.DataFrame:
+    """p50/p90/p99 of the logged round time ``t_round`` (a centralized log's per-token interval) of each policy's
+    (real log, twin log) in ``pairs``: one row per policy, system ("real" / "twin") and quantile."""
+    rows = []
+    for policy, (real, twin_log) in pairs.items():
+        for name, lg in (("real", real), ("twin", twin_log)):
+            r = verified(lg)
+            if r.empty:
+                raise ValueError(f"pairs[{policy!r}]: the {name} log has no verified rounds")
+            for q in QUANTILES:
+                rows.append(dict(policy=policy, system=name, quantile=f"p{q}", t_round_s=float(np.percentile(r["t_round"], q))))
+    return pd.DataFrame(rows)
+
+
+def centralized_twin(real_log: pd.DataFrame, prompt_tokens: Sequence[int], max_new_tokens: int,
+                     target: str = "target-m") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A real centralized run (one response of ``max_new_tokens`` per prompt of ``prompt_tokens`` tokens, generated
+    together) against the twin's continuous batching with the run's median decode step (``centralized.step_time_of``)
+    over as long: ``round_time_table`` of the token interval, and per quantile real, twin and twin_vs_real_pct."""
+    from . import centralized
+    from .workload import ClientSpec, Workload
+
+    wl = Workload(target, tuple(ClientSpec(prompt_tokens=int(p), max_new_tokens=max_new_tokens) for p in prompt_tokens))
+    twin = centralized.simulate(wl, centralized.step_time_of(real_log), until=float(real_log.end.max()))
+    twin = twin[twin.groupby("client").cumcount() < max_new_tokens]   # the real run generates one response each
+    table = round_time_table({"Centralized": (real_log, twin)})
+    diff = table.pivot_table(index=["policy", "quantile"], columns="system", values="t_round_s")
+    diff["twin_vs_real_pct"] = 100 * (diff.twin / diff.real - 1)
+    return table, diff
+
+
 TOLERANCE = {"p50": 5.0, "p90": 10.0}
 
 
@@ -281,6 +314,46 @@ def validation(runs: dict, paper: str, setup: Setup, acceptance=None, scale: str
         stoch = stoch.merge(steps[on + ["modelled_times", "time_models_pct"]], on=on, how="left", validate="1:1")
         stoch["acceptance_pct"] = 100 * (stoch["stochastic"] / stoch["modelled_times"] - 1)
     return real, stoch, pd.DataFrame(counts)
+
+
+def measure(setups: Mapping[str, Setup], policies: Mapping[str, Sequence[str]], sizes, scale: str = "full", seed: int = 0,
+            pin=None) -> pd.DataFrame:
+    """Every real run (``run_real``, server and drafters pinned to the cores ``pin``): per setting of ``policies``
+    (setting -> its policies), N in ``sizes`` and policy, its setup's clients and fresh policy objects; one table
+    with columns paper (the setting), n_clients and load_1min (the host's load before the run) added."""
+    logs = []
+    for paper, pols in policies.items():
+        for n in sizes:
+            for pol in pols:
+                former, alloc = setups[paper].policies(pol, n, seed)
+                load = os.getloadavg()[0]
+                log, _ = run_real(setups[paper].workload(n, scale, seed), former, alloc, label=pol, seed=seed, pin=pin)
+                if (log["event"] != "").any():
+                    raise RuntimeError(f"real run {paper} {pol} N={n}: unexpected events "
+                                       f"{log[log['event'] != ''].event.tolist()}")
+                print(f"{paper} {pol} N={n}: {len(log)} rounds, {log['end'].max():.1f} s", flush=True)
+                logs.append(log.assign(paper=paper, n_clients=n, load_1min=load))
+    return pd.concat(logs, ignore_index=True)
+
+
+def by_run(df: pd.DataFrame) -> dict[tuple[str, str, int], pd.DataFrame]:
+    """A table of real runs (``measure``'s) as one log per (paper, policy, N), in the table's order."""
+    return {(p, pol, int(n)): g.reset_index(drop=True) for (p, pol, n), g in df.groupby(["paper", "policy", "n_clients"], sort=False)}
+
+
+def section(runs: dict, paper: str, setup: Setup, acceptance, out, seed: int = 0, sizes=None):
+    """A notebook's Validation section: ``paper``'s runs of N in ``sizes`` against their replays and the stochastic
+    twin (``validation``), written to ``out`` (counts, ``mechanisms``, both figures); returns (real vs replay,
+    stochastic vs replay, counts, the queueing floor ``floor_s``, mechanisms)."""
+    val, stoch, counts = validation(runs, paper, setup, acceptance, seed=seed, sizes=sizes)
+    floor, mech = floor_s(runs), mechanisms(runs)
+    plotting.write_csv(counts, out / "twin_vs_real_counts.csv")
+    plotting.write_csv(mech, out / "twin_vs_real_mechanisms.csv")
+    plotting.save(figure(val).figure, val, out, "twin_vs_real")
+    plotting.save(figure(stoch.assign(verify="stochastic")).figure, stoch, out, "stochastic_vs_replay")
+    print(f"queueing delays within {1e3 * floor:.2f} ms are judged in absolute terms; S mismatches:",
+          int(counts.mismatched.sum()), "of", int(counts.rounds.sum()), "replayed rounds")
+    return val, stoch, counts, floor, mech
 
 
 def mechanisms(runs: dict, keys=None) -> pd.DataFrame:

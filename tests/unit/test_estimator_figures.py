@@ -1,0 +1,26 @@
+"""The verifier's latency figures (``serving.estimator_figures``): the interference table's ratios, its checks."""
+import pandas as pd
+import pytest
+
+from specedge.serving import estimator_figures as EF
+
+
+def _frame():
+    rows = []
+    for t in ("zoo", "widened"):
+        for la, (a, b, ab) in {8: (1.0, 2.0, 3.0), 16: (2.0, 2.0, 5.0)}.items():
+            rows += [dict(target=t, a_length=la, case=c, seconds=s) for c, s in (("Solo A", a), ("Solo B", b), ("Batched A+B", ab))]
+    return pd.DataFrame(rows)
+
+
+def test_interference_figure_gives_what_b_inherits_and_the_batched_over_solo_a_ratio(tmp_path):
+    w = EF.interference_figure(_frame(), tmp_path, "fig")
+    assert w.loc[("zoo", 8), "B inherits (batched / solo B)"] == 1.5 and w.loc[("zoo", 16), "batched / solo A"] == 2.5
+    assert (tmp_path / "fig.png").is_file() and (tmp_path / "fig.csv").is_file()
+    with pytest.raises(ValueError, match="cases"):
+        EF.interference_figure(_frame().query("case != 'Solo B'"), tmp_path, "fig")
+
+
+def test_fit_figures_refuses_no_fit(tmp_path):
+    with pytest.raises(ValueError, match="fits"):
+        EF.fit_figures({}, tmp_path, "a", "b")
