@@ -116,6 +116,39 @@ def traces(draft, ee, tok, s, progress=True) -> pd.DataFrame:
     return rounds
 
 
+def _append(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    return pd.concat([f for f in (old, new) if len(f)], ignore_index=True).sort_values("gamma", kind="stable")
+
+
+GAMMAS = (2, 6, 8)               # Fig 4b's sweep; γ = 4 is the ``traces`` stage's run
+
+
+def gamma_sweep(draft, ee, tok, s, gammas=GAMMAS, progress=True) -> pd.DataFrame:
+    """Fig 4b: the ``traces`` stage at each γ of ``gammas`` (same prompts and settings) and the pair's passes at that γ,
+    appended to ``ee_rounds_gamma.csv.gz`` and ``pass_times_gamma.csv`` (a ``gamma`` column); a γ already there is
+    not rerun."""
+    from tqdm.auto import tqdm
+    OUT.mkdir(parents=True, exist_ok=True)
+    f_rounds, f_passes = OUT / "ee_rounds_gamma.csv.gz", OUT / "pass_times_gamma.csv"
+    rounds = pd.read_csv(f_rounds) if f_rounds.exists() else pd.DataFrame(columns=["gamma"])
+    passes = pd.read_csv(f_passes) if f_passes.exists() else pd.DataFrame(columns=["gamma"])
+    log = (lambda m: tqdm.write(f"[realpair-exits] {m}")) if progress else None
+    for g in tqdm([g for g in gammas if g not in set(rounds.gamma) or g not in set(passes.gamma)], desc="gamma sweep",
+                  disable=not progress):
+        t0 = time.perf_counter()
+        if g not in set(rounds.gamma):
+            r, _ = early_exit.collect_trace_frames(draft, ee, _prompts(tok, s), s["max_new"], g, tok.eos_token_id, log=log)
+            rounds = _append(rounds, r.assign(gamma=g)[["gamma", *r.columns]])
+            rounds.to_csv(f_rounds, index=False, float_format="%.10g", lineterminator="\n")
+        if g not in set(passes.gamma):
+            p = pd.DataFrame([dict(quantity=k, value=v, gamma=g) for k, v in pair_passes(draft, ee, g).items()])
+            passes = _append(passes, p)
+            write_csv(passes[["quantity", "value", "gamma"]], f_passes)
+        if log:
+            log(f"gamma {g}: {time.perf_counter() - t0:.0f} s")
+    return rounds
+
+
 def concurrent_check(draft, ee, tok, s, clients=("rtx",), n_prompts=2, max_new=24, time_scale=15.0,
                      threads=3) -> pd.DataFrame:
     """Stage 5: the threaded FSD run beside the simulation on the same prompts (HumanEval's stand-in, the paper's timings
@@ -193,13 +226,14 @@ def section(cmp, paper, prof, local, zoo_avg: pd.DataFrame, base: sim.FSDConfig,
     return out
 
 
-STAGES = ("adapters", "traces", "times", "concurrent")
+STAGES = ("adapters", "traces", "times", "concurrent", "gammas")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="venkatesha2025 on the real pair: adapters, exit agreement, EE traces")
     ap.add_argument("stages", nargs="*", choices=STAGES, default=list(STAGES))
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1: one core of a shared machine)")
+    ap.add_argument("--gammas", type=int, nargs="+", default=list(GAMMAS), help="Fig 4b's γ values (stage gammas)")
     for k, v in SETTINGS.items():
         ap.add_argument(f"--{k.replace('_', '-')}", type=type(v), default=v)
     args = ap.parse_args(argv)
@@ -216,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
         print(pass_times(draft, ee, s).to_string(index=False))
     if "concurrent" in args.stages:
         print(concurrent_check(draft, ee, tok, s).to_string(index=False))
+    if "gammas" in args.stages:
+        gamma_sweep(draft, ee, tok, s, args.gammas)
     return 0
 
 
