@@ -123,7 +123,9 @@ def sweep(rounds: pd.DataFrame, passes: pd.DataFrame, prof, local, columns=(), n
             for k in KEYS:
                 row.update({k: float(point[k]), f"{k}_low": float(np.percentile(boot[k], 2.5)),
                             f"{k}_high": float(np.percentile(boot[k], 97.5))})
-            rows.append(dict(row, miss_rate=float(p["fsd_miss_rate"]), rounds=int(p["rounds"].sum()), prompts=len(names)))
+            rows.append(dict(row, miss_rate=float(p["fsd_miss_rate"]), T_c_ms=1e3 * src["sd"].T_c,
+                             stated_avg_ee_depth=sim.stated_average_early_exit(seqs) / seqs[0][0].n_layers,
+                             rounds=int(p["rounds"].sum()), prompts=len(names)))
             reps.append(pd.DataFrame(dict(source=source, gamma=g, replicate=np.arange(n_boot),
                                           speedup_ar_sd=boot["speedup_ar_sd"], speedup_sd_fsd=boot["speedup_sd_fsd"])))
     return pd.DataFrame(rows), pd.concat(reps, ignore_index=True)
@@ -136,18 +138,33 @@ def _interval(reps: pd.DataFrame, column: str, a: int, b: int) -> tuple[float, f
     return float(np.percentile(d, 2.5)), float(np.percentile(d, 97.5))
 
 
-def claims_rows(cmp, below_after: float, frame: pd.DataFrame, reps: pd.DataFrame, prefix: str,
-                notes: Mapping[str, str] | None = None, models: str = "real pair", labels: Mapping[str, str] | None = None):
+def mechanism(f: pd.DataFrame) -> str:
+    """What decides one timing source's curves (rows of ``sweep`` for one source), in numbers: how long before the final
+    the earliest agreeing exit is ready, what a pre-draft of γ tokens needs, FSD's own verification where it pays for
+    the exits, and the cost of a drafted token against a verification (c)."""
+    a, b = f.iloc[0], f.iloc[-1]
+    slack = [(1 - x.stated_avg_ee_depth) * x.T_t_sd_ms for x in (a, b)]
+    need = [x.gamma * x.T_d_ms + x.T_c_ms / 2 for x in (a, b)]
+    out = (f"; mechanism: the earliest agreeing exit sits at {a.stated_avg_ee_depth:.2f}-{b.stated_avg_ee_depth:.2f} of the "
+           f"depth, {slack[0]:.0f}-{slack[1]:.0f} ms before the verification ends, and a pre-draft needs gamma T_d + T_c/2 = "
+           f"{need[0]:.0f}-{need[1]:.0f} ms (gamma = {a.gamma}-{b.gamma})")
+    if b.T_t_fsd_ms > b.T_t_sd_ms:
+        out += (f"; FSD's verification computes every exit's full-vocabulary head on the gamma + 1 positions: "
+                f"{a.T_t_fsd_ms:.0f}-{b.T_t_fsd_ms:.0f} ms against SD's {a.T_t_sd_ms:.0f}-{b.T_t_sd_ms:.0f} ms")
+    return out + (f"; a drafted token costs c = {a.T_d_ms / a.T_t_sd_ms:.2f} of a verification and tau grows "
+                  f"{a.tau:.2f}-{b.tau:.2f}")
+
+
+def claims_rows(cmp, below_after: float, frame: pd.DataFrame, reps: pd.DataFrame, prefix: str, models: str = "real pair"):
     """Fig 4b's three claims (the zoo's ``fig4b-*`` statements) per timing source of ``sweep``: the SD->FSD gain grows
     with γ, AR->SD falls at large γ, AR->SD below 1x only for γ > ``below_after``; each null: the smallest γ's values at
-    every γ. ``notes[source]``: the mechanism where a claim deviates; ``labels[source]``: the source's name in the rows."""
-    notes, labels = dict(notes or {}), dict(labels or {})
+    every γ. Each note ends with the source's ``mechanism``."""
     kw = dict(strength="trend", models=models, cause="models")
     for source, f in frame.groupby("source", sort=False):
         f, r = f.sort_values("gamma"), reps[reps.source == source]
         first, last, g = f.iloc[0], f.iloc[-1], f.gamma.to_numpy()
         flat = f.assign(speedup_sd_fsd=first.speedup_sd_fsd, speedup_ar_sd=first.speedup_ar_sd)
-        name, why = f"{prefix}{labels.get(source, source)}: ", notes.get(source, "")
+        name, why = f"{prefix}{source}: ", mechanism(f)
         lo, hi = _interval(r, "speedup_sd_fsd", g[0], g[-1])
         cmp.claim("Fig 4b", f"{name}SD->FSD gain grows with gamma (largest vs smallest gamma)", "increasing",
                   vx.fsd_gain_grows_with_gamma(f), null_claim=vx.fsd_gain_grows_with_gamma(flat), statements="fig4b-fsd-grows",
