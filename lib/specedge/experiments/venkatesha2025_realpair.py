@@ -37,12 +37,6 @@ SETTINGS = dict(train_per_domain=12, context=256, held_per_domain=2, held_contex
                 negatives=2048, lr=1e-3, topk=32, gamma=4, prompts_per_benchmark=3, max_new=48, seed=0)
 
 
-def _models():
-    dtype = host.resolve_dtype("auto")
-    draft, target, tok = zoo.load_pair(DRAFT, TARGET, getattr(torch, dtype))
-    return draft.eval(), target.eval(), tok, dtype
-
-
 def adapters(target, tok, dtype, s, progress=True) -> early_exit.EarlyExits:
     """Stages 1-3 (``early_exit.offline.build``, resumable): hidden states, trained adapters, held-out agreement."""
     torch.manual_seed(s["seed"])
@@ -111,18 +105,6 @@ def load_outputs(folder=OUT) -> dict:
     return out
 
 
-def traces_by_benchmark(rounds: pd.DataFrame) -> dict[str, list]:
-    """``ee_rounds.csv.gz`` as ``early_exit.sim`` traces, one list of sequences per benchmark (in BENCHMARKS' order)."""
-    return {b: sim.traces_from_frame(rounds[rounds.benchmark == b]) for b in BENCHMARKS if (rounds.benchmark == b).any()}
-
-
-def pass_times(draft, ee, s) -> pd.DataFrame:
-    """The pair's passes (``early_exit.passes.pair_passes``) -> ``pass_times.csv``."""
-    frame = pd.DataFrame([dict(quantity=k, value=v, gamma=s["gamma"]) for k, v in pair_passes(draft, ee, s["gamma"]).items()])
-    write_csv(frame, OUT / "pass_times.csv")
-    return frame
-
-
 def section(cmp, paper, prof, local, zoo_avg: pd.DataFrame, base: sim.FSDConfig, paper_t7, n_boot: int = 1000,
             threads=range(1, 31), seed: int = 0) -> dict:
     """The notebook's real-pair section from the committed files: every frame, and the rows of Table 2, Table 6
@@ -134,7 +116,7 @@ def section(cmp, paper, prof, local, zoo_avg: pd.DataFrame, base: sim.FSDConfig,
     meta, rounds, cc = rp["adapters.json"], rp["ee_rounds.csv.gz"], rp["concurrent_vs_sim.csv"]
     out = dict(exit_agreement=offline.agreement_table(rp["exit_agreement.csv.gz"], n_boot, seed),
                model_quantities=sim.stated_intervals(rounds, n_boot, seed), concurrent_vs_sim=cc)
-    traces = traces_by_benchmark(rounds)
+    traces = {b: sim.traces_from_frame(g) for b, g in rounds.groupby("benchmark", sort=False)}   # BENCHMARKS' order
     out["table6"] = sim.evaluate_sources(traces, sim.timing_sources(rp["pass_times.csv"], prof, local, columns=vt.COLUMNS))
     vt.realpair(cmp, paper, meta, out["model_quantities"], out["table6"], zoo_avg)
     tr, prefix = traces["GSM8K"], f"{vt.REAL}: "
@@ -175,15 +157,19 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     s = {k: getattr(args, k) for k in SETTINGS}
-    draft, target, tok, dtype = _models()
+    dtype = host.resolve_dtype("auto")
+    draft, target, tok = zoo.load_pair(DRAFT, TARGET, getattr(torch, dtype))
+    draft, target = draft.eval(), target.eval()
     if "adapters" in args.stages:
         ee = adapters(target, tok, dtype, s)
     else:
         ee, _ = early_exit.load(target, CACHE / "adapters")
     if "traces" in args.stages:
         traces(draft, ee, tok, s)
-    if "times" in args.stages:
-        print(pass_times(draft, ee, s).to_string(index=False))
+    if "times" in args.stages:   # the pair's passes at the traces' γ
+        g = s["gamma"]
+        print(write_csv(pd.DataFrame([dict(quantity=k, value=v, gamma=g) for k, v in pair_passes(draft, ee, g).items()]),
+                        OUT / "pass_times.csv").read_text())
     if "concurrent" in args.stages:
         print(concurrent_check(draft, ee, tok, s).to_string(index=False))
     if "gammas" in args.stages:   # Fig 4b: the traces and times stages at each γ, resumable per γ
