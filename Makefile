@@ -73,7 +73,8 @@ realpair: venv
 
 # venkatesha2025 on the real pair (after `make realpair`; ~45 min on one core; resumable, never in CI): hidden states of
 # the frozen 1.5B target cached once, its 27 early-exit adapters trained on them, their agreement, real SD rounds with
-# every exit's outcome, pass times and one threaded FSD run -> data/venkatesha2025/realpair/ (adapters in build/).
+# every exit's outcome, pass times, one threaded FSD run and Fig 4b's rounds at gamma = 2, 6, 8 (~48 min more)
+# -> data/venkatesha2025/realpair/ (adapters in build/).
 realpair-exits: venv
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m specedge.experiments.venkatesha2025_realpair
 

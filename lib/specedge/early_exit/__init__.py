@@ -3,7 +3,8 @@
 Submodules: ``sim`` (the pre-drafting client and early-exit server of FSD as a SimPy discrete-event
 model), ``concurrent`` (the same protocol run for real with threads, queues and injected delays, and beside
 its simulation), ``passes`` (pass and batch timings, this machine as a profile), ``offline`` (adapters trained
-from cached hidden states), ``zoo_adapters`` (the committed zoo adapters' check, loading, card and agreement),
+from cached hidden states), ``draft_length`` (Fig 4b's speedups against γ on measured traces, with
+prompt-bootstrap intervals), ``zoo_adapters`` (the committed zoo adapters' check, loading, card and agreement),
 ``figures`` and ``verdicts`` (the rules deciding the simulation's claims);
 this machine's timings are measured by ``specedge.experiments.venkatesha2025_measure``.
 

@@ -46,3 +46,23 @@ def exit_agreement_figure(agree: pd.DataFrame):
     ax.set_ylabel("agreement with the final exit (%)")
     ax.legend(fontsize=8)
     return fig
+
+
+def gamma_sources_figure(f4b: pd.DataFrame):
+    """AR->SD and SD->FSD speedups against the draft length γ, one panel per timing source, with the 95 %
+    prompt-bootstrap intervals of ``early_exit.draft_length.sweep``."""
+    sources = list(dict.fromkeys(f4b.source))
+    fig, axes = plt.subplots(1, len(sources), figsize=(3.6 * len(sources), 3.4), sharey=False, squeeze=False)
+    for ax, source in zip(axes[0], sources):
+        f = f4b[f4b.source == source].sort_values("gamma")
+        for col, label, marker in (("speedup_ar_sd", "AR → SD", "o"), ("speedup_sd_fsd", "SD → FSD", "s")):
+            ax.plot(f.gamma, f[col], marker=marker, label=label)
+            ax.fill_between(f.gamma, f[f"{col}_low"], f[f"{col}_high"], alpha=0.25)
+        ax.axhline(1, color="grey", lw=0.8, ls="--")
+        ax.set_title(source, fontsize=9)
+        ax.set_xlabel("draft tokens γ")
+        ax.set_xticks(f.gamma)
+    axes[0][0].set_ylabel("speedup (×)")
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -16,6 +16,8 @@ with a 151,936-column head that is ~2 s per exit per 128 tokens on one CPU core,
 3. ``agreement_frame``: on held-out positions, each exit's argmax over the **full** head (the target's dtype,
    as deployed) against the final layer's argmax, and its confidence (max softmax probability, eq 4), for the
    trained adapters and for the untrained ones (identity adapters: the logit lens of each layer).
+
+``token_records`` turns corpus records into token ids; ``build`` runs the three steps in order and saves the adapters.
 """
 from __future__ import annotations
 
@@ -28,9 +30,10 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from . import EarlyExits, _parts
+from . import EarlyExits, _parts, save
 
-__all__ = ["extract", "load_split", "fit", "candidate_kl", "agreement_frame", "agreement_table", "CHECKPOINT"]
+__all__ = ["extract", "load_split", "fit", "candidate_kl", "agreement_frame", "agreement_table", "token_records", "build",
+           "CHECKPOINT"]
 
 CHECKPOINT = "checkpoint.pt"
 
@@ -193,3 +196,44 @@ def agreement_table(agree: pd.DataFrame, n_boot: int = 1000, seed: int = 0) -> p
         rows.append(dict(kind=kind, exit=e, depth=e / (agree.exit.max() + 1), agreement=v, low=lo, high=hi,
                          confidence=g.confidence.mean(), positions=len(g)))
     return pd.DataFrame(rows)
+
+
+def token_records(tok, records, context: int) -> list[list[int]]:
+    """Each corpus record's prompt + completion as token ids (no special tokens), cut at ``context`` tokens."""
+    return [tok(r["prompt"] + r["completion"], add_special_tokens=False)["input_ids"][:context] for r in records]
+
+
+def build(ee: EarlyExits, train_ids, held_ids, held_groups: Sequence[str], cache: Path, meta: dict, topk: int = 32,
+          epochs: int = 3, batch: int = 128, negatives: int = 2048, lr: float = 1e-3, seed: int = 0,
+          progress: bool = True, group_column: str = "group") -> tuple[dict, pd.DataFrame]:
+    """``extract`` (train and held-out records, under ``cache/hidden``), ``fit`` (checkpoints in ``cache/fit``), the
+    adapters saved to ``cache/adapters`` with ``meta`` (``early_exit.save``), then ``agreement_frame`` on the held-out
+    positions with each position's ``record`` and its group (``held_groups``, one per held-out record; column
+    ``group_column``). Every step
+    resumes. Returns (the adapters' card: sizes, training record, seconds of each step; the agreement frame)."""
+    if len(held_groups) != len(held_ids):
+        raise ValueError(f"held_groups must name each of the {len(held_ids)} held-out records, got {len(held_groups)}")
+    cache = Path(cache)
+    t0 = time.perf_counter()
+    extract(ee, train_ids, cache / "hidden", "train", topk=topk, progress=progress)
+    extract(ee, held_ids, cache / "hidden", "held", topk=1, progress=progress)
+    extract_s = time.perf_counter() - t0
+    hidden, top = load_split(cache / "hidden", "train")
+    record = fit(ee, hidden, top, cache / "fit", epochs, batch=batch, negatives=negatives, lr=lr, seed=seed,
+                 progress=progress)
+    del hidden, top
+    save(ee, cache / "adapters", dict(record, **meta))
+    held, _ = load_split(cache / "hidden", "held")
+    t0 = time.perf_counter()
+    agree = agreement_frame(ee, held, progress=progress)
+    owner = [(i, g) for i, (g, ids) in enumerate(zip(held_groups, held_ids)) for _ in ids]
+    agree.insert(1, "record", agree.position.map(lambda p: owner[p][0]))
+    agree.insert(2, group_column, agree.position.map(lambda p: owner[p][1]))
+    card = dict(layers=ee.n_layers // ee.per_layer, exits=ee.n_layers - 1, exits_per_layer=ee.per_layer, bottleneck=ee.rank,
+                trainable_params=ee.trainable_parameters(), target_params=sum(p.numel() for p in ee.target.parameters()),
+                param_fraction=ee.param_fraction(), train_records=len(train_ids), train_positions=record["positions"],
+                held_records=len(held_ids), held_positions=int(held.shape[0]), epochs=record["epochs_done"],
+                loss_per_epoch=record["loss"], loss=record["loss_name"], train_seconds=round(record["train_seconds"], 1),
+                extract_seconds_last_run=round(extract_s, 1), agreement_seconds=round(time.perf_counter() - t0, 1),
+                torch_threads=torch.get_num_threads(), torch=torch.__version__)
+    return card, agree

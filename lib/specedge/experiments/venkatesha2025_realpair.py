@@ -1,22 +1,14 @@
 """venkatesha2025 on the real pair (Qwen2.5-Coder 0.5B drafting for 1.5B): an offline measuring step.
 
-``python -m specedge.experiments.venkatesha2025_realpair`` (``make realpair-exits``; after ``make realpair``;
-never in CI) runs four resumable stages (``STAGES``) on the 28-layer target in the dtype ``host.auto_dtype`` picks,
-and writes the small files the notebook reads into ``data/venkatesha2025/realpair/`` (the adapters themselves,
-~50 MB, stay in the git-ignored ``build/``):
-
-- ``adapters``: hidden states of the frozen target once per record (``early_exit.offline.extract``; zoo corpus train
-  records for training, held-out records for agreement); the paper's adapters, one bottleneck per decoder layer (27
-  early exits; the last layer is the target itself) sized to its 1.48 %, trained by ``early_exit.offline.fit``
-  (candidate KL) -> ``adapters.json``; each exit's argmax over the full head against the final's on held-out
-  positions, trained vs logit lens -> ``exit_agreement.csv.gz``;
-- ``traces``: real greedy SD rounds of the pair (γ = 4) on the zoo's held-out prompts of each Table 6 benchmark's
-  stand-in domain with every exit's outcome (``early_exit.ExitTracingDecoder``) -> ``ee_rounds.csv.gz``, the
-  measured passes of every round -> ``round_times.csv``;
-- ``times``: the pair's passes (``early_exit.passes.pair_passes``) -> ``pass_times.csv``;
-- ``concurrent``: the threaded FSD run (``early_exit.concurrent``) once, short, beside the simulation on the same
-  prompts -> ``concurrent_vs_sim.csv``.
-
+``python -m specedge.experiments.venkatesha2025_realpair`` (``make realpair-exits``; after ``make realpair``; never in
+CI) runs resumable stages (``STAGES``) on the 28-layer target in the dtype ``host.auto_dtype`` picks and writes the small
+files the notebook reads into ``data/venkatesha2025/realpair/`` (the ~50 MB adapters stay in the git-ignored ``build/``):
+``adapters``: the paper's 27 adapters sized to its 1.48 %, trained and checked on zoo corpus records
+(``early_exit.offline.build``) -> ``adapters.json``, ``exit_agreement.csv.gz``; ``traces``: real greedy SD rounds (γ = 4)
+on held-out prompts of each Table 6 benchmark's stand-in with every exit's outcome -> ``ee_rounds.csv.gz``,
+``round_times.csv``; ``times``: the pair's passes -> ``pass_times.csv``; ``concurrent``: the threaded FSD run beside the
+simulation -> ``concurrent_vs_sim.csv``; ``gammas``: Fig 4b, ``traces`` and ``times`` at γ = 2, 6, 8
+(``early_exit.draft_length.collect``) -> ``ee_rounds_gamma.csv.gz``, ``pass_times_gamma.csv``.
 ``section`` builds the notebook's real-pair frames and rows from those files.
 """
 from __future__ import annotations
@@ -24,13 +16,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 
 import pandas as pd
 import torch
 
 from .. import early_exit, host, paths, zoo
-from ..early_exit import concurrent, offline, sim
+from ..early_exit import concurrent, draft_length, offline, sim
 from ..early_exit.passes import pair_passes
 from ..hardware import load_profile
 from ..plotting import write_csv
@@ -41,66 +32,32 @@ from .venkatesha2025_runs import BENCHMARKS
 OUT = paths.DATA / "venkatesha2025" / "realpair"
 CACHE = paths.BUILD / "venkatesha2025_realpair"
 PARAM_FRACTION = 0.0148          # Table 2: 101M trainable parameters of the 7B Vicuna, 1.48 %
+GAMMAS = (2, 6, 8)               # Fig 4b's sweep; γ = 4 is the ``traces`` stage's run
 SETTINGS = dict(train_per_domain=12, context=256, held_per_domain=2, held_context=64, epochs=3, batch=128,
                 negatives=2048, lr=1e-3, topk=32, gamma=4, prompts_per_benchmark=3, max_new=48, seed=0)
 
 
-def _ids(tok, records, context):
-    return [tok(r["prompt"] + r["completion"], add_special_tokens=False)["input_ids"][:context] for r in records]
-
-
-def _records(tok, s):
-    train = [r for d in zoo.DOMAINS for r in corpus.load("train", d)[: s["train_per_domain"]]]
-    held = [r for d in zoo.DOMAINS for r in zoo.eval_records(d, s["held_per_domain"])]
-    return _ids(tok, train, s["context"]), _ids(tok, held, s["held_context"]), [r["domain"] for r in held]
-
-
-def _models():
-    dtype = host.resolve_dtype("auto")
-    draft, target, tok = zoo.load_pair(DRAFT, TARGET, getattr(torch, dtype))
-    return draft.eval(), target.eval(), tok, dtype
-
-
 def adapters(target, tok, dtype, s, progress=True) -> early_exit.EarlyExits:
-    """Stages 1-3: cached hidden states, trained adapters (resumable), agreement on held-out positions."""
+    """Stages 1-3 (``early_exit.offline.build``, resumable): hidden states, trained adapters, held-out agreement."""
     torch.manual_seed(s["seed"])
     ee = early_exit.EarlyExits(target, param_fraction=PARAM_FRACTION, per_layer=1)
-    train_ids, held_ids, held_domains = _records(tok, s)
-    t0 = time.perf_counter()
-    offline.extract(ee, train_ids, CACHE / "hidden", "train", topk=s["topk"], progress=progress)
-    offline.extract(ee, held_ids, CACHE / "hidden", "held", topk=1, progress=progress)
-    extract_s = time.perf_counter() - t0
-    hidden, topk = offline.load_split(CACHE / "hidden", "train")
-    record = offline.fit(ee, hidden, topk, CACHE / "fit", s["epochs"], batch=s["batch"], negatives=s["negatives"],
-                         lr=s["lr"], seed=s["seed"], progress=progress)
-    del hidden, topk
-    early_exit.save(ee, CACHE / "adapters", dict(record, target=TARGET, dtype=dtype))
-    held, _ = offline.load_split(CACHE / "hidden", "held")
-    t0 = time.perf_counter()
-    agree = offline.agreement_frame(ee, held, progress=progress)
-    owner = [(i, d) for i, (d, ids) in enumerate(zip(held_domains, held_ids)) for _ in ids]
-    agree.insert(1, "record", agree.position.map(lambda p: owner[p][0]))
-    agree.insert(2, "domain", agree.position.map(lambda p: owner[p][1]))
+    train = [r for d in zoo.DOMAINS for r in corpus.load("train", d)[: s["train_per_domain"]]]
+    held = [r for d in zoo.DOMAINS for r in zoo.eval_records(d, s["held_per_domain"])]
+    train_ids, held_ids = offline.token_records(tok, train, s["context"]), offline.token_records(tok, held, s["held_context"])
+    card, agree = offline.build(ee, train_ids, held_ids, [r["domain"] for r in held], CACHE, dict(target=TARGET, dtype=dtype),
+                                progress=progress, group_column="domain",
+                                **{k: s[k] for k in ("topk", "epochs", "batch", "negatives", "lr", "seed")})
     OUT.mkdir(parents=True, exist_ok=True)
     agree.to_csv(OUT / "exit_agreement.csv.gz", index=False, float_format="%.10g", lineterminator="\n")
-    meta = dict(target=TARGET, layers=len(target.model.layers), exits=ee.n_layers - 1, exits_per_layer=1,
-                bottleneck=ee.rank, trainable_params=ee.trainable_parameters(),
-                target_params=sum(p.numel() for p in target.parameters()), param_fraction=ee.param_fraction(),
-                train_records=len(train_ids), train_positions=record["positions"], held_records=len(held_ids),
-                held_positions=int(held.shape[0]), epochs=record["epochs_done"], loss_per_epoch=record["loss"],
-                loss=record["loss_name"], train_seconds=round(record["train_seconds"], 1),
-                extract_seconds_last_run=round(extract_s, 1), agreement_seconds=round(time.perf_counter() - t0, 1),
-                settings=s, torch_threads=torch.get_num_threads(), torch=torch.__version__, **host.describe(dtype))
+    meta = dict(card, target=TARGET, settings=s, **host.describe(dtype))
     (OUT / "adapters.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
     return ee
 
 
 def _prompts(tok, s):
-    out = {}
-    for bench, (domain, part) in BENCHMARKS.items():
-        n = s["prompts_per_benchmark"]
-        out[bench] = [tok(p, add_special_tokens=False)["input_ids"] for p in zoo.eval_prompts(domain, (part + 1) * n)[part * n:]]
-    return out
+    n = s["prompts_per_benchmark"]
+    return {b: [tok(p, add_special_tokens=False)["input_ids"] for p in zoo.eval_prompts(d, (part + 1) * n)[part * n:]]
+            for b, (d, part) in BENCHMARKS.items()}
 
 
 def traces(draft, ee, tok, s, progress=True) -> pd.DataFrame:
@@ -133,7 +90,8 @@ def concurrent_check(draft, ee, tok, s, clients=("rtx",), n_prompts=2, max_new=2
 
 # ------------------------------------------------------------------------------------ reading (the notebook)
 FILES = ("adapters.json", "exit_agreement.csv.gz", "ee_rounds.csv.gz", "round_times.csv", "pass_times.csv",
-         "concurrent_vs_sim.csv")
+         "concurrent_vs_sim.csv", "ee_rounds_gamma.csv.gz", "pass_times_gamma.csv")
+FIG4B_COLUMN = ("rtx", "vicuna68m_vicuna7b")   # the paper's timings of Figs 4a/4b (as for the zoo)
 
 
 def load_outputs(folder=OUT) -> dict:
@@ -147,29 +105,18 @@ def load_outputs(folder=OUT) -> dict:
     return out
 
 
-def traces_by_benchmark(rounds: pd.DataFrame) -> dict[str, list]:
-    """``ee_rounds.csv.gz`` as ``early_exit.sim`` traces, one list of sequences per benchmark (in BENCHMARKS' order)."""
-    return {b: sim.traces_from_frame(rounds[rounds.benchmark == b]) for b in BENCHMARKS if (rounds.benchmark == b).any()}
-
-
-def pass_times(draft, ee, s) -> pd.DataFrame:
-    """The pair's passes (``early_exit.passes.pair_passes``) -> ``pass_times.csv``."""
-    frame = pd.DataFrame([dict(quantity=k, value=v, gamma=s["gamma"]) for k, v in pair_passes(draft, ee, s["gamma"]).items()])
-    write_csv(frame, OUT / "pass_times.csv")
-    return frame
-
-
 def section(cmp, paper, prof, local, zoo_avg: pd.DataFrame, base: sim.FSDConfig, paper_t7, n_boot: int = 1000,
             threads=range(1, 31), seed: int = 0) -> dict:
     """The notebook's real-pair section from the committed files: every frame, and the rows of Table 2, Table 6
-    (``venkatesha2025_tables.realpair``), Table 7 and Fig 4a (GSM8K's stand-in on ``base``, as for the zoo) and the
-    threaded run's check. ``zoo_avg``: the zoo's Table 6 average; ``paper_t7``: ``venkatesha2025_tables.paper_table7``."""
+    (``venkatesha2025_tables.realpair``), Table 7 and Fig 4a (GSM8K's stand-in on ``base``, as for the zoo), Fig 4b
+    (every prompt, ``early_exit.draft_length``) and the threaded run's check. ``zoo_avg``: the zoo's Table 6 average;
+    ``paper_t7``: ``venkatesha2025_tables.paper_table7``."""
     from . import venkatesha2025_tables as vt
     rp = load_outputs()
     meta, rounds, cc = rp["adapters.json"], rp["ee_rounds.csv.gz"], rp["concurrent_vs_sim.csv"]
     out = dict(exit_agreement=offline.agreement_table(rp["exit_agreement.csv.gz"], n_boot, seed),
                model_quantities=sim.stated_intervals(rounds, n_boot, seed), concurrent_vs_sim=cc)
-    traces = traces_by_benchmark(rounds)
+    traces = {b: sim.traces_from_frame(g) for b, g in rounds.groupby("benchmark", sort=False)}   # BENCHMARKS' order
     out["table6"] = sim.evaluate_sources(traces, sim.timing_sources(rp["pass_times.csv"], prof, local, columns=vt.COLUMNS))
     vt.realpair(cmp, paper, meta, out["model_quantities"], out["table6"], zoo_avg)
     tr, prefix = traces["GSM8K"], f"{vt.REAL}: "
@@ -179,6 +126,10 @@ def section(cmp, paper, prof, local, zoo_avg: pd.DataFrame, base: sim.FSDConfig,
     vt.table7(cmp, t7, n_exits, base.T_d, models="real pair", prefix=prefix)
     out["table7_queue_policies"], out["fig4a_threads"] = t7, sim.threads_sweep(tr, base, threads)
     vt.fig4a(cmp, paper, out["fig4a_threads"], n_exits, models="real pair", prefix=prefix)
+    f4b = pd.concat([rounds.assign(gamma=meta["traces"]["gamma"]), rp["ee_rounds_gamma.csv.gz"]], ignore_index=True)
+    f4b_passes = pd.concat([rp["pass_times.csv"], rp["pass_times_gamma.csv"]], ignore_index=True)
+    out["fig4b_gamma"], reps = draft_length.sweep(f4b, f4b_passes, prof, local, [FIG4B_COLUMN], n_boot, seed)
+    draft_length.claims_rows(cmp, paper["fig4b-below-1-after-5"], out["fig4b_gamma"], reps, f"{vt.REAL}, ")
     lo, hi, checks = cc.miss_rate_sim.min(), cc.miss_rate_sim.max(), int(cc.checks_sim.iloc[0])
     cmp.check("FSD simulation", f"{vt.REAL}: threaded run's cache-miss rate against the simulation's (seeds {lo:.3f}-{hi:.3f}), "
               f"within the seeds' range and one round of {checks}", round(float(cc.miss_rate_concurrent.iloc[0]), 4),
@@ -193,29 +144,37 @@ def section(cmp, paper, prof, local, zoo_avg: pd.DataFrame, base: sim.FSDConfig,
     return out
 
 
-STAGES = ("adapters", "traces", "times", "concurrent")
+STAGES = ("adapters", "traces", "times", "concurrent", "gammas")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="venkatesha2025 on the real pair: adapters, exit agreement, EE traces")
     ap.add_argument("stages", nargs="*", choices=STAGES, default=list(STAGES))
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1: one core of a shared machine)")
+    ap.add_argument("--gammas", type=int, nargs="+", default=list(GAMMAS), help="Fig 4b's γ values (stage gammas)")
     for k, v in SETTINGS.items():
         ap.add_argument(f"--{k.replace('_', '-')}", type=type(v), default=v)
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     s = {k: getattr(args, k) for k in SETTINGS}
-    draft, target, tok, dtype = _models()
+    dtype = host.resolve_dtype("auto")
+    draft, target, tok = zoo.load_pair(DRAFT, TARGET, getattr(torch, dtype))
+    draft, target = draft.eval(), target.eval()
     if "adapters" in args.stages:
         ee = adapters(target, tok, dtype, s)
     else:
         ee, _ = early_exit.load(target, CACHE / "adapters")
     if "traces" in args.stages:
         traces(draft, ee, tok, s)
-    if "times" in args.stages:
-        print(pass_times(draft, ee, s).to_string(index=False))
+    if "times" in args.stages:   # the pair's passes at the traces' γ
+        g = s["gamma"]
+        print(write_csv(pd.DataFrame([dict(quantity=k, value=v, gamma=g) for k, v in pair_passes(draft, ee, g).items()]),
+                        OUT / "pass_times.csv").read_text())
     if "concurrent" in args.stages:
         print(concurrent_check(draft, ee, tok, s).to_string(index=False))
+    if "gammas" in args.stages:   # Fig 4b: the traces and times stages at each γ, resumable per γ
+        draft_length.collect(draft, ee, _prompts(tok, s), s["max_new"], args.gammas, tok.eos_token_id,
+                             OUT / "ee_rounds_gamma.csv.gz", OUT / "pass_times_gamma.csv")
     return 0
 
 
