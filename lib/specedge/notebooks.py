@@ -37,8 +37,8 @@ from . import host, paths, sweep, timings
 # each and an empty sweep cache (docs/benchmarks.md's per-notebook block; the runner records every complete
 # run in build/timings/notebooks.json), only to start the longest first so that the short ones fill the
 # other core at the end. A notebook missing here is taken to be long (first).
-EXPECTED_S = {"li2026_wisp_serving": 407, "model_zoo_card": 301, "zheng2025_tk_slt": 223, "edge_sd_arena": 203,
-              "zhu2025_edge_sd": 187, "tran2025_goodspeed": 157, "li2026_wisp": 149, "venkatesha2025_early_exit": 79}
+EXPECTED_S = {"li2026_wisp_serving": 480, "zheng2025_tk_slt": 358, "model_zoo_card": 319, "edge_sd_arena": 264,
+              "zhu2025_edge_sd": 203, "tran2025_goodspeed": 176, "li2026_wisp": 147, "venkatesha2025_early_exit": 110}
 
 
 def notebooks(names: list[str] | None = None) -> list[Path]:

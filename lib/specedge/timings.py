@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import sys
+import textwrap
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -93,10 +94,10 @@ def notebook_block(record: dict) -> str:
     workers = max(1, record["cores"] // record["jobs"])
     cache = "empty `build/sweeps/`" if record["cold_sweep_cache"] else "`build/sweeps/` already filled"
     each = ", ".join(f"{k} {v:.0f} s" for k, v in sorted(record["seconds"].items(), key=lambda kv: -kv[1]))
-    return (f"Per notebook inside one `make figures` ({record['jobs']} notebooks at a time, {workers} sweep "
+    return textwrap.fill(f"Per notebook inside one `make figures` ({record['jobs']} notebooks at a time, {workers} sweep "
             f"worker{'s' if workers > 1 else ''} each, {cache}, {record['cores']}-core {record['cpu']} "
             f"({record['isa']}), capped at AVX2): {each} — {sum(record['seconds'].values()):,.0f} "
-            f"notebook-seconds, {minutes(record['wall'])} of wall time.")
+            f"notebook-seconds, {minutes(record['wall'])} of wall time.", width=115, break_on_hyphens=False)
 
 
 def _check(name: str) -> None:
@@ -122,7 +123,8 @@ def block(records: dict[str, dict]) -> str:
              f"with `.venv` already built{built}:",
              "", "| command | takes | ends with |", "|---|---|---|"]
     for name, typed in COMMANDS.items():
-        note = f" (notebooks {min(cores, len(list(paths.NOTEBOOKS.glob('*.ipynb'))))} at a time)" if name == "figures" else ""
+        note = {"figures": f" (notebooks {min(cores, len(list(paths.NOTEBOOKS.glob('*.ipynb'))))} at a time)",
+                "test-fast": " (unit tests only)"}.get(name, "")
         lines.append(f"| `{typed}` | {minutes(records[name]['seconds'])}{note} | `{records[name]['ends_with']}` |")
     return "\n".join(lines)
 
