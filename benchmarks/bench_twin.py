@@ -12,14 +12,11 @@ Writes one row per case.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import time
 from pathlib import Path
 
-import pandas as pd
 
-from specedge import profiling
+import report
 from specedge.serving.allocation import FixedS, GoodspeedAllocator
 from specedge.serving.batching import SyncRounds
 from specedge.serving.runtime import AffineTokens
@@ -65,12 +62,9 @@ def main(argv=None) -> int:
             log = fn()
             best, rounds = min(best, time.process_time() - t0), len(log)
         rows.append(dict(case=name, clients=n, client_rounds=rounds, cpu_seconds=round(best, 4),
-                         client_rounds_per_s=round(rounds / best), cpu=profiling.cpu_name(),
-                         python=platform.python_version(), load_avg=round(os.getloadavg()[0], 2)))
+                         client_rounds_per_s=round(rounds / best), **report.host_columns()))
         print(f"{name:32s} N={n:3d}: {rounds / best:10,.0f} client-rounds/s ({rounds} in {best:.2f} CPU-s)")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    pd.DataFrame(rows).to_csv(args.out, index=False)
-    print(f"-> {args.out}")
+    report.save(rows, args.out)
     return 0
 
 

@@ -22,8 +22,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
+import report
 from specedge import profiling
 from specedge.experiments import arena
 from specedge.experiments import li2026 as li
@@ -98,9 +98,7 @@ def main(argv=None) -> int:
                              load_avg=round(os.getloadavg()[0], 2)))
             print(f"{name:40s} {variant:17s} {best:8.2f} CPU-s  {100 * (best / times['shipped'] - 1):+6.1f} %  "
                   f"logs {'identical' if same else 'DIFFER'}", flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    pd.DataFrame(rows).to_csv(args.out, index=False)
-    print(f"-> {args.out}")
+    report.save(rows, args.out)
     return 0
 
 

@@ -12,13 +12,11 @@ The paper reports no number for this; a decision must stay far below one verific
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 
 import numpy as np
-import pandas as pd
 
-from specedge import profiling, timing
+import report
+from specedge import timing
 from specedge.serving import slo
 from specedge.serving.batching import FCFS
 from specedge.serving.estimator import Estimator
@@ -79,13 +77,9 @@ def main(argv=None) -> int:
             med, p90 = time_decisions(former, queues, now, active, args.reps)
             rows.append(dict(former=name, queue=n, us_median=round(med, 2), us_p90=round(p90, 2),
                              vs_fcfs=round(med / base, 2), wisp_batch_median=float(np.median(sizes)),
-                             cpu=profiling.cpu_name(), python=platform.python_version(),
-                             load_avg=round(os.getloadavg()[0], 2)))
+                             **report.host_columns()))
             print(f"{name:9s} queue {n:5d}: {med:9.1f} µs/decision (p90 {p90:.1f}), {med / base:6.1f}x FCFS")
-    df = pd.DataFrame(rows)
-    if args.out:
-        df.to_csv(args.out, index=False)
-        print(f"-> {args.out}")
+    report.save(rows, args.out)
     return 0
 
 

@@ -16,6 +16,7 @@ import platform
 
 import pandas as pd
 
+import report
 from specedge import profiling, sweep, timing
 from specedge.experiments import li2026 as ex
 
@@ -51,9 +52,7 @@ def main(argv=None) -> int:
     df["identical_rows"] = same
     print(f"speedup with 2 workers: {df.speedup_vs_1.iloc[1]:.2f}x; identical rows: {same}")
     print(tables[2].pivot_table(index=["target", "system"], columns="speed", values="capacity"))
-    if args.out:
-        df.to_csv(args.out, index=False)
-        print(f"-> {args.out}")
+    report.save(df, args.out)
     return 0
 
 
