@@ -144,13 +144,14 @@ def replace_block(path: Path, begin: str, end: str, new: str) -> None:
 
 def update_readme(readme: Path = README, folder: Path = FOLDER) -> bool:
     """Rewrite ``readme``'s timings block from the records; False (and says why) if one is missing."""
+    records = load(folder)
     try:
-        new = block(load(folder))
+        new = block(records)
     except ValueError as e:
         print(f"[specedge] kept {readme.name}'s timings block: {e} in {folder}", flush=True)
         return False
     replace_block(readme, BEGIN, END, new)
-    print(f"[specedge] {readme.name}: timings block from {', '.join(sorted(load(folder)))}", flush=True)
+    print(f"[specedge] {readme.name}: timings block from {', '.join(sorted(records))}", flush=True)
     return True
 
 
