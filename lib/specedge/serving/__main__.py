@@ -33,7 +33,7 @@ from .. import paths, zoo
 from . import policies
 from .codec import MAX_TEMPERATURE
 from .metrics import verified
-from .server import CLIENT_TIMEOUT, MAX_DRAFT, MAX_SECONDS
+from .server import CLIENT_TIMEOUT, MAX_CACHE_BYTES, MAX_DRAFT, MAX_SECONDS
 from .workload import ClientSpec, Workload
 
 MAX_CLIENTS = 4096    # client ids 0..MAX_CLIENTS-1 (the server keeps per-client state, a thread each in flight)
@@ -55,6 +55,9 @@ def _common(ap):
     ap.add_argument("--client-timeout", type=float, default=CLIENT_TIMEOUT,
                     help=f"s a client may stay silent while it owes a request before it is dropped and its "
                          f"session freed (default {CLIENT_TIMEOUT:g})")
+    ap.add_argument("--max-cache-mb", type=float, default=MAX_CACHE_BYTES / 1e6,
+                    help=f"MB of KV cache over all sessions (default {MAX_CACHE_BYTES / 1e6:g}): beyond it idle sessions "
+                         "are evicted and new ones wait, docs/serving-guarantees.md")
     ap.add_argument("--round-wait", type=float, default=None,
                     help="s a sync round waits for a missing client before it goes on without it (default: "
                          "4 x the median gap between a reply and the next request over recent rounds)")
@@ -120,6 +123,8 @@ def _check(ap, args) -> None:
             ap.error(f"--{flag.replace('_', '-')} must be a finite value in (0, {MAX_SECONDS:g}] s, got {v}")
     if hasattr(args, "port") and not 0 <= args.port <= 65535:
         ap.error(f"--port must lie in 0..65535 (0: any free port), got {args.port}")
+    if hasattr(args, "max_cache_mb") and not (math.isfinite(args.max_cache_mb) and 0 < args.max_cache_mb <= 1e9):
+        ap.error(f"--max-cache-mb must be a finite value in (0, 1e9], got {args.max_cache_mb}")
     if hasattr(args, "client") and not 0 <= args.client < MAX_CLIENTS:
         ap.error(f"--client must lie in 0..{MAX_CLIENTS - 1}, got {args.client}")
     if hasattr(args, "seed") and not 0 <= args.seed < 2 ** 31:
@@ -255,6 +260,7 @@ def _run(args) -> int:
         log, outputs = run_real(wl, policies.former(args.former), policies.allocator(args.allocator, capacity=args.capacity, clients=args.clients, seed=args.seed),
                                 label=args.allocator, seed=args.seed, idle_timeout=args.idle_timeout,
                                 client_timeout=args.client_timeout, round_wait=args.round_wait,
+                                max_cache_bytes=args.max_cache_mb * 1e6,
                                 rpc_timeout=args.rpc_timeout, link=_link(args), host=args.host, pin=args.pin)
     except MemoryError as err:
         print(f"refused: {err}", file=sys.stderr)
@@ -302,7 +308,8 @@ def _server(args) -> int:
     server = VerificationServer(verifier, policies.former(args.former), policies.allocator(args.allocator, capacity=args.capacity, clients=args.clients, seed=args.seed),
                                 list(range(args.clients)), label=args.allocator, target_name=args.target,
                                 idle_timeout=args.idle_timeout, client_timeout=args.client_timeout,
-                                round_wait=args.round_wait, key=secrets.token_hex(16))
+                                round_wait=args.round_wait, key=secrets.token_hex(16),
+                                max_cache_bytes=args.max_cache_mb * 1e6)
     try:
         port = server.start(args.port, args.host)
     except OSError as err:

@@ -10,6 +10,7 @@ committed token then).
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
@@ -195,6 +196,15 @@ def stop_rule_for(spec: ClientSpec):
     return predictor.StopAtFirstPredictedRejection(pred, spec.gamma).stop_rule
 
 
+def shifted_clock(offset: float):
+    """This machine's monotonic clock shifted by ``offset`` s (picklable): a device whose clock started elsewhere."""
+    return functools.partial(_shifted, float(offset))
+
+
+def _shifted(offset: float) -> float:
+    return time.monotonic() + offset
+
+
 def _failed(what: str, client: int, address: str, err: grpc.RpcError) -> DrafterError:
     code = err.code()
     why = "no answer within the deadline" if code == grpc.StatusCode.DEADLINE_EXCEEDED else err.details()
@@ -261,7 +271,7 @@ def client_main(address: str, client: int, spec: ClientSpec, *, fault: str | Non
                 top_k: int | None = None, prompt_tokens: int = PROMPT_TOKENS, link: Link | None = None,
                 rpc_timeout: float = 60.0, hello_timeout: float = 60.0, model=None, on_ready=None,
                 greedy_rows: bool = False, key: str | None = None, key_file=None, clock=time.monotonic,
-                on_round=None) -> dict:
+                on_round=None, prompts: list[list[int]] | None = None) -> dict:
     """A drafter: Hello, then every prompt of its stream round by round, then Bye; returns
     ``{"rows": per-round client timings, "outputs": generated ids per prompt}``.
 
@@ -276,6 +286,7 @@ def client_main(address: str, client: int, spec: ClientSpec, *, fault: str | Non
     verified round. A failure or an interrupt (SIGINT) after Hello first
     says ``Bye(finished=False)``: the server ends the session at once, and a restarted drafter starts
     afresh (its tokens are a clean run's); the last Bye says ``finished=True``. ``on_ready()`` is called once the models are loaded.
+    ``prompts``: token ids to generate from instead of ``spec``'s prompt stream.
     ``greedy_rows``: send the drafted rows (``Drafter.greedy_rows``) even when greedy.
     """
     threads(1)
@@ -283,7 +294,8 @@ def client_main(address: str, client: int, spec: ClientSpec, *, fault: str | Non
     link = link or Link()
     draft = zoo.load_model(spec.draft) if model is None else model
     vocab = int(draft.config.vocab_size)
-    prompts = prompt_stream(spec, prompt_tokens=prompt_tokens)  # the draft's tokenizer; all loading before Hello
+    if prompts is None:   # the draft's tokenizer; all loading before Hello
+        prompts = prompt_stream(spec, prompt_tokens=prompt_tokens)
     stop_rule = stop_rule_for(spec)
     if on_ready is not None:
         on_ready()

@@ -25,7 +25,7 @@ from .codec import host_port
 from .drafter import PROMPT_TOKENS, DrafterError, Link, client_main, parse_fault, prompt_stream, stop_rule_for, threads
 from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator
 from .metrics import verified
-from .server import CLIENT_TIMEOUT, VerificationServer
+from .server import CLIENT_TIMEOUT, MAX_CACHE_BYTES, VerificationServer
 from .verifier import Verifier
 from .workload import Workload
 
@@ -117,7 +117,8 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
              prompt_tokens: int = PROMPT_TOKENS, target=None, idle_timeout: float = 120.0,
              rpc_timeout: float = 60.0, link: Link | None = None, host: str = "127.0.0.1",
              check_mem: bool = True, pin: tuple[int, int] | None = None,
-             greedy_rows: bool = False, round_wait: float | None = None) -> tuple[pd.DataFrame, dict]:
+             greedy_rows: bool = False, round_wait: float | None = None,
+             max_cache_bytes: float = MAX_CACHE_BYTES) -> tuple[pd.DataFrame, dict]:
     """Run ``workload`` for real; returns (per-round log, {client: [generated token ids per prompt]}).
 
     ``pin=(server_cpu, drafter_cpu)``: the server (its gRPC and scheduling threads) runs on one core and
@@ -149,14 +150,16 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
         return _run_real(workload, former, allocator, label=label, seed=seed, client_timeout=client_timeout,
                          faults=faults, prompt_tokens=prompt_tokens, target=target, idle_timeout=idle_timeout,
                          rpc_timeout=rpc_timeout, link=link, host=host, greedy_rows=greedy_rows,
-                         drafter_cpus=None if pin is None else {pin[1]}, round_wait=round_wait)
+                         drafter_cpus=None if pin is None else {pin[1]}, round_wait=round_wait,
+                         max_cache_bytes=max_cache_bytes)
     finally:
         if pin is not None:
             pin_process(restore)
 
 
 def _run_real(workload, former, allocator, *, label, seed, client_timeout, faults, prompt_tokens, target,
-              idle_timeout, rpc_timeout, link, host, drafter_cpus, greedy_rows=False, round_wait=None):
+              idle_timeout, rpc_timeout, link, host, drafter_cpus, greedy_rows=False, round_wait=None,
+              max_cache_bytes=MAX_CACHE_BYTES):
     threads(1)
     target = zoo.load_model(workload.target) if target is None else target
     verifier = Verifier(target, cache=workload.cache, seed=seed)
@@ -164,7 +167,8 @@ def _run_real(workload, former, allocator, *, label, seed, client_timeout, fault
     key = secrets.token_hex(16)   # the drafters' claim on their ids: no other process can say Hello
     server = VerificationServer(verifier, former, allocator, list(range(n)), label=label,
                                 target_name=workload.target, client_timeout=client_timeout,
-                                idle_timeout=idle_timeout, key=key, round_wait=round_wait)
+                                idle_timeout=idle_timeout, key=key, round_wait=round_wait,
+                                max_cache_bytes=max_cache_bytes)
     server.loading(True)
     port = server.start(0, host)
     address = host_port(host, port)
