@@ -798,8 +798,11 @@ class VerificationServer(pb_grpc.VerifierServicer):
         """A new session of ``n_tokens`` tokens for ``cl``: room is made by evicting idle sessions; refused
         (``RESOURCE_EXHAUSTED``, "retry") when active sessions hold the memory. A session alone always fits."""
         with self.cond:
-            need = n_tokens * self._bytes_per_token()
+            per_token = self._bytes_per_token()
+            need = n_tokens * per_token
             others = sum(self.verifier.cache_bytes(k) for k in self._last_used if k != cl.key)
+            others += per_token * sum(s.pending.n_new for s in self.queue + self._busy   # admitted, not verified yet
+                                      if s.pending.session not in self._last_used)
             if others == 0 or others + need <= self.max_cache_bytes:
                 return
             others = self._evict(others + need, exclude=cl) - need
