@@ -80,3 +80,17 @@ def served(line: str) -> tuple[int, str]:
     path = line.split("key in ")[1].split(")")[0]
     with open(path) as fh:
         return port, fh.read().strip()
+
+
+def server_cli(tmp_path, *args):
+    """The server command on a free port with a log in ``tmp_path`` (``args``: more flags) as a subprocess;
+    returns (process, port, key) once it listens. The caller stops it (``stop``)."""
+    import subprocess
+    proc = subprocess.Popen(cli("server", "--port", 0, "--capacity", 2, "--out", tmp_path / "s.csv", *args),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+    try:
+        port, key = served(proc.stdout.readline())
+    except (IndexError, ValueError):
+        stop(proc)
+        raise
+    return proc, port, key

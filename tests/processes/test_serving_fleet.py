@@ -22,7 +22,7 @@ from specedge.serving.verifier import Request, Verifier
 from specedge.serving.workload import ClientSpec
 
 from process_waits import read_until, wait_until
-from serving_probes import VOCAB, Servers, cli, env, reference, served, stop, verify_round
+from serving_probes import VOCAB, Servers, cli, env, reference, server_cli, stop, verify_round
 
 KEY = "0123456789abcdef0123456789abcdef"
 
@@ -207,11 +207,8 @@ def test_ids_cannot_be_claimed_without_the_key(models, servers):
 def test_server_cli_outsiders_cannot_squat_ids_and_the_drafter_finishes(tmp_path):
     """Reported: a script saying Hello on every id before the drafters did locked them out (ALREADY_EXISTS).
     The CLI server only lets drafters with its key (its key file) claim an id."""
-    server = subprocess.Popen(cli("server", "--clients", 1, "--capacity", 2, "--port", 0, "--idle-timeout", 60,
-                                  "--out", tmp_path / "s.csv"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env=env())
+    server, port, _ = server_cli(tmp_path, "--clients", 1, "--idle-timeout", 60)
     try:
-        port, _ = served(server.stdout.readline())
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             with pytest.raises(grpc.RpcError) as info:   # the squatter has no key
                 pb_grpc.VerifierStub(channel).Hello(pb.HelloRequest(client=0, vocab_size=VOCAB), timeout=10)
@@ -259,11 +256,8 @@ def test_bye_finished_without_a_round_finishes_nothing_and_stops_nothing(models,
 
 
 def test_server_cli_says_finished_nothing_and_exits_non_zero(tmp_path):
-    proc = subprocess.Popen(cli("server", "--port", 0, "--clients", 1, "--capacity", 2, "--idle-timeout", 2,
-                                "--out", tmp_path / "s.csv"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env())
+    proc, port, key = server_cli(tmp_path, "--clients", 1, "--idle-timeout", 2)
     try:
-        port, key = served(proc.stdout.readline())
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             stub = pb_grpc.VerifierStub(channel)
             tok = stub.Hello(pb.HelloRequest(client=0, vocab_size=VOCAB, key=key), timeout=10).token
