@@ -60,7 +60,7 @@ def _common(ap):
                          "are evicted and new ones wait, docs/serving-guarantees.md")
     ap.add_argument("--round-wait", type=float, default=None,
                     help="s a sync round waits for a missing client before it goes on without it (default: "
-                         "4 x the median gap between a reply and the next request over recent rounds)")
+                         "4 x the median gap between a reply and the next request over recent rounds, at least 1 s)")
 
 
 def _host(ap):

@@ -78,7 +78,8 @@ MAX_PASS_TOKENS = 4096  # context tokens (cached + fed) of one forward pass; a b
 MAX_CACHE_BYTES = 1e9   # bytes of the sessions' KV caches; beyond it the least recently used idle one is evicted
 MAX_SLO_CLASS = 1000    # tok/s: the largest token-speed class a request may name
 EVENT_ROWS_PER_KIND = 10  # refused calls / ended Hellos of one kind logged as rows; the rest only counted
-ROUND_WAIT_FLOOR = 0.05  # s: the adaptive round wait is never shorter than this
+ROUND_WAIT_FLOOR = 1.0   # s: the adaptive round wait is never shorter than this (a loaded host stalls a drafter
+                         # for tenths of a second; a sync round of our own drafters should not go on without it)
 ROUND_WAIT_FACTOR = 4.0  # the adaptive round wait: this many times the median gap of the clients' recent rounds
 MAX_LATE_ROUNDS = 20     # consecutive rounds a client may miss under sync rounds before it is dropped
 # The longest wait any timeout, delay or deadline may name (s, about 11.6 days): far below what the code
