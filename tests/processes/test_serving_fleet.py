@@ -133,8 +133,8 @@ def test_eviction_takes_sessions_over_their_share_first(models, servers):
 
 
 # ---------------------------------------------------------------- liveness against slowness
-def _sync_fleet(models, servers, max_late_rounds, slow_tokens=12):
-    honest = {0: ClientSpec("draft-xs", ("code",), 1, 24), 1: ClientSpec("draft-xs", ("sql",), 1, 24)}
+def _sync_fleet(models, servers, max_late_rounds, slow_tokens=12, honest_tokens=24):
+    honest = {0: ClientSpec("draft-xs", ("code",), 1, honest_tokens), 1: ClientSpec("draft-xs", ("sql",), 1, honest_tokens)}
     slow = ClientSpec("draft-xs", ("math",), 1, slow_tokens)
     server, _ = servers(clients=(0, 1, 2), former=SyncRounds(), round_wait=0.3, max_late_rounds=max_late_rounds,
                         client_timeout=60, start_barrier=True)
@@ -164,7 +164,9 @@ def test_a_slow_client_does_not_pace_sync_rounds_and_keeps_its_tokens(models, se
 
 
 def test_a_client_late_round_after_round_is_dropped_with_a_reason(models, servers):
-    server, out, honest, _ = _sync_fleet(models, servers, max_late_rounds=2, slow_tokens=40)
+    # the honest drafters outlast the slow one's three late rounds: each of their rounds without it waits 0.3 s,
+    # each of its rounds takes >= 1 s of link delay, and they need >= 30 rounds for 96 tokens at S = 2
+    server, out, honest, _ = _sync_fleet(models, servers, max_late_rounds=2, slow_tokens=40, honest_tokens=96)
     for c, spec in honest.items():
         assert out[c]["outputs"] == reference(models["target"], spec), f"honest client {c}"
     assert isinstance(out[2], DrafterError) and "PERMISSION_DENIED" in str(out[2])
