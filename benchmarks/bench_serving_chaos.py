@@ -11,7 +11,14 @@ server's resident memory (VmRSS, and its peak VmHWM) from /proc, stops it and wr
 - ``soak``: honest drafters (greedy, draft-xs) beside hostile clients (forged tokens, follow-ups without
   the verdict's token, Bye in flight, silent Hellos, at-cap floods) for ``--soak-s`` seconds; passes when
   the server's memory after every client left is within 10 % of its memory after the warm-up and every
-  honest client's tokens equal single-process greedy decoding.
+  honest client's tokens equal single-process greedy decoding;
+- ``fleet_<N>`` (and ``fleet_<N>_cap<MB>`` with ``--fleet-cache-mb``): a deployment-shaped run under sync
+  rounds, N honest drafter processes (forked like ``run``'s) with long prompts (``--fleet-prompt``
+  tokens) at the server's cache cap, two of them with clocks a day ahead / behind, beside hostile clients
+  in this process: id squatters (Hello on every id without the key), cache fillers (key holders opening
+  2,040-token sessions again and again, then idling), a slow client (a valid request every 3 s); passes
+  when every honest drafter finishes with single-process greedy decoding's tokens and the server's peak
+  memory stays under its memory before + the cache cap + 1 GB.
 
 Minutes of CPU: not run by CI; by hand,
 
@@ -21,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import subprocess
 import sys
 import threading
@@ -38,15 +44,9 @@ from specedge.serving import wire_pb2_grpc as pb_grpc
 from specedge.serving.drafter import client_main, prompt_stream
 from specedge.serving.workload import ClientSpec
 
+from report import host_columns, save
+
 VOCAB = 8192
-
-
-def _cpu() -> str:
-    with open("/proc/cpuinfo") as fh:
-        for line in fh:
-            if line.startswith("model name"):
-                return f"{line.split(':', 1)[1].strip()} ({os.cpu_count()} cores)"
-    return platform.machine()
 
 
 def _mem(pid: int) -> dict:
@@ -59,14 +59,17 @@ def _mem(pid: int) -> dict:
 
 
 class Server:
-    def __init__(self, clients: int, former: str = "fcfs", client_timeout: float = 600.0):
+    def __init__(self, clients: int, former: str = "fcfs", client_timeout: float = 600.0, out: str = os.devnull,
+                 extra: tuple = ()):
         env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=os.pathsep.join(sys.path))
         self.proc = subprocess.Popen([sys.executable, "-m", "specedge.serving", "server", "--port", "0",
                                       "--clients", str(clients), "--capacity", str(2 * clients), "--allocator", "fixed",
                                       "--former", former, "--client-timeout", str(client_timeout),
-                                      "--idle-timeout", "600", "--out", os.devnull],
+                                      "--idle-timeout", "600", "--out", out, *map(str, extra)],
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
-        port = int(self.proc.stdout.readline().split("127.0.0.1:")[1].split()[0])
+        line = self.proc.stdout.readline()
+        port = int(line.split("127.0.0.1:")[1].split()[0])
+        self.key = Path(line.split("key in ")[1].split(")")[0]).read_text().strip()
         self.address = f"127.0.0.1:{port}"
         self.channel = grpc.insecure_channel(self.address)
         self.stub = pb_grpc.VerifierStub(self.channel)
@@ -78,7 +81,7 @@ class Server:
         return _mem(self.proc.pid)["VmHWM"] / 1e6
 
     def hello(self, c: int) -> str:
-        return self.stub.Hello(pb.HelloRequest(client=c, vocab_size=VOCAB), timeout=30).token
+        return self.stub.Hello(pb.HelloRequest(client=c, vocab_size=VOCAB, key=self.key), timeout=30).token
 
     def close(self) -> None:
         self.channel.close()
@@ -231,7 +234,7 @@ def soak(seconds: float, warm_s: float = 5.0) -> dict:
     try:
         def honest(c):
             while not stop.is_set():
-                if client_main(s.address, c, specs[c], model=draft, rpc_timeout=60)["outputs"] != ref[c]:
+                if client_main(s.address, c, specs[c], model=draft, rpc_timeout=60, key=s.key)["outputs"] != ref[c]:
                     bad.append(c)
 
         def hostile(c):
@@ -304,6 +307,136 @@ def soak(seconds: float, warm_s: float = 5.0) -> dict:
         s.close()
 
 
+def _long_prompts(n: int, tokens: int) -> list[list[int]]:
+    """``n`` distinct prompts of ``tokens`` tokens: every domain's evaluation prompts, concatenated, each
+    client's rotated to start elsewhere."""
+    tok = zoo.load_tokenizer()
+    ids = [t for d in ("summarize", "code", "sql", "math", "qa", "chat") for p in zoo.eval_prompts(d, 8)
+           for t in tok.encode(p)]
+    if len(ids) < tokens:
+        raise ValueError(f"--fleet-prompt: the evaluation prompts hold {len(ids)} tokens, fewer than {tokens}")
+    return [(ids[(k * 211) % len(ids):] + ids)[:tokens] for k in range(n)]
+
+
+def fleet(n: int, prompt_tokens: int, tokens: int, fillers: int, cache_mb: float | None) -> dict:
+    """``n`` honest drafter processes beside squatters, cache fillers and a slow client (module docstring)."""
+    from specedge.serving.drafter import shifted_clock
+    from specedge.serving.run import _drafter_process, drafter_context
+
+    target = zoo.load_model("target-m")
+    prompts = _long_prompts(n, prompt_tokens)
+    t_ref = time.monotonic()
+    ref = [decoding.autoregressive(target, p, tokens).tokens.tolist() for p in prompts]
+    t_ref = time.monotonic() - t_ref
+    del target
+    slow_id, ids = n + fillers, n + fillers + 1
+    log = Path(f"/tmp/fleet-{os.getpid()}.csv")
+    extra = ("--max-cache-mb", cache_mb) if cache_mb else ()
+    s = Server(ids, former="sync", client_timeout=10.0, out=str(log), extra=extra)
+    stop, counts, lock = threading.Event(), dict(squat_refused=0, fill_ok=0, fill_refused=0, slow_rounds=0), threading.Lock()
+
+    def count(k, v=1):
+        with lock:
+            counts[k] += v
+
+    def squatter():
+        while not stop.is_set():
+            for c in range(ids):
+                try:
+                    s.stub.Hello(pb.HelloRequest(client=c, vocab_size=VOCAB), timeout=10)
+                except grpc.RpcError as err:
+                    count("squat_refused", err.code() == grpc.StatusCode.PERMISSION_DENIED)
+            stop.wait(0.5)
+
+    def filler(c):
+        tok = s.hello(c)
+        for k in range(3):
+            if stop.is_set():
+                break
+            try:
+                r = s.stub.Verify(_req(c, tok, f"fill{k}", _prompt(2040, 1000 * c + k), rnd=2 * k), timeout=120)
+                count("fill_ok")
+                stop.wait(2.0)   # idle: its session may be evicted
+                s.stub.Verify(_req(c, tok, f"fill{k}", [r.token], rnd=2 * k + 1), timeout=120)
+            except grpc.RpcError as err:
+                count("fill_refused")
+                if err.code() == grpc.StatusCode.PERMISSION_DENIED:   # dropped (late, or silent): come back
+                    tok = s.hello(c)
+                stop.wait(1.0)
+        try:
+            s.stub.Bye(pb.ByeRequest(client=c, token=tok), timeout=10)
+        except grpc.RpcError:
+            pass
+
+    def slow():
+        tok, rnd, last = s.hello(slow_id), 0, None
+        while not stop.is_set():
+            try:
+                new = _prompt(64, 7) if last is None else [last]
+                last = s.stub.Verify(_req(slow_id, tok, "slow", new, rnd=rnd), timeout=120).token
+                count("slow_rounds")
+            except grpc.RpcError:
+                tok, last = s.hello(slow_id), None   # dropped: a new Hello, a new session
+            rnd += 1
+            stop.wait(3.0)
+
+    ctx = drafter_context()
+    results = ctx.Queue()
+    procs, done, failed = [], {}, {}
+    hostile = [threading.Thread(target=squatter, daemon=True), threading.Thread(target=slow, daemon=True)]
+    hostile += [threading.Thread(target=filler, args=(n + f,), daemon=True) for f in range(fillers)]
+    try:
+        time.sleep(1.0)
+        before = s.mb()
+        t0 = time.monotonic()
+        for t in hostile:
+            t.start()
+        for c in range(n):
+            spec = ClientSpec("draft-xs", ("code",), 1, tokens)
+            kw = dict(key=s.key, rpc_timeout=900, hello_timeout=300, prompts=[prompts[c]],
+                      clock=shifted_clock({0: 86400.0, 1: -86400.0}.get(c, 0.0)))
+            p = ctx.Process(target=_drafter_process, args=(s.address, c, spec, kw, results), daemon=True)
+            p.start()
+            procs.append(p)
+        while len(done) + len(failed) < n:
+            kind, c, payload = results.get(timeout=1200)
+            if kind == "done":
+                done[c] = payload
+            elif kind == "failed":
+                failed[c] = payload
+        took = time.monotonic() - t0
+        stop.set()
+        for t in hostile:
+            t.join(150)
+        peak = s.peak_mb()
+        time.sleep(4.0)
+        after = s.mb()
+    finally:
+        stop.set()
+        for p in procs:   # every process this scenario started, by pid
+            if p.is_alive():
+                p.terminate()
+                p.join(5)
+        s.close()
+    exact = sum(done[c]["outputs"] == [ref[c]] for c in done)
+    events = pd.read_csv(log).get("event", pd.Series(dtype=str)).fillna("") if log.exists() else pd.Series(dtype=str)
+    log.unlink(missing_ok=True)
+    ev = {k: int(events.str.startswith(k).sum()) for k in ("evicted", "late:", "dropped: late", "counted:")}
+    cap = cache_mb or 1000.0
+    ok = exact == n and not failed and peak < before + cap + 1000
+    return dict(scenario=f"fleet_{n}" + (f"_cap{cache_mb:g}" if cache_mb else ""),
+                detail=f"{n} honest drafters ({prompt_tokens}-token prompts, {tokens} tokens, two with clocks +-1 day) "
+                       f"in {took:.0f} s: {exact} finished with greedy's tokens, {len(failed)} failed"
+                       f"{' (' + next(iter(failed.values()))[:120] + ')' if failed else ''}; cache cap {cap:g} MB; "
+                       f"squatter Hellos refused {counts['squat_refused']}; {fillers} fillers' 2040-token sessions "
+                       f"{counts['fill_ok']} opened, {counts['fill_refused']} calls refused; slow client "
+                       f"{counts['slow_rounds']} rounds; server events: {ev['evicted']} evicted, {ev['late:']} late, "
+                       f"{ev['dropped: late']} dropped late, {ev['counted:']} counted-kind rows; greedy references "
+                       f"{t_ref:.0f} s",
+                rss_before_mb=before, rss_peak_mb=peak, rss_after_mb=after, ok=ok,
+                honest=n, honest_exact=exact, prompt_tokens=prompt_tokens)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=None)
@@ -311,24 +444,37 @@ def main(argv=None) -> int:
     ap.add_argument("--refused-calls", type=int, default=20_000)
     ap.add_argument("--soak-s", type=float, default=45.0)
     ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--fleet", type=int, default=64, help="honest drafters of the fleet scenario")
+    ap.add_argument("--fleet-prompt", type=int, default=1024, help="tokens of each honest drafter's prompt")
+    ap.add_argument("--fleet-tokens", type=int, default=24)
+    ap.add_argument("--fleet-fillers", type=int, default=16)
+    ap.add_argument("--fleet-cache-mb", type=float, default=None,
+                    help="also run the fleet with this cache cap (MB), where eviction and admission engage")
     args = ap.parse_args(argv)
     runs = dict(bye_in_flight=lambda: bye_in_flight(args.cycles), pass_cap=pass_cap,
                 amplification=lambda: amplification(args.refused_calls),
                 idle_sessions_48=lambda: idle_sessions(200, 48), idle_sessions_2044=lambda: idle_sessions(120, 2044),
-                soak=lambda: soak(args.soak_s))
+                soak=lambda: soak(args.soak_s),
+                fleet=lambda: fleet(args.fleet, args.fleet_prompt, args.fleet_tokens, args.fleet_fillers, None))
+    if args.fleet_cache_mb:
+        runs["fleet_cap"] = lambda: fleet(args.fleet, args.fleet_prompt, args.fleet_tokens, args.fleet_fillers,
+                                          args.fleet_cache_mb)
     rows = []
     for name, fn in runs.items():
         if args.only and name not in args.only:
             continue
         t = time.monotonic()
-        row = dict(fn(), wall_s=round(time.monotonic() - t, 1), cpu=_cpu(),
-                   load_avg=round(os.getloadavg()[0], 1), date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+        row = dict(fn(), wall_s=round(time.monotonic() - t, 1), **host_columns(),
+                   date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
         rows.append(row)
         print(f"{name}: RSS {row['rss_before_mb']:.0f} -> peak {row['rss_peak_mb']:.0f} -> {row['rss_after_mb']:.0f} MB;"
               f" {row['detail']}", flush=True)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        pd.DataFrame(rows).to_csv(args.out, index=False, float_format="%.1f")
+        old = pd.read_csv(args.out) if args.out.exists() and args.only else pd.DataFrame()
+        new = pd.DataFrame(rows)
+        if len(old):   # --only: the other scenarios' rows stay as they were measured
+            old = old[~old.scenario.isin(new.scenario)]
+        save(pd.concat([old, new], ignore_index=True).round(1), args.out)
     return 0 if all(r.get("ok", True) for r in rows) else 1
 
 

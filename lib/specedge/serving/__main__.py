@@ -7,7 +7,10 @@
 ``run`` starts the server and one process per client, runs them to completion and stops them all;
 ``server`` and ``drafter`` are the two halves for two terminals (the server stops by itself when every
 client finished, or after --idle-timeout seconds without a Hello or request; an interrupted drafter can be
-started again at once and generates from the start, docs/serving-guarantees.md).
+started again at once and generates from the start, docs/serving-guarantees.md). The server writes a fresh
+key to --key-file (default build/serving/server-<port>.key, readable by its user only) and says Hello only
+to drafters that send it; a drafter reads it from the same default path (another machine: copy the file
+and pass --key-file).
 
 Exit codes: 0 when every drafter finished and tokens were produced; 1 when a drafter failed or was
 dropped and did not come back to finish, no token was produced, the verifier raised on a request, a
@@ -30,8 +33,11 @@ from .. import paths, zoo
 from . import policies
 from .codec import MAX_TEMPERATURE
 from .metrics import verified
-from .server import CLIENT_TIMEOUT
+from .server import CLIENT_TIMEOUT, MAX_CACHE_BYTES, MAX_DRAFT, MAX_SECONDS
 from .workload import ClientSpec, Workload
+
+MAX_CLIENTS = 4096    # client ids 0..MAX_CLIENTS-1 (the server keeps per-client state, a thread each in flight)
+MIN_LINK_MBPS = 1e-3  # 1 kbit/s: a 2 MB request then takes 4.6 h to send, still inside MAX_SECONDS
 
 DOMAINS = ("chat", "code", "math", "qa", "sql", "summarize")
 
@@ -49,12 +55,28 @@ def _common(ap):
     ap.add_argument("--client-timeout", type=float, default=CLIENT_TIMEOUT,
                     help=f"s a client may stay silent while it owes a request before it is dropped and its "
                          f"session freed (default {CLIENT_TIMEOUT:g})")
+    ap.add_argument("--max-cache-mb", type=float, default=MAX_CACHE_BYTES / 1e6,
+                    help=f"MB of KV cache over all sessions (default {MAX_CACHE_BYTES / 1e6:g}): beyond it idle sessions "
+                         "are evicted and new ones wait, docs/serving-guarantees.md")
+    ap.add_argument("--round-wait", type=float, default=None,
+                    help="s a sync round waits for a missing client before it goes on without it (default: "
+                         "4 x the median gap between a reply and the next request over recent rounds, at least 1 s)")
 
 
 def _host(ap):
     ap.add_argument("--host", default="127.0.0.1",
-                    help="address to listen on / connect to (default 127.0.0.1: this machine only; "
-                         "anything else exposes an unauthenticated, unencrypted server, see docs/serving-layer.md)")
+                    help="address to listen on / connect to (default 127.0.0.1: this machine only; IPv6 "
+                         "literals with or without brackets; anything else exposes an unencrypted server, "
+                         "see docs/serving-layer.md)")
+
+
+def _key(ap, what):
+    ap.add_argument("--key-file", type=Path, default=None,
+                    help=f"the file the server's key is {what} (default build/serving/server-<port>.key)")
+
+
+def key_path(port: int) -> Path:
+    return paths.BUILD / "serving" / f"server-{port}.key"
 
 
 def _sampling(ap):
@@ -90,12 +112,25 @@ def _check(ap, args) -> None:
         ap.error(f"--clients must be >= 1, got {args.clients}")
     if hasattr(args, "capacity") and args.capacity < args.clients:
         ap.error(f"--capacity must be >= --clients ({args.clients}), got {args.capacity}")
-    for flag in ("idle_timeout", "client_timeout"):
+    if getattr(args, "clients", 1) > MAX_CLIENTS:
+        ap.error(f"--clients must be <= {MAX_CLIENTS}, got {args.clients}")
+    if hasattr(args, "capacity") and args.capacity > args.clients * MAX_DRAFT:
+        ap.error(f"--capacity must be <= --clients x {MAX_DRAFT} (the drafts a request may carry) = "
+                 f"{args.clients * MAX_DRAFT}, got {args.capacity}")
+    for flag in ("idle_timeout", "client_timeout", "round_wait", "rpc_timeout"):
         v = getattr(args, flag, None)
-        if v is not None and not (math.isfinite(v) and v > 0):
-            ap.error(f"--{flag.replace('_', '-')} must be a finite value > 0 s, got {v}")
+        if v is not None and not (math.isfinite(v) and 0 < v <= MAX_SECONDS):
+            ap.error(f"--{flag.replace('_', '-')} must be a finite value in (0, {MAX_SECONDS:g}] s, got {v}")
     if hasattr(args, "port") and not 0 <= args.port <= 65535:
         ap.error(f"--port must lie in 0..65535 (0: any free port), got {args.port}")
+    if hasattr(args, "max_cache_mb") and not (math.isfinite(args.max_cache_mb) and 0 < args.max_cache_mb <= 1e9):
+        ap.error(f"--max-cache-mb must be a finite value in (0, 1e9], got {args.max_cache_mb}")
+    if hasattr(args, "client") and not 0 <= args.client < MAX_CLIENTS:
+        ap.error(f"--client must lie in 0..{MAX_CLIENTS - 1}, got {args.client}")
+    if hasattr(args, "seed") and not 0 <= args.seed < 2 ** 31:
+        ap.error(f"--seed must lie in 0..{2 ** 31 - 1}, got {args.seed}")
+    if hasattr(args, "host") and not args.host.strip("[] "):
+        ap.error("--host must name an address, got an empty one")
     for flag in ("target", "draft"):
         name = getattr(args, flag, None)
         if name is not None and not _model_exists(name):
@@ -107,12 +142,14 @@ def _check(ap, args) -> None:
                 ap.error(f"--{flag} must be >= 1, got {getattr(args, flag)}")
         if not (math.isfinite(args.temperature) and 0 <= args.temperature <= MAX_TEMPERATURE):
             ap.error(f"--temperature must lie in [0, {MAX_TEMPERATURE:g}], got {args.temperature}")
-        if args.top_k is not None and args.top_k < 1:
-            ap.error(f"--top-k must be >= 1, got {args.top_k}")
-        if not (math.isfinite(args.link_delay_ms) and args.link_delay_ms >= 0) or not args.link_mbps > 0:
-            ap.error("--link-delay-ms must be >= 0 and --link-mbps > 0")
-        if not (math.isfinite(args.rpc_timeout) and args.rpc_timeout > 0):
-            ap.error(f"--rpc-timeout must be > 0 s, got {args.rpc_timeout}")
+        if args.top_k is not None and not 1 <= args.top_k <= 65536:
+            ap.error(f"--top-k must lie in 1..65536, got {args.top_k}")
+        if not (math.isfinite(args.link_delay_ms) and 0 <= args.link_delay_ms <= 1e3 * MAX_SECONDS):
+            ap.error(f"--link-delay-ms must lie in [0, {1e3 * MAX_SECONDS:g}] ms, got {args.link_delay_ms}")
+        if not (args.link_mbps >= MIN_LINK_MBPS):
+            ap.error(f"--link-mbps must be >= {MIN_LINK_MBPS:g} (or inf), got {args.link_mbps}")
+        if args.prompts > 1000:
+            ap.error(f"--prompts must be <= 1000, got {args.prompts}")
 
 
 def _pin(text: str) -> tuple[int, int]:
@@ -160,11 +197,13 @@ def main(argv: list[str] | None = None) -> int:
     _host(srv)
     srv.add_argument("--port", type=int, default=50051, help="0: any free port (printed)")
     srv.add_argument("--out", type=Path, default=None, help="per-round log CSV (default: build/serving/server.csv)")
+    _key(srv, "written to (a fresh one at every start, removed at the end)")
     dr = sub.add_parser("drafter", help="one drafter process")
     _host(dr)
     dr.add_argument("--port", type=int, default=50051)
     dr.add_argument("--client", type=int, default=0)
     dr.add_argument("--domains", nargs="+", default=["code"], choices=DOMAINS)
+    _key(dr, "read from")
     _sampling(dr)
     args = ap.parse_args(argv)
     _check(ap, args)
@@ -180,9 +219,12 @@ def _drafter(args) -> int:
     from .drafter import DrafterError, client_main
     spec = ClientSpec(args.draft, tuple(args.domains), args.prompts, args.tokens, temperature=args.temperature,
                       seed=args.seed if hasattr(args, "seed") else 0)
+    from .codec import host_port
+    first_round = lambda rnd: rnd == 0 and print(f"drafter {args.client}: round 0 verified", flush=True)  # noqa: E731
     try:
-        address = f"{args.host}:{args.port}"
+        address = host_port(args.host, args.port)
         res = client_main(address, args.client, spec, top_k=args.top_k, link=_link(args), rpc_timeout=args.rpc_timeout,
+                          key_file=args.key_file or key_path(args.port), on_round=first_round,
                           on_ready=lambda: print(f"drafter {args.client}: {args.draft} loaded; generating with the "
                                                  f"server on {address}", flush=True))
     except DrafterError as err:
@@ -217,7 +259,8 @@ def _run(args) -> int:
     try:
         log, outputs = run_real(wl, policies.former(args.former), policies.allocator(args.allocator, capacity=args.capacity, clients=args.clients, seed=args.seed),
                                 label=args.allocator, seed=args.seed, idle_timeout=args.idle_timeout,
-                                client_timeout=args.client_timeout,
+                                client_timeout=args.client_timeout, round_wait=args.round_wait,
+                                max_cache_bytes=args.max_cache_mb * 1e6,
                                 rpc_timeout=args.rpc_timeout, link=_link(args), host=args.host, pin=args.pin)
     except MemoryError as err:
         print(f"refused: {err}", file=sys.stderr)
@@ -254,6 +297,9 @@ def _run(args) -> int:
 
 
 def _server(args) -> int:
+    import secrets
+
+    from .codec import host_port
     from .drafter import threads
     from .server import VerificationServer
     from .verifier import Verifier
@@ -261,16 +307,19 @@ def _server(args) -> int:
     verifier = Verifier(zoo.load_model(args.target), cache=not args.no_cache, seed=args.seed)
     server = VerificationServer(verifier, policies.former(args.former), policies.allocator(args.allocator, capacity=args.capacity, clients=args.clients, seed=args.seed),
                                 list(range(args.clients)), label=args.allocator, target_name=args.target,
-                                idle_timeout=args.idle_timeout, client_timeout=args.client_timeout)
+                                idle_timeout=args.idle_timeout, client_timeout=args.client_timeout,
+                                round_wait=args.round_wait, key=secrets.token_hex(16),
+                                max_cache_bytes=args.max_cache_mb * 1e6)
     try:
         port = server.start(args.port, args.host)
     except OSError as err:
         print(f"refused: {err}", file=sys.stderr)
         return 2
+    server.write_key(args.key_file or key_path(port))
     code = 0
     try:   # from here on a SIGTERM/SIGINT (even one that lands inside this print) stops the server with its log
-        print(f"verification server on {args.host}:{port} (target {args.target}, {args.clients} clients, "
-              f"{args.allocator}, C={args.capacity}); waiting for drafters", flush=True)
+        print(f"verification server on {host_port(args.host, port)} (target {args.target}, {args.clients} clients, "
+              f"{args.allocator}, C={args.capacity}; key in {server.key_file}); waiting for drafters", flush=True)
         server.wait()
     except KeyboardInterrupt as err:
         code = 143 if isinstance(err, _Terminated) else 130

@@ -138,3 +138,11 @@ def payload_bytes(payload: str, s: int, vocab: int, top_k: int) -> int:
     msg = request_to_wire(req, client=0, round=0, token="t" * 32, top_k=top_k if payload == "topk" else None,
                           vocab=vocab, slo_class=8.0, t_draft=0.1, alpha=0.5)
     return int(msg.ByteSize())
+
+
+def host_port(host: str, port: int) -> str:
+    """``host:port`` for gRPC; an IPv6 literal is bracketed (``::1`` and ``[::1]`` both give ``[::1]:port``)."""
+    host = host.strip()
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"

@@ -10,6 +10,7 @@ committed token then).
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
@@ -90,8 +91,18 @@ class Drafter:
         self._drafts = drafts
         self._pending = True
         q = torch.stack(qs) if (qs and (self.temperature > 0 or self.greedy_rows)) else None
+        self._q = q
         req = Request(self.session, list(self._unseen), drafts, q, self.temperature)
         return req, time.perf_counter() - t0
+
+    def reopen(self, session: str) -> Request:
+        """The proposed round again, on a new session ``session`` that carries the whole committed context
+        (the server evicted the old one): its verdict is the one the old session would have given."""
+        if not self._pending:
+            raise RuntimeError(f"session {self.session}: reopen() without a proposed round")
+        self.session = session
+        self._unseen = list(self._context)
+        return Request(session, list(self._unseen), list(self._drafts), self._q, self.temperature)
 
     def commit(self, result: Result) -> list[int]:
         """Apply the server's verdict; returns the tokens committed this round."""
@@ -185,27 +196,97 @@ def stop_rule_for(spec: ClientSpec):
     return predictor.StopAtFirstPredictedRejection(pred, spec.gamma).stop_rule
 
 
-def _call(what: str, client: int, address: str, fn, *args, **kw):
-    try:
-        return fn(*args, **kw)
-    except grpc.RpcError as err:
-        code = err.code()
-        why = "no answer within the deadline" if code == grpc.StatusCode.DEADLINE_EXCEEDED else err.details()
-        raise DrafterError(f"drafter {client}: {what} to {address} failed: {code.name}: {why}") from None
+def shifted_clock(offset: float):
+    """This machine's monotonic clock shifted by ``offset`` s (picklable): a device whose clock started elsewhere."""
+    return functools.partial(_shifted, float(offset))
+
+
+def _shifted(offset: float) -> float:
+    return time.monotonic() + offset
+
+
+def _failed(what: str, client: int, address: str, err: grpc.RpcError) -> DrafterError:
+    code = err.code()
+    why = "no answer within the deadline" if code == grpc.StatusCode.DEADLINE_EXCEEDED else err.details()
+    return DrafterError(f"drafter {client}: {what} to {address} failed: {code.name}: {why}")
+
+
+BACKOFF = (0.1, 2.0)   # s: the first and the longest wait between retries (doubling)
+
+
+def _backoff(k: int) -> float:
+    return min(BACKOFF[1], BACKOFF[0] * 2 ** min(k, 16))
+
+
+def _read_key(key_file, client: int, deadline: float) -> str:
+    """The server's key from ``key_file``, waiting for the file until ``deadline`` (the server may still
+    be starting)."""
+    from pathlib import Path
+    path = Path(key_file)
+    k = 0
+    while True:
+        try:
+            key = path.read_text().strip()
+            if key:
+                return key
+        except FileNotFoundError:
+            pass
+        if time.monotonic() > deadline:
+            raise DrafterError(f"drafter {client}: key file {path} not found or empty: start the server first "
+                               f"(it writes its key there), or pass the file a server wrote with --key-file")
+        time.sleep(_backoff(k))
+        k += 1
+
+
+def _hello(stub, address, client, spec, vocab, key, key_file, hello_timeout, clock):
+    """Hello, retried with backoff while the id is taken (``ALREADY_EXISTS``: a killed drafter's Hello
+    lasts until the server drops it) until ``hello_timeout`` s have passed. Returns (reply, offset,
+    uncertainty): the server's clock minus this one's, estimated as NTP does from the Hello's round trip
+    (0 when the estimate's interval holds 0: the same machine's clock)."""
+    deadline = time.monotonic() + hello_timeout
+    k = 0
+    while True:
+        if key_file is not None:
+            key = _read_key(key_file, client, deadline)
+        t0 = clock()
+        try:
+            reply = stub.Hello(pb.HelloRequest(client=client, draft_model=spec.draft, vocab_size=vocab,
+                                               slo_class=float(spec.slo_class or 0), key=key or ""),
+                               timeout=max(deadline - time.monotonic(), 0.1), wait_for_ready=True)
+        except grpc.RpcError as err:
+            if err.code() == grpc.StatusCode.ALREADY_EXISTS and time.monotonic() + _backoff(k) < deadline:
+                time.sleep(_backoff(k))
+                k += 1
+                continue
+            if err.code() == grpc.StatusCode.ALREADY_EXISTS:
+                raise DrafterError(f"drafter {client}: Hello to {address} failed: ALREADY_EXISTS: {err.details()}; "
+                                   f"still taken after retrying for {hello_timeout:g} s") from None
+            raise _failed("Hello", client, address, err) from None
+        t1 = clock()
+        offset, uncertainty = reply.t_server - (t0 + t1) / 2, (t1 - t0) / 2
+        return reply, (0.0 if abs(offset) <= uncertainty or not reply.t_server else offset), uncertainty
 
 
 def client_main(address: str, client: int, spec: ClientSpec, *, fault: str | None = None,
                 top_k: int | None = None, prompt_tokens: int = PROMPT_TOKENS, link: Link | None = None,
                 rpc_timeout: float = 60.0, hello_timeout: float = 60.0, model=None, on_ready=None,
-                greedy_rows: bool = False) -> dict:
+                greedy_rows: bool = False, key: str | None = None, key_file=None, clock=time.monotonic,
+                on_round=None, prompts: list[list[int]] | None = None) -> dict:
     """A drafter: Hello, then every prompt of its stream round by round, then Bye; returns
     ``{"rows": per-round client timings, "outputs": generated ids per prompt}``.
 
-    Every call has a deadline: Hello waits up to ``hello_timeout`` s for the server to come up, each
-    Verify ``rpc_timeout`` s (not retried: the server has committed the round once it answers); a
-    failure raises ``DrafterError`` with one line. A failure or an interrupt (SIGINT) after Hello first
+    Every call has a deadline: Hello waits up to ``hello_timeout`` s for the server to come up (and for
+    a taken id to come free, retrying with backoff), each Verify ``rpc_timeout`` s (not retried once
+    answered: the server has committed the round); a failure raises ``DrafterError`` with one line.
+    ``key`` (or ``key_file``, read when saying Hello): the server's key. ``clock``: this device's
+    monotonic clock; requests carry it converted to the server's by the offset measured at Hello, so a
+    drafter on a machine whose clock started elsewhere is served the same. A session the server evicted
+    is opened again with the whole context; a new session refused while the server's memory is full is
+    retried with backoff (both within ``rpc_timeout``). ``on_round(round)`` is called after each
+    verified round. A failure or an interrupt (SIGINT) after Hello first
     says ``Bye(finished=False)``: the server ends the session at once, and a restarted drafter starts
     afresh (its tokens are a clean run's); the last Bye says ``finished=True``. ``on_ready()`` is called once the models are loaded.
+    ``prompts``: token ids to generate from instead of ``spec``'s prompt stream.
     ``greedy_rows``: send the drafted rows (``Drafter.greedy_rows``) even when greedy.
     """
     threads(1)
@@ -213,20 +294,23 @@ def client_main(address: str, client: int, spec: ClientSpec, *, fault: str | Non
     link = link or Link()
     draft = zoo.load_model(spec.draft) if model is None else model
     vocab = int(draft.config.vocab_size)
-    prompts = prompt_stream(spec, prompt_tokens=prompt_tokens)  # the draft's tokenizer; all loading before Hello
+    if prompts is None:   # the draft's tokenizer; all loading before Hello
+        prompts = prompt_stream(spec, prompt_tokens=prompt_tokens)
     stop_rule = stop_rule_for(spec)
     if on_ready is not None:
         on_ready()
     rows, outputs = [], []
     with grpc.insecure_channel(address) as channel:
         stub = pb_grpc.VerifierStub(channel)
-        hello = _call("Hello", client, address, stub.Hello,
-                      pb.HelloRequest(client=client, draft_model=spec.draft, vocab_size=vocab,
-                                      slo_class=float(spec.slo_class or 0)),
-                      timeout=hello_timeout, wait_for_ready=True)
+        hello, offset, _ = _hello(stub, address, client, spec, vocab, key, key_file, hello_timeout, clock)
         try:
+            longest = max(map(len, prompts)) + spec.max_new_tokens
+            if hello.max_positions and longest > hello.max_positions:
+                raise DrafterError(f"drafter {client}: --tokens {spec.max_new_tokens} with a {longest - spec.max_new_tokens}"
+                                   f"-token prompt needs {longest} positions, the server's target "
+                                   f"{hello.target_model} has {hello.max_positions}")
             _generate(stub, hello, address, client, spec, draft, vocab, prompts, stop_rule, kind, at, top_k, link,
-                      rpc_timeout, greedy_rows, rows, outputs)
+                      rpc_timeout, greedy_rows, rows, outputs, clock=lambda: clock() + offset, on_round=on_round)
         except BaseException:   # interrupted or failed: end the session now, so that the server frees it and
             try:                # a restarted drafter can say Hello at once (best effort, short deadline)
                 stub.Bye(pb.ByeRequest(client=client, token=hello.token, finished=False), timeout=2.0)
@@ -240,12 +324,41 @@ def client_main(address: str, client: int, spec: ClientSpec, *, fault: str | Non
     return dict(rows=rows, outputs=outputs)
 
 
+def _verify(stub, msg, d, req, address, client, rnd, rpc_timeout, clock, link, sessions):
+    """One Verify of round ``rnd``: an evicted session is opened again with the whole context, a new
+    session refused while the server's memory is full is retried with backoff, both until
+    ``rpc_timeout`` s have passed; returns (reply, request as sent)."""
+    deadline = time.monotonic() + rpc_timeout
+    k = 0
+    while True:
+        msg.t_sent = clock()
+        link.wait(msg.ByteSize())
+        try:
+            return stub.Verify(msg, timeout=max(deadline - time.monotonic(), 0.1)), req
+        except grpc.RpcError as err:
+            retry = err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and time.monotonic() < deadline
+            if retry and "was evicted" in (err.details() or ""):
+                sessions[0] += 1
+                req = d.reopen(f"{d.session.split('~')[0]}~{sessions[0]}")
+                del msg.new_tokens[:]
+                msg.new_tokens.extend(req.new_tokens)
+                msg.session = req.session
+                continue
+            if retry and "retry" in (err.details() or ""):
+                time.sleep(min(_backoff(k), max(deadline - time.monotonic(), 0.0)))
+                k += 1
+                continue
+            raise _failed(f"Verify of round {rnd}", client, address, err) from None
+
+
 def _generate(stub, hello, address, client, spec, draft, vocab, prompts, stop_rule, kind, at, top_k, link,
-              rpc_timeout, greedy_rows, rows, outputs) -> None:
-    """Every prompt of the stream, round by round (``client_main``'s loop); appends to rows / outputs."""
+              rpc_timeout, greedy_rows, rows, outputs, clock=time.monotonic, on_round=None) -> None:
+    """Every prompt of the stream, round by round (``client_main``'s loop); appends to rows / outputs.
+    ``clock``: the server's clock as this drafter estimates it."""
     s_next = hello.draft_length if spec.draft_rule == "server" else spec.gamma
     s_cap = hello.max_draft or s_next
     rnd = 0
+    sessions = [0]   # sessions opened again after an eviction
     for k, prompt in enumerate(prompts):
         d = Drafter(draft, prompt, spec.max_new_tokens, f"c{client}-p{k}", spec.temperature, top_k,
                     seed=spec.seed * 100_003 + client * 1009 + k, stop_rule=stop_rule, greedy_rows=greedy_rows)
@@ -269,12 +382,10 @@ def _generate(stub, hello, address, client, spec, draft, vocab, prompts, stop_ru
                     rows.append(dict(client=client, round=rnd,
                                      event=f"error: {err.code().name}: {err.details()}"))
                 kind = ""
-            t_round0 = time.monotonic() - t_draft
-            msg.t_sent = time.monotonic()
-            link.wait(msg.ByteSize())
-            reply = _call(f"Verify of round {rnd}", client, address, stub.Verify, msg, timeout=rpc_timeout)
+            t_round0 = clock() - t_draft
+            reply, req = _verify(stub, msg, d, req, address, client, rnd, rpc_timeout, clock, link, sessions)
             link.wait(reply.ByteSize())
-            t_recv = time.monotonic()
+            t_recv = clock()
             committed = d.commit(result_from_wire(reply))
             round_timings = dict(t_round=t_recv - t_round0,
                                  t_send=t_recv - reply.t_reply, t_draft_cpu=t_draft_cpu)
@@ -282,5 +393,7 @@ def _generate(stub, hello, address, client, spec, draft, vocab, prompts, stop_ru
                              session=req.session, event=""))
             if spec.draft_rule == "server":
                 s_next = reply.next_draft_length
+            if on_round is not None:
+                on_round(rnd)
             rnd += 1
         outputs.append(list(d.output))

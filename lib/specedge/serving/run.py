@@ -6,23 +6,26 @@ every process it started (by pid, also on errors and interrupts) and returns the
 (``interfaces.LOG_COLUMNS``, ``system="real"``; event rows say when a client was dropped, failed or
 sent a malformed request). Drafters report their timings and tokens back over a queue. While any
 drafter is still loading its model the server counts that as activity (readiness, not a timer); a
-drafter that exits before its Hello is given up at once. ``python -m specedge.serving`` wraps it.
+drafter that exits before its Hello is given up at once. ``python -m specedge.serving`` wraps it. The server has a fresh key that only
+the run's drafters are given, so no other process can claim their ids.
 """
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
 import queue as queue_mod
+import secrets
 import sys
 import time
 
 import pandas as pd
 
 from .. import zoo
+from .codec import host_port
 from .drafter import PROMPT_TOKENS, DrafterError, Link, client_main, parse_fault, prompt_stream, stop_rule_for, threads
 from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator
 from .metrics import verified
-from .server import CLIENT_TIMEOUT, VerificationServer
+from .server import CLIENT_TIMEOUT, MAX_CACHE_BYTES, VerificationServer
 from .verifier import Verifier
 from .workload import Workload
 
@@ -114,7 +117,8 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
              prompt_tokens: int = PROMPT_TOKENS, target=None, idle_timeout: float = 120.0,
              rpc_timeout: float = 60.0, link: Link | None = None, host: str = "127.0.0.1",
              check_mem: bool = True, pin: tuple[int, int] | None = None,
-             greedy_rows: bool = False) -> tuple[pd.DataFrame, dict]:
+             greedy_rows: bool = False, round_wait: float | None = None,
+             max_cache_bytes: float = MAX_CACHE_BYTES) -> tuple[pd.DataFrame, dict]:
     """Run ``workload`` for real; returns (per-round log, {client: [generated token ids per prompt]}).
 
     ``pin=(server_cpu, drafter_cpu)``: the server (its gRPC and scheduling threads) runs on one core and
@@ -146,24 +150,28 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
         return _run_real(workload, former, allocator, label=label, seed=seed, client_timeout=client_timeout,
                          faults=faults, prompt_tokens=prompt_tokens, target=target, idle_timeout=idle_timeout,
                          rpc_timeout=rpc_timeout, link=link, host=host, greedy_rows=greedy_rows,
-                         drafter_cpus=None if pin is None else {pin[1]})
+                         drafter_cpus=None if pin is None else {pin[1]}, round_wait=round_wait,
+                         max_cache_bytes=max_cache_bytes)
     finally:
         if pin is not None:
             pin_process(restore)
 
 
 def _run_real(workload, former, allocator, *, label, seed, client_timeout, faults, prompt_tokens, target,
-              idle_timeout, rpc_timeout, link, host, drafter_cpus, greedy_rows=False):
+              idle_timeout, rpc_timeout, link, host, drafter_cpus, greedy_rows=False, round_wait=None,
+              max_cache_bytes=MAX_CACHE_BYTES):
     threads(1)
     target = zoo.load_model(workload.target) if target is None else target
     verifier = Verifier(target, cache=workload.cache, seed=seed)
     n = len(workload.clients)
+    key = secrets.token_hex(16)   # the drafters' claim on their ids: no other process can say Hello
     server = VerificationServer(verifier, former, allocator, list(range(n)), label=label,
                                 target_name=workload.target, client_timeout=client_timeout,
-                                idle_timeout=idle_timeout)
+                                idle_timeout=idle_timeout, key=key, round_wait=round_wait,
+                                max_cache_bytes=max_cache_bytes)
     server.loading(True)
     port = server.start(0, host)
-    address = f"{host}:{port}"
+    address = host_port(host, port)
     ctx = drafter_context()
     results = ctx.Queue()
     procs, done, failed, given_up = [], {}, {}, set()
@@ -171,7 +179,7 @@ def _run_real(workload, former, allocator, *, label, seed, client_timeout, fault
     try:
         for c, spec in enumerate(workload.clients):
             kw = dict(fault=faults.get(c), top_k=workload.top_k, prompt_tokens=prompt_tokens, link=link,
-                      rpc_timeout=rpc_timeout, greedy_rows=greedy_rows)
+                      rpc_timeout=rpc_timeout, greedy_rows=greedy_rows, key=key)
             p = ctx.Process(target=_drafter_process, name=f"drafter-{c}", args=(address, c, spec, kw, results, drafter_cpus),
                             daemon=True)
             p.start()

@@ -14,14 +14,24 @@ only the first few of a kind become event rows, so a flood costs no memory):
   target has positions, a follow-up without the last verdict's token first in ``new_tokens``, a round
   that does not increase, an ``slo_class`` outside 0..1000 or a ``t_sent`` later than its receipt
   (``INVALID_ARGUMENT``; checked against the session's state before the request joins a batch);
-- act for another client: ``Hello`` returns a token that every ``Verify`` and ``Bye`` must carry, a
-  client id that is live cannot be taken over, and sessions are kept under the Hello that opened them,
-  so no one can continue or squat another client's session and a new Hello never continues an old one
-  (``PERMISSION_DENIED`` / ``ALREADY_EXISTS``);
+  ``t_sent`` is only checked not to decrease within a Hello: the client's clock is never compared with
+  the server's (the drafter converts it with the offset it measured at Hello);
+- act for another client: with a ``key`` (the deployment's secret; ``run`` makes one, ``server`` writes
+  one to a file only its user can read) only a client that knows it can say Hello, so no outsider can
+  claim an id; ``Hello`` returns a token that every ``Verify`` and ``Bye`` must carry, a client id that
+  is live cannot be taken over, and sessions are kept under the Hello that opened them, so no one can
+  continue or squat another client's session and a new Hello never continues an old one
+  (``PERMISSION_DENIED`` / ``ALREADY_EXISTS``); ``Bye(finished=True)`` from a Hello that verified no
+  round counts as "finished nothing", and clients the server has not seen cannot end anything;
 - make the server parse or queue without bound: one request per client in flight, refused before its
   payload is parsed (``FAILED_PRECONDITION``); a batch runs in forward passes of at most
-  ``max_pass_tokens`` context tokens; the sessions' caches hold at most ``max_cache_bytes`` (the least
-  recently used idle session is evicted, its client's next request on it gets ``RESOURCE_EXHAUSTED``);
+  ``max_pass_tokens`` context tokens; the sessions' caches hold at most ``max_cache_bytes``: beyond it
+  only *idle* sessions are evicted (their client sent nothing for longer than the round wait), those
+  over their client's share (``max_cache_bytes`` / clients) first, then the least recently used; its
+  client's next request on it gets ``RESOURCE_EXHAUSTED`` (the shipped drafter then opens a new session
+  with its whole context). An active session is never evicted: when only active ones are left, new
+  sessions are refused (``RESOURCE_EXHAUSTED``, "retry") until memory frees up, and the active ones may
+  grow past the cap by their own remaining positions;
 - fail others: a pass that raises is retried one request at a time and only the request that raises
   fails (``INTERNAL``, counted in ``request_errors``); a policy that raises fails only the requests it
   was given (``INTERNAL``, its message), and the server goes on; anything else that escapes the loop
@@ -32,7 +42,11 @@ only the first few of a kind become event rows, so a flood costs no memory):
 
 Sync rounds wait only for live clients that owe a request: every client that said Hello before the
 first round (the start barrier opens once every client said Hello, or ``client_timeout`` s after the
-first Hello, and never closes again), and a later client from its first request on. The server stops
+first Hello, and never closes again), and a later client from its first request on; and each round
+waits for a missing client at most the round wait (``round_wait`` s, or ``ROUND_WAIT_FACTOR`` times the
+median gap between a reply and the next request over the clients' recent rounds), after which it goes
+on without it: the late request joins the next round. A client late ``max_late_rounds`` rounds in a row
+is dropped (each late round is an event row, counted after the first few). The server stops
 by itself ``idle_timeout`` seconds after the last Hello or request (never while ``loading(True)``), or
 when every client finished (``Bye(finished=True)``) or was given up (``forget``) (``stop_when_done``).
 """
@@ -53,7 +67,7 @@ import grpc
 from . import slo
 from . import wire_pb2 as pb
 from . import wire_pb2_grpc as pb_grpc
-from .codec import request_from_wire
+from .codec import host_port, request_from_wire
 from .interfaces import BatchFormer, DraftAllocator, Outcome, Pending
 from .verifier import Request, Verifier
 
@@ -63,7 +77,16 @@ CLIENT_TIMEOUT = 10.0  # s: a client that sends nothing for this long while it o
 MAX_PASS_TOKENS = 4096  # context tokens (cached + fed) of one forward pass; a batch beyond it runs in several
 MAX_CACHE_BYTES = 1e9   # bytes of the sessions' KV caches; beyond it the least recently used idle one is evicted
 MAX_SLO_CLASS = 1000    # tok/s: the largest token-speed class a request may name
-EVENT_ROWS_PER_KIND = 10  # refused calls of one (client, code, field) logged as rows; the rest only counted
+EVENT_ROWS_PER_KIND = 10  # refused calls / ended Hellos of one kind logged as rows; the rest only counted
+ROUND_WAIT_FLOOR = 1.0   # s: the adaptive round wait is never shorter than this (a loaded host stalls a drafter
+                         # for tenths of a second; a sync round of our own drafters should not go on without it)
+ROUND_WAIT_FACTOR = 4.0  # the adaptive round wait: this many times the median gap of the clients' recent rounds
+MAX_LATE_ROUNDS = 20     # consecutive rounds a client may miss under sync rounds before it is dropped
+# The longest wait any timeout, delay or deadline may name (s, about 11.6 days): far below what the code
+# that takes them can represent (threading.TIMEOUT_MAX, ~9.2e9 s here; gRPC's deadline, int64 ns since
+# the epoch, ~7e9 s from now; time.sleep's int64 ns), so a flag inside it never fails later.
+MAX_SECONDS = 1e6
+assert MAX_SECONDS < threading.TIMEOUT_MAX
 
 
 def _libc_trim():
@@ -115,6 +138,11 @@ class _Client:
     slot: _Slot | None = None     # its request queued or being verified
     last_round: int = -1
     evicted: set[str] = field(default_factory=set)
+    verified: int = 0             # rounds verified under this Hello
+    t_sent: float = 0.0           # the last request's t_sent (may not decrease)
+    last_reply: float = 0.0       # monotonic: its last reply went out (or its Hello)
+    missed: int = 0               # batches formed without it since its last request (it owed one)
+    late: int = 0                 # rounds in a row its request came after the round wait
 
     @property
     def busy(self) -> bool:
@@ -126,18 +154,29 @@ class VerificationServer(pb_grpc.VerifierServicer):
                  clients: list[int], *, label: str = "", target_name: str = "",
                  client_timeout: float = CLIENT_TIMEOUT, idle_timeout: float = 120.0, max_draft: int = MAX_DRAFT,
                  stop_when_done: bool = True, start_barrier: bool = True, max_pass_tokens: int = MAX_PASS_TOKENS,
-                 max_cache_bytes: float = MAX_CACHE_BYTES):
+                 max_cache_bytes: float = MAX_CACHE_BYTES, key: str | None = None,
+                 round_wait: float | None = None, max_late_rounds: int = MAX_LATE_ROUNDS):
         for name, v in (("idle_timeout", idle_timeout), ("client_timeout", client_timeout),
-                        ("max_pass_tokens", max_pass_tokens), ("max_cache_bytes", max_cache_bytes)):
+                        ("max_pass_tokens", max_pass_tokens), ("max_cache_bytes", max_cache_bytes),
+                        ("round_wait", 1.0 if round_wait is None else round_wait)):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
                 raise ValueError(f"{name}: must be a finite value > 0, got {v!r}")
+        for name, v in (("idle_timeout", idle_timeout), ("client_timeout", client_timeout),
+                        ("round_wait", round_wait or 0.0)):
+            if v > MAX_SECONDS:
+                raise ValueError(f"{name}: at most {MAX_SECONDS:g} s, got {v!r}")
         if max_draft < 1:
             raise ValueError(f"max_draft: must be >= 1, got {max_draft}")
+        if isinstance(max_late_rounds, bool) or not isinstance(max_late_rounds, int) or max_late_rounds < 1:
+            raise ValueError(f"max_late_rounds: must be an integer >= 1, got {max_late_rounds!r}")
+        if key is not None and not (isinstance(key, str) and len(key) >= 16):
+            raise ValueError("key: must be a string of at least 16 characters (secrets.token_hex(16)) or None")
         self.verifier, self.former, self.allocator = verifier, former, allocator
         self.label, self.target_name = label, target_name
         self.client_timeout, self.idle_timeout = float(client_timeout), float(idle_timeout)
         self.max_draft, self.stop_when_done, self.start_barrier = int(max_draft), stop_when_done, start_barrier
         self.max_pass_tokens, self.max_cache_bytes = int(max_pass_tokens), float(max_cache_bytes)
+        self.key, self.round_wait, self.max_late_rounds = key, round_wait, int(max_late_rounds)
         self.max_positions = int(getattr(verifier.model.config, "max_position_embeddings", 0) or 0)
         self.clients = list(clients)
         self.allocation = dict(allocator.initial(self.clients))
@@ -154,8 +193,11 @@ class VerificationServer(pb_grpc.VerifierServicer):
         self.log: list[dict] = []
         self.events: list[dict] = []
         self.refusals: dict[tuple, int] = {}   # (client or "other", code, field) -> refused calls
+        self.event_counts: dict[tuple, int] = {}  # (client, kind) -> ended Hellos, evictions, late rounds
         self.request_errors = 0                # requests the verifier raised on (each failed alone)
         self.evictions = 0
+        self.late_rounds = 0                   # rounds that went on without a late client
+        self._gaps: list[float] = []           # recent gaps between a reply and the client's next request
         self.passes = 0
         self.batches = 0
         self.t0 = time.monotonic()
@@ -175,6 +217,7 @@ class VerificationServer(pb_grpc.VerifierServicer):
         self._thread = threading.Thread(target=self._loop, name="verifier", daemon=True)
         self._grpc = None
         self.port = None
+        self.key_file = None   # the file ``write_key`` wrote (removed at stop)
 
     # ---------------------------------------------------------------- lifecycle
     def start(self, port: int = 0, host: str = "127.0.0.1") -> int:
@@ -188,7 +231,7 @@ class VerificationServer(pb_grpc.VerifierServicer):
                                  options=[("grpc.so_reuseport", 0), ("grpc.max_receive_message_length", cap)])
         pb_grpc.add_VerifierServicer_to_server(self, self._grpc)
         try:
-            bound = self._grpc.add_insecure_port(f"{host}:{port}")
+            bound = self._grpc.add_insecure_port(host_port(host, port))
         except RuntimeError:
             bound = 0
         if not bound:
@@ -218,6 +261,15 @@ class VerificationServer(pb_grpc.VerifierServicer):
                     self._event(who if isinstance(who, int) else -1,
                                 f"error: {code}: {n} calls refused ({what}), the first {EVENT_ROWS_PER_KIND} logged")
             self.refusals.clear()
+            for (who, kind), n in sorted(self.event_counts.items(), key=str):
+                if n > EVENT_ROWS_PER_KIND:
+                    self._event(who, f"counted: {n} '{kind}' events, the first {EVENT_ROWS_PER_KIND} logged")
+            self.event_counts.clear()
+        if self.key_file is not None:
+            try:
+                self.key_file.unlink()
+            except OSError:
+                pass
 
     def wait(self, timeout: float | None = None) -> bool:
         return self.stopped.wait(timeout)
@@ -247,9 +299,31 @@ class VerificationServer(pb_grpc.VerifierServicer):
             return {c: self.ended.get(c, "no verified round: never said Hello")
                     for c in self.clients if c not in self.finished}
 
+    def write_key(self, path) -> None:
+        """Write the key to ``path``, readable by this user only (the drafters of a two-terminal set-up
+        read it from there; another machine's get a copy); removed when the server stops."""
+        import os
+        from pathlib import Path
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(self.key + "\n")
+        os.replace(tmp, path)
+        self.key_file = path
+
     def _event(self, client: int, what: str) -> None:
         self.events.append(dict(system="real", policy=self.label, client=client,
                                 end=time.monotonic() - self.t0, event=what))
+
+    def _bounded_event(self, client: int, what: str) -> None:
+        """An event row, but only the first ``EVENT_ROWS_PER_KIND`` of a (client, kind) (kind: the text
+        before its first colon); the rest are counted (one summary row when the server stops)."""
+        kind = (client, what.split(":", 1)[0])
+        n = self.event_counts[kind] = self.event_counts.get(kind, 0) + 1
+        if n <= EVENT_ROWS_PER_KIND:
+            self._event(client, what)
 
     def _end(self, c: int, why: str, finished: bool = False) -> None:
         """End client ``c``'s Hello (caller holds ``cond``): its session is closed and its cache freed,
@@ -259,13 +333,15 @@ class VerificationServer(pb_grpc.VerifierServicer):
             return
         self.active.discard(c)
         self.rounds.discard(c)
-        if finished and cl.slot is None:
+        if finished and cl.slot is None and cl.verified:
             self.finished.add(c)
             self.ended[c] = "finished"
         else:
+            if finished and not cl.verified:
+                why = "finished nothing: said Bye(finished=true) without a verified round"
             self.ended[c] = why
             self.interrupted[c] = self.interrupted.get(c, 0) + 1
-            self._event(c, why)
+            self._bounded_event(c, why)
         slot = cl.slot
         if slot is not None and slot in self.queue:
             self.queue.remove(slot)
@@ -301,6 +377,10 @@ class VerificationServer(pb_grpc.VerifierServicer):
         c = int(request.client)
         if c not in self.allocation:
             self._refuse(context, c, grpc.StatusCode.INVALID_ARGUMENT, f"client: {c} is not one of {self.clients}")
+        if self.key is not None and not secrets.compare_digest(request.key.encode(), self.key.encode()):
+            self._refuse(context, c, grpc.StatusCode.PERMISSION_DENIED,
+                         "key: not this server's key (the drafters of `run` get it from run; a `server` writes "
+                         "it to its --key-file, which a drafter reads)")
         if request.vocab_size and request.vocab_size != self.verifier.vocab_size:
             self._refuse(context, c, grpc.StatusCode.INVALID_ARGUMENT,
                          f"vocab_size: draft has {request.vocab_size}, target has {self.verifier.vocab_size}")
@@ -309,7 +389,7 @@ class VerificationServer(pb_grpc.VerifierServicer):
             if not live:
                 self._epochs += 1
                 token = secrets.token_hex(16)
-                self._clients[c] = _Client(token, self._epochs)
+                self._clients[c] = _Client(token, self._epochs, last_reply=time.monotonic())
                 self.active.add(c)
                 self.known.add(c)
                 self.finished.discard(c)
@@ -326,7 +406,8 @@ class VerificationServer(pb_grpc.VerifierServicer):
             self._refuse(context, c, grpc.StatusCode.ALREADY_EXISTS,
                          f"client: {c} is live (said Hello, not Bye yet); one process per client id")
         return pb.HelloReply(draft_length=self.allocation[c], vocab_size=self.verifier.vocab_size,
-                             target_model=self.target_name, token=token, max_draft=self.max_draft)
+                             target_model=self.target_name, token=token, max_draft=self.max_draft,
+                             max_positions=self.max_positions, t_server=time.monotonic())
 
     def _owner(self, c: int, token: str) -> _Client | None:
         cl = self._clients.get(c)
@@ -367,6 +448,7 @@ class VerificationServer(pb_grpc.VerifierServicer):
         except (ValueError, _Refused) as err:
             with self.cond:
                 cl.reserved = False
+                self.last_seen[c] = arrival   # refused, but alive (e.g. retrying a new session while memory is full)
             code, msg = (err.code, err.msg) if isinstance(err, _Refused) else (grpc.StatusCode.INVALID_ARGUMENT, str(err))
             self._refuse(context, c, code, msg)
         with self.cond:
@@ -378,7 +460,9 @@ class VerificationServer(pb_grpc.VerifierServicer):
                     if cl.key:
                         self._close(cl.key)
                     cl.session, cl.key = request.session, slot.request.session
-                cl.slot, cl.last_round = slot, int(request.round)
+                cl.slot, cl.last_round, cl.t_sent = slot, int(request.round), float(request.t_sent)
+                if cl.verified:
+                    self._gaps = (self._gaps + [arrival - cl.last_reply])[-64:]
                 self.rounds.add(c)
                 self.last_seen[c] = self.last_activity = arrival
                 self.queue.append(slot)
@@ -415,13 +499,15 @@ class VerificationServer(pb_grpc.VerifierServicer):
         if r.slo_class and not (float(r.slo_class).is_integer() and 1 <= r.slo_class <= MAX_SLO_CLASS):
             raise ValueError(f"slo_class: must be 0 (none) or a whole number of tok/s in 1..{MAX_SLO_CLASS}, "
                              f"got {r.slo_class}")
-        if r.t_sent > arrival:
-            raise ValueError(f"t_sent: {r.t_sent} is later than the server's receipt ({arrival:.6f} on this "
-                             "machine's monotonic clock)")
+        if r.t_sent < cl.t_sent:
+            raise ValueError(f"t_sent: {r.t_sent} is earlier than this client's previous request's "
+                             f"({cl.t_sent}); it may not decrease within a Hello")
         key = cl.key if r.session == cl.session else f"{int(r.client)}.{cl.epoch}/{r.session}"
         sess = self.verifier.sessions.get(key)
         if sess is None and not req.new_tokens:
             raise ValueError(f"session: {r.session!r} is unknown and sends no prompt (new_tokens empty)")
+        if sess is None:
+            self._admit(cl, key, len(req.new_tokens) + len(req.draft_ids))
         req.session, req.stream = key, r.session
         self.verifier.check(req)
         expect = self._expect.get(key)
@@ -444,7 +530,7 @@ class VerificationServer(pb_grpc.VerifierServicer):
             # eq (6): the device's drafting time is in the request, the network time is the uplink
             # just measured (same clock on loopback), taken twice for the reply
             alpha = float(r.alpha) if r.alpha > 0 else 1.0
-            up = max(arrival - float(r.t_sent), 0.0) if r.t_sent else 0.0
+            up = min(max(arrival - float(r.t_sent), 0.0), self.client_timeout) if r.t_sent else 0.0
             pend.deadline = pend.arrival + slo.budget(alpha, s, pend.slo_class, float(r.t_draft), 2 * up)
             pend.expected_tokens = slo.expected_tokens(alpha, s)
         return _Slot(pend, req, float(r.t_sent), float(r.t_draft), r.ByteSize())
@@ -509,13 +595,20 @@ class VerificationServer(pb_grpc.VerifierServicer):
                     wake = min(wake, self.client_timeout - (now - (self.first_hello or now)))
                 elif self.queue:
                     given = list(self.queue)
+                    pending, active = [s.pending for s in given], frozenset(self.rounds)
                     try:
-                        batch = self.former.form([s.pending for s in given], now - self.t0, frozenset(self.rounds))
+                        batch = self.former.form(pending, now - self.t0, active)
+                        late = self._late(now, given) if not batch else set()
+                        if late:   # the round waited long enough for them: it goes on without them
+                            batch = self.former.form(pending, now - self.t0, active - late)
                     except Exception as err:  # the former's bug fails the requests it was given, not the server
                         self._policy_failed("batch former", err, given)
                         continue
+                    if batch and late:
+                        self._record_late(late, now - self.t0 - min(p.arrival for p in pending))
                     if not batch:
-                        wake = min(wake, POLL)
+                        waited = now - self.t0 - min(p.arrival for p in pending)
+                        wake = min(wake, POLL, max(self._round_wait() - waited, 1e-3))
                 trim = not batch and not self.queue and self._trim_due
                 if trim:
                     self._trim_due = False
@@ -533,6 +626,41 @@ class VerificationServer(pb_grpc.VerifierServicer):
             self._verify(slots)
             with self.cond:
                 self._busy = []
+
+    def _round_wait(self) -> float:
+        """How long a round waits for a missing client (and how long a session may go without a request
+        before it counts as idle): ``round_wait``, or ``ROUND_WAIT_FACTOR`` times the median gap between a
+        reply and the client's next request over recent rounds (at least ``ROUND_WAIT_FLOOR``, at most
+        ``client_timeout``; ``client_timeout`` before any gap was seen)."""
+        if self.round_wait is not None:
+            return self.round_wait
+        if not self._gaps:
+            return self.client_timeout
+        med = sorted(self._gaps)[len(self._gaps) // 2]
+        return min(self.client_timeout, max(ROUND_WAIT_FLOOR, ROUND_WAIT_FACTOR * med))
+
+    def _late(self, now: float, given: list[_Slot]) -> set[int]:
+        """The clients a round may go on without: they owe a request (live, none in flight) while the
+        oldest queued request has waited longer than the round wait."""
+        waited = now - self.t0 - min(s.pending.arrival for s in given)
+        if waited <= self._round_wait():
+            return set()
+        return {c for c in self.rounds if c in self._clients and not self._clients[c].busy}
+
+    def _record_late(self, late: set[int], waited: float) -> None:
+        """A round went on without ``late``: each is reported (bounded rows), and dropped once it was late
+        more than ``max_late_rounds`` rounds in a row."""
+        self.late_rounds += 1
+        for c in sorted(late):
+            cl = self._clients[c]
+            cl.missed += 1
+            if cl.missed > 1:
+                continue
+            cl.late += 1
+            self._bounded_event(c, f"late: a round went on without client {c} after {waited:.3g} s "
+                                   f"(round wait {self._round_wait():.3g} s; {cl.late} late in a row)")
+            if cl.late > self.max_late_rounds:
+                self._end(c, f"dropped: late for {cl.late} rounds in a row (round wait {self._round_wait():.3g} s)")
 
     def _policy_failed(self, what: str, err: Exception, slots: list[_Slot]) -> None:
         label = getattr(self.former if what == "batch former" else self.allocator, "label", "")
@@ -643,29 +771,74 @@ class VerificationServer(pb_grpc.VerifierServicer):
                 cl = self._clients.get(p.client)
                 if cl is not None and cl.slot is s:
                     cl.slot = None
+                    cl.verified += 1
+                    cl.last_reply = reply.t_reply
+                    cl.late = cl.late if cl.missed else 0
+                    cl.missed = 0
                 answered.append(s)
         with self.cond:
             self._evict()   # before the replies go out: a client never sees a cache over the cap
         for s in answered:
             s.done.set()
 
-    def _evict(self) -> None:
-        """While the sessions' caches hold more than ``max_cache_bytes``, end the least recently used
-        session of a client with no request in flight (its next request on it: RESOURCE_EXHAUSTED)."""
-        total = sum(self.verifier.cache_bytes(k) for k in self._last_used)
+    def _bytes_per_token(self) -> float:
+        """KV-cache bytes of one cached token (0 without a cache)."""
+        if not self.verifier.use_cache:
+            return 0.0
+        held = [(s.nbytes, len(s.tokens)) for s in self.verifier.sessions.values() if s.nbytes]
+        if held:
+            return sum(b for b, _ in held) / max(1, sum(n for _, n in held))
+        cfg = self.verifier.model.config
+        heads = getattr(cfg, "num_attention_heads", 1)
+        kv = getattr(cfg, "num_key_value_heads", None) or heads
+        dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // heads
+        elem = next(self.verifier.model.parameters()).element_size()
+        return 2.0 * cfg.num_hidden_layers * kv * dim * elem
+
+    def _admit(self, cl: _Client, key: str, n_tokens: int) -> None:
+        """A new session of ``n_tokens`` tokens for ``cl``: room is made by evicting idle sessions; refused
+        (``RESOURCE_EXHAUSTED``, "retry") when active sessions hold the memory. A session alone always fits."""
+        with self.cond:
+            per_token = self._bytes_per_token()
+            need = n_tokens * per_token
+            others = sum(self.verifier.cache_bytes(k) for k in self._last_used if k != cl.key)
+            others += per_token * sum(s.pending.n_new for s in self.queue + self._busy   # admitted, not verified yet
+                                      if s.pending.session not in self._last_used)
+            if others == 0 or others + need <= self.max_cache_bytes:
+                return
+            others = self._evict(others + need, exclude=cl) - need
+            if others > 0 and others + need > self.max_cache_bytes:
+                raise _Refused(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                               f"session: the server's session memory ({self.max_cache_bytes / 1e6:g} MB) is full "
+                               f"of active sessions ({others / 1e6:.1f} MB held, this one needs {need / 1e6:.1f} MB); "
+                               f"nothing of this client's was lost: retry this request shortly")
+
+    def _evict(self, total: float | None = None, exclude: _Client | None = None) -> float:
+        """While the sessions' caches hold more than ``max_cache_bytes`` (``total``: what they would hold),
+        end idle sessions: of clients with no request in flight that sent nothing for longer than the
+        round wait, those over their client's share (``max_cache_bytes`` / clients) first, then the least
+        recently used (the client's next request on it: RESOURCE_EXHAUSTED). An active session is never
+        evicted. Returns what the caches (would) hold then."""
+        if total is None:
+            total = sum(self.verifier.cache_bytes(k) for k in self._last_used)
         if total <= self.max_cache_bytes:
-            return
-        idle = sorted((self._last_used[cl.key], c) for c, cl in self._clients.items()
-                      if cl.key in self._last_used and not cl.busy)
-        for _, c in idle:
+            return total
+        now, wait = time.monotonic(), self._round_wait()
+        share = self.max_cache_bytes / max(1, len(self.clients))
+        idle = sorted((self.verifier.cache_bytes(cl.key) <= share, self._last_used[cl.key], c)
+                      for c, cl in self._clients.items()
+                      if cl.key in self._last_used and not cl.busy and cl is not exclude
+                      and now - max(cl.last_reply, self.last_seen.get(c, 0.0)) > wait)
+        for _, _, c in idle:
             if total <= self.max_cache_bytes:
                 break
             cl = self._clients[c]
             total -= self.verifier.cache_bytes(cl.key)
             self._close(cl.key)
             cl.evicted.add(cl.session)
-            self._event(c, f"evicted: session {cl.session!r} (the sessions' caches held over "
-                           f"{self.max_cache_bytes / 1e6:g} MB)")
+            self._bounded_event(c, f"evicted: session {cl.session!r}, idle for over {wait:.3g} s (the sessions' "
+                                   f"caches held over {self.max_cache_bytes / 1e6:g} MB)")
             cl.session = cl.key = ""
             self.evictions += 1
             self._trim_due = True
+        return total

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\nwire.proto\x12\x10specedge.serving\"V\n\x11\x44raftDistribution\x12\x12\n\nvocab_size\x18\x01 \x01(\r\x12\r\n\x05top_k\x18\x02 \x01(\r\x12\r\n\x05probs\x18\x03 \x01(\x0c\x12\x0f\n\x07indices\x18\x04 \x01(\x0c\"Z\n\x0cHelloRequest\x12\x0e\n\x06\x63lient\x18\x01 \x01(\r\x12\x13\n\x0b\x64raft_model\x18\x02 \x01(\t\x12\x12\n\nvocab_size\x18\x03 \x01(\r\x12\x11\n\tslo_class\x18\x04 \x01(\x02\"n\n\nHelloReply\x12\x14\n\x0c\x64raft_length\x18\x01 \x01(\r\x12\x12\n\nvocab_size\x18\x02 \x01(\r\x12\x14\n\x0ctarget_model\x18\x03 \x01(\t\x12\r\n\x05token\x18\x04 \x01(\t\x12\x11\n\tmax_draft\x18\x05 \x01(\r\"\x8f\x02\n\rVerifyRequest\x12\x0f\n\x07session\x18\x01 \x01(\t\x12\x0e\n\x06\x63lient\x18\x02 \x01(\r\x12\r\n\x05round\x18\x03 \x01(\r\x12\x12\n\nnew_tokens\x18\x04 \x03(\r\x12\x11\n\tdraft_ids\x18\x05 \x03(\r\x12\x32\n\x05\x64raft\x18\x06 \x01(\x0b\x32#.specedge.serving.DraftDistribution\x12\x13\n\x0btemperature\x18\x07 \x01(\x02\x12\x11\n\tslo_class\x18\x08 \x01(\x02\x12\x0e\n\x06t_sent\x18\t \x01(\x01\x12\x0f\n\x07t_draft\x18\n \x01(\x01\x12\x0c\n\x04last\x18\x0b \x01(\x08\x12\r\n\x05\x61lpha\x18\x0c \x01(\x02\x12\r\n\x05token\x18\r \x01(\t\"\xc7\x01\n\x0bVerifyReply\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\r\x12\r\n\x05token\x18\x02 \x01(\r\x12\r\n\x05\x62onus\x18\x03 \x01(\x08\x12\x19\n\x11next_draft_length\x18\x04 \x01(\r\x12\r\n\x05\x62\x61tch\x18\x05 \x01(\r\x12\x11\n\tt_arrival\x18\x06 \x01(\x01\x12\x0f\n\x07t_start\x18\x07 \x01(\x01\x12\x10\n\x08t_verify\x18\x08 \x01(\x01\x12\x0f\n\x07t_reply\x18\t \x01(\x01\x12\x17\n\x0f\x61\x63\x63\x65pt_prob_sum\x18\n \x01(\x01\"=\n\nByeRequest\x12\x0e\n\x06\x63lient\x18\x01 \x01(\r\x12\r\n\x05token\x18\x02 \x01(\t\x12\x10\n\x08\x66inished\x18\x03 \x01(\x08\"\n\n\x08\x42yeReply2\xdc\x01\n\x08Verifier\x12\x45\n\x05Hello\x12\x1e.specedge.serving.HelloRequest\x1a\x1c.specedge.serving.HelloReply\x12H\n\x06Verify\x12\x1f.specedge.serving.VerifyRequest\x1a\x1d.specedge.serving.VerifyReply\x12?\n\x03\x42ye\x12\x1c.specedge.serving.ByeRequest\x1a\x1a.specedge.serving.ByeReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\nwire.proto\x12\x10specedge.serving\"V\n\x11\x44raftDistribution\x12\x12\n\nvocab_size\x18\x01 \x01(\r\x12\r\n\x05top_k\x18\x02 \x01(\r\x12\r\n\x05probs\x18\x03 \x01(\x0c\x12\x0f\n\x07indices\x18\x04 \x01(\x0c\"g\n\x0cHelloRequest\x12\x0e\n\x06\x63lient\x18\x01 \x01(\r\x12\x13\n\x0b\x64raft_model\x18\x02 \x01(\t\x12\x12\n\nvocab_size\x18\x03 \x01(\r\x12\x11\n\tslo_class\x18\x04 \x01(\x02\x12\x0b\n\x03key\x18\x05 \x01(\t\"\x97\x01\n\nHelloReply\x12\x14\n\x0c\x64raft_length\x18\x01 \x01(\r\x12\x12\n\nvocab_size\x18\x02 \x01(\r\x12\x14\n\x0ctarget_model\x18\x03 \x01(\t\x12\r\n\x05token\x18\x04 \x01(\t\x12\x11\n\tmax_draft\x18\x05 \x01(\r\x12\x10\n\x08t_server\x18\x06 \x01(\x01\x12\x15\n\rmax_positions\x18\x07 \x01(\r\"\x8f\x02\n\rVerifyRequest\x12\x0f\n\x07session\x18\x01 \x01(\t\x12\x0e\n\x06\x63lient\x18\x02 \x01(\r\x12\r\n\x05round\x18\x03 \x01(\r\x12\x12\n\nnew_tokens\x18\x04 \x03(\r\x12\x11\n\tdraft_ids\x18\x05 \x03(\r\x12\x32\n\x05\x64raft\x18\x06 \x01(\x0b\x32#.specedge.serving.DraftDistribution\x12\x13\n\x0btemperature\x18\x07 \x01(\x02\x12\x11\n\tslo_class\x18\x08 \x01(\x02\x12\x0e\n\x06t_sent\x18\t \x01(\x01\x12\x0f\n\x07t_draft\x18\n \x01(\x01\x12\x0c\n\x04last\x18\x0b \x01(\x08\x12\r\n\x05\x61lpha\x18\x0c \x01(\x02\x12\r\n\x05token\x18\r \x01(\t\"\xc7\x01\n\x0bVerifyReply\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\r\x12\r\n\x05token\x18\x02 \x01(\r\x12\r\n\x05\x62onus\x18\x03 \x01(\x08\x12\x19\n\x11next_draft_length\x18\x04 \x01(\r\x12\r\n\x05\x62\x61tch\x18\x05 \x01(\r\x12\x11\n\tt_arrival\x18\x06 \x01(\x01\x12\x0f\n\x07t_start\x18\x07 \x01(\x01\x12\x10\n\x08t_verify\x18\x08 \x01(\x01\x12\x0f\n\x07t_reply\x18\t \x01(\x01\x12\x17\n\x0f\x61\x63\x63\x65pt_prob_sum\x18\n \x01(\x01\"=\n\nByeRequest\x12\x0e\n\x06\x63lient\x18\x01 \x01(\r\x12\r\n\x05token\x18\x02 \x01(\t\x12\x10\n\x08\x66inished\x18\x03 \x01(\x08\"\n\n\x08\x42yeReply2\xdc\x01\n\x08Verifier\x12\x45\n\x05Hello\x12\x1e.specedge.serving.HelloRequest\x1a\x1c.specedge.serving.HelloReply\x12H\n\x06Verify\x12\x1f.specedge.serving.VerifyRequest\x1a\x1d.specedge.serving.VerifyReply\x12?\n\x03\x42ye\x12\x1c.specedge.serving.ByeRequest\x1a\x1a.specedge.serving.ByeReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,17 +34,17 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_DRAFTDISTRIBUTION']._serialized_start=32
   _globals['_DRAFTDISTRIBUTION']._serialized_end=118
   _globals['_HELLOREQUEST']._serialized_start=120
-  _globals['_HELLOREQUEST']._serialized_end=210
-  _globals['_HELLOREPLY']._serialized_start=212
-  _globals['_HELLOREPLY']._serialized_end=322
-  _globals['_VERIFYREQUEST']._serialized_start=325
-  _globals['_VERIFYREQUEST']._serialized_end=596
-  _globals['_VERIFYREPLY']._serialized_start=599
-  _globals['_VERIFYREPLY']._serialized_end=798
-  _globals['_BYEREQUEST']._serialized_start=800
-  _globals['_BYEREQUEST']._serialized_end=861
-  _globals['_BYEREPLY']._serialized_start=863
-  _globals['_BYEREPLY']._serialized_end=873
-  _globals['_VERIFIER']._serialized_start=876
-  _globals['_VERIFIER']._serialized_end=1096
+  _globals['_HELLOREQUEST']._serialized_end=223
+  _globals['_HELLOREPLY']._serialized_start=226
+  _globals['_HELLOREPLY']._serialized_end=377
+  _globals['_VERIFYREQUEST']._serialized_start=380
+  _globals['_VERIFYREQUEST']._serialized_end=651
+  _globals['_VERIFYREPLY']._serialized_start=654
+  _globals['_VERIFYREPLY']._serialized_end=853
+  _globals['_BYEREQUEST']._serialized_start=855
+  _globals['_BYEREQUEST']._serialized_end=916
+  _globals['_BYEREPLY']._serialized_start=918
+  _globals['_BYEREPLY']._serialized_end=928
+  _globals['_VERIFIER']._serialized_start=931
+  _globals['_VERIFIER']._serialized_end=1151
 # @@protoc_insertion_point(module_scope)
