@@ -3,6 +3,7 @@ applied to the library in turn, the tests that should notice it run, and the fil
 
     python benchmarks/mutation_check.py                 # every mutation (~30 min on 2 busy cores)
     python benchmarks/mutation_check.py --only twin     # the mutations whose name contains "twin"
+    python benchmarks/mutation_check.py --test tests/unit/test_early_exit_edges.py   # those this file catches
     make mutants                                   # the same through the venv
 
 Prints one line per mutation (caught / SURVIVED) and writes ``build/mutation_check.csv``; exits 1 if a
@@ -118,6 +119,77 @@ MUTATIONS = [
     M("notebooks: a partial run recorded as the complete one", "notebooks.py",
       'complete = args.scale == "full" and not (args.names or args.profile or args.seed is not None)',
       'complete = args.scale == "full"', ("tests/unit/test_timings.py",)),
+    # --- a serving log's per-round series (helpers the notebooks reach; edge cases: tests/unit/test_round_series_edges.py)
+    M("round_series.time_split: the mean reply instead of the slowest", "serving/round_series.py",
+      'send=("t_send", "max")', 'send=("t_send", "mean")', ("tests/unit/test_round_series_edges.py",)),
+    M("round_series.time_split: a batch starting before the last ended adds negative receiving time",
+      "serving/round_series.py", '.clip(lower=0).sum()', '.sum()', ("tests/unit/test_round_series_edges.py",)),
+    M("round_series.time_split: the first batch waits from the quickest drafter", "serving/round_series.py",
+      'rows["t_draft"].max()', 'rows["t_draft"].min()', ("tests/unit/test_round_series_edges.py",)),
+    M("round_series.utility_curve: running sums instead of running means", "serving/round_series.py",
+      "xbar = x.cumsum().div(np.arange(1, len(x) + 1), axis=0)", "xbar = x.cumsum()", ("tests/unit/test_round_series_edges.py",)),
+    M("round_series.utility_while_all_active: the first batch without every client included", "serving/round_series.py",
+      "t = len(full) if full.all() else int(np.argmin(full))", "t = len(full) if full.all() else int(np.argmin(full)) + 1",
+      ("tests/unit/test_round_series_edges.py",)),
+    M("round_series.stabilisation: a value exactly at the margin counts as unsettled", "serving/round_series.py",
+      "> rel * abs(final))", ">= rel * abs(final))", ("tests/unit/test_round_series_edges.py",)),
+    M("round_series.stabilisation: the margin without the absolute value", "serving/round_series.py",
+      "> rel * abs(final))", "> rel * final)", ("tests/unit/test_round_series_edges.py",)),
+    M("round_series.expected_goodput: the round at skip left out", "serving/round_series.py",
+      '(log["batch"] >= skip)', '(log["batch"] > skip)', ("tests/unit/test_round_series_edges.py",)),
+    M("round_series.peaks_in_bands: a plateau's first round is no peak", "serving/round_series.py",
+      "(t[1:-1] >= t[2:])", "(t[1:-1] > t[2:])", ("tests/unit/test_round_series_edges.py",)),
+    M("round_series.peaks_in_bands: a peak on the band's upper edge is outside", "serving/round_series.py",
+      "(p.tokens <= p[c] + p[w])", "(p.tokens < p[c] + p[w])", ("tests/unit/test_round_series_edges.py",)),
+    # --- heterogeneous clients
+    M("client_mix.client_alpha: every accept of a round counted, not the leading run", "serving/client_mix.py",
+      "acc_n.append(int(np.argmin(ok)) if not ok.all() else len(ok))", "acc_n.append(int(ok.sum()))", ("tests/unit/test_round_series_edges.py",)),
+    M("client_mix.spread: max minus mean", "serving/client_mix.py",
+      "float(a.max() - a.min())", "float(a.max() - a.mean())", ("tests/unit/test_round_series_edges.py",)),
+    M("client_mix.pooled_traces: a draft in two sources let through", "serving/client_mix.py",
+      "if d in seen:", "if d in seen and seen[d] == name:", ("tests/unit/test_round_series_edges.py",)),
+    # --- early exits: stated definitions, the agreement table, Fig 4a/4b verdicts, the gamma sweep (tests/unit/test_early_exit_edges.py)
+    M("early_exit.sim: the earliest exit matched on the token alone", "early_exit/sim.py",
+      "if e.key == self.key), self.n_layers)", "if e.token == self.token), self.n_layers)", ("tests/unit/test_early_exit_edges.py",)),
+    M("early_exit.sim: an exit agrees on the token alone (stated miss rate)", "early_exit/sim.py",
+      "return any(e.key == r.key for e in r.exits)", "return any(e.token == r.token for e in r.exits)", ("tests/unit/test_early_exit_edges.py",)),
+    M("early_exit.sim: stated avg EE over every round, the final where none agrees", "early_exit/sim.py",
+      "for r in seq if _agrees(r)]", "for r in seq]", ("tests/unit/test_early_exit_edges.py",)),
+    M("early_exit.sim: stated miss rate counts the hits", "early_exit/sim.py",
+      "[not _agrees(r) for r in rounds]", "[_agrees(r) for r in rounds]", ("tests/unit/test_early_exit_edges.py",)),
+    M("early_exit.offline.agreement_table: depth over the exits without the final", "early_exit/offline.py",
+      "depth=e / (agree.exit.max() + 1)", "depth=e / agree.exit.max()", ("tests/unit/test_early_exit_edges.py",)),
+    M("early_exit.verdicts.plateau_threads: reaching the share exactly is not enough", "early_exit/verdicts.py",
+      "gain >= share * gain[-1]", "gain > share * gain[-1]", ("tests/unit/test_early_exit_edges.py",)),
+    M("early_exit.verdicts.first_gamma_below: exactly the level counts as below", "early_exit/verdicts.py",
+      "below = g[y < level]", "below = g[y <= level]", ("tests/unit/test_early_exit_edges.py",)),
+    M("early_exit.verdicts.speedup_rises: a dip of exactly the tolerance fails", "early_exit/verdicts.py",
+      "np.diff(spd) >= -tolerance * spd[:-1]", "np.diff(spd) > -tolerance * spd[:-1]", ("tests/unit/test_early_exit_edges.py",)),
+    M("early_exit.verdicts.server_priority_gain_shrinks: an equal gain passes", "early_exit/verdicts.py",
+      '> (m7[cq, "fifo", hi] - m7[cq, "priority", hi])', '>= (m7[cq, "fifo", hi] - m7[cq, "priority", hi])', ("tests/unit/test_early_exit_edges.py",)),
+    M("early_exit.draft_length: the paired interval's sign flipped (smaller gamma minus larger)",
+      "early_exit/draft_length.py", "d = (w[b] - w[a]).to_numpy()", "d = (w[a] - w[b]).to_numpy()", ("tests/unit/test_early_exit_edges.py",)),
+    M("early_exit.draft_length: AR->SD as the mean of per-prompt ratios", "early_exit/draft_length.py",
+      'speedup_ar_sd=s["ar"] / s["sd"]', 'speedup_ar_sd=(p["ar"][idx] / p["sd"][idx]).mean(-1)', ("tests/unit/test_early_exit_edges.py",)),
+    # --- predictor operating points, the host's caps, the README's timings, a headline row (tests/unit/test_glue_edges.py)
+    M("predictor.operating.fpr_ratio: a zero MLP FPR gives inf, not NaN", "predictor/operating.py",
+      "fpr[mlp].replace(0.0, np.nan)", "fpr[mlp]", ("tests/unit/test_glue_edges.py",)),
+    M("predictor.operating.balanced_weight: rejected over accepted", "predictor/operating.py",
+      "return n1 / n0", "return n0 / n1", ("tests/unit/test_glue_edges.py",)),
+    M("host.portable: a caller's environment overrides the caps", "host.py",
+      "return {**(dict(os.environ) if env is None else env), **PORTABLE_ENV}",
+      "return {**PORTABLE_ENV, **(dict(os.environ) if env is None else env)}", ("tests/unit/test_glue_edges.py",)),
+    M("host.write_kernel_env: a kernel spec's own settings override the caps", "host.py",
+      'spec["env"] = {**spec.get("env", {}), **PORTABLE_ENV}', 'spec["env"] = {**PORTABLE_ENV, **spec.get("env", {})}',
+      ("tests/unit/test_glue_edges.py",)),
+    M("timings.load: the venv record ignored (the README line loses the build time)", "timings.py",
+      "if p.stem in (*COMMANDS, VENV)}", "if p.stem in COMMANDS}", ("tests/unit/test_glue_edges.py",)),
+    M("timings.block: every host named without a GPU", "timings.py",
+      "'a GPU' if gpu else 'no GPU'", "'no GPU'", ("tests/unit/test_glue_edges.py",)),
+    M("zhu2025 headline: the error without its absolute value", "experiments/zhu2025_figures.py",
+      "if abs(p - ours) > tolerance else reading", "if ours - p > tolerance else reading", ("tests/unit/test_glue_edges.py",)),
+    M("zhu2025 headline: an error exactly at the tolerance names a cause", "experiments/zhu2025_figures.py",
+      "if abs(p - ours) > tolerance else reading", "if abs(p - ours) >= tolerance else reading", ("tests/unit/test_glue_edges.py",)),
 ]
 
 
@@ -159,13 +231,16 @@ def run_one(m: Mutation, python: str, timeout: float) -> tuple[str, float]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", default="", help="run the mutations whose name contains this text")
+    ap.add_argument("--test", action="append", default=[], metavar="PATH",
+                    help="run the mutations that this test file catches (repeatable; with --only: both must hold)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per mutation's tests")
     ap.add_argument("--out", default=str(ROOT / "build" / "mutation_check.csv"))
     ap.add_argument("--no-baseline", action="store_true", help="skip the run of every test file unmutated first")
     args = ap.parse_args(argv)
-    todo = [m for m in MUTATIONS if args.only.lower() in m.name.lower()]
+    todo = [m for m in MUTATIONS if args.only.lower() in m.name.lower()
+            and (not args.test or set(m.tests) & {str(Path(t)) for t in args.test})]
     if not todo:
-        raise SystemExit(f"no mutation's name contains {args.only!r}")
+        raise SystemExit(f"no mutation's name contains {args.only!r}" + (f" and is caught by {args.test}" if args.test else ""))
     if bad := stale(todo):
         raise SystemExit("stale mutation entries (their line is not in the code exactly once): " + "; ".join(bad))
     files = sorted({str(LIB / m.file) for m in todo})

@@ -143,3 +143,60 @@ def test_a_headline_below_the_paper_by_more_than_the_tolerance_names_its_cause_t
     assert zf.cause_of(zf.ze.PAPER_PROFILE) == "paper-ambiguity" and zf.cause_of("cpu_local") == "hardware"
     assert zf.models_of(zf.ze.PAPER_PROFILE) == "paper" and zf.models_of("cpu_local") == ""
     assert zf.why(zf.ze.PAPER_PROFILE, "c") == "c" and zf.why("cpu_local", "c").startswith("profile cpu_local: ")
+
+
+def test_portable_main_execs_the_command_with_the_caps_over_the_callers(monkeypatch):
+    seen = {}
+
+    class Replaced(Exception):             # exec never returns: the process becomes the command
+        pass
+
+    def execvpe(f, argv, env):
+        seen.update(f=f, argv=argv, env=env)
+        raise Replaced
+
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "avx512")
+    monkeypatch.setattr(host.os, "execvpe", execvpe)
+    with pytest.raises(Replaced):
+        host.main(["--portable", "--", "python", "-c", "pass"])
+    assert seen["f"] == "python" and seen["argv"] == ["python", "-c", "pass"]
+    assert seen["env"]["ATEN_CPU_CAPABILITY"] == "avx2"
+    with pytest.raises(Replaced):
+        host.main(["--portable", "echo", "x"])             # the -- is optional
+    assert seen["argv"] == ["echo", "x"]
+
+
+def test_main_writes_a_kernel_spec(tmp_path):
+    spec = tmp_path / "kernel.json"
+    spec.write_text(json.dumps({"argv": ["python"]}))
+    assert host.main(["--kernel", str(spec)]) == 0
+    assert json.loads(spec.read_text())["env"] == host.PORTABLE_ENV
+
+
+def test_a_gpu_decides_bfloat16_by_its_own_support(monkeypatch):
+    import torch
+    for supported, want in ((True, "bfloat16"), (False, "float32")):
+        monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda s=supported: s)
+        assert host.auto_dtype("cuda:0", flags=frozenset()) == want
+    assert host.torch_dtype("float32") is torch.float32 and host.torch_dtype("bfloat16") is torch.bfloat16
+
+
+def test_an_unreadable_cpuinfo_reads_as_no_lines(monkeypatch):
+    class Unreadable:
+        def __init__(self, *a):
+            pass
+
+        def read_text(self):
+            raise OSError("no /proc here")
+
+    monkeypatch.setattr(host, "Path", Unreadable)
+    assert host._cpuinfo_lines() == [] and host.cpu_flags() == frozenset() and host.isa() == "other"
+
+
+def test_machine_names_this_host_and_readme_rewrites_both_blocks(monkeypatch):
+    m = timings.machine()
+    assert set(m) == set(HOST) and m["cores"] >= 1 and m["memory_gib"] >= 0 and m["cpu"] == host.cpu_name()
+    called = []
+    monkeypatch.setattr(timings, "update_readme", lambda: called.append("readme") or True)
+    monkeypatch.setattr(timings, "update_benchmarks", lambda: called.append("benchmarks") or True)
+    assert timings.main(["readme"]) == 0 and called == ["readme", "benchmarks"]
