@@ -1,5 +1,6 @@
 """A small, predictable mutation check: one-line bugs in sampling, serving and the solvers, each
 applied to the library in turn, the tests that should notice it run, and the file restored.
+The list names, for each bug, the test files that catch it.
 
     python benchmarks/mutation_check.py                 # every mutation (~30 min on 2 busy cores)
     python benchmarks/mutation_check.py --only twin     # the mutations whose name contains "twin"
@@ -190,6 +191,37 @@ MUTATIONS = [
       "if abs(p - ours) > tolerance else reading", "if ours - p > tolerance else reading", ("tests/unit/test_glue_edges.py",)),
     M("zhu2025 headline: an error exactly at the tolerance names a cause", "experiments/zhu2025_figures.py",
       "if abs(p - ours) > tolerance else reading", "if abs(p - ours) >= tolerance else reading", ("tests/unit/test_glue_edges.py",)),
+    # --- venkatesha2025's closed forms and Table 5 timings, the scenario's device classes (tests/unit/test_solver_scenario_edges.py)
+    M("venkatesha2025.rho_for_speedup: the largest reachable speedup (rho = 0) is NaN", "solvers/venkatesha2025.py",
+      "return np.where(rho >= 0, np.minimum(rho, 1.0), np.nan)", "return np.where(rho > 0, np.minimum(rho, 1.0), np.nan)",
+      ("tests/unit/test_solver_scenario_edges.py",)),
+    M("venkatesha2025.timings_table: drafting per token, not per round of 4", "solvers/venkatesha2025.py",
+      "T_d_gamma4_ms=1e3 * 4 * t.T_d", "T_d_gamma4_ms=1e3 * t.T_d", ("tests/unit/test_solver_scenario_edges.py",)),
+    M("venkatesha2025.Timings.from_profile: a round's drafting taken as one token's", "solvers/venkatesha2025.py",
+      'return cls(co["T_d_s"] / co["gamma"], co["T_t_s"], co["T_c_s"], threads)',
+      'return cls(co["T_d_s"], co["T_t_s"], co["T_c_s"], threads)', ("tests/unit/test_solver_scenario_edges.py",)),
+    M("venkatesha2025.Timings.from_profile: zero communication refused", "solvers/venkatesha2025.py",
+      'co["T_t_s"] <= 0 or co["T_c_s"] < 0:', 'co["T_t_s"] <= 0 or co["T_c_s"] <= 0:', ("tests/unit/test_solver_scenario_edges.py",)),
+    M("scenario.draft_s: devices past the mix take its last class", "serving/scenario.py",
+      "return dict(self.device_classes)[classes[device % len(classes)]]",
+      "return dict(self.device_classes)[classes[min(device, len(classes) - 1)]]", ("tests/unit/test_solver_scenario_edges.py",)),
+    # --- the rules naming a tie's or a loss's cause, and the arena's paired verdict (tests/unit/test_cause_rules_edges.py)
+    M("tran2025 _tie_or_loss: the paired difference's sign flipped", "experiments/tran2025_figures.py",
+      "lo, hi = claims.mean_interval(np.asarray(a) - np.asarray(b))[1:]",
+      "lo, hi = claims.mean_interval(np.asarray(b) - np.asarray(a))[1:]", ("tests/unit/test_cause_rules_edges.py",)),
+    M("tran2025 _tie_or_loss: a tie named a loss (lower end below 0)", "experiments/tran2025_figures.py",
+      'return "" if c_holds else "unexplained" if hi < 0 else "models"',
+      'return "" if c_holds else "unexplained" if lo < 0 else "models"', ("tests/unit/test_cause_rules_edges.py",)),
+    M("arena_results._paired: the sign ignored", "experiments/arena_results.py",
+      "d = sign * (a - b)", "d = a - b", ("tests/unit/test_cause_rules_edges.py",)),
+    M("arena_results._paired: seeds of one side only paired with NaN", "experiments/arena_results.py",
+      'a, b = a.align(b, join="inner")', 'a, b = a.align(b, join="outer")', ("tests/unit/test_cause_rules_edges.py",)),
+    M("arena_results._paired: a tie read as a loss", "experiments/arena_results.py",
+      '("wins" if lo > 0 else "loses" if hi < 0 else "tie")', '("wins" if lo > 0 else "loses" if lo < 0 else "tie")',
+      ("tests/unit/test_cause_rules_edges.py",)),
+    M("zoo.acceptance.greedy_rounds: the window not capped before the last token", "zoo/acceptance.py",
+      "g = min(gamma, max_new_tokens - j - 1)", "g = min(gamma, max_new_tokens - j)",
+      ("tests/unit/test_zoo_acceptance.py",)),
 ]
 
 
