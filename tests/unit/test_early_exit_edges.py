@@ -133,3 +133,14 @@ def test_the_paired_interval_is_the_larger_gamma_minus_the_smaller():
     reps = pd.DataFrame(dict(replicate=[0, 1, 0, 1], gamma=[2, 2, 8, 8], x=[1.0, 1.0, 1.5, 1.5]))
     assert draft_length._interval(reps, "x", 2, 8) == pytest.approx((0.5, 0.5))
     assert draft_length._interval(reps, "x", 8, 2) == pytest.approx((-0.5, -0.5))
+
+
+@pytest.mark.parametrize("kw, what", [(dict(mode="ar"), "mode must be 'sd' or 'fsd'"),
+                                      (dict(time_scale=0), "time_scale must be a number > 0"),
+                                      (dict(max_new_tokens=0), "max_new_tokens must be an integer >= 1")])
+def test_a_concurrent_run_refuses_bad_arguments_before_any_work(kw, what):
+    from specedge.early_exit import concurrent
+    args = dict(max_new_tokens=4, mode="fsd", time_scale=0.1)
+    args.update(kw)
+    with pytest.raises(ValueError, match=what):       # no models needed: refused before they are touched
+        concurrent.run(None, None, [[1, 2]], args.pop("max_new_tokens"), sim.FSDConfig(4, 0.01, 0.1, 0.0), **args)
