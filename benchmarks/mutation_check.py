@@ -17,8 +17,8 @@ Survivors (mutations the suite does not catch, with why it is accepted): none. T
 each survived the suite before their tests were written. The entries from "a serving log's per-round series"
 on aim at helpers only notebooks reached and at the telling case of the rules that decide a row (a tie at a
 threshold, the sign of a paired difference, an absolute value, an exit matched on (accepted, token), a
-caller's environment against the portable caps, a timing record changing a README line): 43 entries, 43 caught
-in ~5 min on a 2-core AMD EPYC (4-11 s each, ``--test`` with their six test files).
+caller's environment against the portable caps, a timing record changing a README line): 45 entries, 45 caught
+in ~5 min on a 2-core AMD EPYC (4-11 s each, ``--test`` with their seven test files).
 The check edits files of ``lib/specedge`` in place and restores them even on Ctrl-C; it refuses to start
 when one of them has uncommitted changes (``git diff``), so a restore cannot lose work.
 """
@@ -225,6 +225,12 @@ MUTATIONS = [
     M("zoo.acceptance.greedy_rounds: the window not capped before the last token", "zoo/acceptance.py",
       "g = min(gamma, max_new_tokens - j - 1)", "g = min(gamma, max_new_tokens - j)",
       ("tests/unit/test_zoo_acceptance.py",)),
+    M("arena_capacity.first_bracket: a violation rate exactly at the level counts as a miss", "experiments/arena_capacity.py",
+      "capacity.rate(int(v), int(t)) > 1 - scn.capacity_attainment", "capacity.rate(int(v), int(t)) >= 1 - scn.capacity_attainment",
+      ("tests/unit/test_bracket_dataset_edges.py",)),
+    M("predictor.build_dataset: positions after the first rejection kept as rejections", "predictor/dataset.py",
+      'out = traces[acc | rej].copy()\n    out["label"] = acc[acc | rej].astype(int).to_numpy()',
+      'out = traces[acc | rej | ~acc].copy()\n    out["label"] = acc[acc | rej | ~acc].astype(int).to_numpy()', ("tests/unit/test_bracket_dataset_edges.py",)),
 ]
 
 
