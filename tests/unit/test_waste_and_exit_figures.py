@@ -102,3 +102,15 @@ def test_exit_agreement_figure_plots_percent_against_depth_for_adapters_and_lens
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["early exit (adapter)",
                                                                              "logit lens (no adapter)"]
     plt.close(fig)
+
+
+def test_theorem1_curves_at_both_ends_of_fp_by_hand():
+    alpha = np.full(4, 0.5)
+    c = waste.theorem1_curves(alpha, 4, n_mc=2000, seed=0)
+    assert len(c) == 3 * 11 and sorted(set(c.rec1)) == [0.8, 0.95, 1.0] and c.fp.tolist()[:11] == list(waste.FPS)
+    zero, one = c[c.fp == 0.0], c[(c.fp == 1.0) & (c.rec1 == 1.0)].iloc[0]
+    assert (zero.closed_form == 0).all() and (zero.monte_carlo == 0).all() and (zero.bound_eq31 == 0).all()
+    # FP = 1 never stops: K - R + 1 tokens after a first rejection at R, P(R = r) = 0.5^r; the bound is exact there
+    assert one.closed_form == pytest.approx(3.0625) and one.bound_eq31 == pytest.approx(3.0625)
+    assert abs(one.monte_carlo - 3.0625) < 4 * one.mc_se
+    assert (c.closed_form <= c.bound_eq31 + 1e-12).all() and (c.closed_form_inclusive >= c.closed_form - 1e-12).all()
