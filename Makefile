@@ -50,10 +50,14 @@ test: venv
 		--junitxml=build/timings/test.xml
 	@$(PY) -m specedge.timings stop test --junit build/timings/test.xml
 
-# the inner loop: the library's unit tests only (tests/unit/; no servers, subprocesses or notebooks)
+# the inner loop: the library's unit tests only (tests/unit/; no servers, subprocesses or notebooks), under
+# coverage.py (lines and branches per module, pyproject's [tool.coverage.*]); then the gate: every module a result
+# depends on keeps 90 % of its lines covered (benchmarks/line_coverage.py; summary in docs/test-coverage.md)
 test-fast: venv
 	@$(PY) -m specedge.timings start test-fast
-	SPECEDGE_SCALE=ci $(PY) -m specedge.host --portable -- $(PY) -m pytest tests/unit -q --junitxml=build/timings/test-fast.xml
+	SPECEDGE_SCALE=ci $(PY) -m specedge.host --portable -- $(PY) -m coverage run -m pytest tests/unit -q \
+		--junitxml=build/timings/test-fast.xml
+	$(PY) benchmarks/line_coverage.py
 	@$(PY) -m specedge.timings stop test-fast --junit build/timings/test-fast.xml
 
 # Trains the embedded model zoo from scratch (resumes after an interruption), then what is built on

@@ -1,19 +1,24 @@
-"""A small, predictable mutation check: one-line bugs in sampling, serving and the solvers, each
-applied to the library in turn, the tests that should notice it run, and the file restored.
+"""A small, predictable mutation check: one-line bugs in the library, each applied in turn, the tests
+that should notice it run, and the file restored. The list names, for each bug, the test files that catch it.
 
-    python benchmarks/mutation_check.py                 # every mutation (~30 min on 2 busy cores)
+    python benchmarks/mutation_check.py                 # every mutation (the older ones ~2 min each on 2 busy cores)
     python benchmarks/mutation_check.py --only twin     # the mutations whose name contains "twin"
+    python benchmarks/mutation_check.py --test tests/unit/test_early_exit_edges.py   # those this file catches
     make mutants                                   # the same through the venv
 
 Prints one line per mutation (caught / SURVIVED) and writes ``build/mutation_check.csv``; exits 1 if a
 mutation survived. An entry whose line no longer occurs exactly once in its file is stale (the code
 changed): the check refuses to start, naming it, so a survivor can never hide as "stale" (update the
-entry; ``tests/unit/test_mutation_list.py`` checks the same in every test run). Hand-written rather than ``mutmut``: seventeen bugs a reviewer would make, each checked by
-the few test files that own the code, finish in minutes on a 2-core machine, and read as a list.
+entry; ``tests/unit/test_mutation_list.py`` checks the same in every test run). Hand-written rather than
+``mutmut``: bugs a reviewer would make, each checked by the few test files that own the code, finish in
+minutes on a 2-core machine, and read as a list.
 
-Survivors (mutations the suite does not catch, with why it is accepted): none (17 caught). The first seven
-of the list each survived the suite before their tests were written. On a loaded 2-core machine: 17
-mutations in ~33 min (~2 min each).
+Survivors (mutations the suite does not catch, with why it is accepted): none. The first seven of the list
+each survived the suite before their tests were written. The entries from "a serving log's per-round series"
+on aim at helpers only notebooks reached and at the telling case of the rules that decide a row (a tie at a
+threshold, the sign of a paired difference, an absolute value, an exit matched on (accepted, token), a
+caller's environment against the portable caps, a timing record changing a README line): 45 entries, 45 caught
+in ~5 min on a 2-core AMD EPYC (4-11 s each, ``--test`` with their seven test files).
 The check edits files of ``lib/specedge`` in place and restores them even on Ctrl-C; it refuses to start
 when one of them has uncommitted changes (``git diff``), so a restore cannot lose work.
 """
@@ -118,6 +123,114 @@ MUTATIONS = [
     M("notebooks: a partial run recorded as the complete one", "notebooks.py",
       'complete = args.scale == "full" and not (args.names or args.profile or args.seed is not None)',
       'complete = args.scale == "full"', ("tests/unit/test_timings.py",)),
+    # --- a serving log's per-round series (helpers the notebooks reach; edge cases: tests/unit/test_round_series_edges.py)
+    M("round_series.time_split: the mean reply instead of the slowest", "serving/round_series.py",
+      'send=("t_send", "max")', 'send=("t_send", "mean")', ("tests/unit/test_round_series_edges.py",)),
+    M("round_series.time_split: a batch starting before the last ended adds negative receiving time",
+      "serving/round_series.py", '.clip(lower=0).sum()', '.sum()', ("tests/unit/test_round_series_edges.py",)),
+    M("round_series.time_split: the first batch waits from the quickest drafter", "serving/round_series.py",
+      'rows["t_draft"].max()', 'rows["t_draft"].min()', ("tests/unit/test_round_series_edges.py",)),
+    M("round_series.utility_curve: running sums instead of running means", "serving/round_series.py",
+      "xbar = x.cumsum().div(np.arange(1, len(x) + 1), axis=0)", "xbar = x.cumsum()", ("tests/unit/test_round_series_edges.py",)),
+    M("round_series.utility_while_all_active: the first batch without every client included", "serving/round_series.py",
+      "t = len(full) if full.all() else int(np.argmin(full))", "t = len(full) if full.all() else int(np.argmin(full)) + 1",
+      ("tests/unit/test_round_series_edges.py",)),
+    M("round_series.stabilisation: a value exactly at the margin counts as unsettled", "serving/round_series.py",
+      "> rel * abs(final))", ">= rel * abs(final))", ("tests/unit/test_round_series_edges.py",)),
+    M("round_series.stabilisation: the margin without the absolute value", "serving/round_series.py",
+      "> rel * abs(final))", "> rel * final)", ("tests/unit/test_round_series_edges.py",)),
+    M("round_series.expected_goodput: the round at skip left out", "serving/round_series.py",
+      '(log["batch"] >= skip)', '(log["batch"] > skip)', ("tests/unit/test_round_series_edges.py",)),
+    M("round_series.peaks_in_bands: a plateau's first round is no peak", "serving/round_series.py",
+      "(t[1:-1] >= t[2:])", "(t[1:-1] > t[2:])", ("tests/unit/test_round_series_edges.py",)),
+    M("round_series.peaks_in_bands: a peak on the band's upper edge is outside", "serving/round_series.py",
+      "(p.tokens <= p[c] + p[w])", "(p.tokens < p[c] + p[w])", ("tests/unit/test_round_series_edges.py",)),
+    # --- heterogeneous clients
+    M("client_mix.client_alpha: every accept of a round counted, not the leading run", "serving/client_mix.py",
+      "acc_n.append(int(np.argmin(ok)) if not ok.all() else len(ok))", "acc_n.append(int(ok.sum()))", ("tests/unit/test_round_series_edges.py",)),
+    M("client_mix.spread: max minus mean", "serving/client_mix.py",
+      "float(a.max() - a.min())", "float(a.max() - a.mean())", ("tests/unit/test_round_series_edges.py",)),
+    M("client_mix.pooled_traces: a draft in two sources let through", "serving/client_mix.py",
+      "if d in seen:", "if d in seen and seen[d] == name:", ("tests/unit/test_round_series_edges.py",)),
+    # --- early exits: stated definitions, the agreement table, Fig 4a/4b verdicts, the gamma sweep (tests/unit/test_early_exit_edges.py)
+    M("early_exit.sim: the earliest exit matched on the token alone", "early_exit/sim.py",
+      "if e.key == self.key), self.n_layers)", "if e.token == self.token), self.n_layers)", ("tests/unit/test_early_exit_edges.py",)),
+    M("early_exit.sim: an exit agrees on the token alone (stated miss rate)", "early_exit/sim.py",
+      "return any(e.key == r.key for e in r.exits)", "return any(e.token == r.token for e in r.exits)", ("tests/unit/test_early_exit_edges.py",)),
+    M("early_exit.sim: stated avg EE over every round, the final where none agrees", "early_exit/sim.py",
+      "for r in seq if _agrees(r)]", "for r in seq]", ("tests/unit/test_early_exit_edges.py",)),
+    M("early_exit.sim: stated miss rate counts the hits", "early_exit/sim.py",
+      "[not _agrees(r) for r in rounds]", "[_agrees(r) for r in rounds]", ("tests/unit/test_early_exit_edges.py",)),
+    M("early_exit.offline.agreement_table: depth over the exits without the final", "early_exit/offline.py",
+      "depth=e / (agree.exit.max() + 1)", "depth=e / agree.exit.max()", ("tests/unit/test_early_exit_edges.py",)),
+    M("early_exit.verdicts.plateau_threads: reaching the share exactly is not enough", "early_exit/verdicts.py",
+      "gain >= share * gain[-1]", "gain > share * gain[-1]", ("tests/unit/test_early_exit_edges.py",)),
+    M("early_exit.verdicts.first_gamma_below: exactly the level counts as below", "early_exit/verdicts.py",
+      "below = g[y < level]", "below = g[y <= level]", ("tests/unit/test_early_exit_edges.py",)),
+    M("early_exit.verdicts.speedup_rises: a dip of exactly the tolerance fails", "early_exit/verdicts.py",
+      "np.diff(spd) >= -tolerance * spd[:-1]", "np.diff(spd) > -tolerance * spd[:-1]", ("tests/unit/test_early_exit_edges.py",)),
+    M("early_exit.verdicts.server_priority_gain_shrinks: an equal gain passes", "early_exit/verdicts.py",
+      '> (m7[cq, "fifo", hi] - m7[cq, "priority", hi])', '>= (m7[cq, "fifo", hi] - m7[cq, "priority", hi])', ("tests/unit/test_early_exit_edges.py",)),
+    M("early_exit.draft_length: the paired interval's sign flipped (smaller gamma minus larger)",
+      "early_exit/draft_length.py", "d = (w[b] - w[a]).to_numpy()", "d = (w[a] - w[b]).to_numpy()", ("tests/unit/test_early_exit_edges.py",)),
+    M("early_exit.draft_length: AR->SD as the mean of per-prompt ratios", "early_exit/draft_length.py",
+      'speedup_ar_sd=s["ar"] / s["sd"]', 'speedup_ar_sd=(p["ar"][idx] / p["sd"][idx]).mean(-1)', ("tests/unit/test_early_exit_edges.py",)),
+    # --- predictor operating points, the host's caps, the README's timings, a headline row (tests/unit/test_glue_edges.py)
+    M("predictor.operating.fpr_ratio: a zero MLP FPR gives inf, not NaN", "predictor/operating.py",
+      "fpr[mlp].replace(0.0, np.nan)", "fpr[mlp]", ("tests/unit/test_glue_edges.py",)),
+    M("predictor.operating.balanced_weight: rejected over accepted", "predictor/operating.py",
+      "return n1 / n0", "return n0 / n1", ("tests/unit/test_glue_edges.py",)),
+    M("host.portable: a caller's environment overrides the caps", "host.py",
+      "return {**(dict(os.environ) if env is None else env), **PORTABLE_ENV}",
+      "return {**PORTABLE_ENV, **(dict(os.environ) if env is None else env)}", ("tests/unit/test_glue_edges.py",)),
+    M("host.write_kernel_env: a kernel spec's own settings override the caps", "host.py",
+      'spec["env"] = {**spec.get("env", {}), **PORTABLE_ENV}', 'spec["env"] = {**PORTABLE_ENV, **spec.get("env", {})}',
+      ("tests/unit/test_glue_edges.py",)),
+    M("timings.load: the venv record ignored (the README line loses the build time)", "timings.py",
+      "if p.stem in (*COMMANDS, VENV)}", "if p.stem in COMMANDS}", ("tests/unit/test_glue_edges.py",)),
+    M("timings.block: every host named without a GPU", "timings.py",
+      "'a GPU' if gpu else 'no GPU'", "'no GPU'", ("tests/unit/test_glue_edges.py",)),
+    M("zhu2025 headline: the error without its absolute value", "experiments/zhu2025_figures.py",
+      "if abs(p - ours) > tolerance else reading", "if ours - p > tolerance else reading", ("tests/unit/test_glue_edges.py",)),
+    M("zhu2025 headline: an error exactly at the tolerance names a cause", "experiments/zhu2025_figures.py",
+      "if abs(p - ours) > tolerance else reading", "if abs(p - ours) >= tolerance else reading", ("tests/unit/test_glue_edges.py",)),
+    # --- venkatesha2025's closed forms and Table 5 timings, the scenario's device classes (tests/unit/test_solver_scenario_edges.py)
+    M("venkatesha2025.rho_for_speedup: the largest reachable speedup (rho = 0) is NaN", "solvers/venkatesha2025.py",
+      "return np.where(rho >= 0, np.minimum(rho, 1.0), np.nan)", "return np.where(rho > 0, np.minimum(rho, 1.0), np.nan)",
+      ("tests/unit/test_solver_scenario_edges.py",)),
+    M("venkatesha2025.timings_table: drafting per token, not per round of 4", "solvers/venkatesha2025.py",
+      "T_d_gamma4_ms=1e3 * 4 * t.T_d", "T_d_gamma4_ms=1e3 * t.T_d", ("tests/unit/test_solver_scenario_edges.py",)),
+    M("venkatesha2025.Timings.from_profile: a round's drafting taken as one token's", "solvers/venkatesha2025.py",
+      'return cls(co["T_d_s"] / co["gamma"], co["T_t_s"], co["T_c_s"], threads)',
+      'return cls(co["T_d_s"], co["T_t_s"], co["T_c_s"], threads)', ("tests/unit/test_solver_scenario_edges.py",)),
+    M("venkatesha2025.Timings.from_profile: zero communication refused", "solvers/venkatesha2025.py",
+      'co["T_t_s"] <= 0 or co["T_c_s"] < 0:', 'co["T_t_s"] <= 0 or co["T_c_s"] <= 0:', ("tests/unit/test_solver_scenario_edges.py",)),
+    M("scenario.draft_s: devices past the mix take its last class", "serving/scenario.py",
+      "return dict(self.device_classes)[classes[device % len(classes)]]",
+      "return dict(self.device_classes)[classes[min(device, len(classes) - 1)]]", ("tests/unit/test_solver_scenario_edges.py",)),
+    # --- the rules naming a tie's or a loss's cause, and the arena's paired verdict (tests/unit/test_cause_rules_edges.py)
+    M("tran2025 _tie_or_loss: the paired difference's sign flipped", "experiments/tran2025_figures.py",
+      "lo, hi = claims.mean_interval(np.asarray(a) - np.asarray(b))[1:]",
+      "lo, hi = claims.mean_interval(np.asarray(b) - np.asarray(a))[1:]", ("tests/unit/test_cause_rules_edges.py",)),
+    M("tran2025 _tie_or_loss: a tie named a loss (lower end below 0)", "experiments/tran2025_figures.py",
+      'return "" if c_holds else "unexplained" if hi < 0 else "models"',
+      'return "" if c_holds else "unexplained" if lo < 0 else "models"', ("tests/unit/test_cause_rules_edges.py",)),
+    M("arena_results._paired: the sign ignored", "experiments/arena_results.py",
+      "d = sign * (a - b)", "d = a - b", ("tests/unit/test_cause_rules_edges.py",)),
+    M("arena_results._paired: seeds of one side only paired with NaN", "experiments/arena_results.py",
+      'a, b = a.align(b, join="inner")', 'a, b = a.align(b, join="outer")', ("tests/unit/test_cause_rules_edges.py",)),
+    M("arena_results._paired: a tie read as a loss", "experiments/arena_results.py",
+      '("wins" if lo > 0 else "loses" if hi < 0 else "tie")', '("wins" if lo > 0 else "loses" if lo < 0 else "tie")',
+      ("tests/unit/test_cause_rules_edges.py",)),
+    M("zoo.acceptance.greedy_rounds: the window not capped before the last token", "zoo/acceptance.py",
+      "g = min(gamma, max_new_tokens - j - 1)", "g = min(gamma, max_new_tokens - j)",
+      ("tests/unit/test_zoo_acceptance.py",)),
+    M("arena_capacity.first_bracket: a violation rate exactly at the level counts as a miss", "experiments/arena_capacity.py",
+      "capacity.rate(int(v), int(t)) > 1 - scn.capacity_attainment", "capacity.rate(int(v), int(t)) >= 1 - scn.capacity_attainment",
+      ("tests/unit/test_bracket_dataset_edges.py",)),
+    M("predictor.build_dataset: positions after the first rejection kept as rejections", "predictor/dataset.py",
+      'out = traces[acc | rej].copy()\n    out["label"] = acc[acc | rej].astype(int).to_numpy()',
+      'out = traces[acc | rej | ~acc].copy()\n    out["label"] = acc[acc | rej | ~acc].astype(int).to_numpy()', ("tests/unit/test_bracket_dataset_edges.py",)),
 ]
 
 
@@ -159,13 +272,16 @@ def run_one(m: Mutation, python: str, timeout: float) -> tuple[str, float]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", default="", help="run the mutations whose name contains this text")
+    ap.add_argument("--test", action="append", default=[], metavar="PATH",
+                    help="run the mutations that this test file catches (repeatable; with --only: both must hold)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per mutation's tests")
     ap.add_argument("--out", default=str(ROOT / "build" / "mutation_check.csv"))
     ap.add_argument("--no-baseline", action="store_true", help="skip the run of every test file unmutated first")
     args = ap.parse_args(argv)
-    todo = [m for m in MUTATIONS if args.only.lower() in m.name.lower()]
+    todo = [m for m in MUTATIONS if args.only.lower() in m.name.lower()
+            and (not args.test or set(m.tests) & {str(Path(t)) for t in args.test})]
     if not todo:
-        raise SystemExit(f"no mutation's name contains {args.only!r}")
+        raise SystemExit(f"no mutation's name contains {args.only!r}" + (f" and is caught by {args.test}" if args.test else ""))
     if bad := stale(todo):
         raise SystemExit("stale mutation entries (their line is not in the code exactly once): " + "; ".join(bad))
     files = sorted({str(LIB / m.file) for m in todo})

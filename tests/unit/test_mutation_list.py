@@ -30,3 +30,21 @@ def test_a_stale_entry_stops_the_check(tmp_path):
             mc.main(["--only", "gone", "--no-baseline"])
     finally:
         mc.MUTATIONS.remove(gone)
+
+
+def test_the_list_grows_with_the_code_and_names_distinct_bugs():
+    assert len(mc.MUTATIONS) >= 48
+    assert len({m.name for m in mc.MUTATIONS}) == len(mc.MUTATIONS)
+    assert len({(m.file, m.old, m.new) for m in mc.MUTATIONS}) == len(mc.MUTATIONS)
+    assert all(m.old != m.new and m.tests for m in mc.MUTATIONS)
+
+
+def test_test_selects_the_mutations_a_test_file_catches(monkeypatch, tmp_path):
+    ran = []
+    monkeypatch.setattr(mc, "run_one", lambda m, python, timeout: (ran.append(m.name), ("caught", 0.0))[1])
+    monkeypatch.setattr(mc.subprocess, "run", lambda *a, **k: mc.subprocess.CompletedProcess(a, 0, stdout="", stderr=""))
+    out = tmp_path / "mutation_check.csv"
+    assert mc.main(["--test", "tests/unit/test_glue_edges.py", "--no-baseline", "--out", str(out)]) == 0
+    assert ran and ran == [m.name for m in mc.MUTATIONS if "tests/unit/test_glue_edges.py" in m.tests]
+    with pytest.raises(SystemExit, match="caught by"):
+        mc.main(["--test", "tests/unit/no_such_test.py", "--no-baseline"])
