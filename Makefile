@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 	$(PY) -c "import json, sys; p = sys.argv[1]; k = json.load(open(p)); a = '--IPKernelApp.log_level=ERROR'; \
 		k['argv'] += [a] if a not in k['argv'] else []; json.dump(k, open(p, 'w'), indent=1)" \
 		$(VENV)/share/jupyter/kernels/python3/kernel.json
-	# every notebook kernel starts with the vector kernels capped at AVX2: the same bytes on any x86-64 host
+	# every notebook kernel starts with the vector kernels capped at AVX2: the same values on AMD AVX2 and AVX-512 hosts
 	$(PY) -m specedge.host --kernel $(VENV)/share/jupyter/kernels/python3/kernel.json
 	test ! -f build/timings/venv.start || $(PY) -m specedge.timings stop venv --ends-with "$(VENV) ready"
 	touch $(STAMP)

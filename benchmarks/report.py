@@ -16,13 +16,14 @@ import pandas as pd
 from specedge import host
 
 HOST = ("cpu", "isa", "dtype", "threads")     # the columns no benchmark CSV goes without
+DTYPES = ("float32", "bfloat16", "float16", "float64")
 
 
 def host_columns(dtype: str, threads: int) -> dict:
     """The host of a row: CPU model, ISA, native bfloat16, ``dtype`` (what the timed arithmetic runs in: a torch
     dtype, or ``float64`` for numpy/Python code), ``threads``, and the Python, torch and 1-minute load average."""
-    if dtype not in ("float32", "bfloat16", "float64", "qint8"):
-        raise ValueError(f"dtype: float32, bfloat16, float64 or qint8, got {dtype!r}")
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype: one of {DTYPES}, got {dtype!r}")
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads: an integer >= 1, got {threads!r}")
     return dict(**host.describe(dtype, threads), python=platform.python_version(), torch=metadata.version("torch"),
