@@ -97,7 +97,7 @@ profiles: venv
 	$(PY) -m specedge.experiments.serving_validation measure
 	$(PY) -m specedge.experiments.arena_spotcheck measure
 
-# Seven runs (~12 + ~1 + ~5 + ~3 + ~1 + ~5 + ~1 min), results in figures/bench/: the real pair (Qwen2.5-Coder 0.5B drafting
+# Seven runs (~12 + ~2 + ~4 + ~4 + ~1 + ~1 + ~1 min), results in figures/bench/: the real pair (Qwen2.5-Coder 0.5B drafting
 # for 1.5B, float32, one thread: two contend on a shared machine; our loop vs assisted generation vs AR, γ = 1..5); decoding with the zoo pair as trained (tiny
 # float32 target: framework overhead dominates) and with its target widened to 0.43 B parameters in
 # bfloat16 (specedge.zoo.widen: same logits, memory-bound passes as on an accelerator); then the serving
