@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 	$(PY) -c "import json, sys; p = sys.argv[1]; k = json.load(open(p)); a = '--IPKernelApp.log_level=ERROR'; \
 		k['argv'] += [a] if a not in k['argv'] else []; json.dump(k, open(p, 'w'), indent=1)" \
 		$(VENV)/share/jupyter/kernels/python3/kernel.json
-	# every notebook kernel starts with the vector kernels capped at AVX2: the same bytes on any x86-64 host
+	# every notebook kernel starts with the vector kernels capped at AVX2: the same values on AMD AVX2 and AVX-512 hosts
 	$(PY) -m specedge.host --kernel $(VENV)/share/jupyter/kernels/python3/kernel.json
 	test ! -f build/timings/venv.start || $(PY) -m specedge.timings stop venv --ends-with "$(VENV) ready"
 	touch $(STAMP)
@@ -101,11 +101,11 @@ profiles: venv
 	$(PY) -m specedge.experiments.serving_validation measure
 	$(PY) -m specedge.experiments.arena_spotcheck measure
 
-# Seven runs (~12 + ~1 + ~5 + ~3 + ~1 + ~5 + ~1 min), results in figures/bench/: the real pair (Qwen2.5-Coder 0.5B drafting
+# Seven runs (~12 + ~2 + ~4 + ~4 + ~1 + ~1 + ~1 min), results in figures/bench/: the real pair (Qwen2.5-Coder 0.5B drafting
 # for 1.5B, float32, one thread: two contend on a shared machine; our loop vs assisted generation vs AR, γ = 1..5); decoding with the zoo pair as trained (tiny
 # float32 target: framework overhead dominates) and with its target widened to 0.43 B parameters in
 # bfloat16 (specedge.zoo.widen: same logits, memory-bound passes as on an accelerator); then the serving
-# layer (batched vs separate verification, server overhead per round, twin speed); then WISP's batch
+# layer (batched vs separate verification, server overhead per round); then WISP's batch
 # former (µs per decision vs queue length) and a whole Table 2 sweep (Qwen3-32B, 20 s horizons) on 1 and 2 workers;
 # the twin's client-rounds per CPU-second at 8 and 64 clients (sync rounds and WISP's former).
 # WIDE_DTYPE=auto: bfloat16 where the CPU multiplies it natively (AMX, AVX512-BF16), float32 elsewhere
@@ -116,7 +116,7 @@ bench: venv
 	for dt in float32 auto; do $(PY) benchmarks/bench_decoding.py --draft qwen2.5-coder-0.5b --target qwen2.5-coder-1.5b \
 		--gamma 1 2 3 4 5 --new-tokens 24 --prompts 2 --repeats 1 --warmup 0 --threads 1 --forward-reps 3 --dtype $$dt \
 		--out 'figures/bench/decoding_realpair_{isa}_{dtype}.csv' || exit 1; done
-	$(PY) benchmarks/bench_decoding.py --out figures/bench/decoding_zoo.csv
+	$(PY) benchmarks/bench_decoding.py --dtype float32 --out figures/bench/decoding_zoo.csv
 	$(PY) benchmarks/bench_decoding.py --widen 2048 5632 8 --dtype $(WIDE_DTYPE) --prompts 2 --repeats 3 \
 		--forward-reps 30 --out figures/bench/decoding_widened.csv
 	$(PY) benchmarks/bench_serving.py --out-dir figures/bench --wide-dtype $(WIDE_DTYPE)

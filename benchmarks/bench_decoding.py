@@ -52,6 +52,7 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 from transformers.utils import logging as hf_logging
 
+import report
 from specedge import decoding, host, paths, sampling
 from specedge.solvers import zheng2025
 
@@ -204,8 +205,8 @@ def main() -> None:
           f"{len(prompts)} prompts x {n} new tokens, {args.threads} thread(s), {dtype} "
           f"({args.dtype}; {host.cpu_name()}, {host.isa()})")
 
-    hostrow = dict(draft=dname, target=tname, **host.describe(dtype, args.threads), prompts=len(prompts),
-                   new_tokens=n, torch=torch.__version__)
+    hostrow = dict(draft=dname, target=tname, **report.host_columns(dtype, args.threads), prompts=len(prompts),
+                   new_tokens=n)
     curve = verify_curve(target, context, range(1, max(args.gamma) + 2), args.forward_reps)
     print("k-token target pass (CPU time, median): " + ", ".join(f"{k}: {t * 1e3:.1f} ms" for k, t in curve.items()))
     rows = [dict(hostrow, gamma=k - 1, quantity="t_verify_curve_s", value=t) for k, t in curve.items()]
@@ -310,9 +311,7 @@ def main() -> None:
              dict(hostrow, gamma=chosen, quantity="speedup_predicted_at_chosen", value=predicted[chosen])]
     frame = pd.DataFrame(rows)
     out = Path(args.out.format(isa=host.isa().lower().replace("-", ""), dtype=dtype))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out, index=False, float_format="%.6g")
-    print(f"\nwrote {out}")
+    report.save(frame, out)
 
 
 if __name__ == "__main__":

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 import pandas as pd
 import torch
 
+import report
 from specedge import early_exit, host, paths, zoo
 
 
@@ -61,16 +61,14 @@ def main() -> None:
     hours = args.steps * per_step / 3600
     print(f"per step: target pass {t_target:.1f} s + {t_exit:.1f} s per exit; {adapters} adapters (two exits per layer "
           f"of {n_layers}), batch {args.recipe_batch}: {per_step:.0f} s per step, {args.steps} steps ≈ {hours:.1f} h on {args.threads} thread(s)")
-    base = dict(target=args.target, batch=args.batch, recipe_batch=args.recipe_batch, context=args.context, threads=args.threads,
-                **host.describe(host.resolve_dtype(args.dtype)), torch=torch.__version__, trainable_params=ee.trainable_parameters())
+    base = dict(target=args.target, batch=args.batch, recipe_batch=args.recipe_batch, context=args.context,
+                **report.host_columns(host.resolve_dtype(args.dtype), args.threads), trainable_params=ee.trainable_parameters())
     frame = pd.DataFrame([dict(base, quantity=f"step_s[{r['exits']} exits]", value=r["step_s"]) for r in rows]
                          + [dict(base, quantity=q, value=v) for q, v in (
                              ("target_pass_s", t_target), ("per_exit_s", t_exit), ("adapters", adapters),
                              ("estimated_step_s_all_adapters", per_step), ("estimate_steps", args.steps),
                              ("estimated_hours", hours))])
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(args.out, index=False, float_format="%.6g")
-    print(f"wrote {args.out}")
+    report.save(frame, args.out)
 
 
 if __name__ == "__main__":

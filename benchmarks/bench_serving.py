@@ -6,34 +6,30 @@
 2. Server overhead per round in a real run (2 drafters, Fixed-S): the request's time at the server that
    is neither queueing for the batch nor the verification pass (parsing, scheduling, allocator, reply),
    plus the wire (client-measured uplink and reply), as a fraction of the verification pass.
-3. Twin speed: simulated client-rounds per second (8 clients, 600 batches).
+
+The twin's speed (client-rounds per CPU-second) is ``bench_twin.py``'s.
 
     python benchmarks/bench_serving.py --out-dir figures/bench
 """
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 from pathlib import Path
 
-import pandas as pd
 import torch
 
+import report
 from specedge import host, timing, zoo
-from specedge.serving.allocation import FixedS, GoodspeedAllocator
+from specedge.serving.allocation import FixedS
 from specedge.serving.batching import SyncRounds
 from specedge.serving.drafter import Drafter
 from specedge.serving.run import run_real
-from specedge.serving.runtime import AffineTokens
-from specedge.serving.twin import Times, TraceAcceptance, simulate
 from specedge.serving.verifier import Verifier
 from specedge.serving.workload import ClientSpec, Workload
 
 
-def _tag() -> dict:
-    return dict(**host.describe(threads=torch.get_num_threads()), torch=torch.__version__, python=platform.python_version(),
-                load_avg=round(os.getloadavg()[0], 2))
+def _tag(dtype: str = "float32") -> dict:
+    return report.host_columns(dtype, torch.get_num_threads())
 
 
 def _sessions(verifier, draft, prompts, gamma):
@@ -45,7 +41,7 @@ def _sessions(verifier, draft, prompts, gamma):
     return ds
 
 
-def batching(target, draft, label: str, repeats: int, gamma: int = 4) -> list[dict]:
+def batching(target, draft, label: str, repeats: int, dtype: str, gamma: int = 4) -> list[dict]:
     tok = zoo.load_tokenizer()
     texts = [t for d in zoo.DOMAINS for t in zoo.eval_prompts(d, 2)]
     prompts = [tok.encode(t)[-48:] for t in texts][:8]
@@ -62,7 +58,7 @@ def batching(target, draft, label: str, repeats: int, gamma: int = 4) -> list[di
                 return t.seconds
             best[mode] = timing.fastest(once, repeats, warmup=0)
         rows.append(dict(target=label, N=n, gamma=gamma, batched_s=best["batched"], separate_s=best["separate"],
-                         throughput_ratio=best["separate"] / best["batched"], **_tag()))
+                         throughput_ratio=best["separate"] / best["batched"], **_tag(dtype)))
         print(f"{label:28s} N={n}: one pass {1e3 * best['batched']:.1f} ms, N passes {1e3 * best['separate']:.1f} ms "
               f"-> {best['separate'] / best['batched']:.2f}x")
     return rows
@@ -82,20 +78,6 @@ def overhead() -> list[dict]:
     return [row]
 
 
-def twin_speed() -> list[dict]:
-    acc = TraceAcceptance()
-    wl = Workload("target-m", tuple(ClientSpec("draft-xs", ("code", "math"), 2, 150) for _ in range(8)), capacity=16)
-    times = Times([lambda s: 0.004 * s] * 8, AffineTokens(0.009, 6e-5))
-    rows = []
-    for alloc in (FixedS(16, 8), GoodspeedAllocator(16)):
-        with timing.stopwatch() as t:
-            log = simulate(wl, SyncRounds(), alloc, times, acc, rounds=2000, seed=0)
-        dt = t.seconds
-        rows.append(dict(policy=alloc.label, client_rounds=len(log), seconds=dt, client_rounds_per_s=len(log) / dt, **_tag()))
-        print(f"twin ({alloc.label}): {len(log) / dt:,.0f} client-rounds/s")
-    return rows
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out-dir", type=Path, default=Path("build/bench"))
@@ -108,15 +90,13 @@ def main(argv=None) -> int:
     args.out_dir.mkdir(parents=True, exist_ok=True)
     draft = zoo.load_model("draft-xs")
     target = zoo.load_model("target-l")
-    rows = batching(target, draft, "zoo target-l (fp32)", args.repeats)
+    rows = batching(target, draft, "zoo target-l (fp32)", args.repeats, "float32")
     wide_dtype = host.resolve_dtype(args.wide_dtype)
     wide = zoo.widen(zoo.load_model("target-l"), 2048, 5632, 8).to(getattr(torch, wide_dtype))
     short = {"bfloat16": "bf16", "float32": "fp32"}[wide_dtype]
-    rows += batching(wide, draft, f"target-l widened 0.43B ({short})", max(2, args.repeats // 2))
-    pd.DataFrame(rows).to_csv(args.out_dir / "serving_batching.csv", index=False)
-    pd.DataFrame(overhead()).to_csv(args.out_dir / "serving_overhead.csv", index=False)
-    pd.DataFrame(twin_speed()).to_csv(args.out_dir / "serving_twin.csv", index=False)
-    print(f"-> {args.out_dir}/serving_*.csv")
+    rows += batching(wide, draft, f"target-l widened 0.43B ({short})", max(2, args.repeats // 2), wide_dtype)
+    report.save(rows, args.out_dir / "serving_batching.csv")
+    report.save(overhead(), args.out_dir / "serving_overhead.csv")
     return 0
 
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import threading
 import time
 from pathlib import Path
 
-import pandas as pd
 
+import report
 from specedge.serving.allocation import FixedS
 from specedge.serving.batching import FCFS
 from specedge.serving.run import DRAFTER_BYTES, available_memory, failed_clients, run_real, summary
@@ -105,10 +104,8 @@ def main(argv=None) -> int:
         row = dict(clients=n, tokens_per_client=args.tokens, wall_s=round(wall, 1), peak_pss_gb=round(peak[0] / 1e9, 2),
                    tokens=int(ok.tokens.sum()), finished=len(outputs), failed=len(failed),
                    round_p50_ms=round(1e3 * ok.t_round.quantile(.5), 1), round_p99_ms=round(1e3 * ok.t_round.quantile(.99), 1),
-                   cpu=platform.processor() or platform.machine(), cores=os.cpu_count(),
-                   load_avg=round(os.getloadavg()[0], 2))
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        pd.DataFrame([row]).to_csv(args.out, index=False)
+                   cores=os.cpu_count(), **report.host_columns("float32", 1))   # one torch thread per process
+        report.save([row], args.out)
     return 0 if not short and not failed else 1
 
 

@@ -62,7 +62,7 @@ def main(argv=None) -> int:
             log = fn()
             best, rounds = min(best, time.process_time() - t0), len(log)
         rows.append(dict(case=name, clients=n, client_rounds=rounds, cpu_seconds=round(best, 4),
-                         client_rounds_per_s=round(rounds / best), **report.host_columns()))
+                         client_rounds_per_s=round(rounds / best), **report.host_columns("float64", 1)))
         print(f"{name:32s} N={n:3d}: {rounds / best:10,.0f} client-rounds/s ({rounds} in {best:.2f} CPU-s)")
     report.save(rows, args.out)
     return 0

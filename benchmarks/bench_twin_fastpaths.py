@@ -15,8 +15,6 @@ traced rounds are numpy's own (``TraceAcceptance``).
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,7 +22,6 @@ from pathlib import Path
 import numpy as np
 
 import report
-from specedge import profiling
 from specedge.experiments import arena
 from specedge.experiments import li2026 as li
 from specedge.experiments import li2026_realpair
@@ -94,8 +91,7 @@ def main(argv=None) -> int:
             times[variant] = best
             rows.append(dict(case=name, variant=variant, cpu_seconds=round(best, 4),
                              extra_pct=round(100 * (best / times["shipped"] - 1), 2), same_logs=same,
-                             cpu=profiling.cpu_name(), python=platform.python_version(), numpy=np.__version__,
-                             load_avg=round(os.getloadavg()[0], 2)))
+                             numpy=np.__version__, **report.host_columns("float64", 1)))
             print(f"{name:40s} {variant:17s} {best:8.2f} CPU-s  {100 * (best / times['shipped'] - 1):+6.1f} %  "
                   f"logs {'identical' if same else 'DIFFER'}", flush=True)
     report.save(rows, args.out)

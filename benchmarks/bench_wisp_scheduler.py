@@ -77,7 +77,7 @@ def main(argv=None) -> int:
             med, p90 = time_decisions(former, queues, now, active, args.reps)
             rows.append(dict(former=name, queue=n, us_median=round(med, 2), us_p90=round(p90, 2),
                              vs_fcfs=round(med / base, 2), wisp_batch_median=float(np.median(sizes)),
-                             **report.host_columns()))
+                             **report.host_columns("float64", 1)))
             print(f"{name:9s} queue {n:5d}: {med:9.1f} µs/decision (p90 {p90:.1f}), {med / base:6.1f}x FCFS")
     report.save(rows, args.out)
     return 0

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 
 import pandas as pd
 
 import report
-from specedge import profiling, sweep, timing
+from specedge import sweep, timing
 from specedge.experiments import li2026 as ex
 
 
@@ -43,8 +42,8 @@ def main(argv=None) -> int:
         dt = t.seconds
         evaluated = int(tables[n_jobs]["evaluated"].str.split().str.len().sum())   # N values simulated
         rows.append(dict(n_jobs=n_jobs, seconds=round(dt, 1), curves=len(tables[n_jobs]), seeds=args.seeds,
-                         targets=" ".join(args.targets), horizon_s=args.horizon, n_evaluated=evaluated, cpu=profiling.cpu_name(),
-                         cores=os.cpu_count(), python=platform.python_version()))
+                         targets=" ".join(args.targets), horizon_s=args.horizon, n_evaluated=evaluated, cores=os.cpu_count(),
+                         **report.host_columns("float64", n_jobs)))
         print(f"Table 2 with {n_jobs} worker(s): {dt:.1f} s ({len(tables[n_jobs])} bisections)")
     same = tables[1].equals(tables[2])
     df = pd.DataFrame(rows)

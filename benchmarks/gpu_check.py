@@ -24,6 +24,7 @@ import pandas as pd
 import torch
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
+import report
 from specedge import decoding, host, paths, sampling
 
 SHAPES = {  # name: (hidden, intermediate, layers, heads, kv heads)
@@ -102,11 +103,8 @@ def main(argv=None) -> int:
     for r in best.itertuples():
         print(f"{r.domain}: α {r.alpha:.3f}, best γ {r.gamma}: {r.speedup:.2f}x over AR (round cost model)")
     frame = pd.concat([pd.DataFrame(rows), sd.assign(kind="round model")], ignore_index=True).assign(
-        device=name, dtype=dtype, tiny=args.tiny, torch=torch.__version__)
-    out = Path(args.out or paths.FIGURES / "bench" / f"gpu_check_{args.device.split(':')[0]}.csv")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out, index=False, float_format="%.6g")
-    print(f"wrote {out}")
+        device=name, tiny=args.tiny, **report.host_columns(dtype, torch.get_num_threads()))
+    report.save(frame, Path(args.out or paths.FIGURES / "bench" / f"gpu_check_{args.device.split(':')[0]}.csv"))
     return 0
 
 

@@ -7,8 +7,10 @@ Two facts about an x86-64 host change what this repository computes or how fast:
   last bits (a zheng2025 acceptance 0.2946907823 on AVX2 is 0.2946907852 on AVX-512). Figures and
   tests therefore run with the vector kernels capped at AVX2 (``PORTABLE_ENV``: numpy's
   ``NPY_DISABLE_CPU_FEATURES``, torch's ``ATEN_CPU_CAPABILITY``, MKL's conditional numerical
-  reproducibility ``MKL_CBWR``, oneDNN's ``ONEDNN_MAX_CPU_ISA``, OpenBLAS's core type), so every x86-64
-  host with AVX2 writes the same bytes. Benchmarks do not: they measure the host as it is.
+  reproducibility ``MKL_CBWR``, oneDNN's ``ONEDNN_MAX_CPU_ISA``, OpenBLAS's core type), so AMD hosts with
+  AVX2 and with AVX-512 compute the same values. Intel's float32 kernels still differ from AMD's in the last
+  bits (vendor-specific MKL/oneDNN paths); the outputs computed from float32 model outputs declare that noise
+  (``output_noise``). Benchmarks run uncapped: they measure the host as it is.
 - **bfloat16.** Where the CPU multiplies bfloat16 natively (AMX tiles, or AVX512-BF16's dot products),
   a bfloat16 pass costs about half a float32 one and a (γ + 1)-token verification about one step;
   elsewhere bfloat16 is emulated and several times slower than float32. ``auto_dtype`` picks per host;

@@ -99,7 +99,7 @@ def _needs(nb: Path, among: list[Path]) -> list[Path]:
 
 def kernel_env(jobs: int, cores: int | None = None) -> dict[str, str]:
     """Environment for kernels that run ``jobs`` at a time on ``cores`` (default: this process's): the
-    vector kernels capped at AVX2 (``host.PORTABLE_ENV``: the same bytes on every x86-64 host), and for
+    vector kernels capped at AVX2 (``host.PORTABLE_ENV``: the same values on AMD AVX2 and AVX-512 hosts), and for
     more than one at a time ``cores // jobs`` (at least 1) sweep workers each."""
     if jobs == 1:
         return dict(host.PORTABLE_ENV)

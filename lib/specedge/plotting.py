@@ -1,8 +1,10 @@
 """One plotting style, means drawn with their confidence bands, and a save helper that writes reproducible files.
 
 ``save`` writes ``<stem>.png``, ``<stem>.pdf`` and the plotted data as ``<stem>.csv``. Metadata that
-changes between runs (creation dates, software versions) is stripped, so rerunning a notebook with
-the same seed gives identical bytes and ``git status`` stays clean.
+changes between runs (creation dates, software versions) is stripped and fonts are embedded as TrueType
+subsets, so rerunning a notebook with the same seed gives identical bytes and ``git status`` stays clean.
+``write_csv`` writes ten significant digits and keeps the committed text of a value whose declared noise
+covers its change (``output_noise``: float32 model outputs differ in their last digits between vendors' kernels).
 """
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
+
+from . import output_noise
 
 PALETTE = "colorblind"
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")   # one per line of a figure, in order
@@ -63,21 +67,29 @@ def ecdf_plot(samples, xlabel: str, title: str = "", figsize=(7, 3.6), symlog_li
 
 
 def write_csv(df: pd.DataFrame, path: Path) -> Path:
-    """CSV with a fixed float format so reruns give identical bytes across platforms."""
+    """CSV with a fixed float format so reruns give identical bytes across platforms; a value with declared noise
+    (``output_noise.DECLARED``) keeps its committed text while it moved within that noise (``output_noise.settle``)."""
     path = Path(path)
+    df = output_noise.settle(df, path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(path, index=False, float_format="%.10g", lineterminator="\n")
+    df.to_csv(path, index=False, float_format=output_noise.FLOAT_FORMAT, lineterminator="\n")
     return path
 
 
 def save(fig: plt.Figure, data: pd.DataFrame, outdir: Path, stem: str, close: bool = False) -> Path:
-    """Write ``stem``.png/.pdf and the figure's data as ``stem``.csv into ``outdir``; return the PNG path."""
+    """Write ``stem``.png/.pdf and the figure's data as ``stem``.csv into ``outdir``; return the PNG path.
+
+    The figure must be drawn from the values ``write_csv`` keeps: data whose declared noise would settle to other
+    (committed) values is refused, naming the file, before anything is written (``output_noise.settle`` the frame
+    where it is computed)."""
     outdir = Path(outdir)
+    csv = outdir / f"{stem}.csv"
+    output_noise.check_settled(data, csv)
     outdir.mkdir(parents=True, exist_ok=True)
     png = outdir / f"{stem}.png"
     fig.savefig(png, metadata=_PNG_META)
     fig.savefig(outdir / f"{stem}.pdf", metadata=_PDF_META)
-    write_csv(data, outdir / f"{stem}.csv")
+    write_csv(data, csv)
     if close:
         plt.close(fig)
     return png

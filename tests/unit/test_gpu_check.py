@@ -9,6 +9,7 @@ import pytest
 
 from specedge import sampling
 
+sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))     # its sibling `report`, as when run as a script
 _SPEC = importlib.util.spec_from_file_location("gpu_check", Path(__file__).parents[2] / "benchmarks" / "gpu_check.py")
 gc = sys.modules.setdefault("gpu_check", importlib.util.module_from_spec(_SPEC))
 _SPEC.loader.exec_module(gc)
