@@ -97,7 +97,8 @@ class Server:
     """The verification server: form a batch of the queue (the batch former, given ``now`` and the clients
     still drafting), verify it (``verify``: its seconds), answer each request (its client's ``verdict``),
     give the outcomes to the allocator, repeat while a client drafts. ``barrier``: seconds before it opens
-    its queue (None: at once); ``dispatch``: seconds it takes to start on an arrival after waiting for one;
+    its queue (None: at once); ``dispatch``: seconds it takes to start on an arrival after waiting for one (one value, or
+    values drawn by ``rng`` per wake-up);
     ``turnaround``: seconds between passes, one value or values drawn by ``rng`` per pass; ``rounds``: stop
     the simulation after that many batches; ``on_batch(batch, allocation)`` after each batch."""
 
@@ -130,8 +131,9 @@ class Server:
             if not batch:
                 sim.idle.append(self.gen)
                 yield None
-                if self.dispatch > 0:
-                    yield float(self.dispatch)
+                wake = self._dispatch()
+                if wake > 0:
+                    yield wake
                 continue
             if len(batch) == len(queue):                 # a batch is a subset of the queue: all of it
                 queue.clear()
@@ -166,6 +168,14 @@ class Server:
                 turn = float(turns[0] if len(turns) == 1 else turns[self.rng.integers(len(turns))])
                 if turn > 0:
                     yield turn
+
+
+    def _dispatch(self) -> float:
+        """Seconds from an arrival to the start of work after waiting: ``dispatch``, or one of its values drawn."""
+        d = self.dispatch
+        if np.ndim(d) == 0:
+            return float(d)
+        return float(d[0] if len(d) == 1 else d[self.rng.integers(len(d))])
 
 
 def turnarounds(turnaround) -> np.ndarray:
