@@ -169,14 +169,16 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0) ->
         verify = verify_model(runs, key, seed)
         passes = (lambda r, c, wl=wl: draft_passes(r, wl.clients[c]))
         drawn = measured_times.fit(runs, held_out(runs, key), passes, verify)
+        alone_keys = [k for k in runs if k[0] == paper and k[2] == 1 and k != key]
+        alone = measured_times.fit(runs, alone_keys, passes, verify) if alone_keys else None
         others = [k for k in runs if k != key]
 
-        def stochastic(kind, s, real=runs[key], pol=pol, n=n, wl=twin_wl, verify=verify, drawn=drawn):
+        def stochastic(kind, s, real=runs[key], pol=pol, n=n, wl=twin_wl, verify=verify, drawn=drawn, alone=alone):
             former, alloc = st.policies(pol, n, seed)   # the real run's policy objects; ``s`` seeds the twin's draws
             if kind == "own":
                 return stochastic_twin(real, wl, former, alloc, verify, trace, label=pol, seed=s)
-            return simulate(wl, former, alloc, measured_times.times(drawn, verify, s), prompt, seed=s, label=pol,
-                            dispatch=drawn.dispatch, turnaround=drawn.turnaround)
+            return simulate(wl, former, alloc, measured_times.times(drawn, verify, s, kind == "shared core", alone),
+                            prompt, seed=s, label=pol, dispatch=drawn.dispatch, turnaround=drawn.turnaround)
 
         out[key] = twin_attribution.Context(
             key=key, real=runs[key], workload=wl, policies=(lambda s, pol=pol, n=n: st.policies(pol, n, seed)),
@@ -235,7 +237,7 @@ def main(argv=None) -> int:
 
 
 # the stochastic twin the serving notebooks validate, and the one it replaced (``twin_attribution.COMPONENTS``)
-STOCHASTIC = "stochastic twin (prompt and position, held-out drawn times)"
+STOCHASTIC = "stochastic twin (prompt and position, held-out, shared drafter core)"
 BEFORE = "stochastic twin (domain i.i.d., this run's medians)"
 SEEDS = 5
 # a queueing delay within this of the real one at p50 is within tolerance (or within the real runs' own spread)

@@ -35,6 +35,9 @@ class ClientTimes:
     gaps: np.ndarray
     up: np.ndarray
     down: np.ndarray
+    cpu_e0: float = 0.0      # the same of the drafting's CPU time (``t_draft_cpu``): the work on the drafters' core
+    cpu_e1: float = 0.0
+    cpu_factors: np.ndarray = None
 
 
 @dataclass(frozen=True)
@@ -77,9 +80,13 @@ def fit(runs: dict, keys, passes, verify_model) -> Drawn:
         k, t = later["k_passes"].to_numpy(int), later["t_draft"].to_numpy(float)
         e0, e1 = _line(k, t) if len(later) else (0.0, 0.0)
         pred = e0 + e1 * k
+        cpu = later["t_draft_cpu"].to_numpy(float) if "t_draft_cpu" in later else t
+        c0, c1 = _line(k, cpu) if len(later) else (0.0, 0.0)
+        cpred = c0 + c1 * k
         clients.append(ClientTimes(e0, e1, t / np.where(pred > 0, pred, np.nan) if len(later) else np.ones(1),
                                    r.loc[r["round"] > 0, "gap"].to_numpy(float), r["up"].to_numpy(float),
-                                   r["down"].to_numpy(float)))
+                                   r["down"].to_numpy(float), c0, c1,
+                                   cpu / np.where(cpred > 0, cpred, np.nan) if len(later) else np.ones(1)))
     factors = []
     for k in keys:
         prof = log_batches(runs[k])
@@ -107,19 +114,25 @@ class _Draws:
         return self.values[i]
 
 
-def times(model: Drawn, verify, seed: int = 0) -> Times:
+def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone: Drawn | None = None) -> Times:
     """The engine's ``Times`` drawn from ``model`` (client c of the twin's workload: the fitted runs' client c):
     drafting (e0 + e1 k) x a measured factor + a measured gap, a measured uplink and reply, eq (19) ``verify``
-    x a measured factor."""
+    x a measured factor. ``shared_core``: drafting is its CPU time's line x a measured factor, the work on the
+    drafters' one core (``engine.Times.shared_core``: their contention simulated, not drawn); then ``alone``, the
+    models of runs of one client (no contention: where the measured gap and reply times of ``model`` carry the
+    wait for the busy core), gives every client its gap (work on the core), uplink and reply."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, 19]))
     cs = model.clients
-    fac, gap = [_Draws(c.factors, rng) for c in cs], [_Draws(c.gaps, rng) for c in cs]
-    up, down = [_Draws(c.up, rng) for c in cs], [_Draws(c.down, rng) for c in cs]
+    fac = [_Draws(c.cpu_factors if shared_core else c.factors, rng) for c in cs]
+    link = [alone.clients[0]] * len(cs) if (shared_core and alone is not None) else cs
+    gap = [_Draws(c.gaps, rng) for c in link]
+    up, down = [_Draws(c.up, rng) for c in link], [_Draws(c.down, rng) for c in link]
     vf = _Draws(model.verify_factors, rng)
 
     def drafter(i):
         c, f, g = cs[i], fac[i], gap[i]
-        return lambda k: ((c.e0 + c.e1 * k) * f() if k > 0 else 0.0) + g()
+        e0, e1 = (c.cpu_e0, c.cpu_e1) if shared_core else (c.e0, c.e1)
+        return lambda k: ((e0 + e1 * k) * f() if k > 0 else 0.0) + g()
 
     return Times([drafter(i) for i in range(len(cs))], lambda batch: float(verify(batch)) * vf(),
-                 up=lambda c, s: up[c](), down=lambda c: down[c]())
+                 up=lambda c, s: up[c](), down=lambda c: down[c](), shared_core=shared_core)

@@ -44,6 +44,8 @@ COMPONENTS = {
     "(a') own acceptance, held-out drawn times": "every time drawn from the models of the other runs of this N",
     "stochastic twin (domain i.i.d., this run's medians)": "the stochastic twin as it was: trace draws, this run's fit",
     "stochastic twin (prompt and position, held-out drawn times)": "PromptAcceptance, every time held-out and drawn",
+    "stochastic twin (prompt and position, held-out, shared drafter core)":
+        "PromptAcceptance, drafting as held-out CPU work on the drafters' shared core, other times held-out and drawn",
 }
 
 
@@ -136,6 +138,8 @@ def variant(ctx: Context, component: str, seed: int) -> pd.DataFrame:
         return ctx.stochastic("own", seed)
     elif component == "stochastic twin (prompt and position, held-out drawn times)":
         return ctx.stochastic("held-out", seed)
+    elif component == "stochastic twin (prompt and position, held-out, shared drafter core)":
+        return ctx.stochastic("shared core", seed)
     return replay(ctx.real, ctx.workload, former, alloc, verify, rounds=rounds, acceptance=acceptance, **kw)
 
 
