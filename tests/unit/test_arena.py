@@ -296,13 +296,32 @@ def test_regime_map_names_a_winner_only_beyond_the_seeds_interval():
     assert beside.ar_on_the_edge_vs_winner_pct == pytest.approx(100 * (24.0 - beside.winner_mean) / beside.winner_mean)
 
 
-def test_twin_error_is_read_from_the_validation_tables(tmp_path):
-    f = tmp_path / "v.csv"
-    pd.DataFrame(dict(metric=["goodput_tok_s"] * 3 + ["queue_s"], quantile=["p50", "p90", "p50", "p50"],
-                      diff_pct=[-4.0, 30.0, 2.0, 80.0])).to_csv(f, index=False)
-    assert res.twin_error_pct("goodput_tok_s", (f,)) == 4.0
-    assert np.isnan(res.twin_error_pct("jain", (f,)))
-    assert 0 < res.twin_error_pct("goodput_tok_s") < 10     # the committed validation
+def test_twin_error_is_the_stochastic_twins_against_real_runs_worst_of_both_settings(tmp_path):
+    """The arena's margins are judged against the stochastic twin's validated error (the twin kind it runs, per
+    setting, the worse of the two), never the replay's."""
+    from specedge.serving import twin_error
+
+    files = {}
+    for setting, errs in (("tran2025", [-4.0, 30.0, 2.0, 80.0]), ("li2026", [-9.0, 1.0, 3.0, 1.0])):
+        files[setting] = tmp_path / f"{setting}.csv"
+        pd.DataFrame(dict(metric=["goodput_tok_s"] * 3 + ["queue_s"], quantile=["p50", "p90", "p50", "p50"],
+                          component=res.TWIN, diff_pct=errs)).to_csv(files[setting], index=False)
+    assert res.twin_error_pct("goodput_tok_s", files) == 9.0            # li2026's 9 %, not the p90 or queueing
+    assert np.isnan(res.twin_error_pct("jain", files))
+    other = {s: f for s, f in files.items()}
+    pd.read_csv(files["li2026"]).assign(component="another twin").to_csv(tmp_path / "x.csv", index=False)
+    other["li2026"] = tmp_path / "x.csv"
+    assert res.twin_error_pct("goodput_tok_s", other) == 4.0            # only rows of the arena's twin kind count
+    committed = res.twin_error_pct("goodput_tok_s")
+    assert committed == max(twin_error.stochastic_pct("goodput_tok_s", s, res.TWIN) for s in twin_error.SETTINGS)
+    assert committed != res.replay_error_pct("goodput_tok_s")
+
+
+def test_regime_map_judges_margins_against_the_stochastic_error(monkeypatch):
+    """A margin between the replay's and the stochastic twin's error is a tie by the twin's error."""
+    monkeypatch.setattr(res, "twin_error_pct", lambda m, files=None, twin=res.TWIN: 25.0)
+    win = res.regime_map(_rows(2.0), ("goodput_tok_s",)).iloc[0]     # a 20 % margin
+    assert win.verdict == "wins" and win.twin_error_pct == 25.0 and not win.beyond_twin_error
 
 
 def test_technique_map_and_pareto_front():

@@ -21,7 +21,7 @@ import os
 import pandas as pd
 
 from .. import paths
-from ..serving import policies as named, real_logs
+from ..serving import policies as named, real_logs, twin_error
 from ..serving.allocation import FixedS
 from ..serving.validation import (METRICS, QUANTILES, TOLERANCE, VERIFY, Setup, add_rows, compare, dispatch,  # noqa: F401
                                   draft_passes, drafting_time, figure, fit_times, floor_s, judge, mechanisms,
@@ -237,11 +237,24 @@ def main(argv=None) -> int:
 
 
 # the stochastic twin the serving notebooks validate, and the one it replaced (``twin_attribution.COMPONENTS``)
-STOCHASTIC = "stochastic twin (prompt and position, held-out, shared drafter core)"
-BEFORE = "stochastic twin (domain i.i.d., this run's medians)"
+STOCHASTIC = twin_error.VALIDATED
+BEFORE = twin_error.DOMAIN_IID
 SEEDS = 5
 # a queueing delay within this of the real one at p50 is within tolerance (or within the real runs' own spread)
 QUEUE_P50 = 15.0
+
+
+def acceptances(paper: str):
+    """(the domain's traces i.i.d. per round, by prompt and position) of ``paper``'s setting: ``twin.TraceAcceptance``
+    and ``twin.PromptAcceptance`` of the zoo's traces, with the MLP stop rule in WISP's setting."""
+    from ..serving.twin import PromptAcceptance, TraceAcceptance
+
+    setup(paper)
+    if paper != "li2026":
+        return TraceAcceptance(), PromptAcceptance()
+    from .. import predictor
+    rules = {"mlp": predictor.load(paths.DATA / "predictor", "mlp")}
+    return TraceAcceptance(stop_rules=rules), PromptAcceptance(stop_rules=rules)
 
 
 def attribution_section(paper: str, out, trace, prompt, scale: str = "full", seeds: int = SEEDS):

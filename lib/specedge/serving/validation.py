@@ -509,9 +509,3 @@ def check_runs(df: pd.DataFrame, path, command: str, bounds: dict[str, float]) -
         if v.isna().any() or (v < low).any():
             raise ValueError(f"{path}: column {col!r}: expected numbers >= {low}, got {sorted(df[col].astype(str).unique())[:4]}")
     return df
-
-
-def compounded_pct(*errors_pct: float) -> float:
-    """The error (%) of a chain of models each off by ``errors_pct`` of the one before: prod(1 + e) - 1 (e.g. the
-    stochastic twin's against a real run: the replay's against the run, then its own against the replay)."""
-    return 100 * (float(np.prod([1 + e / 100 for e in errors_pct])) - 1)
