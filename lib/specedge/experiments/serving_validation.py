@@ -322,32 +322,37 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
     return table, sp
 
 
-def add_stochastic_rows(cmp, table: pd.DataFrame, sp: pd.DataFrame, floor: float, what: str) -> None:
-    """The checks of the stochastic twin against the real runs (``checks.csv``; ours against ours): per twin
-    (``BEFORE``, ``STOCHASTIC``), metric and quantile the worst |difference| over the held-out runs, within 5 % at
-    p50 and 10 % at p90 (``TOLERANCE``); a queueing delay within ``QUEUE_P50`` % at p50 or within the real runs'
-    own spread (its worst beside it), within ``floor`` s counting as 0."""
+def add_stochastic_rows(cmp, table: pd.DataFrame, sp: pd.DataFrame, floor: float, what: str, seeds: int = SEEDS) -> None:
+    """The checks of the stochastic twin against the real runs (``checks.csv``; ours against ours): per twin kind
+    (``BEFORE``, ``STOCHASTIC``), metric and quantile the worst |difference| over the held-out runs, a queueing delay
+    within ``floor`` s counting as 0; first on the committed runs (repeat 0, measured on a quieter machine: 5 % at
+    p50, 10 % at p90, ``TOLERANCE``; queueing ``QUEUE_P50`` % at p50), then on every repeat, judged at the real runs'
+    own run-to-run spread where it is larger (``spread``'s worst run, given beside it)."""
     from ..serving import twin_attribution as ta
 
-    summ = ta.summary(table, floor)
     worst_spread = sp.groupby(["metric", "quantile"])["spread_pct"].max() if len(sp) else pd.Series(dtype=float)
-    runs = table.groupby(["paper", "policy", "n_clients", "repeat"]).ngroups
-    for comp in (BEFORE, STOCHASTIC):
-        name = f"{comp} vs real (held-out runs)"
-        for m in [m for m in METRICS if m in set(summ.metric)]:
-            for q, tol in TOLERANCE.items():
-                row = summ[(summ.component == comp) & (summ.metric == m) & (summ["quantile"] == q)]
-                if row.empty:
-                    continue
-                sprd = float(worst_spread.get((m, q), float("nan")))
-                label = f"{METRICS[m]}, worst |difference| at {q} over {what}, N 1-8, {runs} runs x {SEEDS} seeds"
-                note = f"the real runs' own run-to-run spread (max - min of the repeats, worst run): {sprd:.1f} %"
-                if m == "queue_s":
-                    label = (f"{METRICS[m]} (a difference within {1e3 * floor:.2f} ms counts as 0), worst |difference| at "
-                             f"{q} over {what}, {runs} runs x {SEEDS} seeds")
-                    tol = max(QUEUE_P50 if q == "p50" else tol, sprd if sprd == sprd else 0.0)
-                cmp.check(name, label, round(float(row.error_pct.iloc[0]), 1), 0.0, tolerance=round(tol, 1), note=note,
-                          unit="%")
+    for runs_label, t in (("committed runs, repeat 0", table[table["repeat"] == 0]), ("every repeat", table)):
+        if t.empty:
+            continue
+        summ = ta.summary(t, floor)
+        n_runs = t.groupby(["paper", "policy", "n_clients", "repeat"]).ngroups
+        sizes = f"N {t.n_clients.min()}-{t.n_clients.max()}"
+        for comp in (BEFORE, STOCHASTIC):
+            name = f"{comp} vs real ({runs_label})"
+            for m in [m for m in METRICS if m in set(summ.metric)]:
+                for q, tol in TOLERANCE.items():
+                    row = summ[(summ.component == comp) & (summ.metric == m) & (summ["quantile"] == q)]
+                    if row.empty:
+                        continue
+                    sprd = float(worst_spread.get((m, q), float("nan")))
+                    label = METRICS[m] + (f" (a difference within {1e3 * floor:.2f} ms counts as 0)" if m == "queue_s" else "")
+                    label += f", worst |difference| at {q} over {what}, {sizes}, {n_runs} runs x {seeds} seeds"
+                    tol = QUEUE_P50 if (m == "queue_s" and q == "p50") else tol
+                    note = f"the real runs' own run-to-run spread (max - min over the repeats, worst run): {sprd:.1f} %"
+                    if runs_label == "every repeat" and sprd == sprd and sprd > tol:
+                        tol, note = sprd, note + "; judged at it"
+                    cmp.check(name, label, round(float(row.error_pct.iloc[0]), 1), 0.0, tolerance=round(tol, 1),
+                              note=note, unit="%")
 
 
 if __name__ == "__main__":

@@ -231,7 +231,7 @@ class PromptAcceptance(TraceAcceptance):
     dependence between its consecutive rounds. A position the traces do not decide (a bonus token, beyond the
     traced response) is drawn with the prompt's own rate. Eq (3)'s min(1, p/q): the traced ratio of a decided
     position, else the prompt's mean ratio of accepted (rejected) positions. With a stop rule, S is its decision
-    on the traced round of the prompt that starts nearest before m (at most ``gamma``). ``fallback``: a prompt
+    on the traced round of the prompt that starts nearest before m, counted from m (at most ``gamma``). A prompt
     index beyond the traced prompts uses prompt ``index % traced``."""
 
     positional = True
@@ -296,7 +296,8 @@ class PromptAcceptance(TraceAcceptance):
         j = int(idx[k])
         _, (_, _, bounds) = self._get(draft, domain, temperature)
         first = int(self.stops[rule][key][j])
-        s = min(first if first < int(bounds[j + 1] - bounds[j]) else gamma, gamma)
+        stop = first if first < int(bounds[j + 1] - bounds[j]) else gamma   # no position predicted rejected: the window
+        s = min(max(stop - (position - int(starts[k])), 0), gamma)        # counted from this round's position
         n, aps = self.draw_at(rng, draft, domain, temperature, prompt, position, s)
         return s, n, aps
 

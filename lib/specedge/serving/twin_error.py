@@ -24,14 +24,19 @@ VALIDATED = "stochastic twin (prompt and position, held-out, shared drafter core
 DOMAIN_IID = "stochastic twin (domain i.i.d., this run's medians)"
 
 
-def stochastic_pct(metric: str, setting: str, twin: str = VALIDATED, quantile: str = "p50", files=SETTINGS) -> float:
+def stochastic_pct(metric: str, setting: str, twin: str = VALIDATED, quantile: str = "p50", files=SETTINGS,
+                   repeats=(0,)) -> float:
     """The stochastic twin's validated error in ``setting`` (a key of ``SETTINGS``): the largest |twin - real| (%) at
-    ``quantile`` of ``metric`` over that setting's held-out real runs, for the twin kind ``twin`` (the validated one,
-    or the domain-i.i.d. twin the older sweeps run: ``DOMAIN_IID``); NaN if the table does not compare the metric."""
+    ``quantile`` of ``metric`` over that setting's held-out real runs of ``repeats`` (default the committed runs,
+    repeat 0; None: every repeat, runs measured under heavier load from other processes), for the twin kind ``twin``
+    (the validated one, or the domain-i.i.d. twin the sweeps run: ``DOMAIN_IID``); NaN if the table does not compare
+    the metric."""
     if setting not in files:
         raise ValueError(f"setting: expected one of {sorted(files)}, got {setting!r}")
     v = pd.read_csv(files[setting])
     v = v[(v.metric == metric) & (v["quantile"] == quantile) & (v.component == twin)]
+    if repeats is not None and "repeat" in v:
+        v = v[v["repeat"].isin(list(repeats))]
     return float(v.diff_pct.abs().max()) if len(v) else np.nan
 
 
