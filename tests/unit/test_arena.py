@@ -279,11 +279,12 @@ def _rows(gap: float):
     return pd.DataFrame(out)
 
 
-def test_regime_map_names_a_winner_only_beyond_the_seeds_interval():
+def test_regime_map_names_a_winner_only_beyond_the_seeds_interval(monkeypatch):
+    monkeypatch.setattr(res, "twin_error_pct", lambda m, files=None, twin=res.TWIN: 10.0)
     win = res.regime_map(_rows(2.0), ("goodput_tok_s",)).iloc[0]
     assert win.winner == "fixed / ids / sync" and win.verdict == "wins" and win.margin == pytest.approx(2.0)
     assert win.margin_pct == pytest.approx(20.0, rel=0.01)
-    assert win.beyond_twin_error and win.twin_error_pct == pytest.approx(res.twin_error_pct("goodput_tok_s"))
+    assert win.beyond_twin_error and win.twin_error_pct == 10.0
     tie = res.regime_map(_rows(0.0), ("goodput_tok_s",)).iloc[0]
     assert tie.verdict == "tie" and win.n_best == 1
     assert res.regime_map(_rows(2.0), ("slo_attainment",)).iloc[0].n_best == 2     # both at 1.0
@@ -315,6 +316,11 @@ def test_twin_error_is_the_stochastic_twins_against_real_runs_worst_of_both_sett
     committed = res.twin_error_pct("goodput_tok_s")
     assert committed == max(twin_error.stochastic_pct("goodput_tok_s", s, res.TWIN) for s in twin_error.SETTINGS)
     assert committed != res.replay_error_pct("goodput_tok_s")
+    # SLO attainment equal in every run (the classes never bound): no error judges a margin in it
+    pd.DataFrame(dict(metric="slo_attainment", quantile="p50", component=res.TWIN, diff_pct=[0.0, -0.0])).to_csv(
+        tmp_path / "s.csv", index=False)
+    assert res.stochastic_error_pct("slo_attainment", {"li2026": tmp_path / "s.csv"}) == 0.0
+    assert np.isnan(res.twin_error_pct("slo_attainment", {"li2026": tmp_path / "s.csv"}))
 
 
 def test_regime_map_judges_margins_against_the_stochastic_error(monkeypatch):

@@ -196,7 +196,10 @@ def summary(table: pd.DataFrame, floor: float) -> pd.DataFrame:
 
 def figure(summ: pd.DataFrame, metrics=("round_time_s", "queue_s", "goodput_tok_s")):
     """Worst |difference| from the real runs (%) per component, metric and quantile (log scale)."""
-    d = summ[summ["metric"].isin(metrics)].assign(error=lambda t: t["error_pct"].clip(lower=0.1))
+    from .validation import METRICS
+
+    d = summ[summ["metric"].isin(metrics)].assign(error=lambda t: t["error_pct"].clip(lower=0.1),
+                                                 metric=lambda t: t["metric"].map(METRICS))
     g = sns.catplot(data=d, y="component", x="error", hue="quantile", col="metric", kind="bar", height=5.0,
                     aspect=0.75, sharex=True, orient="h", order=[c for c in COMPONENTS if c in set(d.component)])
     for ax in g.axes.flat:
@@ -204,5 +207,5 @@ def figure(summ: pd.DataFrame, metrics=("round_time_s", "queue_s", "goodput_tok_
         for x in (5, 10):
             ax.axvline(x, ls="--", lw=0.8, color="grey")
     g.set_titles(col_template="{col_name}")
-    g.set_axis_labels("worst |variant − real| over the runs (%)", "")
+    g.set_axis_labels("worst |Δ| from real (%)", "")
     return g
