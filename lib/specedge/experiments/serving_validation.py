@@ -23,7 +23,7 @@ import pandas as pd
 from .. import paths
 from ..serving import policies as named, real_logs, twin_error
 from ..serving.allocation import FixedS
-from ..serving.validation import (METRICS, QUANTILES, TOLERANCE, VERIFY, Setup, add_rows, compare, dispatch,  # noqa: F401
+from ..serving.validation import (METRICS, QUANTILES, TOLERANCE, VERIFY, Setup, compare, dispatch,  # noqa: F401
                                   draft_passes, drafting_time, figure, fit_times, floor_s, judge, mechanisms,
                                   metric_values, modelled_rounds, notes, per_pass, replay_measured, stochastic_note,
                                   stochastic_twin, turnaround, verify_model, worst)
@@ -320,6 +320,24 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
     plotting.write_csv(table, out / "stochastic_vs_real.csv")
     plotting.write_csv(sp, out / "real_run_spread.csv")
     return table, sp
+
+
+def twin_error_sections(paper: str, out, scale: str = "full", seeds: int = SEEDS):
+    """``attribution_section`` and ``stochastic_section`` of ``paper`` with its acceptance models (``acceptances``):
+    returns (the attribution's summary, the stochastic twins against the real runs, the real runs' spread)."""
+    trace, prompt = acceptances(paper)
+    _, summ = attribution_section(paper, out, trace, prompt, scale, seeds)
+    table, sp = stochastic_section(paper, out, trace, prompt, scale, seeds)
+    return summ, table, sp
+
+
+def add_rows(cmp, real: pd.DataFrame, stoch, floor: float, what: str, notes: dict, twin_error_tables=None) -> None:
+    """``serving.validation.add_rows`` (the replay's checks and the stochastic twin's against the replay), then,
+    with ``twin_error_tables`` (``twin_error_sections``' result), the stochastic twins' against the real runs
+    (``add_stochastic_rows``)."""
+    _validation.add_rows(cmp, real, stoch, floor, what, notes)
+    if twin_error_tables is not None:
+        add_stochastic_rows(cmp, twin_error_tables[1], twin_error_tables[2], floor, what)
 
 
 def add_stochastic_rows(cmp, table: pd.DataFrame, sp: pd.DataFrame, floor: float, what: str, seeds: int = SEEDS) -> None:
