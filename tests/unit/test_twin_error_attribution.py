@@ -6,7 +6,7 @@ import pytest
 
 from specedge.serving import measured_times, twin_attribution
 from specedge.serving.engine import Times
-from specedge.serving.processes import Server, Simulation
+from specedge.serving.processes import Simulation
 from specedge.serving.allocation import FixedS
 from specedge.serving.batching import FCFS
 from specedge.serving.twin import PromptAcceptance, TraceAcceptance, outcome, simulate

@@ -331,11 +331,12 @@ def twin_error_sections(paper: str, out, scale: str = "full", seeds: int = SEEDS
     return summ, table, sp
 
 
-def add_rows(cmp, real: pd.DataFrame, stoch, floor: float, what: str, notes: dict, twin_error_tables=None) -> None:
-    """``serving.validation.add_rows`` (the replay's checks and the stochastic twin's against the replay), then,
+def add_rows(cmp, real: pd.DataFrame, stoch, floor: float, what: str, mechanisms_: dict, twin_error_tables=None) -> None:
+    """``serving.validation.add_rows`` (the replay's checks and the stochastic twin's against the replay, with the
+    residuals' mechanisms ``mechanisms_``: ``notes``), then,
     with ``twin_error_tables`` (``twin_error_sections``' result), the stochastic twins' against the real runs
     (``add_stochastic_rows``)."""
-    _validation.add_rows(cmp, real, stoch, floor, what, notes)
+    _validation.add_rows(cmp, real, stoch, floor, what, mechanisms_)
     if twin_error_tables is not None:
         add_stochastic_rows(cmp, twin_error_tables[1], twin_error_tables[2], floor, what)
 

@@ -15,7 +15,7 @@ worst |difference| over the runs (the table ``twin_error_attribution.csv``), ``f
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -23,8 +23,7 @@ import pandas as pd
 import seaborn as sns
 
 from . import measured_times
-from .metrics import verified
-from .replay import dispatch_latency, real_rounds, replay
+from .replay import real_rounds, replay
 
 REPLAY = "replay (eq (19) of the other runs)"
 # component -> what it puts in the replay's place (module docstring); the order of the table and the figure
