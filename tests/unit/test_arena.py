@@ -444,3 +444,19 @@ def test_the_runner_starts_the_arena_after_the_notebooks_whose_outputs_it_reads(
                                                 key=lambda stem: -notebooks.EXPECTED_S[stem])
     read = {f.parent.name for f in res.VALIDATION}
     assert read == {"tran2025", "li2026_serving"}     # the folders of the notebooks READS names
+
+
+def test_committed_margins_are_judged_against_the_stochastic_twins_error():
+    """Every committed regime-map row carries the stochastic twin's validated error of its metric (not the replay's),
+    and its beyond_twin_error says whether the margin exceeds exactly that error."""
+    from specedge import paths
+
+    regime = pd.read_csv(paths.FIGURES / "edge_sd_arena" / "regime_map.csv")
+    for metric, g in regime.groupby("metric"):
+        want = res.twin_error_pct(metric)
+        assert np.allclose(g.twin_error_pct.astype(float), want, equal_nan=True), metric
+        if want == want:
+            assert want != res.replay_error_pct(metric)
+            assert (g.beyond_twin_error == (g.margin_pct.abs() > want)).all(), metric
+        else:
+            assert not g.beyond_twin_error.any(), metric
