@@ -21,7 +21,8 @@ def _frame(rounds_by_prompt):
         for r, flags in enumerate(rounds):
             for i, ok in enumerate(flags):
                 rows.append(dict(draft="draft-xs", target="target-m", domain="code", temperature=0.0, prompt=p,
-                                 round=r, i=i, q=0.5, p=0.5 if ok else 0.1, accepted=bool(ok)))
+                                 round=r, i=i + 1, q=0.5, p=0.5 if ok else 0.1, accepted=bool(ok), max_prob=0.5,
+                                 entropy=1.0, margin=0.1, logit_std=1.0))
     return pd.DataFrame(rows)
 
 
@@ -52,6 +53,26 @@ def test_draw_at_takes_the_leading_run_at_the_position():
     # an undecided position is drawn with the prompt's rate: over many draws about 5/7 accepted
     draws = [acc.draw_at(rng, "draft-xs", "code", 0.0, 0, 7, 1)[0] for _ in range(4000)]
     assert np.mean(draws) == pytest.approx(5 / 7, abs=0.03)
+
+
+class _Const:
+    def __init__(self, accept):
+        self.accept = accept
+
+    def predict(self, x):
+        return np.full(len(x), int(self.accept))
+
+
+def test_controlled_round_takes_the_stop_rules_window_and_the_positions_bits():
+    acc = PromptAcceptance(FRAME, stop_rules={"yes": _Const(True), "no": _Const(False)})
+    rng = np.random.default_rng(0)
+    assert acc.controlled_at(rng, "draft-xs", "code", 0.0, 0, 4, 3, "yes")[:2] == (3, 3)   # whole window; 1 1 1 at 4
+    assert acc.controlled_at(rng, "draft-xs", "code", 0.0, 0, 0, 3, "yes")[:2] == (3, 2)
+    assert acc.controlled_at(rng, "draft-xs", "code", 0.0, 0, 4, 3, "no")[:2] == (0, 0)    # stops before the first
+    spec = ClientSpec("draft-xs", ("code",), 2, 10, gamma=3, draft_rule="predictor:yes")
+    assert outcome(acc, rng, spec, "code", 0, 4, 3, left=3)[:2] == (2, 2)                # capped at the response's end
+    with pytest.raises(KeyError, match="stop rule"):
+        acc.controlled_at(rng, "draft-xs", "code", 0.0, 0, 0, 3, "mlp")
 
 
 def test_outcome_caps_at_the_response_end_and_dispatches_on_the_rule():

@@ -231,8 +231,9 @@ class PromptAcceptance(TraceAcceptance):
     dependence between its consecutive rounds. A position the traces do not decide (a bonus token, beyond the
     traced response) is drawn with the prompt's own rate. Eq (3)'s min(1, p/q): the traced ratio of a decided
     position, else the prompt's mean ratio of accepted (rejected) positions. With a stop rule, S is its decision
-    on the traced round of the prompt that starts nearest before m, counted from m (at most ``gamma``). A prompt
-    index beyond the traced prompts uses prompt ``index % traced``."""
+    on one of the prompt's traced rounds with a whole window, drawn (the rule judges a window's positions 1, 2, ...:
+    its features are those of a round's start), and the accepted count the leading run from m. A prompt index
+    beyond the traced prompts uses prompt ``index % traced``."""
 
     positional = True
     integer_draws = False
@@ -291,13 +292,11 @@ class PromptAcceptance(TraceAcceptance):
         if rule not in self.stops:
             raise KeyError(f"stop rule {rule!r}: not given to PromptAcceptance (have {sorted(self.stops)})")
         key = (draft, domain, float(temperature))
-        starts, idx = self.sequence(draft, domain, temperature, prompt)[5:]
-        k = max(int(np.searchsorted(starts, position, side="right")) - 1, 0)
-        j = int(idx[k])
+        idx = self.sequence(draft, domain, temperature, prompt)[6]
         _, (_, _, bounds) = self._get(draft, domain, temperature)
-        first = int(self.stops[rule][key][j])
-        stop = first if first < int(bounds[j + 1] - bounds[j]) else gamma   # no position predicted rejected: the window
-        s = min(max(stop - (position - int(starts[k])), 0), gamma)        # counted from this round's position
+        full = idx[np.diff(bounds)[idx] >= gamma]          # the prompt's traced rounds with a whole window
+        j = int(full[rng.integers(len(full))]) if len(full) else int(idx[0])
+        s = min(int(self.stops[rule][key][j]), gamma)
         n, aps = self.draw_at(rng, draft, domain, temperature, prompt, position, s)
         return s, n, aps
 
