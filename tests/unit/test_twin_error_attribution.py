@@ -144,3 +144,13 @@ def test_held_out_models_draw_measured_values():
     assert t.draft[0](4) == pytest.approx(0.04 + 0.001) and t.up(0, 4) == 0.002 and t.down(0) == 0.003
     t = measured_times.times(model, lambda b: 0.004, seed=0, shared_core=True)
     assert t.shared_core and t.draft[0](4) == pytest.approx(0.02 + 0.001) and t.verify([]) == pytest.approx(0.004)
+
+
+def test_time_models_are_fitted_on_other_runs_of_the_same_campaign_and_n():
+    from specedge.experiments import serving_validation as sv
+
+    runs = {(p, pol, n, r): None for p in ("a",) for pol in ("X", "Y") for n in (1, 2) for r in (0, 1, 2)}
+    assert sorted(sv.held_out(runs, ("a", "X", 2, 1))) == [("a", "X", 2, 2), ("a", "Y", 2, 2)]   # other repeats, same N
+    assert sv.held_out(runs, ("a", "X", 2, 0)) == [("a", "Y", 2, 0)]                            # repeat 0: the other policy
+    assert ("a", "X", 2, 1) not in sv.held_out(runs, ("a", "X", 2, 1))
+    assert set(sv.campaign(runs, ("a", "X", 1, 0))) == {k for k in runs if k[3] == 0}
