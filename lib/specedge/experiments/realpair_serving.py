@@ -91,6 +91,35 @@ def serve_replay(seed: int = 0) -> pd.DataFrame:
     return pd.concat(tables, ignore_index=True)
 
 
+WAKE_UPS = ("median wake-up", "wake-up drawn per idle wake", "no wake-up")
+
+
+def queueing_attribution(seed: int = 0, seeds: int = 5) -> pd.DataFrame:
+    """The real-pair replay's queueing delay (each pass its measured time) against the real runs with the server's
+    wake-up (``replay.dispatch_latency`` of the run) as the replay takes it (its median), drawn per idle wake from the
+    measured values (the batch former's view of arrivals, ``serving.twin_attribution``) and left out: per policy,
+    wake-up model and quantile, real, replay (``seeds`` seeds pooled) and their difference in % and in s."""
+    from ..serving.replay import dispatch_latency, replay, turnaround_latency, MeasuredPasses
+    from ..serving.runtime import fit_log_batches, log_batches
+    from ..serving.twin_attribution import differences
+    from .realpair_card import load
+
+    runs = load("serving_runs")
+    runs["event"] = runs["event"].astype(object).fillna("")
+    rows = []
+    for pol, log in runs.groupby("policy", sort=False):
+        log = log.reset_index(drop=True)
+        n, cap = int(log.n_clients.iloc[0]), int(log.capacity.iloc[0])
+        wl = serve_workload(n, int(verified(log).groupby("client").tokens.sum().max()), cap, seed)
+        dl, turn = dispatch_latency(log), turnaround_latency(log)
+        for name, wake in zip(WAKE_UPS, (float(np.median(dl)), dl, 0.0)):
+            logs = [replay(log, wl, policies.former("sync"), policies.allocator(pol, capacity=cap, clients=n, seed=seed),
+                           MeasuredPasses(log, fit_log_batches(log_batches(log), seed)), label=pol, dispatch=wake,
+                           turnaround=turn, seed=s) for s in range(seeds)]
+            rows += [dict(policy=pol, n_clients=n, wake_up=name, **r) for r in differences(log, logs) if r["metric"] == "queue_s"]
+    return pd.DataFrame(rows)
+
+
 def main(argv=None) -> int:
     import argparse
 

@@ -16,12 +16,14 @@ notebook's Validation section (the replay and the stochastic twin against these 
 """
 from __future__ import annotations
 
+import os
+
 import pandas as pd
 
 from .. import paths
-from ..serving import policies as named, real_logs
+from ..serving import policies as named, real_logs, twin_error
 from ..serving.allocation import FixedS
-from ..serving.validation import (METRICS, QUANTILES, TOLERANCE, VERIFY, Setup, add_rows, compare, dispatch,  # noqa: F401
+from ..serving.validation import (METRICS, QUANTILES, TOLERANCE, VERIFY, Setup, compare, dispatch,  # noqa: F401
                                   draft_passes, drafting_time, figure, fit_times, floor_s, judge, mechanisms,
                                   metric_values, modelled_rounds, notes, per_pass, replay_measured, stochastic_note,
                                   stochastic_twin, turnaround, verify_model, worst)
@@ -33,6 +35,7 @@ from .li2026_real import devices, fitted
 SIZES = (1, 2, 4, 8)
 PIN = (0, 1)                 # server on core 0, drafters on core 1
 REAL_RUNS = paths.DATA / "serving_validation" / "real_runs.csv"
+REPEATS = REAL_RUNS.with_name("real_runs_repeats.csv")   # the same runs measured again (``measure_repeats``)
 POLICIES = {"tran2025": ("GOODSPEED", "Fixed-S"), "li2026": ("WISP", "FCFS")}
 time_models = fit_times      # the name the paper drivers call
 
@@ -97,6 +100,95 @@ def measure(scale: str = "full", seed: int = 0, sizes=SIZES) -> pd.DataFrame:
     return _validation.measure(SETUPS, POLICIES, sizes, scale, seed, PIN)
 
 
+def measure_repeats(repeats: int, scale: str = "full", seed: int = 0, sizes=SIZES) -> pd.DataFrame:
+    """``measure`` ``repeats`` times over (repeat 1, 2, ...; the committed ``REAL_RUNS`` are repeat 0): the same
+    prompts and policies, so that the runs differ only by the real system's own timing (its run-to-run spread)
+    and the stochastic twin can be judged on runs no model was fitted to. Each run keeps its load at start
+    (``load_1min``); ``load_1min_end`` is the load after the last run of its repeat."""
+
+    if repeats < 1:
+        raise ValueError(f"repeats: must be >= 1, got {repeats}")
+    out = []
+    for r in range(1, repeats + 1):
+        df = measure(scale, seed, sizes)
+        out.append(df.assign(repeat=r, load_1min_end=os.getloadavg()[0]))
+    return pd.concat(out, ignore_index=True)
+
+
+def load_repeats(path=REPEATS, base=REAL_RUNS) -> dict[tuple[str, str, int, int], pd.DataFrame]:
+    """Every committed run by (paper, policy, N, repeat): ``REAL_RUNS`` as repeat 0, then ``REPEATS``'s."""
+    runs = {(*k, 0): g for k, g in load_real_runs(base).items()}
+    df = real_logs.read(path, "python -m specedge.experiments.serving_validation measure --repeats 3")
+    for r, g in df.groupby("repeat", sort=True):
+        runs.update({(*k, int(r)): v for k, v in _validation.by_run(g).items()})
+    return runs
+
+
+def campaign(runs: dict, key) -> dict:
+    """The runs measured in the same campaign as ``key`` (repeat 0, the committed ``REAL_RUNS``; or the repeats of
+    ``REPEATS``, measured together under another load): models are fitted within one machine state."""
+    if len(key) < 4:
+        return runs
+    return {k: v for k, v in runs.items() if (k[3] == 0) == (key[3] == 0)}
+
+
+def held_out(runs: dict, key) -> list:
+    """The runs the held-out time models of run ``key`` are fitted on: the other runs of its setting and N in its
+    campaign (``campaign``), from other repeats where there are any (not the same run again), else the other
+    policy's (the same clients)."""
+    same = [k for k in campaign(runs, key) if k[0] == key[0] and k[2] == key[2] and k != key]
+    other = [k for k in same if len(k) > 3 and k[3] != key[3]]
+    return other or same
+
+
+def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0) -> dict:
+    """``serving.twin_attribution.Context`` of each run of ``paper`` (or of ``keys``): its setting's clients and
+    policy objects, eq (19) fitted on the other runs, the server's wake-up and turnaround of the other runs, the
+    held-out time models (``held_out``, ``serving.measured_times``), acceptance ``trace`` (a ``TraceAcceptance``)
+    and ``prompt`` (a ``PromptAcceptance``)."""
+    from dataclasses import replace as _replace
+
+    import numpy as np
+
+    from ..serving import measured_times, twin_attribution
+    from ..serving.replay import dispatch_latency
+    from ..serving.run import PROMPT_TOKENS
+    from ..serving.twin import simulate
+
+    keys = [k for k in runs if k[0] == paper] if keys is None else list(keys)
+    if not keys:
+        raise ValueError(f"runs: none of {paper!r}")
+    st = setup(paper)
+    out = {}
+    everything = runs
+    for key in keys:
+        _, pol, n = key[:3]
+        runs = campaign(everything, key)
+        wl = st.workload(n, "full", seed)
+        twin_wl = _replace(wl, clients=tuple(_replace(c, prompt_tokens=PROMPT_TOKENS) for c in wl.clients))
+        verify = verify_model(runs, key, seed)
+        passes = (lambda r, c, wl=wl: draft_passes(r, wl.clients[c]))
+        drawn = measured_times.fit(runs, held_out(runs, key), passes, verify)
+        alone_keys = [k for k in runs if k[0] == paper and k[2] == 1 and k != key]
+        alone = measured_times.fit(runs, alone_keys, passes, verify) if alone_keys else None
+        others = [k for k in runs if k != key]
+
+        def stochastic(kind, s, real=runs[key], pol=pol, n=n, wl=twin_wl, verify=verify, drawn=drawn, alone=alone):
+            former, alloc = st.policies(pol, n, seed)   # the real run's policy objects; ``s`` seeds the twin's draws
+            if kind == "own":
+                return stochastic_twin(real, wl, former, alloc, verify, trace, label=pol, seed=s)
+            return simulate(wl, former, alloc, measured_times.times(drawn, verify, s, kind == "shared core", alone),
+                            prompt, seed=s, label=pol, dispatch=drawn.dispatch, turnaround=drawn.turnaround)
+
+        out[key] = twin_attribution.Context(
+            key=key, real=runs[key], workload=wl, policies=(lambda s, pol=pol, n=n: st.policies(pol, n, seed)),
+            verify=verify, dispatch=dispatch(runs, key),
+            dispatches=np.concatenate([dispatch_latency(runs[k]) for k in others]), turnaround=turnaround(runs, key),
+            drawn=drawn, trace=trace, prompt=prompt, passes=passes,
+            fitted_rounds=(lambda rounds, which, wl=wl: modelled_rounds(rounds, wl, which)), stochastic=stochastic)
+    return out
+
+
 def load_real_runs(path=REAL_RUNS) -> dict[tuple[str, str, int], pd.DataFrame]:
     """The committed pinned runs by (paper, policy, N)."""
     return _validation.by_run(real_logs.read(path, "python -m specedge.experiments.serving_validation measure"))
@@ -125,6 +217,162 @@ def section(paper: str, acceptance, out, scale: str = "full", seed: int = 0):
                                SIZES if scale == "full" else SIZES[:2])
 
 
+def main(argv=None) -> int:
+    """``measure`` (``REAL_RUNS``) or ``measure --repeats K`` (``REPEATS``: K more repeats of every run)."""
+    import argparse
+    import sys
+
+    argv = sys.argv[1:] if argv is None else argv
+    if "--repeats" not in argv:
+        return real_logs.measure_main("measure the pinned real runs the twin is validated against", measure, REAL_RUNS, argv)
+    ap = argparse.ArgumentParser(description="measure the pinned real runs again (run-to-run spread, held-out runs)")
+    ap.add_argument("cmd", choices=["measure"])
+    ap.add_argument("--repeats", type=int, required=True)
+    ap.add_argument("--out", default=str(REPEATS))
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    df = measure_repeats(args.repeats, "full", args.seed)
+    print(f"{len(df)} rows -> {real_logs.save(df, args.out)}")
+    return 0
+
+
+# the stochastic twin the serving notebooks validate, and the one it replaced (``twin_attribution.COMPONENTS``)
+STOCHASTIC = twin_error.VALIDATED
+BEFORE = twin_error.DOMAIN_IID
+SEEDS = 5
+# a queueing delay within this of the real one at p50 is within tolerance (or within the real runs' own spread)
+QUEUE_P50 = 15.0
+
+
+def acceptances(paper: str):
+    """(the domain's traces i.i.d. per round, by prompt and position) of ``paper``'s setting: ``twin.TraceAcceptance``
+    and ``twin.PromptAcceptance`` of the zoo's traces, with the MLP stop rule in WISP's setting."""
+    from ..serving.twin import PromptAcceptance, TraceAcceptance
+
+    setup(paper)
+    if paper != "li2026":
+        return TraceAcceptance(), PromptAcceptance()
+    from .. import predictor
+    rules = {"mlp": predictor.load(paths.DATA / "predictor", "mlp")}
+    return TraceAcceptance(stop_rules=rules), PromptAcceptance(stop_rules=rules)
+
+
+def attribution_section(paper: str, out, trace, prompt, scale: str = "full", seeds: int = SEEDS):
+    """The stochastic twin's error attributed to its components (``serving.twin_attribution``) on ``paper``'s
+    committed runs (repeat 0; N 1-2 at CI scale), ``seeds`` seeds each: writes ``twin_error_attribution.csv``
+    (per component, metric and quantile the worst and mean |difference| from the real runs) and its figure;
+    returns (per-run table, summary)."""
+    from ..serving import twin_attribution as ta
+
+    runs = {(*k, 0): g for k, g in load_real_runs().items()}   # the committed runs the twin was validated on
+    keys = [k for k in runs if k[0] == paper and (scale == "full" or k[2] <= 2)]
+    table = ta.attribution(contexts(runs, paper, trace, prompt, keys), seeds=range(seeds))
+    summ = ta.summary(table, floor_s(runs))
+    _plotting().save(ta.figure(summ).figure, summ, out, "twin_error_attribution")
+    return table, summ
+
+
+def _plotting():
+    from .. import plotting
+    return plotting
+
+
+def _all_runs() -> dict:
+    """Every committed run keyed (paper, policy, N, repeat): the repeats where measured, else repeat 0 alone."""
+    return load_repeats() if REPEATS.exists() else {(*k, 0): g for k, g in load_real_runs().items()}
+
+
+def spread(runs: dict, quantiles=(50, 90)) -> pd.DataFrame:
+    """The real runs' own run-to-run spread: per run (paper, policy, N) measured in several repeats, metric and
+    quantile, (max - min) / median of the repeats' values in %, and the repeats' count."""
+    import numpy as np
+
+    rows = []
+    groups: dict = {}
+    for k in runs:
+        groups.setdefault(k[:3], []).append(k)
+    for (paper, pol, n), ks in groups.items():
+        if len(ks) < 2:
+            continue
+        vals = [metric_values(runs[k]) for k in ks]
+        for m in vals[0]:
+            for q in quantiles:
+                v = np.array([np.percentile(x[m], q) for x in vals])
+                med = float(np.median(v))
+                rows.append(dict(paper=paper, policy=pol, n_clients=n, metric=m, quantile=f"p{q}", repeats=len(ks),
+                                 spread_pct=100 * float(v.max() - v.min()) / med if med else np.nan,
+                                 spread=float(v.max() - v.min())))
+    return pd.DataFrame(rows)
+
+
+def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seeds: int = SEEDS):
+    """The stochastic twins (the validated one, ``STOCHASTIC``, and the one it replaced, ``BEFORE``) against every
+    committed real run of ``paper`` (N 1-2 at CI scale), ``seeds`` seeds each, its time models fitted on the other
+    repeats (``held_out``): writes ``stochastic_vs_real.csv`` (per run, metric and quantile) and
+    ``real_run_spread.csv`` (``spread``); returns (table, spread)."""
+    from ..serving import twin_attribution as ta
+
+    runs = _all_runs()
+    keys = [k for k in runs if k[0] == paper and (scale == "full" or k[2] <= 2)]
+    table = ta.attribution(contexts(runs, paper, trace, prompt, keys), components=(BEFORE, STOCHASTIC), seeds=range(seeds))
+    sp = spread({k: runs[k] for k in keys})
+    plotting = _plotting()
+    plotting.write_csv(table, out / "stochastic_vs_real.csv")
+    plotting.write_csv(sp, out / "real_run_spread.csv")
+    return table, sp
+
+
+def twin_error_sections(paper: str, out, scale: str = "full", seeds: int = SEEDS):
+    """``attribution_section`` and ``stochastic_section`` of ``paper`` with its acceptance models (``acceptances``):
+    returns (the attribution's summary, the stochastic twins against the real runs, the real runs' spread)."""
+    trace, prompt = acceptances(paper)
+    _, summ = attribution_section(paper, out, trace, prompt, scale, seeds)
+    table, sp = stochastic_section(paper, out, trace, prompt, scale, seeds)
+    return summ, table, sp
+
+
+def add_rows(cmp, real: pd.DataFrame, stoch, floor: float, what: str, mechanisms_: dict, twin_error_tables=None) -> None:
+    """``serving.validation.add_rows`` (the replay's checks and the stochastic twin's against the replay, with the
+    residuals' mechanisms ``mechanisms_``: ``notes``), then,
+    with ``twin_error_tables`` (``twin_error_sections``' result), the stochastic twins' against the real runs
+    (``add_stochastic_rows``)."""
+    _validation.add_rows(cmp, real, stoch, floor, what, mechanisms_)
+    if twin_error_tables is not None:
+        add_stochastic_rows(cmp, twin_error_tables[1], twin_error_tables[2], floor, what)
+
+
+def add_stochastic_rows(cmp, table: pd.DataFrame, sp: pd.DataFrame, floor: float, what: str, seeds: int = SEEDS) -> None:
+    """The checks of the stochastic twin against the real runs (``checks.csv``; ours against ours): per twin kind
+    (``BEFORE``, ``STOCHASTIC``), metric and quantile the worst |difference| over the held-out runs, a queueing delay
+    within ``floor`` s counting as 0; first on the committed runs (repeat 0, measured on a quieter machine: 5 % at
+    p50, 10 % at p90, ``TOLERANCE``; queueing ``QUEUE_P50`` % at p50), then on every repeat, judged at the real runs'
+    own run-to-run spread where it is larger (``spread``'s worst run, given beside it)."""
+    from ..serving import twin_attribution as ta
+
+    worst_spread = sp.groupby(["metric", "quantile"])["spread_pct"].max() if len(sp) else pd.Series(dtype=float)
+    for runs_label, t in (("committed runs, repeat 0", table[table["repeat"] == 0]), ("every repeat", table)):
+        if t.empty:
+            continue
+        summ = ta.summary(t, floor)
+        n_runs = t.groupby(["paper", "policy", "n_clients", "repeat"]).ngroups
+        sizes = f"N {t.n_clients.min()}-{t.n_clients.max()}"
+        for comp in (BEFORE, STOCHASTIC):
+            name = f"{comp} vs real ({runs_label})"
+            for m in [m for m in METRICS if m in set(summ.metric)]:
+                for q, tol in TOLERANCE.items():
+                    row = summ[(summ.component == comp) & (summ.metric == m) & (summ["quantile"] == q)]
+                    if row.empty:
+                        continue
+                    sprd = float(worst_spread.get((m, q), float("nan")))
+                    label = METRICS[m] + (f" (a difference within {1e3 * floor:.2f} ms counts as 0)" if m == "queue_s" else "")
+                    label += f", worst |difference| at {q} over {what}, {sizes}, {n_runs} runs x {seeds} seeds"
+                    tol = QUEUE_P50 if (m == "queue_s" and q == "p50") else tol
+                    note = f"the real runs' own run-to-run spread (max - min over the repeats, worst run): {sprd:.1f} %"
+                    if runs_label == "every repeat" and sprd == sprd and sprd > tol:
+                        tol, note = sprd, note + "; judged at it"
+                    cmp.check(name, label, round(float(row.error_pct.iloc[0]), 1), 0.0, tolerance=round(tol, 1),
+                              note=note, unit="%")
+
+
 if __name__ == "__main__":
-    raise SystemExit(real_logs.measure_main("measure the pinned real runs the twin is validated against",
-                                            measure, REAL_RUNS))
+    raise SystemExit(main())

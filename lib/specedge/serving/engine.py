@@ -30,7 +30,8 @@ class Times:
     plus the judged position when a stop rule ended the round); ``verify(batch)``: one
     batched verification; ``up(c, s)`` / ``down(c)``: the request and the reply on the link (the
     client's wait: latency + transmission); ``send(c)``: the server's own time putting the reply on
-    the link (the log's ``t_send``, what the real server measures; ``None``: ``down(c)``)."""
+    the link (the log's ``t_send``, what the real server measures; ``None``: ``down(c)``); ``shared_core``: ``draft[c](k)`` is CPU work on one core every
+    drafter shares (``processes.SharedCore``: processor sharing), not seconds of a device of its own."""
     draft: Sequence[Callable[[int], float]]
     verify: Callable[[Sequence[Pending]], float]
     up: Callable[[int, int], float] = lambda c, s: 0.0
@@ -38,6 +39,7 @@ class Times:
     bytes_up: Callable[[int], int] = lambda s: 40 + 8 * s
     bytes_down: int = 50
     send: Callable[[int], float] | None = None
+    shared_core: bool = False
 
 
 # --------------------------------------------------------------------------- the event loop

@@ -39,6 +39,7 @@ class Simulation:
         self.idle: list = []        # the server's process while it waits for a request (empty while it works)
         self.stopped = False
         self.clients: dict[int, Client] = {}
+        self.core = SharedCore(self.loop)   # used only by clients whose rounds yield (work, uplink)
 
     def notify(self):
         """Wake the waiting server now, where SimPy schedules the succeeded event it waits on."""
@@ -56,6 +57,59 @@ class Simulation:
         server.gen = server.process()
         self.loop.process(server.gen)
         self.loop.run(until=until)
+
+
+class SharedCore:
+    """One processor the drafters share (the real runs pin every drafter to one core): a drafting of ``work``
+    seconds of CPU progresses at 1 / (the number of draftings in progress), processor sharing, so that drafters
+    drafting together finish together, each later than alone. ``add(gen, work)``: the client ``gen`` is woken
+    when its work is done. A completion is scheduled as the loop's sleeping generator (an object with ``send``);
+    one made stale by a later arrival is dropped (its ``token`` no longer the current one)."""
+
+    def __init__(self, loop: EventLoop):
+        self.loop, self.jobs, self.last, self.token = loop, {}, 0.0, 0
+
+    def _advance(self):
+        now, jobs = self.loop.now, self.jobs
+        if jobs:
+            done = (now - self.last) / len(jobs)
+            for g in jobs:
+                jobs[g] -= done
+        self.last = now
+
+    def _schedule(self):
+        self.token += 1
+        if self.jobs:
+            first = min(self.jobs.values())
+            delay = max(first, 0.0) * len(self.jobs)
+            heapq.heappush(self.loop._heap, (self.loop.now + delay, NORMAL, next(self.loop._seq), _Done(self, self.token), None))
+
+    def add(self, gen, work: float):
+        self._advance()
+        self.jobs[gen] = float(work)
+        self._schedule()
+
+    def done(self, token: int):
+        if token != self.token:
+            return
+        self._advance()
+        finished = [g for g, w in self.jobs.items() if w <= 1e-12]
+        for g in finished:
+            del self.jobs[g]
+            self.loop.wake(g, None)
+        self._schedule()
+
+
+class _Done:
+    """A scheduled completion of ``SharedCore`` on the loop's heap: resumed like a generator, it ends at once."""
+    __slots__ = ("core", "token")
+
+    def __init__(self, core: SharedCore, token: int):
+        self.core, self.token = core, token
+
+    def send(self, _):
+        self.core.done(self.token)
+        raise StopIteration
 
 
 class Client:
@@ -79,6 +133,10 @@ class Client:
                 yield out                        # the client's own time before the round
                 out = next(feed)
             t0 = loop.now
+            if type(out) is tuple:               # (drafting work on the drafters' shared core, then the uplink)
+                sim.core.add(self.gen, out[0])
+                yield None
+                out = out[1]
             yield out                            # drafting, then the uplink
             queue.append(send(loop.now))         # the request, as the server receives it
             if idle:
@@ -97,7 +155,8 @@ class Server:
     """The verification server: form a batch of the queue (the batch former, given ``now`` and the clients
     still drafting), verify it (``verify``: its seconds), answer each request (its client's ``verdict``),
     give the outcomes to the allocator, repeat while a client drafts. ``barrier``: seconds before it opens
-    its queue (None: at once); ``dispatch``: seconds it takes to start on an arrival after waiting for one;
+    its queue (None: at once); ``dispatch``: seconds it takes to start on an arrival after waiting for one (one value, or
+    values drawn by ``rng`` per wake-up);
     ``turnaround``: seconds between passes, one value or values drawn by ``rng`` per pass; ``rounds``: stop
     the simulation after that many batches; ``on_batch(batch, allocation)`` after each batch."""
 
@@ -130,8 +189,9 @@ class Server:
             if not batch:
                 sim.idle.append(self.gen)
                 yield None
-                if self.dispatch > 0:
-                    yield float(self.dispatch)
+                wake = self._dispatch()
+                if wake > 0:
+                    yield wake
                 continue
             if len(batch) == len(queue):                 # a batch is a subset of the queue: all of it
                 queue.clear()
@@ -166,6 +226,14 @@ class Server:
                 turn = float(turns[0] if len(turns) == 1 else turns[self.rng.integers(len(turns))])
                 if turn > 0:
                     yield turn
+
+
+    def _dispatch(self) -> float:
+        """Seconds from an arrival to the start of work after waiting: ``dispatch``, or one of its values drawn."""
+        d = self.dispatch
+        if np.ndim(d) == 0:
+            return float(d)
+        return float(d[0] if len(d) == 1 else d[self.rng.integers(len(d))])
 
 
 def turnarounds(turnaround) -> np.ndarray:

@@ -43,6 +43,7 @@ from . import slo
 from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Pending, VerifyTimeModel
 from .metrics import verified
 from .processes import Server, Simulation, turnarounds
+from .twin import outcome
 from .workload import Workload
 
 NEEDED = ("client", "round", "S", "accepted", "tokens", "t_draft", "t_verify", "t_send", "up", "arrival",
@@ -119,21 +120,26 @@ class LoggedRounds:
     gaps = True
 
     def __init__(self, c: int, spec, real: pd.DataFrame, per_token: float, cache: bool, rows: list, alloc: dict,
-                 label: str):
+                 label: str, acceptance=None, rng=None):
         self.c, self.spec, self.real, self.per_token, self.cache = c, spec, real, per_token, cache
         self.rows, self.alloc, self.label = rows, alloc, label
+        self.acceptance, self.rng = acceptance, rng
         self.current = None   # the request in flight: (its real row, drafting seconds, accepted, eq (3)'s sum, tokens, S differs)
 
     def feed(self):
         """As ``twin.ModelledRounds.feed``, each round opened by the client's measured gap before it."""
         c, spec, alloc, budget, last = self.c, self.spec, self.alloc, self.spec.max_new_tokens, len(self.real) - 1
-        made = 0
+        made, prompt = 0, -1
         for k, rr in enumerate(self.real.itertuples(index=False)):
             yield float(rr.gap)
-            if rr.n_cached == 0 and self.cache:
-                made = 0                                  # a cold session: the client's next prompt
+            if (rr.n_cached == 0 and self.cache) or prompt < 0:
+                made, prompt = 0, prompt + 1              # a cold session: the client's next prompt
             s_real = int(rr.S)
             s = max(0, min(int(alloc.get(c, s_real)), budget - made - 1)) if spec.draft_rule == "server" else s_real
+            if self.acceptance is not None:               # the outcome drawn (twin.outcome), not the real run's
+                domain = spec.domains[(prompt // spec.prompts) % len(spec.domains)]
+                s, drawn, drawn_aps = outcome(self.acceptance, self.rng, spec, domain, prompt % spec.prompts, made,
+                                              s if spec.draft_rule != "fixed" else spec.gamma, budget - made)
             td = max(0.0, float(rr.t_draft) + self.per_token * (s - s_real))
             now = yield td + float(rr.up)
             p = Pending(client=c, session=f"{c}-{k}", round=int(rr.round), arrival=now, n_draft=s,
@@ -143,9 +149,13 @@ class LoggedRounds:
                 a_c = spec.alpha if spec.alpha is not None else 1.0
                 p.deadline = p.arrival + slo.budget(a_c, s, spec.slo_class, td, 2 * float(rr.up))
                 p.expected_tokens = slo.expected_tokens(a_c, s)
-            acc = min(int(rr.accepted), s)
-            aps = float(rr.accept_prob_sum) * (s / s_real if s_real else 0.0) if s != s_real else float(rr.accept_prob_sum)
-            tokens = max(int(rr.tokens) - (int(rr.accepted) - acc), 1)
+            if self.acceptance is not None:
+                acc, aps = drawn, drawn_aps
+                tokens = max(min(acc + 1, budget - made), 1)
+            else:
+                acc = min(int(rr.accepted), s)
+                aps = float(rr.accept_prob_sum) * (s / s_real if s_real else 0.0) if s != s_real else float(rr.accept_prob_sum)
+                tokens = max(int(rr.tokens) - (int(rr.accepted) - acc), 1)
             self.current = (rr, td, acc, aps, tokens, s != s_real)
             row, t_round = yield p
             row["t_round"] = t_round
@@ -170,12 +180,14 @@ class LoggedRounds:
 
 def replay(log: pd.DataFrame, workload: Workload, former: BatchFormer, allocator: DraftAllocator,
            verify: VerifyTimeModel, *, label: str = "", dispatch: float = 0.0, turnaround=0.0,
-           seed: int = 0, rounds: dict[int, pd.DataFrame] | None = None) -> pd.DataFrame:
+           seed: int = 0, rounds: dict[int, pd.DataFrame] | None = None, acceptance=None) -> pd.DataFrame:
     """The real run ``log`` replayed (module docstring); returns the per-round log (LOG_COLUMNS,
     ``system="replay"``, plus ``up``, ``n_new``, ``n_cached``, ``accept_prob_sum`` and ``mismatch``:
     the replay's S differs from the real run's). ``rounds``: ``real_rounds(log)`` with some of the
     replayed times replaced (e.g. by the stochastic twin's models of them, to measure what those models
-    alone cost); default ``real_rounds(log)``."""
+    alone cost); default ``real_rounds(log)``. ``acceptance``: each round's outcome drawn from it (``twin.outcome``, at
+    the client's prompt and position) instead of the real run's (the acceptance model's share of the stochastic
+    twin's error); the real rounds' times kept."""
     turns = turnarounds(turnaround)
     for name, v in (("dispatch", np.atleast_1d(dispatch)), ("turnaround", turns)):
         if not (len(v) and np.isfinite(v).all() and (v >= 0).all()):
@@ -191,7 +203,8 @@ def replay(log: pd.DataFrame, workload: Workload, former: BatchFormer, allocator
     for c in sorted(rounds):
         d = rounds[c][rounds[c]["S"] > 0]
         per_token = float((d["t_draft"] / d["S"]).median()) if len(d) else 0.0   # seconds per drafted token
-        clients[c] = LoggedRounds(c, specs[c], rounds[c], per_token, workload.cache, out, sim.alloc, label)
+        clients[c] = LoggedRounds(c, specs[c], rounds[c], per_token, workload.cache, out, sim.alloc, label, acceptance,
+                                  np.random.default_rng(np.random.SeedSequence([seed, c, 41])))
     # the real server opens its queue once every client said Hello: here when the last client started drafting
     barrier = max(float(r["gap"].iloc[0]) for r in rounds.values())
     server = Server(sim, former, allocator, verify, barrier=barrier, dispatch=dispatch, turnaround=turns, rng=rng)

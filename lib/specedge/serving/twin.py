@@ -32,7 +32,7 @@ from .. import paths
 from . import slo
 from .engine import Times, gc_paused  # noqa: F401  (Times, gc_paused: the twin's own names)
 from .interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Pending
-from .processes import Server, Simulation
+from .processes import Server, Simulation, turnarounds
 from .uniform_ints import Ints
 from .workload import Workload
 
@@ -107,12 +107,14 @@ class TraceAcceptance:
         self.stops: dict[str, dict[tuple, np.ndarray]] = {name: {} for name in (stop_rules or {})}
         self._fast: dict[tuple, tuple] = {}
         self._controlled: dict[tuple, list] = {}
+        self.round_prompt: dict[tuple, np.ndarray] = {}   # per (draft, domain, T): each traced round's prompt
         for key, g in df.sort_values(["prompt", "round", "i"]).groupby(["draft", "domain", "temperature"]):
             key = (key[0], key[1], float(key[2]))
             rid = g["prompt"].to_numpy() * 100_000 + g["round"].to_numpy()
             _, start = np.unique(rid, return_index=True)
             bounds = np.append(start, len(g))
             self.rounds[key] = (g["accepted"].to_numpy(bool), g["ratio"].to_numpy(float), bounds)
+            self.round_prompt[key] = g["prompt"].to_numpy()[start]
             for name, pred in (stop_rules or {}).items():
                 ok = pred.predict(g[list(FEATURES)].to_numpy(np.float32)).astype(bool)
                 # per traced round: the index of its first position predicted rejected (its length if none)
@@ -218,6 +220,105 @@ class TraceAcceptance:
         return float(np.concatenate(vals).mean())
 
 
+class PromptAcceptance(TraceAcceptance):
+    """Acceptance by prompt and position, from the same traces: a client's rounds walk through its prompt's traced
+    sequence instead of drawing a round of any prompt of the domain, i.i.d., per round.
+
+    The traced rounds of one prompt, in order, say for every position of its response whether the draft's token
+    matched the target's (a round accepts a leading run of positions, the next round starts after its
+    correction): at T = 0 a round of S drafts at position m accepts the leading run of those bits from m, so
+    a client keeps the prompt's own acceptance level (the prompts of one domain differ up to 20-fold) and the
+    dependence between its consecutive rounds. A position the traces do not decide (a bonus token, beyond the
+    traced response) is drawn with the prompt's own rate. Eq (3)'s min(1, p/q): the traced ratio of a decided
+    position, else the prompt's mean ratio of accepted (rejected) positions. With a stop rule, S is its decision
+    on one of the prompt's traced rounds with a whole window, drawn (the rule judges a window's positions 1, 2, ...:
+    its features are those of a round's start), and the accepted count the leading run from m. A prompt index
+    beyond the traced prompts uses prompt ``index % traced``."""
+
+    positional = True
+    integer_draws = False
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._seq: dict[tuple, tuple] = {}
+
+    def sequence(self, draft: str, domain: str, temperature: float, prompt: int):
+        """(bits: 1 matched / 0 not / -1 undecided per position, ratios per position, the prompt's acceptance
+        rate, mean ratio of accepted and of rejected positions, traced round starts, their rounds' indices)."""
+        key, (acc, ratio, bounds) = self._get(draft, domain, temperature)
+        prompts = np.unique(self.round_prompt[key])
+        p = int(prompts[prompt % len(prompts)])
+        seq = self._seq.get((key, p))
+        if seq is not None:
+            return seq
+        idx = np.flatnonzero(self.round_prompt[key] == p)
+        bits, ratios, starts = [], [], []
+        for j in idx.tolist():
+            a, b = int(bounds[j]), int(bounds[j + 1])
+            ok = acc[a:b]
+            n = int(np.argmin(ok)) if not ok.all() else b - a
+            starts.append(len(bits))
+            bits += [1] * n + ([0] if n < b - a else [-1])
+            ratios += ratio[a: a + n + 1].tolist() if n < b - a else ratio[a:b].tolist() + [np.nan]
+        bits_a, ratios_a = np.asarray(bits), np.asarray(ratios, float)
+        rate = float((bits_a == 1).sum() / max((bits_a >= 0).sum(), 1))
+        r_ok = float(np.nanmean(ratios_a[bits_a == 1])) if (bits_a == 1).any() else 0.0
+        r_no = float(np.nanmean(ratios_a[bits_a == 0])) if (bits_a == 0).any() else 0.0
+        seq = self._seq[(key, p)] = (bits, ratios, rate, r_ok, r_no, np.asarray(starts), idx)
+        return seq
+
+    def draw_at(self, rng, draft: str, domain: str, temperature: float, prompt: int, position: int, s: int):
+        """(accepted, sum of min(1, p/q)) of ``s`` drafts at ``position`` of ``prompt`` (the domain's k-th traced prompt)."""
+        bits, ratios, rate, r_ok, r_no = self.sequence(draft, domain, temperature, prompt)[:5]
+        n, total, running = 0, 0.0, True
+        for m in range(position, position + s):
+            b = bits[m] if m < len(bits) else -1
+            r = ratios[m] if b >= 0 else None
+            if b < 0:
+                b = int(rng.random() < rate)
+            if running and b:              # on the target's path: the traced ratio (or the prompt's mean of accepted)
+                n += 1
+                total += r_ok if r is None else r
+            elif running:                  # the first rejection
+                running = False
+                total += r_no if r is None else r
+            else:                          # past it, off the target's path: the prompt's mean ratio of rejected positions
+                total += r_no
+        return n, float(total)
+
+    def controlled_at(self, rng, draft: str, domain: str, temperature: float, prompt: int, position: int,
+                      gamma: int, rule: str):
+        """(S, accepted, sum of min(1, p/q)) of a round under stop rule ``rule`` at ``position`` of ``prompt``."""
+        if rule not in self.stops:
+            raise KeyError(f"stop rule {rule!r}: not given to PromptAcceptance (have {sorted(self.stops)})")
+        key = (draft, domain, float(temperature))
+        idx = self.sequence(draft, domain, temperature, prompt)[6]
+        _, (_, _, bounds) = self._get(draft, domain, temperature)
+        full = idx[np.diff(bounds)[idx] >= gamma]          # the prompt's traced rounds with a whole window
+        j = int(full[rng.integers(len(full))]) if len(full) else int(idx[0])
+        s = min(int(self.stops[rule][key][j]), gamma)
+        n, aps = self.draw_at(rng, draft, domain, temperature, prompt, position, s)
+        return s, n, aps
+
+
+def outcome(acceptance, rng, spec, domain: str, prompt: int, position: int, s: int, left: int):
+    """(S, accepted, eq (3)'s sum) of one round of client ``spec`` drawn from ``acceptance`` at ``position`` of its
+    ``prompt``-th prompt of ``domain`` (``PromptAcceptance``; a ``TraceAcceptance`` draws from the domain): its stop
+    rule's round, or ``s`` drafts; at most ``left`` - 1 drafts (the response's end)."""
+    positional = getattr(acceptance, "positional", False)
+    T = spec.temperature
+    if spec.draft_rule.startswith("predictor:"):
+        rule = spec.draft_rule.split(":", 1)[1]
+        s, n, aps = (acceptance.controlled_at(rng, spec.draft, domain, T, prompt, position, spec.gamma, rule) if positional
+                     else acceptance.draw_controlled(rng, spec.draft, domain, T, spec.gamma, rule))
+        s = max(min(s, left - 1), 0)
+        return s, min(n, s), aps
+    s = max(min(s, left - 1), 0)
+    n, aps = (acceptance.draw_at(rng, spec.draft, domain, T, prompt, position, s) if positional
+              else acceptance.draw(rng, spec.draft, domain, T, s))
+    return s, n, aps
+
+
 # --------------------------------------------------------------------------- the simulation
 class ModelledRounds:
     """One client's rounds in the twin (``processes``' rounds protocol): its prompt stream (``ClientSpec``),
@@ -249,6 +350,7 @@ class ModelledRounds:
         times = self.times
         draft_time, up, down, bytes_up = times.draft[i], times.up, times.down, times.bytes_up
         send = down if times.send is None else times.send
+        shared = times.shared_core
         cache, kv = self.workload.cache, self.workload.kv_bytes_per_token
         a_c, speed = self.slo
         inf = math.inf
@@ -258,7 +360,8 @@ class ModelledRounds:
         # per domain: the stop rule's outcome table (a controlled draw is one index into it) or the server's draw
         # of this client's outcome; the same numbers as the general calls, fewer lookups
         ints = rng.integers if isinstance(rng, Ints) else None
-        fast = ints is not None and hasattr(acceptance, "controlled_table" if controlled else "drawer")
+        positional = getattr(acceptance, "positional", False)
+        fast = not positional and ints is not None and hasattr(acceptance, "controlled_table" if controlled else "drawer")
         tables, draws = {}, {}
         session_of, session = -1, ""
         made = prompt = ctx = rnd = 0   # tokens of its prompt, its prompt, tokens of the session in the verifier's cache, its round
@@ -273,6 +376,8 @@ class ModelledRounds:
                     if table is None:
                         table = tables[domain] = acceptance.controlled_table(draft, domain, temperature, gamma, rule)
                     s, n, aps = table[ints(len(table))]
+                elif positional:
+                    s, n, aps = acceptance.controlled_at(rng, draft, domain, temperature, prompt % per_domain, made, gamma, rule)
                 else:
                     s, n, aps = acceptance.draw_controlled(rng, draft, domain, temperature, gamma, rule)
                 # the rule ended the round before its window: it judged one more position's logits
@@ -285,12 +390,16 @@ class ModelledRounds:
                 s = s if s < left else left - 1
                 s = s if s > 0 else 0
                 draw = draws.get(domain)
-                if draw is None:
+                if positional:
+                    draw = (lambda k, d=domain, j=prompt % per_domain, m=made:
+                            acceptance.draw_at(rng, draft, d, temperature, j, m, k))
+                elif draw is None:
                     draw = draws[domain] = (acceptance.drawer(rng, draft, domain, temperature) if fast else
                                             lambda k, d=domain: acceptance.draw(rng, draft, d, temperature, k))
             td = draft_time(s + 1 if judged else s)
             tu = up(i, s)
-            now = yield float(td + tu)                    # drafting, then the uplink: the request arrives
+            # drafting, then the uplink: the request arrives (drafting as work on the drafters' shared core)
+            now = yield ((float(td), float(tu)) if shared else float(td + tu))
             unseen = prompt_tokens if made == 0 else 1    # the prompt, or last round's correction
             if cache:
                 n_new, n_cached = unseen + s, ctx
@@ -343,11 +452,14 @@ class ModelledRounds:
 
 def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator, times: Times,
              acceptance, *, rounds: int | None = None, until: float | None = None, seed: int = 0,
-             label: str = "", on_batch: Callable[[int, dict], None] | None = None) -> pd.DataFrame:
+             label: str = "", on_batch: Callable[[int, dict], None] | None = None, dispatch=0.0,
+             turnaround=None) -> pd.DataFrame:
     """Run the twin; returns the per-round log (LOG_COLUMNS). ``rounds``: stop after that many
     verified batches; ``until``: stop at that simulated time (s), keeping the rounds completed by
     then; with either, prompt streams wrap around; with neither, every client finishes its stream.
-    ``on_batch(batch, allocation)`` is called after each batch (e.g. to record the allocator's state)."""
+    ``on_batch(batch, allocation)`` is called after each batch (e.g. to record the allocator's state).
+    ``dispatch`` / ``turnaround``: the server's wake-up after waiting for a request and its time between passes
+    (``processes.Server``: seconds, or measured values drawn one per wake-up / pass); default none."""
     specs = workload.clients
     if not specs:
         raise ValueError("workload.clients: at least one client is needed")
@@ -371,7 +483,9 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     wrap = rounds is not None or until is not None
     clients = [ModelledRounds(i, spec, workload, times, acceptance, rng, sim.alloc, rows, label, wrap, slo_of)
                for i, spec in enumerate(specs)]
-    server = Server(sim, former, allocator, times.verify, rounds=rounds, on_batch=on_batch)
+    server = Server(sim, former, allocator, times.verify, rounds=rounds, on_batch=on_batch, dispatch=dispatch,
+                    turnaround=None if turnaround is None else turnarounds(turnaround),
+                    rng=np.random.default_rng(np.random.SeedSequence([seed, 7])))
     with gc_paused():
         sim.run(server, clients, until=until)
         return _frame(rows)

@@ -2,8 +2,9 @@
 
 The notebooks that validate the twin (``serving.validation``) commit per metric and quantile the difference of
 the twin from the real gRPC system in % (``twin_vs_real.csv``: the replay against the real run;
-``stochastic_vs_replay.csv``: the stochastic twin against the replay). ``largest_pct`` reads a metric's largest
-|difference| at p50 over such tables, ``judge`` adds to a table of new differences that error and whether each
+``stochastic_vs_replay.csv``: the stochastic twin against the replay; ``stochastic_vs_real.csv``: the stochastic
+twin against held-out real runs, per setting). ``largest_pct`` reads a metric's largest |difference| at p50 over such
+tables, ``stochastic_pct`` the stochastic twin's validated error of one setting, ``judge`` adds to a table of new differences that error and whether each
 lies within it, ``lowest_real`` the lowest real value the error was measured at (where it is known to hold).
 """
 from __future__ import annotations
@@ -15,6 +16,28 @@ from .. import paths
 
 VALIDATION = (paths.FIGURES / "tran2025" / "twin_vs_real.csv", paths.FIGURES / "li2026_serving" / "twin_vs_real.csv")
 STOCHASTIC = tuple(f.with_name("stochastic_vs_replay.csv") for f in VALIDATION)
+# the stochastic twin against the real runs, per setting (``stochastic_vs_real.csv``: per held-out run, twin kind
+# (``twin_attribution.COMPONENTS``), metric and quantile)
+SETTINGS = {"tran2025": paths.FIGURES / "tran2025" / "stochastic_vs_real.csv",
+            "li2026": paths.FIGURES / "li2026_serving" / "stochastic_vs_real.csv"}
+VALIDATED = "stochastic twin (prompt and position, held-out, shared drafter core)"
+DOMAIN_IID = "stochastic twin (domain i.i.d., this run's medians)"
+
+
+def stochastic_pct(metric: str, setting: str, twin: str = VALIDATED, quantile: str = "p50", files=SETTINGS,
+                   repeats=(0,)) -> float:
+    """The stochastic twin's validated error in ``setting`` (a key of ``SETTINGS``): the largest |twin - real| (%) at
+    ``quantile`` of ``metric`` over that setting's held-out real runs of ``repeats`` (default the committed runs,
+    repeat 0; None: every repeat, runs measured under heavier load from other processes), for the twin kind ``twin``
+    (the validated one, or the domain-i.i.d. twin the sweeps run: ``DOMAIN_IID``); NaN if the table does not compare
+    the metric."""
+    if setting not in files:
+        raise ValueError(f"setting: expected one of {sorted(files)}, got {setting!r}")
+    v = pd.read_csv(files[setting])
+    v = v[(v.metric == metric) & (v["quantile"] == quantile) & (v.component == twin)]
+    if repeats is not None and "repeat" in v:
+        v = v[v["repeat"].isin(list(repeats))]
+    return float(v.diff_pct.abs().max()) if len(v) else np.nan
 
 
 def _p50(metric: str, files) -> pd.DataFrame:

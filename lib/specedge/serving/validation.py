@@ -174,16 +174,29 @@ def drafting_time(m: dict, k: int) -> float:
     return m["e0"] + m["e1"] * k if k > 0 else 0.0
 
 
-def modelled_rounds(log: pd.DataFrame, wl) -> dict[int, pd.DataFrame]:
-    """``replay.real_rounds(log)`` with the times the stochastic twin models replaced by its models
-    (``fit_times``): the replay of these keeps the real outcomes and measures the time models' share
-    of the stochastic twin's difference from the replay."""
-    rounds = real_rounds(log)
+MODELLED = ("drafting", "gap", "link")
+
+
+def modelled_rounds(log, wl, which=MODELLED) -> dict[int, pd.DataFrame]:
+    """``replay.real_rounds(log)`` (or those rounds, given) with the times the stochastic twin models replaced by its
+    models (``fit_times``; ``which`` of ``MODELLED``: drafting, the client's gap, the link): the replay of these keeps
+    the real outcomes and measures the time models' share of the stochastic twin's difference from the replay."""
+    bad = set(which) - set(MODELLED)
+    if bad:
+        raise ValueError(f"which: expected some of {MODELLED}, got {sorted(bad)}")
+    rounds = real_rounds(log) if isinstance(log, pd.DataFrame) else log
     models, out = fit_times(rounds, wl), {}
     for c, r in rounds.items():
         m = models[c]
         k = draft_passes(r, wl.clients[c])
-        out[c] = r.assign(t_draft=[drafting_time(m, int(x)) for x in k], gap=m["gap"], up=m["up"], down=m["down"])
+        swap = {}
+        if "drafting" in which:
+            swap["t_draft"] = [drafting_time(m, int(x)) for x in k]
+        if "gap" in which:
+            swap["gap"] = m["gap"]
+        if "link" in which:
+            swap.update(up=m["up"], down=m["down"])
+        out[c] = r.assign(**swap)
     return out
 
 
@@ -496,9 +509,3 @@ def check_runs(df: pd.DataFrame, path, command: str, bounds: dict[str, float]) -
         if v.isna().any() or (v < low).any():
             raise ValueError(f"{path}: column {col!r}: expected numbers >= {low}, got {sorted(df[col].astype(str).unique())[:4]}")
     return df
-
-
-def compounded_pct(*errors_pct: float) -> float:
-    """The error (%) of a chain of models each off by ``errors_pct`` of the one before: prod(1 + e) - 1 (e.g. the
-    stochastic twin's against a real run: the replay's against the run, then its own against the replay)."""
-    return 100 * (float(np.prod([1 + e / 100 for e in errors_pct])) - 1)

@@ -1,0 +1,156 @@
+"""The stochastic twin's new models and its error attribution: acceptance by prompt and position, the drafters'
+shared core (processor sharing), the replay with drawn outcomes, the held-out time models and the summary."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from specedge.serving import measured_times, twin_attribution
+from specedge.serving.engine import Times
+from specedge.serving.processes import Simulation
+from specedge.serving.allocation import FixedS
+from specedge.serving.batching import FCFS
+from specedge.serving.twin import PromptAcceptance, TraceAcceptance, outcome, simulate
+from specedge.serving.workload import ClientSpec, Workload
+
+
+def _frame(rounds_by_prompt):
+    """A traces frame of draft-xs on 'code' at T = 0: per prompt its traced rounds, each a list of 0/1 flags
+    (the leading run accepted, then the first rejection; a window ends at its length)."""
+    rows = []
+    for p, rounds in rounds_by_prompt.items():
+        for r, flags in enumerate(rounds):
+            for i, ok in enumerate(flags):
+                rows.append(dict(draft="draft-xs", target="target-m", domain="code", temperature=0.0, prompt=p,
+                                 round=r, i=i + 1, q=0.5, p=0.5 if ok else 0.1, accepted=bool(ok), max_prob=0.5,
+                                 entropy=1.0, margin=0.1, logit_std=1.0))
+    return pd.DataFrame(rows)
+
+
+# prompt 0: rounds accept 2, then 0, then all 3 (a bonus position); prompt 1: never accepts
+FRAME = _frame({0: [[1, 1, 0], [0, 0, 0], [1, 1, 1]], 1: [[0, 0, 0], [0, 0, 0]]})
+
+
+def test_prompt_sequence_is_the_traced_bits_in_order():
+    acc = PromptAcceptance(FRAME)
+    bits, ratios, rate = acc.sequence("draft-xs", "code", 0.0, 0)[:3]
+    # round 0: positions 0-1 accepted, 2 rejected; round 1 starts at 3: rejected; round 2 at 4: 4-6 accepted, 7 undecided
+    assert bits == [1, 1, 0, 0, 1, 1, 1, -1]
+    assert rate == pytest.approx(5 / 7)
+    assert len(ratios) == len(bits) and np.isnan(ratios[-1])
+    assert acc.sequence("draft-xs", "code", 0.0, 1)[:3][0] == [0, 0]
+    assert acc.sequence("draft-xs", "code", 0.0, 2)[0] == [1, 1, 0, 0, 1, 1, 1, -1]   # beyond the traced prompts: wraps
+
+
+def test_draw_at_takes_the_leading_run_at_the_position():
+    acc, rng = PromptAcceptance(FRAME), np.random.default_rng(0)
+    assert acc.draw_at(rng, "draft-xs", "code", 0.0, 0, 0, 4)[0] == 2      # 1 1 0 ...
+    assert acc.draw_at(rng, "draft-xs", "code", 0.0, 0, 1, 1)[0] == 1
+    assert acc.draw_at(rng, "draft-xs", "code", 0.0, 0, 3, 4)[0] == 0
+    assert acc.draw_at(rng, "draft-xs", "code", 0.0, 0, 4, 3)[0] == 3
+    assert all(acc.draw_at(rng, "draft-xs", "code", 0.0, 1, m, 3)[0] == 0 for m in range(5))   # its own level, not the domain's
+    n, aps = acc.draw_at(rng, "draft-xs", "code", 0.0, 0, 0, 3)
+    assert n == 2 and aps == pytest.approx(1.0 + 1.0 + 0.2)               # traced min(1, p/q): 1, 1, then 0.1 / 0.5
+    # an undecided position is drawn with the prompt's rate: over many draws about 5/7 accepted
+    draws = [acc.draw_at(rng, "draft-xs", "code", 0.0, 0, 7, 1)[0] for _ in range(4000)]
+    assert np.mean(draws) == pytest.approx(5 / 7, abs=0.03)
+
+
+class _Const:
+    def __init__(self, accept):
+        self.accept = accept
+
+    def predict(self, x):
+        return np.full(len(x), int(self.accept))
+
+
+def test_controlled_round_takes_the_stop_rules_window_and_the_positions_bits():
+    acc = PromptAcceptance(FRAME, stop_rules={"yes": _Const(True), "no": _Const(False)})
+    rng = np.random.default_rng(0)
+    assert acc.controlled_at(rng, "draft-xs", "code", 0.0, 0, 4, 3, "yes")[:2] == (3, 3)   # whole window; 1 1 1 at 4
+    assert acc.controlled_at(rng, "draft-xs", "code", 0.0, 0, 0, 3, "yes")[:2] == (3, 2)
+    assert acc.controlled_at(rng, "draft-xs", "code", 0.0, 0, 4, 3, "no")[:2] == (0, 0)    # stops before the first
+    spec = ClientSpec("draft-xs", ("code",), 2, 10, gamma=3, draft_rule="predictor:yes")
+    assert outcome(acc, rng, spec, "code", 0, 4, 3, left=3)[:2] == (2, 2)                # capped at the response's end
+    with pytest.raises(KeyError, match="stop rule"):
+        acc.controlled_at(rng, "draft-xs", "code", 0.0, 0, 0, 3, "mlp")
+
+
+def test_outcome_caps_at_the_response_end_and_dispatches_on_the_rule():
+    acc, rng = PromptAcceptance(FRAME), np.random.default_rng(0)
+    spec = ClientSpec("draft-xs", ("code",), 2, 10)
+    assert outcome(acc, rng, spec, "code", 0, 4, 6, left=3) == (2, 2, pytest.approx(2.0))
+    dom = TraceAcceptance(FRAME)
+    s, n, _ = outcome(dom, rng, spec, "code", 0, 0, 3, left=10)
+    assert s == 3 and 0 <= n <= 3
+
+
+def test_shared_core_is_processor_sharing():
+    """Two drafters of equal work starting together both finish at twice the work; alone, at the work."""
+    def run(works, starts):
+        sim = Simulation(FixedS(4, len(works)), len(works))
+        done = {}
+
+        def job(i):
+            yield float(starts[i])
+            sim.core.add(gens[i], works[i])
+            yield None
+            done[i] = sim.loop.now
+
+        gens = [job(i) for i in range(len(works))]
+        for g in gens:
+            sim.loop.process(g)
+        sim.loop.run()
+        return done
+
+    assert run([1.0, 1.0], [0.0, 0.0]) == {0: pytest.approx(2.0), 1: pytest.approx(2.0)}
+    assert run([1.0], [0.0]) == {0: pytest.approx(1.0)}
+    # the second starts at 0.5: the first has 0.5 left, both share until it ends at 1.5; the second then alone
+    assert run([1.0, 1.0], [0.0, 0.5]) == {0: pytest.approx(1.5), 1: pytest.approx(2.0)}
+
+
+def test_twin_on_a_shared_core_is_slower_than_on_own_devices():
+    wl = Workload("target-m", tuple(ClientSpec("draft-xs", ("code",), 1, 12, gamma=2, draft_rule="fixed")
+                                    for _ in range(3)), capacity=6)
+    acc = PromptAcceptance(FRAME)
+    base = dict(draft=[lambda k: 0.01 * k] * 3, verify=lambda b: 0.005)
+    own = simulate(wl, FCFS(), FixedS(6, 3), Times(**base), acc, seed=1)
+    shared = simulate(wl, FCFS(), FixedS(6, 3), Times(**base, shared_core=True), acc, seed=1)
+    assert shared["t_round"].median() > 1.5 * own["t_round"].median()
+    assert shared["tokens"].sum() == own["tokens"].sum() == 3 * 12    # the same responses, later
+
+
+def test_summary_takes_the_worst_run_and_floors_small_queueing():
+    t = pd.DataFrame(dict(paper="p", component="c", metric=["round_time_s"] * 2 + ["queue_s"] * 2, quantile="p50",
+                          diff_pct=[3.0, -8.0, 400.0, 50.0], diff=[0.001, -0.002, 1e-4, 0.01], real=1.0, twin=1.0))
+    s = twin_attribution.summary(t, floor=2e-4).set_index("metric")
+    assert s.loc["round_time_s", "error_pct"] == 8.0 and s.loc["round_time_s", "mean_error_pct"] == 5.5
+    assert s.loc["queue_s", "error_pct"] == 50.0          # the 400 % within the wake-up floor counts as 0
+
+
+def test_variant_rejects_an_unknown_component():
+    with pytest.raises(ValueError, match="component"):
+        twin_attribution.variant(None, "no such component", 0)
+
+
+def test_held_out_models_draw_measured_values():
+    rng = np.random.default_rng(0)
+    draws = measured_times._Draws(np.array([1.0, 2.0, np.nan]), rng)
+    vals = {draws() for _ in range(200)}
+    assert vals == {1.0, 2.0}
+    c = measured_times.ClientTimes(0.0, 0.01, np.ones(3), np.array([0.001]), np.array([0.002]), np.array([0.003]),
+                                   0.0, 0.005, np.ones(3))
+    model = measured_times.Drawn((c,), np.ones(2), np.zeros(1), np.zeros(1), ())
+    t = measured_times.times(model, lambda b: 0.004, seed=0)
+    assert t.draft[0](4) == pytest.approx(0.04 + 0.001) and t.up(0, 4) == 0.002 and t.down(0) == 0.003
+    t = measured_times.times(model, lambda b: 0.004, seed=0, shared_core=True)
+    assert t.shared_core and t.draft[0](4) == pytest.approx(0.02 + 0.001) and t.verify([]) == pytest.approx(0.004)
+
+
+def test_time_models_are_fitted_on_other_runs_of_the_same_campaign_and_n():
+    from specedge.experiments import serving_validation as sv
+
+    runs = {(p, pol, n, r): None for p in ("a",) for pol in ("X", "Y") for n in (1, 2) for r in (0, 1, 2)}
+    assert sorted(sv.held_out(runs, ("a", "X", 2, 1))) == [("a", "X", 2, 2), ("a", "Y", 2, 2)]   # other repeats, same N
+    assert sv.held_out(runs, ("a", "X", 2, 0)) == [("a", "Y", 2, 0)]                            # repeat 0: the other policy
+    assert ("a", "X", 2, 1) not in sv.held_out(runs, ("a", "X", 2, 1))
+    assert set(sv.campaign(runs, ("a", "X", 1, 0))) == {k for k in runs if k[3] == 0}
