@@ -12,7 +12,7 @@ NB     ?=
 export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
 export PYTHONHASHSEED := 0
 
-.PHONY: gpu-check venv figures test test-fast zoo realpair realpair-exits profiles bench readme coverage lint mutants clean
+.PHONY: gpu-check venv figures test test-fast zoo realpair realpair-exits llamacpp test-llamacpp profiles bench readme coverage lint mutants clean
 
 venv: $(STAMP)
 
@@ -70,6 +70,32 @@ zoo: venv
 realpair: venv
 	$(PY) -c 'import gguf, accelerate' 2>/dev/null || $(PY) -m pip install --quiet -e '.[dev,realpair]'
 	$(PY) -m specedge.zoo.realpair
+
+# llama.cpp as a backend (specedge.llamacpp; never run by CI or the default set-up): llama-cpp-python compiled from
+# its source release, pinned by version and sha256, with cmake and a C++ compiler (~LLAMACPP_MIN min on 2 cores,
+# LLAMACPP_JOBS jobs, nice'd; CMAKE_ARGS passes llama.cpp's build options), into .venv with the `llamacpp` extra.
+LLAMACPP_VERSION := 0.3.36
+LLAMACPP_SHA256  := 832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
+LLAMACPP_SDIST   := build/llamacpp/llama_cpp_python-$(LLAMACPP_VERSION).tar.gz
+LLAMACPP_JOBS    ?= 2
+CMAKE_ARGS       ?= -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF
+llamacpp: venv
+	@command -v cmake >/dev/null && { command -v c++ || command -v g++ || command -v clang++; } >/dev/null || \
+		{ echo "make llamacpp: cmake and a C++ compiler (g++ or clang++) are needed to compile llama-cpp-python" >&2; exit 1; }
+	@if $(PY) -c 'import importlib.metadata as m, sys; sys.exit(m.version("llama_cpp_python") != "$(LLAMACPP_VERSION)")' 2>/dev/null; \
+	then echo "llama-cpp-python $(LLAMACPP_VERSION) already installed"; else \
+		mkdir -p build/llamacpp && { test -f $(LLAMACPP_SDIST) || $(PY) -m pip download --quiet --no-deps --no-binary :all: \
+			llama-cpp-python==$(LLAMACPP_VERSION) -d build/llamacpp; } && \
+		echo "$(LLAMACPP_SHA256)  $(LLAMACPP_SDIST)" | sha256sum --check --quiet && \
+		echo "compiling llama-cpp-python $(LLAMACPP_VERSION) ($(LLAMACPP_JOBS) jobs; several minutes)" && \
+		CMAKE_ARGS="$(CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$(LLAMACPP_JOBS) nice -n 19 \
+			$(PY) -m pip install --quiet $(LLAMACPP_SDIST) || exit 1; fi
+	$(PY) -c 'import gguf' 2>/dev/null || $(PY) -m pip install --quiet -e '.[dev,llamacpp]'
+
+# the backend's own lane (never in CI): adapter logic, a tiny random Llama pair written as GGUF files whose llama.cpp
+# logits equal transformers' and whose greedy SD equals llama.cpp's own AR; here a missing binding fails, never skips
+test-llamacpp: llamacpp
+	SPECEDGE_LLAMACPP=required $(PY) -m pytest tests/unit/test_llamacpp.py -ra
 
 # venkatesha2025 on the real pair (after `make realpair`; ~45 min on one core; resumable, never in CI): hidden states of
 # the frozen 1.5B target cached once, its 27 early-exit adapters trained on them, their agreement, real SD rounds with
