@@ -124,7 +124,8 @@ profiles: venv
 	$(PY) -m specedge.experiments.arena_spotcheck measure
 
 # Seven runs (~12 + ~1 + ~5 + ~3 + ~1 + ~5 + ~1 min), results in figures/bench/: the real pair (Qwen2.5-Coder 0.5B drafting
-# for 1.5B, float32, one thread: two contend on a shared machine; our loop vs assisted generation vs AR, γ = 1..5); decoding with the zoo pair as trained (tiny
+# for 1.5B, float32, one thread: two contend on a shared machine; our loop vs assisted generation vs AR, γ = 1..5, and
+# llama.cpp's AR and SD on the same pair as GGUF files); decoding with the zoo pair as trained (tiny
 # float32 target: framework overhead dominates) and with its target widened to 0.43 B parameters in
 # bfloat16 (specedge.zoo.widen: same logits, memory-bound passes as on an accelerator); then the serving
 # layer (batched vs separate verification, server overhead per round, twin speed); then WISP's batch
@@ -138,6 +139,10 @@ bench: venv
 	for dt in float32 auto; do $(PY) benchmarks/bench_decoding.py --draft qwen2.5-coder-0.5b --target qwen2.5-coder-1.5b \
 		--gamma 1 2 3 4 5 --new-tokens 24 --prompts 2 --repeats 1 --warmup 0 --threads 1 --forward-reps 3 --dtype $$dt \
 		--out 'figures/bench/decoding_realpair_{isa}_{dtype}.csv' || exit 1; done
+	# llama.cpp's anchor rows on the same GGUF pair, Q4_K_M and F32 (after `make llamacpp`; said and skipped without it)
+	if $(PY) -c 'import llama_cpp' 2>/dev/null; then for w in q4_k_m f32; do \
+		$(PY) benchmarks/bench_llamacpp.py --weights $$w || exit 1; done; \
+	else echo "bench: llama.cpp rows skipped: llama-cpp-python is not installed (make llamacpp)"; fi
 	$(PY) benchmarks/bench_decoding.py --out figures/bench/decoding_zoo.csv
 	$(PY) benchmarks/bench_decoding.py --widen 2048 5632 8 --dtype $(WIDE_DTYPE) --prompts 2 --repeats 3 \
 		--forward-reps 30 --out figures/bench/decoding_widened.csv
