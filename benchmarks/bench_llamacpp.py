@@ -19,7 +19,6 @@ and the median CPU time of a one-token and of a (γ + 1)-token cached target pas
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -27,6 +26,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_decoding  # noqa: E402
 import report  # noqa: E402
 
 from specedge import decoding, host, llamacpp, paths, sampling  # noqa: E402
@@ -68,22 +68,6 @@ def prompts(gguf: Path, n: int, prompt_tokens: int) -> list[torch.Tensor]:
     return out
 
 
-def pass_times(lm: llamacpp.LlamaCppLM, context: torch.Tensor, ks, reps: int) -> dict[int, float]:
-    """Median CPU time of a k-token cached pass after ``context`` for each k."""
-    lm.reset()
-    lm.feed(context)
-    out = {}
-    for k in ks:
-        times = []
-        for _ in range(reps):
-            t0 = time.process_time()
-            lm.feed(context[-k:], keep=k)
-            times.append(time.process_time() - t0)
-            lm.crop(len(context))
-        out[k] = statistics.median(times)
-    return out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--weights", choices=WEIGHTS, default="q4_k_m")
@@ -114,7 +98,8 @@ def main() -> None:
                    llama_cpp_python=_version(), **host.describe(label, args.threads), **report.host_columns(),
                    prompts=len(ps), new_tokens=n)
     context = torch.cat([ps[0], ps[0]])[: args.prompt_tokens + n // 2]
-    curve = pass_times(target, context, range(1, max(args.gamma) + 2), args.forward_reps)
+    target.reset()
+    curve = bench_decoding.verify_curve(target, context, range(1, max(args.gamma) + 2), args.forward_reps)
     print("k-token target pass (CPU time, median): " + ", ".join(f"{k}: {t * 1e3:.0f} ms" for k, t in curve.items()))
     rows = [dict(hostrow, gamma=k - 1, quantity="t_verify_curve_s", value=t) for k, t in curve.items()]
 
