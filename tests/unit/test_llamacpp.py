@@ -187,14 +187,15 @@ PROMPT = torch.tensor([5, 17, 42, 8, 77, 3, 61, 29])
 
 @needs_binding
 def test_llamacpp_logits_equal_transformers(ggufs):
-    """The written GGUF is the same model: llama.cpp's logits at every prompt position are transformers'."""
+    """The written GGUF is the same model: llama.cpp's logits at every prompt position are transformers', to the
+    rounding of llama.cpp's float16 KV cache (2^-11 relative per cached element; 2e-4 of the largest logit seen)."""
     _, target, _, path = ggufs
     lm = llamacpp.LlamaCppLM(path, n_ctx=64)
     ours = lm.feed(PROMPT, keep=len(PROMPT))
     with torch.inference_mode():
         ref = target(PROMPT[None]).logits[0]
     scale = ref.abs().max().item()
-    assert torch.allclose(ours, ref, atol=1e-4 * scale, rtol=0), (ours - ref).abs().max()
+    assert torch.allclose(ours, ref, atol=1e-3 * scale, rtol=0), (ours - ref).abs().max()
     assert torch.equal(ours.argmax(-1), ref.argmax(-1))
 
 
