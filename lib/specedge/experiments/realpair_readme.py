@@ -80,7 +80,7 @@ def llamacpp_lines(files) -> list[str]:
         b = pd.read_csv(f)
         w = b[~b.quantity.str.contains(r"\[prompt|t_verify_curve", regex=True)].pivot_table(
             index="gamma", columns="quantity", values="value")
-        head = b.iloc[0]
+        head, first = b.iloc[0], b[b.quantity.str.startswith("first_divergence")]
         ar = w["tokens_per_cpu_s[llama.cpp autoregressive]"].iloc[0]
         lines += ["", f"**llama.cpp, {head['cpu']}, {head['isa']}, {head['dtype']}** (`{f.relative_to(paths.ROOT)}`; "
                   f"llama-cpp-python {head['llama_cpp_python']}, {int(head.threads)} thread, greedy, {int(head.prompts)} "
@@ -88,9 +88,12 @@ def llamacpp_lines(files) -> list[str]:
                   "| γ | verify ÷ step | SD tokens per CPU-s | SD ÷ AR | acceptance | tokens = AR |",
                   "|---:|---:|---:|---:|---:|---|"]
         for g, r in w.iterrows():
+            div = first[(first.gamma == g) & (first.value >= 0)]
+            same = "yes" if r["outputs_identical"] == 1 else (
+                "no: first differs at token " + ", ".join(str(int(v)) for v in div.value) if len(div) else "no")
             lines.append(f"| {int(g)} | {r['t_verify_forward_s'] / r['t_target_forward_s']:.2f} | "
                          f"{r['tokens_per_cpu_s[llama.cpp speculative]']:.2f} | {r['speedup_measured_cpu']:.2f}× | "
-                         f"{r['draft_acceptance_rate']:.3f} | {'yes' if r['outputs_identical'] == 1 else 'no'} |")
+                         f"{r['draft_acceptance_rate']:.3f} | {same} |")
     return lines
 
 
