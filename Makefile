@@ -72,7 +72,7 @@ realpair: venv
 	$(PY) -m specedge.zoo.realpair
 
 # llama.cpp as a backend (specedge.llamacpp; never run by CI or the default set-up): llama-cpp-python compiled from
-# its source release, pinned by version and sha256, with cmake and a C++ compiler (~LLAMACPP_MIN min on 2 cores,
+# its source release, pinned by version and sha256, with cmake and a C++ compiler (6 min on a 2-core AMD EPYC,
 # LLAMACPP_JOBS jobs, nice'd; CMAKE_ARGS passes llama.cpp's build options), into .venv with the `llamacpp` extra.
 LLAMACPP_VERSION := 0.3.36
 LLAMACPP_SHA256  := 832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
