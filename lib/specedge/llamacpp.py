@@ -147,15 +147,16 @@ def _permute(w: np.ndarray, n_head: int) -> np.ndarray:
 
 
 def write_llama_gguf(model, path) -> Path:
-    """``model`` (a transformers ``LlamaForCausalLM``, untied head) as an F32 GGUF of architecture ``llama``, with
-    a placeholder vocabulary ``<t0>``, ``<t1>``, ... (ids in, logits out: nothing is tokenized)."""
+    """``model`` (a transformers ``LlamaForCausalLM``, e.g. a zoo model) as an F32 GGUF of architecture ``llama``,
+    with a placeholder vocabulary ``<t0>``, ``<t1>``, ... (ids in, logits out: nothing is tokenized); a tied output
+    layer is written as its own copy of the embedding."""
     import gguf
 
     c = model.config
     if c.model_type != "llama":
         raise ValueError(f"write_llama_gguf: a Llama model expected, got model_type {c.model_type!r}")
     heads, kv = c.num_attention_heads, c.num_key_value_heads
-    head_dim = c.hidden_size // heads
+    head_dim = getattr(c, "head_dim", None) or c.hidden_size // heads
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     w = gguf.GGUFWriter(str(path), "llama")
@@ -167,6 +168,8 @@ def write_llama_gguf(model, path) -> Path:
     w.add_head_count(heads)
     w.add_head_count_kv(kv)
     w.add_rope_dimension_count(head_dim)
+    w.add_key_length(head_dim)
+    w.add_value_length(head_dim)
     w.add_rope_freq_base(float(getattr(c, "rope_theta", None) or c.rope_parameters["rope_theta"]))
     w.add_layer_norm_rms_eps(c.rms_norm_eps)
     w.add_vocab_size(c.vocab_size)
@@ -180,6 +183,7 @@ def write_llama_gguf(model, path) -> Path:
     w.add_unk_token_id(0)
     w.add_add_bos_token(False)
     sd = {k: v.detach().float().numpy() for k, v in model.state_dict().items()}
+    sd.setdefault("lm_head.weight", sd.get("model.embed_tokens.weight"))  # tied: the embedding is the output layer
     names = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
              "lm_head.weight": "output.weight"}
     parts = {"input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
@@ -190,7 +194,7 @@ def write_llama_gguf(model, path) -> Path:
             names[f"model.layers.{i}.{hf}.weight"] = f"blk.{i}.{gg}.weight"
     missing = sorted(set(names) - set(sd))
     if missing:
-        raise ValueError(f"write_llama_gguf: the model lacks {missing[:3]} (a tied head is not supported)")
+        raise ValueError(f"write_llama_gguf: the model lacks {missing[:3]}")
     for hf, gg in names.items():
         t = sd[hf]
         if gg.endswith("attn_q.weight"):

@@ -5,7 +5,8 @@ writes at ``n_tokens``, cells beyond ``n_tokens`` are dropped before new tokens 
 position's logits) checks the cache arithmetic, the verifier's feed/commit and the errors. The binding's part
 (``make test-llamacpp``) needs llama-cpp-python (``make llamacpp``) and the ``gguf`` package: a tiny random Llama
 pair written as F32 GGUF files, whose llama.cpp logits must equal transformers' and whose greedy speculative
-decoding must emit llama.cpp's own greedy AR tokens. Without the binding those tests are skipped with the reason
+decoding must emit llama.cpp's own greedy AR tokens; and a zoo draft on llama.cpp drafting for the transformers
+zoo target. Without the binding those tests are skipped with the reason
 printed in pytest's summary (``-ra``), never silently; in ``make test-llamacpp`` (``SPECEDGE_LLAMACPP=required``)
 they fail instead.
 """
@@ -19,7 +20,7 @@ import numpy as np
 import pytest
 import torch
 
-from specedge import decoding, llamacpp
+from specedge import decoding, llamacpp, paths
 
 HAVE_GGUF = importlib.util.find_spec("gguf") is not None
 REQUIRED = os.environ.get("SPECEDGE_LLAMACPP") == "required"  # make test-llamacpp: a missing binding fails
@@ -235,3 +236,27 @@ def test_dequantized_copy_keeps_the_model(ggufs, tmp_path):
     a = llamacpp.LlamaCppLM(path, n_ctx=32).feed(PROMPT, keep=8)
     b = llamacpp.LlamaCppLM(out, n_ctx=32).feed(PROMPT, keep=8)
     assert torch.equal(a, b)
+
+
+HAVE_ZOO = (paths.ZOO / "draft-xs").is_dir() and (paths.ZOO / "target-m").is_dir()
+
+
+@needs_binding
+@pytest.mark.skipif(not HAVE_ZOO, reason="no zoo checkpoints (data/zoo/draft-xs, target-m)")
+def test_a_zoo_draft_on_llamacpp_drafts_for_the_transformers_target(tmp_path):
+    """A zoo draft (tied output layer) written as GGUF gives the zoo model's logits on llama.cpp, and drafting on
+    llama.cpp for the transformers target emits exactly the target's greedy AR tokens: mixed backends, one loop."""
+    from specedge import zoo
+
+    draft, target = zoo.load_model("draft-xs"), zoo.load_model("target-m")
+    path = llamacpp.write_llama_gguf(draft, tmp_path / "draft-xs.gguf")
+    text = zoo.eval_prompts("code", 1)[0]
+    prompt = torch.tensor(zoo.tokenizer_for("draft-xs")(text, add_special_tokens=False)["input_ids"][-48:])
+    ours = llamacpp.LlamaCppLM(path, n_ctx=128).feed(prompt, keep=len(prompt))
+    with torch.inference_mode():
+        ref = draft(prompt[None]).logits[0]
+    assert torch.allclose(ours, ref, atol=1e-3 * ref.abs().max().item(), rtol=0), (ours - ref).abs().max()
+    ar = decoding.autoregressive(target, prompt, 40).tokens
+    out = decoding.speculative(llamacpp.LlamaCppLM(path, n_ctx=128), target, prompt, 40, gamma=3)
+    assert torch.equal(out.tokens, ar)
+    assert 0 < sum(out.accepted) < sum(out.drafted)
