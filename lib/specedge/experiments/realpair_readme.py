@@ -72,6 +72,15 @@ def update_speed(readme=README, check: bool = False) -> bool:
     return rewrite_block(readme, speed_block(speed_table(bench_files() + llamacpp_files())), SPEED_START, SPEED_END, check)
 
 
+def _same_as_ar(row, first) -> str:
+    """A table's "tokens = AR" cell: yes, or where each prompt whose tokens left AR's first did (``first``: that γ's
+    ``first_divergence[prompt i]`` rows, -1 where none)."""
+    if row["outputs_identical"] == 1:
+        return "yes"
+    div = first[first.value >= 0]
+    return "no: first differs at token " + ", ".join(str(int(v)) for v in div.value) if len(div) else "no"
+
+
 def llamacpp_lines(files) -> list[str]:
     """One table per llama.cpp file: per γ the (γ + 1)-token pass in one-token steps, SD ÷ AR, the acceptance and
     whether SD's tokens equal AR's."""
@@ -88,9 +97,7 @@ def llamacpp_lines(files) -> list[str]:
                   "| γ | verify ÷ step | SD tokens per CPU-s | SD ÷ AR | acceptance | tokens = AR |",
                   "|---:|---:|---:|---:|---:|---|"]
         for g, r in w.iterrows():
-            div = first[(first.gamma == g) & (first.value >= 0)]
-            same = "yes" if r["outputs_identical"] == 1 else (
-                "no: first differs at token " + ", ".join(str(int(v)) for v in div.value) if len(div) else "no")
+            same = _same_as_ar(r, first[first.gamma == g])
             lines.append(f"| {int(g)} | {r['t_verify_forward_s'] / r['t_target_forward_s']:.2f} | "
                          f"{r['tokens_per_cpu_s[llama.cpp speculative]']:.2f} | {r['speedup_measured_cpu']:.2f}× | "
                          f"{r['draft_acceptance_rate']:.3f} | {same} |")
@@ -116,9 +123,7 @@ def bench_lines(files) -> list[str]:
                   "|---:|---:|---:|---:|---:|---|"]
         for g, r in w.iterrows():
             ours, ar = r["tokens_per_cpu_s[ours speculative]"], r["tokens_per_cpu_s[ours autoregressive]"]
-            div = first[(first.gamma == g) & (first.value >= 0)]
-            same = "yes" if r["outputs_identical"] == 1 else (
-                "no: first differs at token " + ", ".join(str(int(v)) for v in div.value) if len(div) else "no")
+            same = _same_as_ar(r, first[first.gamma == g])
             lines.append(f"| {int(g)} | {r['t_verify_forward_s'] / r['t_target_forward_s']:.2f} | {ours / ar:.2f}× | "
                          f"{r['ours_vs_assisted_cpu']:.2f}× | {r['speedup_measured_cpu'] / r['speedup_cost_model_measured_passes']:.0%} | "
                          f"{same} |")
