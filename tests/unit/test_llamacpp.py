@@ -260,3 +260,39 @@ def test_a_zoo_draft_on_llamacpp_drafts_for_the_transformers_target(tmp_path):
     out = decoding.speculative(llamacpp.LlamaCppLM(path, n_ctx=128), target, prompt, 40, gamma=3)
     assert torch.equal(out.tokens, ar)
     assert 0 < sum(out.accepted) < sum(out.drafted)
+
+
+@needs_binding
+@pytest.mark.skipif(not HAVE_ZOO, reason="no zoo checkpoints (data/zoo/draft-xs, target-m)")
+def test_an_edge_drafter_on_llamacpp_against_the_verifier_emits_the_targets_greedy_tokens(tmp_path):
+    """The serving drafter with a llama.cpp runner (one context, emptied for each prompt) against the verification
+    server's verifier: every prompt's output is the transformers target's greedy AR."""
+    from specedge import zoo
+    from specedge.serving.drafter import Drafter
+    from specedge.serving.verifier import Verifier
+
+    draft, target = zoo.load_model("draft-xs"), zoo.load_model("target-m")
+    lm = llamacpp.LlamaCppLM(llamacpp.write_llama_gguf(draft, tmp_path / "draft-xs.gguf"), n_ctx=128)
+    tok = zoo.tokenizer_for("draft-xs")
+    verifier, accepted = Verifier(target), 0
+    for k, text in enumerate(zoo.eval_prompts("code", 2)):
+        prompt = tok(text, add_special_tokens=False)["input_ids"][-48:]
+        d = Drafter(lm, prompt, 24, f"s{k}")
+        while not d.done:
+            req, _ = d.propose(3)
+            res = verifier.verify([req])[0]
+            accepted += res.accepted
+            d.commit(res)
+        assert d.output == decoding.autoregressive(target, torch.tensor(prompt), 24).tokens.tolist()
+    assert accepted > 0
+
+
+def test_the_drafter_cli_refuses_a_llamacpp_backend_without_its_file(tmp_path, capsys):
+    from specedge.serving.__main__ import main
+
+    for argv, says in [(["--backend", "llamacpp"], "--backend llamacpp needs --gguf"),
+                       (["--backend", "llamacpp", "--gguf", str(tmp_path / "none.gguf")], "an existing .gguf file"),
+                       (["--gguf", str(tmp_path / "none.gguf")], "--gguf is read with --backend llamacpp only")]:
+        with pytest.raises(SystemExit) as exit_:
+            main(["drafter", "--port", "1", *argv])
+        assert exit_.value.code == 2 and says in capsys.readouterr().err
