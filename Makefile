@@ -12,7 +12,7 @@ NB     ?=
 export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
 export PYTHONHASHSEED := 0
 
-.PHONY: gpu-check venv figures test test-fast zoo realpair realpair-exits profiles bench readme coverage lint mutants clean
+.PHONY: gpu-check venv figures test test-fast zoo realpair realpair-exits llamacpp test-llamacpp profiles bench readme coverage lint mutants clean
 
 venv: $(STAMP)
 
@@ -75,6 +75,32 @@ realpair: venv
 	$(PY) -c 'import gguf, accelerate' 2>/dev/null || $(PY) -m pip install --quiet -e '.[dev,realpair]'
 	$(PY) -m specedge.zoo.realpair
 
+# llama.cpp as a backend (specedge.llamacpp; never run by CI or the default set-up): llama-cpp-python compiled from
+# its source release, pinned by version and sha256, with cmake and a C++ compiler (6 min on a 2-core AMD EPYC,
+# LLAMACPP_JOBS jobs, nice'd; CMAKE_ARGS passes llama.cpp's build options), into .venv with the `llamacpp` extra.
+LLAMACPP_VERSION := 0.3.36
+LLAMACPP_SHA256  := 832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
+LLAMACPP_SDIST   := build/llamacpp/llama_cpp_python-$(LLAMACPP_VERSION).tar.gz
+LLAMACPP_JOBS    ?= 2
+CMAKE_ARGS       ?= -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF
+llamacpp: venv
+	@command -v cmake >/dev/null && { command -v c++ || command -v g++ || command -v clang++; } >/dev/null || \
+		{ echo "make llamacpp: cmake and a C++ compiler (g++ or clang++) are needed to compile llama-cpp-python" >&2; exit 1; }
+	@if $(PY) -c 'import importlib.metadata as m, sys; sys.exit(m.version("llama_cpp_python") != "$(LLAMACPP_VERSION)")' 2>/dev/null; \
+	then echo "llama-cpp-python $(LLAMACPP_VERSION) already installed"; else \
+		mkdir -p build/llamacpp && { test -f $(LLAMACPP_SDIST) || $(PY) -m pip download --quiet --no-deps --no-binary :all: \
+			llama-cpp-python==$(LLAMACPP_VERSION) -d build/llamacpp; } && \
+		echo "$(LLAMACPP_SHA256)  $(LLAMACPP_SDIST)" | sha256sum --check --quiet && \
+		echo "compiling llama-cpp-python $(LLAMACPP_VERSION) ($(LLAMACPP_JOBS) jobs; several minutes)" && \
+		CMAKE_ARGS="$(CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$(LLAMACPP_JOBS) nice -n 19 \
+			$(PY) -m pip install --quiet $(LLAMACPP_SDIST) || exit 1; fi
+	$(PY) -c 'import gguf' 2>/dev/null || $(PY) -m pip install --quiet -e '.[dev,llamacpp]'
+
+# the backend's own lane (never in CI): adapter logic, a tiny random Llama pair written as GGUF files whose llama.cpp
+# logits equal transformers' and whose greedy SD equals llama.cpp's own AR; here a missing binding fails, never skips
+test-llamacpp: llamacpp
+	SPECEDGE_LLAMACPP=required $(PY) -m pytest tests/unit/test_llamacpp.py -ra
+
 # venkatesha2025 on the real pair (after `make realpair`; ~45 min on one core; resumable, never in CI): hidden states of
 # the frozen 1.5B target cached once, its 27 early-exit adapters trained on them, their agreement, real SD rounds with
 # every exit's outcome, pass times, one threaded FSD run and Fig 4b's rounds at gamma = 2, 6, 8 (~48 min more)
@@ -102,7 +128,8 @@ profiles: venv
 	$(PY) -m specedge.experiments.arena_spotcheck measure
 
 # Seven runs (~12 + ~2 + ~4 + ~4 + ~1 + ~1 + ~1 min), results in figures/bench/: the real pair (Qwen2.5-Coder 0.5B drafting
-# for 1.5B, float32, one thread: two contend on a shared machine; our loop vs assisted generation vs AR, γ = 1..5); decoding with the zoo pair as trained (tiny
+# for 1.5B, float32, one thread: two contend on a shared machine; our loop vs assisted generation vs AR, γ = 1..5, and
+# llama.cpp's AR and SD on the same pair as GGUF files); decoding with the zoo pair as trained (tiny
 # float32 target: framework overhead dominates) and with its target widened to 0.43 B parameters in
 # bfloat16 (specedge.zoo.widen: same logits, memory-bound passes as on an accelerator); then the serving
 # layer (batched vs separate verification, server overhead per round); then WISP's batch
@@ -116,6 +143,10 @@ bench: venv
 	for dt in float32 auto; do $(PY) benchmarks/bench_decoding.py --draft qwen2.5-coder-0.5b --target qwen2.5-coder-1.5b \
 		--gamma 1 2 3 4 5 --new-tokens 24 --prompts 2 --repeats 1 --warmup 0 --threads 1 --forward-reps 3 --dtype $$dt \
 		--out 'figures/bench/decoding_realpair_{isa}_{dtype}.csv' || exit 1; done
+	# llama.cpp's anchor rows on the same GGUF pair, Q4_K_M and F32 (after `make llamacpp`; said and skipped without it)
+	if $(PY) -c 'import llama_cpp' 2>/dev/null; then for w in q4_k_m f32; do \
+		$(PY) benchmarks/bench_llamacpp.py --weights $$w || exit 1; done; \
+	else echo "bench: llama.cpp rows skipped: llama-cpp-python is not installed (make llamacpp)"; fi
 	$(PY) benchmarks/bench_decoding.py --dtype float32 --out figures/bench/decoding_zoo.csv
 	$(PY) benchmarks/bench_decoding.py --widen 2048 5632 8 --dtype $(WIDE_DTYPE) --prompts 2 --repeats 3 \
 		--forward-reps 30 --out figures/bench/decoding_widened.csv

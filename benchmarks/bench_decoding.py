@@ -119,8 +119,9 @@ def forward_times(draft, target, context: torch.Tensor, gamma: int, reps: int) -
 
 
 def verify_curve(target, context: torch.Tensor, ks, reps: int) -> dict[int, float]:
-    """Median CPU time of a k-token cached target pass after ``context``, for each k in ``ks``."""
-    runner, out = decoding.CausalLM(target), {}
+    """Median CPU time of a k-token cached target pass after ``context``, for each k in ``ks`` (``target``: a
+    model, or an empty runner with ``feed``/``crop``, e.g. ``specedge.llamacpp.LlamaCppLM``)."""
+    runner, out = (target if hasattr(target, "feed") else decoding.CausalLM(target)), {}
     with torch.inference_mode():
         runner.feed(context)
         for k in ks:

@@ -23,7 +23,8 @@ Runners (the hook points)
     slots rejected by every row are cropped. With B = 1 there are never holes and no mask is built. Both keep the model output of the last call in ``last_output`` (pass
     ``output_hidden_states=True`` to get per-layer hidden states, for early-exit work). A draft
     runner may be any object with ``feed(ids, keep)``, ``crop(length)`` and ``length`` (e.g. an
-    early exit of the target).
+    early exit of the target). A target may be any object with ``BatchedCausalLM``'s ``feed(ids, valid, keep)``
+    and ``commit(keep)`` (``specedge.llamacpp``: a GGUF model on llama.cpp).
 
 Loops
     ``autoregressive(model, prompt, max_new_tokens, temperature=0, seed=0)``: the baseline.
@@ -462,7 +463,8 @@ class SpeculativeDecoder:
         self.generator = sampling.make_generator(seed)
         self.stop_rule, self.stop_before, self.eos_token_id = stop_rule, bool(stop_before), eos_token_id
         self.rows = [_Row(r, p, self.vocab) for r, p in zip(_draft_runners(draft, len(prompts)), prompts)]
-        self.server = target if isinstance(target, BatchedCausalLM) else BatchedCausalLM(target, len(self.rows))
+        # a verification runner (BatchedCausalLM, or another backend's with feed(ids, valid, keep) and commit)
+        self.server = target if hasattr(target, "commit") else BatchedCausalLM(target, len(self.rows))
 
     @property
     def done(self) -> bool:

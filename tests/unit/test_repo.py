@@ -67,6 +67,12 @@ def test_real_pair_tables_are_generated_from_the_committed_files():
         "docs/real-pair.md tables are stale: run `make readme` (python -m specedge.experiments.realpair_readme)"
 
 
+def test_readme_speed_sentence_is_generated_from_the_bench_rows():
+    from specedge.experiments import realpair_readme
+    assert not realpair_readme.update_speed(check=True), \
+        "README's speed sentence is stale: run `make readme` (python -m specedge.experiments.realpair_readme)"
+
+
 def test_ci_runs_the_readme_test_command():
     readme = (paths.ROOT / "README.md").read_text()
     assert "make test" in readme and "make test" in (paths.ROOT / ".ci" / "run").read_text()

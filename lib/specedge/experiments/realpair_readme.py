@@ -1,4 +1,5 @@
-"""The real pair's generated block in ``docs/real-pair.md``, from the committed files: ``make readme`` runs
+"""The real pair's generated blocks, from the committed files: its tables in ``docs/real-pair.md`` and the README's
+speed sentence (per host class, runtime and weights: which of AR and SD is fastest). ``make readme`` runs
 ``python -m specedge.experiments.realpair_readme``, which rewrites the text between the markers."""
 from __future__ import annotations
 
@@ -13,12 +14,94 @@ from .realpair_card import FILES, load, pooled_topk
 README_START, README_END = "<!-- realpair:start -->", "<!-- realpair:end -->"
 DOC = paths.ROOT / "docs" / "real-pair.md"
 BENCH = paths.FIGURES / "bench" / "decoding_realpair_*.csv"   # one file per host class and dtype
+LLAMACPP = paths.FIGURES / "bench" / "llamacpp_realpair_*.csv"  # llama.cpp's rows: one file per host class and weights
+SPEED_START, SPEED_END = "<!-- speed:start -->", "<!-- speed:end -->"
+README = paths.ROOT / "README.md"
 GAMMA = FILES["gamma_sweep"]
 
 
 def bench_files() -> list:
     """The decoding benchmark's files, one per host class and dtype (``decoding_realpair_<isa>_<dtype>.csv``)."""
     return sorted(f for f in BENCH.parent.glob(BENCH.name) if re.fullmatch(r"decoding_realpair_[a-z0-9]+_(float32|bfloat16)\.csv", f.name))
+
+
+def llamacpp_files() -> list:
+    """llama.cpp's anchor rows (``benchmarks/bench_llamacpp.py``), one file per host class and weight format."""
+    return sorted(LLAMACPP.parent.glob(LLAMACPP.name))
+
+
+def speed_table(files) -> pd.DataFrame:
+    """One row per benchmark file (host class x runtime x weights): AR's tokens per CPU-second (the median of its
+    runs beside each γ), SD's at the γ with the best SD ÷ AR (against the AR run beside it), that γ and ratio."""
+    rows = []
+    for f in files:
+        b = pd.read_csv(f)
+        llama = "runtime" in b and b["runtime"].iloc[0] == "llama.cpp"
+        name = "llama.cpp" if llama else "ours"
+        w = b.pivot_table(index="gamma", columns="quantity", values="value")
+        sd, ar = w[f"tokens_per_cpu_s[{name} speculative]"], w[f"tokens_per_cpu_s[{name} autoregressive]"]
+        ratio = (sd / ar).dropna()
+        g = ratio.idxmax()
+        rows.append(dict(cpu=b.cpu.iloc[0], isa=b.isa.iloc[0], runtime="llama.cpp" if llama else "transformers",
+                         weights=str(b.dtype.iloc[0]), ar=float(ar.dropna().median()), sd=float(sd[g]), gamma=int(g),
+                         ratio=float(ratio[g])))
+    return pd.DataFrame(rows, columns=["cpu", "isa", "runtime", "weights", "ar", "sd", "gamma", "ratio"])
+
+
+def speed_block(table: pd.DataFrame) -> str:
+    """The README's speed sentence: per host class, each runtime and weight format's AR and best-γ SD, which of
+    the two is faster, and the fastest of all on that host class."""
+    lines = ["- **The real pair's speed** (tokens per CPU-second, one thread, greedy, the benchmark's two prompts; `make bench`, "
+             "[docs/real-pair.md](docs/real-pair.md); generated from the committed rows in `figures/bench/`; `make gpu-check` "
+             "times its shapes on a GPU), SD at its best γ, per host class:"]
+    for (cpu, isa), g in table.groupby(["cpu", "isa"], sort=True):
+        parts = []
+        for r in g.sort_values(["runtime", "weights"], ascending=[False, True]).itertuples():
+            win = f"SD faster, {r.ratio:.2f}×" if r.ratio > 1 else f"AR faster, SD {r.ratio:.2f}×"
+            parts.append(f"{r.runtime} {r.weights} AR {r.ar:.2f} / SD {r.sd:.2f} (γ = {r.gamma}; {win})")
+        best = g.assign(top=g[["ar", "sd"]].max(axis=1)).sort_values("top").iloc[-1]
+        how = "SD" if best.sd > best.ar else "AR"
+        lines.append(f"  - {cpu}, {isa}: " + "; ".join(parts) + f". Fastest: {best.runtime} {best.weights} {how}, "
+                     f"{max(best.ar, best.sd):.2f} tokens per CPU-second.")
+    return "\n".join(lines)
+
+
+def update_speed(readme=README, check: bool = False) -> bool:
+    """Rewrite (or with ``check`` only compare) the README's speed sentence; True when it is/was stale."""
+    from ..compare import rewrite_block
+    return rewrite_block(readme, speed_block(speed_table(bench_files() + llamacpp_files())), SPEED_START, SPEED_END, check)
+
+
+def _same_as_ar(row, first) -> str:
+    """A table's "tokens = AR" cell: yes, or where each prompt whose tokens left AR's first did (``first``: that γ's
+    ``first_divergence[prompt i]`` rows, -1 where none)."""
+    if row["outputs_identical"] == 1:
+        return "yes"
+    div = first[first.value >= 0]
+    return "no: first differs at token " + ", ".join(str(int(v)) for v in div.value) if len(div) else "no"
+
+
+def llamacpp_lines(files) -> list[str]:
+    """One table per llama.cpp file: per γ the (γ + 1)-token pass in one-token steps, SD ÷ AR, the acceptance and
+    whether SD's tokens equal AR's."""
+    lines = []
+    for f in files:
+        b = pd.read_csv(f)
+        w = b[~b.quantity.str.contains(r"\[prompt|t_verify_curve", regex=True)].pivot_table(
+            index="gamma", columns="quantity", values="value")
+        head, first = b.iloc[0], b[b.quantity.str.startswith("first_divergence")]
+        ar = w["tokens_per_cpu_s[llama.cpp autoregressive]"].iloc[0]
+        lines += ["", f"**llama.cpp, {head['cpu']}, {head['isa']}, {head['dtype']}** (`{f.relative_to(paths.ROOT)}`; "
+                  f"llama-cpp-python {head['llama_cpp_python']}, {int(head.threads)} thread, greedy, {int(head.prompts)} "
+                  f"prompts × {int(head.new_tokens)} new tokens; AR {ar:.2f} tokens per CPU-second):", "",
+                  "| γ | verify ÷ step | SD tokens per CPU-s | SD ÷ AR | acceptance | tokens = AR |",
+                  "|---:|---:|---:|---:|---:|---|"]
+        for g, r in w.iterrows():
+            same = _same_as_ar(r, first[first.gamma == g])
+            lines.append(f"| {int(g)} | {r['t_verify_forward_s'] / r['t_target_forward_s']:.2f} | "
+                         f"{r['tokens_per_cpu_s[llama.cpp speculative]']:.2f} | {r['speedup_measured_cpu']:.2f}× | "
+                         f"{r['draft_acceptance_rate']:.3f} | {same} |")
+    return lines
 
 
 def bench_lines(files) -> list[str]:
@@ -40,9 +123,7 @@ def bench_lines(files) -> list[str]:
                   "|---:|---:|---:|---:|---:|---|"]
         for g, r in w.iterrows():
             ours, ar = r["tokens_per_cpu_s[ours speculative]"], r["tokens_per_cpu_s[ours autoregressive]"]
-            div = first[(first.gamma == g) & (first.value >= 0)]
-            same = "yes" if r["outputs_identical"] == 1 else (
-                "no: first differs at token " + ", ".join(str(int(v)) for v in div.value) if len(div) else "no")
+            same = _same_as_ar(r, first[first.gamma == g])
             lines.append(f"| {int(g)} | {r['t_verify_forward_s'] / r['t_target_forward_s']:.2f} | {ours / ar:.2f}× | "
                          f"{r['ours_vs_assisted_cpu']:.2f}× | {r['speedup_measured_cpu'] / r['speedup_cost_model_measured_passes']:.0%} | "
                          f"{same} |")
@@ -69,6 +150,7 @@ def readme_block() -> str:
     for t, r in topk.iterrows():
         lines.append(f"| target T = {t:g} | " + " | ".join(f"{v:.3f}" for v in r) + " |")
     lines += bench_lines(bench_files())
+    lines += llamacpp_lines(llamacpp_files())
     if GAMMA.exists():
         from .realpair_gamma import winners
         t = pd.read_csv(GAMMA)
@@ -109,3 +191,4 @@ def update_readme(readme=DOC, check: bool = False) -> bool:
 
 if __name__ == "__main__":
     print("docs/real-pair.md tables " + ("updated" if update_readme() else "already current"))
+    print("README speed sentence " + ("updated" if update_speed() else "already current"))

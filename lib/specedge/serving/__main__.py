@@ -3,6 +3,7 @@
     python -m specedge.serving run --clients 2 --allocator goodspeed --capacity 8 --out build/run.csv
     python -m specedge.serving server --clients 2 --allocator goodspeed --capacity 8 --port 50051
     python -m specedge.serving drafter --port 50051 --client 0 --draft draft-xs --domains code
+    python -m specedge.serving drafter --backend llamacpp --gguf models/draft-xs.gguf --draft draft-xs   # make llamacpp
 
 ``run`` starts the server and one process per client, runs them to completion and stops them all;
 ``server`` and ``drafter`` are the two halves for two terminals (the server stops by itself when every
@@ -150,6 +151,14 @@ def _check(ap, args) -> None:
             ap.error(f"--link-mbps must be >= {MIN_LINK_MBPS:g} (or inf), got {args.link_mbps}")
         if args.prompts > 1000:
             ap.error(f"--prompts must be <= 1000, got {args.prompts}")
+    if getattr(args, "backend", "transformers") == "llamacpp":
+        from ..llamacpp import MISSING, available
+        if args.gguf is None or args.gguf.suffix != ".gguf" or not args.gguf.is_file():
+            ap.error(f"--backend llamacpp needs --gguf, an existing .gguf file, got {args.gguf}")
+        if not available():
+            ap.error(MISSING)
+    elif getattr(args, "gguf", None) is not None:
+        ap.error("--gguf is read with --backend llamacpp only")
 
 
 def _pin(text: str) -> tuple[int, int]:
@@ -203,6 +212,10 @@ def main(argv: list[str] | None = None) -> int:
     dr.add_argument("--port", type=int, default=50051)
     dr.add_argument("--client", type=int, default=0)
     dr.add_argument("--domains", nargs="+", default=["code"], choices=DOMAINS)
+    dr.add_argument("--backend", choices=("transformers", "llamacpp"), default="transformers",
+                    help="llamacpp: the draft is the GGUF file --gguf on llama.cpp (make llamacpp); --draft then names "
+                         "the model whose tokenizer encodes the prompts")
+    dr.add_argument("--gguf", type=Path, default=None, help="the draft's GGUF file (--backend llamacpp)")
     _key(dr, "read from")
     _sampling(dr)
     args = ap.parse_args(argv)
@@ -221,11 +234,16 @@ def _drafter(args) -> int:
                       seed=args.seed if hasattr(args, "seed") else 0)
     from .codec import host_port
     first_round = lambda rnd: rnd == 0 and print(f"drafter {args.client}: round 0 verified", flush=True)  # noqa: E731
+    model, loaded = None, args.draft
+    if args.backend == "llamacpp":   # one llama.cpp context: room for a prompt, its tokens and a round's drafts
+        from ..llamacpp import LlamaCppLM
+        from .drafter import PROMPT_TOKENS
+        model, loaded = LlamaCppLM(args.gguf, n_ctx=PROMPT_TOKENS + args.tokens + 64), f"{args.gguf} (llama.cpp)"
     try:
         address = host_port(args.host, args.port)
         res = client_main(address, args.client, spec, top_k=args.top_k, link=_link(args), rpc_timeout=args.rpc_timeout,
-                          key_file=args.key_file or key_path(args.port), on_round=first_round,
-                          on_ready=lambda: print(f"drafter {args.client}: {args.draft} loaded; generating with the "
+                          key_file=args.key_file or key_path(args.port), on_round=first_round, model=model,
+                          on_ready=lambda: print(f"drafter {args.client}: {loaded} loaded; generating with the "
                                                  f"server on {address}", flush=True))
     except DrafterError as err:
         print(err, file=sys.stderr)
@@ -238,7 +256,7 @@ def _drafter(args) -> int:
     tok = int(ok.tokens_committed.sum())
     print(f"drafter {args.client}: {len(ok)} rounds, {tok} tokens, {tok / ok.t_round.sum():.1f} tokens/s, "
           f"round p50 {1e3 * ok.t_round.quantile(.5):.1f} ms p90 {1e3 * ok.t_round.quantile(.9):.1f} ms "
-          f"p99 {1e3 * ok.t_round.quantile(.99):.1f} ms")
+          f"p99 {1e3 * ok.t_round.quantile(.99):.1f} ms, drafting p50 {1e3 * ok.t_draft_cpu.quantile(.5):.1f} ms CPU")
     tokenizer = zoo.tokenizer_for(args.draft) if args.show_text else None
     for out in res["outputs"]:
         print("  tokens:", " ".join(map(str, out))[:120])

@@ -32,7 +32,7 @@ PROMPT_TOKENS = 48  # prompts are cut to this many tokens (the zoo's eval prompt
 
 @dataclass
 class Drafter:
-    model: object                       # draft causal LM
+    model: object                       # draft causal LM, or a runner with feed/crop/reset (specedge.llamacpp)
     prompt: list[int]
     max_new_tokens: int
     session: str
@@ -49,7 +49,11 @@ class Drafter:
         if not self.prompt:
             raise ValueError("prompt: at least one token id is needed")
         sampling.check_temperature(self.temperature)
-        self.runner = CausalLM(self.model)
+        if hasattr(self.model, "feed"):   # another backend's runner (specedge.llamacpp.LlamaCppLM): emptied per prompt
+            self.runner = self.model
+            self.runner.reset()
+        else:
+            self.runner = CausalLM(self.model)
         self.generator = sampling.make_generator(self.seed)
         self._unseen = list(self.prompt)    # tokens the server has not seen
         self._context = list(self.prompt)   # committed tokens
