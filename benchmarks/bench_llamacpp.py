@@ -95,7 +95,7 @@ def main() -> None:
     print(f"llama.cpp, {label}: {len(ps)} prompts x {n} new tokens, {args.threads} thread(s); "
           f"{host.cpu_name()}, {host.isa()}")
     hostrow = {"draft": realpair.DRAFT, "target": realpair.TARGET, "runtime": "llama.cpp", "llama_cpp_python": _version(),
-               **host.describe(label, args.threads), **report.host_columns(), "prompts": len(ps), "new_tokens": n}
+               **report.host_columns(label, args.threads), "prompts": len(ps), "new_tokens": n}
     context = torch.cat([ps[0], ps[0]])[: args.prompt_tokens + n // 2]
     target.reset()
     curve = bench_decoding.verify_curve(target, context, range(1, max(args.gamma) + 2), args.forward_reps)

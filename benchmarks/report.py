@@ -16,7 +16,8 @@ import pandas as pd
 from specedge import host
 
 HOST = ("cpu", "isa", "dtype", "threads")     # the columns no benchmark CSV goes without
-DTYPES = ("float32", "bfloat16", "float16", "float64")
+DTYPES = ("float32", "bfloat16", "float16", "float64",
+          "Q4_K_M", "F32")    # the last two: GGUF weight formats, as llama.cpp runs them (bench_llamacpp.py)
 
 
 def host_columns(dtype: str, threads: int) -> dict:
