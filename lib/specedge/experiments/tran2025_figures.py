@@ -205,9 +205,8 @@ def cap_notes(table: pd.DataFrame) -> dict:
     out = {}
     for cfg, g in table.groupby("config", sort=False):
         parts = ", ".join(f"{r.policy} {r.diff:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}]" for r in g.itertuples())
-        out[cfg] = (f"the {int(g.cap.iloc[0])}-token response cap lowers the U levels: the same runs without it raise U(x̄) by "
-                    f"{parts} ({int(g.seeds.iloc[0])} seeds, 95 % interval): the part of the level the cap accounts for "
-                    "(fig4_response_cap.csv)")
+        out[cfg] = (f"the {int(g.cap.iloc[0])}-token response cap's share of the U levels, measured: the same runs without it "
+                    f"change U(x̄) by {parts} ({int(g.seeds.iloc[0])} seeds, paired, 95 % interval; fig4_response_cap.csv)")
     return out
 
 
