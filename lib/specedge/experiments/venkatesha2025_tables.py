@@ -531,7 +531,6 @@ def realpair(cmp: Comparison, paper: Mapping, meta: Mapping, q: pd.DataFrame, t6
             continue
         r, label = avg.loc[name], f"{REAL}, Table 5 timings of {set_name} {client}"
         cmp.add("Table 6", f"{label}: speedup AR->SD", ar_p, round(r.speedup_ar_sd, 3), unit="x",
-                sibling=_ar_sibling("Average", client, set_name, pt.tau[(client, set_name)]),
                 tolerance=null_tolerance(ar_p, 1.0, 0.1), null=1.0, statements=t6_id("Average", "ar"), models="real pair",
                 cause="models", note=f"the real pair's own tau = {r.tau:.2f} (paper {pt.tau[(client, set_name)]:g}) on the "
                                      "paper's timings of this column, AR by Table 4 (N (T_t + T_c)): a higher tau, and Table 4 "
