@@ -176,7 +176,8 @@ def table4_paper_op(cmp: Comparison, paper: Mapping, op: pd.DataFrame, who: str 
         cmp.add(label, f"claim: mean tree FPR / MLP FPR, about 2x ({tag})", paper_fpr_ratio(paper), round(m, 2), "x", tolerance=0.3,
                 null=1.0, statements="sec54-fpr-2x", models=models, cause="our-reading",
                 note=f"mean over {n} prompt splits, 95 % t-interval [{lo:.2f}, {hi:.2f}]; the null: equal FPRs (ratio 1); "
-                     + (reading if mlp == MLP else "the MLP trained with the plain BCE, every family at the default 0.5"))
+                     + (reading if mlp == MLP else "the MLP trained with the plain BCE against the trees trained with the penalty, every "
+                                               "family at the default 0.5: how much of the ratio is the loss's weighting"))
     cmp.claim(art, "claim: the MLP has the best balanced accuracy (the paper's operating points)", MLP,
               claims.interval_argmax_is(fams("BalAcc"), MLP),
               null_claim=claims.interval_argmax_is(fams("BalAcc"), rival("BalAcc", False)),
