@@ -137,20 +137,21 @@ def test_table4_paper_op_rows_decide_the_2x_against_equal_fprs():
 
 
 def test_committed_operating_points_hold_both_pairs_and_agree_with_the_committed_trees():
-    """The committed runs: seed 0 retrains each tree as committed, so its FPR at 0.5 is the committed tree's (on the real
-    pair within one rejected test token, a probability at 0.5 that a host's last bit may flip; within 0.02 on the zoo,
-    whose committed trees were trained by an earlier library build)."""
-    for where, traces, seeds, tol in ((P.PREDICTORS, P.load_trace_data, 10, 0.02), (P.REALPAIR, P.load_realpair_traces, 10, None)):
+    """The committed runs: every family of seed 0 is trained with the operating rule's weight (n_accepted/n_rejected of
+    seed 0's training split), and the penalty lowers each tree's FPR at 0.5 below the committed, unweighted tree's on
+    the same test split (by more than 0.05: the weight moves the trees' threshold side, not noise)."""
+    for where, traces, seeds in ((P.PREDICTORS, P.load_trace_data, 10), (P.REALPAIR, P.load_realpair_traces, 10)):
         op = pd.read_csv(where / "operating_points.csv")
         assert op.split_seed.nunique() == seeds and len(op) == 5 * seeds
         data = P.build_dataset(traces())
-        test = P.data_splits(data, 0)["test"]
-        tol = tol if tol is not None else 1.0 / int((test.label == 0).sum()) + 1e-9
+        split = P.data_splits(data, 0)
+        test, w = split["test"], P.balanced_weight(split["train"].label)
+        s0 = op[op.split_seed == 0].set_index("predictor")
+        assert np.allclose(s0.rejected_weight[list(P.LABELS.values())], w) and s0.rejected_weight[P.UNPENALISED] == 1
         for fam in ("xgboost", "lightgbm"):
             pred = P.load(where, fam)
             at05 = P.metrics(test.label.to_numpy(), pred.predict_proba(P.features(test)), 0.5)["FPR"]
-            row = op[(op.split_seed == 0) & (op.predictor == P.LABELS[fam])].iloc[0]
-            assert row.FPR == pytest.approx(at05, abs=tol)
+            assert s0.FPR[P.LABELS[fam]] < at05 - 0.05
 
 
 def test_confusion_counts_recover_table10_from_the_rates_exactly_and_refuse_non_counts():
@@ -179,7 +180,9 @@ def test_table10_paper_op_rows_are_the_committed_split_with_the_seeds_interval()
     compare.validate(cmp.frame().fillna("").astype(str))
     rows = cmp.frame().set_index("quantity")
     assert list(one.predictor) == list(D.PID) and len(counts) == 5 * op.split_seed.nunique()
-    assert (rows.artifact == "Table 10").all() and (rows.kind == "setting").all() and len(rows) == 4 * 6
+    # outputs of our predictors on our larger test split: each deviates (cause models), never a setting
+    assert (rows.artifact == "Table 10").all() and (rows.kind == "reproduction").all() and len(rows) == 4 * 6
+    assert (rows.status == "deviates").all() and (rows.cause == "models").all()
     seed0 = op[(op.split_seed == 0) & (op.predictor == D.MLP)].iloc[0]
     assert int(rows.at["MLP (3-layer) TN count", "reproduced"]) == round(seed0.Spec * seed0.test_rejected)
     assert "95 % t-interval" in rows.at["XGBoost FP count", "note"] and "seed 0" in rows.at["XGBoost FP count", "note"]
