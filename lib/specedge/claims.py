@@ -36,6 +36,7 @@ class Claim:
     holds: bool
     evidence: str    # what it saw, e.g. "0.31 > 0.22 > 0.19"
     margin: float | None = None   # the lead a comparative predicate required ("A above B by margin")
+    window: tuple[float, float] | None = None   # the values that pass (``within``): compared with the feasible range
 
     def __bool__(self) -> bool:
         return self.holds
@@ -204,7 +205,7 @@ def within(value: float, low: float, high: float) -> Claim:
     if arr is None:
         return Claim("within", False, why)
     v = float(arr[0])
-    return Claim("within", low <= v <= high, f"{_fmt(v)} in [{_fmt(low)}, {_fmt(high)}]")
+    return Claim("within", low <= v <= high, f"{_fmt(v)} in [{_fmt(low)}, {_fmt(high)}]", window=(float(low), float(high)))
 
 
 def below(value: float, bound: float, margin: float | None = None) -> Claim:
@@ -393,6 +394,45 @@ def falls_with(samples: Mapping[float, Sequence[float]], name: str = "falls_with
     ends = interval_above(samples[hi], samples[lo])
     steps = strictly_decreasing([float(np.mean(samples[k])) for k in sorted(samples, reverse=True)])
     return Claim(name, ends.holds and steps.holds, f"{x} {hi:g} vs {lo:g}: {ends.evidence}; means from {x} {hi:g} down: {steps.evidence}")
+
+
+RANKING = ("argmax_is", "argmin_is", "interval_argmax_is")  # "X is best" predicates: their null is a rival, not a tie
+
+
+def strongest_alternative(values: Mapping[str, object], expected: str, lowest: bool = False) -> str:
+    """The strongest entry other than ``expected`` (largest mean, or smallest with ``lowest``): the null of
+    "``expected`` is best" is the same predicate naming it (``argmax_is(values, strongest_alternative(...))``),
+    which holds if the rival leads by the margin, so the null can pass. A null that sets ``expected`` to a
+    rival's value is a tie, which fails by construction (``compare`` refuses it)."""
+    others = {k: float(np.mean(np.asarray(v, float))) for k, v in values.items() if k != expected}
+    if expected not in values or not others:
+        raise ValueError(f"strongest_alternative: need {expected!r} and at least one other entry, got {list(values)}")
+    return (min if lowest else max)(others, key=others.get)
+
+
+def log_slope_positive(samples: Mapping[float, Sequence[float]], name: str = "log_slope_positive", x: str = "x",
+                       confidence: float = 0.95) -> Claim:
+    """"The value falls as ``x`` falls", as a trend over seeds: ``samples`` maps each x to its paired draws (the same
+    order, e.g. seeds, in every sample); per draw the least-squares slope of log value on log x over every x; holds
+    when the slopes' confidence interval lies above zero (a tie or a falling trend fails). A step up between two
+    neighbouring x does not fail it on its own: the whole series decides. Rejected with fewer than three x values,
+    unequal draws or a value <= 0 (no logarithm)."""
+    if len(samples) < 3:
+        return Claim(name, False, f"rejected: need three {x} values, got {sorted(samples)}")
+    xs = sorted(samples)
+    sizes = {len(samples[k]) for k in xs}
+    if len(sizes) != 1:
+        return Claim(name, False, f"rejected: unequal draws per {x} ({sorted(sizes)})")
+    arr = np.asarray([np.asarray(samples[k], float) for k in xs])
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0) or min(xs) <= 0:
+        return Claim(name, False, f"rejected: a value or {x} <= 0 or not finite")
+    lx = np.log(np.asarray(xs, float))
+    lx = lx - lx.mean()
+    ly = np.log(arr)
+    slopes = (lx[:, None] * (ly - ly.mean(axis=0))).sum(axis=0) / (lx ** 2).sum()
+    verdict, text = _paired(slopes, np.zeros_like(slopes), confidence)
+    return Claim(name, verdict == "above", f"slope of log value on log {x} over {x} = {', '.join(f'{v:g}' for v in xs)}: "
+                 + text.replace("mean diff", "mean slope").replace(" seeds)", " draws)"))
 
 
 def median_null(values: pd.Series, who: str) -> pd.Series:

@@ -41,7 +41,8 @@ from .claims import Claim
 from .plotting import write_csv
 
 COLUMNS = ["artifact", "quantity", "kind", "models", "paper", "reproduced", "unit", "tolerance", "status",
-           "cause", "note", "predicate", "evidence", "null", "null_evidence", "statements"]
+           "cause", "note", "predicate", "evidence", "null", "null_evidence", "statements", "paper_source",
+           "feasible", "window", "sibling"]
 CHECK_COLUMNS = ["check", "quantity", "ours", "reference", "unit", "tolerance", "passed", "note"]
 KINDS = ("reproduction", "analytic", "setting")
 MODELS = ("zoo", "real pair", "paper", "")
@@ -60,6 +61,20 @@ PAPERS = {  # key -> title, in the README's order
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 MIN_CAUSE = 20  # characters: a stated status needs a note naming a mechanism, not "n/a"
 EPS = 1e-12
+# where the paper column comes from: printed in the paper, reconstructed from its formulas (the text lost it),
+# or read off a figure. Rows on recovered or read values are counted apart, never as agreement with the paper.
+PAPER_SOURCES = ("stated", "recovered", "read-from-figure")
+# the feasible range of a quantity by its unit, where the unit fixes it; others are declared per row (feasible=)
+FEASIBLE = {"fraction": (0.0, 1.0), "rate": (0.0, 1.0), "probability": (0.0, 1.0)}
+MAX_WINDOW_SHARE = 0.25   # a reproduction whose acceptance window covers more of its feasible range cannot match
+# "X is best" predicates (claims.RANKING): a null that ties by construction cannot pass
+RANKING = ("argmax_is", "argmin_is", "interval_argmax_is")
+# a setting is an input, never a value measured on this host (a measurement is a row with a status)
+MEASURED = re.compile(r"measured here|measured on this|this CPU|this host|this machine", re.I)
+# a not-reproducible row that shows a computed outcome: the test ran (it is deviates, unless code found it
+# cannot tell the statement from its null or its window is too wide, or the value is a stand-in on other hardware)
+RAN = re.compile(r"^\s*(-?[0-9.]+(e-?[0-9]+)?|-?inf|∞|undefined|unbounded)\s*$", re.I)
+UNDECIDABLE = ("the null ", "the acceptance window ")   # notes of the not-reproducible rows code makes
 
 
 def _is_number(x) -> bool:
@@ -84,6 +99,39 @@ def _float(x) -> float | None:
     except (TypeError, ValueError):
         return None
     return v if math.isfinite(v) else None
+
+
+def range_text(r: tuple[float, float] | None) -> str:
+    """``(0, 1)`` -> ``"0..1"`` (``inf`` for an open end); ``None`` -> ``""``."""
+    return "" if r is None else f"{_clean(float(r[0])):g}..{_clean(float(r[1])):g}"
+
+
+def parse_range(text: str) -> tuple[float, float] | None:
+    """``"0..1"`` -> ``(0.0, 1.0)``; ``""`` -> None; anything else a ValueError."""
+    text = str(text).strip()
+    if not text:
+        return None
+    lo, sep, hi = text.partition("..")
+    try:
+        out = float(lo), float(hi)
+    except ValueError:
+        out = None
+    if not sep or out is None or math.isnan(out[0]) or math.isnan(out[1]) or out[0] > out[1]:
+        raise ValueError(f"a range reads 'low..high' with low <= high (e.g. '0..1', '1..inf'), got {text!r}")
+    return out
+
+
+def window_share(window: tuple[float, float] | None, feasible: tuple[float, float] | None) -> float | None:
+    """The share of the ``feasible`` range of a quantity that its acceptance ``window`` covers (0 for an unbounded
+    range, None when either is undeclared): a window covering most of what the quantity can be cannot fail."""
+    if window is None or feasible is None:
+        return None
+    lo, hi = feasible
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return 0.0
+    if hi <= lo:
+        raise ValueError(f"feasible range {feasible} is empty")
+    return max(0.0, min(hi, window[1]) - max(lo, window[0])) / (hi - lo)
 
 
 def null_tolerance(paper: float, null: float, cap: float) -> float:
@@ -111,7 +159,8 @@ def unless_null_holds(row: dict) -> dict:
                 or abs(p - r) > tol + EPS or abs(p - null) > tol + EPS:
             return row
         why, shown = f"the null {null} is also within {p} ± {tol}", r
-    out = {k: v for k, v in row.items() if k not in ("claim", "null_claim", "strength", "cause", "tolerance", "null", "bound")}
+    out = {k: v for k, v in row.items()
+           if k not in ("claim", "null_claim", "strength", "cause", "tolerance", "null", "bound", "feasible", "sibling")}
     note = f"{why}: this run cannot tell the statement from its null"
     out.update(status="not-reproducible", cause="our-reading", reproduced=shown,
                note=f"{note}; {row['note']}" if str(row.get("note", "")).strip() else note)
@@ -133,6 +182,32 @@ class Cell:
     kind: str = "reproduction"
     cause: str | Callable = ""
     models: str = ""
+    feasible: tuple[float, float] | None = None
+    sibling: str | Callable = ""
+    paper_source: str = ""
+
+
+def _empty(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x)) or str(x).strip() in ("", "–", "-", "nan")
+
+
+def _ties_by_construction(evidence: str) -> bool:
+    """A null evidence that ties by construction: a tie for the top ("tie: a=1, b=1"), a constant series, no
+    values ("rejected"), or a comparison of identical values ("mean diff +0 [+0, +0]") against any rival: it
+    fails whatever the data."""
+    e = str(evidence).removeprefix("fails: ").removeprefix("holds: ")
+    if e.startswith(("tie", "constant", "rejected")):
+        return True
+    parts = re.findall(r"(?:tie|above|below|rejected)[^;]*", e)
+    return bool(parts) and any(re.search(r"mean diff [+-]?0 \[[+-]?0, [+-]?0\]", p) or p.startswith("rejected")
+                               for p in parts)
+
+
+def _ran(reproduced, cause: str, note: str) -> bool:
+    """A not-reproducible row whose test ran: it shows a computed outcome (a number, an unbounded ratio), is no
+    stand-in on other hardware (cause hardware) and no row code found undecidable (``UNDECIDABLE``)."""
+    return cause != "hardware" and bool(RAN.match(str(_clean(reproduced)))) \
+        and not str(note).strip().startswith(UNDECIDABLE)
 
 
 def _check_fields(where: str, kind: str, models: str, cause: str) -> None:
@@ -171,13 +246,58 @@ class Comparison:
     key: str
     rows: list[dict] = field(default_factory=list)
     checks: list[dict] = field(default_factory=list)
+    sources: dict | None = None   # statement id -> its paper_source (default: the key's data/coverage inventory)
+
+    def paper_source(self, statements, given: str = "") -> str:
+        """``given``, or what the row's statements say (``coverage.paper_sources``): ``recovered`` when one of
+        them is, else ``read-from-figure`` when one is, else ``stated``."""
+        if given:
+            if given not in PAPER_SOURCES:
+                raise ValueError(f"paper_source must be one of {PAPER_SOURCES}, got {given!r}")
+            return given
+        if self.sources is None:
+            from . import coverage
+            self.sources = coverage.paper_sources(self.key) if self.key in coverage.PAPERS else {}
+        ids = statements.split() if isinstance(statements, str) else list(statements)
+        found = {self.sources.get(i, "stated") for i in ids}
+        return next((s for s in ("recovered", "read-from-figure") if s in found), "stated")
+
+    def _sibling(self, name: str) -> dict:
+        """The analytic row ``name`` (its quantity, or "artifact / quantity") written before this one."""
+        hits = [r for r in self.rows if r["kind"] == "analytic"
+                and name in (r["quantity"], f"{r['artifact']} / {r['quantity']}")]
+        if len(hits) != 1:
+            raise ValueError(f"sibling {name!r}: {len(hits)} analytic rows of that name written before it (need one: "
+                             "write the paper's formula on the paper's inputs for the same cell first)")
+        return hits[0]
+
+    def _decide(self, where, status, note, cause, *, kind, window, feasible, sibling):
+        """A reproduction's ``match``/``trend`` only stands when its analytic sibling agrees (else ``deviates``,
+        cause paper-ambiguity) and its acceptance window covers at most ``MAX_WINDOW_SHARE`` of the quantity's
+        feasible range (else ``not-reproducible``, cause our-reading). Returns (status, note, cause)."""
+        if kind != "reproduction" or status not in ("match", "trend"):
+            return status, note, cause
+        if sibling:
+            sib = self._sibling(sibling)
+            if sib["status"] not in ("match", "trend"):
+                why = (f"the paper's formula on the paper's inputs for the same cell ({sibling}: {sib['reproduced']} "
+                       f"against {sib['paper']}) deviates, so this agreement rests on compensating differences")
+                return "deviates", f"{why}; {note}" if note.strip() else why, "paper-ambiguity"
+        share = window_share(window, feasible)
+        if share is not None and share > MAX_WINDOW_SHARE + EPS:
+            why = (f"the acceptance window {range_text(window)} covers {share:.0%} of the feasible {range_text(feasible)} "
+                   f"(more than {MAX_WINDOW_SHARE:.0%}): the test could hardly fail")
+            return "not-reproducible", f"{why}; {note}" if note.strip() else why, "our-reading"
+        return status, note, cause
 
     def _row(self, artifact, quantity, paper, reproduced, unit, tolerance, status, note, *, kind, models,
-             cause="", predicate="", evidence="", null=None, null_evidence="", statements=""):
+             cause="", predicate="", evidence="", null=None, null_evidence="", statements="", paper_source="",
+             feasible=None, window=None, sibling=""):
         if not str(artifact).strip() or not str(quantity).strip():
             raise ValueError("artifact and quantity must be non-empty")
         where = f"{artifact}/{quantity}"
         _check_fields(where, kind, models, cause)
+        paper_source = self.paper_source(statements, paper_source)
         if status in STATED:
             if not cause:
                 raise ValueError(f"{where}: status {status!r} needs a cause, one of {CAUSES}")
@@ -193,12 +313,14 @@ class Comparison:
                               tolerance="" if tolerance is None else _clean(tolerance), status=status, cause=cause,
                               note=note, predicate=predicate, evidence=evidence,
                               null="" if null is None else _clean(null), null_evidence=null_evidence,
-                              statements=statements))
+                              statements=statements, paper_source=paper_source, feasible=range_text(feasible),
+                              window=range_text(window), sibling=sibling))
         return status
 
     def add(self, artifact: str, quantity: str, paper, reproduced, unit: str = "",
             tolerance: float | None = None, note: str = "", null: float | None = None, statements="",
-            bound: str = "", kind: str = "reproduction", models: str = "", cause: str = "", **kwargs) -> str:
+            bound: str = "", kind: str = "reproduction", models: str = "", cause: str = "",
+            feasible: tuple[float, float] | None = None, sibling: str = "", paper_source: str = "", **kwargs) -> str:
         """A number within ``tolerance`` of the paper's: ``match``; otherwise ``deviates`` (with a ``cause``
         and a ``note`` naming the mechanism).
 
@@ -209,7 +331,11 @@ class Comparison:
         ``bound``: ``">="`` or ``"<="`` when ``reproduced`` is a censored value (a search that stopped at
         its cap): never a ``match``; ``deviates`` when even the bound lies beyond the tolerance on its
         side, else ``not-reproducible`` (the run cannot decide). Shown as "≥512".
-        ``statements``: the id(s) of the paper's statements the row holds (``data/coverage/<key>.yaml``)."""
+        ``statements``: the id(s) of the paper's statements the row holds (``data/coverage/<key>.yaml``).
+        ``feasible``: the quantity's feasible range (a rate (0, 1), τ (1, γ + 1), a ratio (0, inf)); default by
+        ``unit`` (``FEASIBLE``). A match whose window ``paper ± tolerance`` covers more than a quarter of it is
+        ``not-reproducible``. ``sibling``: the analytic row (the paper's formula on the paper's inputs for the same
+        cell); a match is ``deviates`` when it deviates. ``paper_source``: default from the statements."""
         where = f"{artifact}/{quantity}"
         _refuse_extra("add", where, kwargs)
         if kind == "setting":
@@ -226,7 +352,10 @@ class Comparison:
         if kind == "reproduction" and null is None:
             raise ValueError(f"{where}: a reproduction needs its null (no effect, the baseline's value, or the value "
                              "a trivial method gives); without one label the row analytic or setting")
-        fields = dict(kind=kind, models=models, cause=cause, null=null, statements=statements)
+        feasible = feasible if feasible is not None else FEASIBLE.get(unit)
+        window = (paper - tolerance, paper + tolerance)
+        fields = dict(kind=kind, models=models, cause=cause, null=null, statements=statements, feasible=feasible,
+                      window=window, paper_source=paper_source)
         if bound:
             if bound not in (">=", "<="):
                 raise ValueError(f"{where}: bound must be '', '>=' or '<=', got {bound!r}")
@@ -243,14 +372,20 @@ class Comparison:
         if status == "match" and kind == "reproduction" and abs(paper - _clean(null)) <= tolerance + EPS:
             raise ValueError(f"{where}: {paper} ± {tolerance} also accepts the null {null}: the row cannot fail: "
                              "tighten the tolerance or label the row analytic/setting")
-        return self._row(artifact, quantity, paper, reproduced, unit, tolerance, status, note, **fields)
+        status, note, fields["cause"] = self._decide(where, status, note, cause, kind=kind, window=window,
+                                                     feasible=feasible, sibling=sibling)
+        return self._row(artifact, quantity, paper, reproduced, unit, tolerance, status, note, sibling=sibling, **fields)
 
     def claim(self, artifact: str, quantity: str, paper, claim: Claim, null_claim: Claim | None = None,
               unit: str = "", strength: str = "trend", note: str = "", reproduced=None, statements="",
-              kind: str = "reproduction", models: str = "", cause: str = "", **kwargs) -> str:
+              kind: str = "reproduction", models: str = "", cause: str = "", feasible: tuple[float, float] | None = None,
+              sibling: str = "", paper_source: str = "", **kwargs) -> str:
         """A qualitative claim decided by a predicate: ``strength`` (``match`` or ``trend``) when it holds
         and, for a reproduction, ``null_claim`` -- the same predicate on the null's values -- does not;
-        ``deviates`` (with a ``cause``) when it does not hold. ``reproduced`` defaults to the evidence."""
+        ``deviates`` (with a ``cause``) when it does not hold. ``reproduced`` defaults to the evidence.
+        A ranking claim's null (``RANKING``: "X is best") is the strongest rival named best
+        (``claims.strongest_alternative``): a null that ties by construction is refused. ``feasible``,
+        ``sibling``, ``paper_source``: as in ``add`` (the window is the claim's, e.g. ``within``'s range)."""
         where = f"{artifact}/{quantity}"
         _refuse_extra("claim", where, kwargs)
         for name, c in (("claim", claim), ("null_claim", null_claim)):
@@ -268,16 +403,24 @@ class Comparison:
         if claim.holds and null_claim is not None and null_claim.holds:
             raise ValueError(f"{where}: the null also holds ({null_claim.name}: {null_claim.evidence}): "
                              "the row cannot fail: tighten the predicate (a margin) or label the row analytic/setting")
+        if kind == "reproduction" and claim.name in RANKING and _ties_by_construction(null_claim.evidence):
+            raise ValueError(f"{where}: the null of a ranking claim ties by construction ({null_claim.evidence}): it "
+                             "cannot pass; name the strongest rival best instead (claims.strongest_alternative)")
         status = strength if claim.holds else "deviates"
         if not claim.holds:
             failed = f"{claim.name} fails: {claim.evidence}"
             note = f"{failed}; {note}" if note.strip() else failed
+        feasible = feasible if feasible is not None else FEASIBLE.get(unit)
+        window = claim.window
+        status, note, cause = self._decide(where, status, note, cause, kind=kind, window=window, feasible=feasible,
+                                           sibling=sibling)
         shown = claim.evidence if reproduced is None else reproduced
         null_evidence = "" if null_claim is None else \
             f"{'holds' if null_claim.holds else 'fails'}: {null_claim.evidence}"
         return self._row(artifact, quantity, paper, shown, unit, None, status, note, kind=kind, models=models,
                          cause=cause, predicate=claim.name, evidence=claim.evidence, null_evidence=null_evidence,
-                         statements=statements)
+                         statements=statements, paper_source=paper_source, feasible=feasible, window=window,
+                         sibling=sibling)
 
     def analytic(self, artifact: str, quantity: str, paper, reproduced=None, claim: Claim | None = None,
                  **kw) -> str:
@@ -289,23 +432,38 @@ class Comparison:
         return self.add(artifact, quantity, paper, reproduced, kind="analytic", **kw)
 
     def setting(self, artifact: str, quantity: str, paper, value, unit: str = "", note: str = "",
-                statements="", models: str = "") -> str:
+                statements="", models: str = "", paper_source: str = "") -> str:
         """A design input, a size chosen to match or arithmetic on the paper's own numbers: shown as context
-        next to the results it feeds, with no status (never counted)."""
+        next to the results it feeds, with no status (never counted). Refused for an empty value (a configuration
+        not run is a coverage gap: ``state`` it not-reproducible) and for a value measured on this host (a
+        measurement: ``add`` / ``state`` it with its cause)."""
+        where = f"{artifact}/{quantity}"
+        if _empty(value):
+            raise ValueError(f"{where}: a setting needs its value; a configuration not run is a coverage gap "
+                             "(state it not-reproducible with its cause)")
+        if MEASURED.search(f"{quantity} {note}"):
+            raise ValueError(f"{where}: a value measured on this host is a measurement, not a setting "
+                             "(add() it against the paper's, or state() it deviates with cause hardware)")
         self._row(artifact, quantity, "" if paper is None else paper, value, unit, None, "", note, kind="setting",
-                  models=models, statements=statements)
+                  models=models, statements=statements, paper_source=paper_source)
         return ""
 
     def state(self, artifact: str, quantity: str, paper, reproduced, status: str, note: str, cause: str = "",
-              unit: str = "", statements="", kind: str = "reproduction", models: str = "") -> str:
-        """``deviates`` or ``not-reproducible``, stated with a ``cause`` (``CAUSES``) and a note naming it."""
+              unit: str = "", statements="", kind: str = "reproduction", models: str = "", paper_source: str = "") -> str:
+        """``deviates`` or ``not-reproducible``, stated with a ``cause`` (``CAUSES``) and a note naming it.
+        ``not-reproducible`` means "could not be tested": it is refused for a row whose test ran (``reproduced`` a
+        computed number or an unbounded ratio), unless the value is a stand-in measured on other hardware
+        (cause ``hardware``): that row ``deviates``."""
+        where = f"{artifact}/{quantity}"
         if status not in STATED:
-            raise ValueError(f"{artifact}/{quantity}: only {STATED} can be stated; "
-                             f"{status!r} must come from add() or claim()")
+            raise ValueError(f"{where}: only {STATED} can be stated; {status!r} must come from add() or claim()")
         if kind == "setting":
-            raise ValueError(f"{artifact}/{quantity}: a setting has no status: use setting()")
+            raise ValueError(f"{where}: a setting has no status: use setting()")
+        if status == "not-reproducible" and _ran(reproduced, cause, note):
+            raise ValueError(f"{where}: the test ran (ours {reproduced!r}): a statement tested and not met deviates; "
+                             "not-reproducible means it could not be tested")
         return self._row(artifact, quantity, paper, reproduced, unit, None, status, note, kind=kind, models=models,
-                         cause=cause, statements=statements)
+                         cause=cause, statements=statements, paper_source=paper_source)
 
     def check(self, name: str, quantity: str, ours, reference, tolerance: float | None = None,
               claim: Claim | None = None, note: str = "", unit: str = "") -> bool:
@@ -352,9 +510,12 @@ class Comparison:
                 r = dict(artifact=artifact, quantity=c.quantity.format(row=row, col=col), paper=p,
                          reproduced=ours.at[row, col], unit=c.unit, note=c.note(row) if callable(c.note) else c.note,
                          statements=ids, kind=c.kind, models=c.models, cause=c.cause(row) if callable(c.cause) else c.cause)
+                if c.paper_source:
+                    r["paper_source"] = c.paper_source
                 if c.how == "add":
                     r.update(tolerance=c.tolerance(p) if callable(c.tolerance) else c.tolerance,
-                             null=c.null(row) if callable(c.null) else c.null)
+                             null=c.null(row) if callable(c.null) else c.null, feasible=c.feasible,
+                             sibling=c.sibling(row, col) if callable(c.sibling) else c.sibling)
                 else:
                     r["status"] = c.how
                 rows.append(r)
@@ -419,8 +580,23 @@ def print_claims(frame: pd.DataFrame, on: str = "the zoo") -> None:
             print(f"  [{c.status}] {c.artifact}: {c.quantity[len('claim: '):]} -- paper {c.paper}, {on.removeprefix('the ')} {c.reproduced}")
 
 
+def _analytic_status(df: pd.DataFrame) -> dict[str, str]:
+    """Each analytic row's status by its quantity and by "artifact / quantity" (the names a ``sibling`` uses)."""
+    ana = df[df["kind"] == "analytic"]
+    return {**dict(zip(ana["quantity"], ana["status"])),
+            **{f"{a} / {q}": st for a, q, st in zip(ana["artifact"], ana["quantity"], ana["status"])}}
+
+
+def _row_ranges(r) -> tuple[tuple | None, tuple | None, str]:
+    try:
+        return parse_range(r["feasible"]), parse_range(r["window"]), ""
+    except ValueError as e:
+        return None, None, str(e)
+
+
 def _comparison_problems(df: pd.DataFrame) -> list[str]:
     out = []
+    siblings = _analytic_status(df)
     for i, r in df.iterrows():
         def bad(why, r=r, i=i):
             out.append(f"row {i + 2} ({r['artifact']} / {r['quantity']}): {why}")
@@ -430,9 +606,18 @@ def _comparison_problems(df: pd.DataFrame) -> list[str]:
             continue
         if r["models"] not in MODELS:
             bad(f"models {r['models']!r} is not one of {MODELS}")
+        if r["paper_source"] not in PAPER_SOURCES:
+            bad(f"paper_source {r['paper_source']!r} is not one of {PAPER_SOURCES}")
+        feasible, window, why = _row_ranges(r)
+        if why:
+            bad(why)
         if kind == "setting":
             if status or cause:
                 bad("a setting has no status and no cause (it is context, never counted)")
+            if _empty(r["reproduced"]):
+                bad("a setting with no value: a configuration not run is a coverage gap (not-reproducible)")
+            if MEASURED.search(f"{r['quantity']} {r['note']}"):
+                bad("a setting measured on this host: a measurement has a status (deviates with cause hardware)")
             continue
         if status not in STATUSES:
             bad(f"status {status!r} is not one of {STATUSES}")
@@ -442,9 +627,26 @@ def _comparison_problems(df: pd.DataFrame) -> list[str]:
                 bad(f"{status} needs a cause, one of {CAUSES} (got {cause!r})")
             if len(r["note"].strip()) < MIN_CAUSE:
                 bad(f"{status} needs a note naming the mechanism")
+            if status == "not-reproducible" and _ran(r["reproduced"], cause, r["note"]):
+                bad(f"not-reproducible although its test ran (ours {r['reproduced']!r}): it deviates")
             continue
         if cause:
             bad(f"a {status} has no cause (got {cause!r})")
+        if kind == "reproduction":
+            share = window_share(window, feasible)
+            if share is not None and share > MAX_WINDOW_SHARE + 1e-9:
+                bad(f"its window {r['window']} covers {share:.0%} of the feasible {r['feasible']} "
+                    f"(more than {MAX_WINDOW_SHARE:.0%}): it cannot be {status}")
+            if feasible is None and not why and r["unit"] in FEASIBLE:
+                bad(f"unit {r['unit']!r} has the feasible range {FEASIBLE[r['unit']]}, not declared")
+            if r["sibling"].strip():
+                sib = siblings.get(r["sibling"])
+                if sib is None:
+                    bad(f"its sibling {r['sibling']!r} is no analytic row of this file")
+                elif sib not in ("match", "trend"):
+                    bad(f"its analytic sibling {r['sibling']!r} is {sib}: it cannot be {status}")
+            if r["predicate"] in RANKING and _ties_by_construction(r["null_evidence"]):
+                bad(f"the null of a ranking claim ties by construction ({r['null_evidence']}): it cannot pass")
         paper, repro, tol, null = (_float(r[c]) for c in ("paper", "reproduced", "tolerance", "null"))
         if r["tolerance"].strip():                      # a number row (add)
             if paper is None or repro is None or tol is None:
@@ -551,20 +753,28 @@ def results_table(figures_dir: Path = paths.FIGURES) -> str:
     keys = sorted(set(df["key"]) | set(checks["key"]), key=lambda k: (order.get(k, len(order)), k))
     lines = ["Reproductions: a number or claim the paper states against ours, green only when its null "
              "(no effect, the baseline, a trivial method) fails the same test. Analytic: the paper's closed "
-             "form on its own inputs.", "",
+             "form on its own inputs. Rows whose paper value was recovered from the paper's formulas or read off "
+             "a figure are counted apart (never as agreement with the paper).", "",
              "| paper | reproductions (zoo / real pair / paper's inputs / no model) | match | trend | deviates "
-             "| deviates by cause | not reproducible | analytic (agree / all) |",
-             "|---|---|---:|---:|---:|---|---:|---:|"]
-    tot = {s: 0 for s in ("n", "ana", "ana_ok", *STATUSES)}
+             "| deviates by cause | not reproducible | analytic (agree / all) | on recovered or read values (agree / all) |",
+             "|---|---|---:|---:|---:|---|---:|---:|---:|"]
+    tot = {s: 0 for s in ("n", "ana", "ana_ok", "apart", "apart_ok", *STATUSES)}
+    counted = df[df["kind"] != "setting"]
+    apart_all = counted[counted["paper_source"] != "stated"]
+    df = df[(df["kind"] == "setting") | (df["paper_source"] == "stated")]
     for key in keys:
         sub = df[df["key"] == key]
+        apart = apart_all[apart_all["key"] == key]
+        apart_ok = int(apart["status"].isin(("match", "trend")).sum())
+        tot["apart"] += len(apart)
+        tot["apart_ok"] += apart_ok
         rep, ana = sub[sub["kind"] == "reproduction"], sub[sub["kind"] == "analytic"]
         counts, by = rep["status"].value_counts(), rep["models"].value_counts()
         ana_ok = int(ana["status"].isin(("match", "trend")).sum())
         where = " / ".join(str(by.get(m, 0)) for m in MODELS)
         lines.append(f"| [{key}](figures/{key}/comparison.csv) | {len(rep)} ({where}) | "
                      + " | ".join(str(counts.get(s, 0)) for s in STATUSES[:3])
-                     + f" | {_causes(rep)} | {counts.get(STATUSES[3], 0)} | {ana_ok} / {len(ana)} |")
+                     + f" | {_causes(rep)} | {counts.get(STATUSES[3], 0)} | {ana_ok} / {len(ana)} | {apart_ok} / {len(apart)} |")
         tot["n"] += len(rep)
         tot["ana"] += len(ana)
         tot["ana_ok"] += ana_ok
@@ -572,7 +782,8 @@ def results_table(figures_dir: Path = paths.FIGURES) -> str:
             tot[s] += int(counts.get(s, 0))
     allrep = df[df["kind"] == "reproduction"]
     lines.append(f"| **all** | **{tot['n']}** | " + " | ".join(f"**{tot[s]}**" for s in STATUSES[:3])
-                 + f" | {_causes(allrep)} | **{tot[STATUSES[3]]}** | **{tot['ana_ok']} / {tot['ana']}** |")
+                 + f" | {_causes(allrep)} | **{tot[STATUSES[3]]}** | **{tot['ana_ok']} / {tot['ana']}** "
+                 f"| **{tot['apart_ok']} / {tot['apart']}** |")
     settings = df[df["kind"] == "setting"]["key"].value_counts()
     lines += ["", "Settings (inputs, sizes chosen to match, arithmetic on the paper's own numbers; context, "
               "no status): " + (", ".join(f"{k} {settings[k]}" for k in keys if k in settings) or "none") + ".",
@@ -580,6 +791,37 @@ def results_table(figures_dir: Path = paths.FIGURES) -> str:
               + (", ".join(f"{k} {int((g['passed'] == 'True').sum())} of {len(g)} pass"
                            for k, g in ((k, checks[checks['key'] == k]) for k in keys) if len(g)) or "none") + "."]
     return "\n".join(lines)
+
+
+def _margin_noise(r) -> str:
+    """How far a green row's null lies beyond its acceptance: for a number, |paper - null| in tolerances; for a
+    claim, the margin or interval its evidence names."""
+    paper, null, tol = (_float(r[c]) for c in ("paper", "null", "tolerance"))
+    if paper is not None and null is not None and tol is not None:
+        return f"null at {abs(paper - null) / tol:.1f} tolerances" if tol > 0 else "null outside a zero tolerance"
+    found = re.findall(r"margin [^;)]+|\[[^\]]+\] \(\d+%[^)]*\)", str(r["evidence"]))
+    return "; ".join(dict.fromkeys(found)) or "no margin (a strict predicate)"
+
+
+def audit(figures_dir: Path = paths.FIGURES) -> pd.DataFrame:
+    """Per green reproduction row (match / trend) of every committed comparison file: its null, the margin or
+    noise that separates it from the null, its acceptance window's share of the feasible range, and its
+    analytic sibling's status: what a reader checks the counts by."""
+    rows = []
+    for key, df in load_all(figures_dir, check=False).groupby("key", sort=False):
+        siblings = _analytic_status(df)
+        green = df[(df["kind"] == "reproduction") & df["status"].isin(("match", "trend"))]
+        for _, r in green.iterrows():
+            feasible, window, _ = _row_ranges(r)
+            share = window_share(window, feasible)
+            rows.append(dict(key=key, artifact=r["artifact"], quantity=r["quantity"], status=r["status"],
+                             paper_source=r["paper_source"],
+                             null=r["null"] if r["tolerance"].strip() else r["null_evidence"],
+                             margin_noise=_margin_noise(r),
+                             window_share="undeclared" if share is None else f"{share:.0%} of {r['feasible']}",
+                             sibling=f"{r['sibling']}: {siblings.get(r['sibling'], 'missing')}" if r["sibling"] else "none"))
+    return pd.DataFrame(rows, columns=["key", "artifact", "quantity", "status", "paper_source", "null",
+                                       "margin_noise", "window_share", "sibling"])
 
 
 def render_readme(text: str, table: str, start: str = START, end: str = END) -> str:
@@ -624,9 +866,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 when README.md's table is stale")
     ap.add_argument("--validate", action="store_true",
                     help="list every rule a committed comparison.csv / checks.csv breaks; exit 1 when one does")
+    ap.add_argument("--audit", action="store_true",
+                    help="per green reproduction row: its null, margin / noise, window share and analytic sibling; "
+                         "exit 1 when a committed file breaks a rule")
+    ap.add_argument("--figures", type=Path, default=paths.FIGURES, help="the figures folder (default: the committed one)")
     args = ap.parse_args(argv)
+    if args.audit:
+        found = validate_all(args.figures)
+        table = audit(args.figures)
+        with pd.option_context("display.max_rows", None, "display.max_colwidth", 80, "display.width", 250):
+            for key, g in table.groupby("key", sort=False):
+                print(f"== {key}: {len(g)} green reproduction rows")
+                print(g.drop(columns="key").to_string(index=False))
+        print(f"{len(table)} green rows; " + (f"{len(found)} invalid rows:\n" + "\n".join(found) if found
+                                              else "every committed file keeps every rule"))
+        return 1 if found else 0
     if args.validate:
-        found = validate_all()
+        found = validate_all(args.figures)
         print("\n".join(found) + ("\n" if found else "") + f"{len(found)} invalid rows")
         return 1 if found else 0
     if args.check:

@@ -60,7 +60,10 @@ INVENTORY = paths.DATA / "coverage"
 # server side, notebooks/li2026_wisp_serving.ipynb -> figures/li2026_serving/)
 PAPERS = ("zhu2025", "tran2025", "zheng2025", "li2026", "li2026_serving", "venkatesha2025", "model_zoo")
 _KEYS = {"name", "stated", "counted", "rows", "side"}
-_STATEMENT_KEYS = {"id", "where", "text", "input", "test", "side", "paper"}
+_STATEMENT_KEYS = {"id", "where", "text", "input", "test", "side", "paper", "source"}
+# where a statement's value comes from (``compare.PAPER_SOURCES``): printed, reconstructed from the paper's
+# formulas because the text lost it, or read off a figure
+SOURCES = ("stated", "recovered", "read-from-figure")
 
 
 def load_inventory(key: str, root: Path | None = None) -> dict:
@@ -103,6 +106,12 @@ def paper_values(key: str, root: Path | None = None) -> dict:
     return {st["id"]: st["paper"] for st in inv["statements"] if "paper" in st}
 
 
+def paper_sources(key: str, root: Path | None = None) -> dict:
+    """``{statement id: its source}`` (``SOURCES``) of ``key``'s statement inventory ({} for an artefact count)."""
+    inv = load_inventory(key, root)
+    return {st["id"]: st["source"] for st in inv.get("statements", [])}
+
+
 def paper_range(value) -> tuple[float, float]:
     """A range a paper states, as its inventory writes it (``paper: "5-25"``): ``(5.0, 25.0)``."""
     lo, sep, hi = str(value).partition("-")
@@ -123,11 +132,13 @@ def _check_statement_inventory(inv: dict, path: Path) -> dict:
     for i, st in enumerate(sts):
         where = f"{path}: statements[{i}]"
         if not isinstance(st, dict) or not {"id", "where", "text"} <= set(st) or set(st) - _STATEMENT_KEYS:
-            raise ValueError(f"{where}: expected keys id, where, text (optional input, test, side, paper), got {st!r}")
+            raise ValueError(f"{where}: expected keys id, where, text (optional input, test, side, paper, source), got {st!r}")
         if not str(st["text"]).strip() or not str(st["where"]).strip():
             raise ValueError(f"{where} ({st['id']}): 'text' quotes the paper and 'where' names its place; both non-empty")
         if " " in str(st["id"]) or st["id"] in seen:
             raise ValueError(f"{where}: id {st['id']!r} must be unique and contain no spaces")
+        if st.setdefault("source", "stated") not in SOURCES:
+            raise ValueError(f"{where} ({st['id']}): 'source' must be one of {SOURCES}, got {st['source']!r}")
         if "input" in st and "test" in st:
             raise ValueError(f"{where} ({st['id']}): a statement is an input or held by a test, not both")
         seen.add(st["id"])

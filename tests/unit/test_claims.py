@@ -127,3 +127,18 @@ def test_median_null_and_is_lowest():
     assert n["ours"] == 5.0 and r["ours"] == 1.0                                   # a copy; the others' median
     assert not claims.is_lowest(n, "ours")
     assert claims.is_lowest(pd.Series({"ours": 2.0, "a": 2.0}), "ours")           # a tie counts as lowest
+
+
+def test_log_slope_positive_reads_the_trend_over_seeds():
+    """Per seed the slope of log value on log x: a falling trend with one step up between neighbours holds, a flat
+    series (its slopes' interval around zero) and a rising one fail; bad input is rejected."""
+    falls = {0.5: [0.30, 0.32, 0.31], 0.2: [0.22, 0.21, 0.20], 0.1: [0.23, 0.24, 0.22], 0.02: [0.10, 0.12, 0.11]}
+    c = claims.log_slope_positive(falls, "d_falls", "β")
+    assert c.holds and c.name == "d_falls" and "slope of log value on log β" in c.evidence and "above" in c.evidence
+    flat = {0.5: [0.30, 0.31, 0.29], 0.1: [0.31, 0.29, 0.30], 0.02: [0.29, 0.30, 0.31]}
+    assert not claims.log_slope_positive(flat).holds
+    rises = {0.5: [0.1, 0.11, 0.1], 0.1: [0.2, 0.21, 0.19], 0.02: [0.3, 0.31, 0.29]}
+    assert not claims.log_slope_positive(rises).holds and "below" in claims.log_slope_positive(rises).evidence
+    assert claims.log_slope_positive({0.5: [0.3], 0.1: [0.2]}).evidence.startswith("rejected: need three")
+    assert claims.log_slope_positive({0.5: [0.3, 0.3], 0.1: [0.2], 0.02: [0.1, 0.1]}).evidence.startswith("rejected: unequal")
+    assert claims.log_slope_positive({0.5: [0.3], 0.1: [0.0], 0.02: [0.1]}).evidence.startswith("rejected: a value")

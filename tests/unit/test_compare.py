@@ -1,5 +1,7 @@
 """The comparison contract (specedge.compare): each row is a reproduction, an analytic row or a setting;
 checks (ours against ours) go to their own table; statuses come from code and no row can excuse itself."""
+import math
+
 import pandas as pd
 import pytest
 
@@ -204,6 +206,16 @@ def _good() -> pd.DataFrame:
     c.analytic("Table I", "gamma*", 3, 3, tolerance=0, statements="t1")
     c.setting("Table II", "link", 100, 100, unit="Mbit/s", statements="t2")
     c.state("Fig 3", "gain", 20, 95, "deviates", note="the zoo drafts' acceptance sets the gain", cause="models")
+    c.analytic("Table 4", "AR->SD by the formula", 1.2, 1.25, tolerance=0.1, unit="x", statements="t4")
+    c.add("Table 6", "AR->SD", 1.2, 1.22, tolerance=0.1, null=1.0, unit="x", sibling="AR->SD by the formula", statements="t6")
+    c.claim("Table 6", "miss rate within the paper's band", "0.3", claims.within(0.32, 0.25, 0.45),
+            null_claim=claims.within(1.0, 0.25, 0.45), unit="fraction", strength="match", statements="t6")
+    c.claim("Table 4", "A is best", "A", claims.argmax_is({"A": 3, "B": 1, "C": 2}, "A", margin=0.1),
+            null_claim=claims.argmax_is({"A": 3, "B": 1, "C": 2}, "C", margin=0.1), statements="t4")
+    c.state("Table 11", "latency on a Pi", 0.35, 0.1, "not-reproducible", cause="hardware",
+            note="no Raspberry Pi here; the value is a stand-in measured on another CPU")
+    c.analytic("Table 4", "FSD by the formula", 1.2, 2.0, tolerance=0.1, unit="x", cause="paper-ambiguity",
+               note="the formula leaves out the threads' costs")
     return c.frame().astype(str).replace({"None": ""})
 
 
@@ -221,6 +233,18 @@ PLANTED = {
     "unknown kind": dict(row=2, kind="validation"),
     "unknown models": dict(row=0, models="gpu"),
     "a status nothing decided": dict(row=1, predicate=""),
+    "unknown paper_source": dict(row=0, paper_source="guessed"),
+    "a window over a quarter of the feasible range": dict(row=7, window="0.1..0.9"),
+    "a fraction without its feasible range": dict(row=7, feasible=""),
+    "an unreadable range": dict(row=7, feasible="zero to one"),
+    "a match whose analytic sibling deviates": dict(row=6, sibling="FSD by the formula"),
+    "a sibling that is no analytic row": dict(row=6, sibling="speedup"),
+    "a ranking null that ties by construction": dict(row=8, null_evidence="fails: tie: A=3, B=1, C=3; margin 0.1"),
+    "a ranking null of identical seeds": dict(row=8, predicate="interval_argmax_is",
+                                              null_evidence="fails: A vs B: tie: mean diff +0 [+0, +0] (95%, 10 seeds)"),
+    "a setting with no value": dict(row=3, reproduced="–"),
+    "a setting measured on this host": dict(row=3, note="timed on this CPU"),
+    "a not-reproducible whose test ran": dict(row=9, cause="models"),
 }
 
 
@@ -270,8 +294,16 @@ def test_results_table_leads_with_what_could_have_failed(tmp_path):
     (tmp_path / "zhu2025").mkdir()
     c.write(tmp_path / "zhu2025")
     table = compare.results_table(tmp_path)
-    assert "| [zhu2025](figures/zhu2025/comparison.csv) | 2 (1 / 1 / 0 / 0) | 1 | 0 | 1 | hardware 1 | 0 | 1 / 1 |" in table
+    assert "| [zhu2025](figures/zhu2025/comparison.csv) | 2 (1 / 1 / 0 / 0) | 1 | 0 | 1 | hardware 1 | 0 | 1 / 1 | 0 / 0 |" in table
     assert "| **all** | **2** |" in table
+    # rows on recovered paper values are counted apart, never as agreement with the paper
+    c.add("Table I", "gamma*", 4, 4, tolerance=0, null=1, models="zoo", paper_source="recovered")
+    c.analytic("Table I", "gamma* (formula)", 4, 4, tolerance=0, paper_source="read-from-figure")
+    c.write(tmp_path / "zhu2025")
+    table = compare.results_table(tmp_path)
+    assert "| [zhu2025](figures/zhu2025/comparison.csv) | 2 (1 / 1 / 0 / 0) | 1 | 0 | 1 | hardware 1 | 0 | 1 / 1 | 2 / 2 |" in table
+    c.rows = c.rows[:-2]
+    c.write(tmp_path / "zhu2025")
     assert "Settings (" in table and "zhu2025 1." in table
     assert "zhu2025 1 of 2 pass" in table
     readme = tmp_path / "README.md"
@@ -290,7 +322,7 @@ def test_load_all_refuses_an_invalid_file(tmp_path):
     _good().assign(null_why="").to_csv(tmp_path / "k" / "comparison.csv", index=False)
     with pytest.raises(ValueError, match="null_why"):
         compare.load_all(tmp_path)
-    assert len(compare.load_all(tmp_path, check=False)) == 5
+    assert len(compare.load_all(tmp_path, check=False)) == len(_good())
 
 
 def test_unless_null_holds_states_a_row_that_cannot_fail():
@@ -317,3 +349,121 @@ def test_print_claims_lists_claim_rows_by_outcome(capsys):
     assert out == ["holds on the zoo (1):", "  [match] T1: a holds -- paper yes, zoo yes",
                    "does not hold on the zoo (1):", "  [deviates] T2: b holds -- paper yes, zoo no",
                    "not reproducible here (1):", "  [not-reproducible] T3: c holds -- paper yes, zoo –"]
+
+
+# --- the evidence rules, as the builder applies them ----------------------------------------------------
+def test_a_window_over_a_quarter_of_the_feasible_range_cannot_match():
+    c = compare.Comparison("x")
+    # tau in [1, gamma + 1] at gamma = 4: a band [1.6, 4.5] is 72 % of it
+    st = c.claim("Table 6", "tau within the band", "2-4", claims.within(3.2, 1.6, 4.5), null_claim=claims.within(1.0, 1.6, 4.5),
+                 strength="match", feasible=(1.0, 5.0))
+    assert st == "not-reproducible"
+    r = c.rows[-1]
+    assert r["cause"] == "our-reading" and "covers 72% of the feasible 1..5" in r["note"] and r["window"] == "1.6..4.5"
+    # a rate (unit fraction): [0, 1] by default; 0.5 ± 0.1 is 20 %, 0.5 ± 0.2 is 40 %
+    assert c.add("T", "rate a", 0.5, 0.55, unit="fraction", tolerance=0.1, null=1.0) == "match"
+    assert c.add("T", "rate b", 0.5, 0.55, unit="fraction", tolerance=0.2, null=1.0) == "not-reproducible"
+    assert c.rows[-1]["feasible"] == "0..1"
+    # a ratio >= 0 has an unbounded range: no window is a share of it
+    assert c.add("T", "ratio", 2.0, 2.4, unit="x", tolerance=0.5, null=1.0, feasible=(0.0, math.inf)) == "match"
+    assert compare.problems(c.frame().astype(str).replace({"None": ""})) == []
+    assert compare.window_share((0.9, 1.5), (0.0, 1.0)) == pytest.approx(0.1)
+    assert compare.window_share(None, (0.0, 1.0)) is None
+    with pytest.raises(ValueError, match="low..high"):
+        compare.parse_range("1..0")
+
+
+def test_a_match_whose_analytic_sibling_deviates_deviates():
+    c = compare.Comparison("x")
+    c.analytic("Table 6", "AR->SD, formula", 1.94, 2.97, tolerance=0.1, unit="x", cause="paper-ambiguity",
+               note="the formula leaves out the measured system's costs")
+    st = c.add("Table 6", "AR->SD", 1.94, 1.939, tolerance=0.1, null=1.0, unit="x", sibling="AR->SD, formula")
+    assert st == "deviates"
+    r = c.rows[-1]
+    assert r["cause"] == "paper-ambiguity" and "AR->SD, formula" in r["note"] and r["sibling"] == "AR->SD, formula"
+    c.analytic("Table 6", "FSD, formula", 1.2, 1.21, tolerance=0.1, unit="x")
+    assert c.add("Table 6", "FSD", 1.2, 1.18, tolerance=0.1, null=1.0, unit="x", sibling="Table 6 / FSD, formula") == "match"
+    with pytest.raises(ValueError, match="analytic rows of that name"):
+        c.add("Table 6", "other", 1.2, 1.18, tolerance=0.1, null=1.0, sibling="no such row")
+
+
+def test_a_ranking_null_must_name_the_strongest_rival():
+    vals = {"MLP": 0.8, "LightGBM": 0.7, "XGBoost": 0.75}
+    assert claims.strongest_alternative(vals, "MLP") == "XGBoost"
+    assert claims.strongest_alternative(vals, "MLP", lowest=True) == "LightGBM"
+    with pytest.raises(ValueError, match="at least one other"):
+        claims.strongest_alternative({"MLP": 1.0}, "MLP")
+    c = compare.Comparison("x")
+    with pytest.raises(ValueError, match="ties by construction"):   # the MLP set to its rival's value: a tie
+        c.claim("T4", "MLP best", "MLP", claims.argmax_is(vals, "MLP", margin=0.01),
+                null_claim=claims.argmax_is({**vals, "MLP": 0.75}, "MLP", margin=0.01))
+    seeds = {"MLP": [0.8, 0.82, 0.81], "LightGBM": [0.7, 0.71, 0.69]}
+    with pytest.raises(ValueError, match="ties by construction"):   # every family at the MLP's own values
+        c.claim("T4", "MLP best (seeds)", "MLP", claims.interval_argmax_is(seeds, "MLP"),
+                null_claim=claims.interval_argmax_is({k: seeds["MLP"] for k in seeds}, "MLP"))
+    assert c.claim("T4", "MLP best", "MLP", claims.argmax_is(vals, "MLP", margin=0.01),
+                   null_claim=claims.argmax_is(vals, claims.strongest_alternative(vals, "MLP"), margin=0.01)) == "trend"
+    # the rival's null can pass: where the rival leads, the null holds and the claim fails
+    flip = {"MLP": 0.7, "XGBoost": 0.8}
+    assert claims.argmax_is(flip, claims.strongest_alternative(flip, "MLP"), margin=0.01).holds
+
+
+def test_settings_and_not_reproducible_are_refused_where_a_test_ran():
+    c = compare.Comparison("x")
+    with pytest.raises(ValueError, match="coverage gap"):
+        c.setting("Table I", "70B: C budgets", "16, 20", "–")
+    with pytest.raises(ValueError, match="measured on this host"):
+        c.setting("Table II", "L(K=3) measured here", 0.07, 0.43)
+    with pytest.raises(ValueError, match="the test ran"):
+        c.state("Table 2", "speedup vs SLED", 3.38, "undefined", "not-reproducible", cause="our-reading",
+                note="no ratio: the baseline serves no device")
+    with pytest.raises(ValueError, match="the test ran"):
+        c.state("Table 2", "speedup", 3.38, 5.1, "not-reproducible", cause="models", note="the zoo's acceptance differs")
+    # could not be tested: the hardware is absent (a stand-in), nothing ran, or code found the run undecidable
+    assert c.state("Table 11", "Pi latency", 0.35, 0.1, "not-reproducible", cause="hardware",
+                   note="no Raspberry Pi here: measured on this CPU as a stand-in") == "not-reproducible"
+    assert c.state("Table I", "70B: C budgets", "16, 20", "–", "not-reproducible", cause="models",
+                   note="not run, a coverage gap: the zoo has one model family") == "not-reproducible"
+    assert c.state("Table 2", "speedup vs SLED", 3.38, "unbounded (SLED serves 0)", "deviates", cause="paper-ambiguity",
+                   note="SLED serves no device of this class: the ratio is unbounded") == "deviates"
+
+
+def test_paper_source_comes_from_the_statements():
+    c = compare.Comparison("zheng2025")
+    c.analytic("Table I", "gamma* (alpha=0.4, L=0.01)", 4, 4, tolerance=0, statements="table1-a0.4-L0.01")
+    c.analytic("Table II", "L trend", "yes", claim=claims.all_of({"a": True}), statements="table2-L-trend")
+    c.setting("Sec VI-B", "uplink", 100, 100, statements="table2-L-K3", paper_source="recovered")
+    assert [r["paper_source"] for r in c.rows] == ["recovered", "stated", "recovered"]
+    with pytest.raises(ValueError, match="paper_source must be one of"):
+        c.setting("Sec VI-B", "uplink", 100, 100, paper_source="guessed")
+
+
+def test_audit_lists_every_green_reproduction_with_its_evidence(tmp_path, capsys):
+    (tmp_path / "k").mkdir()
+    _good().to_csv(tmp_path / "k" / "comparison.csv", index=False)
+    a = compare.audit(tmp_path)
+    assert list(a.quantity) == ["speedup", "falls", "AR->SD", "miss rate within the paper's band", "A is best"]
+    row = a.set_index("quantity")
+    assert row.at["speedup", "margin_noise"] == "null at 5.0 tolerances"
+    assert row.at["miss rate within the paper's band", "window_share"] == "20% of 0..1"
+    assert row.at["AR->SD", "sibling"] == "AR->SD by the formula: match"
+    assert row.at["A is best", "null"] == "fails: A by 1 (A=3, B=1, C=2); margin 0.1"   # C named best: A still leads
+    assert row.at["A is best", "margin_noise"] == "margin 0.1"
+    assert compare.main(["--audit", "--figures", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "== k: 5 green reproduction rows" in out and "every committed file keeps every rule" in out
+    bad = _good()
+    bad.loc[7, "window"] = "0.1..0.9"   # a planted violation: --audit and --validate both fail
+    bad.to_csv(tmp_path / "k" / "comparison.csv", index=False)
+    assert compare.main(["--audit", "--figures", str(tmp_path)]) == 1
+    assert compare.main(["--validate", "--figures", str(tmp_path)]) == 1
+    assert "covers 80% of the feasible 0..1" in capsys.readouterr().out
+    assert row.at["speedup", "window_share"] == "undeclared"
+
+
+def test_audit_runs_over_the_committed_files(capsys):
+    """``python -m specedge.compare --audit`` over the committed comparison files: every rule kept, every green
+    reproduction row listed with its null, margin, window share and sibling."""
+    assert compare.main(["--audit"]) == 0, capsys.readouterr().out[-3000:]
+    out = capsys.readouterr().out
+    assert "every committed file keeps every rule" in out and "== venkatesha2025:" in out

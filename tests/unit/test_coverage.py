@@ -183,3 +183,17 @@ def test_report_counts_only_statements_with_a_reproduction_or_analytic_row(tmp_p
     line = coverage.report(["zhu2025"], root=tmp_path, figures=tmp_path).iloc[0]
     assert (line.stated, line.covered, line.settings_inputs, line.tests) == (4, 1, 2, 1)
     assert line.percent == pytest.approx(25.0)
+
+
+def test_a_statement_says_where_its_value_comes_from(tmp_path):
+    """``source``: stated (default), recovered from the paper's formulas, or read off a figure; anything else is refused."""
+    (tmp_path / "zhu2025.yaml").write_text(STATEMENTS.replace('text: "A is 31.3%"}', 'text: "A is 31.3%", source: recovered}'))
+    assert set(coverage.paper_sources("zhu2025", root=tmp_path).values()) == {"stated", "recovered"}
+    assert coverage.paper_sources("zhu2025", root=tmp_path)["a"] == "recovered"
+    (tmp_path / "zhu2025.yaml").write_text(STATEMENTS.replace('text: "A is 31.3%"}', 'text: "A is 31.3%", source: guessed}'))
+    with pytest.raises(ValueError, match="'source' must be one of"):
+        coverage.paper_sources("zhu2025", root=tmp_path)
+    # zheng2025's Table I cells and its cost estimates are recovered: 13 numeric cells and one input
+    src = coverage.paper_sources("zheng2025")
+    assert sum(v == "recovered" and k.startswith("table1-") for k, v in src.items()) == 13
+    assert src["sec6b-cost-estimates"] == "recovered" and src["table1-a0.4-L0.6"] == "stated"

@@ -62,7 +62,8 @@ def test_paper_operating_points_over_seeds_and_the_fpr_ratio():
     for s, g in op.groupby("split_seed"):
         train = P.data_splits(data, s)["train"]
         w = g.set_index("predictor").rejected_weight
-        assert w[P.LABELS["mlp"]] == pytest.approx(P.balanced_weight(train.label)) and (w.drop(P.LABELS["mlp"]) == 1).all()
+        # the same operating-point rule for every family; only the sensitivity MLP goes without it
+        assert np.allclose(w[list(P.LABELS.values())], P.balanced_weight(train.label)) and w[P.UNPENALISED] == 1
         assert (g.test_samples == len(P.data_splits(data, s)["test"])).all()
     assert np.allclose(op.FPR, 1 - op.Spec) and op[P.EQUAL_COL].between(0, 1).all()
     pd.testing.assert_frame_equal(op, P.paper_operating_points(data, SMALL, [0, 1]))   # deterministic
@@ -73,6 +74,24 @@ def test_paper_operating_points_over_seeds_and_the_fpr_ratio():
         P.fpr_ratio(toy, mlp=P.UNPENALISED)
     with pytest.raises(ValueError, match="every family"):
         P.paper_operating_points(data, {"mlp": {}}, [0])
+
+
+@pytest.mark.parametrize("family", ["random_forest", "xgboost", "lightgbm"])
+def test_a_trees_rejected_weight_penalises_false_acceptance(family):
+    """The trees take the MLP's penalty as sample weights: a larger weight on the rejected class lowers the
+    predicted acceptance of the rejected samples (fewer false acceptances at 0.5); weight 1 is the plain fit."""
+    data = P.build_dataset(synthetic_traces(n_prompts=12, rounds=3))
+    sp = P.data_splits(data, 0)
+    x, y = P.features(sp["train"]), sp["train"]["label"].to_numpy()
+    xv, yv = P.features(sp["val"]), sp["val"]["label"].to_numpy()
+    plain = P.TRAINERS[family](x, y, xv, yv, seed=0, **SMALL[family])
+    again = P.TRAINERS[family](x, y, xv, yv, seed=0, rejected_weight=1.0, **SMALL[family])
+    heavy = P.TRAINERS[family](x, y, xv, yv, seed=0, rejected_weight=4.0, **SMALL[family])
+    assert np.allclose(plain.predict_proba(xv), again.predict_proba(xv))
+    assert heavy.predict_proba(xv)[yv == 0].mean() < plain.predict_proba(xv)[yv == 0].mean()
+    assert heavy.params["rejected_weight"] == 4.0 and "rejected_weight" not in plain.params
+    with pytest.raises(ValueError, match="rejected_weight"):
+        P.TRAINERS[family](x, y, xv, yv, seed=0, rejected_weight=0.0, **SMALL[family])
 
 
 def test_lowest_fpr_over_seeds_needs_every_paired_interval_clear_of_zero():
@@ -118,20 +137,21 @@ def test_table4_paper_op_rows_decide_the_2x_against_equal_fprs():
 
 
 def test_committed_operating_points_hold_both_pairs_and_agree_with_the_committed_trees():
-    """The committed runs: seed 0 retrains each tree as committed, so its FPR at 0.5 is the committed tree's (on the real
-    pair within one rejected test token, a probability at 0.5 that a host's last bit may flip; within 0.02 on the zoo,
-    whose committed trees were trained by an earlier library build)."""
-    for where, traces, seeds, tol in ((P.PREDICTORS, P.load_trace_data, 10, 0.02), (P.REALPAIR, P.load_realpair_traces, 10, None)):
+    """The committed runs: every family of seed 0 is trained with the operating rule's weight (n_accepted/n_rejected of
+    seed 0's training split), and the penalty lowers each tree's FPR at 0.5 below the committed, unweighted tree's on
+    the same test split (by more than 0.05: the weight moves the trees' threshold side, not noise)."""
+    for where, traces, seeds in ((P.PREDICTORS, P.load_trace_data, 10), (P.REALPAIR, P.load_realpair_traces, 10)):
         op = pd.read_csv(where / "operating_points.csv")
         assert op.split_seed.nunique() == seeds and len(op) == 5 * seeds
         data = P.build_dataset(traces())
-        test = P.data_splits(data, 0)["test"]
-        tol = tol if tol is not None else 1.0 / int((test.label == 0).sum()) + 1e-9
+        split = P.data_splits(data, 0)
+        test, w = split["test"], P.balanced_weight(split["train"].label)
+        s0 = op[op.split_seed == 0].set_index("predictor")
+        assert np.allclose(s0.rejected_weight[list(P.LABELS.values())], w) and s0.rejected_weight[P.UNPENALISED] == 1
         for fam in ("xgboost", "lightgbm"):
             pred = P.load(where, fam)
             at05 = P.metrics(test.label.to_numpy(), pred.predict_proba(P.features(test)), 0.5)["FPR"]
-            row = op[(op.split_seed == 0) & (op.predictor == P.LABELS[fam])].iloc[0]
-            assert row.FPR == pytest.approx(at05, abs=tol)
+            assert s0.FPR[P.LABELS[fam]] < at05 - 0.05
 
 
 def test_confusion_counts_recover_table10_from_the_rates_exactly_and_refuse_non_counts():
@@ -160,7 +180,9 @@ def test_table10_paper_op_rows_are_the_committed_split_with_the_seeds_interval()
     compare.validate(cmp.frame().fillna("").astype(str))
     rows = cmp.frame().set_index("quantity")
     assert list(one.predictor) == list(D.PID) and len(counts) == 5 * op.split_seed.nunique()
-    assert (rows.artifact == "Table 10").all() and (rows.kind == "setting").all() and len(rows) == 4 * 6
+    # outputs of our predictors on our larger test split: each deviates (cause models), never a setting
+    assert (rows.artifact == "Table 10").all() and (rows.kind == "reproduction").all() and len(rows) == 4 * 6
+    assert (rows.status == "deviates").all() and (rows.cause == "models").all()
     seed0 = op[(op.split_seed == 0) & (op.predictor == D.MLP)].iloc[0]
     assert int(rows.at["MLP (3-layer) TN count", "reproduced"]) == round(seed0.Spec * seed0.test_rejected)
     assert "95 % t-interval" in rows.at["XGBoost FP count", "note"] and "seed 0" in rows.at["XGBoost FP count", "note"]

@@ -254,7 +254,12 @@ def test_distance_falls_predicate_and_its_null_on_hand_made_sweeps():
     s = _sweep({"GOODSPEED": falls, "Fixed-S": flat})
     assert f.distance_falls(s, "c", "GOODSPEED").holds
     assert not f.distance_falls(s, "c", "Fixed-S").holds                      # the null: a tie between the ends
-    assert not f.distance_falls(_sweep({"GOODSPEED": bump}), "c", "GOODSPEED").holds   # means not monotone
+    # a trend over seeds (slope of log distance on log β): one step up between neighbours does not decide it, a
+    # distance growing as β falls fails it
+    assert f.distance_falls(_sweep({"GOODSPEED": bump}), "c", "GOODSPEED").holds
+    rises = {b: v for b, v in zip(falls, reversed(list(falls.values())))}
+    assert not f.distance_falls(_sweep({"GOODSPEED": rises}), "c", "GOODSPEED").holds
+    assert "slope of log value on log β" in f.distance_falls(s, "c", "GOODSPEED").evidence
     assert not f.distance_falls(_sweep({"GOODSPEED": {0.5: [0.3, 0.3]}}), "c", "GOODSPEED").holds  # one β
     # the row: trend when GOODSPEED's distance falls and Fixed-S's does not; not-reproducible when both fall
     from specedge.experiments import tran2025 as ex

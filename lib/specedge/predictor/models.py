@@ -135,6 +135,14 @@ def train_mlp(x, y, x_val, y_val, *, hidden=(64, 32, 16), lr: float = 1e-3, batc
     return Predictor("mlp", model, params)
 
 
+def _class_weights(y, rejected_weight: float):
+    """Per-sample weights that penalise false acceptance: ``rejected_weight`` for each rejected (label 0) sample, 1
+    otherwise (the trees' form of the MLP's weighted BCE); None when the weight is 1 (the library's own default)."""
+    if not (np.isfinite(rejected_weight) and rejected_weight > 0):
+        raise ValueError(f"rejected_weight must be a finite number > 0, got {rejected_weight!r}")
+    return None if rejected_weight == 1.0 else 1.0 + (rejected_weight - 1.0) * (1.0 - np.asarray(y, float))
+
+
 def _weighted_bce(rejected_weight: float):
     """BCE on logits, each rejected sample weighted ``rejected_weight``, averaged over the total weight."""
     def loss(logits, y):
@@ -194,8 +202,9 @@ class Forest:
 
 def train_random_forest(x, y, x_val=None, y_val=None, *, n_estimators: int = 100, max_depth=8,
                         min_samples_split: int = 2, min_samples_leaf: int = 5, max_features="sqrt",
-                        seed: int = 0, keep_sklearn: bool = False) -> Predictor:
+                        seed: int = 0, keep_sklearn: bool = False, rejected_weight: float = 1.0) -> Predictor:
     """scikit-learn random forest (no early stopping: the validation split only selects parameters).
+    ``rejected_weight``: each rejected sample's weight (``_class_weights``), as the MLP's.
 
     The returned predictor evaluates the exported ``Forest`` (what ``save`` writes); with
     ``keep_sklearn`` it wraps scikit-learn's own object instead (for the latency comparison).
@@ -206,17 +215,20 @@ def train_random_forest(x, y, x_val=None, y_val=None, *, n_estimators: int = 100
     rf = RandomForestClassifier(n_estimators=n_estimators, max_depth=max_depth,
                                 min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
                                 max_features=max_features, random_state=seed, n_jobs=1)
-    rf.fit(x, y)
+    rf.fit(x, y, sample_weight=_class_weights(y, rejected_weight))
     params = dict(n_estimators=n_estimators, max_depth=max_depth, min_samples_split=min_samples_split,
                   min_samples_leaf=min_samples_leaf, max_features=max_features, seed=seed)
+    if rejected_weight != 1.0:
+        params["rejected_weight"] = float(rejected_weight)
     return Predictor("random_forest", rf if keep_sklearn else Forest.from_sklearn(rf), params)
 
 
 def train_xgboost(x, y, x_val, y_val, *, n_estimators: int = 300, max_depth: int = 4,
                   learning_rate: float = 0.05, subsample: float = 0.8, colsample_bytree: float = 1.0,
                   min_child_weight: float = 1.0, gamma: float = 0.0, reg_lambda: float = 1.0,
-                  reg_alpha: float = 0.0, early_stopping: int = 30, seed: int = 0) -> Predictor:
-    """XGBoost with logistic loss and early stopping on validation log-loss (trees cut at the best)."""
+                  reg_alpha: float = 0.0, early_stopping: int = 30, seed: int = 0, rejected_weight: float = 1.0) -> Predictor:
+    """XGBoost with logistic loss and early stopping on validation log-loss (trees cut at the best); ``rejected_weight``
+    weights each rejected sample (``_class_weights``) in training and in the validation loss."""
     import xgboost as xgb
 
     x, y = _check_xy(x, y)
@@ -225,19 +237,21 @@ def train_xgboost(x, y, x_val, y_val, *, n_estimators: int = 300, max_depth: int
                   learning_rate=learning_rate, subsample=subsample, colsample_bytree=colsample_bytree,
                   min_child_weight=min_child_weight, gamma=gamma, reg_lambda=reg_lambda,
                   reg_alpha=reg_alpha, tree_method="hist", nthread=1, seed=seed, verbosity=0)
-    booster = xgb.train(params, xgb.DMatrix(x, label=y), num_boost_round=n_estimators,
-                        evals=[(xgb.DMatrix(x_val, label=y_val), "val")],
+    booster = xgb.train(params, xgb.DMatrix(x, label=y, weight=_class_weights(y, rejected_weight)), num_boost_round=n_estimators,
+                        evals=[(xgb.DMatrix(x_val, label=y_val, weight=_class_weights(y_val, rejected_weight)), "val")],
                         early_stopping_rounds=early_stopping, verbose_eval=False)
     booster = booster[: booster.best_iteration + 1]  # keep the early-stopped model only
+    extra = {} if rejected_weight == 1.0 else {"rejected_weight": float(rejected_weight)}
     return Predictor("xgboost", booster, dict(params, n_estimators=n_estimators,
-                                              trees=booster.num_boosted_rounds()))
+                                              trees=booster.num_boosted_rounds(), **extra))
 
 
 def train_lightgbm(x, y, x_val, y_val, *, num_leaves: int = 15, max_depth: int = -1,
                    learning_rate: float = 0.05, n_estimators: int = 300, subsample: float = 0.8,
                    colsample_bytree: float = 1.0, min_child_samples: int = 20, reg_lambda: float = 0.0,
-                   reg_alpha: float = 0.0, early_stopping: int = 30, seed: int = 0) -> Predictor:
-    """LightGBM with binary log-loss and early stopping on the validation split."""
+                   reg_alpha: float = 0.0, early_stopping: int = 30, seed: int = 0, rejected_weight: float = 1.0) -> Predictor:
+    """LightGBM with binary log-loss and early stopping on the validation split; ``rejected_weight`` weights each
+    rejected sample (``_class_weights``) in training and in the validation loss."""
     import lightgbm as lgb
 
     x, y = _check_xy(x, y)
@@ -247,14 +261,15 @@ def train_lightgbm(x, y, x_val, y_val, *, num_leaves: int = 15, max_depth: int =
                   bagging_freq=1 if subsample < 1 else 0, feature_fraction=colsample_bytree,
                   min_child_samples=min_child_samples, lambda_l2=reg_lambda, lambda_l1=reg_alpha,
                   num_threads=1, seed=seed, deterministic=True, force_row_wise=True, verbosity=-1)
-    train = lgb.Dataset(x, label=y)
+    train = lgb.Dataset(x, label=y, weight=_class_weights(y, rejected_weight))
     booster = lgb.train(params, train, num_boost_round=n_estimators,
-                        valid_sets=[lgb.Dataset(x_val, label=y_val, reference=train)],
+                        valid_sets=[lgb.Dataset(x_val, label=y_val, weight=_class_weights(y_val, rejected_weight), reference=train)],
                         callbacks=[lgb.early_stopping(early_stopping, verbose=False)])
     # re-load from its own text format at the best iteration, so in-memory == saved model
     booster = lgb.Booster(model_str=booster.model_to_string(num_iteration=booster.best_iteration))
+    extra = {} if rejected_weight == 1.0 else {"rejected_weight": float(rejected_weight)}
     return Predictor("lightgbm", booster, dict(params, n_estimators=n_estimators,
-                                               trees=booster.num_trees()))
+                                               trees=booster.num_trees(), **extra))
 
 
 TRAINERS = {"mlp": train_mlp, "random_forest": train_random_forest, "xgboost": train_xgboost,
