@@ -57,7 +57,7 @@ MUTATIONS = [
       "est = Estimator(*model.coef_, model.intercept_)", "est = Estimator(*model.coef_, 0.0)",
       ("tests/unit/test_wisp_serving.py",)),
     M("twin: uplink time ignored", "serving/twin.py",
-      "yield float(td + tu)", "yield float(td)", ("tests/unit/test_twin_timing.py", "tests/unit/test_serving_twin.py")),
+      "else float(td + tu))", "else float(td))", ("tests/unit/test_twin_timing.py", "tests/unit/test_serving_twin.py")),
     M("twin: only the first request's verify time", "serving/processes.py",
       "tv = verify(batch)", "tv = verify(batch[:1])",
       ("tests/unit/test_twin_timing.py", "tests/unit/test_serving_twin.py")),
