@@ -9,14 +9,18 @@ SLED           fixed window K         none (recompute)        FCFS
 FCFS           predictor stop (<= K)  prefix cache            FCFS          (Table 1 / Fig 7 baseline)
 WISP           predictor stop (<= K)  prefix cache            Algorithm 1 (``wisp_batching``)
 EDF-only       predictor stop (<= K)  prefix cache            EDF ablation
+WISP-stop      predictor stop (<= K)  prefix cache            Algorithm 1, late requests as printed (``wisp-stop``)
+WISP-drop      predictor stop (<= K)  prefix cache            Algorithm 1, late requests left out (``wisp-drop``)
+WISP-continue  predictor stop (<= K)  prefix cache            Algorithm 1, utility phase after a critical stop
 Centralized    none: the server decodes every token, continuously batched (``serving.centralized``)
 =============  =====================  ======================  ======================================
 
 Each point of a sweep is a pure function of a plain ``Point`` (``run_point``), so ``specedge.sweep`` can
 cache and fan them out. What the paper leaves open is listed, each with the sentence that leaves it open,
-in ``data/li2026/serving_open_settings.csv`` (``open_settings``): the prompt length, the device drafting
-speed and the server's KV memory are fitted to Table 3's three goodputs (``calibrate``, a grid search), the
-rest kept at the values of ``Setting``:
+in ``data/li2026/serving_open_settings.csv`` (``open_settings``): the prompt length and the server's KV memory
+are fitted to Table 3's three goodputs (``calibrate``, a grid search), the rest kept at the values of ``Setting``.
+What the paper states is an input: the devices draft at 50 tokens/s ("the device spends a growing fraction of
+its fixed drafting capacity (50 tokens/s)", Sec 3.2).
 
 - response length 128 tokens, one-way network latency 10 ms, window K = 8;
 - devices cycle through the zoo's four drafts (the paper's Qwen3-0.6B/1.7B/4B/8B) and six domains, with
@@ -61,7 +65,11 @@ class System:
 
 
 SYSTEM = {"SLED": System("fcfs", False, False), "FCFS": System("fcfs", True, True), "WISP": System("wisp", True, True),
-          "EDF-only": System("edf", True, True), "Centralized": System(None, True, False)}
+          "EDF-only": System("edf", True, True), "Centralized": System(None, True, False),
+          # Algorithm 1's other readings of a late request (``wisp_batching.READINGS``; docs/wisp-readings.md)
+          "WISP-stop": System("wisp-stop", True, True), "WISP-drop": System("wisp-drop", True, True),
+          "WISP-continue": System("wisp-continue", True, True)}
+READINGS = {"admit": "WISP", "stop": "WISP-stop", "drop": "WISP-drop", "continue": "WISP-continue"}   # reading -> system
 SYSTEMS = tuple(SYSTEM)
 DRAFTS = ("draft-xs", "draft-s", "draft-m", "draft-l")
 DOMAINS = ("chat", "code", "math", "qa", "sql", "summarize")
@@ -94,7 +102,7 @@ def paper_coefficients(target: str = "Qwen3-32B", profile="li2026_paper") -> dic
 @dataclass(frozen=True)
 class Setting:
     """The values the paper leaves open (module docstring)."""
-    draft_rate: float = 50.0          # tok/s on the device
+    draft_rate: float = 50.0          # tok/s on the device: stated (Sec 3.2), never fitted
     latency: float = 0.010            # s one way
     prompt_tokens: int = 128
     max_new_tokens: int = 128

@@ -15,14 +15,20 @@ the fitted settings and no further tuning (the *held-out* rows, the reproduction
   difference where the paper states 0 (a relative error is then undefined; ``error_kind`` says which).
 - ``open_grid``: the grid of a table of open settings (role ``fit``, candidates per scale).
 - ``table(...)``: the committed record, one row per fitted setting and per stated number (``COLUMNS``).
+- ``summary``: per table, the median |relative error| of the held-out numbers, an undefined error (a zero
+  denominator, an infinite or missing ratio) counted as an infinite miss, never dropped.
+- ``stated``: which fitted settings a paper's statement inventory gives a value for (a number the paper states
+  is an input, never fitted).
 """
 from __future__ import annotations
 
 import itertools
 import math
+import re
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 COLUMNS = ("setting", "value", "range_searched", "role", "paper", "reproduced", "error", "error_kind")
@@ -120,9 +126,40 @@ def table(result: Fit, grid: Mapping[str, Sequence], targets: Mapping[str, float
     return t
 
 
+def miss_median(errors) -> float:
+    """The median |error|, an undefined one (NaN: a zero denominator, a missing value; or infinite) counted as an
+    infinite miss; NaN only for no errors at all."""
+    e = pd.Series(errors, dtype=float).abs()
+    return float(e.fillna(math.inf).median()) if len(e) else math.nan
+
+
 def summary(record: pd.DataFrame) -> pd.DataFrame:
     """Per table (a held-out quantity's name up to its colon): the median |relative error| at the fit and,
-    when the record has them, under the settings before it."""
+    when the record has them, under the settings before it (``miss_median``: an undefined error is a miss),
+    with the count of held-out numbers and of undefined errors at the fit."""
     rel = record[(record.role == "held-out") & (record.error_kind == "relative")]
     cols = [c for c in ("error", "error_current") if c in rel]
-    return rel.groupby(rel.setting.str.split(":").str[0])[cols].agg(lambda e: e.abs().median())
+    g = rel.groupby(rel.setting.str.split(":").str[0])
+    out = g[cols].agg(miss_median)
+    out["held_out"] = g.size()
+    out["undefined"] = g["error"].agg(lambda e: int((~np.isfinite(e.to_numpy(float))).sum()))
+    return out
+
+
+def stated(settings: pd.DataFrame, statements: Sequence[Mapping]) -> dict[str, list[str]]:
+    """For every setting of ``settings`` (columns ``setting``, ``unit``, ``paper_terms``: the phrases the paper
+    would name it by, ``|``-separated), the ids of ``statements`` (an inventory's, with ``id`` and ``text``) whose
+    text names it and gives a number in its unit within the same sentence: a stated value."""
+    out = {}
+    for r in settings.itertuples():
+        terms = [t.strip() for t in str(r.paper_terms).split("|") if t.strip()]
+        number = re.compile(r"\d+(?:\.\d+)?\s*\(?\s*" + re.escape(str(r.unit)).replace("tokens/s", "(?:tokens/s|tok/s)") + r"\b",
+                            re.IGNORECASE)
+        hits = []
+        for s in statements:
+            for sentence in re.split(r"(?<=[.;])\s", str(s.get("text", ""))):
+                if any(t.lower() in sentence.lower() for t in terms) and number.search(sentence):
+                    hits.append(str(s["id"]))
+                    break
+        out[r.setting] = hits
+    return out

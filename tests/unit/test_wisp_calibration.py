@@ -1,0 +1,81 @@
+"""li2026's serving calibration: no setting the paper states is fitted, and an undefined held-out error is a
+miss in every median (``serving.calibration.stated``, ``summary``)."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from specedge import coverage
+from specedge.experiments import li2026 as ex
+from specedge.serving import calibration as cal
+
+
+def _statements():
+    return [s for key in ("li2026", "li2026_serving") for s in coverage.load_inventory(key)["statements"]]
+
+
+def test_no_open_setting_has_a_value_the_paper_states():
+    """Every setting of ``serving_open_settings.csv`` (fitted or kept) is one the paper leaves open: no
+    statement of li2026's inventory names it with a number in its unit."""
+    o = ex.open_settings()
+    hits = cal.stated(o, _statements())
+    assert set(hits) == set(o.setting)
+    assert {k: v for k, v in hits.items() if v} == {}, "a setting listed as open has a stated value"
+
+
+def test_the_stated_drafting_capacity_would_be_caught_and_is_an_input():
+    """The check fails on a setting the paper states: the devices' drafting capacity, 50 tokens/s (Sec 3.2).
+    It is fixed at that value and searched by no grid."""
+    planted = pd.DataFrame(dict(setting=["draft_rate"], unit=["tokens/s"], role=["fit"],
+                                paper_terms=["drafting capacity|drafting speed|draft rate"]))
+    assert cal.stated(planted, _statements()) == {"draft_rate": ["fig1-draft-capacity"]}
+    assert ex.Setting().draft_rate == 50.0
+    for scale in ("ci", "full"):
+        assert "draft_rate" not in ex.calibration_grid(scale)
+    # the same sentence in other units or without the term names nothing
+    other = planted.assign(unit=["GB"])
+    assert cal.stated(other, _statements()) == {"draft_rate": []}
+    assert cal.stated(planted, [{"id": "x", "text": "drafts 50 tokens/s. The drafting capacity is large"}]) == {"draft_rate": []}
+
+
+def test_the_fitted_grid_brackets_its_optimum_at_full_scale():
+    """Every fitted setting's full-scale candidates extend beyond the committed fit on both sides (the fit
+    is interior, not at an end of its range)."""
+    from specedge import paths
+
+    t = pd.read_csv(paths.ROOT / "figures" / "li2026_serving" / "calibration.csv")
+    fitted = t[(t.role == "fit") & t.range_searched.notna()]
+    grid = ex.calibration_grid("full")
+    assert set(fitted.setting) == set(grid)
+    for r in fitted.itertuples():
+        values = sorted(grid[r.setting])
+        assert values[0] < float(r.value) < values[-1], r.setting
+
+
+def test_summary_counts_an_undefined_error_as_a_miss():
+    """Four held-out speedups of one table: errors 0.1, 0.3 and two undefined (a baseline serving no device:
+    a zero denominator, NaN; an infinite ratio). Their median |error| counts both as infinite: sorted 0.1,
+    0.3, inf, inf -> median (0.3 + inf) / 2 = inf; pandas' own median would drop the NaN (0.3)."""
+    rec = pd.DataFrame(dict(setting=["T: a", "T: b", "T: c", "T: d", "U: a", "U: b", "U: c"],
+                            role="held-out", error_kind="relative",
+                            error=[0.1, -0.3, np.nan, np.inf, 0.2, np.nan, -0.4]))
+    s = cal.summary(rec)
+    assert s.loc["T", "error"] == math.inf and pd.Series([0.1, -0.3, np.nan]).abs().median() == pytest.approx(0.2)
+    assert s.loc["U", "error"] == pytest.approx(0.4)         # 0.2, 0.4, inf -> 0.4 (pandas: 0.3)
+    assert s.loc["T", "undefined"] == 2 and s.loc["U", "undefined"] == 1 and s.loc["T", "held_out"] == 4
+    assert cal.miss_median([]) != cal.miss_median([])        # no errors: NaN
+    assert cal.miss_median([np.nan]) == math.inf
+
+
+def test_the_committed_record_counts_its_undefined_errors():
+    """The committed ``calibration.csv``: every held-out row with a non-finite error is a miss in its table's
+    median (recomputed here from the file)."""
+    from specedge import paths
+
+    t = pd.read_csv(paths.ROOT / "figures" / "li2026_serving" / "calibration.csv")
+    s = cal.summary(t)
+    rel = t[(t.role == "held-out") & (t.error_kind == "relative")]
+    for table, g in rel.groupby(rel.setting.str.split(":").str[0]):
+        e = g.error.abs().fillna(np.inf).sort_values().to_numpy()
+        assert s.loc[table, "error"] == np.median(e)
