@@ -40,8 +40,8 @@ def test_the_stated_drafting_capacity_would_be_caught_and_is_an_input():
 
 
 def test_the_fitted_grid_brackets_its_optimum_at_full_scale():
-    """Every fitted setting's full-scale candidates extend beyond the committed fit on both sides (the fit
-    is interior, not at an end of its range)."""
+    """Every fitted setting's range searched (as extended by ``calibration.fit_interior``) lies beyond the
+    committed fit on both sides (the fit is interior, not at an end of its range), and holds the CSV's grid."""
     from specedge import paths
 
     t = pd.read_csv(paths.ROOT / "figures" / "li2026_serving" / "calibration.csv")
@@ -49,8 +49,9 @@ def test_the_fitted_grid_brackets_its_optimum_at_full_scale():
     grid = ex.calibration_grid("full")
     assert set(fitted.setting) == set(grid)
     for r in fitted.itertuples():
-        values = sorted(grid[r.setting])
+        values = sorted(float(x) for x in r.range_searched.split())
         assert values[0] < float(r.value) < values[-1], r.setting
+        assert {float(x) for x in grid[r.setting]} <= set(values), r.setting
 
 
 def test_summary_counts_an_undefined_error_as_a_miss():
@@ -79,3 +80,19 @@ def test_the_committed_record_counts_its_undefined_errors():
     for table, g in rel.groupby(rel.setting.str.split(":").str[0]):
         e = g.error.abs().fillna(np.inf).sort_values().to_numpy()
         assert s.loc[table, "error"] == np.median(e)
+
+
+def test_fit_interior_extends_a_range_until_its_optimum_is_inside():
+    """A loss with its minimum at memory 0.3 and length 700: the grids start at 1 .. 8 (memory) and 128 .. 512
+    (length), so both optima sit at an end. Each round extends the range one step past that end (memory:
+    ratio 2 -> 0.5, 0.25; length: step 512 / 384 -> 683, 911) until the best value is inside."""
+    def evaluate(cands):
+        return [{"q": math.exp((math.log(c["memory"] / 0.3)) ** 2 + ((c["length"] - 700) / 300) ** 2)} for c in cands]
+
+    res = cal.fit_interior(evaluate, {"memory": [1.0, 2.0, 4.0, 8.0], "length": [128, 256, 384, 512]}, {"q": 1.0})
+    assert res.grid["memory"] == [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
+    assert res.values == {"memory": 0.25, "length": 683} and res.interior == {"memory": True, "length": True}
+    assert res.grid["length"] == [128, 256, 384, 512, 683, 911]
+    # a loss that falls for ever toward 0 is never bracketed: reported, not hidden
+    flat = cal.fit_interior(lambda cs: [{"q": 1 + c["memory"]} for c in cs], {"memory": [1.0, 2.0]}, {"q": 1.0}, rounds=2)
+    assert flat.interior == {"memory": False} and flat.grid["memory"] == [0.25, 0.5, 1.0, 2.0]

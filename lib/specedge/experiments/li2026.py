@@ -221,9 +221,11 @@ def times(point: Point, est: Estimator) -> Times:
                              time_models.noisy(est, st.noise, point.seed))
 
 
-def run_log(point: Point, wl: Workload | None = None, acc=None) -> pd.DataFrame:
+def run_log(point: Point, wl: Workload | None = None, acc=None, wrap=None) -> pd.DataFrame:
     """The per-round log of one point (``interfaces.LOG_COLUMNS``); ``wl`` and ``acc`` (default: the zoo's
-    ``workload(point)`` and ``acceptance()``) let another pair's devices and traces run the same systems."""
+    ``workload(point)`` and ``acceptance()``) let another pair's devices and traces run the same systems;
+    ``wrap(former) -> former`` stands between the twin and the point's batch former (e.g. to record its
+    decisions)."""
     st = point.setting
     est = estimator(point)
     wl = workload(point) if wl is None else wl
@@ -231,7 +233,8 @@ def run_log(point: Point, wl: Workload | None = None, acc=None) -> pd.DataFrame:
         with gc_paused():
             return centralized.simulate(wl, time_models.noisy(est, st.noise, point.seed), until=st.horizon, rtt=2 * st.latency,
                                         memory_budget=kv_budget(point))
-    return simulate(wl, former(point, est), FixedS(st.window * point.devices, point.devices), times(point, est),
+    f = former(point, est)
+    return simulate(wl, f if wrap is None else wrap(f), FixedS(st.window * point.devices, point.devices), times(point, est),
                     acceptance() if acc is None else acc, until=st.horizon, seed=point.seed, label=point.system)
 
 
@@ -269,21 +272,32 @@ def table3_points(setting: Setting, n3: int, seeds) -> list[Point]:
     return [Point(s, n3, None, seed=k, setting=setting) for s in TABLE3 for k in seeds]
 
 
-def calibrate(setting: Setting, grid: dict, targets: dict, n3: int, seeds, run) -> calibration.Fit:
+def calibrate(setting: Setting, grid: dict, targets: dict, n3: int, seeds, run, rounds: int = 4) -> calibration.Fit:
     """``grid``'s settings (on ``setting``) fitted to Table 3's goodputs (``targets``: ``T3`` of a system -> tokens/s),
     each candidate's goodputs the mean over ``seeds`` of its runs at ``n3`` devices, every candidate's points
-    one ``run(points)`` (a sweep runner). Centralized serving has no drafting: its points keep ``setting``'s
-    drafting speed, so one run serves every drafting speed."""
+    one ``run(points)`` (a sweep runner); a range whose best value is at its end is extended and searched again
+    (``calibration.fit_interior``, up to ``rounds`` times). Centralized serving has no drafting: its points keep
+    ``setting``'s drafting speed, so one run serves every drafting speed. ``Fit.searched`` adds each candidate's
+    loss on each seed alone (``loss_seed<k>``: how far one seed's fit would move)."""
+    good: dict = {}
+
     def points(st: Setting) -> list[Point]:
         return [_dc_replace(p, setting=replace(st, draft_rate=setting.draft_rate)) if p.system == "Centralized" else p
                 for p in table3_points(st, n3, seeds)]
 
     def evaluate(cands: list[dict]) -> list[dict]:
         per = [points(replace(setting, **c)) for c in cands]
-        unique = list(dict.fromkeys(p for ps in per for p in ps))
-        good = dict(zip(unique, run(unique).goodput, strict=True))
+        unique = [p for p in dict.fromkeys(p for ps in per for p in ps) if p not in good]
+        if unique:
+            good.update(zip(unique, run(unique).goodput, strict=True))
         return [{T3.format(s): float(np.mean([good[p] for p in ps if p.system == s])) for s in TABLE3} for ps in per]
-    return calibration.fit(evaluate, grid, targets)
+
+    fit = calibration.fit_interior(evaluate, grid, targets, rounds)
+    for k in seeds:
+        fit.searched[f"loss_seed{k}"] = [
+            calibration.loss({T3.format(s): good[p] for p in points(replace(setting, **c)) if p.seed == k for s in [p.system]},
+                             targets) for c in fit.searched[list(fit.grid)].to_dict("records")]
+    return fit
 
 
 # --------------------------------------------------------------------------- tables from sweep rows

@@ -13,6 +13,9 @@ the fitted settings and no further tuning (the *held-out* rows, the reproduction
   for 2x too high and 2x too low); a non-positive reproduced value is an infinite misfit.
 - ``error(paper, reproduced)``: the signed relative error (reproduced - paper) / |paper|, or the plain
   difference where the paper states 0 (a relative error is then undefined; ``error_kind`` says which).
+- ``fit_interior``: ``fit``, and while the best candidate lies at an end of a setting's range, that range
+  extended one step beyond it (the step of its two end values: geometric for positive values) and the search
+  rerun, up to ``rounds`` times; it says which settings end interior (``Fit.interior``).
 - ``open_grid``: the grid of a table of open settings (role ``fit``, candidates per scale).
 - ``table(...)``: the committed record, one row per fitted setting and per stated number (``COLUMNS``).
 - ``summary``: per table, the median |relative error| of the held-out numbers, an undefined error (a zero
@@ -83,6 +86,8 @@ class Fit:
     loss: float
     reproduced: dict        # the fit targets' values at ``values``
     searched: pd.DataFrame  # every candidate: its settings, each target's value and the loss
+    grid: dict | None = None        # the ranges searched (``fit_interior``: as extended)
+    interior: dict | None = None    # setting -> the best value lies strictly inside its range searched
 
 
 def fit(evaluate: Callable[[list[dict]], list[Mapping[str, float]]], grid: Mapping[str, Sequence],
@@ -101,7 +106,52 @@ def fit(evaluate: Callable[[list[dict]], list[Mapping[str, float]]], grid: Mappi
     best = min(range(len(cands)), key=lambda i: (losses[i], i))
     searched = pd.DataFrame([{**c, **{q: float(g[q]) for q in targets}, "loss": l}
                              for c, g, l in zip(cands, got, losses)])
-    return Fit(dict(cands[best]), losses[best], {q: float(got[best][q]) for q in targets}, searched)
+    values = dict(cands[best])
+    return Fit(values, losses[best], {q: float(got[best][q]) for q in targets}, searched, {n: list(v) for n, v in grid.items()},
+               {n: _inside(grid[n], values[n]) for n in grid})
+
+
+def _inside(values: Sequence, v) -> bool:
+    return len(values) > 2 and min(values) < v < max(values)
+
+
+def _beyond(values: Sequence, low: bool):
+    """One step past an end of a sorted range of numbers: the ratio of its two end values for positive ones,
+    else their difference; of the values' type (an int rounded, at least 1 away)."""
+    v = sorted(values)
+    a, b = (v[0], v[1]) if low else (v[-1], v[-2])
+    new = a * a / b if a > 0 and b > 0 else 2 * a - b
+    if isinstance(a, int):
+        new = int(round(new))
+        new = min(new, a - 1) if low else max(new, a + 1)
+        if low and new < 1:
+            return None
+    return type(a)(new)
+
+
+def fit_interior(evaluate: Callable[[list[dict]], list[Mapping[str, float]]], grid: Mapping[str, Sequence],
+                 targets: Mapping[str, float], rounds: int = 4) -> Fit:
+    """``fit``; while the best value of a setting (of two or more numeric candidates) is an end of its range, the
+    range extended one step past that end (``_beyond``) and everything searched again (``evaluate`` sees every
+    candidate each time: a cached runner reruns nothing), at most ``rounds`` times. ``Fit.grid`` holds the final
+    ranges, ``Fit.interior`` which settings end strictly inside theirs (a value at an end after ``rounds``
+    extensions is not identified by the targets)."""
+    grid = {n: sorted(v) for n, v in grid.items()}
+    result = fit(evaluate, grid, targets)
+    for _ in range(rounds):
+        grown = False
+        for n, v in grid.items():
+            if len(v) < 2 or result.interior[n]:
+                continue
+            low = result.values[n] == v[0]
+            new = _beyond(v, low)
+            if new is not None and new not in v and new > 0:
+                grid[n] = sorted(v + [new])
+                grown = True
+        if not grown:
+            break
+        result = fit(evaluate, grid, targets)
+    return result
 
 
 def describe_range(values: Sequence) -> str:
