@@ -116,3 +116,18 @@ def test_runner_ups_are_the_next_best_candidates_with_their_types():
     got = ho.runner_up_candidates(s, ["prompt_tokens", "memory_gb"], k=2)
     assert got == [dict(prompt_tokens=384, memory_gb=1.0, loss=0.2, rank=2), dict(prompt_tokens=512, memory_gb=2.0, loss=0.2, rank=3)]
     assert type(got[0]["prompt_tokens"]) is int and type(got[0]["memory_gb"]) is float
+
+
+def test_verdicts_put_the_paper_first_and_one_column_per_reading():
+    cap = _cap([[40, 20, 10, 5], [50, 44, 35, 30], [100, 80, 60, 40]])
+    stop = cap.xs("WISP", level="system", drop_level=False).rename(index={"WISP": "WISP-stop"}, level="system") * 0
+    cap2 = pd.concat([cap, stop])
+    from specedge.serving import metrics
+    raw = pd.DataFrame([dict(system=s, devices=n, seed=k, **{f"responses_{c}": 10 for c in (2, 4, 6, 8)},
+                             **{f"violations_{c}": (n // 20) * (2 if s == "FCFS" else 1) for c in (2, 4, 6, 8)})
+                        for s in ("WISP", "WISP-stop", "FCFS") for n in (20, 40) for k in (0, 1)])
+    fig7 = metrics.per_class(raw, ["system", "devices"], (2, 4, 6, 8))
+    v = ho.verdicts(PAPER, cap2, cap2.astype(bool) & False, ["Qwen3-32B"], raw, fig7, 0.05, ["WISP", "WISP-stop"])
+    assert list(v.columns) == ["paper", "WISP", "WISP-stop"]
+    assert v.loc["Sec 5.2.1: WISP has the highest capacity, Qwen3-32B, 8 tok/s (1: holds)"].tolist() == [1.0, 1.0, 0.0]
+    assert v.loc["Sec 5.3: share of loads where WISP violates at most as FCFS, 8 tok/s"].tolist() == [1.0, 1.0, 1.0]

@@ -131,4 +131,4 @@ def verdicts(paper: dict, cap: pd.DataFrame, censored: pd.DataFrame, targets, ra
                 for k, v in load_claims(raw7, fig7, epsilon, wisp=s).items()}
         cols[s] = {k: r for k, (_, r) in got.items()}
         cols.setdefault("paper", {k: p for k, (p, _) in got.items()})
-    return pd.DataFrame(cols)
+    return pd.DataFrame(cols)[["paper", *systems]]
