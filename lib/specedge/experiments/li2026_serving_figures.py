@@ -74,8 +74,10 @@ def at_or_below_fcfs(rows: pd.DataFrame, loads) -> claims.Claim:
 
 
 def table1_rows(table1: pd.DataFrame, table1_n: int, fig7: pd.DataFrame, epsilon: float, paper: dict,
-                runs: pd.DataFrame) -> list[dict]:
-    """Table 1's rates, WISP at or below FCFS over the seeds of ``runs`` (the sweep's rows), Fig 7's knees."""
+                runs: pd.DataFrame, mechanism: str = "") -> list[dict]:
+    """Table 1's rates, WISP at or below FCFS over the seeds of ``runs`` (the sweep's rows), Fig 7's knees;
+    ``mechanism`` (``li2026_serving_mechanisms.note``) goes into the note of a WISP-vs-FCFS claim that fails."""
+    why = f"; {mechanism}" if mechanism else ""
     rows = []
     for sys_ in ("WISP", "FCFS"):
         for sp in (8, 6, 4, 2):
@@ -97,7 +99,7 @@ def table1_rows(table1: pd.DataFrame, table1_n: int, fig7: pd.DataFrame, epsilon
     rows.append(dict(artifact="Table 1", quantity=f"WISP at or below FCFS in every class, below in at least one ({SEEDS})", paper="yes",
                      strength="trend", statements="fig7-wisp-shifts", claim=at_or_below_fcfs(runs, [table1_n]),
                      null_claim=at_or_below_fcfs(pd.concat([fcfs, fcfs.assign(system="WISP")]), [table1_n]),   # the null: WISP = FCFS
-                     models="zoo", cause="paper-ambiguity"))
+                     models="zoo", cause="paper-ambiguity", note="" if at_or_below_fcfs(runs, [table1_n]).holds else why.lstrip("; ")))
     knee = capacity.knees(fig7, epsilon)
     rows.append(dict(artifact="Fig 7", quantity="near zero at low load, then a knee (rate <= eps at the smallest N, > 0.5 at the largest)", paper="yes",
                      claim=claims.all_of({f"{s} {sp}": bool(g_.violation_rate.iloc[0] <= epsilon and g_.violation_rate.iloc[-1] > 0.5)
@@ -111,7 +113,8 @@ def table1_rows(table1: pd.DataFrame, table1_n: int, fig7: pd.DataFrame, epsilon
         artifact="Fig 7", quantity="WISP's knee at a larger or equal N than FCFS's in every class", paper="yes", strength="trend",
         claim=claims.all_of({f"{sp} tok/s": bool(knee.loc[("WISP", sp)] >= knee.loc[("FCFS", sp)]) for sp in (4, 6, 8)}),
         null_claim=claims.all_of({f"{sp} tok/s": bool(knee.loc[("FCFS", sp)] >= knee.loc[("FCFS", sp)]) for sp in (4, 6, 8)}),
-        statements="fig7-wisp-shifts", models="zoo", cause="paper-ambiguity", note="the null: WISP's knee at FCFS's")))
+        statements="fig7-wisp-shifts", models="zoo", cause="paper-ambiguity", note="the null: WISP's knee at FCFS's"
+        + ("" if all(knee.loc[("WISP", sp)] >= knee.loc[("FCFS", sp)] for sp in (4, 6, 8)) else why))))
     v = fig7.pivot_table(index=["speed", "devices"], columns="system", values="violation_rate")
     gain = (v.FCFS - v.WISP).groupby(level="speed").mean()
     best = int(gain.idxmax())
@@ -121,15 +124,15 @@ def table1_rows(table1: pd.DataFrame, table1_n: int, fig7: pd.DataFrame, epsilon
                                          "largest_in_tight_class"),
                      # the null: no gain in any class (the first class then counts as the largest)
                      null_claim=claims.all_of({"no reduction": int((0 * gain).idxmax()) in (6, 8)}, "largest_in_tight_class"),
-                     models="zoo", cause="paper-ambiguity"))
+                     models="zoo", cause="paper-ambiguity", note="" if best in (6, 8) else why.lstrip("; ")))
     return rows
 
 
 # --------------------------------------------------------------------------- Table 2
-def table2_rows(cap: pd.DataFrame, censored: pd.DataFrame, targets, systems, paper: dict) -> list[dict]:
+def table2_rows(cap: pd.DataFrame, censored: pd.DataFrame, targets, systems, paper: dict, mechanism: str = "") -> list[dict]:
     """Capacities and speedups against Table 2 (censored capacities as bounds), WISP highest (10 % margin),
     capacity falls as the class tightens, speedup grows as it tightens, and the abstract's largest speedups."""
-    why = WHY2
+    why = WHY2 + (f"; {mechanism}" if mechanism else "")
     tag = {"Qwen3-32B": "32b", "Qwen3-14B": "14b"}
     bounded = lambda t, s, sp: claims.AtLeast(cap.loc[(t, s), sp]) if censored.loc[(t, s), sp] else float(cap.loc[(t, s), sp])
     rows = []
@@ -171,6 +174,7 @@ def table2_rows(cap: pd.DataFrame, censored: pd.DataFrame, targets, systems, pap
                              claim=claims.argmax_is(col, "WISP", margin=round(0.1 * runner_up, 1)),
                              null_claim=claims.argmax_is({**col, "WISP": runner_up}, "WISP", margin=round(0.1 * runner_up, 1)),
                              models="zoo", cause="paper-ambiguity",
+                             note="" if claims.argmax_is(col, "WISP", margin=round(0.1 * runner_up, 1)).holds else why,
                              statements=" ".join(["sec52-highest"] + [f"table2-{s.lower()}-{tag[t]}-{sp}" for s in systems])))
         for s in systems:
             rows.append(dict(artifact="Table 2", quantity=f"{s} {t}: capacity falls as the class tightens (2 -> 8 tok/s)", paper="yes",
@@ -192,7 +196,7 @@ def table2_rows(cap: pd.DataFrame, censored: pd.DataFrame, targets, systems, pap
                 rows.append(dict(artifact="Table 2", quantity=q, paper="yes", strength="trend", statements="sec52-stronger-tight",
                                  claim=c, null_claim=claims.strictly_increasing([got[0][0]] * len(got)), models="zoo",
                                  cause="paper-ambiguity",
-                                 note="" if c.holds else WHY2_TREND))
+                                 note="" if c.holds else WHY2_TREND + (f"; {mechanism}" if mechanism else "")))
     for base in ("Centralized", "SLED"):
         sid = f"abstract-capacity-{base.lower()}"
         got = {k: v for k, v in speedups.items() if k[1] == base}
@@ -300,13 +304,14 @@ def fig8(att: pd.DataFrame, n: int, seed: int, out) -> None:
     plotting.save(fig, att, out, "fig8_attribution")
 
 
-def fig8_rows(att: pd.DataFrame, window: int, paper: dict) -> list[dict]:
+def fig8_rows(att: pd.DataFrame, window: int, paper: dict, mechanism: str = "") -> list[dict]:
     share = att[att.violated].label.value_counts(normalize=True)
     return [dict(artifact="Fig 8", quantity=f"most violations are compute-dominant (eq 21, W = {window}, tau = {paper['eq21-tau']})", paper="yes",
                  claim=claims.above(float(share.get("compute-dominant", 0.0)), 0.5), strength="trend", statements="fig8-compute-dominant",
                  null_claim=claims.above(0.5, 0.5), models="zoo", cause="models",   # the null: both causes alike
                  note="" if share.get("compute-dominant", 0.0) > 0.5 else
-                 "in the twin a verification spike is only the estimator's log-normal error; backlog (queueing) dominates past the knee")]
+                 "in the twin a verification spike is only the estimator's log-normal error; backlog (queueing) dominates past the knee"
+                 + (f"; {mechanism}" if mechanism else ""))]
 
 
 # --------------------------------------------------------------------------- Table 2 and its sensitivity (beyond the paper)

@@ -120,3 +120,27 @@ def eq21_table(eq21: pd.DataFrame) -> pd.DataFrame:
     g = eq21.groupby(["system", "slo_class"])
     return pd.DataFrame(dict(missed=g.size(), compute_dominant=g.label.agg(lambda x: float((x == "compute-dominant").mean()))
                              )).reset_index().rename(columns={"slo_class": "speed"})
+
+
+def note(att: pd.DataFrame, eq21: pd.DataFrame, dec: pd.DataFrame, devices: int, system: str = "WISP") -> str:
+    """One sentence of measured mechanism for a failing row's note: per class, ``system``'s and FCFS's
+    violation rates and the main cause of ``system``'s violations (``attribution_table``), eq (21)'s
+    compute-dominant share, and how often Algorithm 1 stopped in its critical phase with late requests queued
+    (``mechanism_runs``' decisions)."""
+    a = att.set_index(["system", "speed"])
+    parts = []
+    for sp in sorted(set(att.speed)):
+        if (system, sp) not in a.index or ("FCFS", sp) not in a.index:
+            continue
+        w, f = a.loc[(system, sp)], a.loc[("FCFS", sp)]
+        causes = {p: w[f"cause_{p}"] for p in PARTS if pd.notna(w[f"cause_{p}"])}
+        top = max(causes, key=causes.get) if causes else None
+        parts.append(f"{sp} tok/s {w.violation_rate:.2f} vs FCFS {f.violation_rate:.2f}"
+                     + (f" ({causes[top]:.0%} {top})" if top else ""))
+    d = dec.set_index("system").loc[system] if system in set(dec.system) else None
+    cd = eq21[eq21.system == system]
+    cd = float((cd.compute_dominant * cd.missed).sum() / cd.missed.sum()) if len(cd) and cd.missed.sum() else float("nan")
+    return (f"measured at N = {devices} (one seed): violation rate {system} vs FCFS per class: " + "; ".join(parts)
+            + (f"; Algorithm 1 stopped in its critical phase in {d.stopped_in_critical:.0%} of decisions, with "
+               f"{d.late:.1f} late requests queued on average (its utility phase then skipped)" if d is not None else "")
+            + f"; eq (21) calls {cd:.1%} of missed deadlines compute-dominant")
