@@ -434,3 +434,30 @@ def centralized_row(cdiff: pd.DataFrame) -> dict:
                 ours=round(cworst, 1), reference=0.0, unit="%", tolerance=validation.TOLERANCE["p50"],
                 note="" if cworst <= validation.TOLERANCE["p50"] else
                 "the twin's step time is the real run's median decode step; the real steps vary with the batch's sequence count")
+
+
+# --------------------------------------------------------------------------- Tables 3 and 6 as calls
+def table3(setting, n3: int, seeds, run, out):
+    """Table 3's runs (``ex.table3_points``, every seed, ``run``) and its mean goodput per system, written as
+    ``table3_goodput.csv``. Returns (the runs' rows, the table)."""
+    raw = run(ex.table3_points(setting, n3, seeds))
+    t3 = raw.groupby("system", sort=False).goodput.mean().reindex(list(ex.TABLE3))
+    plotting.write_csv(t3.rename("goodput_tok_s").reset_index(), out / "table3_goodput.csv")
+    return raw, t3
+
+
+def table6(setting, seeds, run, out):
+    """Table 6's runs (WISP with the predictor OFF / ON at N = 2, 4, 8, 16, every seed, ``run``) and its mean goodputs
+    and improvement (%), written as ``table6_predictor_goodput.csv``. Returns (the runs' rows, the table)."""
+    raw = run([ex.Point("WISP", n, None, predictor=p, seed=k, setting=setting)
+               for n in (2, 4, 8, 16) for p in (False, True) for k in seeds])
+    t6 = raw.groupby(["devices", "predictor"]).goodput.mean().unstack("predictor").rename(columns={False: "OFF", True: "ON"})
+    t6["improvement_pct"] = 100 * (t6.ON / t6.OFF - 1)
+    plotting.write_csv(t6.reset_index(), out / "table6_predictor_goodput.csv")
+    return raw, t6
+
+
+def capacity_tables(table2: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 2's capacities and whether each is censored, as (target, system) x speed."""
+    return (table2.pivot_table(index=["target", "system"], columns="speed", values="capacity"),
+            table2.pivot_table(index=["target", "system"], columns="speed", values="censored", aggfunc="any"))

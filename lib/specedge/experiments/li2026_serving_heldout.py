@@ -132,3 +132,124 @@ def verdicts(paper: dict, cap: pd.DataFrame, censored: pd.DataFrame, targets, ra
         cols[s] = {k: r for k, (_, r) in got.items()}
         cols.setdefault("paper", {k: p for k, (p, _) in got.items()})
     return pd.DataFrame(cols)[["paper", *systems]]
+
+
+# --------------------------------------------------------------------------- the notebook's sections, as calls
+def calibration_section(current: ex.Setting, grid: dict, targets: dict, n3: int, seeds, run, out, k: int = 2):
+    """The calibration (``li2026.calibrate`` over every seed, ranges extended until interior), its landscape
+    (``calibration_search.csv`` and the ``calibration_landscape`` figure), its ``k`` runner-ups, and whether
+    every seed alone picks the same candidate. Returns (fit, runner_ups, per_seed: seed column -> its best)."""
+    from .. import plotting
+    from .li2026_serving_figures import calibration_landscape
+
+    fit = ex.calibrate(current, grid, targets, n3, seeds, run)
+    plotting.write_csv(fit.searched, out / "calibration_search.csv")
+    calibration_landscape(fit.searched, fit.values, out)
+    names = list(fit.grid)
+    per_seed = {c: {n: type(fit.values[n])(v) for n, v in fit.searched.loc[fit.searched[c].idxmin(), names].items()}
+                for c in fit.searched if c.startswith("loss_seed")}
+    return fit, runner_up_candidates(fit.searched, names, k), per_seed
+
+
+def more_curves(readings, runner_ups, fit, systems, targets, setting: ex.Setting, **one) -> list:
+    """Table 2's searches beyond its own, one seed each (``one``: ``li2026.curves``' keywords): every reading of
+    Algorithm 1 on both targets, every runner-up candidate's ``systems`` on the first target."""
+    return ex.curves(readings, targets, ex.CLASSES, setting=setting, **one) + [
+        c for r in runner_ups for c in ex.curves(systems, targets[:1], ex.CLASSES, setting=ex.replace(
+            setting, **{n: r[n] for n in fit.grid}), **one)]
+
+
+def readings_section(setting: ex.Setting, readings, loads, seeds, run, raw7, table2, more_rows, paper, targets,
+                     epsilon: float, out):
+    """§ Readings: Fig 7's sweep for every other reading (each seed, beside WISP's and FCFS's ``raw7``), its
+    figure, Table 2 with the readings' capacities, and every reading's verdicts (``verdicts``). Returns
+    (fig7_all, cap_all: capacities of WISP and the readings, verdicts)."""
+    from .. import plotting
+    from .li2026_serving_figures import fig7_readings
+
+    raw = pd.concat([raw7, run([ex.Point(s, n, None, seed=k, setting=setting) for s in readings for n in loads
+                                for k in seeds])], ignore_index=True)
+    fig7_all = metrics.per_class(raw, ["system", "devices"], ex.CLASSES)
+    fig7_readings(fig7_all, out)
+    mine = more_rows[more_rows.system.isin(readings)]
+    plotting.write_csv(mine.drop(columns="setting"), out / "table2_readings.csv")
+    both = pd.concat([table2, mine])
+    cap_all = both.pivot_table(index=["target", "system"], columns="speed", values="capacity")
+    cens_all = both.pivot_table(index=["target", "system"], columns="speed", values="censored", aggfunc="any")
+    v = verdicts(paper, cap_all, cens_all, targets, raw, fig7_all, epsilon, ["WISP", *readings])
+    plotting.write_csv(v.rename_axis("statement").reset_index(), out / "readings_verdicts.csv")
+    return fig7_all, cap_all.loc[(slice(None), ["WISP", *readings]), :], v
+
+
+def runner_up_record(runner_ups, fit, setting: ex.Setting, more_rows, paper, table1_n: int, n3: int, seeds, run,
+                     target: str, epsilon: float) -> pd.DataFrame:
+    """Each runner-up candidate's held-out predictions (``held_out`` of its Tables 1 and 6 with every seed and its
+    Table 2 on ``target`` from ``more_rows``), as ``calibration.table``'s held-out rows with ``rank``, its settings
+    and ``loss``."""
+    from ..serving import calibration
+    from .li2026_serving_figures import current_tables
+
+    rows = []
+    for r in runner_ups:
+        st = ex.replace(setting, **{n: r[n] for n in fit.grid})
+        t1, _, t6 = current_tables(st, table1_n, n3, seeds, run)
+        mr = more_rows[[s == st for s in more_rows.setting]]
+        cap = mr.pivot_table(index=["target", "system"], columns="speed", values="capacity")
+        cens = mr.pivot_table(index=["target", "system"], columns="speed", values="censored", aggfunc="any")
+        for q, (pv, rv) in held_out(paper, t1, cap, cens, t6, [target], epsilon=epsilon).items():
+            rows.append(dict(rank=r["rank"], **{n: r[n] for n in fit.grid}, loss=r["loss"], setting=q, role="held-out",
+                             paper=pv, reproduced=rv, error=calibration.error(pv, rv), error_kind=calibration.error_kind(pv)))
+    return pd.DataFrame(rows)
+
+
+def spread(record: pd.DataFrame, runner_ups: pd.DataFrame) -> pd.DataFrame:
+    """Per table / section: the median |error| of the fit's held-out numbers and of each runner-up's (on the
+    quantities the runner-ups were judged on), undefined errors counted as misses (``calibration.summary``)."""
+    from ..serving import calibration
+
+    same = record[record.setting.isin(set(runner_ups.setting))]
+    return pd.concat({"fit": calibration.summary(same).error,
+                      **{f"runner-up {k}": calibration.summary(g).error for k, g in runner_ups.groupby("rank")}}, axis=1)
+
+
+def conclusion(verdicts_: pd.DataFrame) -> pd.DataFrame:
+    """Every claim of ``verdicts`` (1 holds, 0 fails, a share of loads, NaN undefined) in words per reading, and
+    the readings under which it holds."""
+    flag = lambda v: "undefined" if pd.isna(v) else ("holds" if v == 1 else "fails" if v == 0 else f"{v:.2f} of loads")
+    c = verdicts_[verdicts_.index.str.contains("holds|share of loads")]
+    systems = [s for s in c.columns if s != "paper"]
+    out = c[systems].apply(lambda col: col.map(flag))
+    out["holds under"] = [", ".join(s for s in systems if c.loc[q, s] == 1) or "none" for q in c.index]
+    return out
+
+
+def describe_fit(fit, per_seed: dict, runner_ups) -> str:
+    """The calibration in words: the fit, whether its ranges bracket it, each seed's own best and the runner-ups."""
+    same = all(v == fit.values for v in per_seed.values())
+    return (f"{len(fit.searched)} candidates; fitted {fit.values}, loss {fit.loss:.4f}; interior: {fit.interior}; ranges "
+            f"searched {fit.grid}\nbest candidate on each seed alone: {per_seed} -> "
+            + ("identified by every seed" if same else "the seeds disagree: Table 3 does not identify the fit (see the "
+               "runner-ups' held-out verdicts)") + f"\nrunner-ups: {runner_ups}")
+
+
+def record_section(fit, t3: pd.Series, targets3: dict, held: dict, current_tables_: tuple, table2_cur: pd.DataFrame, paper: dict,
+                   runner_ups, setting: ex.Setting, more_rows, table1_n: int, n3: int, seeds, run, target: str, epsilon: float,
+                   out):
+    """``calibration.csv`` (``calibration.table``: the fit with Table 3 over every seed, the held-out statements
+    ``held``, their values under the settings before the fit: ``current_tables_`` = its Tables 1, 3, 6 and
+    ``table2_cur``) and ``calibration_runner_ups.csv`` (``runner_up_record``). Returns (record, runner-up rows)."""
+    import dataclasses
+
+    from .. import plotting
+    from ..serving import calibration
+
+    t1c, t3c, t6c = current_tables_
+    cap_cur = table2_cur.pivot_table(index=["target", "system"], columns="speed", values="capacity")
+    before = {q: r for q, (_, r) in stated_numbers(paper, t1c, cap_cur, t6c).items()}
+    before |= {ex.T3.format(s): float(t3c[s]) for s in ex.TABLE3}
+    fitted = dataclasses.replace(fit, reproduced={ex.T3.format(s): float(t3[s]) for s in ex.TABLE3})   # every seed
+    record = calibration.table(fitted, fit.grid, targets3, held, before)
+    plotting.write_csv(record, out / "calibration.csv")
+    ru = runner_up_record(runner_ups, fit, setting, more_rows, paper, table1_n, n3, seeds, run, target, epsilon)
+    plotting.write_csv(ru, out / "calibration_runner_ups.csv")
+    return record, ru

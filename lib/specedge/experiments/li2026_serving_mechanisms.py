@@ -144,3 +144,31 @@ def note(att: pd.DataFrame, eq21: pd.DataFrame, dec: pd.DataFrame, devices: int,
             + (f"; Algorithm 1 stopped in its critical phase in {d.stopped_in_critical:.0%} of decisions, with "
                f"{d.late:.1f} late requests queued on average (its utility phase then skipped)" if d is not None else "")
             + f"; eq (21) calls {cd:.1%} of missed deadlines compute-dominant")
+
+
+def section(setting: ex.Setting, devices: int, seed: int, readings, window: int, tau: float, out):
+    """§ Mechanisms: ``mechanism_runs`` of WISP, FCFS and every reading at ``devices``, written as
+    ``mechanism_attribution.csv``, ``mechanism_eq21.csv`` and ``mechanism_decisions.csv``. Returns
+    (attribution table, eq (21) table, decisions, the failing rows' ``note``)."""
+    from .. import plotting
+
+    resp, eq21, dec = mechanism_runs(setting, devices, seed, ("WISP", "FCFS", *readings), window, tau)
+    att, eq = attribution_table(resp), eq21_table(eq21)
+    for frame, name in ((att, "attribution"), (eq, "eq21"), (dec, "decisions")):
+        plotting.write_csv(frame, out / f"mechanism_{name}.csv")
+    return att, eq, dec, note(att, eq, dec, devices)
+
+
+def noise_section(setting: ex.Setting, devices: int, seeds, run, out, factors=(0.0, 1.0, 3.0)) -> pd.DataFrame:
+    """Whether WISP's order against FCFS survives the twin's verification-time error: the violation rate per class
+    of both at ``devices`` with eq (19)'s noise times each of ``factors`` (every seed, ``run``), written as
+    ``mechanism_noise.csv``."""
+    from .. import plotting
+
+    zs = [f * setting.noise for f in factors]
+    rows = run([ex.Point(s, devices, None, seed=k, setting=ex.replace(setting, noise=z)) for z in zs for s in ("WISP", "FCFS")
+                for k in seeds])
+    rows["noise"] = [z for z in zs for _ in ("WISP", "FCFS") for _ in seeds]
+    t = metrics.per_class(rows, ["noise", "system"], ex.CLASSES)
+    plotting.write_csv(t, out / "mechanism_noise.csv")
+    return t
