@@ -131,3 +131,23 @@ def test_verdicts_put_the_paper_first_and_one_column_per_reading():
     assert list(v.columns) == ["paper", "WISP", "WISP-stop"]
     assert v.loc["Sec 5.2.1: WISP has the highest capacity, Qwen3-32B, 8 tok/s (1: holds)"].tolist() == [1.0, 1.0, 0.0]
     assert v.loc["Sec 5.3: share of loads where WISP violates at most as FCFS, 8 tok/s"].tolist() == [1.0, 1.0, 1.0]
+
+
+def test_a_stalled_reading_fails_the_load_claim_and_a_load_nobody_decides_is_skipped():
+    """8 tok/s, loads 20 and 40, two seeds: FCFS violates 0.3 / 0.4 at both; the stalled reading decides no
+    response at 40 (NaN): 20 compares (0.1 / 0.2 against 0.3 / 0.4: holds), 40 counts as not: share 0.5. At 2 tok/s neither decides anything
+    at either load: no load to compare (undefined)."""
+    rows = []
+    for sys_ in ("WISP", "FCFS"):
+        for n in (20, 40):
+            for k in (0, 1):
+                r = dict(system=sys_, devices=n, seed=k)
+                for c in (2, 4, 6, 8):
+                    resp = 0 if c == 2 or (sys_ == "WISP" and n == 40 and c == 8) else 10
+                    r |= {f"responses_{c}": resp, f"violations_{c}": (3 + k if sys_ == "FCFS" else 1 + k) if (c == 8 and resp) else 0}
+                rows.append(r)
+    raw = pd.DataFrame(rows)
+    from specedge.serving import metrics
+    got = ho.load_claims(raw, metrics.per_class(raw, ["system", "devices"], (2, 4, 6, 8)), 0.05)
+    assert got["Sec 5.3: share of loads where WISP violates at most as FCFS, 8 tok/s"] == (1.0, 0.5)
+    assert math.isnan(got["Sec 5.3: share of loads where WISP violates at most as FCFS, 2 tok/s"][1])
