@@ -96,3 +96,24 @@ def test_fit_interior_extends_a_range_until_its_optimum_is_inside():
     # a loss that falls for ever toward 0 is never bracketed: reported, not hidden
     flat = cal.fit_interior(lambda cs: [{"q": 1 + c["memory"]} for c in cs], {"memory": [1.0, 2.0]}, {"q": 1.0}, rounds=2)
     assert flat.interior == {"memory": False} and flat.grid["memory"] == [0.25, 0.5, 1.0, 2.0]
+
+
+def test_a_candidate_whose_memory_cannot_hold_one_response_is_infeasible_not_run():
+    """Qwen3-32B's KV is 256 KiB per token: a 512 + 128-token response needs 167.8 MB, so 0.16 GB cannot hold
+    it (centralized serving would refuse the run); 0.2 GB can. The calibration gives such a candidate an infinite
+    loss without running it, and its range extension stops there."""
+    st = ex.Setting.from_profile("li2026_paper")
+    assert not ex.fits(ex.replace(st, prompt_tokens=512, memory_gb=0.16)) and ex.fits(ex.replace(st, prompt_tokens=512, memory_gb=0.2))
+    ran = []
+
+    def run(points):
+        ran.extend(points)
+        return pd.DataFrame(dict(goodput=[{"SLED": 170.0, "Centralized": 330.0, "WISP": 600.0}[p.system] * p.setting.memory_gb
+                                          for p in points]))
+
+    targets = {ex.T3.format(s): v for s, v in zip(ex.TABLE3, (170.0, 330.0, 600.0))}
+    res = ex.calibrate(st, {"prompt_tokens": [128, 512], "memory_gb": [0.16, 1.0, 2.0]}, targets, 12, [0], run, rounds=0)
+    assert res.values == {"prompt_tokens": 128, "memory_gb": 1.0}
+    assert not any(p.setting.memory_gb == 0.16 and p.setting.prompt_tokens == 512 for p in ran)
+    bad = res.searched[(res.searched.memory_gb == 0.16) & (res.searched.prompt_tokens == 512)]
+    assert bad.loss.iloc[0] == math.inf and bad.loss_seed0.iloc[0] == math.inf

@@ -272,12 +272,21 @@ def table3_points(setting: Setting, n3: int, seeds) -> list[Point]:
     return [Point(s, n3, None, seed=k, setting=setting) for s in TABLE3 for k in seeds]
 
 
+def fits(setting: Setting, target: str = "Qwen3-32B") -> bool:
+    """Whether one whole response (prompt + ``max_new_tokens``) of ``target`` fits the KV memory ``memory_gb``
+    leaves it: else centralized serving can hold no response and a candidate of the calibration is infeasible
+    (an infinite loss, never run)."""
+    return kv_bytes_per_token(target) * (setting.prompt_tokens + setting.max_new_tokens) <= kv_budget(
+        Point("SLED", 1, target=target, setting=setting))
+
+
 def calibrate(setting: Setting, grid: dict, targets: dict, n3: int, seeds, run, rounds: int = 4) -> calibration.Fit:
     """``grid``'s settings (on ``setting``) fitted to Table 3's goodputs (``targets``: ``T3`` of a system -> tokens/s),
     each candidate's goodputs the mean over ``seeds`` of its runs at ``n3`` devices, every candidate's points
     one ``run(points)`` (a sweep runner); a range whose best value is at its end is extended and searched again
     (``calibration.fit_interior``, up to ``rounds`` times). Centralized serving has no drafting: its points keep
-    ``setting``'s drafting speed, so one run serves every drafting speed. ``Fit.searched`` adds each candidate's
+    ``setting``'s drafting speed, so one run serves every drafting speed. A candidate whose KV memory cannot hold
+    one response (``fits``) is infeasible: an infinite loss, never run. ``Fit.searched`` adds each candidate's
     loss on each seed alone (``loss_seed<k>``: how far one seed's fit would move)."""
     good: dict = {}
 
@@ -286,17 +295,19 @@ def calibrate(setting: Setting, grid: dict, targets: dict, n3: int, seeds, run, 
                 for p in table3_points(st, n3, seeds)]
 
     def evaluate(cands: list[dict]) -> list[dict]:
-        per = [points(replace(setting, **c)) for c in cands]
+        per = [points(replace(setting, **c)) if fits(replace(setting, **c)) else [] for c in cands]
         unique = [p for p in dict.fromkeys(p for ps in per for p in ps) if p not in good]
         if unique:
             good.update(zip(unique, run(unique).goodput, strict=True))
-        return [{T3.format(s): float(np.mean([good[p] for p in ps if p.system == s])) for s in TABLE3} for ps in per]
+        return [{T3.format(s): float(np.mean([good[p] for p in ps if p.system == s])) if ps else np.nan for s in TABLE3}
+                for ps in per]
 
     fit = calibration.fit_interior(evaluate, grid, targets, rounds)
     for k in seeds:
         fit.searched[f"loss_seed{k}"] = [
             calibration.loss({T3.format(s): good[p] for p in points(replace(setting, **c)) if p.seed == k for s in [p.system]},
-                             targets) for c in fit.searched[list(fit.grid)].to_dict("records")]
+                             targets) if fits(replace(setting, **c)) else np.inf
+            for c in fit.searched[list(fit.grid)].to_dict("records")]
     return fit
 
 
