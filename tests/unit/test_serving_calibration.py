@@ -127,8 +127,10 @@ def test_li2026_calibrate_recovers_planted_settings_through_its_runs():
     targets = {ex.T3.format(s): float(np.mean([goodput(ex.Point(s, 120, None, seed=k, setting=planted)) for k in seeds]))
                for s in ex.TABLE3}
     grid = {"prompt_tokens": [128, 256, 384], "draft_rate": [10.0, 15.0, 50.0], "memory_gb": [3.5, 14.0]}
-    res = ex.calibrate(st, grid, targets, 120, seeds, run)
+    res = ex.calibrate(st, grid, targets, 120, seeds, run, rounds=0)      # no range extended: one batch
     assert res.values == {"prompt_tokens": 256, "draft_rate": 15.0, "memory_gb": 3.5}
+    assert res.interior == {"prompt_tokens": True, "draft_rate": True, "memory_gb": False}
+    assert {f"loss_seed{k}" for k in seeds} <= set(res.searched.columns)
     assert res.loss == pytest.approx(0.0, abs=1e-20)
     assert len(batches) == 1
     central = [p for p in batches[0] if p.system == "Centralized"]

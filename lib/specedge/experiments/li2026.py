@@ -9,14 +9,18 @@ SLED           fixed window K         none (recompute)        FCFS
 FCFS           predictor stop (<= K)  prefix cache            FCFS          (Table 1 / Fig 7 baseline)
 WISP           predictor stop (<= K)  prefix cache            Algorithm 1 (``wisp_batching``)
 EDF-only       predictor stop (<= K)  prefix cache            EDF ablation
+WISP-stop      predictor stop (<= K)  prefix cache            Algorithm 1, late requests as printed (``wisp-stop``)
+WISP-drop      predictor stop (<= K)  prefix cache            Algorithm 1, late requests left out (``wisp-drop``)
+WISP-continue  predictor stop (<= K)  prefix cache            Algorithm 1, utility phase after a critical stop
 Centralized    none: the server decodes every token, continuously batched (``serving.centralized``)
 =============  =====================  ======================  ======================================
 
 Each point of a sweep is a pure function of a plain ``Point`` (``run_point``), so ``specedge.sweep`` can
 cache and fan them out. What the paper leaves open is listed, each with the sentence that leaves it open,
-in ``data/li2026/serving_open_settings.csv`` (``open_settings``): the prompt length, the device drafting
-speed and the server's KV memory are fitted to Table 3's three goodputs (``calibrate``, a grid search), the
-rest kept at the values of ``Setting``:
+in ``data/li2026/serving_open_settings.csv`` (``open_settings``): the prompt length and the server's KV memory
+are fitted to Table 3's three goodputs (``calibrate``, a grid search), the rest kept at the values of ``Setting``.
+What the paper states is an input: the devices draft at 50 tokens/s ("the device spends a growing fraction of
+its fixed drafting capacity (50 tokens/s)", Sec 3.2).
 
 - response length 128 tokens, one-way network latency 10 ms, window K = 8;
 - devices cycle through the zoo's four drafts (the paper's Qwen3-0.6B/1.7B/4B/8B) and six domains, with
@@ -61,7 +65,11 @@ class System:
 
 
 SYSTEM = {"SLED": System("fcfs", False, False), "FCFS": System("fcfs", True, True), "WISP": System("wisp", True, True),
-          "EDF-only": System("edf", True, True), "Centralized": System(None, True, False)}
+          "EDF-only": System("edf", True, True), "Centralized": System(None, True, False),
+          # Algorithm 1's other readings of a late request (``wisp_batching.READINGS``; docs/wisp-readings.md)
+          "WISP-stop": System("wisp-stop", True, True), "WISP-drop": System("wisp-drop", True, True),
+          "WISP-continue": System("wisp-continue", True, True)}
+READINGS = {"admit": "WISP", "stop": "WISP-stop", "drop": "WISP-drop", "continue": "WISP-continue"}   # reading -> system
 SYSTEMS = tuple(SYSTEM)
 DRAFTS = ("draft-xs", "draft-s", "draft-m", "draft-l")
 DOMAINS = ("chat", "code", "math", "qa", "sql", "summarize")
@@ -94,7 +102,7 @@ def paper_coefficients(target: str = "Qwen3-32B", profile="li2026_paper") -> dic
 @dataclass(frozen=True)
 class Setting:
     """The values the paper leaves open (module docstring)."""
-    draft_rate: float = 50.0          # tok/s on the device
+    draft_rate: float = 50.0          # tok/s on the device: stated (Sec 3.2), never fitted
     latency: float = 0.010            # s one way
     prompt_tokens: int = 128
     max_new_tokens: int = 128
@@ -213,9 +221,11 @@ def times(point: Point, est: Estimator) -> Times:
                              time_models.noisy(est, st.noise, point.seed))
 
 
-def run_log(point: Point, wl: Workload | None = None, acc=None) -> pd.DataFrame:
+def run_log(point: Point, wl: Workload | None = None, acc=None, wrap=None) -> pd.DataFrame:
     """The per-round log of one point (``interfaces.LOG_COLUMNS``); ``wl`` and ``acc`` (default: the zoo's
-    ``workload(point)`` and ``acceptance()``) let another pair's devices and traces run the same systems."""
+    ``workload(point)`` and ``acceptance()``) let another pair's devices and traces run the same systems;
+    ``wrap(former) -> former`` stands between the twin and the point's batch former (e.g. to record its
+    decisions)."""
     st = point.setting
     est = estimator(point)
     wl = workload(point) if wl is None else wl
@@ -223,7 +233,8 @@ def run_log(point: Point, wl: Workload | None = None, acc=None) -> pd.DataFrame:
         with gc_paused():
             return centralized.simulate(wl, time_models.noisy(est, st.noise, point.seed), until=st.horizon, rtt=2 * st.latency,
                                         memory_budget=kv_budget(point))
-    return simulate(wl, former(point, est), FixedS(st.window * point.devices, point.devices), times(point, est),
+    f = former(point, est)
+    return simulate(wl, f if wrap is None else wrap(f), FixedS(st.window * point.devices, point.devices), times(point, est),
                     acceptance() if acc is None else acc, until=st.horizon, seed=point.seed, label=point.system)
 
 
@@ -261,21 +272,43 @@ def table3_points(setting: Setting, n3: int, seeds) -> list[Point]:
     return [Point(s, n3, None, seed=k, setting=setting) for s in TABLE3 for k in seeds]
 
 
-def calibrate(setting: Setting, grid: dict, targets: dict, n3: int, seeds, run) -> calibration.Fit:
+def fits(setting: Setting, target: str = "Qwen3-32B") -> bool:
+    """Whether one whole response (prompt + ``max_new_tokens``) of ``target`` fits the KV memory ``memory_gb``
+    leaves it: else centralized serving can hold no response and a candidate of the calibration is infeasible
+    (an infinite loss, never run)."""
+    return kv_bytes_per_token(target) * (setting.prompt_tokens + setting.max_new_tokens) <= kv_budget(
+        Point("SLED", 1, target=target, setting=setting))
+
+
+def calibrate(setting: Setting, grid: dict, targets: dict, n3: int, seeds, run, rounds: int = 4) -> calibration.Fit:
     """``grid``'s settings (on ``setting``) fitted to Table 3's goodputs (``targets``: ``T3`` of a system -> tokens/s),
     each candidate's goodputs the mean over ``seeds`` of its runs at ``n3`` devices, every candidate's points
-    one ``run(points)`` (a sweep runner). Centralized serving has no drafting: its points keep ``setting``'s
-    drafting speed, so one run serves every drafting speed."""
+    one ``run(points)`` (a sweep runner); a range whose best value is at its end is extended and searched again
+    (``calibration.fit_interior``, up to ``rounds`` times). Centralized serving has no drafting: its points keep
+    ``setting``'s drafting speed, so one run serves every drafting speed. A candidate whose KV memory cannot hold
+    one response (``fits``) is infeasible: an infinite loss, never run. ``Fit.searched`` adds each candidate's
+    loss on each seed alone (``loss_seed<k>``: how far one seed's fit would move)."""
+    good: dict = {}
+
     def points(st: Setting) -> list[Point]:
         return [_dc_replace(p, setting=replace(st, draft_rate=setting.draft_rate)) if p.system == "Centralized" else p
                 for p in table3_points(st, n3, seeds)]
 
     def evaluate(cands: list[dict]) -> list[dict]:
-        per = [points(replace(setting, **c)) for c in cands]
-        unique = list(dict.fromkeys(p for ps in per for p in ps))
-        good = dict(zip(unique, run(unique).goodput, strict=True))
-        return [{T3.format(s): float(np.mean([good[p] for p in ps if p.system == s])) for s in TABLE3} for ps in per]
-    return calibration.fit(evaluate, grid, targets)
+        per = [points(replace(setting, **c)) if fits(replace(setting, **c)) else [] for c in cands]
+        unique = [p for p in dict.fromkeys(p for ps in per for p in ps) if p not in good]
+        if unique:
+            good.update(zip(unique, run(unique).goodput, strict=True))
+        return [{T3.format(s): float(np.mean([good[p] for p in ps if p.system == s])) if ps else np.nan for s in TABLE3}
+                for ps in per]
+
+    fit = calibration.fit_interior(evaluate, grid, targets, rounds)
+    for k in seeds:
+        fit.searched[f"loss_seed{k}"] = [
+            calibration.loss({T3.format(s): good[p] for p in points(replace(setting, **c)) if p.seed == k for s in [p.system]},
+                             targets) if fits(replace(setting, **c)) else np.inf
+            for c in fit.searched[list(fit.grid)].to_dict("records")]
+    return fit
 
 
 # --------------------------------------------------------------------------- tables from sweep rows

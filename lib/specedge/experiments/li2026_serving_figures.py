@@ -20,6 +20,11 @@ from . import li2026 as ex
 from . import li2026_realpair as rp
 
 SEEDS = "paired 95 % intervals over seeds"   # how a comparison of simulated systems is decided (claims.interval_*)
+# why a Table 2 number differs (measured: the notebook's § Mechanisms, mechanism_*.csv)
+WHY2 = ("predicted with the settings fitted to Table 3 (calibration.csv), devices drafting at the paper's 50 tok/s with the zoo's "
+        "acceptance; mechanism measured in mechanism_attribution.csv / mechanism_decisions.csv")
+WHY2_TREND = ("the ratio does not grow at every step; mechanism measured in mechanism_attribution.csv / mechanism_decisions.csv "
+              "(§ Mechanisms)")
 
 
 # --------------------------------------------------------------------------- Table 1 and Fig 7
@@ -30,6 +35,31 @@ def fig7(fig7: pd.DataFrame, out) -> None:
     g.set_axis_labels("devices N", "SLO violation rate")
     g.set_titles("{col_name} tok/s")
     plotting.save(g.figure, fig7, out, "fig7_violation_vs_n")
+
+
+def fig7_readings(fig7: pd.DataFrame, out) -> None:
+    """Fig 7 under every reading of Algorithm 1 (``li2026.READINGS``) against FCFS, saved as ``fig7_readings``."""
+    order = [s for s in ("WISP", "WISP-stop", "WISP-drop", "WISP-continue", "FCFS") if s in set(fig7.system)]
+    g = sns.relplot(data=fig7, x="devices", y="violation_rate", hue="system", col="speed", kind="line", marker="o",
+                    height=2.8, aspect=1.0, hue_order=order)
+    g.set_axis_labels("devices N", "SLO violation rate")
+    g.set_titles("{col_name} tok/s")
+    plotting.save(g.figure, fig7, out, "fig7_readings")
+
+
+def calibration_landscape(searched: pd.DataFrame, values: dict, out) -> None:
+    """The calibration's loss over its two fitted settings (``searched``: one row per candidate; ``values``: the
+    fit), log10 of the loss as a heat map with the fit marked, saved as ``calibration_landscape`` (its CSV: the
+    candidates, every seed's loss beside the mean's)."""
+    x, y = list(values)[:2]
+    grid = searched.pivot_table(index=y, columns=x, values="loss").sort_index(ascending=False)
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    sns.heatmap(np.log10(grid.replace(np.inf, np.nan)), annot=grid.round(3), fmt="", cmap="viridis_r", cbar_kws={"label": "log10 loss"}, ax=ax)
+    ax.add_patch(plt.Rectangle((list(grid.columns).index(values[x]), list(grid.index).index(values[y])), 1, 1, fill=False,
+                               edgecolor="red", lw=2))
+    ax.set(xlabel=f"{x} ({'tokens' if 'token' in x else 'GB'})", ylabel=f"{y} ({'GB' if 'gb' in y else 'tokens'})",
+           title="Table 3 fit: mean squared log ratio")
+    plotting.save(fig, searched, out, "calibration_landscape")
 
 
 def at_or_below_fcfs(rows: pd.DataFrame, loads) -> claims.Claim:
@@ -44,12 +74,21 @@ def at_or_below_fcfs(rows: pd.DataFrame, loads) -> claims.Claim:
 
 
 def table1_rows(table1: pd.DataFrame, table1_n: int, fig7: pd.DataFrame, epsilon: float, paper: dict,
-                runs: pd.DataFrame) -> list[dict]:
-    """Table 1's rates, WISP at or below FCFS over the seeds of ``runs`` (the sweep's rows), Fig 7's knees."""
+                runs: pd.DataFrame, mechanism: str = "") -> list[dict]:
+    """Table 1's rates, WISP at or below FCFS over the seeds of ``runs`` (the sweep's rows), Fig 7's knees;
+    ``mechanism`` (``li2026_serving_mechanisms.note``) goes into the note of a WISP-vs-FCFS claim that fails."""
+    why = f"; {mechanism}" if mechanism else ""
     rows = []
     for sys_ in ("WISP", "FCFS"):
         for sp in (8, 6, 4, 2):
             v, r = paper[f"table1-{sys_.lower()}-{sp}"], float(table1.loc[sys_, sp])
+            if not np.isfinite(r):      # no response of the class started and ended (or ran late) in the window
+                rows.append(dict(artifact="Table 1", quantity=f"{sys_}: violation rate at {sp} tok/s (N = {table1_n})", paper=v,
+                                 reproduced="undefined", status="not-reproducible", unit="%", statements=f"table1-{sys_.lower()}-{sp}",
+                                 models="zoo", cause="our-reading",
+                                 note="no response of this class was decided in the steady window (its devices stayed in "
+                                      "responses begun during the warm-up): no rate; a miss in calibration.csv"))
+                continue
             # the null: an unloaded server, which violates nothing (0 %)
             rows.append(unless_null_holds(dict(
                 artifact="Table 1", quantity=f"{sys_}: violation rate at {sp} tok/s (N = {table1_n})", paper=v,
@@ -60,7 +99,7 @@ def table1_rows(table1: pd.DataFrame, table1_n: int, fig7: pd.DataFrame, epsilon
     rows.append(dict(artifact="Table 1", quantity=f"WISP at or below FCFS in every class, below in at least one ({SEEDS})", paper="yes",
                      strength="trend", statements="fig7-wisp-shifts", claim=at_or_below_fcfs(runs, [table1_n]),
                      null_claim=at_or_below_fcfs(pd.concat([fcfs, fcfs.assign(system="WISP")]), [table1_n]),   # the null: WISP = FCFS
-                     models="zoo", cause="paper-ambiguity"))
+                     models="zoo", cause="paper-ambiguity", note="" if at_or_below_fcfs(runs, [table1_n]).holds else why.lstrip("; ")))
     knee = capacity.knees(fig7, epsilon)
     rows.append(dict(artifact="Fig 7", quantity="near zero at low load, then a knee (rate <= eps at the smallest N, > 0.5 at the largest)", paper="yes",
                      claim=claims.all_of({f"{s} {sp}": bool(g_.violation_rate.iloc[0] <= epsilon and g_.violation_rate.iloc[-1] > 0.5)
@@ -80,7 +119,8 @@ def table1_rows(table1: pd.DataFrame, table1_n: int, fig7: pd.DataFrame, epsilon
         paper="yes", strength="trend", claim=claims.all_of(shifted("WISP")), null_claim=claims.all_of(shifted("FCFS")),
         statements="fig7-wisp-shifts", models="zoo", cause="paper-ambiguity",
         note=f"knees (first N above eps) over the classes {', '.join(f'{c:g}' for c in classes)} tok/s in fig7_violation_vs_n.csv; "
-             "the null: WISP's knee at FCFS's"))
+             "the null: WISP's knee at FCFS's"
+             + ("" if all(knee.loc[("WISP", sp)] >= knee.loc[("FCFS", sp)] for sp in classes) else why)))
     v = fig7.pivot_table(index=["speed", "devices"], columns="system", values="violation_rate")
     gain = (v.FCFS - v.WISP).groupby(level="speed").mean()
     best = int(gain.idxmax())
@@ -90,15 +130,15 @@ def table1_rows(table1: pd.DataFrame, table1_n: int, fig7: pd.DataFrame, epsilon
                                          "largest_in_tight_class"),
                      # the null: no gain in any class (the first class then counts as the largest)
                      null_claim=claims.all_of({"no reduction": int((0 * gain).idxmax()) in (6, 8)}, "largest_in_tight_class"),
-                     models="zoo", cause="paper-ambiguity"))
+                     models="zoo", cause="paper-ambiguity", note="" if best in (6, 8) else why.lstrip("; ")))
     return rows
 
 
 # --------------------------------------------------------------------------- Table 2
-def table2_rows(cap: pd.DataFrame, censored: pd.DataFrame, targets, systems, paper: dict) -> list[dict]:
+def table2_rows(cap: pd.DataFrame, censored: pd.DataFrame, targets, systems, paper: dict, mechanism: str = "") -> list[dict]:
     """Capacities and speedups against Table 2 (censored capacities as bounds), WISP highest (10 % margin),
     capacity falls as the class tightens, speedup grows as it tightens, and the abstract's largest speedups."""
-    why = "predicted with the settings fitted to Table 3 (calibration.csv), acceptance the zoo's; at the fitted drafting speed an unloaded WISP device commits about 9 tok/s, so its 8 tok/s class has no room for queueing"
+    why = WHY2 + (f"; {mechanism}" if mechanism else "")
     tag = {"Qwen3-32B": "32b", "Qwen3-14B": "14b"}
     bounded = lambda t, s, sp: claims.AtLeast(cap.loc[(t, s), sp]) if censored.loc[(t, s), sp] else float(cap.loc[(t, s), sp])
     rows = []
@@ -147,6 +187,7 @@ def table2_rows(cap: pd.DataFrame, censored: pd.DataFrame, targets, systems, pap
                              # the null: the strongest baseline has the highest capacity (the same test naming it)
                              null_claim=claims.argmax_is(col, claims.strongest_alternative(col, "WISP"), margin=round(0.1 * runner_up, 1)),
                              models="zoo", cause="paper-ambiguity",
+                             note="" if claims.argmax_is(col, "WISP", margin=round(0.1 * runner_up, 1)).holds else why,
                              statements=" ".join(["sec52-highest"] + [f"table2-{s.lower()}-{tag[t]}-{sp}" for s in systems])))
         for s in systems:
             rows.append(dict(artifact="Table 2", quantity=f"{s} {t}: capacity falls as the class tightens (2 -> 8 tok/s)", paper="yes",
@@ -175,9 +216,7 @@ def table2_rows(cap: pd.DataFrame, censored: pd.DataFrame, targets, systems, pap
                 rows.append(dict(artifact="Table 2", quantity=q, paper="yes", strength="trend", statements="sec52-stronger-tight",
                                  claim=c, null_claim=claims.strictly_increasing([got[0][0]] * len(got)), models="zoo",
                                  cause="paper-ambiguity",
-                                 note="" if c.holds else "the ratio falls at 8 tok/s: at the drafting speed fitted to Table 3 an "
-                                                         "unloaded WISP device commits about 9 tok/s (twin, N = 1-2), so that class "
-                                                         "leaves no room for queueing; centralized serving does not draft"))
+                                 note="" if c.holds else WHY2_TREND + (f"; {mechanism}" if mechanism else "")))
     for base in ("Centralized", "SLED"):
         sid = f"abstract-capacity-{base.lower()}"
         got = {k: v for k, v in speedups.items() if k[1] == base}
@@ -228,12 +267,13 @@ def table3_rows(t3: pd.Series, n3: int, paper: dict, runs: pd.DataFrame) -> list
 
 def stated_numbers(paper: dict, table1: pd.DataFrame, cap: pd.DataFrame, t6: pd.DataFrame) -> dict[str, tuple[float, float]]:
     """Every stated number the calibration holds out, as quantity -> (paper, reproduced): Table 1's violation
-    rates (%), Table 2's capacities and speedups (a censored capacity at its bound), Table 6's goodputs and gains."""
+    rates (%), Table 2's capacities and speedups of every target ``cap`` holds (a censored capacity at its bound),
+    Table 6's goodputs and gains."""
     tag, out = {"Qwen3-32B": "32b", "Qwen3-14B": "14b"}, {}
     for s in ("WISP", "FCFS"):
         for sp in (8, 6, 4, 2):
             out[f"Table 1: {s} violation rate at {sp} tok/s (%)"] = (paper[f"table1-{s.lower()}-{sp}"], 100 * float(table1.loc[s, sp]))
-    for t in ("Qwen3-32B", "Qwen3-14B"):
+    for t in [t for t in ("Qwen3-32B", "Qwen3-14B") if t in cap.index.get_level_values("target")]:
         for s in ("SLED", "Centralized", "WISP"):
             for sp in ex.CLASSES:
                 out[f"Table 2: {s} {t} capacity at {sp} tok/s"] = (paper[f"table2-{s.lower()}-{tag[t]}-{sp}"], float(cap.loc[(t, s), sp]))
@@ -263,7 +303,7 @@ def table6_rows(t6: pd.DataFrame, paper: dict, runs: pd.DataFrame) -> list[dict]
                 artifact="Table 6", quantity=f"N = {n}: goodput, predictor {col}", paper=v, reproduced=round(r, 2), unit="tokens/s",
                 tolerance=round(0.25 * v, 2), statements=sid, null=null, models="zoo", cause="paper-ambiguity",
                 note=("the null: the predictor OFF" if col == "ON" else "the null: no goodput") + ("" if abs(r - v) <= 0.25 * v else
-                      "; the paper's devices deliver ~7 tok/s each; ours draft at the speed fitted to Table 3 with the zoo's acceptance"))))
+                      "; the paper's devices deliver ~7 tok/s each; ours draft at the paper's 50 tok/s with the zoo's acceptance"))))
         imp, r = paper[f"table6-imp-{n}"], float(t6.loc[n, "improvement_pct"])
         tol = compare.null_tolerance(imp, 0.0, 10.0)
         rows.append(dict(artifact="Table 6", quantity=f"N = {n}: improvement", paper=imp, reproduced=round(r, 2), unit="%", tolerance=tol, null=0.0,
@@ -289,13 +329,14 @@ def fig8(att: pd.DataFrame, n: int, seed: int, out) -> None:
     plotting.save(fig, att, out, "fig8_attribution")
 
 
-def fig8_rows(att: pd.DataFrame, window: int, paper: dict) -> list[dict]:
+def fig8_rows(att: pd.DataFrame, window: int, paper: dict, mechanism: str = "") -> list[dict]:
     share = att[att.violated].label.value_counts(normalize=True)
     return [dict(artifact="Fig 8", quantity=f"most violations are compute-dominant (eq 21, W = {window}, tau = {paper['eq21-tau']})", paper="yes",
                  claim=claims.above(float(share.get("compute-dominant", 0.0)), 0.5), strength="trend", statements="fig8-compute-dominant",
                  null_claim=claims.above(0.5, 0.5), models="zoo", cause="models",   # the null: both causes alike
                  note="" if share.get("compute-dominant", 0.0) > 0.5 else
-                 "in the twin a verification spike is only the estimator's log-normal error; backlog (queueing) dominates past the knee")]
+                 "in the twin a verification spike is only the estimator's log-normal error; backlog (queueing) dominates past the knee"
+                 + (f"; {mechanism}" if mechanism else ""))]
 
 
 # --------------------------------------------------------------------------- Table 2 and its sensitivity (beyond the paper)
@@ -311,20 +352,24 @@ def sensitivity_curves(systems, targets, *, scale: str, epsilon: float, seed: in
 
 
 def capacity_searches(systems, targets, *, scale: str, epsilon: float, seeds: int, seed: int, setting, current, hi: int,
-                      run, cache, resolution: float = 0.0):
-    """Table 2 (``systems`` x ``targets`` x every class, ``seeds`` twin seeds per point) and its sensitivity
-    (``sensitivity_curves``), every search in one ``ex.capacities`` call, so that the workers share all their
-    points round by round. Returns (table2, eps_tab: Qwen3-32B's capacities per ε with Table 2's own rows,
-    table2_current: Table 2 under ``current``)."""
+                      run, cache, resolution: float = 0.0, more=()):
+    """Table 2 (``systems`` x ``targets`` x every class, ``seeds`` twin seeds per point), its sensitivity
+    (``sensitivity_curves``) and the searches ``more`` (e.g. Algorithm 1's readings, the fit's runner-ups), every
+    search in one ``ex.capacities`` call, so that the workers share all their points round by round. Returns
+    (table2, eps_tab: Qwen3-32B's capacities per ε with Table 2's own rows, table2_current: Table 2 under
+    ``current``, more: the rows of ``more``, each with its curve's ``setting``)."""
     main = ex.curves(systems, targets, ex.CLASSES, epsilon=epsilon, seeds=seeds, seed=seed, setting=setting, hi=hi,
                      point_cache=cache, resolution=resolution)
     extra = sensitivity_curves(systems, targets, scale=scale, epsilon=epsilon, seed=seed, setting=setting, current=current,
                                hi=hi, cache=cache, resolution=resolution)
-    rows = ex.capacities(main + extra, run)
-    table2, rows = rows.iloc[:len(main)].reset_index(drop=True), rows.iloc[len(main):].reset_index(drop=True)
+    more = list(more)
+    rows = ex.capacities(main + extra + more, run)
+    table2 = rows.iloc[:len(main)].reset_index(drop=True)
+    more_rows = rows.iloc[len(main) + len(extra):].reset_index(drop=True).assign(setting=[c.setting for c in more])
+    rows = rows.iloc[len(main):len(main) + len(extra)].reset_index(drop=True)
     cur = np.array([c.setting == current for c in extra])
     eps_tab = pd.concat([table2[table2.target == "Qwen3-32B"], rows[~cur]], ignore_index=True)
-    return table2, eps_tab, rows[cur].reset_index(drop=True)
+    return table2, eps_tab, rows[cur].reset_index(drop=True), more_rows
 
 
 def current_tables(current, table1_n: int, n3: int, seeds, run):
@@ -414,3 +459,30 @@ def centralized_row(cdiff: pd.DataFrame) -> dict:
                 ours=round(cworst, 1), reference=0.0, unit="%", tolerance=validation.TOLERANCE["p50"],
                 note="" if cworst <= validation.TOLERANCE["p50"] else
                 "the twin's step time is the real run's median decode step; the real steps vary with the batch's sequence count")
+
+
+# --------------------------------------------------------------------------- Tables 3 and 6 as calls
+def table3(setting, n3: int, seeds, run, out):
+    """Table 3's runs (``ex.table3_points``, every seed, ``run``) and its mean goodput per system, written as
+    ``table3_goodput.csv``. Returns (the runs' rows, the table)."""
+    raw = run(ex.table3_points(setting, n3, seeds))
+    t3 = raw.groupby("system", sort=False).goodput.mean().reindex(list(ex.TABLE3))
+    plotting.write_csv(t3.rename("goodput_tok_s").reset_index(), out / "table3_goodput.csv")
+    return raw, t3
+
+
+def table6(setting, seeds, run, out):
+    """Table 6's runs (WISP with the predictor OFF / ON at N = 2, 4, 8, 16, every seed, ``run``) and its mean goodputs
+    and improvement (%), written as ``table6_predictor_goodput.csv``. Returns (the runs' rows, the table)."""
+    raw = run([ex.Point("WISP", n, None, predictor=p, seed=k, setting=setting)
+               for n in (2, 4, 8, 16) for p in (False, True) for k in seeds])
+    t6 = raw.groupby(["devices", "predictor"]).goodput.mean().unstack("predictor").rename(columns={False: "OFF", True: "ON"})
+    t6["improvement_pct"] = 100 * (t6.ON / t6.OFF - 1)
+    plotting.write_csv(t6.reset_index(), out / "table6_predictor_goodput.csv")
+    return raw, t6
+
+
+def capacity_tables(table2: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 2's capacities and whether each is censored, as (target, system) x speed."""
+    return (table2.pivot_table(index=["target", "system"], columns="speed", values="capacity"),
+            table2.pivot_table(index=["target", "system"], columns="speed", values="censored", aggfunc="any"))

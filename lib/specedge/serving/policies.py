@@ -9,7 +9,8 @@ kind            names (module)                                                  
 allocator       ``GOODSPEED``/``goodspeed``, ``Fixed-S``/``fixed``, ``Fixed-S ⌊C/N⌋``, capacity, clients, seed, eta,
                 ``Random-S``/``random`` (``allocation``), ``goodspeed-slo``            beta, weights (client -> SLO
                 (``slo_weighted_allocation``), ``as2`` (``as2_allocation``)            class), costs (eq 6's L_i)
-former          ``sync``, ``fcfs`` (``batching``), ``wisp``, ``edf`` (``wisp_batching``) estimator, delta, memory_budget
+former          ``sync``, ``fcfs`` (``batching``), ``wisp``, ``edf``, ``wisp-stop``, estimator, delta, memory_budget
+                ``wisp-drop``, ``wisp-continue`` (``wisp_batching``: readings)
 verify model    a profile's runtime kind: ``affine_tokens``, ``affine_interactions``  coefficients
                 (``runtime.verify_model``)
 device model    a profile's runtime kind: ``per_token``, ``draft_verify_comm``        coefficients

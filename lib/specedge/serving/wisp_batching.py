@@ -11,12 +11,25 @@ Feasibility is checked incrementally: eq (19) is additive in its three features,
 running sums of (N_linear, N_interactions, N_cached), its memory and its earliest deadline; each
 FEASIBLEADD is O(1) and a decision is O(n log n) for n queued requests (one sort).
 
-One reading the paper leaves open (stated here, tested): a request whose deadline has already become
-unreachable (t_k + v_i > d_i, it cannot finish in time even alone) can never pass eq (15), so Algorithm 1
-as printed would stop at it for ever — it is critical and has the earliest deadline — and dispatch
-nothing again (the server idles with a non-empty queue). We admit such *late* requests at their EDF
-place under the memory constraint only, and keep eq (15) for every request that can still meet its
-deadline. Requests without an SLO (no deadline) are never critical.
+One line the paper leaves open (``docs/wisp-readings.md`` quotes it and every other reading): a request
+whose deadline has already become unreachable (t_k + v_i > d_i, it cannot finish in time even alone: *late*)
+can never pass eq (15), so Algorithm 1 as printed stops at it — it is critical and has the earliest deadline —
+and, with it first, dispatches nothing again (the server idles with a non-empty queue). ``reading`` names how
+a late request is treated, each a registered former (``READINGS``):
+
+- ``admit`` (``wisp``, the default): a late request is admitted at its EDF place under the memory constraint
+  only, its deadline binding no batch; every other line as printed;
+- ``stop`` (``wisp-stop``): Algorithm 1 as printed (FEASIBLEADD checks eq (15) for a late request too);
+- ``drop`` (``wisp-drop``): a late request is left out of every batch that can hold a request still on time
+  (it neither joins nor stops it); the serving layer cannot cancel a round (its device would wait for ever),
+  so late requests are verified, in EDF order under the memory constraint, only when the batch of the
+  on-time ones is empty;
+- ``continue`` (``wisp-continue``): ``admit``, and the utility phase runs even after the critical phase
+  stopped at a violation (line 25's ``if not stop`` dropped).
+
+A request whose memory alone exceeds M (eq 14) fails FEASIBLEADD in every reading: the batch stops there and
+it stays pending (lines 21-22, 34-35; ``drop`` leaves it out instead). Requests without an SLO (no deadline)
+are never critical.
 """
 from __future__ import annotations
 
@@ -33,6 +46,7 @@ from .estimator import Estimator
 from .interfaces import Pending
 from .timegrid import ns, ns_le
 
+READINGS = ("admit", "stop", "drop", "continue")   # how Algorithm 1 treats a late request (module docstring)
 SHORT = 128   # queue length up to which a decision runs on plain floats; numpy arrays beyond (their fixed
               # cost per call outweighs plain floats up to ~130 requests on the AMD EPYC of figures/bench)
 _FIELDS = attrgetter("n_new", "n_cached", "arrival", "client", "deadline", "expected_tokens", "memory")
@@ -52,6 +66,7 @@ class WISPBatcher:
     max_batch: int | None = None
     label: str = "WISP"
     density: bool = True          # False: the EDF-only ablation (every request in deadline order)
+    reading: str = "admit"        # how a late request is treated (``READINGS``, module docstring)
 
     def __post_init__(self):
         if not isinstance(self.estimator, Estimator):
@@ -62,6 +77,8 @@ class WISPBatcher:
             raise ValueError(f"memory_budget: must be > 0, got {self.memory_budget!r}")
         if self.max_batch is not None and (not isinstance(self.max_batch, int) or self.max_batch < 1):
             raise ValueError(f"max_batch: must be a positive int or None, got {self.max_batch!r}")
+        if self.reading not in READINGS:
+            raise ValueError(f"reading: expected one of {READINGS}, got {self.reading!r}")
 
     def _ranked_short(self, queue: Sequence[Pending], now: float) -> list[tuple]:
         """The queue in admission order, one tuple per request: (not critical, sort key, arrival, client,
@@ -109,6 +126,8 @@ class WISPBatcher:
         the earliest binding deadline (late requests and those without an SLO bind none)."""
         if not queue:
             return []
+        if self.reading != "admit":
+            return self._form_phases(queue, now)
         if len(queue) > SHORT:
             return self._form_long(queue, now)
         if len(queue) == 1:
@@ -134,8 +153,6 @@ class WISPBatcher:
             if not (used <= budget and ns_le(now + t_hat, d_min)):          # eqs (14) and (15)
                 break                                                       # stop at the first violation
             batch.append(p)
-        if not batch and ranked[0][9] > budget:
-            self._exceeds(ranked[0][-1])
         return batch
 
     def _form_one(self, p: Pending, now: float) -> list[Pending]:
@@ -151,12 +168,50 @@ class WISPBatcher:
             late = ns_le(d - v - self.delta, now) and not ns_le(now + v, d)
         if p.memory <= self.memory_budget and (late or ns_le(now + v, d)):
             return [p]
-        if p.memory > self.memory_budget:
-            self._exceeds(p)
         return []
 
-    def _exceeds(self, p: Pending):
-        raise ValueError(f"request of client {p.client}: memory {p.memory:g} exceeds the budget {self.memory_budget:g}")
+    def _form_phases(self, queue: Sequence[Pending], now: float) -> list[Pending]:
+        """Algorithm 1's two phases written as printed (lines 17-33), for every ``reading``: the critical
+        requests in EDF order, then — unless the critical phase stopped (line 25), or always under
+        ``continue`` — the others by decreasing U_i, each admitted while FEASIBLEADD holds. Under
+        ``admit``/``continue`` a late request binds no deadline; under ``stop`` it does (and fails);
+        under ``drop`` it is skipped, as is a request over the memory budget alone, and the late ones
+        are verified only when no on-time request was admitted. Plain Python over the ranked queue (the
+        ``admit`` reading's fast paths decide alike: tested)."""
+        ranked = self._ranked_short(queue, now)
+        est, budget, cap = self.estimator, self.memory_budget, self.max_batch or math.inf
+        state = [0.0, 0.0, 0.0, 0.0, math.inf]     # memory, N_linear, N_interactions, N_cached, D_min
+        batch: list[Pending] = []
+
+        def feasible_add(r, binds: bool) -> bool:  # FEASIBLEADD (lines 1-6), and B <- B' when it holds
+            new, cached, d, memory = r[6:10]
+            t = [state[0] + memory, state[1] + new, state[2] + (new + cached) * new, state[3] + cached,
+                 min(state[4], d) if binds else state[4]]
+            t_hat = max(est.a * t[1] + est.b_compute * t[2] + est.b_read * t[3] + est.c, 0.0)   # eq (19)
+            if not (t[0] <= budget and ns_le(now + t_hat, t[4])):                               # eqs (14), (15)
+                return False
+            state[:] = t
+            batch.append(r[-1])
+            return True
+
+        def phase(rows, skip_late: bool) -> bool:   # True: it stopped at a violation
+            for r in rows:
+                if len(batch) >= cap:
+                    return True
+                late = r[5]
+                if skip_late and (late or r[9] > budget):
+                    continue
+                if not feasible_add(r, binds=not late or self.reading == "stop"):
+                    return True
+            return False
+
+        drop = self.reading == "drop"
+        crit, non = [r for r in ranked if not r[0]], [r for r in ranked if r[0]]
+        if not phase(crit, drop) or self.reading == "continue":
+            phase(non, drop)
+        if drop and not batch:
+            phase([r for r in crit if r[5]], False)
+        return batch
 
     def _ranked_long(self, queue: Sequence[Pending], now: float):
         """``_ranked_short`` vectorised over a long queue (numpy arrays: the same values, the same order)."""
@@ -187,8 +242,6 @@ class WISPBatcher:
         k = len(ok) if ok.all() else int(np.argmin(ok))                     # stop at the first violation
         if self.max_batch is not None:
             k = min(k, self.max_batch)
-        if k == 0 and memory[0] > self.memory_budget:
-            self._exceeds(queue[idx[0]])
         return [queue[i] for i in idx[:k].tolist()]
 
 
@@ -207,3 +260,13 @@ def _wisp(estimator, delta: float = 0.0, memory_budget: float = math.inf):
 @FORMERS.register("edf")
 def _edf(estimator, delta: float = 0.0, memory_budget: float = math.inf):
     return EDFOnly(estimator, delta=delta, memory_budget=memory_budget)
+
+
+def _register_reading(reading: str):
+    @FORMERS.register(f"wisp-{reading}")
+    def build(estimator, delta: float = 0.0, memory_budget: float = math.inf):
+        return WISPBatcher(estimator, delta=delta, memory_budget=memory_budget, label=f"WISP-{reading}", reading=reading)
+
+
+for _r in READINGS[1:]:        # "wisp" is the default reading, ``admit``
+    _register_reading(_r)

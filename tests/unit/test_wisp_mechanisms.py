@@ -1,0 +1,153 @@
+"""li2026's serving mechanisms and held-out statements on hand-made logs and tables
+(``experiments.li2026_serving_mechanisms``, ``experiments.li2026_serving_heldout``)."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from specedge.experiments import li2026_serving_heldout as ho
+from specedge.experiments import li2026_serving_mechanisms as mech
+from specedge.serving.estimator import Estimator
+from specedge.serving.interfaces import Pending
+from specedge.serving.wisp_batching import WISPBatcher
+
+
+def _log(rounds):
+    """rounds: (client, class, tokens, t_draft, link, t_verify, t_queue), back to back per client from 0."""
+    rows, clock = [], {}
+    for b, (c, cls, tok, d, link, v, q) in enumerate(rounds):
+        t_round = d + link + v + q
+        start = clock.get(c, 0.0)
+        clock[c] = start + t_round
+        rows.append(dict(client=c, slo_class=cls, tokens=tok, t_draft=d, t_queue=q, t_verify=v, t_round=t_round, t_send=0.0,
+                         end=start + t_round, start=start + d + link / 2 + q, batch=b, deadline=start + 1.0, event=""))
+    return pd.DataFrame(rows)
+
+
+def test_response_attribution_by_hand():
+    """Four devices, one response of 4 tokens each in two rounds (max_new_tokens 4), each violated for a
+    different reason: what the class allows is 4 / speed seconds.
+    - client 0, 2 tok/s (2 s): drafting 0.4, link 0.2, verification 0.2, queueing 1.3: 2.1 s > 2 s, and
+      without queueing 0.8 s: ``queueing``;
+    - client 1, 8 tok/s (0.5 s): drafting 0.6 s alone exceeds it: ``drafting``;
+    - client 2, 4 tok/s (1 s): drafting 0.4 + link 0.7 = 1.1 s: ``link``;
+    - client 3, 4 tok/s (1 s): 0.4 + 0.2 + verification 0.5 = 1.1 s: ``verification``;
+    - client 4, 2 tok/s: 1.0 s in all: met, no cause."""
+    log = _log([(0, 2, 2, 0.2, 0.1, 0.1, 0.1), (0, 2, 2, 0.2, 0.1, 0.1, 1.2),
+                (1, 8, 2, 0.3, 0.02, 0.05, 0.0), (1, 8, 2, 0.3, 0.02, 0.05, 0.0),
+                (2, 4, 2, 0.2, 0.35, 0.01, 0.0), (2, 4, 2, 0.2, 0.35, 0.01, 0.0),
+                (3, 4, 2, 0.2, 0.1, 0.25, 0.0), (3, 4, 2, 0.2, 0.1, 0.25, 0.0),
+                (4, 2, 2, 0.2, 0.1, 0.1, 0.1), (4, 2, 2, 0.2, 0.1, 0.1, 0.1)])
+    r = mech.response_attribution(log, 4, 0.0, 100.0).set_index("client")
+    assert r.cause.to_dict() == {0: "queueing", 1: "drafting", 2: "link", 3: "verification", 4: ""}
+    assert r.violated.to_dict() == {0: True, 1: True, 2: True, 3: True, 4: False}
+    assert r.loc[0, ["drafting", "link", "verification", "queueing"]].tolist() == pytest.approx([0.4, 0.2, 0.2, 1.3])
+    np.testing.assert_allclose(r[list(mech.PARTS)].sum(axis=1), r.seconds)      # the parts add up to the response
+    t = mech.attribution_table(r.reset_index().assign(system="X")).set_index("speed")
+    assert t.loc[4, "cause_link"] == 0.5 and t.loc[4, "cause_verification"] == 0.5 and t.loc[2, "violation_rate"] == 0.5
+
+
+def test_the_recorder_sees_a_critical_stop():
+    """Test 6 of test_wisp_algorithm1: C1, C2 critical, C2 overruns C1's deadline: the batch {C1} stopped in
+    the critical phase (1 of 2 critical admitted), no request late."""
+    est = Estimator(a=0.001, b_compute=0.0, b_read=0.0, c=0.010)
+    q = [Pending(i, f"s{i}", 0, 0.0, n - 1, n, 0, deadline=d, expected_tokens=g)
+         for i, (d, n, g) in enumerate([(0.019, 5, 1.0), (0.021, 5, 1.0), (1.0, 1, 10.0)])]
+    rec = mech.Recorder(WISPBatcher(est, delta=0.01))
+    assert [p.client for p in rec.form(q, 0.0, frozenset())] == [0]
+    assert rec.decisions == [dict(now=0.0, queued=3, critical=2, late=0, batch=1, critical_admitted=1, stopped_in_critical=True)]
+    assert rec.label == "WISP" and rec.form([], 0.0, frozenset()) == [] and len(rec.decisions) == 1
+
+
+def _cap(values):
+    idx = pd.MultiIndex.from_tuples([(t, s) for t in ("Qwen3-32B",) for s in ("SLED", "Centralized", "WISP")],
+                                    names=["target", "system"])
+    return pd.DataFrame(values, index=idx, columns=[2, 4, 6, 8], dtype=float)
+
+
+PAPER = {"abstract-capacity-sled": 4.1, "abstract-capacity-centralized": 2.1}
+
+
+def test_capacity_claims_by_hand_and_an_infinite_ratio_is_a_miss():
+    """WISP 100/80/60/40 against centralized 50/44/35/30 (ratios 2.0, 1.82, 1.71, 1.33: falling, so "grows as the
+    class tightens" fails) and SLED 40/20/10/0 (a zero: the abstract's largest ratio is infinite, the growth
+    undefined). WISP leads by more than 10 % in every class but 4 tok/s? 80 > 44 * 1.1: it leads everywhere."""
+    cap = _cap([[40, 20, 10, 0], [50, 44, 35, 30], [100, 80, 60, 40]])
+    got = ho.capacity_claims(PAPER, cap, cap.astype(bool) & False, ["Qwen3-32B"])
+    assert all(got[f"Sec 5.2.1: WISP has the highest capacity, Qwen3-32B, {sp} tok/s (1: holds)"] == (1.0, 1.0) for sp in (2, 4, 6, 8))
+    assert got["Sec 5.2.1: WISP speedup vs Centralized grows as the class tightens, Qwen3-32B (1: holds)"] == (1.0, 0.0)
+    assert math.isnan(got["Sec 5.2.1: WISP speedup vs SLED grows as the class tightens, Qwen3-32B (1: holds)"][1])
+    assert got["Abstract: largest capacity speedup vs SLED, both targets, every class"] == (4.1, math.inf)
+    assert got["Abstract: largest capacity speedup vs Centralized, both targets, every class"] == (2.1, 2.0)
+    # a reading's capacities judged as WISP's
+    both = pd.concat([cap, _cap([[1, 1, 1, 1]] * 3).xs("WISP", level="system", drop_level=False).rename(
+        index={"WISP": "WISP-stop"}, level="system")])
+    assert (ho.as_wisp(both, "WISP-stop").loc[("Qwen3-32B", "WISP")] == 1).all()
+    assert set(ho.as_wisp(both, "WISP-stop").index.get_level_values("system")) == {"SLED", "Centralized", "WISP"}
+
+
+def test_load_claims_by_hand():
+    """Two seeds, loads 20 and 40; 8 tok/s: both violate at 40, WISP 0.5/0.6 vs FCFS 0.2/0.3 (WISP above:
+    fails), nothing at 20 (skipped): share 0. Knee at eps 0.05: both at 40: not larger (0). 2 tok/s: no
+    violation anywhere: no load to compare (NaN) and no knee on either side (NaN)."""
+    rows = []
+    for sys_, rate in (("WISP", (0.5, 0.6)), ("FCFS", (0.2, 0.3))):
+        for n in (20, 40):
+            for k in (0, 1):
+                r = dict(system=sys_, devices=n, seed=k)
+                for c in (2, 4, 6, 8):
+                    v = int(rate[k] * 10) if (n == 40 and c == 8) else 0
+                    r |= {f"responses_{c}": 10, f"violations_{c}": v}
+                rows.append(r)
+    raw = pd.DataFrame(rows)
+    from specedge.serving import metrics
+    fig7 = metrics.per_class(raw, ["system", "devices"], (2, 4, 6, 8))
+    got = ho.load_claims(raw, fig7, 0.05)
+    assert got["Sec 5.3: share of loads where WISP violates at most as FCFS, 8 tok/s"] == (1.0, 0.0)
+    assert got["Sec 5.3: WISP's knee at a larger N than FCFS's, 8 tok/s (1: holds)"] == (1.0, 0.0)
+    assert math.isnan(got["Sec 5.3: share of loads where WISP violates at most as FCFS, 2 tok/s"][1])
+    assert math.isnan(got["Sec 5.3: WISP's knee at a larger N than FCFS's, 2 tok/s (1: holds)"][1])
+    assert got["Sec 5.3: WISP's largest gain over FCFS in a tight class (6 or 8 tok/s) (1: holds)"] == (1.0, 0.0)
+
+
+def test_runner_ups_are_the_next_best_candidates_with_their_types():
+    s = pd.DataFrame(dict(prompt_tokens=[128, 256, 384, 512], memory_gb=[1.0, 2.0, 1.0, 2.0], loss=[0.3, 0.1, 0.2, 0.2]))
+    got = ho.runner_up_candidates(s, ["prompt_tokens", "memory_gb"], k=2)
+    assert got == [dict(prompt_tokens=384, memory_gb=1.0, loss=0.2, rank=2), dict(prompt_tokens=512, memory_gb=2.0, loss=0.2, rank=3)]
+    assert type(got[0]["prompt_tokens"]) is int and type(got[0]["memory_gb"]) is float
+
+
+def test_verdicts_put_the_paper_first_and_one_column_per_reading():
+    cap = _cap([[40, 20, 10, 5], [50, 44, 35, 30], [100, 80, 60, 40]])
+    stop = cap.xs("WISP", level="system", drop_level=False).rename(index={"WISP": "WISP-stop"}, level="system") * 0
+    cap2 = pd.concat([cap, stop])
+    from specedge.serving import metrics
+    raw = pd.DataFrame([dict(system=s, devices=n, seed=k, **{f"responses_{c}": 10 for c in (2, 4, 6, 8)},
+                             **{f"violations_{c}": (n // 20) * (2 if s == "FCFS" else 1) for c in (2, 4, 6, 8)})
+                        for s in ("WISP", "WISP-stop", "FCFS") for n in (20, 40) for k in (0, 1)])
+    fig7 = metrics.per_class(raw, ["system", "devices"], (2, 4, 6, 8))
+    v = ho.verdicts(PAPER, cap2, cap2.astype(bool) & False, ["Qwen3-32B"], raw, fig7, 0.05, ["WISP", "WISP-stop"])
+    assert list(v.columns) == ["paper", "WISP", "WISP-stop"]
+    assert v.loc["Sec 5.2.1: WISP has the highest capacity, Qwen3-32B, 8 tok/s (1: holds)"].tolist() == [1.0, 1.0, 0.0]
+    assert v.loc["Sec 5.3: share of loads where WISP violates at most as FCFS, 8 tok/s"].tolist() == [1.0, 1.0, 1.0]
+
+
+def test_a_stalled_reading_fails_the_load_claim_and_a_load_nobody_decides_is_skipped():
+    """8 tok/s, loads 20 and 40, two seeds: FCFS violates 0.3 / 0.4 at both; the stalled reading decides no
+    response at 40 (NaN): 20 compares (0.1 / 0.2 against 0.3 / 0.4: holds), 40 counts as not: share 0.5. At 2 tok/s neither decides anything
+    at either load: no load to compare (undefined)."""
+    rows = []
+    for sys_ in ("WISP", "FCFS"):
+        for n in (20, 40):
+            for k in (0, 1):
+                r = dict(system=sys_, devices=n, seed=k)
+                for c in (2, 4, 6, 8):
+                    resp = 0 if c == 2 or (sys_ == "WISP" and n == 40 and c == 8) else 10
+                    r |= {f"responses_{c}": resp, f"violations_{c}": (3 + k if sys_ == "FCFS" else 1 + k) if (c == 8 and resp) else 0}
+                rows.append(r)
+    raw = pd.DataFrame(rows)
+    from specedge.serving import metrics
+    got = ho.load_claims(raw, metrics.per_class(raw, ["system", "devices"], (2, 4, 6, 8)), 0.05)
+    assert got["Sec 5.3: share of loads where WISP violates at most as FCFS, 8 tok/s"] == (1.0, 0.5)
+    assert math.isnan(got["Sec 5.3: share of loads where WISP violates at most as FCFS, 2 tok/s"][1])
