@@ -49,6 +49,7 @@ def test_local_stays_in_process_for_few_points_and_fans_out_many(monkeypatch):
     few = sweep.local(where, _configs(n=3), progress=False)
     assert set(few.pid) == {os.getpid()}          # below MIN_PARALLEL_POINTS: no worker to start
     many = _configs(n=sweep.MIN_PARALLEL_POINTS)
+    monkeypatch.setenv(sweep.WORKERS_ENV, "2")   # two workers on any host, a one-core one (taskset -c 0) included
     fanned = sweep.local(where, many, n_jobs=2, progress=False)
     assert fanned.n.tolist() == list(range(len(many))) and os.getpid() not in set(fanned.pid)
     pd.testing.assert_frame_equal(sweep.local(point, many, n_jobs=2, progress=False),
