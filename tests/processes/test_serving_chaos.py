@@ -26,6 +26,7 @@ from specedge.serving.allocation import FixedS
 from specedge.serving.batching import FCFS
 from specedge.serving.codec import encode_distribution, request_to_wire
 from specedge.serving.drafter import Drafter, DrafterError, Link, client_main
+from specedge.serving.__main__ import HOLD_ENV
 from specedge.serving.server import VerificationServer
 from specedge.serving.verifier import Request, Verifier
 from specedge.serving.workload import ClientSpec
@@ -449,9 +450,10 @@ def test_readme_two_terminals_survive_ctrl_c_and_restart_of_the_drafter(srv, tmp
         port = int(server.stdout.readline().split("127.0.0.1:")[1].split()[0])
         cmd = _cli("drafter", "--port", port, "--client", 0, "--draft", "draft-xs", "--domains", "code", "--tokens", 200,
                    "--link-delay-ms", 60)
-        first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+        first = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 env={**_env(), HOLD_ENV: "1"})
         drafters.append(first)
-        read_until(first.stdout, "round 0 verified")   # mid-generation: 199 tokens left, >= 4.8 s of link delay
+        read_until(first.stdout, "round 0 verified")   # mid-generation on any host: it holds there (HOLD_ENV)
         first.send_signal(signal.SIGINT)
         assert first.wait(30) == 130, first.stderr.read()
         again = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=120)

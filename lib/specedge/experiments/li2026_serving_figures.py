@@ -84,7 +84,7 @@ def table1_rows(table1: pd.DataFrame, table1_n: int, fig7: pd.DataFrame, epsilon
             v, r = paper[f"table1-{sys_.lower()}-{sp}"], float(table1.loc[sys_, sp])
             if not np.isfinite(r):      # no response of the class started and ended (or ran late) in the window
                 rows.append(dict(artifact="Table 1", quantity=f"{sys_}: violation rate at {sp} tok/s (N = {table1_n})", paper=v,
-                                 reproduced="undefined", status="not-reproducible", unit="%", statements=f"table1-{sys_.lower()}-{sp}",
+                                 reproduced="no rate", status="not-reproducible", unit="%", statements=f"table1-{sys_.lower()}-{sp}",
                                  models="zoo", cause="our-reading",
                                  note="no response of this class was decided in the steady window (its devices stayed in "
                                       "responses begun during the warm-up): no rate; a miss in calibration.csv"))

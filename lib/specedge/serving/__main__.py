@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import signal
 import sys
 import time
@@ -38,6 +39,9 @@ from .server import CLIENT_TIMEOUT, MAX_CACHE_BYTES, MAX_DRAFT, MAX_SECONDS
 from .workload import ClientSpec, Workload
 
 MAX_CLIENTS = 4096    # client ids 0..MAX_CLIENTS-1 (the server keeps per-client state, a thread each in flight)
+# with this variable set to 1 a drafter waits after its first verified round for a line on stdin (or a signal):
+# "mid-generation" on any host, however fast (the README's Ctrl-C test holds it there)
+HOLD_ENV = "SPECEDGE_DRAFTER_HOLD"
 MIN_LINK_MBPS = 1e-3  # 1 kbit/s: a 2 MB request then takes 4.6 h to send, still inside MAX_SECONDS
 
 DOMAINS = ("chat", "code", "math", "qa", "sql", "summarize")
@@ -233,7 +237,13 @@ def _drafter(args) -> int:
     spec = ClientSpec(args.draft, tuple(args.domains), args.prompts, args.tokens, temperature=args.temperature,
                       seed=args.seed if hasattr(args, "seed") else 0)
     from .codec import host_port
-    first_round = lambda rnd: rnd == 0 and print(f"drafter {args.client}: round 0 verified", flush=True)  # noqa: E731
+    hold = os.environ.get(HOLD_ENV) == "1"
+
+    def first_round(rnd: int) -> None:
+        if rnd == 0:
+            print(f"drafter {args.client}: round 0 verified", flush=True)
+            if hold:   # mid-generation on any host, however fast: wait here for a line (or a signal)
+                sys.stdin.readline()
     model, loaded = None, args.draft
     if args.backend == "llamacpp":   # one llama.cpp context: room for a prompt, its tokens and a round's drafts
         from ..llamacpp import LlamaCppLM
