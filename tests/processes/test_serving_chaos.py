@@ -450,8 +450,11 @@ def test_readme_two_terminals_survive_ctrl_c_and_restart_of_the_drafter(srv, tmp
         port = int(server.stdout.readline().split("127.0.0.1:")[1].split()[0])
         cmd = _cli("drafter", "--port", port, "--client", 0, "--draft", "draft-xs", "--domains", "code", "--tokens", 200,
                    "--link-delay-ms", 60)
+        # SIGINT as a terminal's Ctrl-C delivers it: a test runner started in the background (`make test &`) runs
+        # with SIGINT ignored, and a child inherits that; the drafter gets the default disposition back
         first = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                 env={**_env(), HOLD_ENV: "1"})
+                                 env={**_env(), HOLD_ENV: "1"},
+                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         drafters.append(first)
         read_until(first.stdout, "round 0 verified")   # mid-generation on any host: it holds there (HOLD_ENV)
         first.send_signal(signal.SIGINT)
