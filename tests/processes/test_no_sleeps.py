@@ -30,7 +30,7 @@ def sleeps(source: str, name: str) -> list[str]:
 
 
 def test_the_rule_catches_a_fixed_sleep_and_allows_the_polling_helper():
-    planted = "import time\nfrom time import sleep\ndef test_x():\n    time.sleep(1.5)\n    sleep(2)\n"
+    planted = "import time\nfrom time import sleep\ndef test_x():\n    time.sleep(0.01)\n    sleep(0.02)\n"
     assert sleeps(planted, "test_planted.py") == ["test_planted.py:4 in test_x", "test_planted.py:5 in test_x"]
     helper = "import time\ndef wait_until(c):\n    while not c():\n        time.sleep(0.005)\n"
     assert sleeps(helper, "process_waits.py") == []
