@@ -24,3 +24,19 @@ def test_interference_figure_gives_what_b_inherits_and_the_batched_over_solo_a_r
 def test_fit_figures_refuses_no_fit(tmp_path):
     with pytest.raises(ValueError, match="fits"):
         EF.fit_figures({}, tmp_path, "a", "b")
+
+
+def test_fit_figures_gives_each_targets_absolute_error_in_ms(tmp_path):
+    from types import SimpleNamespace
+
+    def fit(measured, predicted):
+        return SimpleNamespace(predictions=pd.DataFrame(dict(measured=measured, predicted=predicted, split=["train", "test"],
+                                                             regime=["mixed", "compute-bound"])))
+
+    pred = EF.fit_figures({"zoo": fit([0.010, 0.020], [0.012, 0.017]), "widened": fit([1.0, 2.0], [1.0, 2.5])},
+                          tmp_path, "identity", "error")
+    assert pred.target.tolist() == ["zoo", "zoo", "widened", "widened"]
+    assert pred.abs_error_ms.tolist() == pytest.approx([2.0, 3.0, 0.0, 500.0])   # |predicted - measured|, not signed
+    err = pd.read_csv(tmp_path / "error.csv")
+    assert list(err.columns) == ["target", "split", "regime", "measured", "predicted", "abs_error_ms"]
+    assert (tmp_path / "identity.png").is_file() and (tmp_path / "identity.csv").is_file()
