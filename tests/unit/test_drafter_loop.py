@@ -17,16 +17,6 @@ from specedge.serving.workload import ClientSpec
 
 
 @pytest.fixture(scope="module")
-def target():
-    return zoo.load_model("target-m").eval()
-
-
-@pytest.fixture(scope="module")
-def draft():
-    return zoo.load_model("draft-xs").eval()
-
-
-@pytest.fixture(scope="module")
 def prompt():
     return zoo.load_tokenizer().encode(zoo.eval_prompts("sql", 1)[0])[-16:]
 

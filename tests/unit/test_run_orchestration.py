@@ -271,11 +271,6 @@ def in_process(monkeypatch):
     return servers
 
 
-@pytest.fixture(scope="module")
-def target():
-    return zoo.load_model("target-m").eval()
-
-
 def test_run_real_gives_up_a_failing_drafter_and_the_others_finish_with_greedy_text(in_process, target):
     wl = Workload("target-m", (ClientSpec("draft-xs", ("code",), 1, 8), ClientSpec("no-such-draft", ("sql",), 1, 8),
                                ClientSpec("draft-xs", ("sql",), 1, 6)), capacity=6)

@@ -44,16 +44,6 @@ class Ctx:
 
 
 @pytest.fixture(scope="module")
-def target():
-    return zoo.load_model("target-m").eval()
-
-
-@pytest.fixture(scope="module")
-def draft():
-    return zoo.load_model("draft-xs").eval()
-
-
-@pytest.fixture(scope="module")
 def prompts():
     tok = zoo.load_tokenizer()
     return [tok.encode(t)[-16:] for t in zoo.eval_prompts("code", 1) + zoo.eval_prompts("sql", 1)]
@@ -534,7 +524,8 @@ def test_bytes_per_token_from_the_shape_then_from_what_sessions_hold(target, pro
 def test_an_idle_session_is_evicted_for_a_new_one_and_an_active_one_never(target, prompts):
     per = _per_token(target)
     n = len(prompts[0])
-    srv = make(target, clients=(0, 1), start_barrier=False, max_cache_bytes=1.5 * n * per, round_wait=5.0)
+    srv = make(target, clients=(0, 1), start_barrier=False, max_cache_bytes=1.5 * n * per, round_wait=60.0,
+               client_timeout=1000.0)
     h0, h1 = hello(srv, 0), hello(srv, 1)
     with scheduling(srv):
         first = srv.Verify(msg(h0, 0, 0, "p", prompts[0]), Ctx())
@@ -545,8 +536,8 @@ def test_an_idle_session_is_evicted_for_a_new_one_and_an_active_one_never(target
         assert e.code == CODES.RESOURCE_EXHAUSTED and "retry this request shortly" in e.msg
         # client 0 idle for longer than the round wait: its session goes
         with srv.cond:
-            # silent 6 s: past the round wait (5 s), not yet the client timeout (10 s) that drops a client
-            srv._clients[0].last_reply = srv.last_seen[0] = time.monotonic() - 6.0
+            # silent 100 s: past the round wait (60 s), not the client timeout (1000 s) that drops a client
+            srv._clients[0].last_reply = srv.last_seen[0] = time.monotonic() - 100.0
         srv.Verify(msg(h1, 1, 1, "q", prompts[1][:n]), Ctx())
         assert srv.evictions == 1 and "0.1/p" not in srv.verifier.sessions
         assert any(e["event"].startswith("evicted: session 'p'") for e in srv.events)
@@ -554,7 +545,7 @@ def test_an_idle_session_is_evicted_for_a_new_one_and_an_active_one_never(target
         assert e.code == CODES.RESOURCE_EXHAUSTED and "'p' was evicted" in e.msg
         # a new session with the whole context is served once client 1's idle session made room
         with srv.cond:
-            srv._clients[1].last_reply = srv.last_seen[1] = time.monotonic() - 6.0
+            srv._clients[1].last_reply = srv.last_seen[1] = time.monotonic() - 100.0
         again = srv.Verify(msg(h0, 0, 2, "p~1", prompts[0] + [first.token]), Ctx())
         assert again.accepted == 0 and srv.evictions == 2
 

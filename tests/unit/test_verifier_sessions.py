@@ -9,11 +9,6 @@ from specedge.serving.verifier import Request, Verifier, timed_verify
 
 
 @pytest.fixture(scope="module")
-def target():
-    return zoo.load_model("target-m").eval()
-
-
-@pytest.fixture(scope="module")
 def prompt():
     return zoo.load_tokenizer().encode(zoo.eval_prompts("code", 1)[0])[-20:]
 
