@@ -19,6 +19,10 @@ on aim at helpers only notebooks reached and at the telling case of the rules th
 threshold, the sign of a paired difference, an absolute value, an exit matched on (accepted, token), a
 caller's environment against the portable caps, a timing record changing a README line): 45 entries, 45 caught
 in ~5 min on a 2-core AMD EPYC (4-11 s each, ``--test`` with their seven test files).
+The entries from "codec: a drafted token of probability 0" on reach the serving processes' logic in process
+(the wire codec, the verifier's caches, the drafter's loop, the server's pass, round-wait and late-round rules,
+the run's memory check and collected log, the event loop) and WISP's drafting and estimator rows at their ties:
+20 entries, 20 caught in ~3.5 min on a 2-core AMD EPYC (5-17 s each, ``--test`` with their thirteen test files).
 The check edits files of ``lib/specedge`` in place and restores them even on Ctrl-C; it refuses to start
 when one of them has uncommitted changes (``git diff``), so a restore cannot lose work.
 """
