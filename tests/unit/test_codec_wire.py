@@ -78,9 +78,9 @@ def test_a_malformed_distribution_is_refused_naming_the_field(dist, ids, match):
         codec.decode_distribution(dist, ids, V)
 
 
-def test_the_row_sum_tolerance_is_inclusive_at_its_edge():
-    # float32 rows summing to 1 + tol/2 pass, 1 + 2 tol fail (the check is on the float64 sum)
-    ok = [1.0 - 0.0, codec.SUM_TOLERANCE / 2, 0, 0, 0, 0]
+def test_a_row_sum_off_by_half_the_tolerance_passes_and_by_twice_fails():
+    # float32 rows summing to 1 + tol / 2 pass, 1 + 2 tol fail (the check is on the float64 sum)
+    ok = [1.0, codec.SUM_TOLERANCE / 2, 0, 0, 0, 0]
     bad = [1.0, 2 * codec.SUM_TOLERANCE, 0, 0, 0, 0]
     assert codec.decode_distribution(_dense([ok]), [0], V) is not None
     with pytest.raises(ValueError, match="row 0 sums to 1.002"):
