@@ -240,3 +240,12 @@ def test_sections_on_a_small_twin_run(tmp_path):
     run = lambda pts: pd.DataFrame([lx.run_point(p) for p in pts])
     t = mech.noise_section(st, 24, [0], run, tmp_path, factors=(0.0, 1.0))
     assert set(t.noise) == {0.0, st.noise} and (tmp_path / "mechanism_noise.csv").exists()
+
+
+def test_delayed_note_pools_the_classes():
+    t = pd.DataFrame(dict(speed=[2, 8], violated=[3, 5], delayed=[1, 3], wait_s_delayed=[1.0, 2.0], passed_over_delayed=[4.0, 8.0],
+                          skipped_after_critical_stop_delayed=[2.0, 6.0], late_share_delayed=[0.0, 1.0]))
+    n = mech.delayed_note(t)
+    assert n.startswith("FCFS serves in time 4 of the 8 responses WISP violates at the same load (classes 2, 8 tok/s)")
+    assert "waited 1.75 s per response, passed over in 7.0 decisions, 5.0 of them critical stops" in n and "75% late" in n
+    assert mech.delayed_note(t.assign(delayed=0)).startswith("FCFS serves in time none")

@@ -311,3 +311,17 @@ def delayed_summary(table: pd.DataFrame) -> str:
                    f"(others {1e3 * r.budget_s_others:.0f} ms), estimator |error| {r.abs_est_error_delayed:.0%} "
                    f"(others {r.abs_est_error_others:.0%})")
     return "\n".join(out)
+
+
+def delayed_note(table: pd.DataFrame) -> str:
+    """``delayed_table`` pooled over the classes in one clause for a failing row's note: how many of WISP's violated
+    responses FCFS serves in time, and how those waited and were passed over against WISP's others."""
+    d = table[table.delayed > 0]
+    if d.empty:
+        return "FCFS serves in time none of the responses WISP violates at the same load"
+    w = d.delayed / d.delayed.sum()
+    mean = lambda col: float((d[col] * w).sum())
+    return (f"FCFS serves in time {int(d.delayed.sum())} of the {int(table.violated.sum())} responses WISP violates at the same load "
+            f"(classes {', '.join(str(s) for s in d.speed)} tok/s); their requests waited {mean('wait_s_delayed'):.2f} s per response, "
+            f"passed over in {mean('passed_over_delayed'):.1f} decisions, {mean('skipped_after_critical_stop_delayed'):.1f} of them "
+            f"critical stops skipping the utility phase, {mean('late_share_delayed'):.0%} late when admitted")
