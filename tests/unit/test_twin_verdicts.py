@@ -264,5 +264,7 @@ def test_reversals_and_the_conclusion_in_words():
     assert math.isnan(r.iloc[2].twin_error_pct)
     text = ho.conclusion_text(r.reset_index())
     assert text.startswith("3 claims of Secs 5.2.1 and 5.3; 2 hold under at least one reading of Algorithm 1, 1 under none; 1 of")
-    assert "fails under every reading: B (1: holds) [WISP 0.00, WISP-stop 0.00] — not beyond the twin's error" in text
-    assert "holds under WISP: A (1: holds) [WISP 1.00, WISP-stop 0.00] — beyond the twin's error" in text
+    assert ("fails under every reading: B (1: holds) [WISP 0.00, WISP-stop 0.00] — WISP's fails, not beyond the twin's error "
+            "(5.0 % against 20.0 %)") in text
+    assert "holds under WISP: A (1: holds) [WISP 1.00, WISP-stop 0.00] — WISP's holds, beyond the twin's error (30.0 % against 20.0 %)" in text
+    assert "WISP 0.40, WISP-stop 1.00] — WISP's fails, not beyond the twin's error (its error unmeasured)" in text
