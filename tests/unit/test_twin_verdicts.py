@@ -263,6 +263,10 @@ def test_reversals_and_the_conclusion_in_words():
     assert r.mechanism.tolist() == ["", "queueing", "queueing"] and r.beyond_twin_error.tolist() == [True, False, False]
     assert math.isnan(r.iloc[2].twin_error_pct)
     text = ho.conclusion_text(r.reset_index())
+    import pathlib, tempfile
+    with tempfile.TemporaryDirectory() as d:
+        words = ho.conclusion_section(v, rec, "queueing", pathlib.Path(d))
+        assert (pathlib.Path(d) / "reversals.csv").exists() and words.loc["A (1: holds)", "holds under"] == "WISP"
     assert text.startswith("3 claims of Secs 5.2.1 and 5.3; 2 hold under at least one reading of Algorithm 1, 1 under none; 1 of")
     assert ("fails under every reading: B (1: holds) [WISP 0.00, WISP-stop 0.00] — WISP's fails, not beyond the twin's error "
             "(5.0 % against 20.0 %)") in text

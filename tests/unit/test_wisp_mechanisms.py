@@ -231,7 +231,8 @@ def test_sections_on_a_small_twin_run(tmp_path):
     assert d.loc["WISP-stop", "decisions"] == 0          # stalled before the warm-up ended: no decision after it
     for name in ("attribution", "eq21", "decisions"):
         assert (tmp_path / f"mechanism_{name}.csv").exists()
-    pairs, table = mech.delayed_section(st, 24, 0, tmp_path)
+    pairs, table, n = mech.delayed_section(st, 24, 0, tmp_path, "attribution")
+    assert n.startswith("attribution; FCFS serves in time ")
     assert len(pairs) and (pairs.delayed == (pairs.violated & ~pairs.violated_fcfs)).all()
     assert pairs.requests.min() >= 1 and pairs.density_rank.dropna().between(0, 1).all()
     assert table.delayed.sum() == pairs.delayed.sum() and (table.violated >= table.delayed).all()

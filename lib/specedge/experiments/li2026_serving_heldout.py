@@ -341,3 +341,14 @@ def conclusion_text(rev: pd.DataFrame) -> str:
     lines += [f"holds under {r.holds_under}: {fmt(r)}{twin(r)}" for _, r in held.iterrows()]
     lines += [f"fails under every reading: {fmt(r)}{twin(r)}" for _, r in failed.iterrows()]
     return "\n".join(lines)
+
+
+def conclusion_section(verdicts_: pd.DataFrame, record: pd.DataFrame, mechanism: str, out) -> pd.DataFrame:
+    """§ Conclusion: ``reversals`` written as ``reversals.csv`` and printed in words (``conclusion_text``); returns
+    ``conclusion`` of ``verdicts_`` (each claim per reading in words)."""
+    from .. import plotting
+
+    rev = reversals(verdicts_, record, mechanism)
+    plotting.write_csv(rev, out / "reversals.csv")
+    print(conclusion_text(rev))
+    return conclusion(verdicts_)

@@ -199,11 +199,12 @@ def delayed_table(pairs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def delayed_section(setting: ex.Setting, devices: int, seed: int, out):
+def delayed_section(setting: ex.Setting, devices: int, seed: int, out, note: str = ""):
     """WISP and FCFS at ``devices`` (one seed each, the same devices): every verification request of WISP's run
     (``request_table``), the paired responses (``delayed``) and ``delayed_table``, written as
-    ``mechanism_requests.csv`` (the paired responses, one a row) and ``mechanism_delayed.csv`` (per class).
-    Returns (pairs, table)."""
+    ``mechanism_requests.csv`` (the paired responses, one a row) and ``mechanism_delayed.csv`` (per class), and
+    printed in words (``delayed_summary``). Returns (pairs, table, ``note`` with ``delayed_note`` added: the
+    failing rows' mechanism)."""
     from .. import plotting
 
     rec = []
@@ -218,7 +219,8 @@ def delayed_section(setting: ex.Setting, devices: int, seed: int, out):
     table = delayed_table(pairs)
     plotting.write_csv(pairs, out / "mechanism_requests.csv")
     plotting.write_csv(table, out / "mechanism_delayed.csv")
-    return pairs, table
+    print(delayed_summary(table))
+    return pairs, table, "; ".join(x for x in (note, delayed_note(table)) if x)
 
 
 def attribution_table(resp: pd.DataFrame) -> pd.DataFrame:
