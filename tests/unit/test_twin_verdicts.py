@@ -272,3 +272,12 @@ def test_reversals_and_the_conclusion_in_words():
             "(5.0 % against 20.0 %)") in text
     assert "holds under WISP: A (1: holds) [WISP 1.00, WISP-stop 0.00] — WISP's holds, beyond the twin's error (30.0 % against 20.0 %)" in text
     assert "WISP 0.40, WISP-stop 1.00] — WISP's fails, not beyond the twin's error (its error unmeasured)" in text
+
+
+def test_goodspeeds_rows_quote_goodspeeds_error_and_a_wrong_setting_lookup_is_caught(files, monkeypatch):
+    cfg = dataclasses.replace(ex.table1()[0], name="c")
+    check = lambda rows: _tran_errors(rows) and set(_tran_errors(rows).values()) == {
+        te.stochastic_pct("goodput_tok_s", "tran2025", te.DOMAIN_IID, files=files)}
+    assert check(tf.fig4_rows([cfg], _fig4(0.4, clients_cfg=cfg), 60, files=files))
+    monkeypatch.setattr(tf, "SETTING", "li2026")      # planted: judged in WISP's setting, it quotes WISP's 20 %
+    assert not check(tf.fig4_rows([cfg], _fig4(0.4, clients_cfg=cfg), 60, files=files))
