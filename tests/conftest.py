@@ -11,3 +11,30 @@ def _one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(previous)
+
+
+@pytest.fixture
+def twin_files(tmp_path):
+    """Stand-in ``stochastic_vs_real.csv`` tables: ``make({setting: {metric: pct}})`` writes, per setting, rows of
+    the sweeps' twin kind (``twin_error.DOMAIN_IID``) whose largest |difference| at p50 of each metric is ``pct``
+    (a smaller one and a p90 beside it, and a larger one of the validated kind, which must not be read), and
+    returns {setting: path} for the ``files`` arguments."""
+    from specedge.serving import twin_error
+
+    def make(errors: dict) -> dict:
+        out = {}
+        for setting, by_metric in errors.items():
+            rows = []
+            for metric, pct in by_metric.items():
+                for run, (q, d, kind) in enumerate([("p50", -pct, twin_error.DOMAIN_IID), ("p50", pct / 2, twin_error.DOMAIN_IID),
+                                                    ("p90", 10 * pct + 1, twin_error.DOMAIN_IID),
+                                                    ("p50", 10 * pct + 2, twin_error.VALIDATED)]):
+                    rows.append(dict(paper=setting, policy="P", n_clients=run + 1, repeat=0, component=kind, metric=metric,
+                                     quantile=q, real=1.0, twin=1.0 + d / 100, diff=d / 100, diff_pct=d))
+            path = tmp_path / f"{setting}_stochastic_vs_real.csv"
+            import pandas as pd
+            pd.DataFrame(rows).to_csv(path, index=False)
+            out[setting] = path
+        return out
+
+    return make

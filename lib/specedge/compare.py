@@ -74,7 +74,9 @@ MEASURED = re.compile(r"measured here|measured on this|this CPU|this host|this m
 # a not-reproducible row that shows a computed outcome: the test ran (it is deviates, unless code found it
 # cannot tell the statement from its null or its window is too wide, or the value is a stand-in on other hardware)
 RAN = re.compile(r"^\s*(-?[0-9.]+(e-?[0-9]+)?|-?inf|∞|undefined|unbounded)\s*$", re.I)
-UNDECIDABLE = ("the null ", "the acceptance window ")   # notes of the not-reproducible rows code makes
+# notes of the not-reproducible rows code makes: a null that also holds, a window too wide, a margin within the twin's
+# validated error (``serving.twin_error.judged``)
+UNDECIDABLE = ("the null ", "the acceptance window ", "the twin's validated error")
 
 
 def _is_number(x) -> bool:

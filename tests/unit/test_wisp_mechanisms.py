@@ -151,3 +151,102 @@ def test_a_stalled_reading_fails_the_load_claim_and_a_load_nobody_decides_is_ski
     got = ho.load_claims(raw, metrics.per_class(raw, ["system", "devices"], (2, 4, 6, 8)), 0.05)
     assert got["Sec 5.3: share of loads where WISP violates at most as FCFS, 8 tok/s"] == (1.0, 0.5)
     assert math.isnan(got["Sec 5.3: share of loads where WISP violates at most as FCFS, 2 tok/s"][1])
+
+
+def test_the_recorder_follows_each_request_through_the_decisions():
+    """Test 6's queue again, then C2 alone: C1 admitted (critical, on time, its batch's eq (19) 0.015 s); C3 not
+    critical and first by value density, passed over by a decision that stopped in the critical phase (line 25
+    skipped it); C2 critical, passed over once, then admitted alone, already late (0.011 s alone after 0.019)."""
+    est = Estimator(a=0.001, b_compute=0.0, b_read=0.0, c=0.010)
+    q = [Pending(i, f"s{i}", 0, 0.0, n - 1, n, 0, deadline=d, expected_tokens=g)
+         for i, (d, n, g) in enumerate([(0.019, 5, 1.0), (0.021, 5, 1.0), (1.0, 1, 10.0)])]
+    rec = mech.Recorder(WISPBatcher(est, delta=0.01))
+    rec.form(q, 0.0, frozenset())
+    assert [p.client for p in rec.form(q[1:2], 0.019, frozenset())] == [1]
+    r = {k[0]: v for k, v in rec.requests.items()}
+    assert r[0]["admitted_at"] == 0.0 and r[0]["critical_at_admission"] and not r[0]["late_at_admission"]
+    assert r[0]["t_hat_batch"] == pytest.approx(0.015) and r[0]["budget_s"] == pytest.approx(0.019)
+    assert r[2]["passed_over"] == 1 and r[2]["skipped_after_critical_stop"] == 1 and r[2]["density_ranked"] == 1
+    assert r[2]["density_rank_sum"] == 0.0 and math.isnan(r[2]["admitted_at"])
+    assert r[1]["decisions"] == 2 and r[1]["passed_over"] == 1 and r[1]["skipped_after_critical_stop"] == 0
+    assert r[1]["late_at_admission"] and r[1]["admitted_at"] == 0.019 and r[1]["t_hat_batch"] == pytest.approx(0.015)
+    log = pd.DataFrame(dict(client=[0, 1], round=[0, 0], t_verify=[0.018, 0.012], t_queue=[0.0, 0.019], event=["", ""]))
+    t = mech.request_table(rec.requests, log).set_index("client")
+    assert list(t.index) == [0, 1]                                   # C3 was never verified: not in the table
+    assert t.est_error.tolist() == pytest.approx([0.2, -0.2]) and math.isnan(t.loc[0, "density_rank"])
+    assert mech.request_table({}, log).empty
+
+
+def _setting():
+    import types
+    return types.SimpleNamespace(max_new_tokens=4, warmup=0.0, horizon=100.0)
+
+
+def test_delayed_pairs_each_devices_kth_response_and_sums_its_requests():
+    """Client 0 (2 tok/s, 2 s allowed) queues 1.3 s under WISP (violated) and 0.1 s under FCFS (met): delayed; client 1
+    (8 tok/s) violates in both (drafting): not delayed; client 4 meets in both."""
+    wisp = _log([(0, 2, 2, 0.2, 0.1, 0.1, 0.1), (0, 2, 2, 0.2, 0.1, 0.1, 1.2),
+                 (1, 8, 2, 0.3, 0.02, 0.05, 0.0), (1, 8, 2, 0.3, 0.02, 0.05, 0.0),
+                 (4, 2, 2, 0.2, 0.1, 0.1, 0.1), (4, 2, 2, 0.2, 0.1, 0.1, 0.1)])
+    fcfs = _log([(0, 2, 2, 0.2, 0.1, 0.1, 0.1), (0, 2, 2, 0.2, 0.1, 0.1, 0.0),
+                 (1, 8, 2, 0.3, 0.02, 0.05, 0.0), (1, 8, 2, 0.3, 0.02, 0.05, 0.0),
+                 (4, 2, 2, 0.2, 0.1, 0.1, 0.1), (4, 2, 2, 0.2, 0.1, 0.1, 0.1)])
+    req = pd.DataFrame([dict(client=c, round=r, slo_class=cls, arrival=a, budget_s=b, decisions=dec, passed_over=po,
+                             skipped_after_critical_stop=sk, density_rank=dr, admitted_at=a, critical_at_admission=cr,
+                             late_at_admission=lt, t_hat_batch=0.1, t_verify=0.1, t_queue=q, est_error=e)
+                        for c, r, cls, a, b, dec, po, sk, dr, cr, lt, q, e in [
+                            (0, 0, 2, 0.25, 0.5, 2, 1, 1, 0.8, False, False, 0.1, 0.1),
+                            (0, 1, 2, 0.75, 0.5, 5, 4, 3, 0.6, True, True, 1.2, -0.3),
+                            (1, 0, 8, 0.31, 0.1, 1, 0, 0, np.nan, True, False, 0.0, 0.0),
+                            (4, 0, 2, 0.25, 0.5, 1, 0, 0, 0.1, False, False, 0.1, 0.0)]])
+    p = mech.delayed(wisp, fcfs, req, _setting()).set_index("client")
+    assert p.delayed.to_dict() == {0: True, 1: False, 4: False}
+    assert p.violated_fcfs.to_dict() == {0: False, 1: True, 4: False}
+    assert p.loc[0, "requests"] == 2 and p.loc[0, "wait_s"] == pytest.approx(1.3) and p.loc[0, "passed_over"] == 5
+    assert p.loc[0, "skipped_after_critical_stop"] == 4 and p.loc[0, "density_rank"] == pytest.approx(0.7)
+    assert p.loc[0, "late_share"] == 0.5 and p.loc[0, "abs_est_error"] == pytest.approx(0.2)
+    assert p.loc[4, "requests"] == 1 and p.loc[1, "critical_share"] == 1.0
+    t = mech.delayed_table(p.reset_index()).set_index("speed")
+    assert t.loc[2, "delayed"] == 1 and t.loc[2, "delayed_share_of_violations"] == 1.0 and t.loc[2, "fcfs_violated"] == 0
+    assert t.loc[2, "wait_s_delayed"] == pytest.approx(1.3) and t.loc[2, "wait_s_others"] == pytest.approx(0.1)
+    assert t.loc[8, "delayed"] == 0 and math.isnan(t.loc[8, "delayed_share_of_violations"] * 0 + t.loc[8, "wait_s_delayed"])
+    text = mech.delayed_summary(t.reset_index())
+    assert text.splitlines()[0].startswith("2 tok/s: WISP violates 1 of 2 responses, FCFS 0; 1 (100% of WISP's violations)")
+    assert "waited 1.30 s per response (others 0.10 s)" in text and "late at admission 50% (others 0%)" in text
+    assert text.splitlines()[1].startswith("8 tok/s: no response that WISP violates is met by FCFS (1 of 1 violated, FCFS 1)")
+
+
+def test_sections_on_a_small_twin_run(tmp_path):
+    """§ Mechanisms' calls on a short run of 24 mixed-class devices (WISP, FCFS, the literal-stop reading): the
+    tables are written, a delayed response is one WISP violates and FCFS meets, every verified request of WISP's
+    run is followed, and its density rank lies in [0, 1]."""
+    from specedge.experiments import li2026 as lx
+    st = lx.Setting(horizon=8.0, warmup=1.0, max_new_tokens=16, prompt_tokens=64)
+    att, eq, dec, note = mech.section(st, 24, 0, ["WISP-stop"], 50, 1.5, tmp_path)
+    # the literal stop stalls on its first late request: it may decide no response in so short a run
+    assert {"WISP", "FCFS"} <= set(att.system) and set(dec.system) == {"WISP", "WISP-stop"}
+    assert note.startswith("measured at N = 24 (one seed): violation rate WISP vs FCFS per class: ")
+    d = dec.set_index("system")
+    assert 0 < d.loc["WISP", "stopped_in_critical"] <= 1 and d.loc["WISP", "decisions"] > 0
+    assert d.loc["WISP-stop", "decisions"] == 0          # stalled before the warm-up ended: no decision after it
+    for name in ("attribution", "eq21", "decisions"):
+        assert (tmp_path / f"mechanism_{name}.csv").exists()
+    pairs, table, n = mech.delayed_section(st, 24, 0, tmp_path, "attribution")
+    assert n.startswith("attribution; FCFS serves in time ")
+    assert len(pairs) and (pairs.delayed == (pairs.violated & ~pairs.violated_fcfs)).all()
+    assert pairs.requests.min() >= 1 and pairs.density_rank.dropna().between(0, 1).all()
+    assert table.delayed.sum() == pairs.delayed.sum() and (table.violated >= table.delayed).all()
+    assert (tmp_path / "mechanism_requests.csv").exists() and (tmp_path / "mechanism_delayed.csv").exists()
+    assert len(mech.delayed_summary(table).splitlines()) == len(table)
+    run = lambda pts: pd.DataFrame([lx.run_point(p) for p in pts])
+    t = mech.noise_section(st, 24, [0], run, tmp_path, factors=(0.0, 1.0))
+    assert set(t.noise) == {0.0, st.noise} and (tmp_path / "mechanism_noise.csv").exists()
+
+
+def test_delayed_note_pools_the_classes():
+    t = pd.DataFrame(dict(speed=[2, 8], violated=[3, 5], delayed=[1, 3], wait_s_delayed=[1.0, 2.0], passed_over_delayed=[4.0, 8.0],
+                          skipped_after_critical_stop_delayed=[2.0, 6.0], late_share_delayed=[0.0, 1.0]))
+    n = mech.delayed_note(t)
+    assert n.startswith("FCFS serves in time 4 of the 8 responses WISP violates at the same load (classes 2, 8 tok/s)")
+    assert "waited 1.75 s per response, passed over in 7.0 decisions, 5.0 of them critical stops" in n and "75% late" in n
+    assert mech.delayed_note(t.assign(delayed=0)).startswith("FCFS serves in time none")

@@ -15,11 +15,29 @@ import seaborn as sns
 
 from .. import claims, compare, plotting
 from ..compare import unless_null_holds
-from ..serving import capacity, metrics, validation
+from ..serving import capacity, metrics, twin_error, validation
 from . import li2026 as ex
 from . import li2026_realpair as rp
 
 SEEDS = "paired 95 % intervals over seeds"   # how a comparison of simulated systems is decided (claims.interval_*)
+# the twin's validated error every margin here is judged against (``twin_error.judged``): WISP's setting's; a violation
+# rate or a share of missed deadlines has none (``twin_error.UNMEASURED``), a capacity or a knee is judged against
+# per-client goodput's (``twin_error.FROM_GOODPUT``)
+SETTING = "li2026"
+
+
+def steps_pct(values) -> float:
+    """The smallest margin (%) between neighbours of ``values`` (``twin_error.ratio_pct``): how far one must move to
+    change a strict order of them; NaN when a value is undefined or there are fewer than two."""
+    v = [float(x) for x in values]
+    if len(v) < 2 or not all(np.isfinite(v)):
+        return np.nan
+    return min(twin_error.ratio_pct(a, b) for a, b in zip(v[1:], v[:-1]))
+
+
+def tolerance_pct(value: float, paper: float, tolerance: float) -> float:
+    """How far (%) ``value`` must move to cross ``paper`` ± ``tolerance`` (``twin_error.flip_pct``)."""
+    return twin_error.flip_pct(value, [paper - tolerance, paper + tolerance])
 # why a Table 2 number differs (measured: the notebook's § Mechanisms, mechanism_*.csv)
 WHY2 = ("predicted with the settings fitted to Table 3 (calibration.csv), devices drafting at the paper's 50 tok/s with the zoo's "
         "acceptance; mechanism measured in mechanism_attribution.csv / mechanism_decisions.csv")
@@ -74,10 +92,13 @@ def at_or_below_fcfs(rows: pd.DataFrame, loads) -> claims.Claim:
 
 
 def table1_rows(table1: pd.DataFrame, table1_n: int, fig7: pd.DataFrame, epsilon: float, paper: dict,
-                runs: pd.DataFrame, mechanism: str = "") -> list[dict]:
+                runs: pd.DataFrame, mechanism: str = "", files=twin_error.SETTINGS) -> list[dict]:
     """Table 1's rates, WISP at or below FCFS over the seeds of ``runs`` (the sweep's rows), Fig 7's knees;
-    ``mechanism`` (``li2026_serving_mechanisms.note``) goes into the note of a WISP-vs-FCFS claim that fails."""
+    ``mechanism`` (``li2026_serving_mechanisms.note``) goes into the note of a WISP-vs-FCFS claim that fails. Each
+    verdict is judged against the twin's validated error in WISP's setting (``files``: its tables): a violation rate's
+    is unmeasured, so those verdicts are undecided; the knees' margins (devices) against per-client goodput's."""
     why = f"; {mechanism}" if mechanism else ""
+    judged = lambda row, margin, metric="slo_violation_rate": twin_error.judged(row, margin, metric, SETTING, files=files)
     rows = []
     for sys_ in ("WISP", "FCFS"):
         for sp in (8, 6, 4, 2):
@@ -90,55 +111,70 @@ def table1_rows(table1: pd.DataFrame, table1_n: int, fig7: pd.DataFrame, epsilon
                                       "responses begun during the warm-up): no rate; a miss in calibration.csv"))
                 continue
             # the null: an unloaded server, which violates nothing (0 %)
-            rows.append(unless_null_holds(dict(
+            rows.append(judged(unless_null_holds(dict(
                 artifact="Table 1", quantity=f"{sys_}: violation rate at {sp} tok/s (N = {table1_n})", paper=v,
                 reproduced=round(100 * r, 2), unit="%", tolerance=10.0, statements=f"table1-{sys_.lower()}-{sp}", null=0.0,
                 models="zoo", cause="paper-ambiguity", note="the null: an unloaded server (0 %)" + ("" if abs(100 * r - v) <= 10 else
-                "; N is unstated in the paper (ours: N = %d); the settings are fitted to Table 3, acceptance is the zoo's" % table1_n))))
+                "; N is unstated in the paper (ours: N = %d); the settings are fitted to Table 3, acceptance is the zoo's" % table1_n))),
+                tolerance_pct(100 * r, v, 10.0)))
     fcfs = runs[runs.system == "FCFS"]
-    rows.append(dict(artifact="Table 1", quantity=f"WISP at or below FCFS in every class, below in at least one ({SEEDS})", paper="yes",
+    rows.append(judged(dict(artifact="Table 1", quantity=f"WISP at or below FCFS in every class, below in at least one ({SEEDS})", paper="yes",
                      strength="trend", statements="fig7-wisp-shifts", claim=at_or_below_fcfs(runs, [table1_n]),
                      null_claim=at_or_below_fcfs(pd.concat([fcfs, fcfs.assign(system="WISP")]), [table1_n]),   # the null: WISP = FCFS
-                     models="zoo", cause="paper-ambiguity", note="" if at_or_below_fcfs(runs, [table1_n]).holds else why.lstrip("; ")))
+                     models="zoo", cause="paper-ambiguity", note="" if at_or_below_fcfs(runs, [table1_n]).holds else why.lstrip("; ")),
+                       np.nan))
     knee = capacity.knees(fig7, epsilon)
-    rows.append(dict(artifact="Fig 7", quantity="near zero at low load, then a knee (rate <= eps at the smallest N, > 0.5 at the largest)", paper="yes",
+    rows.append(judged(dict(artifact="Fig 7", quantity="near zero at low load, then a knee (rate <= eps at the smallest N, > 0.5 at the largest)", paper="yes",
                      claim=claims.all_of({f"{s} {sp}": bool(g_.violation_rate.iloc[0] <= epsilon and g_.violation_rate.iloc[-1] > 0.5)
                                           for (s, sp), g_ in fig7.sort_values("devices").groupby(["system", "speed"]) if sp > 2}),
                      # the null: a rate that does not move with the load (each curve at its mean)
                      null_claim=claims.all_of({f"{s} {sp}": bool(g_.violation_rate.mean() <= epsilon and g_.violation_rate.mean() > 0.5)
                                                for (s, sp), g_ in fig7.groupby(["system", "speed"]) if sp > 2}),
                      strength="trend", note="the 2 tok/s class has no knee within the sweep (as the paper's Table 1: 0 %)", statements="fig7-knee",
-                     models="zoo", cause="paper-ambiguity"))
+                     models="zoo", cause="paper-ambiguity"), np.nan))
     # every class of the sweep, 2 tok/s included; "larger in at least one" keeps the null (WISP's knee at FCFS's) failing
     classes = sorted(set(fig7.speed))
     shifted = lambda a: {**{f"{sp} tok/s: {knee.loc[(a, sp)]:g} >= {knee.loc[('FCFS', sp)]:g}": bool(knee.loc[(a, sp)] >= knee.loc[("FCFS", sp)])
                             for sp in classes},
                          "larger in at least one class": any(knee.loc[(a, sp)] > knee.loc[("FCFS", sp)] for sp in classes)}
-    rows.append(dict(
+    rows.append(judged(dict(
         artifact="Fig 7", quantity="WISP's knee at a larger or equal N than FCFS's in every class (larger in one at least)",
         paper="yes", strength="trend", claim=claims.all_of(shifted("WISP")), null_claim=claims.all_of(shifted("FCFS")),
         statements="fig7-wisp-shifts", models="zoo", cause="paper-ambiguity",
         note=f"knees (first N above eps) over the classes {', '.join(f'{c:g}' for c in classes)} tok/s in fig7_violation_vs_n.csv; "
              "the null: WISP's knee at FCFS's"
-             + ("" if all(knee.loc[("WISP", sp)] >= knee.loc[("FCFS", sp)] for sp in classes) else why)))
+             + ("" if all(knee.loc[("WISP", sp)] >= knee.loc[("FCFS", sp)] for sp in classes) else why)),
+        knee_margin(knee, classes), "capacity"))
     v = fig7.pivot_table(index=["speed", "devices"], columns="system", values="violation_rate")
     gain = (v.FCFS - v.WISP).groupby(level="speed").mean()
     best = int(gain.idxmax())
-    rows.append(dict(artifact="Fig 7", quantity="WISP's largest gain over FCFS in a tight class (6 or 8 tok/s; mean violation-rate reduction over the sweep)",
+    rows.append(judged(dict(artifact="Fig 7", quantity="WISP's largest gain over FCFS in a tight class (6 or 8 tok/s; mean violation-rate reduction over the sweep)",
                      paper="6/8 tok/s", reproduced=f"{best} tok/s", strength="trend", statements="fig7-largest-tight",
                      claim=claims.all_of({"reductions " + ", ".join(f"{k} tok/s {g:+.3f}" for k, g in gain.items()): best in (6, 8)},
                                          "largest_in_tight_class"),
                      # the null: no gain in any class (the first class then counts as the largest)
                      null_claim=claims.all_of({"no reduction": int((0 * gain).idxmax()) in (6, 8)}, "largest_in_tight_class"),
-                     models="zoo", cause="paper-ambiguity", note="" if best in (6, 8) else why.lstrip("; ")))
+                     models="zoo", cause="paper-ambiguity", note="" if best in (6, 8) else why.lstrip("; ")), np.nan))
     return rows
 
 
+def knee_margin(knee: pd.Series, classes, system: str = "WISP") -> float:
+    """How far (%) a knee (devices) must move to change "``system``'s knee at or beyond FCFS's in every class": the
+    smallest margin between the two knees of a class where both lie within the sweep (NaN where none does)."""
+    m = [twin_error.ratio_pct(knee.loc[(system, sp)], knee.loc[("FCFS", sp)]) for sp in classes
+         if np.isfinite(knee.loc[(system, sp)]) and np.isfinite(knee.loc[("FCFS", sp)])]
+    return min(m) if m else np.nan
+
+
 # --------------------------------------------------------------------------- Table 2
-def table2_rows(cap: pd.DataFrame, censored: pd.DataFrame, targets, systems, paper: dict, mechanism: str = "") -> list[dict]:
+def table2_rows(cap: pd.DataFrame, censored: pd.DataFrame, targets, systems, paper: dict, mechanism: str = "",
+                files=twin_error.SETTINGS) -> list[dict]:
     """Capacities and speedups against Table 2 (censored capacities as bounds), WISP highest (10 % margin),
-    capacity falls as the class tightens, speedup grows as it tightens, and the abstract's largest speedups."""
+    capacity falls as the class tightens, speedup grows as it tightens, and the abstract's largest speedups. Each
+    margin (devices, or a ratio of them) is judged against the twin's validated per-client goodput error in WISP's
+    setting (``twin_error.judged``, metric ``capacity``; ``files``: its tables)."""
     why = WHY2 + (f"; {mechanism}" if mechanism else "")
+    judged = lambda row, margin: twin_error.judged(row, margin, "capacity", SETTING, files=files)
     tag = {"Qwen3-32B": "32b", "Qwen3-14B": "14b"}
     bounded = lambda t, s, sp: claims.AtLeast(cap.loc[(t, s), sp]) if censored.loc[(t, s), sp] else float(cap.loc[(t, s), sp])
     rows = []
@@ -149,11 +185,12 @@ def table2_rows(cap: pd.DataFrame, censored: pd.DataFrame, targets, systems, pap
                 v, r = paper[sid], int(cap.loc[(t, s), sp])
                 # the null: WISP no better than the best baseline; a baseline's, a server that admits no device
                 null = max(int(cap.loc[(t, b), sp]) for b in ("SLED", "Centralized")) if s == "WISP" else 0
-                rows.append(unless_null_holds(dict(
+                rows.append(judged(unless_null_holds(dict(
                     artifact="Table 2", quantity=f"{s} {t}: capacity at {sp} tok/s", paper=v, reproduced=r, unit="devices",
                     tolerance=round(0.25 * v, 1), null=null, models="zoo", cause="paper-ambiguity", statements=sid,
                     note=("the null: the best baseline's capacity" if s == "WISP" else "the null: no device served")
-                         + ("" if abs(r - v) <= 0.25 * v else f"; {why}"), bound=">=" if censored.loc[(t, s), sp] else "")))
+                         + ("" if abs(r - v) <= 0.25 * v else f"; {why}"), bound=">=" if censored.loc[(t, s), sp] else "")),
+                    tolerance_pct(r, v, round(0.25 * v, 1))))
     speedups = {}
     for t in targets:
         for base in ("SLED", "Centralized"):
@@ -175,26 +212,29 @@ def table2_rows(cap: pd.DataFrame, censored: pd.DataFrame, targets, systems, pap
                     continue
                 r, tol = float(cap.loc[(t, "WISP"), sp] / b), compare.null_tolerance(v, 1.0, round(0.25 * v, 2))
                 speedups[(t, base, sp)] = (r, bool(cw or cb))
-                rows.append(dict(artifact="Table 2", quantity=q, paper=v, reproduced=round(r, 2), unit="x", tolerance=tol, null=1.0,
-                                 models="zoo", cause="paper-ambiguity",
-                                 bound=">=" if cw else "<=" if cb else "", note="" if abs(r - v) <= tol else why, statements=sid))
+                rows.append(judged(dict(artifact="Table 2", quantity=q, paper=v, reproduced=round(r, 2), unit="x", tolerance=tol, null=1.0,
+                                        models="zoo", cause="paper-ambiguity",
+                                        bound=">=" if cw else "<=" if cb else "", note="" if abs(r - v) <= tol else why, statements=sid),
+                                   tolerance_pct(r, v, tol)))
     for t in targets:
         for sp in ex.CLASSES:
             col = {s: bounded(t, s, sp) for s in systems}
             runner_up = sorted(float(x) for k, x in col.items() if k != "WISP")[-1]
-            rows.append(dict(artifact="Table 2", quantity=f"{t}, {sp} tok/s: WISP has the highest capacity", paper="yes", strength="match",
+            rows.append(judged(dict(artifact="Table 2", quantity=f"{t}, {sp} tok/s: WISP has the highest capacity", paper="yes", strength="match",
                              claim=claims.argmax_is(col, "WISP", margin=round(0.1 * runner_up, 1)),
                              # the null: the strongest baseline has the highest capacity (the same test naming it)
                              null_claim=claims.argmax_is(col, claims.strongest_alternative(col, "WISP"), margin=round(0.1 * runner_up, 1)),
                              models="zoo", cause="paper-ambiguity",
                              note="" if claims.argmax_is(col, "WISP", margin=round(0.1 * runner_up, 1)).holds else why,
-                             statements=" ".join(["sec52-highest"] + [f"table2-{s.lower()}-{tag[t]}-{sp}" for s in systems])))
+                             statements=" ".join(["sec52-highest"] + [f"table2-{s.lower()}-{tag[t]}-{sp}" for s in systems])),
+                               twin_error.flip_pct(float(col["WISP"]), [runner_up + round(0.1 * runner_up, 1)])))
         for s in systems:
-            rows.append(dict(artifact="Table 2", quantity=f"{s} {t}: capacity falls as the class tightens (2 -> 8 tok/s)", paper="yes",
+            rows.append(judged(dict(artifact="Table 2", quantity=f"{s} {t}: capacity falls as the class tightens (2 -> 8 tok/s)", paper="yes",
                              claim=claims.strictly_decreasing([bounded(t, s, sp) for sp in ex.CLASSES]), strength="trend",
                              null_claim=claims.strictly_decreasing([float(cap.loc[(t, s), ex.CLASSES[0]])] * len(ex.CLASSES)),
                              models="zoo", cause="paper-ambiguity",
-                             statements=" ".join(f"table2-{s.lower()}-{tag[t]}-{sp}" for sp in ex.CLASSES)))
+                             statements=" ".join(f"table2-{s.lower()}-{tag[t]}-{sp}" for sp in ex.CLASSES)),
+                               steps_pct([float(cap.loc[(t, s), sp]) for sp in ex.CLASSES])))
     # Sec 5.2.1: the gains are strongest under tight SLOs; the abstract's "up to" speedups
     for t in targets:
         for base in ("SLED", "Centralized"):
@@ -213,10 +253,11 @@ def table2_rows(cap: pd.DataFrame, censored: pd.DataFrame, targets, systems, pap
                                  note="a capacity of this ratio is censored at the sweep's upper end: no order of ratios"))
             else:
                 c = claims.strictly_increasing([g[0] for g in got])
-                rows.append(dict(artifact="Table 2", quantity=q, paper="yes", strength="trend", statements="sec52-stronger-tight",
-                                 claim=c, null_claim=claims.strictly_increasing([got[0][0]] * len(got)), models="zoo",
-                                 cause="paper-ambiguity",
-                                 note="" if c.holds else WHY2_TREND + (f"; {mechanism}" if mechanism else "")))
+                rows.append(judged(dict(artifact="Table 2", quantity=q, paper="yes", strength="trend", statements="sec52-stronger-tight",
+                                        claim=c, null_claim=claims.strictly_increasing([got[0][0]] * len(got)), models="zoo",
+                                        cause="paper-ambiguity",
+                                        note="" if c.holds else WHY2_TREND + (f"; {mechanism}" if mechanism else "")),
+                                   steps_pct([g[0] for g in got])))
     for base in ("Centralized", "SLED"):
         sid = f"abstract-capacity-{base.lower()}"
         got = {k: v for k, v in speedups.items() if k[1] == base}
@@ -233,10 +274,11 @@ def table2_rows(cap: pd.DataFrame, censored: pd.DataFrame, targets, systems, pap
             continue
         (t, _, sp), (r, cens) = max(got.items(), key=lambda kv: kv[1][0])
         tol = compare.null_tolerance(v, 1.0, round(0.25 * v, 2))
-        rows.append(dict(artifact="Abstract", quantity=f"largest capacity speedup vs {base} over both targets and all classes", paper=v,
-                         reproduced=round(r, 2), unit="x", tolerance=tol, null=1.0, statements=sid, bound=">=" if cens else "",
-                         models="zoo", cause="paper-ambiguity",
-                         note="" if abs(r - v) <= tol else f"{why}; ours is the {t}, {sp} tok/s ratio (Table 2's rows above)"))
+        rows.append(judged(dict(artifact="Abstract", quantity=f"largest capacity speedup vs {base} over both targets and all classes", paper=v,
+                                reproduced=round(r, 2), unit="x", tolerance=tol, null=1.0, statements=sid, bound=">=" if cens else "",
+                                models="zoo", cause="paper-ambiguity",
+                                note="" if abs(r - v) <= tol else f"{why}; ours is the {t}, {sp} tok/s ratio (Table 2's rows above)"),
+                           tolerance_pct(r, v, tol)))
     return rows
 
 
@@ -289,9 +331,11 @@ def stated_numbers(paper: dict, table1: pd.DataFrame, cap: pd.DataFrame, t6: pd.
     return out
 
 
-def table6_rows(t6: pd.DataFrame, paper: dict, runs: pd.DataFrame) -> list[dict]:
+def table6_rows(t6: pd.DataFrame, paper: dict, runs: pd.DataFrame, files=twin_error.SETTINGS) -> list[dict]:
     """Table 6's goodputs and improvements (``t6``: means over seeds) and the gain's growth with N over the
-    seeds of ``runs``."""
+    seeds of ``runs``; each margin judged against the twin's validated goodput error in WISP's setting (``files``)."""
+    judged = lambda row, margin: twin_error.judged(row, margin, "goodput_tok_s", SETTING, files=files)
+    ratio = lambda pct: 1 + pct / 100
     rows = []
     for n in (2, 4, 8, 16):
         for col in ("OFF", "ON"):
@@ -299,23 +343,27 @@ def table6_rows(t6: pd.DataFrame, paper: dict, runs: pd.DataFrame) -> list[dict]
             v, r = paper[sid], float(t6.loc[n, col])
             # the null: ON no better than OFF; OFF's, no goodput
             null = round(float(t6.loc[n, "OFF"]), 2) if col == "ON" else 0.0
-            rows.append(unless_null_holds(dict(
+            rows.append(judged(unless_null_holds(dict(
                 artifact="Table 6", quantity=f"N = {n}: goodput, predictor {col}", paper=v, reproduced=round(r, 2), unit="tokens/s",
                 tolerance=round(0.25 * v, 2), statements=sid, null=null, models="zoo", cause="paper-ambiguity",
                 note=("the null: the predictor OFF" if col == "ON" else "the null: no goodput") + ("" if abs(r - v) <= 0.25 * v else
-                      "; the paper's devices deliver ~7 tok/s each; ours draft at the paper's 50 tok/s with the zoo's acceptance"))))
+                      "; the paper's devices deliver ~7 tok/s each; ours draft at the paper's 50 tok/s with the zoo's acceptance"))),
+                tolerance_pct(r, v, round(0.25 * v, 2))))
         imp, r = paper[f"table6-imp-{n}"], float(t6.loc[n, "improvement_pct"])
         tol = compare.null_tolerance(imp, 0.0, 10.0)
-        rows.append(dict(artifact="Table 6", quantity=f"N = {n}: improvement", paper=imp, reproduced=round(r, 2), unit="%", tolerance=tol, null=0.0,
+        rows.append(judged(dict(artifact="Table 6", quantity=f"N = {n}: improvement", paper=imp, reproduced=round(r, 2), unit="%", tolerance=tol, null=0.0,
                          statements=f"table6-imp-{n} table6-range-grows", models="zoo", cause="unexplained",
                          note="" if abs(r - imp) <= tol else "a gain far above the paper's; no mechanism measured (the zoo drafts' "
-                                                             "acceptance and the MLP's stops are where it would lie)"))
+                                                             "acceptance and the MLP's stops are where it would lie)"),
+                           twin_error.flip_pct(ratio(r), [ratio(imp - tol), ratio(imp + tol)])))
     gain = runs.pivot_table(index=["devices", "seed"], columns="predictor", values="goodput", dropna=False)
     gain = (100 * (gain[True] / gain[False] - 1)).rename("improvement_pct").reset_index()
-    rows.append(dict(artifact="Table 6", quantity=f"the predictor's gain grows with N ({SEEDS})", paper="yes", strength="trend",
-                     statements="table6-range-grows", models="zoo", cause="unexplained",
-                     claim=claims.interval_ordered({f"N={n}": g for n, g in claims.by_seed(gain, "devices", "improvement_pct").items()}),
-                     null_claim=claims.interval_ordered({f"N={n}": 0 * g for n, g in claims.by_seed(gain, "devices", "improvement_pct").items()})))
+    mean_gain = gain.groupby("devices").improvement_pct.mean().sort_index()
+    rows.append(judged(dict(artifact="Table 6", quantity=f"the predictor's gain grows with N ({SEEDS})", paper="yes", strength="trend",
+                            statements="table6-range-grows", models="zoo", cause="unexplained",
+                            claim=claims.interval_ordered({f"N={n}": g for n, g in claims.by_seed(gain, "devices", "improvement_pct").items()}),
+                            null_claim=claims.interval_ordered({f"N={n}": 0 * g for n, g in claims.by_seed(gain, "devices", "improvement_pct").items()})),
+                       steps_pct([ratio(g) for g in mean_gain])))
     return rows
 
 
@@ -329,14 +377,16 @@ def fig8(att: pd.DataFrame, n: int, seed: int, out) -> None:
     plotting.save(fig, att, out, "fig8_attribution")
 
 
-def fig8_rows(att: pd.DataFrame, window: int, paper: dict, mechanism: str = "") -> list[dict]:
+def fig8_rows(att: pd.DataFrame, window: int, paper: dict, mechanism: str = "", files=twin_error.SETTINGS) -> list[dict]:
+    """Fig 8's "most violations compute-dominant": a share of missed deadlines, whose twin error is unmeasured
+    (``twin_error.UNMEASURED``), so the verdict is undecided against it."""
     share = att[att.violated].label.value_counts(normalize=True)
-    return [dict(artifact="Fig 8", quantity=f"most violations are compute-dominant (eq 21, W = {window}, tau = {paper['eq21-tau']})", paper="yes",
+    return [twin_error.judged(dict(artifact="Fig 8", quantity=f"most violations are compute-dominant (eq 21, W = {window}, tau = {paper['eq21-tau']})", paper="yes",
                  claim=claims.above(float(share.get("compute-dominant", 0.0)), 0.5), strength="trend", statements="fig8-compute-dominant",
                  null_claim=claims.above(0.5, 0.5), models="zoo", cause="models",   # the null: both causes alike
                  note="" if share.get("compute-dominant", 0.0) > 0.5 else
                  "in the twin a verification spike is only the estimator's log-normal error; backlog (queueing) dominates past the knee"
-                 + (f"; {mechanism}" if mechanism else ""))]
+                 + (f"; {mechanism}" if mechanism else "")), np.nan, "missed_deadline_share", SETTING, files=files)]
 
 
 # --------------------------------------------------------------------------- Table 2 and its sensitivity (beyond the paper)
@@ -410,14 +460,15 @@ def realpair_tables(rows: pd.DataFrame, loads, n3: int):
     return table1, good, t6
 
 
-def realpair_rows(rows: pd.DataFrame, loads, n3: int) -> list[dict]:
+def realpair_rows(rows: pd.DataFrame, loads, n3: int, files=twin_error.SETTINGS) -> list[dict]:
     """Table 1's, Table 3's and Table 6's claims on the real pair (``Comparison.extend`` rows), each decided over
-    the seeds of ``rows`` (``realpair_points``' sweep rows)."""
+    the seeds of ``rows`` (``realpair_points``' sweep rows), and judged against the twin's validated error in WISP's
+    setting (violation rates: unmeasured; goodput margins: per-client goodput's)."""
     good, t6 = (claims.by_seed(rows[(rows.devices == n3) & rows.predictor], "system", "goodput"),
                 claims.by_seed(rows[rows.devices == 16], "predictor", "goodput"))
     fcfs = rows[rows.predictor & (rows.system == "FCFS")]
     lower = t6[True].mean() < t6[False].mean()
-    return [dict(artifact="Table 1" + RP_WHO, quantity=f"WISP at or below FCFS in every class, below in at least one ({SEEDS})", paper="yes",
+    rows = [dict(artifact="Table 1" + RP_WHO, quantity=f"WISP at or below FCFS in every class, below in at least one ({SEEDS})", paper="yes",
                  strength="trend", claim=at_or_below_fcfs(rows[rows.predictor], loads), models="real pair", cause="models",
                  null_claim=at_or_below_fcfs(pd.concat([fcfs, fcfs.assign(system="WISP")]), loads),
                  note=f"mixed classes, N = {', '.join(map(str, loads))}; {RP_NOTE}", statements="fig7-wisp-shifts"),
@@ -434,6 +485,9 @@ def realpair_rows(rows: pd.DataFrame, loads, n3: int) -> list[dict]:
                       + ("; the predictor lowers goodput although it raises device alpha: no mechanism measured" if lower else "")
                       + f"; device alpha {rp.device_alpha(False):.3f} (fixed window) -> "
                       f"{rp.device_alpha(True):.3f} (the MLP's stops); {RP_NOTE}", statements="table6-on-16")]
+    margins = [(np.nan, "slo_violation_rate"), (twin_error.ratio_pct(good["WISP"].mean(), good["Centralized"].mean()), "goodput_tok_s"),
+               (twin_error.ratio_pct(t6[True].mean(), t6[False].mean()), "goodput_tok_s")]
+    return [twin_error.judged(r, m, metric, SETTING, files=files) for r, (m, metric) in zip(rows, margins)]
 
 
 # --------------------------------------------------------------------------- the twin against the real system

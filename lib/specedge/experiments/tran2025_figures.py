@@ -11,7 +11,7 @@ import pandas as pd
 
 from .. import claims, coverage, plotting
 from ..compare import unless_null_holds
-from ..serving import client_mix, round_series, twin
+from ..serving import client_mix, round_series, twin, twin_error
 from ..serving.round_series import estimate_bands
 from ..solvers import tran2025 as gs
 from . import tran2025 as ex
@@ -122,16 +122,27 @@ def _ends_above(f: pd.DataFrame) -> tuple[claims.Claim, claims.Claim]:
             claims.interval_argmax_is(finals, claims.strongest_alternative(finals, "GOODSPEED")))
 
 
+SETTING = "tran2025"   # the twin's validated error these rows are judged against (``twin_error.SETTINGS``)
+
+
+def _u_margin(clients: int, a, b) -> float:
+    """The margin of mean U ``a`` over ``b`` (seeds) as a per-client goodput change (%, ``twin_error.utility_pct``)."""
+    return twin_error.utility_pct(float(np.mean(a)) - float(np.mean(b)), clients)
+
+
 def fig4_rows(configs, fig4: pd.DataFrame, iterations: int, *, tags: dict | None = None, why=None,
-              notes: dict | None = None) -> list[dict]:
+              notes: dict | None = None, files=twin_error.SETTINGS) -> list[dict]:
     """Ends above both baselines (paired 95 % intervals over seeds), above ⌊C/N⌋, starts lower (the mean U
     over the first tenth of the run, paired intervals) and the stabilisation iteration (full horizon only).
     Each null is GOODSPEED replaced by Fixed-S (no effect of the policy); the stabilisation's is the
     iteration at which Fixed-S's U(x̄), a running average of a policy that learns nothing, settles.
     ``tags[config]`` opens each quantity (which clients); ``why(config)`` gives (cause, note) of an "ends
     above" that fails (default: ``_tie_or_loss``'s, for clients of close acceptance); ``notes[config]`` is added
-    to its "ends above" row (``cap_notes``: the response cap's share of the U levels)."""
+    to its "ends above" row (``cap_notes``: the response cap's share of the U levels). Every margin in U is judged
+    against the stochastic twin's validated per-client goodput error in GOODSPEED's setting (``twin_error.judged``,
+    ``files``: its tables): U is a sum of the logs of per-client goodputs."""
     stated = coverage.paper_values("tran2025")["fig4-stabilises-400"]
+    judged = lambda row, margin: twin_error.judged(row, margin, "utility", SETTING, files=files)
     finals = final_table(fig4)
     early = (fig4[fig4.iteration <= max(fig4.iteration.max() // 10, 1)]
              .pivot_table(index=["config", "seed"], columns="policy", values="utility", aggfunc="mean"))
@@ -145,16 +156,18 @@ def fig4_rows(configs, fig4: pd.DataFrame, iterations: int, *, tags: dict | None
         cause, note = (why(cfg.name) if why else
                        (_tie_or_loss(c.holds, f["GOODSPEED"], f[best]), f"against {best}: a tie (paired interval containing zero) "
                         "or a loss (below it); with clients this close in acceptance a fixed share already sits near the optimum"))
-        rows.append(dict(artifact="Fig 4", quantity=f"{tag}{cfg.name}: GOODSPEED ends above both baselines ({len(f)} seeds, 95 % interval)",
-                         paper="yes", claim=c, null_claim=null, strength="match", statements="fig4-ends-above conclusion-600",
-                         models="zoo", cause="" if c.holds else cause,
-                         note="; ".join(x for x in ("" if c.holds else note, (notes or {}).get(cfg.name, "")) if x)))
+        rows.append(judged(dict(artifact="Fig 4", quantity=f"{tag}{cfg.name}: GOODSPEED ends above both baselines ({len(f)} seeds, 95 % interval)",
+                                paper="yes", claim=c, null_claim=null, strength="match", statements="fig4-ends-above conclusion-600",
+                                models="zoo", cause="" if c.holds else cause,
+                                note="; ".join(x for x in ("" if c.holds else note, (notes or {}).get(cfg.name, "")) if x)),
+                           _u_margin(cfg.clients, f["GOODSPEED"], f[best])))
         if cfg.capacity % cfg.clients:
-            rows.append(dict(artifact="Fig 4", quantity=f"{tag}{cfg.name}: GOODSPEED ends above {ex.FLOOR} ({len(f)} seeds, 95 % interval)",
-                             paper="yes", claim=claims.interval_above(f["GOODSPEED"].to_numpy(), f[ex.FLOOR].to_numpy()),
-                             null_claim=claims.interval_above(f[ex.FLOOR].to_numpy(), f[ex.FLOOR].to_numpy()),
-                             strength="match", note="the literal C // N share leaves C mod N slots idle", models="zoo",
-                             cause=_tie_or_loss(False, f["GOODSPEED"], f[ex.FLOOR]), statements="fig4-ends-above"))
+            rows.append(judged(dict(artifact="Fig 4", quantity=f"{tag}{cfg.name}: GOODSPEED ends above {ex.FLOOR} ({len(f)} seeds, 95 % interval)",
+                                    paper="yes", claim=claims.interval_above(f["GOODSPEED"].to_numpy(), f[ex.FLOOR].to_numpy()),
+                                    null_claim=claims.interval_above(f[ex.FLOOR].to_numpy(), f[ex.FLOOR].to_numpy()),
+                                    strength="match", note="the literal C // N share leaves C mod N slots idle", models="zoo",
+                                    cause=_tie_or_loss(False, f["GOODSPEED"], f[ex.FLOOR]), statements="fig4-ends-above"),
+                               _u_margin(cfg.clients, f["GOODSPEED"], f[ex.FLOOR])))
         if iterations >= 600:
             it, null_it = (round_series.stabilisation(mean_curve.loc[cfg.name, p]) for p in ("GOODSPEED", "Fixed-S"))
             row = dict(artifact="Fig 4", quantity=f"{tag}{cfg.name}: GOODSPEED stabilises by (iteration, mean curve within 1 % of its final U)",
@@ -170,14 +183,15 @@ def fig4_rows(configs, fig4: pd.DataFrame, iterations: int, *, tags: dict | None
                                       "on the clients' acceptance (ours from zoo and real-pair traces), not on the policy alone"))
         e = early.loc[cfg.name]
         parts = {b: claims.interval_above(e[b].to_numpy(), e["GOODSPEED"].to_numpy()) for b in ex.POLICIES[1:]}
-        rows.append(dict(artifact="Fig 4", quantity=f"{tag}{cfg.name}: GOODSPEED starts lower (mean U over the first tenth of the run, "
+        start_margin = min(_u_margin(cfg.clients, e[b], e["GOODSPEED"]) for b in ex.POLICIES[1:])
+        rows.append(judged(dict(artifact="Fig 4", quantity=f"{tag}{cfg.name}: GOODSPEED starts lower (mean U over the first tenth of the run, "
                                                     f"each baseline above it, {len(e)} seeds, 95 % interval)",
                          paper="starts lower", claim=claims.all_of({f"{b} {c.evidence}": c.holds for b, c in parts.items()},
                                                                    "interval_below_both"),
                          null_claim=claims.all_of({b: claims.interval_above(e[b].to_numpy(), e["Fixed-S"].to_numpy()).holds
                                                    for b in ex.POLICIES[1:]}, "interval_below_both"),
                          strength="trend", statements="fig4-starts-lower", models="zoo", cause="models",
-                         note="the paper's 'initial exploration': GOODSPEED's estimates start from their initial values"))
+                         note="the paper's 'initial exploration': GOODSPEED's estimates start from their initial values"), start_margin))
     return rows
 
 
@@ -301,9 +315,12 @@ def fig2_plot(fig2: pd.DataFrame, alpha, out):
     plotting.save(fig, fig2, out, "fig2_estimated_vs_real")
 
 
-def fig2_rows(fig2: pd.DataFrame, tag: str = "") -> list[dict]:
+def fig2_rows(fig2: pd.DataFrame, tag: str = "", files=twin_error.SETTINGS) -> list[dict]:
+    """The allocator's estimates against the twin's own per-round goodput: both are the same run's, so a twin error in
+    goodput moves both (the rows quote the validated error and say why it is no margin of theirs)."""
     inside = float(((fig2.est_ma >= fig2.real_ma - fig2.real_std) & (fig2.est_ma <= fig2.real_ma + fig2.real_std)).mean())
-    return [dict(artifact="Fig 2", quantity=f"{tag}estimated goodput tracks the real one (Pearson r of the moving averages)",
+    why = "the estimate and the goodput it tracks are the same twin run's, so an error in the twin's goodput moves both"
+    return [twin_error.quoted(r, "goodput_tok_s", SETTING, why, files=files) for r in (dict(artifact="Fig 2", quantity=f"{tag}estimated goodput tracks the real one (Pearson r of the moving averages)",
                  paper="strong alignment", claim=claims.correlation_sign(fig2.est_ma, fig2.real_ma, +1, 0.5), strength="trend",
                  # the null: no estimate (X held at its first value, as Fixed-S assumes)
                  null_claim=claims.correlation_sign(np.full(len(fig2), fig2.est_ma.iloc[0]), fig2.real_ma, +1, 0.5),
@@ -316,7 +333,7 @@ def fig2_rows(fig2: pd.DataFrame, tag: str = "") -> list[dict]:
                  models="zoo", cause="our-reading",
                  note="a peak: a round whose real goodput exceeds the round before and is at least the one after; the paper "
                       f"shades a band around both curves; {(fig2.tokens == 1).mean():.0%} of the rounds emit a single token, so "
-                      "a round that accepts its drafts jumps past MA + 1 std")]
+                      "a round that accepts its drafts jumps past MA + 1 std"))]
 
 
 # --------------------------------------------------------------------------- Fig 3
@@ -354,12 +371,14 @@ def fig3_real(scale: str, seed: int) -> pd.DataFrame:
                                                   for pol, lg in logs.items()]))
 
 
-def fig3_rows(fig3: pd.DataFrame, chosen_ms: float, paper: dict) -> list[dict]:
+def fig3_rows(fig3: pd.DataFrame, chosen_ms: float, paper: dict, files=twin_error.SETTINGS) -> list[dict]:
     """Per system and configuration: Random-S's excess, sending's share, the two dominant parts, GOODSPEED's
     verification time and total vs Fixed-S, the longer receiving of variable lengths. On the calibrated twin,
     Random-S's excess (the drafting time was chosen on a grid so that it holds) and the sending share and
     dominance (bytes / the chosen link rate) are settings; the rest are reproductions whose nulls are Fixed-S's
-    own values (no effect), Random-S's excess (for "comparable") or an equal split of the wall time."""
+    own values (no effect), Random-S's excess (for "comparable") or an equal split of the wall time. On the twin, each
+    margin between two policies' times is judged against the twin's validated round-time error in GOODSPEED's setting
+    (``twin_error.judged``; ``files``: its tables); the real runs' rows are measurements."""
     lo, hi = coverage.paper_range(paper["fig3-random-5-25"])
     rows = []
     for sys_name, d in fig3.groupby("system", sort=False):
@@ -400,27 +419,34 @@ def fig3_rows(fig3: pd.DataFrame, chosen_ms: float, paper: dict) -> list[dict]:
                                 claim=claims.above(both, 90.0), null_claim=claims.above(200 / 3, 90.0), cause="hardware",
                                 note="our reading of 'dominate': the two together at least 90 % of the wall time (the null: an even "
                                      "split, 66.7 %); the real run's gRPC send takes the rest", statements="fig3-dominate"))
+            # the twin's rows: each margin between two policies' times judged against its validated round-time error
+            judged = (lambda r, m: twin_error.judged(r, m, "round_time_s", SETTING, files=files)) if calibrated else (lambda r, m: r)
+            ratio = lambda pct: 1 + pct / 100
             dv = 100 * (f.loc["GOODSPEED", "verification"] / f.loc["Fixed-S", "verification"] - 1)
-            rows.append(row("GOODSPEED verification time vs Fixed-S", paper=paper["fig3-verify-5"], reproduced=round(dv, 1), unit="%",
-                            tolerance=3.0, null=0.0, statements="fig3-verify-5", cause="models",
-                            note="verification time follows the number of rounds and sum S per round (Fixed-S now spends the whole budget C too); "
-                                 "GOODSPEED's longer drafts for high-acceptance clients need fewer rounds only where acceptance differs enough"))
+            v3 = paper["fig3-verify-5"]
+            rows.append(judged(row("GOODSPEED verification time vs Fixed-S", paper=v3, reproduced=round(dv, 1), unit="%",
+                                   tolerance=3.0, null=0.0, statements="fig3-verify-5", cause="models",
+                                   note="verification time follows the number of rounds and sum S per round (Fixed-S now spends the whole budget C too); "
+                                        "GOODSPEED's longer drafts for high-acceptance clients need fewer rounds only where acceptance differs enough"),
+                               twin_error.flip_pct(ratio(dv), [ratio(v3 - 3.0), ratio(v3 + 3.0)])))
             gw = 100 * (f.loc["GOODSPEED", "total"] / f.loc["Fixed-S", "total"] - 1)
-            rows.append(unless_null_holds(row(
+            rows.append(judged(unless_null_holds(row(
                 f"GOODSPEED total wall time comparable to Fixed-S (within ±{lo:g} %, below Random-S's stated excess)",
                 paper="comparable", claim=claims.within(gw, -lo, lo), unit="%", reproduced=round(gw, 1),
                 # the null: the simplest alternative the claim rules out, GOODSPEED costing what Random-S costs
                 null_claim=claims.within(extra, -lo, lo), cause="models",
                 strength="trend" if calibrated else "match", statements="fig3-comparable-total",
-                note="'comparable' read as closer to Fixed-S than the smallest excess the paper calls an increase")))
+                note="'comparable' read as closer to Fixed-S than the smallest excess the paper calls an increase")),
+                twin_error.flip_pct(ratio(gw), [ratio(-lo), ratio(lo)])))
             recv = f["receiving"]
-            rows.append(row("GOODSPEED and Random-S wait longer to receive than Fixed-S (by more than 1 %)", paper="longer",
+            rows.append(judged(row("GOODSPEED and Random-S wait longer to receive than Fixed-S (by more than 1 %)", paper="longer",
                             claim=claims.all_of({f"{p} {recv[p]:.3f} s > Fixed-S {recv['Fixed-S']:.3f} s x 1.01": recv[p] > 1.01 * recv["Fixed-S"]
                                                  for p in ("GOODSPEED", "Random-S")}, "above_fixed_with_margin"),
                             null_claim=claims.all_of({p: recv["Fixed-S"] > 1.01 * recv["Fixed-S"] for p in ("GOODSPEED", "Random-S")},
                                                 "above_fixed_with_margin"),   # the null: Fixed-S's own wait
                             strength="trend", statements="fig3-receive-longer", cause="models",
-                            note="variable draft lengths make the server wait for the client with the largest S_i"))
+                            note="variable draft lengths make the server wait for the client with the largest S_i"),
+                               min(twin_error.flip_pct(recv[p] / recv["Fixed-S"], [1.01]) for p in ("GOODSPEED", "Random-S"))))
     return rows
 
 
@@ -467,7 +493,7 @@ def theorem1(configs, acceptance, prof, runs, estimates, *, seeds, iterations: i
     return pd.DataFrame(xs_rows), pd.concat(iid_rows, ignore_index=True), pd.concat(dist_rows), pd.concat(gap_rows)
 
 
-def theorem1_rows(configs, theorem_iid: pd.DataFrame, dist: pd.DataFrame, n_seeds: int) -> list[dict]:
+def theorem1_rows(configs, theorem_iid: pd.DataFrame, dist: pd.DataFrame, n_seeds: int, files=twin_error.SETTINGS) -> list[dict]:
     rows = []
     for cfg in configs:
         t = theorem_iid[theorem_iid.config == cfg.name]
@@ -481,14 +507,15 @@ def theorem1_rows(configs, theorem_iid: pd.DataFrame, dist: pd.DataFrame, n_seed
             d = dist[(dist.config == cfg.name) & (dist.experiment == exp)].distance.to_numpy()
             k = max(len(d) // 6, 5)
             # sensitivity, not Theorem 1's claim: the theorem is a β → 0 limit (theorem1_beta_rows), silent on one run at β = 0.5
-            rows.append(dict(artifact="Theorem 1 (sensitivity)",
+            rows.append(twin_error.quoted(dict(artifact="Theorem 1 (sensitivity)",
                              quantity=f"{cfg.name}, {exp}: ‖X(t) − x*‖ shrinks on one run at β = 0.5 (mean of the first vs last sixth of the run)",
                              paper="converges", claim=claims.below(float(d[-k:].mean()), float(d[:k].mean())), strength="trend",
                              # the null: estimates that never move (their distance stays where it starts)
                              null_claim=claims.below(float(d[:k].mean()), float(d[:k].mean())), models="zoo", cause="our-reading",
                              statements="thm1-convergence" + ("" if exp.startswith("(a)") else " abstract-bounded-error"),
                              note="X(t) is smoothed with β = 0.5: it tracks each round's tokens closely, so its distance to x* stays at the "
-                                  "per-round noise level" + ("" if exp.startswith("(a)") else "; with non-stationary acceptance X(t) tracks the current domain, not the stationary x*")))
+                                  "per-round noise level" + ("" if exp.startswith("(a)") else "; with non-stationary acceptance X(t) tracks the current domain, not the stationary x*")),
+                                          "goodput_distance", SETTING, THM1_WHY, files=files))
     return rows
 
 
@@ -570,10 +597,15 @@ def window_floor(sweep: pd.DataFrame, config: str, policy: str = "GOODSPEED") ->
     return float(b), float(at.mean()), float(at.std(ddof=1)) if len(at) > 1 else float("nan")
 
 
+THM1_WHY = ("Theorem 1 is a statement on the allocation process (i.i.d. acceptance, x* exact for that process): its "
+            "distance and x* are in the same tokens per round, so an error of the twin against the real system scales both")
+
+
 def theorem1_beta_rows(configs, sweep: pd.DataFrame, *, window: int, burn_in: float, eta_per_beta: float,
-                       tags: dict | None = None) -> list[dict]:
+                       tags: dict | None = None, files=twin_error.SETTINGS) -> list[dict]:
     """The Theorem 1 reproduction rows: the distance falls as β falls (GOODSPEED), the null the same predicate
-    on Fixed-S, whose allocation ignores X(t) and so β."""
+    on Fixed-S, whose allocation ignores X(t) and so β. Each quotes the twin's validated goodput error (``THM1_WHY``:
+    no margin of the row is judged against it)."""
     rows = []
     betas = sorted(sweep.beta.unique())
     for cfg in configs:
@@ -581,7 +613,7 @@ def theorem1_beta_rows(configs, sweep: pd.DataFrame, *, window: int, burn_in: fl
             continue
         n = sweep[(sweep.config == cfg.name) & (sweep.policy == "GOODSPEED")].seed.nunique()
         b0, d0, sd0 = window_floor(sweep, cfg.name)
-        rows.append(unless_null_holds(dict(
+        rows.append(twin_error.quoted(unless_null_holds(dict(
             artifact="Theorem 1",
             quantity=f"{(tags or {}).get(cfg.name, '')}{cfg.name}, i.i.d. acceptance: ‖x̄ − x*‖ falls as β falls (β = {', '.join(f'{b:g}' for b in betas)}; "
                      f"{n} seeds, 95 % interval)",
@@ -592,7 +624,7 @@ def theorem1_beta_rows(configs, sweep: pd.DataFrame, *, window: int, burn_in: fl
                  f"4's interval [I1, I2], I1 > T/β), η = {eta_per_beta:g}·β (Assumption 3: η/β small); x* exact for i.i.d. "
                  f"acceptance; the finite window leaves a sampling-noise floor in x̄ that does not fall with β: at β = {b0:g} the "
                  f"distance is {d0:.3g} with a spread of {sd0:.3g} over seeds, so neighbouring β can swap once the bias is below "
-                 "it; the paper states no bound at finite β")))
+                 "it; the paper states no bound at finite β")), "goodput_distance", SETTING, THM1_WHY, files=files))
     return rows
 
 
@@ -606,7 +638,7 @@ def assumption1_row(iterations: int) -> dict:
 
 
 # --------------------------------------------------------------------------- on the real pair's acceptance
-def fig4_realpair(configs, *, seeds, iterations: int, beta: float, eta: float, seed: int):
+def fig4_realpair(configs, *, seeds, iterations: int, beta: float, eta: float, seed: int, files=twin_error.SETTINGS):
     """Fig 4's final U over seeds with the real pair's acceptance; returns (final utilities with 95 %
     intervals, comparison rows)."""
     from . import realpair_card, realpair_twin
@@ -625,10 +657,13 @@ def fig4_realpair(configs, *, seeds, iterations: int, beta: float, eta: float, s
                + ("a tie: with α this close across clients the whole budget split evenly already sits near the optimum"
                   if cause == "models" else "a loss, which α this close across clients does not explain (it explains a tie); "
                   "no mechanism measured"))
-        rows.append(dict(artifact="Fig 4 (real pair)", quantity=f"sensitivity, narrow α spread (real pair, α {alpha_rp.min():.2f}–"
-                         f"{alpha_rp.max():.2f}): {cfg.name}: GOODSPEED ends above both baselines ({len(f)} seeds, 95 % interval)",
-                         paper="yes", claim=c, null_claim=null, strength="match", statements="fig4-ends-above", models="real pair",
-                         cause=cause, note=f"real pair's acceptance, clients' α {alpha_rp.min():.2f}-{alpha_rp.max():.2f}" + why))
+        best = max(ex.POLICIES[1:], key=lambda p: f[p].mean())
+        rows.append(twin_error.judged(dict(
+            artifact="Fig 4 (real pair)", quantity=f"sensitivity, narrow α spread (real pair, α {alpha_rp.min():.2f}–"
+            f"{alpha_rp.max():.2f}): {cfg.name}: GOODSPEED ends above both baselines ({len(f)} seeds, 95 % interval)",
+            paper="yes", claim=c, null_claim=null, strength="match", statements="fig4-ends-above", models="real pair",
+            cause=cause, note=f"real pair's acceptance, clients' α {alpha_rp.min():.2f}-{alpha_rp.max():.2f}" + why),
+            _u_margin(cfg.clients, f["GOODSPEED"], f[best]), "utility", SETTING, files=files))
         out.append(_intervals(fu, ["config", "policy"], "utility", "mean_U"))
     return pd.concat(out, ignore_index=True), rows
 

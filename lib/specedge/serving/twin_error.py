@@ -62,3 +62,94 @@ def judge(table: pd.DataFrame, error) -> pd.DataFrame:
     and mode (``error(metric, twin_mode)``, %) and ``within`` (|diff| <= that error)."""
     err = [error(m, t) for m, t in zip(table["metric"], table["twin_mode"])]
     return table.assign(abs_diff_pct=table["diff_pct"].abs(), twin_error_pct=err, within=table["diff_pct"].abs() <= err)
+
+
+# --------------------------------------------------------------------------- comparison rows judged against it
+PREFIX = "the twin's validated error"   # a row this module decides a tie opens its note with it (``compare.UNDECIDABLE``)
+# metrics a serving row's margin can be in: a validation metric (``stochastic_vs_real.csv``), or one computed from
+# per-client goodput: a capacity or a knee (a number of devices: a twin E % off in each device's goodput serves about
+# E % more or fewer of them at the same rate), Fig 4's utility (a sum of the logs of per-client goodputs) and GOODSPEED's
+# distance to x* (in per-client goodput)
+FROM_GOODPUT = ("capacity", "utility", "goodput_distance")
+# metrics whose error is unmeasured: the real runs' SLO classes never bound (attainment equal in every run), so a
+# violation rate at a fixed load, an SLO attainment or a share of missed deadlines has no validated error, and a
+# verdict on one is undecided (a tie), never "beyond error"
+UNMEASURED = ("slo_violation_rate", "slo_attainment", "missed_deadline_share")
+
+
+def margin_error(metric: str, setting: str, twin: str = DOMAIN_IID, files=SETTINGS) -> tuple[float, str]:
+    """The error (%) a margin in ``metric`` is judged against in ``setting``, and what it is: the stochastic twin's
+    validated error of the metric (``stochastic_pct`` of the twin kind ``twin``: the sweeps run ``DOMAIN_IID``), or of
+    per-client goodput for a metric computed from it (``FROM_GOODPUT``); NaN for an ``UNMEASURED`` metric."""
+    if metric in UNMEASURED:
+        if setting not in files:
+            raise ValueError(f"setting: expected one of {sorted(files)}, got {setting!r}")
+        return np.nan, f"{metric}: unmeasured (the real runs' SLO classes never bound)"
+    source = "goodput_tok_s" if metric in FROM_GOODPUT else metric
+    err = stochastic_pct(source, setting, twin, files=files)
+    what = source if source == metric else f"{source}, which {metric} is computed from"
+    return err, what
+
+
+def flip_pct(value: float, edges) -> float:
+    """How far (%) ``value`` must move, relative to itself, to cross the nearest of ``edges`` (the verdict's decision
+    boundaries, in ``value``'s units): 100 min |edge / value - 1|; inf when no edge is finite, NaN for a value of 0
+    or not finite."""
+    value = float(value)
+    if not np.isfinite(value) or value == 0:
+        return np.nan
+    e = [float(x) for x in edges if np.isfinite(float(x))]
+    return 100 * min(abs(x / value - 1) for x in e) if e else np.inf
+
+
+def ratio_pct(a: float, b: float) -> float:
+    """The margin (%) of ``a`` over ``b``: 100 |a / b - 1| (NaN where b is 0 or either is not finite)."""
+    return flip_pct(b, [a])
+
+
+def quote(err: float, what: str, setting: str, margin: float) -> str:
+    e = "unmeasured" if not np.isfinite(err) else f"{err:.1f} %"
+    return f"{PREFIX} in {setting}'s setting ({what}, the sweeps' twin, p50): {e}; the verdict's margin {margin:.1f} %"
+
+
+def judged(row: dict, margin_pct: float, metric: str, setting: str, twin: str = DOMAIN_IID, files=SETTINGS) -> dict:
+    """A comparison row (``compare.Comparison.extend``'s keyword arguments) judged against the twin's validated
+    error: ``margin_pct`` is how far (%) the twin's number(s) must move to change the row's verdict (``flip_pct``,
+    ``ratio_pct``). A margin at or below the error of ``metric`` in ``setting`` (``margin_error``), an unmeasured
+    error or an undefined margin make the row a tie: a stated ``not-reproducible`` (cause ``models``) whose note
+    opens with ``PREFIX``; otherwise the row keeps its verdict and its note quotes the error. A row already stated
+    (it has a ``status``) is returned unchanged."""
+    if "status" in row or "check" in row:
+        return row
+    err, what = margin_error(metric, setting, twin, files)
+    q = quote(err, what, setting, margin_pct)
+    note = str(row.get("note", "")).strip()
+    if np.isfinite(err) and not np.isnan(margin_pct) and abs(margin_pct) > err:   # inf: no edge to cross
+        return dict(row, note=f"{note}; {q}, beyond it" if note else f"{q}, beyond it")
+    claim = row.get("claim")
+    shown = row.get("reproduced", getattr(claim, "evidence", ""))
+    out = {k: v for k, v in row.items()
+           if k not in ("claim", "null_claim", "strength", "cause", "tolerance", "null", "bound", "feasible", "sibling")}
+    why = f"{q}, within it: a tie the twin cannot decide" if np.isfinite(err) else f"{q}: the verdict is undecided"
+    if claim is not None:
+        why += f" (the claim {'holds' if claim.holds else 'fails'} in the twin: {claim.evidence})"
+    out.update(status="not-reproducible", cause="models", reproduced=shown, note=f"{why}; {note}" if note else why)
+    return out
+
+
+def utility_pct(d_utility: float, clients: int) -> float:
+    """A margin in U = sum_i log x̄_i (GOODSPEED's utility) as the uniform change of every client's goodput that
+    moves U by as much: 100 (exp(|dU| / clients) - 1) (%)."""
+    return 100 * float(np.expm1(abs(float(d_utility)) / clients)) if np.isfinite(d_utility) else np.nan
+
+
+def quoted(row: dict, metric: str, setting: str, why: str, twin: str = DOMAIN_IID, files=SETTINGS) -> dict:
+    """``row`` with the validated error of ``metric`` in ``setting`` quoted in its note and ``why`` no margin of the
+    row can be judged against it (e.g. a ratio of the twin to itself that a uniform error cancels); its verdict stays."""
+    if "status" in row or "check" in row:
+        return row
+    err, what = margin_error(metric, setting, twin, files)
+    e = "unmeasured" if not np.isfinite(err) else f"{err:.1f} %"
+    q = f"{PREFIX} in {setting}'s setting ({what}, the sweeps' twin, p50): {e}, not a margin of this verdict: {why}"
+    note = str(row.get("note", "")).strip()
+    return dict(row, note=f"{note}; {q}" if note else q)
