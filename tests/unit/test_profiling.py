@@ -194,9 +194,11 @@ def test_paths_are_shown_relative_to_the_repository_when_inside_it(tmp_path):
     (["--name", "x", "--device", "cuda"], "--device cuda: torch sees no CUDA device here"),
     (["--name", "x", "--role", "draft=t:1:30:64:4"], "must be a multiple of heads"),
 ])
-def test_cli_refuses_a_device_or_thread_count_it_cannot_use(argv, message, capsys, monkeypatch):
+def test_cli_refuses_a_device_or_thread_count_it_cannot_use(argv, message, capsys, monkeypatch, tmp_path):
     import torch
 
+    monkeypatch.setattr(paths, "PROFILES", tmp_path)                # nothing written in data/profiles, whatever happens
+    monkeypatch.setattr(profiling, "measure", lambda *a, **k: pytest.fail("measured with arguments it should refuse"))
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     threads = []
     monkeypatch.setattr(torch, "set_num_threads", threads.append)     # this process's threads stay as they are
