@@ -465,7 +465,8 @@ def main(argv=None) -> int:
         if args.only and name not in args.only:
             continue
         t = time.monotonic()
-        row = dict(fn(), wall_s=round(time.monotonic() - t, 1), **host_columns(),
+        # the server (the process measured) runs target-m in float32 on one torch thread (OMP_NUM_THREADS=1)
+        row = dict(fn(), wall_s=round(time.monotonic() - t, 1), **host_columns("float32", 1),
                    date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
         rows.append(row)
         print(f"{name}: RSS {row['rss_before_mb']:.0f} -> peak {row['rss_peak_mb']:.0f} -> {row['rss_after_mb']:.0f} MB;"

@@ -23,6 +23,9 @@ The entries from "codec: a drafted token of probability 0" on reach the serving 
 (the wire codec, the verifier's caches, the drafter's loop, the server's pass, round-wait and late-round rules,
 the run's memory check and collected log, the event loop) and WISP's drafting and estimator rows at their ties:
 20 entries, 20 caught in ~3.5 min on a 2-core AMD EPYC (5-17 s each, ``--test`` with their thirteen test files).
+The 15 entries under "the modules
+the unit lane reached least" aim at nine modules the unit tests once reached least (their tests: one file each, named
+after its module): 15 caught, 4-10 s each on the same machine.
 The check edits files of ``lib/specedge`` in place and restores them even on Ctrl-C; it refuses to start
 when one of them has uncommitted changes (``git diff``), so a restore cannot lose work.
 """
@@ -120,6 +123,50 @@ MUTATIONS = [
     M("venkatesha2025: FSD latency with rho and 1 - rho swapped", "solvers/venkatesha2025.py",
       "+ _nonneg(\"T_t\", T_t) + (1 - rho) * _nonneg(\"t_sync\", t_sync))",
       "+ _nonneg(\"T_t\", T_t) + rho * _nonneg(\"t_sync\", t_sync))", ("tests/unit/test_venkatesha2025.py",)),
+    # --- the modules the unit lane reached least: the sweep, the notebook runner, coverage counting, profiling, the arena's
+    # capacity and figures, zheng2025's and zhu2025's figures, the real pair's card step (tests named after each module)
+    M("sweep: joblib's -1 read as all cores but one", "sweep.py",
+      "n_jobs = min(n_jobs if n_jobs > 0 else max(1, cores() + 1 + n_jobs), workers())",
+      "n_jobs = min(n_jobs if n_jobs > 0 else max(1, cores() + n_jobs), workers())", ("tests/unit/test_sweep.py",)),
+    M("sweep.local: fans out only above the threshold, not at it", "sweep.py",
+      "n_jobs = 1 if len(configs) < MIN_PARALLEL_POINTS else workers()",
+      "n_jobs = 1 if len(configs) <= MIN_PARALLEL_POINTS else workers()", ("tests/unit/test_sweep.py",)),
+    M("notebooks.kernel_env: zero sweep workers when jobs exceed cores", "notebooks.py",
+      "return {**host.PORTABLE_ENV, sweep.WORKERS_ENV: str(max(1, cores // jobs))}",
+      "return {**host.PORTABLE_ENV, sweep.WORKERS_ENV: str(cores // jobs)}", ("tests/unit/test_notebooks.py",)),
+    M("notebooks.run: a seed of 0 dropped as falsy", "notebooks.py",
+      "if v is not None and k in declared}", "if v and k in declared}", ("tests/unit/test_notebooks.py",)),
+    M("coverage.statement_table: a setting row outranks an analytic one", "coverage.py",
+      'how = next((k for k in (*COVERING, "setting") if k in held), None)',
+      'how = next((k for k in ("setting", *COVERING) if k in held), None)', ("tests/unit/test_coverage.py",)),
+    M("zheng2025 output_dir: every zoo pair in one folder (the profile's name)", "experiments/zheng2025_figures.py",
+      'variant = [f"pair-{tkslt.pair_slug([draft, target])}"] if (draft, target) != tkslt.DEFAULT_PAIR else []',
+      'variant = [f"pair-{tkslt.pair_profile_name([draft, target]).removeprefix(\'measured_\')}"] '
+      'if (draft, target) != tkslt.DEFAULT_PAIR else []', ("tests/unit/test_zheng2025_figures.py",)),
+    M("zheng2025 Fig 3 rows: alpha read in row order, not K order", "experiments/zheng2025_figures.py",
+      'by_t = {T: grp.sort_values("K").alpha.values for T, grp in frame.groupby("temperature")}',
+      'by_t = {T: grp.alpha.values for T, grp in frame.groupby("temperature")}', ("tests/unit/test_zheng2025_figures.py",)),
+    M("arena regime map: no 1 % floor under the colour scale", "experiments/arena_figures.py",
+      "vmax = max(float(regime_map.margin_pct.max()), 1.0)", "vmax = float(regime_map.margin_pct.max())",
+      ("tests/unit/test_arena_figures.py",)),
+    M("arena Pareto labels: a neighbour on the right looked for within 2 dx, not 4", "experiments/arena_figures.py",
+      "if not any(0 < u <= 4 * dx for u, _ in near):", "if not any(0 < u <= 2 * dx for u, _ in near):",
+      ("tests/unit/test_arena_figures.py",)),
+    M("arena capacity: attainment 1 at a capacity never run", "experiments/arena_capacity.py",
+      'attainment_at_capacity=1 - v / t if t else float("nan")', "attainment_at_capacity=1 - v / t if t else 1.0",
+      ("tests/unit/test_arena_capacity.py",)),
+    M("arena capacity table: a repeated label searched twice", "experiments/arena_capacity.py",
+      "for label in dict.fromkeys(labels)]", "for label in labels]", ("tests/unit/test_arena_capacity.py",)),
+    M("zhu2025 Fig 9: the g0 closest to the paper without the absolute value", "experiments/zhu2025_figures.py",
+      "closest = int((g_needed.reduction_pct - p).abs().idxmin())", "closest = int((g_needed.reduction_pct - p).idxmin())",
+      ("tests/unit/test_zhu2025_figures.py",)),
+    M("zhu2025 Fig 8: the heuristic's cause given when it is the best benchmark", "experiments/zhu2025_figures.py",
+      "if m.idxmin() == zs.HEURISTIC:", "if m.idxmin() != zs.HEURISTIC:", ("tests/unit/test_zhu2025_figures.py",)),
+    M("real-pair card: alpha(K) without the full vocabulary", "experiments/realpair_card.py",
+      "zheng2025.topk_alpha(q, p, (*KS, len(tok)), temperatures=(0.0, 1.0))",
+      "zheng2025.topk_alpha(q, p, KS, temperatures=(0.0, 1.0))", ("tests/unit/test_realpair_card.py",)),
+    M("profiling CLI: a thread count of 0 accepted", "profiling.py",
+      "if args.threads < 1:", "if args.threads < 0:", ("tests/unit/test_profiling.py",)),
     # --- the README's timings
     M("timings: skipped tests counted as passed", "timings.py",
       'ran = count["tests"] - count["failures"] - count["errors"] - count["skipped"]',

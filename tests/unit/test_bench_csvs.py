@@ -13,9 +13,6 @@ BENCH = paths.ROOT / "benchmarks"
 sys.path.insert(0, str(BENCH))
 import report  # noqa: E402
 
-# committed files written by a benchmark with columns of its own; each must still lack the host columns (a file
-# regenerated through report.save leaves this list)
-OWN_COLUMNS = {"serving_chaos.csv": "bench_serving_chaos.py: cpu, load and date per fault scenario"}
 ISAS = ("AMX-BF16", "AVX512-BF16", "AVX-512", "AVX2", "other")
 
 
@@ -27,9 +24,6 @@ def committed() -> list[Path]:
 def test_every_committed_benchmark_csv_has_the_host_columns(path):
     frame = pd.read_csv(path)
     missing = [c for c in report.HOST if c not in frame.columns]
-    if path.name in OWN_COLUMNS:
-        assert missing, f"{path.name} now has the host columns: remove it from OWN_COLUMNS"
-        return
     assert not missing, f"{path.name}: no {missing} (rerun its benchmark; rows go through report.save)"
     assert frame[list(report.HOST)].notna().all().all(), f"{path.name}: empty host cells"
     assert frame.isa.isin(ISAS).all() and frame.dtype.isin(report.DTYPES).all(), path.name
@@ -44,8 +38,8 @@ def test_the_twin_speed_is_measured_by_one_benchmark():
 
 
 def test_benchmarks_write_their_csvs_through_report_save():
-    """No benchmark writes a CSV itself (the host check would be skipped), but the one with columns of its own."""
-    own = {f.split(":")[0] for f in OWN_COLUMNS.values()} | {"mutation_check.py", "report.py"}
+    """No benchmark writes a CSV itself (the host check would be skipped)."""
+    own = {"mutation_check.py", "report.py"}
     for p in sorted(BENCH.glob("*.py")):
         if p.name not in own:
             assert not re.search(r"\.to_csv\(|csv\.writer", p.read_text()), f"{p.name} writes a CSV without report.save"

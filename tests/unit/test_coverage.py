@@ -1,4 +1,5 @@
 """Coverage counting: inventories load and validate; rows are counted per artefact and capped."""
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -197,3 +198,99 @@ def test_a_statement_says_where_its_value_comes_from(tmp_path):
     src = coverage.paper_sources("zheng2025")
     assert sum(v == "recovered" and k.startswith("table1-") for k, v in src.items()) == 13
     assert src["sec6b-cost-estimates"] == "recovered" and src["table1-a0.4-L0.6"] == "stated"
+
+
+# --------------------------------------------------------------------------- edge cases of the inventories and the report
+ARTEFACTS = """paper: li2026
+artifacts:
+  - {name: Table 4, stated: 2, counted: "two cells", side: drafting}
+  - {name: Table 6, stated: 3, counted: "three cells", rows: [Table 6, Table 6b], side: serving}
+  - {name: Fig 1, stated: 0, counted: "a sketch"}
+"""
+
+
+def test_report_on_an_artefact_count_gives_a_line_per_side_with_hand_counted_percentages(tmp_path, capsys):
+    """Table 4: 3 rows against 2 stated (capped: 2 of 2); Table 6: 1 + 1 rows over its two labels against 3 stated
+    (2 of 3); Fig 1 states nothing; an 'Alg' row is beyond the paper. All: 4 of 5 = 80 %; drafting 100 %; serving
+    2 of 3."""
+    (tmp_path / "li2026.yaml").write_text(ARTEFACTS)
+    (tmp_path / "li2026").mkdir()
+    pd.DataFrame({"artifact": ["Table 4"] * 3 + ["Table 6", "Table 6b", "Alg"], "quantity": list("abcdef")}).to_csv(
+        tmp_path / "li2026" / "comparison.csv", index=False)
+    lines = coverage.report(["li2026"], root=tmp_path, figures=tmp_path, detail=True).set_index("side")
+    assert list(lines.index) == ["all", "drafting", "serving"] and (lines.inventory == "artefact counts").all()
+    assert lines.loc["all", ["stated", "covered"]].tolist() == [5, 4] and lines.loc["all", "percent"] == pytest.approx(80.0)
+    assert lines.loc["drafting", "percent"] == pytest.approx(100.0)
+    assert lines.loc["serving", "percent"] == pytest.approx(200 / 3) and lines.unlabelled_rows.isna().all()
+    out = capsys.readouterr().out
+    assert "li2026" in out and "(beyond the paper)" in out and "Table 6" in out      # the per-artefact table
+    inv = coverage.load_inventory("li2026", root=tmp_path)
+    assert [a["rows"] for a in inv["artifacts"]] == [["Table 4"], ["Table 6", "Table 6b"], ["Fig 1"]]
+    assert [a["side"] for a in inv["artifacts"]] == ["drafting", "serving", ""]
+    with pytest.raises(ValueError, match="an artefact count, not a statement inventory"):
+        coverage.paper_values("li2026", root=tmp_path)
+    assert coverage.paper_sources("li2026", root=tmp_path) == {}
+
+
+def test_a_side_without_statements_has_no_percentage_and_no_rows_count_zero():
+    t = coverage.count(INV, _rows())
+    assert t.rows.tolist() == [0, 0, 0, 0] and t.covered.sum() == 0
+    assert np.isnan(coverage.summary(t, "no such side")["percent"])
+    assert coverage.summary(t)["percent"] == 0.0
+
+
+def test_row_statements_reads_ids_and_treats_a_missing_column_as_none():
+    assert coverage.row_statements(pd.DataFrame({"artifact": ["a", "b"]})) == [[], []]
+    rows = pd.DataFrame({"statements": ["x  y", None, ""]})
+    assert coverage.row_statements(rows) == [["x", "y"], [], []]
+
+
+def test_statement_table_prefers_a_covering_row_over_a_setting_and_names_rows_without_kind():
+    inv = {"statements": [dict(id="a", where="w", text="t", side=""), dict(id="b", where="w", text="t", side=""),
+                          dict(id="c", where="w", text="t", side="")]}
+    rows = pd.DataFrame({"statements": ["a", "a b", "b"], "kind": ["setting", "analytic", "check"]})
+    t = coverage.statement_table(inv, rows).set_index("id")
+    # a: a setting and an analytic row -> analytic (covered); b: an analytic row among others; c: no row at all
+    assert t.held_by.to_dict() == {"a": "analytic", "b": "analytic", "c": "NONE"}
+    assert t.rows.to_dict() == {"a": 2, "b": 2, "c": 0}
+    only_other = pd.DataFrame({"statements": ["a"], "kind": ["check"]})
+    assert coverage.statement_table(inv, only_other).set_index("id").held_by["a"] == "rows"   # named, by no counted kind
+
+
+@pytest.mark.parametrize("text, match", [
+    ("paper: zhu2025\nstatements: []\n", "'statements' must be a non-empty list"),
+    ("paper: zhu2025\nstatements:\n  - {id: a, where: w, text: t, input: x, test: y}\n", "an input or held by a test, not both"),
+    ("paper: zhu2025\nstatements:\n  - {id: a b, where: w, text: t}\n", "must be unique and contain no spaces"),
+    ("paper: zhu2025\nstatements:\n  - {id: a, where: ' ', text: t}\n", "'where' names its place"),
+    ("paper: zhu2025\nstatements:\n  - {id: a, where: w, text: t}\nbeyond: [a]\n", "'beyond' must list ids"),
+    ("paper: zhu2025\nstatements:\n  - {id: a, where: w, text: t}\nbeyond: x\n", "'beyond' must list ids"),
+    ("paper: zhu2025\nstatements:\n  - just a string\n", "expected keys id, where, text"),
+    ("paper: tran2025\nartifacts: []\n", "expected a mapping with 'paper: zhu2025'"),
+    ("- a list\n", "expected a mapping with 'paper: zhu2025'"),
+    ("paper: zhu2025\nartifacts:\n  - {name: A, stated: true, counted: x}\n", "'stated' must be an integer"),
+    ("paper: zhu2025\nartifacts:\n  - {name: A, stated: 1.0, counted: x}\n", "'stated' must be an integer"),
+    ("paper: zhu2025\nartifacts:\n  - {name: A, stated: 1, counted: x, rows: []}\n", "'rows' must be a non-empty list"),
+    ("paper: zhu2025\nartifacts:\n  - {name: A, stated: 1, counted: x, colour: red}\n", "expected keys name, stated"),
+])
+def test_a_malformed_inventory_is_refused_naming_its_file(tmp_path, text, match):
+    (tmp_path / "zhu2025.yaml").write_text(text)
+    with pytest.raises(ValueError, match=match) as err:
+        coverage.load_inventory("zhu2025", root=tmp_path)
+    assert "zhu2025.yaml" in str(err.value)
+
+
+def test_zero_stated_is_allowed_and_a_statement_with_a_test_needs_a_name_after_the_colons(tmp_path):
+    (tmp_path / "zhu2025.yaml").write_text("paper: zhu2025\nartifacts:\n  - {name: A, stated: 0, counted: x}\n")
+    assert coverage.load_inventory("zhu2025", root=tmp_path)["artifacts"][0]["stated"] == 0
+    inv = {"statements": [dict(id="d", where="w", text="t", test="tests/unit/test_coverage.py", side="")], "beyond": []}
+    rows = pd.DataFrame({"artifact": ["x"], "quantity": ["q"], "statements": ["d"]})
+    assert coverage.check_statements(inv, rows)["missing_tests"] == ["d: tests/unit/test_coverage.py"]
+
+
+def test_main_prints_the_table_and_refuses_an_unknown_paper(capsys):
+    assert coverage.main(["zhu2025"]) == 0
+    out = capsys.readouterr().out
+    assert "zhu2025" in out and "statements" in out and " %" in out
+    with pytest.raises(SystemExit) as err:
+        coverage.main(["zhu2025", "nope"])
+    assert err.value.code == 2 and "unknown paper 'nope'" in capsys.readouterr().err

@@ -133,3 +133,127 @@ def test_committed_cpu_profile_is_consistent_with_its_measurements():
         assert prof.coefficients(role)["c1"] == pytest.approx(fit["c1"], rel=1e-9)
         assert prof.coefficients(role)["c2"] == pytest.approx(fit["c2"], rel=1e-9)
         assert prof.runtime[role]["fit"]["r2"] == pytest.approx(fit["r2"], abs=1e-6)
+
+
+# --------------------------------------------------------------------------- the device, the profile's fields, the CLI's edges
+def test_the_device_is_named_and_sized_from_torch_for_cuda_and_from_the_os_for_the_cpu(monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda d: f"Fake GPU {d}")
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda d: type("P", (), {"total_memory": 80 * 2 ** 30})())
+    assert profiling.device_description("cuda:1") == "cuda: Fake GPU cuda:1"
+    assert profiling.memory_bytes("cuda") == 80 * 2 ** 30
+    assert profiling.device_description("cpu") == f"cpu: {profiling.cpu_name()}"
+    monkeypatch.setattr(profiling.os, "sysconf", lambda name: {"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": 1000}[name])
+    assert profiling.memory_bytes("cpu") == 4096 * 1000
+    for err in (ValueError, OSError):
+        def raises(name, err=err):
+            raise err(name)
+        monkeypatch.setattr(profiling.os, "sysconf", raises)
+        assert profiling.memory_bytes("cpu") is None                  # unknown memory: no key, no crash
+
+
+def test_build_profile_holds_one_runtime_model_per_role_and_only_known_memory(monkeypatch):
+    monkeypatch.setattr(profiling, "memory_bytes", lambda device: None)
+    fits = {"draft": dict(c1=2e-12, c2=1e-3, r2=0.98765432, points=6)}
+    prof = profiling.build_profile("zz", fits, {"draft": TINY}, "cpu", "zz_measurements.csv", None, "float32", 3, "cmd")
+    assert prof["devices"]["local"] == {"description": f"cpu: {profiling.cpu_name()}"}          # no threads, no memory
+    rt = prof["runtime"]["draft"]
+    assert (rt["c1"], rt["c2"], rt["model"]) == (2e-12, 1e-3, profiling.RUNTIME_MODEL)
+    assert rt["fit"] == {"r2": 0.987654, "points": 6, "architecture": "tiny"}
+    assert "tiny (J=1, h1=32, h2=64, 2 heads), decoder stack, float32" == rt["description"]
+    assert prof["measured"]["threads"] == 0 and prof["measured"]["csv"] == "zz_measurements.csv"
+    assert "`cmd` (fastest of 3 timed passes per shape" in prof["source"] and prof["links"] == {}
+    monkeypatch.setattr(profiling, "memory_bytes", lambda device: 1e9)
+    prof = profiling.build_profile("zz", fits, {"draft": TINY}, "cpu", "m.csv", 2, "float32", 3, "cmd")
+    assert prof["devices"]["local"]["memory_bytes"] == 1e9 and prof["devices"]["local"]["description"].endswith(", 2 thread(s)")
+
+
+def test_missing_measurements_name_the_command_that_writes_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(paths, "PROFILES", tmp_path)
+    with pytest.raises(FileNotFoundError, match="python -m specedge.profiling --name zz_none"):
+        profiling.load_measurements("zz_none")
+
+
+def test_comma_separated_integers_are_positive_and_blank_items_are_skipped():
+    import argparse
+
+    assert profiling._ints("1,2, 4") == [1, 2, 4] and profiling._ints("8,,16,") == [8, 16]
+    for bad in ("a", "1.5", "", ",", "0", "2,-1"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            profiling._ints(bad)
+
+
+def test_paths_are_shown_relative_to_the_repository_when_inside_it(tmp_path):
+    assert str(profiling._shown(paths.PROFILES / "x.yaml")) == "data/profiles/x.yaml"
+    assert profiling._shown(tmp_path / "x.yaml") == tmp_path / "x.yaml"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--name", "x", "--threads", "0"], "--threads must be >= 1"),
+    (["--name", "x", "--device", "cuda"], "--device cuda: torch sees no CUDA device here"),
+    (["--name", "x", "--role", "draft=t:1:30:64:4"], "must be a multiple of heads"),
+])
+def test_cli_refuses_a_device_or_thread_count_it_cannot_use(argv, message, capsys, monkeypatch, tmp_path):
+    import torch
+
+    monkeypatch.setattr(paths, "PROFILES", tmp_path)                # nothing written in data/profiles, whatever happens
+    monkeypatch.setattr(profiling, "measure", lambda *a, **k: pytest.fail("measured with arguments it should refuse"))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    threads = []
+    monkeypatch.setattr(torch, "set_num_threads", threads.append)     # this process's threads stay as they are
+    with pytest.raises(SystemExit) as err:
+        profiling.main(argv)
+    assert err.value.code == 2 and message in capsys.readouterr().err
+    assert threads == ([1] if "--role" in argv else [])              # a refused thread count is never set
+
+
+def test_pass_times_keeps_one_fastest_time_per_new_token_count():
+    model = profiling.build_model(TINY)
+    t = profiling.pass_times(model, context=4, new_tokens=(1, 3), repeats=2)
+    assert list(t) == [1, 3] and all(isinstance(v, float) and v > 0 for v in t.values())
+
+
+def test_loopback_rtt_echoes_the_payload_over_a_socket_pair(monkeypatch):
+    """The echo logic without a listening port: the 'server' end is one side of a connected socket pair."""
+    import socket as real
+
+    a, b = real.socketpair()
+    sent = []
+
+    class Listener:
+        def bind(self, addr):
+            assert addr == ("127.0.0.1", 0)                    # loopback only
+
+        def listen(self, n):
+            pass
+
+        def accept(self):
+            return b, None
+
+        def getsockname(self):
+            return ("127.0.0.1", 1)
+
+        def close(self):
+            pass
+
+    class Client:
+        def setsockopt(self, *args):
+            pass
+
+        def sendall(self, msg):
+            sent.append(len(msg))
+            a.sendall(msg)
+
+        def recv(self, n):
+            return a.recv(n)
+
+        def close(self):
+            a.close()
+
+    fake = type("FakeSocket", (), dict(socket=staticmethod(lambda: Listener()), IPPROTO_TCP=real.IPPROTO_TCP,
+                                       TCP_NODELAY=real.TCP_NODELAY,
+                                       create_connection=staticmethod(lambda addr: Client())))
+    monkeypatch.setattr(profiling, "socket", fake)
+    rtt = profiling.loopback_rtt(payload=64, repeats=3)
+    assert rtt > 0 and sent and set(sent) == {64}

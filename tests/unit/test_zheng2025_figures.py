@@ -1,5 +1,6 @@
 """zheng2025's notebook drivers (experiments.zheng2025_figures): the rows they build decide their statuses
 through ``compare.Comparison.extend`` from the paper's values in data/coverage/zheng2025.yaml."""
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -194,3 +195,109 @@ def test_table2_full_is_our_vocabulary_against_the_papers_32000():
     fig4 = figs.fig4_frame(fig3, {"measured here": PAPER_LIKE.measured,
                                   "paper costs": lambda k: PAPER_LIKE.paper(figs.PAPER_VOCAB if k == 8192 else k)})
     assert fig4[(fig4.K == 8192) & (fig4.scenario == "paper costs")].L.tolist() == pytest.approx([0.30, 0.30])
+
+
+# --------------------------------------------------------------------------- where a run writes
+@pytest.fixture
+def own_roots(tmp_path, monkeypatch):
+    monkeypatch.setattr(figs.paths, "FIGURES", tmp_path / "figures")
+    monkeypatch.setattr(figs.paths, "BUILD", tmp_path / "build")
+    return tmp_path
+
+
+def test_each_model_pair_writes_its_own_folder_and_the_default_pair_the_committed_one(own_roots):
+    """Two zoo pairs other than the default share the profile zoo_cpu but not a folder: the second user pair must
+    not write over the first's outputs; the default pair on the default profiles writes figures/zheng2025/."""
+    out = lambda d, t, measured="zoo_cpu", scale="full": figs.output_dir(scale, "zheng2025_paper", d, t, measured)
+    assert out(*tkslt.DEFAULT_PAIR) == own_roots / "figures" / "zheng2025"
+    a, b = out("draft-s", "target-m"), out("draft-xs", "target-l")
+    assert a != b and a.parent == b.parent == own_roots / "figures" / "zheng2025"
+    assert (a.name, b.name) == ("pair-draft_s__target_m", "pair-draft_xs__target_l") and a.is_dir() and b.is_dir()
+    assert out("target-m", "draft-s").name == "pair-target_m__draft_s"           # the order of the pair counts
+    assert out("path/to/MyDraft/", "hub/My-Target").name == "pair-mydraft__my_target"
+    measured = out("path/to/MyDraft", "hub/My-Target", "cpu_local")
+    assert measured.name == "pair-mydraft__my_target_measured-cpu_local"
+    assert out(*tkslt.DEFAULT_PAIR, "cpu_local").name == "measured-cpu_local"     # the default pair, another profile
+    ci = out(*tkslt.DEFAULT_PAIR, scale="ci")
+    assert ci == own_roots / "build" / "ci" / "figures" / "zheng2025"              # CI scale never under figures/
+    assert tkslt.pair_slug(["draft-s", "target-m"]) == "draft_s__target_m"
+    assert tkslt.pair_profile_name(["path/to/MyDraft", "hub/My-Target"]) == "measured_mydraft__my_target"
+
+
+# --------------------------------------------------------------------------- Fig 3
+def test_alpha_vs_topk_figure_draws_each_temperature_over_k_on_a_log_axis():
+    frame = _fig3([0.6, 0.55, 0.5, 0.45, 0.4], [0.3, 0.4, 0.5, 0.6, 0.7]).sample(frac=1, random_state=0)
+    fig = figs.alpha_vs_topk_figure(frame, "zoo pair")
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_title() == "zoo pair"
+    assert ax.get_xlabel() == "top-K kept by the draft (K, log scale)" and ax.get_ylabel() == "acceptance rate α (eq 9)"
+    legend = ax.get_legend()
+    assert legend.get_title().get_text() == "target temperature"
+    assert sorted(t.get_text() for t in legend.get_texts()) == ["T = 0 (greedy)", "T = 1"]
+    drawn = {tuple(np.round(line.get_ydata(), 6)) for line in ax.lines if len(line.get_xdata()) == 5}
+    assert drawn == {(0.6, 0.55, 0.5, 0.45, 0.4), (0.3, 0.4, 0.5, 0.6, 0.7)}
+    for line in ax.lines:
+        if len(line.get_xdata()) == 5:
+            assert list(line.get_xdata()) == list(figs.PAPER_K)
+    figs.plt.close(fig)
+
+
+@pytest.mark.parametrize("t0, t1, want", [
+    ([0.6, 0.55, 0.5, 0.45, 0.4], [0.3, 0.4, 0.5, 0.6, 0.7], ["trend", "trend"]),
+    ([0.6, 0.55, 0.55, 0.45, 0.4], [0.3, 0.4, 0.5, 0.6, 0.7], ["deviates", "trend"]),   # a tie: not strictly falling
+    ([0.4, 0.45, 0.5, 0.55, 0.6], [0.7, 0.6, 0.5, 0.4, 0.3], ["deviates", "deviates"]),  # both trends reversed
+])
+def test_fig3_rows_need_alpha_strictly_falling_at_t0_and_rising_at_t1(t0, t1, want):
+    frame = _fig3(t0, t1).iloc[::-1]                          # rows in any order: sorted by K inside
+    statuses, frame_out = _statuses(figs.fig3_rows(frame, "Fig 3", "zoo pair"))
+    assert statuses == want
+    assert frame_out.null_evidence.str.startswith("fails").all()        # the null (a flat alpha) never holds
+    assert (frame_out.models == "zoo").all()
+    for status, note, pred in zip(statuses, frame_out.note, ("strictly_decreasing", "strictly_increasing")):
+        # a failed claim shows its evidence (the tie included) where a holding one keeps the row's note
+        assert note.startswith("zoo pair; null:") if status == "trend" else note.startswith(f"{pred} fails: ")
+    rp = figs.fig3_rows(_fig3(t0, t1), "Fig 3 (real pair)", "pair")
+    assert {r["models"] for r in rp} == {"real pair"}
+
+
+# --------------------------------------------------------------------------- Fig 4 and Table II edges
+def test_fig4_figure_draws_pooled_speedups_with_the_domains_interval():
+    from scipy import stats
+
+    f4 = pd.DataFrame([dict(scenario=s, temperature=T, K=k, speedup=1.0 + 0.1 * i + T)
+                       for s in ("paper costs", "measured here") for T in (0.0, 1.0) for i, k in enumerate(figs.PAPER_K)])
+    dom = _by_domain(f4, spread=0.2, n=2)                       # two domains at speedup -+ 0.1
+    fig = figs.fig4_figure({"zoo pair": f4, "real pair": f4}, {"zoo pair": dom, "real pair": dom})
+    axes = np.array(fig.axes).reshape(2, 2)
+    assert axes[0, 0].get_title() == "zoo pair\nthe paper costs (Table II)"
+    assert axes[1, 1].get_title() == "real pair\ncosts measured on this CPU"
+    ax = axes[0, 0]
+    assert ax.get_xscale() == "log" and ax.get_ylabel() == "speedup S* at γ* (×)"
+    data = [line for line in ax.lines if len(line.get_xdata()) == 5]
+    assert [list(line.get_ydata()) for line in data] == [pytest.approx([1.0, 1.1, 1.2, 1.3, 1.4]),
+                                                         pytest.approx([2.0, 2.1, 2.2, 2.3, 2.4])]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["T = 0", "T = 1"]
+    assert any(list(line.get_ydata()) == [1, 1] for line in ax.lines)       # the target alone
+    half = stats.t.ppf(0.975, 1) * 0.1       # t(0.975, 1 dof) x s.e.; two values x -+ 0.1: sd 0.1 sqrt(2), s.e. 0.1
+    band = ax.collections[0].get_paths()[0].vertices[:, 1]
+    assert band.min() == pytest.approx(1.0 - half, rel=1e-6) and band.max() == pytest.approx(1.4 + half, rel=1e-6)
+    figs.plt.close(fig)
+
+
+def test_a_real_pair_fig4_adds_no_second_ambiguity_row():
+    fig4 = pd.DataFrame([dict(scenario="paper costs", temperature=0.0, K=k, alpha=0.5, L=0.1, speedup=1.3 if k == 32 else 1.2)
+                         for k in figs.PAPER_K])
+    best, rows = figs.fig4_rows(fig4, _by_domain(fig4, spread=0.01), PAPER, PAPER_LIKE, artifact="Fig 4 (real pair)",
+                                models="real pair")
+    assert len(rows) == 2 and best.K.tolist() == [32] and {r["models"] for r in rows} == {"real pair"}
+    statuses, frame = _statuses(rows)
+    assert statuses == ["match", "deviates"] and str(frame.reproduced[1]) == "32"   # best K 32 against the paper's 320
+
+
+def test_null_gamma_drafts_nothing_and_L_at_one_is_the_target_alone():
+    assert figs.null_gamma(0.07) == 0 and figs.null_gamma(0.999) == 0
+    assert figs.null_gamma(1.0) == 0 and figs.null_gamma(3.0) == 0
+    fig3 = _fig3([1.0, 0.5, 0.5, 0.5, 0.5], [0.0, 0.5, 0.5, 0.5, 0.5])    # alpha at the ends of [0, 1]: no S*
+    t2 = figs.table2(fig3, figs.PAPER_VOCAB, PAPER_LIKE)
+    k3 = t2[t2.K == 3]
+    assert k3.speedup.isna().all() and t2[t2.K == 32].speedup.notna().all()

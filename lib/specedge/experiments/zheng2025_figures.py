@@ -32,10 +32,10 @@ NULL_GAMMA_WHY = "null: a uniform draft (alpha = 1/|V|), for which AS² drafts n
 
 def output_dir(scale: str, prof, draft: str, target: str, measured_profile: str):
     """``paths.output_dir``; another model pair or measured profile never writes over the committed figures:
-    its own sub-folder (``pair-<names>``, ``measured-<profile>``)."""
+    its own sub-folder (``pair-<names>``, ``measured-<profile>``), one per pair (a zoo pair too: its names, not the
+    profile it shares with every zoo pair)."""
     out = paths.output_dir("zheng2025", scale, prof, default_profile="zheng2025_paper")
-    variant = ([f"pair-{tkslt.pair_profile_name([draft, target]).removeprefix('measured_')}"]
-               if (draft, target) != tkslt.DEFAULT_PAIR else [])
+    variant = [f"pair-{tkslt.pair_slug([draft, target])}"] if (draft, target) != tkslt.DEFAULT_PAIR else []
     variant += [f"measured-{hardware.load_profile(measured_profile).name}"] if measured_profile != "zoo_cpu" else []
     if variant:
         out = out / "_".join(variant)

@@ -303,17 +303,22 @@ def payload_bits(topk, vocab_size: int, value_bits: int = 16, index_bits: int = 
 DEFAULT_PAIR = ("draft-xs", "target-m")   # the notebook's pair: LLaMA-68M / LLaMA-7B stand-ins
 
 
+def pair_slug(models) -> str:
+    """``models`` (zoo names, local folders or hub ids) as one file-name-safe word, each model's last path part:
+    ``["draft-s", "target-m"]`` -> ``draft_s__target_m``."""
+    return "__".join(re.sub(r"[^a-z0-9]+", "_", Path(str(m).rstrip("/")).name.lower()).strip("_") for m in models)
+
+
 def pair_profile_name(models) -> str:
     """The profile ``measure`` writes for ``models``: ``zoo_cpu`` for the zoo's own models (what
-    ``make profiles`` measures), otherwise ``measured_<names>`` — a new, git-ignored profile in
+    ``make profiles`` measures), otherwise ``measured_<names>`` (``pair_slug``) — a new, git-ignored profile in
     ``data/profiles/``, never a committed one."""
     from .. import zoo
 
     names = [str(m) for m in models]
     if all(n in zoo.DRAFTS + zoo.TARGETS for n in names):
         return "zoo_cpu"
-    slug = "__".join(re.sub(r"[^a-z0-9]+", "_", Path(n.rstrip("/")).name.lower()).strip("_") for n in names)
-    return f"measured_{slug}"
+    return f"measured_{pair_slug(names)}"
 
 
 # --------------------------------------------------------------------------- scenarios of the notebook (Table II, Figs 2, 4, Algorithm 2)
