@@ -32,7 +32,7 @@ import numpy as np
 import torch
 
 __all__ = ["available", "load", "LlamaCppLM", "LlamaCppVerifier", "write_llama_gguf", "dequantize_gguf",
-           "MISSING"]
+           "MISSING", "check_drafter", "drafter_lm"]
 
 MISSING = "llama-cpp-python is not installed: `make llamacpp` compiles it (cmake and a C++ compiler needed)"
 
@@ -108,6 +108,24 @@ class LlamaCppLM:
             raise ValueError(f"crop: length must be >= 0, got {length}")
         if length < self.length:
             self.llama.n_tokens = length
+
+
+DRAFT_ROOM = 64   # positions an edge drafter's context keeps beyond its prompt and its tokens
+
+
+def check_drafter(path) -> Path:
+    """``path`` as an edge drafter's GGUF file, refused (naming it) before any process starts: a ``.gguf`` file
+    that exists, and the binding installed."""
+    p = _gguf_path(path)
+    if not available():
+        raise ImportError(MISSING)
+    return p
+
+
+def drafter_lm(path, max_new_tokens: int, prompt_tokens: int, threads: int = 1) -> LlamaCppLM:
+    """An edge drafter's context on ``path``: room for a prompt of up to ``prompt_tokens`` tokens, its
+    ``max_new_tokens`` and a round's drafts (``DRAFT_ROOM``)."""
+    return LlamaCppLM(path, n_ctx=int(prompt_tokens) + int(max_new_tokens) + DRAFT_ROOM, threads=threads)
 
 
 class LlamaCppVerifier:

@@ -151,6 +151,30 @@ def test_load_refuses_bad_paths_before_the_binding(tmp_path):
         llamacpp.load(tmp_path / "model.gguf", threads=0)
 
 
+def test_an_edge_drafters_file_is_refused_before_any_process_starts(tmp_path, monkeypatch):
+    """``run_real(draft_gguf=)`` checks the file and the binding first: no server, no drafter process."""
+    from specedge.serving.allocation import FixedS
+    from specedge.serving.batching import SyncRounds
+    from specedge.serving.run import run_real
+    from specedge.serving.workload import ClientSpec, Workload
+
+    wl = Workload("target-m", (ClientSpec("draft-xs", ("code",), 1, 4),), capacity=2)
+    started = []
+    monkeypatch.setattr("specedge.serving.run._run_real", lambda *a, **k: started.append(1))
+    with pytest.raises(FileNotFoundError, match=f"{tmp_path / 'none.gguf'} does not exist"):
+        run_real(wl, SyncRounds(), FixedS(2, 1), draft_gguf=tmp_path / "none.gguf")
+    with pytest.raises(ValueError, match="a .gguf file expected"):
+        run_real(wl, SyncRounds(), FixedS(2, 1), draft_gguf=tmp_path / "draft.bin")
+    (tmp_path / "draft.gguf").write_bytes(b"")
+    monkeypatch.setattr(llamacpp, "available", lambda: False)
+    with pytest.raises(ImportError, match="make llamacpp"):
+        run_real(wl, SyncRounds(), FixedS(2, 1), draft_gguf=tmp_path / "draft.gguf")
+    assert not started
+    monkeypatch.setattr(llamacpp, "available", lambda: True)
+    run_real(wl, SyncRounds(), FixedS(2, 1), draft_gguf=tmp_path / "draft.gguf", check_mem=False)
+    assert started == [1]
+
+
 # ------------------------------------------------------------------------------------------ the binding (tiny GGUF)
 def tiny_pair(seed: int = 0, vocab: int = 96, hidden: int = 64, layers: int = 3):
     """A random Llama target (grouped-query attention) whose later layers barely move the residual stream, and
@@ -285,6 +309,14 @@ def test_an_edge_drafter_on_llamacpp_against_the_verifier_emits_the_targets_gree
             d.commit(res)
         assert d.output == decoding.autoregressive(target, torch.tensor(prompt), 24).tokens.tolist()
     assert accepted > 0
+
+
+@needs_binding
+def test_a_drafter_context_has_room_for_its_prompt_tokens_and_drafts(ggufs):
+    *_, path = ggufs
+    lm = llamacpp.drafter_lm(path, max_new_tokens=20, prompt_tokens=48)
+    assert lm.n_ctx >= 48 + 20 + llamacpp.DRAFT_ROOM and lm.length == 0   # llama.cpp rounds n_ctx up (to 256)
+    assert llamacpp.check_drafter(path) == path
 
 
 def test_the_drafter_cli_refuses_a_llamacpp_backend_without_its_file(tmp_path, capsys):

@@ -645,11 +645,16 @@ def realpair_validation_rows(rp_val: pd.DataFrame) -> list[dict]:
     rows = []
     for r in sel.itertuples():
         measured, queue = r.verify == rs.REPLAYS[0], r.metric == "queue_s"
-        name = ("bookkeeping: " if measured and not queue else "") + f"replay vs real (real pair, {r.verify})"
+        # the setting: "realpair", or "realpair, <backend> drafter" for runs with several drafter runtimes
+        paper = getattr(r, "paper", "realpair")
+        setting = paper.replace("realpair", "real pair")
+        name = ("bookkeeping: " if measured and not queue else "") + f"replay vs real ({setting}, {r.verify})"
         note = (f"real {1e3 * r.real:.3f} ms, replay {1e3 * r.twin:.3f} ms ({1e3 * (r.twin - r.real):+.3f} ms)" if queue else
                 "the replay takes each pass's and each draft's measured time and the real run's allocations, so this "
                 "agrees by construction" if measured else "every pass predicted by eq (19) fitted on the other run's passes")
+        pair = ("Qwen2.5-Coder 0.5B drafting for 1.5B" + (" (the draft's Q4_K_M GGUF on llama.cpp)" if "llamacpp" in paper else "")
+                + ", one torch thread per process; ")
         rows.append(dict(check=name, quantity=f"{r.policy}, N = {r.n_clients}: {sv.METRICS[r.metric]} {r.quantile}, difference",
                          ours=round(r.diff_pct, 1), reference=0.0, unit="%", tolerance=sv.TOLERANCE[r.quantile],
-                         note="Qwen2.5-Coder 0.5B drafting for 1.5B, one torch thread per process; " + note))
+                         note=pair + note))
     return rows
