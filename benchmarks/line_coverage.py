@@ -57,8 +57,6 @@ BELOW = {
     "specedge.experiments.li2026_serving_heldout": 52,
     "specedge.experiments.li2026_serving_mechanisms": 54,
     "specedge.experiments.realpair_card": 44,
-    "specedge.experiments.realpair_serving": 20,
-    "specedge.experiments.realpair_twin": 70,
     "specedge.experiments.serving_validation": 32,
     "specedge.experiments.tran2025": 75,
     "specedge.experiments.tran2025_figures": 46,

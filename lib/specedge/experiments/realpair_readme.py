@@ -190,9 +190,11 @@ def serving_llamacpp_lines() -> list[str]:
 
     d = drafting("serving_runs_llamacpp")
     raw = load("serving_runs_llamacpp")
+    sizes = " ".join(str(n) for n in sorted(d.n_clients.unique()))
     lines = ["The same system with the draft on the edge's own runtime (`python -m specedge.experiments.realpair_serving "
-             "--backend transformers llamacpp`, `data/realpair/serving_runs_llamacpp.csv`, measured on "
-             f"{raw.device.iloc[0]}: the target in {raw.target_dtype.iloc[0]} on core 0; the drafters on core 1, each the "
+             f"--backend transformers llamacpp --clients {sizes} --dtype {raw.target_dtype.iloc[0]}`, "
+             f"`data/realpair/serving_runs_llamacpp.csv`, measured on {raw.device.iloc[0]}: the target in "
+             f"{raw.target_dtype.iloc[0]} on core 0; the drafters on core 1, each the "
              "0.5B draft as float32 transformers or as its Q4_K_M GGUF file on llama.cpp, one thread per process; C = 4 N; "
              "every client's tokens equal the target's own greedy decoding):", "",
              "| drafter | allocator | clients | rounds | tokens | acceptance | tokens/s per client | round time p50 / p90 (s) "
