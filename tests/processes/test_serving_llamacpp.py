@@ -10,7 +10,7 @@ import os
 import pytest
 import torch
 
-from specedge import decoding, llamacpp, zoo
+from specedge import decoding, gguf_files, llamacpp, zoo
 from specedge.serving.allocation import FixedS
 from specedge.serving.batching import SyncRounds
 from specedge.serving.metrics import verified
@@ -30,7 +30,7 @@ def test_llamacpp_drafter_processes_emit_the_targets_greedy_tokens(tmp_path):
     from specedge.serving.drafter import PROMPT_TOKENS, Drafter
     from specedge.serving.verifier import Verifier
 
-    gguf = llamacpp.write_llama_gguf(zoo.load_model("draft-s"), tmp_path / "draft-s.gguf")
+    gguf = gguf_files.write_llama_gguf(zoo.load_model("draft-s"), tmp_path / "draft-s.gguf")
     wl = Workload("target-m", (ClientSpec("draft-xs", ("code",), 2, 12), ClientSpec("draft-xs", ("sql",), 1, 10)),
                   capacity=6)
     log, outputs = run_real(wl, SyncRounds(), FixedS(6, 2), label="llamacpp", draft_gguf=gguf)

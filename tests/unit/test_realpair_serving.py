@@ -233,3 +233,14 @@ def test_twin_workload_gives_client_i_domains_i_and_i_plus_4():
 def test_twin_traces_name_the_pair():
     t = realpair_twin.twin_traces()
     assert len(t) and (t.draft == DRAFT).all() and (t.target == TARGET).all()
+
+
+def test_the_committed_replay_files_are_what_the_notebooks_call_writes(tmp_path):
+    from specedge.experiments import tran2025_figures as figs
+
+    for name, stem in figs.REALPAIR_REPLAYS.items():
+        val, rows = figs.realpair_replay(0, tmp_path, name)
+        assert len(rows) == 2 * 2 * 3 * len(rs.runs(name))   # two replays x p50/p90 x three metrics per run
+        assert (tmp_path / f"{stem}.csv").read_text() == (paths.FIGURES / "tran2025" / f"{stem}.csv").read_text()
+    with pytest.raises(ValueError, match="name: expected one of"):
+        figs.realpair_replay(0, tmp_path, "traces")

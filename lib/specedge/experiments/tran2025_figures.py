@@ -633,6 +633,24 @@ def fig4_realpair(configs, *, seeds, iterations: int, beta: float, eta: float, s
     return pd.concat(out, ignore_index=True), rows
 
 
+REALPAIR_REPLAYS = {"serving_runs": "realpair_twin_vs_real", "serving_runs_llamacpp": "realpair_llamacpp_twin_vs_real"}
+
+
+def realpair_replay(seed: int, out, name: str = "serving_runs") -> tuple[pd.DataFrame, list[dict]]:
+    """The real pair's committed serving runs ``name`` (the transformers drafters', or the llama.cpp drafters' beside
+    them) against their replays (``realpair_serving.serve_replay``), written to ``out`` as ``REALPAIR_REPLAYS[name]``,
+    and their check rows (``realpair_validation_rows``)."""
+    from pathlib import Path
+
+    from . import realpair_serving as rs
+
+    if name not in REALPAIR_REPLAYS:
+        raise ValueError(f"name: expected one of {sorted(REALPAIR_REPLAYS)}, got {name!r}")
+    val = rs.serve_replay(seed, name)
+    plotting.write_csv(val.round(6), Path(out) / f"{REALPAIR_REPLAYS[name]}.csv")
+    return val, realpair_validation_rows(val)
+
+
 def realpair_validation_rows(rp_val: pd.DataFrame) -> list[dict]:
     """The real pair's serving runs against their replays, as checks (ours against ours). With each pass's
     measured time (``realpair_serving.REPLAYS[0]``) round time and goodput are bookkeeping -- the replay takes
