@@ -99,7 +99,7 @@ llamacpp: venv
 # the backend's own lane (never in CI): adapter logic, a tiny random Llama pair written as GGUF files whose llama.cpp
 # logits equal transformers' and whose greedy SD equals llama.cpp's own AR; here a missing binding fails, never skips
 test-llamacpp: llamacpp
-	SPECEDGE_LLAMACPP=required $(PY) -m pytest tests/unit/test_llamacpp.py -ra
+	SPECEDGE_LLAMACPP=required $(PY) -m pytest tests/unit/test_llamacpp.py tests/processes/test_serving_llamacpp.py -ra
 
 # venkatesha2025 on the real pair (after `make realpair`; ~45 min on one core; resumable, never in CI): hidden states of
 # the frozen 1.5B target cached once, its 27 early-exit adapters trained on them, their agreement, real SD rounds with

@@ -9,7 +9,7 @@ prompts (the zoo's first held-out prompt of its first two domains, in the pair's
 primary clock (wall time beside it). Both loops are ``specedge.decoding``'s (``autoregressive``, ``speculative``)
 on the llama.cpp backend (``specedge.llamacpp``): a run here differs from ``bench_decoding.py``'s only in the
 runtime and the weight format. ``--weights q4_k_m`` runs the GGUF files ``make realpair`` joins; ``--weights f32``
-their F32 copies (``llamacpp.dequantize_gguf``: the same numbers specedge's float32 models hold), written next to
+their F32 copies (``gguf_files.dequantize_gguf``: the same numbers specedge's float32 models hold), written next to
 them once (~8 GB). Methods run interleaved, each method's speed from its fastest of ``--repeats`` repetitions. Per γ
 the rows say the tokens per CPU-second of both loops, SD ÷ AR, the acceptance, whether SD's tokens equal AR's,
 and the median CPU time of a one-token and of a (γ + 1)-token cached target pass. Host columns as every benchmark's
@@ -30,6 +30,7 @@ import bench_decoding  # noqa: E402
 import report  # noqa: E402
 
 from specedge import decoding, host, llamacpp, paths, sampling  # noqa: E402
+from specedge.gguf_files import dequantize_gguf  # noqa: E402
 from specedge.zoo import realpair  # noqa: E402
 
 CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
@@ -48,7 +49,7 @@ def gguf_files(weights: str, root: Path) -> dict[str, Path]:
             f = root / f"{name}-f32.gguf"
             if not f.exists():
                 print(f"writing {f.name} (every tensor of {q.name} dequantized to F32)")
-                llamacpp.dequantize_gguf(q, f)
+                dequantize_gguf(q, f)
             q = f
         out[name] = q
     return out

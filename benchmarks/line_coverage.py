@@ -44,8 +44,6 @@ BELOW = {
     "specedge.early_exit": 73,
     "specedge.early_exit.passes": 78,
     "specedge.early_exit.zoo_adapters": 52,
-    "specedge.experiments.realpair_serving": 20,
-    "specedge.experiments.realpair_twin": 70,
     "specedge.experiments.serving_validation": 32,
     "specedge.experiments.venkatesha2025_figures": 21,
     "specedge.experiments.venkatesha2025_realpair": 0,

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import torch
 
-from specedge import decoding, llamacpp, paths
+from specedge import decoding, gguf_files, llamacpp, paths
 
 HAVE_GGUF = importlib.util.find_spec("gguf") is not None
 REQUIRED = os.environ.get("SPECEDGE_LLAMACPP") == "required"  # make test-llamacpp: a missing binding fails
@@ -136,7 +136,7 @@ def test_permute_interleaves_the_rotary_halves():
     """Row i of a head's first half and row i of its second half become neighbours 2i, 2i + 1."""
     d, heads = 8, 2
     w = np.arange(heads * d)[:, None].astype(np.float32)
-    p = llamacpp._permute(w, heads)[:, 0]
+    p = gguf_files._permute(w, heads)[:, 0]
     assert p[:d].tolist() == [0, 4, 1, 5, 2, 6, 3, 7]
     assert p[d:].tolist() == [8, 12, 9, 13, 10, 14, 11, 15]
 
@@ -149,6 +149,42 @@ def test_load_refuses_bad_paths_before_the_binding(tmp_path):
     (tmp_path / "model.gguf").write_bytes(b"")
     with pytest.raises(ValueError, match="threads must be"):
         llamacpp.load(tmp_path / "model.gguf", threads=0)
+    for bad in (1, 2.5, True):
+        with pytest.raises(ValueError, match="n_ctx must be an integer >= 2"):
+            llamacpp.load(tmp_path / "model.gguf", n_ctx=bad)
+
+
+def test_load_without_the_binding_says_how_to_build_it(tmp_path, monkeypatch):
+    (tmp_path / "model.gguf").write_bytes(b"")
+    monkeypatch.setattr(llamacpp, "available", lambda: False)
+    for call in (lambda: llamacpp.load(tmp_path / "model.gguf"), lambda: llamacpp.check_drafter(tmp_path / "model.gguf"),
+                 lambda: llamacpp.drafter_lm(tmp_path / "model.gguf", 8, 48)):
+        with pytest.raises(ImportError, match="make llamacpp"):
+            call()
+
+
+def test_an_edge_drafters_file_is_refused_before_any_process_starts(tmp_path, monkeypatch):
+    """``run_real(draft_gguf=)`` checks the file and the binding first: no server, no drafter process."""
+    from specedge.serving.allocation import FixedS
+    from specedge.serving.batching import SyncRounds
+    from specedge.serving.run import run_real
+    from specedge.serving.workload import ClientSpec, Workload
+
+    wl = Workload("target-m", (ClientSpec("draft-xs", ("code",), 1, 4),), capacity=2)
+    started = []
+    monkeypatch.setattr("specedge.serving.run._run_real", lambda *a, **k: started.append(1))
+    with pytest.raises(FileNotFoundError, match=f"{tmp_path / 'none.gguf'} does not exist"):
+        run_real(wl, SyncRounds(), FixedS(2, 1), draft_gguf=tmp_path / "none.gguf")
+    with pytest.raises(ValueError, match="a .gguf file expected"):
+        run_real(wl, SyncRounds(), FixedS(2, 1), draft_gguf=tmp_path / "draft.bin")
+    (tmp_path / "draft.gguf").write_bytes(b"")
+    monkeypatch.setattr(llamacpp, "available", lambda: False)
+    with pytest.raises(ImportError, match="make llamacpp"):
+        run_real(wl, SyncRounds(), FixedS(2, 1), draft_gguf=tmp_path / "draft.gguf")
+    assert not started
+    monkeypatch.setattr(llamacpp, "available", lambda: True)
+    run_real(wl, SyncRounds(), FixedS(2, 1), draft_gguf=tmp_path / "draft.gguf", check_mem=False)
+    assert started == [1]
 
 
 # ------------------------------------------------------------------------------------------ the binding (tiny GGUF)
@@ -179,8 +215,8 @@ def tiny_pair(seed: int = 0, vocab: int = 96, hidden: int = 64, layers: int = 3)
 def ggufs(tmp_path_factory):
     draft, target = tiny_pair()
     root = tmp_path_factory.mktemp("gguf")
-    return (draft, target, llamacpp.write_llama_gguf(draft, root / "draft.gguf"),
-            llamacpp.write_llama_gguf(target, root / "target.gguf"))
+    return (draft, target, gguf_files.write_llama_gguf(draft, root / "draft.gguf"),
+            gguf_files.write_llama_gguf(target, root / "target.gguf"))
 
 
 PROMPT = torch.tensor([5, 17, 42, 8, 77, 3, 61, 29])
@@ -232,7 +268,7 @@ def test_llamacpp_greedy_speculative_equals_its_autoregressive(ggufs, gamma):
 def test_dequantized_copy_keeps_the_model(ggufs, tmp_path):
     """``dequantize_gguf`` on an F32 file is the identity on the logits (metadata and tensors carried over)."""
     *_, path = ggufs
-    out = llamacpp.dequantize_gguf(path, tmp_path / "copy.gguf", progress=False)
+    out = gguf_files.dequantize_gguf(path, tmp_path / "copy.gguf", progress=False)
     a = llamacpp.LlamaCppLM(path, n_ctx=32).feed(PROMPT, keep=8)
     b = llamacpp.LlamaCppLM(out, n_ctx=32).feed(PROMPT, keep=8)
     assert torch.equal(a, b)
@@ -249,7 +285,7 @@ def test_a_zoo_draft_on_llamacpp_drafts_for_the_transformers_target(tmp_path):
     from specedge import zoo
 
     draft, target = zoo.load_model("draft-xs"), zoo.load_model("target-m")
-    path = llamacpp.write_llama_gguf(draft, tmp_path / "draft-xs.gguf")
+    path = gguf_files.write_llama_gguf(draft, tmp_path / "draft-xs.gguf")
     text = zoo.eval_prompts("code", 1)[0]
     prompt = torch.tensor(zoo.tokenizer_for("draft-xs")(text, add_special_tokens=False)["input_ids"][-48:])
     ours = llamacpp.LlamaCppLM(path, n_ctx=128).feed(prompt, keep=len(prompt))
@@ -272,7 +308,7 @@ def test_an_edge_drafter_on_llamacpp_against_the_verifier_emits_the_targets_gree
     from specedge.serving.verifier import Verifier
 
     draft, target = zoo.load_model("draft-xs"), zoo.load_model("target-m")
-    lm = llamacpp.LlamaCppLM(llamacpp.write_llama_gguf(draft, tmp_path / "draft-xs.gguf"), n_ctx=128)
+    lm = llamacpp.LlamaCppLM(gguf_files.write_llama_gguf(draft, tmp_path / "draft-xs.gguf"), n_ctx=128)
     tok = zoo.tokenizer_for("draft-xs")
     verifier, accepted = Verifier(target), 0
     for k, text in enumerate(zoo.eval_prompts("code", 2)):
@@ -285,6 +321,14 @@ def test_an_edge_drafter_on_llamacpp_against_the_verifier_emits_the_targets_gree
             d.commit(res)
         assert d.output == decoding.autoregressive(target, torch.tensor(prompt), 24).tokens.tolist()
     assert accepted > 0
+
+
+@needs_binding
+def test_a_drafter_context_has_room_for_its_prompt_tokens_and_drafts(ggufs):
+    *_, path = ggufs
+    lm = llamacpp.drafter_lm(path, max_new_tokens=20, prompt_tokens=48)
+    assert lm.n_ctx >= 48 + 20 + llamacpp.DRAFT_ROOM and lm.length == 0   # llama.cpp rounds n_ctx up (to 256)
+    assert llamacpp.check_drafter(path) == path
 
 
 def test_the_drafter_cli_refuses_a_llamacpp_backend_without_its_file(tmp_path, capsys):

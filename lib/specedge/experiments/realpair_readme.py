@@ -178,7 +178,34 @@ def readme_block() -> str:
         for pol, g in ok.groupby("policy", sort=False):
             lines.append(f"| {pol} | {g.client.nunique()} | {len(g)} | {int(g.tokens.sum())} | {g.accepted.sum() / g.S.sum():.3f} | "
                          f"{g.t_round.median():.2f} / {g.t_round.quantile(0.9):.2f} | {g.t_verify.median():.2f} | {g.t_draft.median():.2f} |")
+    if FILES["serving_runs_llamacpp"].exists():
+        lines += ["", *serving_llamacpp_lines()]
     return "\n".join(lines)
+
+
+def serving_llamacpp_lines() -> list[str]:
+    """The real serving system with the draft on llama.cpp beside float32 transformers drafters
+    (``data/realpair/serving_runs_llamacpp.csv``, ``realpair_serving.drafting``)."""
+    from .realpair_serving import drafting
+
+    d = drafting("serving_runs_llamacpp")
+    raw = load("serving_runs_llamacpp")
+    sizes = " ".join(str(n) for n in sorted(d.n_clients.unique()))
+    lines = ["The same system with the draft on the edge's own runtime (`python -m specedge.experiments.realpair_serving "
+             f"--backend transformers llamacpp --clients {sizes} --dtype {raw.target_dtype.iloc[0]}`, "
+             f"`data/realpair/serving_runs_llamacpp.csv`, measured on {raw.device.iloc[0]}: the target in "
+             f"{raw.target_dtype.iloc[0]} on core 0; the drafters on core 1, each the "
+             "0.5B draft as float32 transformers or as its Q4_K_M GGUF file on llama.cpp, one thread per process; C = 4 N; "
+             "every client's tokens equal the target's own greedy decoding):", "",
+             "| drafter | allocator | clients | rounds | tokens | acceptance | tokens/s per client | round time p50 / p90 (s) "
+             "| verify p50 (s) | drafting per round p50, CPU / wall (s) | load at start |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in d.sort_values(["n_clients", "policy", "setting"], kind="stable").itertuples():
+        drafter = "Q4_K_M, llama.cpp" if "llamacpp" in r.setting else "float32, transformers"
+        lines.append(f"| {drafter} | {r.policy} | {r.n_clients} | {r.rounds} | {r.tokens} | {r.acceptance:.3f} | "
+                     f"{r.tokens_per_s:.2f} | {r.round_p50_s:.2f} / {r.round_p90_s:.2f} | {r.verify_p50_s:.2f} | "
+                     f"{r.draft_cpu_p50_s:.3f} / {r.draft_wall_p50_s:.3f} | {r.load_1min:.1f} |")
+    return lines
 
 
 def update_readme(readme=DOC, check: bool = False) -> bool:

@@ -668,6 +668,24 @@ def fig4_realpair(configs, *, seeds, iterations: int, beta: float, eta: float, s
     return pd.concat(out, ignore_index=True), rows
 
 
+REALPAIR_REPLAYS = {"serving_runs": "realpair_twin_vs_real", "serving_runs_llamacpp": "realpair_llamacpp_twin_vs_real"}
+
+
+def realpair_replay(seed: int, out, name: str = "serving_runs") -> tuple[pd.DataFrame, list[dict]]:
+    """The real pair's committed serving runs ``name`` (the transformers drafters', or the llama.cpp drafters' beside
+    them) against their replays (``realpair_serving.serve_replay``), written to ``out`` as ``REALPAIR_REPLAYS[name]``,
+    and their check rows (``realpair_validation_rows``)."""
+    from pathlib import Path
+
+    from . import realpair_serving as rs
+
+    if name not in REALPAIR_REPLAYS:
+        raise ValueError(f"name: expected one of {sorted(REALPAIR_REPLAYS)}, got {name!r}")
+    val = rs.serve_replay(seed, name)
+    plotting.write_csv(val.round(6), Path(out) / f"{REALPAIR_REPLAYS[name]}.csv")
+    return val, realpair_validation_rows(val)
+
+
 def realpair_validation_rows(rp_val: pd.DataFrame) -> list[dict]:
     """The real pair's serving runs against their replays, as checks (ours against ours). With each pass's
     measured time (``realpair_serving.REPLAYS[0]``) round time and goodput are bookkeeping -- the replay takes
@@ -680,11 +698,16 @@ def realpair_validation_rows(rp_val: pd.DataFrame) -> list[dict]:
     rows = []
     for r in sel.itertuples():
         measured, queue = r.verify == rs.REPLAYS[0], r.metric == "queue_s"
-        name = ("bookkeeping: " if measured and not queue else "") + f"replay vs real (real pair, {r.verify})"
+        # the setting: "realpair", or "realpair, <backend> drafter" for runs with several drafter runtimes
+        paper = getattr(r, "paper", "realpair")
+        setting = paper.replace("realpair", "real pair")
+        name = ("bookkeeping: " if measured and not queue else "") + f"replay vs real ({setting}, {r.verify})"
         note = (f"real {1e3 * r.real:.3f} ms, replay {1e3 * r.twin:.3f} ms ({1e3 * (r.twin - r.real):+.3f} ms)" if queue else
                 "the replay takes each pass's and each draft's measured time and the real run's allocations, so this "
                 "agrees by construction" if measured else "every pass predicted by eq (19) fitted on the other run's passes")
+        pair = ("Qwen2.5-Coder 0.5B drafting for 1.5B" + (" (the draft's Q4_K_M GGUF on llama.cpp)" if "llamacpp" in paper else "")
+                + ", one torch thread per process; ")
         rows.append(dict(check=name, quantity=f"{r.policy}, N = {r.n_clients}: {sv.METRICS[r.metric]} {r.quantile}, difference",
                          ours=round(r.diff_pct, 1), reference=0.0, unit="%", tolerance=sv.TOLERANCE[r.quantile],
-                         note="Qwen2.5-Coder 0.5B drafting for 1.5B, one torch thread per process; " + note))
+                         note=pair + note))
     return rows

@@ -246,9 +246,9 @@ def _drafter(args) -> int:
                 sys.stdin.readline()
     model, loaded = None, args.draft
     if args.backend == "llamacpp":   # one llama.cpp context: room for a prompt, its tokens and a round's drafts
-        from ..llamacpp import LlamaCppLM
+        from ..llamacpp import drafter_lm
         from .drafter import PROMPT_TOKENS
-        model, loaded = LlamaCppLM(args.gguf, n_ctx=PROMPT_TOKENS + args.tokens + 64), f"{args.gguf} (llama.cpp)"
+        model, loaded = drafter_lm(args.gguf, args.tokens, PROMPT_TOKENS), f"{args.gguf} (llama.cpp)"
     try:
         address = host_port(args.host, args.port)
         res = client_main(address, args.client, spec, top_k=args.top_k, link=_link(args), rpc_timeout=args.rpc_timeout,

@@ -102,6 +102,10 @@ def _drafter_process(address, client, spec, kw, results, cpus=None) -> None:
     if cpus is not None:
         pin_process(cpus)
     try:
+        gguf = kw.pop("gguf", None)
+        if gguf is not None:   # the draft on llama.cpp (``run_real(draft_gguf=)``), loaded in this process
+            from ..llamacpp import drafter_lm
+            kw["model"] = drafter_lm(gguf, spec.max_new_tokens, kw.get("prompt_tokens", PROMPT_TOKENS))
         res = client_main(address, client, spec, on_ready=lambda: results.put(("ready", client, None)), **kw)
     except DrafterError as err:
         results.put(("failed", client, str(err)))
@@ -118,8 +122,12 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
              rpc_timeout: float = 60.0, link: Link | None = None, host: str = "127.0.0.1",
              check_mem: bool = True, pin: tuple[int, int] | None = None,
              greedy_rows: bool = False, round_wait: float | None = None,
-             max_cache_bytes: float = MAX_CACHE_BYTES) -> tuple[pd.DataFrame, dict]:
+             max_cache_bytes: float = MAX_CACHE_BYTES, draft_gguf=None) -> tuple[pd.DataFrame, dict]:
     """Run ``workload`` for real; returns (per-round log, {client: [generated token ids per prompt]}).
+
+    ``draft_gguf``: every drafter drafts on llama.cpp with this GGUF file (``specedge.llamacpp``; its clients'
+    ``draft`` then names the model whose tokenizer encodes the prompts); the file and the binding are checked
+    before anything starts.
 
     ``pin=(server_cpu, drafter_cpu)``: the server (its gRPC and scheduling threads) runs on one core and
     every drafter on the other, so that drafting and verification do not contend for a core and the
@@ -138,6 +146,9 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
         parse_fault(f)
         if not 0 <= c < len(workload.clients):
             raise ValueError(f"faults: client {c} is not in 0..{len(workload.clients) - 1}")
+    if draft_gguf is not None:
+        from ..llamacpp import check_drafter
+        draft_gguf = str(check_drafter(draft_gguf))
     if check_mem:
         check_memory(len(workload.clients))
     if pin is not None:
@@ -151,7 +162,7 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                          faults=faults, prompt_tokens=prompt_tokens, target=target, idle_timeout=idle_timeout,
                          rpc_timeout=rpc_timeout, link=link, host=host, greedy_rows=greedy_rows,
                          drafter_cpus=None if pin is None else {pin[1]}, round_wait=round_wait,
-                         max_cache_bytes=max_cache_bytes)
+                         max_cache_bytes=max_cache_bytes, draft_gguf=draft_gguf)
     finally:
         if pin is not None:
             pin_process(restore)
@@ -159,7 +170,7 @@ def run_real(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
 
 def _run_real(workload, former, allocator, *, label, seed, client_timeout, faults, prompt_tokens, target,
               idle_timeout, rpc_timeout, link, host, drafter_cpus, greedy_rows=False, round_wait=None,
-              max_cache_bytes=MAX_CACHE_BYTES):
+              max_cache_bytes=MAX_CACHE_BYTES, draft_gguf=None):
     threads(1)
     target = zoo.load_model(workload.target) if target is None else target
     verifier = Verifier(target, cache=workload.cache, seed=seed)
@@ -180,6 +191,8 @@ def _run_real(workload, former, allocator, *, label, seed, client_timeout, fault
         for c, spec in enumerate(workload.clients):
             kw = dict(fault=faults.get(c), top_k=workload.top_k, prompt_tokens=prompt_tokens, link=link,
                       rpc_timeout=rpc_timeout, greedy_rows=greedy_rows, key=key)
+            if draft_gguf is not None:
+                kw["gguf"] = draft_gguf
             p = ctx.Process(target=_drafter_process, name=f"drafter-{c}", args=(address, c, spec, kw, results, drafter_cpus),
                             daemon=True)
             p.start()

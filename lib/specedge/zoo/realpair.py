@@ -49,7 +49,7 @@ MEASURED = paths.DATA / "realpair"
 TRACES = paths.DATA / "traces" / "realpair_traces.csv.gz"
 FILES = {"acceptance_teacher": MEASURED / "acceptance_teacher.csv", "topk_acceptance": MEASURED / "topk_acceptance.csv",
          "live_acceptance": MEASURED / "live_acceptance.csv", "traces": TRACES, "serving_runs": MEASURED / "serving_runs.csv",
-         "gamma_sweep": MEASURED / "gamma_sweep.csv"}
+         "gamma_sweep": MEASURED / "gamma_sweep.csv", "serving_runs_llamacpp": MEASURED / "serving_runs_llamacpp.csv"}
 INSTRUCT = {"chat-instruct": "chat", "code-instruct": "code"}
 ALL_DOMAINS = (*DOMAINS, *INSTRUCT)
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -316,7 +316,8 @@ def load(name: str):
     path = FILES[name]
     if not path.exists():
         step = {"acceptance_teacher": "realpair_card teacher", "topk_acceptance": "realpair_card teacher",
-                "serving_runs": "realpair_serving", "gamma_sweep": "realpair_gamma"}.get(name, "realpair_card live")
+                "serving_runs": "realpair_serving", "gamma_sweep": "realpair_gamma",
+                "serving_runs_llamacpp": "realpair_serving --backend transformers llamacpp"}.get(name, "realpair_card live")
         raise FileNotFoundError(f"{path} is missing: it is committed with the repository; `make realpair` then "
                                 f"`python -m specedge.experiments.{step}` measures it again")
     return load_traces(path) if name == "traces" else pd.read_csv(path)
