@@ -17,7 +17,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("core", {"imports", "paths", "params", "timing", "sampling", "output_noise", "plotting", "claims", "compare", "coverage", "sweep",
               "decoding", "kv_cache_arg", "registry"}),
     ("hardware", {"hardware", "host", "profiling", "needs"}),
-    ("models", {"zoo", "llamacpp"}),
+    ("models", {"zoo", "llamacpp", "gguf_files"}),
     ("algorithms", {"solvers"}),
     ("systems", {"early_exit", "predictor", "serving"}),
     ("experiments", {"experiments", "notebooks", "timings"}),
