@@ -118,7 +118,7 @@ def measure_repeats(repeats: int, scale: str = "full", seed: int = 0, sizes=SIZE
 def load_repeats(path=REPEATS, base=REAL_RUNS) -> dict[tuple[str, str, int, int], pd.DataFrame]:
     """Every committed run by (paper, policy, N, repeat): ``REAL_RUNS`` as repeat 0, then ``REPEATS``'s."""
     runs = {(*k, 0): g for k, g in load_real_runs(base).items()}
-    df = real_logs.read(path, "python -m specedge.experiments.serving_validation measure --repeats 3")
+    df = real_logs.read(path, "python -m specedge.experiments.serving_validation measure --repeats 4")
     for r, g in df.groupby("repeat", sort=True):
         runs.update({(*k, int(r)): v for k, v in _validation.by_run(g).items()})
     return runs
