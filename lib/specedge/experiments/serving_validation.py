@@ -370,13 +370,14 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
     """The stochastic twins (the validated one, ``STOCHASTIC``, and the one it replaced, ``BEFORE``) against every
     committed real run of ``paper`` (N 1-2 at CI scale), ``seeds`` seeds each, its time models fitted on the other
     repeats (``held_out``): writes ``stochastic_vs_real.csv`` (per run, metric and quantile) and
-    ``real_run_spread.csv`` (``spread``); returns (table, spread)."""
+    ``real_run_spread.csv`` (``spread`` over the repeats of ``REPEATS``, measured together: repeat 0 was measured in
+    another campaign, its machine state another); returns (table, spread)."""
     from ..serving import twin_attribution as ta
 
     runs = _all_runs()
     keys = [k for k in runs if k[0] == paper and (scale == "full" or k[2] <= 2)]
     table = ta.attribution(contexts(runs, paper, trace, prompt, keys), components=(BEFORE, STOCHASTIC), seeds=range(seeds))
-    sp = spread({k: runs[k] for k in keys})
+    sp = spread({k: runs[k] for k in keys if k[3] > 0})   # the repeats' campaign
     plotting = _plotting()
     plotting.write_csv(table, out / "stochastic_vs_real.csv")
     plotting.write_csv(sp, out / "real_run_spread.csv")
