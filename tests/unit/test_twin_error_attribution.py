@@ -154,3 +154,103 @@ def test_time_models_are_fitted_on_other_runs_of_the_same_campaign_and_n():
     assert sv.held_out(runs, ("a", "X", 2, 0)) == [("a", "Y", 2, 0)]                            # repeat 0: the other policy
     assert ("a", "X", 2, 1) not in sv.held_out(runs, ("a", "X", 2, 1))
     assert set(sv.campaign(runs, ("a", "X", 1, 0))) == {k for k in runs if k[3] == 0}
+
+
+# --------------------------------------------------------------------------- the stop rule at the round's positions
+def _featured(rounds_by_prompt):
+    """A traces frame whose rows carry a max_prob per position: per prompt its rounds as (flags, max_probs)."""
+    rows = []
+    for p, rounds in rounds_by_prompt.items():
+        for r, (flags, probs) in enumerate(rounds):
+            for i, (ok, mp) in enumerate(zip(flags, probs)):
+                rows.append(dict(draft="draft-xs", target="target-m", domain="code", temperature=0.0, prompt=p, round=r,
+                                 i=i + 1, q=0.5, p=0.5 if ok else 0.1, accepted=bool(ok), max_prob=mp, entropy=1.0,
+                                 margin=0.1, logit_std=1.0))
+    return pd.DataFrame(rows)
+
+
+class _Confident:
+    """Predicts "accepted" where max_prob > 0.5 (the features' first column)."""
+
+    def predict(self, x):
+        return (np.asarray(x)[:, 0] > 0.5).astype(int)
+
+
+class _Early:
+    """Predicts "accepted" at window indices 1 and 2 only (the features' last column)."""
+
+    def predict(self, x):
+        return (np.asarray(x)[:, -1] <= 2).astype(int)
+
+
+# prompt 0: round 0 at position 0 accepts 2, is rejected at 2, then drafts one unconfident position past it; round 1
+# at position 3 accepts 1, is rejected at 4, then two confident positions past it
+STOPS = _featured({0: [([1, 1, 0, 1], [0.9, 0.9, 0.9, 0.2]), ([1, 0, 0, 0], [0.9, 0.9, 0.9, 0.9])]})
+
+
+def test_the_stop_rule_judges_the_features_at_the_rounds_own_positions():
+    acc = PromptAcceptance(STOPS, stop_rules={"conf": _Confident(), "early": _Early()})
+    rng = np.random.default_rng(0)
+    assert acc.sequence("draft-xs", "code", 0.0, 0)[0] == [1, 1, 0, 1, 0]
+    # at 0: positions 0, 1 accepted, 2 drafted and rejected, then the position past it (0.2) stops the round
+    assert acc.controlled_at(rng, "draft-xs", "code", 0.0, 0, 0, 4, "conf")[:2] == (3, 2)
+    # at 3: 3 accepted, 4 rejected, the two positions past it confident: the whole window
+    assert acc.controlled_at(rng, "draft-xs", "code", 0.0, 0, 3, 4, "conf")[:2] == (4, 1)
+    # a round starting at 1 (no traced round started there): 1 accepted, 2 rejected, past it the traced continuation
+    assert acc.controlled_at(rng, "draft-xs", "code", 0.0, 0, 1, 4, "conf")[:2] == (2, 1)
+    # the window index is the round's own (1, 2, ...), not the traced round's: at 1 the rule drafts two positions
+    assert acc.controlled_at(rng, "draft-xs", "code", 0.0, 0, 1, 4, "early")[:2] == (2, 1)
+    assert acc.controlled_at(rng, "draft-xs", "code", 0.0, 0, 3, 4, "early")[:2] == (2, 1)
+    n, aps = acc.controlled_at(rng, "draft-xs", "code", 0.0, 0, 0, 4, "conf")[1:]
+    assert aps == pytest.approx(1.0 + 1.0 + 0.2)          # the traced min(1, p/q) of the drafted positions
+    with pytest.raises(KeyError, match="stop rule"):
+        acc.controlled_at(rng, "draft-xs", "code", 0.0, 0, 0, 4, "mlp")
+
+
+def test_an_undecided_position_draws_its_outcome_with_features_of_such_a_position():
+    """A rule that knows the outcome (confident exactly where accepted) never drafts a rejected token, also where the
+    traces decide nothing: there the features are drawn with the drawn outcome, and the accepted run follows the
+    prompt's rate."""
+    frame = _featured({0: [([1, 1, 0], [0.9, 0.9, 0.1]), ([0, 0, 0], [0.1, 0.1, 0.1]), ([1, 1, 1], [0.9, 0.9, 0.9])]})
+    acc, rng = PromptAcceptance(frame, stop_rules={"oracle": _Confident()}), np.random.default_rng(1)
+    bits, _, rate = acc.sequence("draft-xs", "code", 0.0, 0)[:3]
+    assert bits == [1, 1, 0, 0, 1, 1, 1, -1] and rate == pytest.approx(5 / 7)
+    draws = [acc.controlled_at(rng, "draft-xs", "code", 0.0, 0, 7, 3, "oracle") for _ in range(3000)]
+    assert all(s == n for s, n, _ in draws)                              # stops before the first rejection
+    assert np.mean([n >= 1 for _, n, _ in draws]) == pytest.approx(5 / 7, abs=0.03)
+    assert np.mean([n == 3 for _, n, _ in draws]) == pytest.approx((5 / 7) ** 3, abs=0.03)
+    assert all(acc.controlled_at(rng, "draft-xs", "code", 0.0, 0, m, 3, "oracle")[:2] == (n, n)
+               for m, n in [(0, 2), (2, 0), (4, 3)])
+    assert acc.rule_table("draft-xs", "code", 0.0, 0, 3, "oracle") is acc.rule_table("draft-xs", "code", 0.0, 2, 3, "oracle")
+
+
+def test_the_walk_reproduces_the_real_drafters_rounds_on_their_own_prompts():
+    """On the committed traces of the real runs' prompts (``serving_validation.traces``) the MLP stop rule at each
+    round's position gives the real WISP-setting drafters' rounds (S and accepted) in >= 98 % of the committed runs'
+    rounds (the rest: positions the traces leave undecided, drawn); on the zoo's traces (the prompts cut at 96 tokens,
+    not 48) far fewer."""
+    from specedge import paths, predictor
+    from specedge.experiments import serving_validation as sv
+    from specedge.serving.replay import real_rounds
+
+    rules = {"mlp": predictor.load(paths.DATA / "predictor", "mlp")}
+    runs = sv.load_real_runs()
+
+    def match(acc):
+        rng, same, total = np.random.default_rng(0), 0, 0
+        for (paper, pol, n), log in runs.items():
+            if paper != "li2026":
+                continue
+            wl = sv.workload(paper, n)
+            for c, r in real_rounds(log).items():
+                spec, made, j = wl.clients[c], 0, 0
+                for s_real, n_real in zip(r["S"], r["accepted"]):
+                    s, k, _ = outcome(acc, rng, spec, spec.domains[0], j, made, spec.gamma, 48 - made)
+                    same += (s, k) == (s_real, n_real)
+                    total += 1
+                    made += n_real + 1
+                    made, j = (0, j + 1) if made >= 48 else (made, j)
+        return same / total
+
+    assert match(PromptAcceptance(sv.TRACES, stop_rules=rules)) >= 0.98
+    assert match(PromptAcceptance(stop_rules=rules)) < 0.9

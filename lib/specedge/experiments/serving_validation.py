@@ -36,6 +36,7 @@ SIZES = (1, 2, 4, 8)
 PIN = (0, 1)                 # server on core 0, drafters on core 1
 REAL_RUNS = paths.DATA / "serving_validation" / "real_runs.csv"
 REPEATS = REAL_RUNS.with_name("real_runs_repeats.csv")   # the same runs measured again (``measure_repeats``)
+TRACES = REAL_RUNS.with_name("serving_traces.csv.gz")    # the real runs' prompts as their drafters see them (``traces``)
 POLICIES = {"tran2025": ("GOODSPEED", "Fixed-S"), "li2026": ("WISP", "FCFS")}
 time_models = fit_times      # the name the paper drivers call
 
@@ -118,7 +119,7 @@ def measure_repeats(repeats: int, scale: str = "full", seed: int = 0, sizes=SIZE
 def load_repeats(path=REPEATS, base=REAL_RUNS) -> dict[tuple[str, str, int, int], pd.DataFrame]:
     """Every committed run by (paper, policy, N, repeat): ``REAL_RUNS`` as repeat 0, then ``REPEATS``'s."""
     runs = {(*k, 0): g for k, g in load_real_runs(base).items()}
-    df = real_logs.read(path, "python -m specedge.experiments.serving_validation measure --repeats 3")
+    df = real_logs.read(path, "python -m specedge.experiments.serving_validation measure --repeats 4")
     for r, g in df.groupby("repeat", sort=True):
         runs.update({(*k, int(r)): v for k, v in _validation.by_run(g).items()})
     return runs
@@ -189,6 +190,49 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0) ->
     return out
 
 
+def trace_pairs(sizes=SIZES, scale: str = "full", seed: int = 0) -> dict[tuple[str, str], int]:
+    """Every (draft, domain) the real runs' clients draft on (``SETUPS``, N in ``sizes``), with its prompts per domain."""
+    out: dict[tuple[str, str], int] = {}
+    for paper in SETUPS:
+        for n in sizes:
+            for c in workload(paper, n, scale, seed).clients:
+                for d in c.domains:
+                    out[c.draft, d] = max(out.get((c.draft, d), 0), c.prompts)
+    return out
+
+
+def traces(sizes=SIZES, window: int = 8, tokens: int | None = None, target: str = "target-m", progress: bool = True,
+           pairs=None) -> pd.DataFrame:
+    """Fixed-window traces (``predictor.generate_traces``: T = 0, ``window`` drafts per round) of every draft and domain of
+    the real runs (``trace_pairs``) on the real runs' own prompts as their drafters see them (``serving.run.prompt_stream``:
+    the tokenizer's ids, the last ``PROMPT_TOKENS``; the zoo's traces keep the last 96), each prompt decoded alone (no
+    padding), ``tokens`` per prompt (the runs'): at T = 0 the drafter's logits at every position of the target's path
+    are those the real drafter computed, so its stop rule's features are. ``prompt`` is the prompt's index within its
+    domain, as the twin's clients walk them (``twin.PromptAcceptance``)."""
+    import torch
+
+    from .. import zoo
+    from ..predictor import generate_traces
+    from ..serving.run import prompt_stream
+    from ..serving.workload import ClientSpec
+
+    pairs = trace_pairs(sizes) if pairs is None else pairs
+    tokens = _size("full")[1] if tokens is None else tokens
+    frames = []
+    for draft in dict.fromkeys(d for d, _ in pairs):
+        d_model, t_model, tok = zoo.load_pair(draft, target)
+        for (dr, domain), k in pairs.items():
+            if dr != draft:
+                continue
+            for j, ids in enumerate(prompt_stream(ClientSpec(draft, (domain,), k, tokens), tok)):
+                f = generate_traces(d_model, t_model, {domain: [torch.tensor(ids)]}, window=window, temperatures=(0.0,),
+                                    max_new_tokens=tokens, progress=False, draft=draft, target=target)
+                frames.append(f.assign(prompt=j))
+        if progress:
+            print(f"serving traces: {draft} done", flush=True)
+    return pd.concat(frames, ignore_index=True)
+
+
 def load_real_runs(path=REAL_RUNS) -> dict[tuple[str, str, int], pd.DataFrame]:
     """The committed pinned runs by (paper, policy, N)."""
     return _validation.by_run(real_logs.read(path, "python -m specedge.experiments.serving_validation measure"))
@@ -218,11 +262,22 @@ def section(paper: str, acceptance, out, scale: str = "full", seed: int = 0):
 
 
 def main(argv=None) -> int:
-    """``measure`` (``REAL_RUNS``) or ``measure --repeats K`` (``REPEATS``: K more repeats of every run)."""
+    """``measure`` (``REAL_RUNS``), ``measure --repeats K`` (``REPEATS``: K more repeats of every run) or ``traces``
+    (``TRACES``: no timing, the models' outputs)."""
     import argparse
     import sys
+    from pathlib import Path
 
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["traces"]:
+        ap = argparse.ArgumentParser(description="fixed-window traces of the real runs' prompts as their drafters see them")
+        ap.add_argument("cmd", choices=["traces"])
+        ap.add_argument("--out", default=str(TRACES))
+        args = ap.parse_args(argv)
+        from ..predictor.traces import _write_gz_csv
+        df = traces()
+        print(f"{len(df)} drafted positions -> {_write_gz_csv(df, Path(args.out))}")
+        return 0
     if "--repeats" not in argv:
         return real_logs.measure_main("measure the pinned real runs the twin is validated against", measure, REAL_RUNS, argv)
     ap = argparse.ArgumentParser(description="measure the pinned real runs again (run-to-run spread, held-out runs)")
@@ -244,17 +299,23 @@ SEEDS = 5
 QUEUE_P50 = 15.0
 
 
-def acceptances(paper: str):
-    """(the domain's traces i.i.d. per round, by prompt and position) of ``paper``'s setting: ``twin.TraceAcceptance``
-    and ``twin.PromptAcceptance`` of the zoo's traces, with the MLP stop rule in WISP's setting."""
+def acceptances(paper: str, traces_path=TRACES):
+    """(the domain's traces i.i.d. per round, by prompt and position) of ``paper``'s setting: ``twin.TraceAcceptance`` of
+    the zoo's traces (the sweeps' twin) and ``twin.PromptAcceptance`` of the real runs' own prompts as their drafters see
+    them (``traces``, committed at ``traces_path``), with the MLP stop rule in WISP's setting."""
+    from pathlib import Path
+
     from ..serving.twin import PromptAcceptance, TraceAcceptance
 
     setup(paper)
+    if not Path(traces_path).exists():
+        raise FileNotFoundError(f"{traces_path}: the real runs' prompts' traces are missing; "
+                                "`python -m specedge.experiments.serving_validation traces` writes them")
     if paper != "li2026":
-        return TraceAcceptance(), PromptAcceptance()
+        return TraceAcceptance(), PromptAcceptance(traces_path)
     from .. import predictor
     rules = {"mlp": predictor.load(paths.DATA / "predictor", "mlp")}
-    return TraceAcceptance(stop_rules=rules), PromptAcceptance(stop_rules=rules)
+    return TraceAcceptance(stop_rules=rules), PromptAcceptance(traces_path, stop_rules=rules)
 
 
 def attribution_section(paper: str, out, trace, prompt, scale: str = "full", seeds: int = SEEDS):
@@ -309,13 +370,14 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
     """The stochastic twins (the validated one, ``STOCHASTIC``, and the one it replaced, ``BEFORE``) against every
     committed real run of ``paper`` (N 1-2 at CI scale), ``seeds`` seeds each, its time models fitted on the other
     repeats (``held_out``): writes ``stochastic_vs_real.csv`` (per run, metric and quantile) and
-    ``real_run_spread.csv`` (``spread``); returns (table, spread)."""
+    ``real_run_spread.csv`` (``spread`` over the repeats of ``REPEATS``, measured together: repeat 0 was measured in
+    another campaign, its machine state another); returns (table, spread)."""
     from ..serving import twin_attribution as ta
 
     runs = _all_runs()
     keys = [k for k in runs if k[0] == paper and (scale == "full" or k[2] <= 2)]
     table = ta.attribution(contexts(runs, paper, trace, prompt, keys), components=(BEFORE, STOCHASTIC), seeds=range(seeds))
-    sp = spread({k: runs[k] for k in keys})
+    sp = spread({k: runs[k] for k in keys if k[3] > 0})   # the repeats' campaign
     plotting = _plotting()
     plotting.write_csv(table, out / "stochastic_vs_real.csv")
     plotting.write_csv(sp, out / "real_run_spread.csv")

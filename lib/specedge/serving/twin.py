@@ -108,6 +108,8 @@ class TraceAcceptance:
         self._fast: dict[tuple, tuple] = {}
         self._controlled: dict[tuple, list] = {}
         self.round_prompt: dict[tuple, np.ndarray] = {}   # per (draft, domain, T): each traced round's prompt
+        self.rules = dict(stop_rules or {})
+        self.stats: dict[tuple, np.ndarray] = {}          # per (draft, domain, T): each traced position's draft features
         for key, g in df.sort_values(["prompt", "round", "i"]).groupby(["draft", "domain", "temperature"]):
             key = (key[0], key[1], float(key[2]))
             rid = g["prompt"].to_numpy() * 100_000 + g["round"].to_numpy()
@@ -115,6 +117,8 @@ class TraceAcceptance:
             bounds = np.append(start, len(g))
             self.rounds[key] = (g["accepted"].to_numpy(bool), g["ratio"].to_numpy(float), bounds)
             self.round_prompt[key] = g["prompt"].to_numpy()[start]
+            if stop_rules:
+                self.stats[key] = g[[c for c in FEATURES if c != "i"]].to_numpy(np.float32)
             for name, pred in (stop_rules or {}).items():
                 ok = pred.predict(g[list(FEATURES)].to_numpy(np.float32)).astype(bool)
                 # per traced round: the index of its first position predicted rejected (its length if none)
@@ -230,10 +234,18 @@ class PromptAcceptance(TraceAcceptance):
     a client keeps the prompt's own acceptance level (the prompts of one domain differ up to 20-fold) and the
     dependence between its consecutive rounds. A position the traces do not decide (a bonus token, beyond the
     traced response) is drawn with the prompt's own rate. Eq (3)'s min(1, p/q): the traced ratio of a decided
-    position, else the prompt's mean ratio of accepted (rejected) positions. With a stop rule, S is its decision
-    on one of the prompt's traced rounds with a whole window, drawn (the rule judges a window's positions 1, 2, ...:
-    its features are those of a round's start), and the accepted count the leading run from m. A prompt index
-    beyond the traced prompts uses prompt ``index % traced``."""
+    position, else the prompt's mean ratio of accepted (rejected) positions. A prompt index beyond the traced prompts
+    uses prompt ``index % traced``.
+
+    With a stop rule (``controlled_at``), S is the rule's decision on the features the drafter computes at the round's
+    own positions: at T = 0 the draft's logits at a position of the target's path depend only on the context, not on
+    where the round started, so the traced features of position m + i - 1 with window index i are what the drafter
+    judges at its i-th draft of a round starting at m. Past the round's first rejection (at position r) the drafter
+    continues on its own tokens, as the traced round that was rejected at r did: its positions after r give the
+    features. Where the traces have none (an undecided position; beyond a traced window), the features of a position
+    of the same prompt are drawn: one with the drawn outcome on the target's path, any one past a rejection. The
+    traces must be of the prompts as the drafter sees them (the same context): ``experiments.serving_validation.traces``
+    for the real runs' prompts."""
 
     positional = True
     integer_draws = False
@@ -241,6 +253,7 @@ class PromptAcceptance(TraceAcceptance):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._seq: dict[tuple, tuple] = {}
+        self._tables: dict[tuple, tuple] = {}
 
     def sequence(self, draft: str, domain: str, temperature: float, prompt: int):
         """(bits: 1 matched / 0 not / -1 undecided per position, ratios per position, the prompt's acceptance
@@ -286,19 +299,78 @@ class PromptAcceptance(TraceAcceptance):
                 total += r_no
         return n, float(total)
 
+    def rule_table(self, draft: str, domain: str, temperature: float, prompt: int, gamma: int, rule: str):
+        """The stop rule's verdicts on ``prompt``'s traced features (``controlled_at``): (per position of the target's
+        path, its verdict "accepted" at window index 1..``gamma``, shape (positions, gamma), undecided positions'
+        rows unused; per rejected position r, the verdicts of the traced positions after it, in order; the verdict
+        rows of the prompt's accepted positions, of its rejected ones, and of every position past a rejection)."""
+        if rule not in self.rules:
+            raise KeyError(f"stop rule {rule!r}: not given to PromptAcceptance (have {sorted(self.rules)})")
+        key = (draft, domain, float(temperature))
+        bits, _, _, _, _, starts, idx = self.sequence(draft, domain, temperature, prompt)
+        cache = self._tables.get((key, int(idx[0]), gamma, rule))   # a prompt: its first traced round
+        if cache is not None:
+            return cache
+        _, (acc, _, bounds) = self._get(draft, domain, temperature)
+        rows = np.concatenate([np.arange(bounds[j], bounds[j + 1]) for j in idx.tolist()])
+        x = self.stats[key][rows]
+        verdict = np.stack([self.rules[rule].predict(np.column_stack([x, np.full(len(x), i, np.float32)]).astype(np.float32))
+                            for i in range(1, gamma + 1)], axis=1).astype(bool)
+        at = dict(zip(rows.tolist(), range(len(rows))))
+        on = np.ones((len(bits), gamma), bool)
+        off: dict[int, np.ndarray] = {}
+        pools: tuple[list, list, list] = ([], [], [])      # accepted, rejected, past a rejection
+        for j, st in zip(idx.tolist(), starts.tolist()):
+            a, b = int(bounds[j]), int(bounds[j + 1])
+            ok = acc[a:b]
+            n = int(np.argmin(ok)) if not ok.all() else b - a
+            for k in range(min(n + 1, b - a)):             # the target's path: accepted, then the first rejection
+                on[st + k] = verdict[at[a + k]]
+                pools[int(k == n)].append(verdict[at[a + k]])
+            if n < b - a - 1:
+                off[st + n] = verdict[[at[r] for r in range(a + n + 1, b)]]
+                pools[2].extend(off[st + n])
+        every = list(verdict)
+        table = (on, off, *[np.asarray(p if p else every) for p in pools])
+        self._tables[(key, int(idx[0]), gamma, rule)] = table
+        return table
+
     def controlled_at(self, rng, draft: str, domain: str, temperature: float, prompt: int, position: int,
                       gamma: int, rule: str):
-        """(S, accepted, sum of min(1, p/q)) of a round under stop rule ``rule`` at ``position`` of ``prompt``."""
-        if rule not in self.stops:
-            raise KeyError(f"stop rule {rule!r}: not given to PromptAcceptance (have {sorted(self.stops)})")
-        key = (draft, domain, float(temperature))
-        idx = self.sequence(draft, domain, temperature, prompt)[6]
-        _, (_, _, bounds) = self._get(draft, domain, temperature)
-        full = idx[np.diff(bounds)[idx] >= gamma]          # the prompt's traced rounds with a whole window
-        j = int(full[rng.integers(len(full))]) if len(full) else int(idx[0])
-        s = min(int(self.stops[rule][key][j]), gamma)
-        n, aps = self.draw_at(rng, draft, domain, temperature, prompt, position, s)
-        return s, n, aps
+        """(S, accepted, sum of min(1, p/q)) of a round under stop rule ``rule`` at ``position`` of ``prompt``: the
+        drafter drafts position ``position`` + i - 1 (window index i = 1, 2, ..., ``gamma``) unless the rule, on
+        that position's features (``rule_table``), predicts it rejected (then it stops before it, eq (25))."""
+        bits, ratios, rate, r_ok, r_no = self.sequence(draft, domain, temperature, prompt)[:5]
+        on, off, pool_ok, pool_no, pool_off = self.rule_table(draft, domain, temperature, prompt, gamma, rule)
+        s = n = 0
+        total, rejected, past = 0.0, None, None
+        for i in range(gamma):
+            m = position + i
+            if rejected is None:
+                b = bits[m] if m < len(bits) else -1
+                if b >= 0:
+                    row = on[m]
+                else:                                      # undecided: the outcome drawn, features of such a position
+                    b = int(rng.random() < rate)
+                    pool = pool_ok if b else pool_no
+                    row = pool[rng.integers(len(pool))]
+                if not row[i]:
+                    break
+                r = ratios[m] if (m < len(bits) and bits[m] >= 0) else None
+                if b:
+                    n += 1
+                    total += r_ok if r is None else r
+                else:
+                    rejected, past = m, off.get(m)
+                    total += r_no if r is None else r
+            else:                                          # past the first rejection: the drafter's own continuation
+                k = m - rejected - 1
+                row = past[k] if (past is not None and k < len(past)) else pool_off[rng.integers(len(pool_off))]
+                if not row[i]:
+                    break
+                total += r_no
+            s += 1
+        return s, n, float(total)
 
 
 def outcome(acceptance, rng, spec, domain: str, prompt: int, position: int, s: int, left: int):
