@@ -24,6 +24,8 @@ def test_bottleneck_rank_by_hand(pair):
     for per_layer in (1, 2):
         want = round(0.015 * total / ((per_layer * layers - 1) * (2 * d + 1)))
         assert early_exit.bottleneck_rank(target, 0.015, per_layer) == want
+    # a share whose rank is 10.4 with the bias (2d + 1 per unit) and 10.56 without it: 10, not 11
+    assert early_exit.bottleneck_rank(target, 10.4 * 3 * (2 * d + 1) / total) == 10
     assert early_exit.bottleneck_rank(target, 1e-9) == 1                  # never below one
     for bad in (0.0, 1.0, -0.1):
         with pytest.raises(ValueError, match="param_fraction"):
