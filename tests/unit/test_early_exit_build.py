@@ -128,12 +128,10 @@ def test_blocks_cut_contiguous_windows_of_the_tokenised_texts_with_eos_between()
 @pytest.fixture
 def zoo_of_one(monkeypatch, tmp_path):
     from specedge import zoo
-    from specedge.zoo import corpus
     loads = []
     monkeypatch.setattr(zoo, "load_tokenizer", lambda: CharTokenizer(keep=1000))
     monkeypatch.setattr(zoo, "load_model", lambda name: (loads.append(name), llama(2, seed=1))[1])
     monkeypatch.setattr(early_exit, "_training_texts", lambda c: ["the quick brown fox jumps over the lazy dog"] * 4)
-    assert corpus.DOMAINS
     return loads, tmp_path
 
 

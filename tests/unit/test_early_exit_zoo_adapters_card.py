@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from specedge import early_exit, paths, zoo
+from specedge import early_exit, zoo
 from specedge.early_exit import zoo_adapters
 
 
@@ -57,4 +57,3 @@ def test_agreement_per_exit_adapters_and_logit_lens(card):
     early = agree[agree.position < agree.groupby(["model", "exits"]).position.transform("max")]
     mean = early.groupby("exits").agreement.mean()
     assert mean["adapters"] > mean["logit lens (no training)"]
-    assert paths.ZOO.is_dir()

@@ -2,7 +2,6 @@
 through each row builder, against hand-worked values and the boundary each rule decides at."""
 import math
 
-import numpy as np
 import pandas as pd
 import pytest
 

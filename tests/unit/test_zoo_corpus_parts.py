@@ -224,7 +224,8 @@ def test_the_committed_eval_split_holds_the_domains_and_checks_out():
     clamped = 0
     for r in (r for r in ev if r["domain"] == "math"):
         _check_worked_answer(r["prompt"], r["completion"])
-        clamped += bool(_CLAMP.search(r["completion"]) and int(_CLAMP.search(r["completion"])[2]) > int(_CLAMP.search(r["completion"])[1]))
+        m = _CLAMP.search(r["completion"])
+        clamped += bool(m and int(m[2]) > int(m[1]))
     assert clamped == 4
     for r in (r for r in ev if r["domain"] == "sql"):
         db = sqlite3.connect(":memory:")
