@@ -26,6 +26,10 @@ the run's memory check and collected log, the event loop) and WISP's drafting an
 The 15 entries under "the modules
 the unit lane reached least" aim at nine modules the unit tests once reached least (their tests: one file each, named
 after its module): 15 caught, 4-10 s each on the same machine.
+The 19 entries from "venkatesha2025 Table 9" on aim at modules a result depends on that the unit tests had left under
+90 % of their lines (venkatesha2025's tables, runs and real-pair section, the early exits' build, the predictor's command
+and figures, the zoo's corpus and real-pair fetch): 19 caught in ~2.5 min on the same host (4-13 s each, ``--test``
+with their eleven test files).
 The check edits files of ``lib/specedge`` in place and restores them even on Ctrl-C; it refuses to start
 when one of them has uncommitted changes (``git diff``), so a restore cannot lose work.
 """
@@ -336,6 +340,57 @@ MUTATIONS = [
       "experiments/li2026_estimator_figures.py",
       'spread["Solo B"] < spread["Solo A"] / 4}', 'spread["Solo B"] <= spread["Solo A"] / 4}',
       ("tests/unit/test_li2026_estimator_figures_rows.py",)),
+    # --- venkatesha2025's tables, real-pair section, runs and Fig 6; early exits' build, passes and card; the predictor's
+    #     command, figures and helpers; the zoo's corpus and real-pair fetch (each caught by its module's own test file)
+    M("venkatesha2025 Table 9: the client's null (batches run one after another, b x) taken as 1x", "experiments/venkatesha2025_tables.py",
+      'else (float(b), f"the batch run sequentially', 'else (1.0, f"the batch run sequentially',
+      ("tests/unit/test_venkatesha2025_tables_rows.py",)),
+    M("venkatesha2025 FSD check: the concurrent-vs-simulated gap without its absolute value", "experiments/venkatesha2025_tables.py",
+      "gap = float((cc.miss_rate_concurrent - cc.miss_rate_sim).abs().mean())",
+      "gap = float((cc.miss_rate_concurrent - cc.miss_rate_sim).mean())", ("tests/unit/test_venkatesha2025_tables_rows.py",)),
+    M("venkatesha2025 Table 6: a cache-miss rate of exactly 1 not read as 'every pre-draft missed'", "experiments/venkatesha2025_tables.py",
+      'cause="our-reading" if r.miss_rate >= 1 else "models"', 'cause="our-reading" if r.miss_rate > 1 else "models"',
+      ("tests/unit/test_venkatesha2025_tables_rows.py",)),
+    M("venkatesha2025 real pair: the threaded run's tolerance without its one round", "experiments/venkatesha2025_realpair.py",
+      "tolerance=round((hi - lo) / 2 + 1 / checks, 4)", "tolerance=round((hi - lo) / 2, 4)",
+      ("tests/unit/test_venkatesha2025_realpair_stages.py",)),
+    M("venkatesha2025 runs: Alpaca given MT-bench's chat prompts", "experiments/venkatesha2025_runs.py",
+      "texts = zoo.eval_prompts(domain, (part + 1) * n_prompts)[part * n_prompts:]",
+      "texts = zoo.eval_prompts(domain, (part + 1) * n_prompts)[:n_prompts]", ("tests/unit/test_venkatesha2025_runs_and_fig6.py",)),
+    M("venkatesha2025 Fig 6: every panel draws gamma = 4", "experiments/venkatesha2025_figures.py",
+      "sub = grid[grid.gamma == g]", "sub = grid[grid.gamma == 4]", ("tests/unit/test_venkatesha2025_runs_and_fig6.py",)),
+    M("early_exit._training_texts: a domain reaching exactly its characters takes one more record", "early_exit/__init__.py",
+      "if n >= chars_per_domain:", "if n > chars_per_domain:", ("tests/unit/test_early_exit_build.py",)),
+    M("early_exit.bottleneck_rank: the adapters' down bias left out of the size", "early_exit/__init__.py",
+      "(2 * d + 1)", "(2 * d)", ("tests/unit/test_early_exit_build.py",)),
+    M("early_exit.passes.local_profile: c per round, not per drafted token", "early_exit/passes.py",
+      "c=round(td / gamma / tt, 4)", "c=round(td / tt, 4)", ("tests/unit/test_early_exit_passes_profile.py",)),
+    M("early_exit.passes.pair_passes: the exits' cost shared over every position, the final's too", "early_exit/passes.py",
+      'out["exit_step_s"] = (out["verify_exits_s"] - out["verify_s"]) / (ee.n_layers - 1)',
+      'out["exit_step_s"] = (out["verify_exits_s"] - out["verify_s"]) / ee.n_layers', ("tests/unit/test_early_exit_passes_profile.py",)),
+    M("early_exit.zoo_adapters card: the trainable share as a fraction, not a percentage", "early_exit/zoo_adapters.py",
+      'pct_params=round(100 * m["param_fraction"], 3)', 'pct_params=round(m["param_fraction"], 3)',
+      ("tests/unit/test_early_exit_zoo_adapters_card.py",)),
+    M("predictor.cli meta: the traces' window read as their smallest drafted count", "predictor/cli.py",
+      'window=int(traces["drafted"].max())', 'window=int(traces["drafted"].min())', ("tests/unit/test_predictor_cli_commands.py",)),
+    M("predictor.figures.confusion_figure: the accepted row's cells swapped", "predictor/figures.py",
+      "m = np.array([[c.TN_pct, c.FP_pct], [c.FN_pct, c.TP_pct]]) / 100",
+      "m = np.array([[c.TN_pct, c.FP_pct], [c.TP_pct, c.FN_pct]]) / 100", ("tests/unit/test_predictor_figures_data.py",)),
+    M("predictor.dataset.test_prompts: the per-domain cap keeps the last ids", "predictor/dataset.py",
+      "out[domain] = ids if per_domain is None else ids[:per_domain]",
+      "out[domain] = ids if per_domain is None else ids[-per_domain:]", ("tests/unit/test_predictor_parts_edges.py",)),
+    M("predictor.waste.theorem1_real: a predictor's Rec1 and FPR swapped", "predictor/waste.py",
+      'rec1, fpr = (float(op.loc[LABELS[fam], c]) for c in ("Rec1", "FPR"))',
+      'rec1, fpr = (float(op.loc[LABELS[fam], c]) for c in ("FPR", "Rec1"))', ("tests/unit/test_predictor_parts_edges.py",)),
+    M("predictor.traces.zoo_prompts: a long prompt cut to its first tokens", "predictor/traces.py",
+      "_encode(tokenizer, t)[-max_len:]", "_encode(tokenizer, t)[:max_len]", ("tests/unit/test_predictor_parts_edges.py",)),
+    M("zoo.corpus._chunks: a paragraph filling a chunk exactly starts a new one", "zoo/corpus.py",
+      "if cur and len(cur) + len(para) > size:", "if cur and len(cur) + len(para) >= size:", ("tests/unit/test_zoo_corpus_parts.py",)),
+    M("zoo.corpus._is_eval: a hash exactly at the fraction held out", "zoo/corpus.py",
+      "return h / 0xFFFFFFFF < fraction", "return h / 0xFFFFFFFF <= fraction", ("tests/unit/test_zoo_corpus_parts.py",)),
+    M("zoo.realpair.verified_gguf: a joined file of the right size kept without its hash", "zoo/realpair.py",
+      "if out.stat().st_size == spec.gguf_bytes and sha256_of(out) == spec.gguf_sha256:",
+      "if out.stat().st_size == spec.gguf_bytes:", ("tests/unit/test_zoo_realpair_steps.py",)),
 ]
 
 

@@ -149,12 +149,16 @@ STAGES = ("adapters", "traces", "times", "concurrent", "gammas")
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="venkatesha2025 on the real pair: adapters, exit agreement, EE traces")
-    ap.add_argument("stages", nargs="*", choices=STAGES, default=list(STAGES))
+    # no `choices=`: with nargs="*", argparse (3.11) checks the default list as one value against them and refuses a bare call
+    ap.add_argument("stages", nargs="*", metavar="STAGE", help=f"stages to run, in this order: {', '.join(STAGES)} (default: all)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1: one core of a shared machine)")
     ap.add_argument("--gammas", type=int, nargs="+", default=list(GAMMAS), help="Fig 4b's γ values (stage gammas)")
     for k, v in SETTINGS.items():
         ap.add_argument(f"--{k.replace('_', '-')}", type=type(v), default=v)
     args = ap.parse_args(argv)
+    if unknown := [x for x in args.stages if x not in STAGES]:
+        ap.error(f"unknown stage(s) {unknown}; choose from {', '.join(STAGES)}")
+    args.stages = args.stages or list(STAGES)
     torch.set_num_threads(args.threads)
     s = {k: getattr(args, k) for k in SETTINGS}
     dtype = host.resolve_dtype("auto")

@@ -48,11 +48,12 @@ def _build_traces(args) -> pd.DataFrame:
     return traces
 
 
-def _train(args, traces: pd.DataFrame, out=PREDICTORS, **extra_meta) -> dict:
+def _train(args, traces: pd.DataFrame, out=None, **extra_meta) -> dict:
     """Scan and train the four families on ``traces`` (split by prompt with ``--seed``) into ``out``:
-    the predictors, ``scan.csv`` and ``meta.json`` (with ``extra_meta``)."""
+    the predictors, ``scan.csv`` and ``meta.json`` (with ``extra_meta``); ``out`` defaults to ``PREDICTORS``."""
     from ..plotting import write_csv
 
+    out = PREDICTORS if out is None else out
     torch.set_num_threads(1)
     data = build_dataset(traces)
     preds, table = train_all(data, seed=args.seed)

@@ -55,8 +55,12 @@ def _sentences(text: str) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- Python-shipped text
-def _stdlib_files() -> list[Path]:
-    root = Path(sysconfig.get_paths()["stdlib"])
+def _stdlib_root() -> Path:
+    return Path(sysconfig.get_paths()["stdlib"])
+
+
+def _stdlib_files(root: Path | None = None) -> list[Path]:
+    root = Path(root or _stdlib_root())
     files = []
     for p in sorted(root.rglob("*.py")):
         rel = p.relative_to(root)
@@ -66,21 +70,22 @@ def _stdlib_files() -> list[Path]:
     return files
 
 
-def _module_name(path: Path) -> str:
-    root = Path(sysconfig.get_paths()["stdlib"])
+def _module_name(path: Path, root: Path | None = None) -> str:
+    root = Path(root or _stdlib_root())
     name = ".".join(path.relative_to(root).with_suffix("").parts)
     return name.removesuffix(".__init__")
 
 
-def _stdlib_items():
-    """(module, qualified name, kind, docstring, source) of documented stdlib defs, sorted."""
-    for path in _stdlib_files():
+def _stdlib_items(root: Path | None = None):
+    """(module, qualified name, kind, docstring, source) of documented stdlib defs (of the Python files under
+    ``root``, default the running Python's standard library), sorted."""
+    for path in _stdlib_files(root):
         try:
             src = path.read_text(encoding="utf-8")
             tree = ast.parse(src)
         except (SyntaxError, UnicodeDecodeError, ValueError):
             continue
-        mod = _module_name(path)
+        mod = _module_name(path, root)
         doc = ast.get_docstring(tree)
         if doc:
             yield mod, mod, "module", doc, None
@@ -304,10 +309,11 @@ def _sql(seed: int):
 
 
 # ----------------------------------------------------------------------------- assembly
-def generate(seed: int = 0) -> dict[str, list[dict]]:
-    """Assemble both splits from scratch: ``{split: [record, ...]}``, deterministic for a Python build."""
-    items = list(_stdlib_items())
-    topics = _topics()
+def generate(seed: int = 0, items=None, topics=None) -> dict[str, list[dict]]:
+    """Assemble both splits from scratch: ``{split: [record, ...]}``, deterministic for a Python build. ``items``
+    (``_stdlib_items``' tuples) and ``topics`` (name -> text) default to the running Python's own."""
+    items = list(_stdlib_items()) if items is None else list(items)
+    topics = _topics() if topics is None else dict(topics)
     sources = {
         "chat": (_chat(items, topics), 0.1),
         "code": (_code(items), 0.06),
