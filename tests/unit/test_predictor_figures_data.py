@@ -58,7 +58,9 @@ def test_theorem1_figure_marks_the_papers_points_hollow_and_ours_filled():
         marks = [c for c in ax.collections if c.get_label().startswith((LABELS["mlp"], LABELS["xgboost"]))]
         assert [c.get_label() for c in marks] == [f"{LABELS['mlp']}, paper Table 4", f"{LABELS['xgboost']}, ours"]
         assert marks[0].get_facecolors().size == 0 or marks[0].get_facecolors()[0][3] == 0     # hollow
-        assert marks[1].get_facecolors()[0].tolist() == [0.0, 0.0, 0.0, 1.0]                   # filled black
+        # filled in its edge's colour ("k": black, or seaborn's 0.1 grey once a style remapped the colour codes)
+        assert marks[1].get_facecolors()[0].tolist() == marks[1].get_edgecolors()[0].tolist()
+        assert marks[1].get_facecolors()[0][3] == 1 and max(marks[1].get_facecolors()[0][:3]) <= 0.1
         np.testing.assert_allclose(marks[0].get_offsets(), [[0.3, 0.5]])
         bound = [ln for ln in ax.lines if ln.get_label() == "bound eq (31)"][0]
         np.testing.assert_allclose(bound.get_xdata(), figures.FPS)
