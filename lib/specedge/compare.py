@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import paths
+from . import papers, paths
 from .claims import Claim
 from .plotting import write_csv
 
@@ -49,15 +49,6 @@ MODELS = ("zoo", "real pair", "paper", "")
 STATUSES = ("match", "trend", "deviates", "not-reproducible")
 STATED = ("deviates", "not-reproducible")  # the only statuses a caller may state; both need a cause
 CAUSES = ("models", "hardware", "paper-ambiguity", "our-reading", "unexplained")
-PAPERS = {  # key -> title, in the README's order
-    "zheng2025": "TK-SLT: top-K sparse logits transmission",
-    "zhu2025": "Pipelined SD over heterogeneous edge networks",
-    "tran2025": "GOODSPEED: fair goodput scheduling",
-    "li2026": "WISP: SLO-aware distributed SD",
-    "li2026_serving": "WISP: SLO-aware distributed SD (serving side)",
-    "venkatesha2025": "Early-exit pre-drafting (FSD)",
-    "model_zoo": "Embedded model zoo (acceptance)",
-}
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 MIN_CAUSE = 20  # characters: a stated status needs a note naming a mechanism, not "n/a"
 EPS = 1e-12
@@ -259,7 +250,7 @@ class Comparison:
             return given
         if self.sources is None:
             from . import coverage
-            self.sources = coverage.paper_sources(self.key) if self.key in coverage.PAPERS else {}
+            self.sources = coverage.paper_sources(self.key) if self.key in papers.MANIFEST.inventories else {}
         ids = statements.split() if isinstance(statements, str) else list(statements)
         found = {self.sources.get(i, "stated") for i in ids}
         return next((s for s in ("recovered", "read-from-figure") if s in found), "stated")
@@ -751,7 +742,7 @@ def results_table(figures_dir: Path = paths.FIGURES) -> str:
     df, checks = load_all(figures_dir), load_checks(figures_dir)
     if df.empty:
         return "_No comparison files yet: run `make figures`._"
-    order = {k: i for i, k in enumerate(PAPERS)}
+    order = {k: i for i, k in enumerate(papers.MANIFEST.folders)}     # the manifest's order
     keys = sorted(set(df["key"]) | set(checks["key"]), key=lambda k: (order.get(k, len(order)), k))
     lines = ["Reproductions: a number or claim the paper states against ours, green only when its null "
              "(no effect, the baseline, a trivial method) fails the same test. Analytic: the paper's closed "
@@ -845,13 +836,16 @@ def rewrite_block(readme: Path, block: str, start: str, end: str, check: bool = 
 
 
 def update_readme(readme: Path = paths.ROOT / "README.md", figures_dir: Path = paths.FIGURES) -> bool:
-    """Rewrite the README's results block; return True when it changed."""
-    return rewrite_block(readme, results_table(figures_dir), START, END)
+    """Rewrite the README's results block and its papers table (``data/papers.yaml``); True when one changed."""
+    results = rewrite_block(readme, results_table(figures_dir), START, END)
+    return rewrite_block(readme, papers.MANIFEST.readme_table(), papers.START, papers.END) or results
 
 
 def readme_is_fresh(readme: Path = paths.ROOT / "README.md", figures_dir: Path = paths.FIGURES) -> bool:
     text = Path(readme).read_text()
-    return render_readme(text, results_table(figures_dir)) == text
+    new = render_readme(render_readme(text, results_table(figures_dir)), papers.MANIFEST.readme_table(),
+                        papers.START, papers.END)
+    return new == text
 
 
 def validate_all(figures_dir: Path = paths.FIGURES) -> list[str]:
@@ -864,7 +858,7 @@ def validate_all(figures_dir: Path = paths.FIGURES) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--update-readme", action="store_true", help="rewrite README.md's results table")
+    ap.add_argument("--update-readme", action="store_true", help="rewrite README.md's results table and papers table")
     ap.add_argument("--check", action="store_true", help="exit 1 when README.md's table is stale")
     ap.add_argument("--validate", action="store_true",
                     help="list every rule a committed comparison.csv / checks.csv breaks; exit 1 when one does")

@@ -53,12 +53,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from specedge import paths
+from specedge import papers, paths
 
-INVENTORY = paths.DATA / "coverage"
-# inventory keys: a paper, or a paper's further notebook with its own inventory (li2026_serving: WISP's
-# server side, notebooks/li2026_wisp_serving.ipynb -> figures/li2026_serving/)
-PAPERS = ("zhu2025", "tran2025", "zheng2025", "li2026", "li2026_serving", "venkatesha2025", "model_zoo")
 _KEYS = {"name", "stated", "counted", "rows", "side"}
 _STATEMENT_KEYS = {"id", "where", "text", "input", "test", "side", "paper", "source"}
 # where a statement's value comes from (``compare.PAPER_SOURCES``): printed, reconstructed from the paper's
@@ -67,10 +63,13 @@ SOURCES = ("stated", "recovered", "read-from-figure")
 
 
 def load_inventory(key: str, root: Path | None = None) -> dict:
-    """The validated inventory of paper ``key`` from ``<root>/<key>.yaml`` (root: ``data/coverage``)."""
-    if key not in PAPERS:
-        raise ValueError(f"key must be one of {PAPERS}, got {key!r}")
-    path = Path(root or INVENTORY) / f"{key}.yaml"
+    """The validated inventory of output folder ``key``: the one ``data/papers.yaml`` names for it, or
+    ``<root>/<key>.yaml`` when ``root`` is given."""
+    inventories = papers.MANIFEST.inventories
+    if key not in inventories:
+        raise ValueError(f"key must be one of {tuple(inventories)} (the output folders with an inventory in "
+                         f"{papers.MANIFEST.path}), got {key!r}")
+    path = Path(root) / f"{key}.yaml" if root else inventories[key]
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: the coverage inventory of {key} is committed with the "
                                 "repository (data/coverage/), restore it from git")
@@ -198,13 +197,12 @@ def statement_table(inventory: dict, comparison: pd.DataFrame) -> pd.DataFrame:
 
 def load_comparison(key: str, figures: Path | None = None) -> pd.DataFrame:
     """The rows of ``figures/<key>/comparison.csv`` and of a paper's further notebooks
-    (``figures/<key>_<part>/comparison.csv``) that have no inventory of their own (key ``<key>_<part>``
-    in ``PAPERS``, e.g. li2026_serving)."""
+    (``figures/<key>_<part>/comparison.csv``) that have no inventory of their own (li2026_serving has one)."""
     root = Path(figures or paths.FIGURES)
     path = root / key / "comparison.csv"
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: `make figures` builds it (its notebook writes it)")
-    parts = [path, *sorted(p for p in root.glob(f"{key}_*/comparison.csv") if p.parent.name not in PAPERS)]
+    parts = [path, *sorted(p for p in root.glob(f"{key}_*/comparison.csv") if p.parent.name not in papers.MANIFEST.inventories)]
     return pd.concat([pd.read_csv(p, dtype=str, keep_default_na=False) for p in parts], ignore_index=True)
 
 
@@ -230,13 +228,13 @@ def summary(table: pd.DataFrame, side: str | None = None) -> dict:
     return dict(stated=stated, covered=covered, percent=100.0 * covered / stated if stated else float("nan"))
 
 
-def report(keys=PAPERS, root: Path | None = None, figures: Path | None = None, detail: bool = False) -> pd.DataFrame:
+def report(keys=None, root: Path | None = None, figures: Path | None = None, detail: bool = False) -> pd.DataFrame:
     """One line per paper (and per side where the inventory tags sides): statements covered -- named by a
     reproduction or analytic row, one that could have come out otherwise -- against those stated, with the
     statements held only by settings or inputs and those held by tests apart (statement inventories); or rows
     present vs stated per artefact (artefact counts)."""
     lines = []
-    for key in keys:
+    for key in papers.MANIFEST.inventories if keys is None else keys:
         inv, comp = load_inventory(key, root), load_comparison(key, figures)
         if "statements" in inv:
             t, c = statement_table(inv, comp), check_statements(inv, comp)
@@ -264,12 +262,13 @@ def report(keys=PAPERS, root: Path | None = None, figures: Path | None = None, d
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m specedge.coverage", description=__doc__.split("\n")[0])
-    ap.add_argument("keys", nargs="*", default=list(PAPERS), help=f"papers (default all: {', '.join(PAPERS)})")
+    known = list(papers.MANIFEST.inventories)
+    ap.add_argument("keys", nargs="*", default=known, help=f"papers (default all: {', '.join(known)})")
     ap.add_argument("--detail", action="store_true", help="print the per-artefact table of each paper")
     args = ap.parse_args(argv)
     for k in args.keys:
-        if k not in PAPERS:
-            ap.error(f"unknown paper {k!r}; choose from {', '.join(PAPERS)}")
+        if k not in known:
+            ap.error(f"unknown paper {k!r}; choose from {', '.join(known)}")
     lines = report(args.keys, detail=args.detail)
     print(lines.to_string(index=False, formatters=dict(percent="{:.0f} %".format)))
     return 0

@@ -2,8 +2,8 @@
 
 A profile provides runtime models (``runtime.<name>`` with numeric coefficients), links and constants
 (``specedge.hardware``); a notebook with a ``profile`` parameter needs some of them. ``NEEDS`` states
-that once per notebook, read from ``data/notebook_needs.yaml`` (the notebooks' names live there, not
-in the library); ``missing(notebook, profile)`` lists what a profile lacks (file, key path, what
+that once per notebook, read from the ``needs`` of ``data/papers.yaml`` (``specedge.papers``; the
+notebooks' names live there, not in the library); ``missing(notebook, profile)`` lists what a profile lacks (file, key path, what
 was expected), ``check`` raises with that list — notebooks call it in their parameter cell, before an
 output folder exists — and ``usable`` tells the runner which notebooks ``make figures PROFILE=x`` can
 run (it skips the others and says why).
@@ -16,11 +16,8 @@ on loading. ``optional_constants`` may be absent (zhu2025 takes missing ones fro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
-import yaml
-
-from . import hardware, paths
+from . import hardware, papers
 
 
 @dataclass(frozen=True)
@@ -31,27 +28,20 @@ class Need:
     optional_constants: tuple[str, ...] = ()
 
 
-NEEDS_FILE = paths.DATA / "notebook_needs.yaml"
-
-
-def _load_needs(path: Path = NEEDS_FILE) -> dict[str, Need]:
-    """The table of ``data/notebook_needs.yaml``: notebook -> :class:`Need` (kinds checked against
+def _load_needs(manifest: papers.Manifest = papers.MANIFEST) -> dict[str, Need]:
+    """The ``needs`` of the manifest's notebooks: notebook -> :class:`Need` (kinds checked against
     ``hardware.KINDS``, so a typo there fails with the file and key named)."""
-    table = yaml.safe_load(path.read_text()) or {}
     out = {}
-    for nb, spec in table.items():
-        unknown = set(spec) - {"runtime", "links", "constants", "optional_constants"}
-        if unknown:
-            raise ValueError(f"{path}: key '{nb}.{sorted(unknown)[0]}': expected one of runtime, links, "
-                             "constants, optional_constants")
-        runtime = dict(spec.get("runtime") or {})
-        for model, kind in runtime.items():
+    for nb in manifest.notebooks.values():
+        if nb.needs is None:
+            continue
+        for model, kind in nb.needs["runtime"].items():
             if hardware.KIND_ALIASES.get(kind, kind) not in hardware.KINDS:
-                raise ValueError(f"{path}: key '{nb}.runtime.{model}': expected one of "
-                                 f"{', '.join(hardware.KINDS)}, got {kind!r}")
-        out[nb] = Need(runtime={m: hardware.KIND_ALIASES.get(k, k) for m, k in runtime.items()},
-                       links=tuple(spec.get("links") or ()), constants=tuple(spec.get("constants") or ()),
-                       optional_constants=tuple(spec.get("optional_constants") or ()))
+                raise papers.ManifestError(f"{manifest.path}: key '{nb.paper}.notebooks.{nb.name}.needs.runtime.{model}': "
+                                           f"expected one of {', '.join(hardware.KINDS)}, got {kind!r}")
+        out[nb.name] = Need(runtime={m: hardware.KIND_ALIASES.get(k, k) for m, k in nb.needs["runtime"].items()},
+                            links=nb.needs["links"], constants=nb.needs["constants"],
+                            optional_constants=nb.needs["optional_constants"])
     return out
 
 

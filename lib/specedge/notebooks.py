@@ -7,12 +7,13 @@ Every notebook declares its parameters in one tagged cell; this runner passes ``
 
     python -m specedge.notebooks                     # every notebook, full scale, default profiles
     python -m specedge.notebooks --scale ci zheng2025
+    python -m specedge.notebooks li2026_serving      # an output folder's key: the notebook that writes it
     python -m specedge.notebooks --profile cpu_local zhu2025
     python -m specedge.notebooks --jobs 1            # one notebook after another
 
 Several notebooks run side by side (``--jobs``, default: one per core), each in its own process and
-kernel, longest first (``EXPECTED_S``), a notebook that reads another's committed outputs after it
-(``READS``: the arena reads the twin's validation tables). Side by side, each kernel's local sweeps get ``cores // jobs``
+kernel, longest first (``expected_s`` of ``data/papers.yaml``), a notebook that reads another's committed
+outputs after it (``reads``: the arena reads the twin's validation tables). Side by side, each kernel's local sweeps get ``cores // jobs``
 workers (``sweep.WORKERS_ENV``): the notebooks share the cores instead of each one expecting all of
 them. Outputs do not depend on it: every sweep gives the same rows on any number of workers, and the
 notebooks write to their own folders. Thread counts are left to the notebooks (those with tiny models
@@ -31,26 +32,23 @@ from pathlib import Path
 
 import papermill as pm
 
-from . import host, paths, sweep, timings
-
-# Full-scale seconds of each notebook on the 2-core reference machine, two at a time with one sweep worker
-# each and an empty sweep cache (docs/benchmarks.md's per-notebook block; the runner records every complete
-# run in build/timings/notebooks.json), only to start the longest first so that the short ones fill the
-# other core at the end. A notebook missing here is taken to be long (first).
-EXPECTED_S = {"li2026_wisp_serving": 480, "zheng2025_tk_slt": 358, "model_zoo_card": 319, "edge_sd_arena": 264,
-              "zhu2025_edge_sd": 203, "tran2025_goodspeed": 176, "li2026_wisp": 147, "venkatesha2025_early_exit": 110}
+from . import host, papers, paths, sweep, timings
 
 
 def notebooks(names: list[str] | None = None) -> list[Path]:
     """Notebooks under ``notebooks/`` named by ``names`` (all if None): a name (with or without
     ``.ipynb``) that is a notebook's exact name picks that one only (``li2026_wisp`` is not also
-    ``li2026_wisp_serving``), any other name every notebook it is a prefix of."""
+    ``li2026_wisp_serving``), a paper's key of ``data/papers.yaml`` its notebooks, an output folder's key
+    the notebook that writes it (``li2026_serving``: ``li2026_wisp_serving``), any other name every
+    notebook it is a prefix of."""
     found = sorted(paths.NOTEBOOKS.glob("*.ipynb"))
     if not names:
         return found
     chosen, unknown = [], []
     for n in (str(n).removesuffix(".ipynb") for n in names):
-        hits = [nb for nb in found if nb.stem == n] or [nb for nb in found if nb.stem.startswith(n)]
+        picked = set(papers.MANIFEST.select(n))
+        hits = ([nb for nb in found if nb.stem == n] or [nb for nb in found if nb.stem in picked]
+                or [nb for nb in found if nb.stem.startswith(n)])
         chosen += [nb for nb in hits if nb not in chosen]
         unknown += [] if hits else [n]
     if unknown:
@@ -73,17 +71,13 @@ def _quiet_kernel_manager():
     return QuietShutdown
 
 
-# The notebooks whose committed outputs a notebook reads: the arena judges its margins by the twin's validated
-# error, the Validation tables that tran2025_goodspeed and li2026_wisp_serving write (figures/tran2025/ and
-# figures/li2026_serving/: twin_vs_real.csv, stochastic_vs_replay.csv). Run together, it starts after they end.
-READS = {"edge_sd_arena": ("tran2025_goodspeed", "li2026_wisp_serving")}
-
-
 def plan(todo: list[Path]) -> list[Path]:
-    """The order notebooks start in: the longest expected first (``EXPECTED_S``; unknown ones first, by
-    name), so that a long notebook never starts last while the other cores idle; a notebook that reads
-    another's outputs (``READS``) after it."""
-    order = sorted(todo, key=lambda nb: (-EXPECTED_S.get(nb.stem, float("inf")), nb.stem))
+    """The order notebooks start in: the longest expected first (the manifest's ``expected_s``: full-scale
+    seconds on the 2-core reference machine, docs/benchmarks.md; unknown ones first, by name), so that a long
+    notebook never starts last while the other cores idle; a notebook that reads another's outputs (``reads``:
+    the arena reads the Validation tables of tran2025 and li2026_serving) after it."""
+    expected = papers.MANIFEST.expected_s
+    order = sorted(todo, key=lambda nb: (-expected.get(nb.stem, float("inf")), nb.stem))
     placed: list[Path] = []
     while order:
         nb = next(nb for nb in order if not set(_needs(nb, order)))
@@ -93,8 +87,8 @@ def plan(todo: list[Path]) -> list[Path]:
 
 
 def _needs(nb: Path, among: list[Path]) -> list[Path]:
-    """The notebooks of ``among`` whose outputs ``nb`` reads (``READS``)."""
-    return [m for m in among if m.stem in READS.get(nb.stem, ())]
+    """The notebooks of ``among`` whose outputs ``nb`` reads (the manifest's ``reads``)."""
+    return [m for m in among if m.stem in papers.MANIFEST.reads.get(nb.stem, ())]
 
 
 def kernel_env(jobs: int, cores: int | None = None) -> dict[str, str]:
@@ -210,7 +204,8 @@ def execute(todo: list[Path], scale: str, seed: int | None = None, profile: str 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m specedge.notebooks", description="Run specedge notebooks through papermill.")
-    ap.add_argument("names", nargs="*", help="notebook names or name prefixes (default: all)")
+    ap.add_argument("names", nargs="*", help="notebook names, paper or output folder keys, or name prefixes "
+                    "(default: all)")
     ap.add_argument("--scale", default="full", choices=paths.SCALES)
     ap.add_argument("--seed", type=int, default=None, help="override each notebook's seed")
     ap.add_argument("--profile", default=None,

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from specedge import host, notebooks, paths
+from specedge import host, notebooks, papers, paths
 
 TINY = {"cells": [{"cell_type": "code", "execution_count": None, "id": "p", "metadata": {"tags": ["parameters"]},
                    "outputs": [], "source": ["scale = 'full'"]},
@@ -52,13 +52,14 @@ def test_a_finished_notebook_is_shut_down_without_an_interrupt(tmp_path, monkeyp
 
 def test_the_plan_starts_the_longest_notebook_first_and_knows_every_notebook(tmp_path):
     every = notebooks.notebooks(None)
-    assert {nb.stem for nb in every} <= set(notebooks.EXPECTED_S), "a notebook has no expected time"
+    expected, reads = papers.MANIFEST.expected_s, papers.MANIFEST.reads
+    assert {nb.stem for nb in every} <= set(expected), "a notebook has no expected time"
     order = notebooks.plan(every)
     assert sorted(order) == every
     stems = [nb.stem for nb in order]
-    for reader, sources in notebooks.READS.items():          # a reader starts after what it reads
+    for reader, sources in reads.items():          # a reader starts after what it reads
         assert all(stems.index(src) < stems.index(reader) for src in sources), (reader, stems)
-    free = [notebooks.EXPECTED_S[s] for s in stems if s not in notebooks.READS]
+    free = [expected[s] for s in stems if s not in reads]
     assert free == sorted(free, reverse=True) and free[0] > free[-1]   # the others: longest first
     new = tmp_path / "new_notebook.ipynb"           # unknown: could be long, so it goes first
     assert notebooks.plan([*every[:2], new])[0] == new

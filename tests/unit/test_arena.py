@@ -433,7 +433,7 @@ def test_pareto_labels_do_not_overlap(tmp_path):
 def test_the_runner_starts_the_arena_after_the_notebooks_whose_outputs_it_reads():
     """The arena reads the twin's validated error from tran2025's and li2026_serving's committed Validation tables
     (``arena_results.VALIDATION``): run together, ``notebooks.plan`` puts it after them, whatever its expected time."""
-    from specedge import notebooks
+    from specedge import notebooks, papers
 
     nbs = notebooks.notebooks(None)
     order = [nb.stem for nb in notebooks.plan(nbs)]
@@ -441,9 +441,9 @@ def test_the_runner_starts_the_arena_after_the_notebooks_whose_outputs_it_reads(
     assert sorted(order) == sorted(nb.stem for nb in nbs)                       # nothing lost or doubled
     alone = notebooks.plan(notebooks.notebooks(["edge_sd_arena", "zheng2025"]))   # without them: by expected time
     assert [nb.stem for nb in alone] == sorted(["edge_sd_arena", "zheng2025_tk_slt"],
-                                                key=lambda stem: -notebooks.EXPECTED_S[stem])
+                                                key=lambda stem: -papers.MANIFEST.expected_s[stem])
     read = {f.parent.name for f in res.VALIDATION}
-    assert read == {"tran2025", "li2026_serving"}     # the folders of the notebooks READS names
+    assert read == set(papers.MANIFEST.notebooks["edge_sd_arena"].reads) == {"tran2025", "li2026_serving"}
 
 
 def test_committed_margins_are_judged_against_the_stochastic_twins_error():

@@ -5,7 +5,7 @@ import math
 import pandas as pd
 import pytest
 
-from specedge import claims, compare, paths
+from specedge import claims, compare, papers, paths
 
 
 # --- add: numbers ---------------------------------------------------------------------------------
@@ -307,11 +307,16 @@ def test_results_table_leads_with_what_could_have_failed(tmp_path):
     assert "Settings (" in table and "zhu2025 1." in table
     assert "zhu2025 1 of 2 pass" in table
     readme = tmp_path / "README.md"
-    readme.write_text(f"intro\n{compare.START}\nold\n{compare.END}\nrest\n")
+    readme.write_text(f"intro\n{papers.START}\nold\n{papers.END}\n{compare.START}\nold\n{compare.END}\nrest\n")
     assert not compare.readme_is_fresh(readme, tmp_path)
     assert compare.update_readme(readme, tmp_path)
     assert compare.readme_is_fresh(readme, tmp_path)
     assert readme.read_text().startswith("intro\n") and readme.read_text().endswith("rest\n")
+    assert "| `li2026` | WISP: the serving side" in readme.read_text()      # the papers table: the manifest's
+    text = readme.read_text()
+    readme.write_text(text.replace("| `li2026` |", "| `li2025` |", 1))
+    assert not compare.readme_is_fresh(readme, tmp_path)                 # a hand edit of it is stale
+    assert compare.update_readme(readme, tmp_path) and readme.read_text() == text
     assert compare.rewrite_block(readme, "x", compare.START, compare.END, check=True)
     with pytest.raises(ValueError, match="no"):
         compare.render_readme("no markers", "t")

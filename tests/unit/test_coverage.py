@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specedge import coverage, paths
+from specedge import coverage, papers, paths
 
 
 def _rows(*labels):
@@ -29,7 +29,7 @@ def test_count_caps_each_artefact_and_reports_extra_rows():
     assert coverage.summary(t, "serving")["covered"] == 0
 
 
-@pytest.mark.parametrize("key", coverage.PAPERS)
+@pytest.mark.parametrize("key", papers.MANIFEST.inventories)
 def test_committed_inventories_agree_with_the_committed_tables(key):
     """Statement inventories: every statement held by a row, an input or a
     test, and every row names a statement the inventory lists. Older artefact counts: counted, capped."""
@@ -83,7 +83,7 @@ def test_check_statements_reports_each_disagreement(tmp_path):
 def test_li2026_reports_drafting_and_serving_sides():
     """li2026's serving notebook has its own inventory (li2026_serving): its rows are counted there, not
     against the drafting side's inventory."""
-    assert "li2026_serving" in coverage.PAPERS
+    assert "li2026_serving" in papers.MANIFEST.inventories
     drafting, serving = coverage.load_comparison("li2026"), coverage.load_comparison("li2026_serving")
     assert {"Table 2", "Table 7", "Table 6"} <= set(serving.artifact)
     assert not {"Table 2", "Table 7", "Table 6"} & set(drafting.artifact)

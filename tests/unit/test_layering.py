@@ -14,7 +14,7 @@ from specedge import imports
 
 # lowest first; a unit imports only from its own layer or a lower one
 LAYERS: list[tuple[str, set[str]]] = [
-    ("core", {"imports", "paths", "params", "timing", "sampling", "output_noise", "plotting", "claims", "compare", "coverage", "sweep",
+    ("core", {"imports", "paths", "params", "timing", "sampling", "output_noise", "plotting", "claims", "compare", "coverage", "papers", "sweep",
               "decoding", "kv_cache_arg", "registry"}),
     ("hardware", {"hardware", "host", "profiling", "needs"}),
     ("models", {"zoo", "llamacpp", "gguf_files"}),

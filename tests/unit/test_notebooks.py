@@ -5,28 +5,32 @@ import asyncio
 import concurrent.futures
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from specedge import host, notebooks, paths, sweep
+from specedge import host, notebooks, papers, paths, sweep
 
 
 def _nb(stem: str) -> Path:
     return paths.NOTEBOOKS / f"{stem}.ipynb"
 
 
+def _tables(monkeypatch, expected: dict, reads: dict) -> None:
+    """The manifest's expected seconds and reads (by notebook name) replaced for one test."""
+    monkeypatch.setattr(papers, "MANIFEST", SimpleNamespace(expected_s=expected, reads=reads))
+
+
 # --------------------------------------------------------------------------- order and environment
 def test_plan_starts_the_longest_first_unknown_ones_before_all_and_ties_by_name(monkeypatch):
-    monkeypatch.setattr(notebooks, "EXPECTED_S", {"a": 10, "b": 30, "c": 30})
-    monkeypatch.setattr(notebooks, "READS", {})
+    _tables(monkeypatch, {"a": 10, "b": 30, "c": 30}, {})
     order = [nb.stem for nb in notebooks.plan([_nb(s) for s in ("a", "c", "zz", "b", "new")])]
     assert order == ["new", "zz", "b", "c", "a"]          # unknown: expected long (by name), then 30, 30 by name, 10
     assert notebooks.plan([]) == []
 
 
 def test_plan_puts_a_reader_after_what_it_reads_even_when_it_is_longest(monkeypatch):
-    monkeypatch.setattr(notebooks, "EXPECTED_S", {"reader": 100, "w1": 5, "w2": 50, "other": 20})
-    monkeypatch.setattr(notebooks, "READS", {"reader": ("w1", "w2")})
+    _tables(monkeypatch, {"reader": 100, "w1": 5, "w2": 50, "other": 20}, {"reader": ("w1", "w2")})
     order = [nb.stem for nb in notebooks.plan([_nb(s) for s in ("reader", "w1", "w2", "other")])]
     assert order == ["w2", "other", "w1", "reader"]
     alone = [nb.stem for nb in notebooks.plan([_nb("reader"), _nb("other")])]   # what it reads is not run: no wait
@@ -130,8 +134,7 @@ def test_execute_one_at_a_time_runs_every_notebook_in_plan_order_and_names_the_f
                                                                                         kernel_env_restored):
     log = []
     monkeypatch.setattr(notebooks, "run", _fake_run(log, fail={"b"}))
-    monkeypatch.setattr(notebooks, "EXPECTED_S", {"a": 1, "b": 2, "c": 3})
-    monkeypatch.setattr(notebooks, "READS", {})
+    _tables(monkeypatch, {"a": 1, "b": 2, "c": 3}, {})
     with pytest.raises(SystemExit, match=r"\[specedge\] failed: b \(executed copies in build/notebooks/ci/\)"):
         notebooks.execute([_nb("a"), _nb("b"), _nb("c")], "ci", seed=7, profile="p", jobs=1)
     assert log == [("c", "ci", 7, "p"), ("b", "ci", 7, "p"), ("a", "ci", 7, "p")]   # the one after a failure still ran
@@ -176,8 +179,7 @@ def test_execute_side_by_side_starts_a_reader_only_after_what_it_reads_ended(mon
     monkeypatch.setattr(notebooks, "ProcessPoolExecutor", _Pool)
     monkeypatch.setattr(notebooks, "_attempt", attempt)
     monkeypatch.setattr(notebooks, "kernel_env", lambda jobs, cores=4: {**host.PORTABLE_ENV, sweep.WORKERS_ENV: str(cores // jobs)})
-    monkeypatch.setattr(notebooks, "EXPECTED_S", {"reader": 100, "w1": 5, "w2": 50, "other": 20})
-    monkeypatch.setattr(notebooks, "READS", {"reader": ("w1", "w2")})
+    _tables(monkeypatch, {"reader": 100, "w1": 5, "w2": 50, "other": 20}, {"reader": ("w1", "w2")})
     with pytest.raises(SystemExit, match="failed: w2"):           # a failed writer still lets the reader run
         notebooks.execute([_nb(s) for s in ("reader", "w1", "w2", "other")], "ci", jobs=2)
     starts = [s for e, s in events if e == "start"]
