@@ -131,10 +131,10 @@ MUTATIONS = [
     # capacity and figures, zheng2025's and zhu2025's figures, the real pair's card step (tests named after each module)
     M("sweep: joblib's -1 read as all cores but one", "sweep.py",
       "n_jobs = min(n_jobs if n_jobs > 0 else max(1, cores() + 1 + n_jobs), workers())",
-      "n_jobs = min(n_jobs if n_jobs > 0 else max(1, cores() + n_jobs), workers())", ("tests/unit/test_sweep.py",)),
+      "n_jobs = min(n_jobs if n_jobs > 0 else max(1, cores() + n_jobs), workers())", ("tests/unit/test_sweep_backends.py",)),
     M("sweep.local: fans out only above the threshold, not at it", "sweep.py",
       "n_jobs = 1 if len(configs) < MIN_PARALLEL_POINTS else workers()",
-      "n_jobs = 1 if len(configs) <= MIN_PARALLEL_POINTS else workers()", ("tests/unit/test_sweep.py",)),
+      "n_jobs = 1 if len(configs) <= MIN_PARALLEL_POINTS else workers()", ("tests/unit/test_sweep_backends.py",)),
     M("notebooks.kernel_env: zero sweep workers when jobs exceed cores", "notebooks.py",
       "return {**host.PORTABLE_ENV, sweep.WORKERS_ENV: str(max(1, cores // jobs))}",
       "return {**host.PORTABLE_ENV, sweep.WORKERS_ENV: str(cores // jobs)}", ("tests/unit/test_notebooks.py",)),

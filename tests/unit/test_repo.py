@@ -100,3 +100,11 @@ def test_runner_names_pick_exact_notebooks_before_prefixes():
     assert [p.stem for p in runner.notebooks(["li2026"])] == ["li2026_wisp", "li2026_wisp_serving"]
     with pytest.raises(ValueError, match="no notebook matches"):
         runner.notebooks(["nope"])
+
+
+def test_no_two_test_files_share_a_name():
+    """The test folders are not packages (rootdir-relative imports), so pytest imports each test file by its base
+    name: two files of one name in tests/unit and tests/processes stop `make test` at collection."""
+    from collections import Counter
+    names = Counter(p.name for p in (paths.ROOT / "tests").rglob("test_*.py"))
+    assert [n for n, k in names.items() if k > 1] == []
