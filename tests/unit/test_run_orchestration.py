@@ -268,6 +268,15 @@ def in_process(monkeypatch):
     monkeypatch.setattr(R, "threads", lambda n=1: None)
     monkeypatch.setattr(D, "threads", lambda n=1: None)
     monkeypatch.setattr(D.pb_grpc, "VerifierStub", lambda channel: _InProcessStub(servers[-1]))
+    # each real drafter loads its model in a process of its own; here they are threads of one process, and
+    # transformers' loading is not thread-safe (its initialisation switches are module globals: two loads at once
+    # can leave them switched, and every later load in this process then leaves the tied lm_head uninitialised)
+    lock = threading.Lock()
+    for name in ("load_model", "tokenizer_for"):
+        def one_at_a_time(*a, _load=getattr(zoo, name), **k):
+            with lock:
+                return _load(*a, **k)
+        monkeypatch.setattr(zoo, name, one_at_a_time)
     return servers
 
 
