@@ -1,4 +1,5 @@
 """Tiny stand-ins shared by unit tests: a random Llama pair that agrees often, and a character tokenizer."""
+import numpy as np
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -29,3 +30,13 @@ class CharTokenizer:
 
     def __call__(self, text, add_special_tokens=True):
         return {"input_ids": [ord(ch) % V for ch in text][-self.keep:]}
+
+
+class ConstantRule:
+    """A stop rule (a classifier's ``predict``) that accepts every position (``True``) or none (``False``)."""
+
+    def __init__(self, accept: bool):
+        self.accept = accept
+
+    def predict(self, x):
+        return np.full(len(x), int(self.accept))

@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _stand_ins import ConstantRule
 from specedge.serving import measured_times, twin_attribution
 from specedge.serving.engine import Times
 from specedge.serving.processes import Simulation
@@ -55,16 +56,8 @@ def test_draw_at_takes_the_leading_run_at_the_position():
     assert np.mean(draws) == pytest.approx(5 / 7, abs=0.03)
 
 
-class _Const:
-    def __init__(self, accept):
-        self.accept = accept
-
-    def predict(self, x):
-        return np.full(len(x), int(self.accept))
-
-
 def test_controlled_round_takes_the_stop_rules_window_and_the_positions_bits():
-    acc = PromptAcceptance(FRAME, stop_rules={"yes": _Const(True), "no": _Const(False)})
+    acc = PromptAcceptance(FRAME, stop_rules={"yes": ConstantRule(True), "no": ConstantRule(False)})
     rng = np.random.default_rng(0)
     assert acc.controlled_at(rng, "draft-xs", "code", 0.0, 0, 4, 3, "yes")[:2] == (3, 3)   # whole window; 1 1 1 at 4
     assert acc.controlled_at(rng, "draft-xs", "code", 0.0, 0, 0, 3, "yes")[:2] == (3, 2)

@@ -3,6 +3,7 @@ controller's stop rule on traced rounds, SLO deadlines on every request, and the
 import numpy as np
 import pytest
 
+from _stand_ins import ConstantRule
 from specedge.serving import centralized, shape_scaling
 from specedge.serving.capacity import Curve
 from specedge.serving.allocation import FixedS
@@ -59,16 +60,8 @@ def test_every_slo_request_carries_its_deadline():
     assert (log["slo_class"] == 4).all()
 
 
-class _Const:
-    def __init__(self, accept):
-        self.accept = accept
-
-    def predict(self, x):
-        return np.full(len(x), int(self.accept))
-
-
 def test_stop_rule_on_traced_rounds():
-    acc = TraceAcceptance(stop_rules={"yes": _Const(True), "no": _Const(False)})
+    acc = TraceAcceptance(stop_rules={"yes": ConstantRule(True), "no": ConstantRule(False)})
     rng = np.random.default_rng(0)
     draws = [acc.draw_controlled(rng, "draft-s", "code", 0.0, 5, "yes") for _ in range(300)]
     assert all(s == 5 and 0 <= n <= 5 for s, n, _ in draws)       # never predicts a rejection

@@ -107,9 +107,13 @@ def ratio_pct(a: float, b: float) -> float:
     return flip_pct(b, [a])
 
 
-def quote(err: float, what: str, setting: str, margin: float) -> str:
+def _error_text(err: float, what: str, setting: str) -> str:
     e = "unmeasured" if not np.isfinite(err) else f"{err:.1f} %"
-    return f"{PREFIX} in {setting}'s setting ({what}, the sweeps' twin, p50): {e}; the verdict's margin {margin:.1f} %"
+    return f"{PREFIX} in {setting}'s setting ({what}, the sweeps' twin, p50): {e}"
+
+
+def quote(err: float, what: str, setting: str, margin: float) -> str:
+    return f"{_error_text(err, what, setting)}; the verdict's margin {margin:.1f} %"
 
 
 def judged(row: dict, margin_pct: float, metric: str, setting: str, twin: str = DOMAIN_IID, files=SETTINGS) -> dict:
@@ -148,8 +152,6 @@ def quoted(row: dict, metric: str, setting: str, why: str, twin: str = DOMAIN_II
     row can be judged against it (e.g. a ratio of the twin to itself that a uniform error cancels); its verdict stays."""
     if "status" in row or "check" in row:
         return row
-    err, what = margin_error(metric, setting, twin, files)
-    e = "unmeasured" if not np.isfinite(err) else f"{err:.1f} %"
-    q = f"{PREFIX} in {setting}'s setting ({what}, the sweeps' twin, p50): {e}, not a margin of this verdict: {why}"
+    q = f"{_error_text(*margin_error(metric, setting, twin, files), setting)}, not a margin of this verdict: {why}"
     note = str(row.get("note", "")).strip()
     return dict(row, note=f"{note}; {q}" if note else q)
