@@ -34,8 +34,10 @@ def test_pinned_run_logs_what_the_replay_needs_and_restores_affinity():
     log, outs = run_real(wl, SyncRounds(), FixedS(6, 2), label="pinned", pin=(CORES[0], CORES[1]))
     assert os.sched_getaffinity(0) == before
     assert (log["event"] == "").all() and len(outs) == 2
-    for col in ("n_new", "n_cached", "t_verify_cpu", "t_draft_cpu", "up"):
+    for col in ("n_new", "n_cached", "t_verify_cpu", "t_draft_cpu", "t_client_cpu", "up"):
         assert np.isfinite(log[col].to_numpy(float)).all(), col
+    # the drafter process's CPU over a round holds its drafting's CPU and more (gRPC, reply handling)
+    assert (log["t_client_cpu"] > log["t_draft_cpu"]).all()
     assert (log["n_new"] >= log["S"]).all() and (log.groupby("client")["n_cached"].first() == 0).all()
     out = replay.replay(log, wl, SyncRounds(), FixedS(6, 2), replay.MeasuredPasses(log, AffineTokens(0.01, 0.0)))
     assert replay.mismatches(out) == (0, len(log))

@@ -363,6 +363,7 @@ def _generate(stub, hello, address, client, spec, draft, vocab, prompts, stop_ru
     s_cap = hello.max_draft or s_next
     rnd = 0
     sessions = [0]   # sessions opened again after an eviction
+    proc_mark = time.process_time()   # the process's CPU over all its threads, at the end of the last round
     for k, prompt in enumerate(prompts):
         d = Drafter(draft, prompt, spec.max_new_tokens, f"c{client}-p{k}", spec.temperature, top_k,
                     seed=spec.seed * 100_003 + client * 1009 + k, stop_rule=stop_rule, greedy_rows=greedy_rows)
@@ -391,8 +392,10 @@ def _generate(stub, hello, address, client, spec, draft, vocab, prompts, stop_ru
             link.wait(reply.ByteSize())
             t_recv = clock()
             committed = d.commit(result_from_wire(reply))
-            round_timings = dict(t_round=t_recv - t_round0,
-                                 t_send=t_recv - reply.t_reply, t_draft_cpu=t_draft_cpu)
+            proc_now = time.process_time()   # t_client_cpu: the whole drafter process's CPU (every thread: drafting,
+            round_timings = dict(t_round=t_recv - t_round0,   # gRPC, reply handling) since the last round ended
+                                 t_send=t_recv - reply.t_reply, t_draft_cpu=t_draft_cpu, t_client_cpu=proc_now - proc_mark)
+            proc_mark = proc_now
             rows.append(dict(client=client, round=rnd, **round_timings, tokens_committed=len(committed),
                              session=req.session, event=""))
             if spec.draft_rule == "server":

@@ -29,7 +29,8 @@ from .server import CLIENT_TIMEOUT, MAX_CACHE_BYTES, VerificationServer
 from .verifier import Verifier
 from .workload import Workload
 
-CLIENT_COLUMNS = ["client", "round", "t_round", "t_send", "tokens_committed", "t_draft_cpu", "session", "event"]
+CLIENT_COLUMNS = ["client", "round", "t_round", "t_send", "tokens_committed", "t_draft_cpu", "t_client_cpu", "session",
+                  "event"]
 # A bound on one drafter's memory, 3x what was measured: forked from the preloaded forkserver the
 # drafters share torch's pages, and 32 drafters + the server peaked at 2.12 GB PSS in all, about 0.05 GB
 # per drafter (benchmarks/bench_serving_load.py, figures/bench/serving_load.csv). Spawned
@@ -251,7 +252,8 @@ def _collect(server: VerificationServer, label: str, done: dict, failed: dict, p
     log = pd.DataFrame(server.log)
     ok = verified(crow)
     if len(log):
-        log = log.merge(ok[["client", "round", "t_round", "t_send", "tokens_committed", "t_draft_cpu"]], on=["client", "round"],
+        log = log.merge(ok[["client", "round", "t_round", "t_send", "tokens_committed", "t_draft_cpu", "t_client_cpu"]],
+                        on=["client", "round"],
                         how="left")
         log["tokens"] = log["tokens_committed"].where(log["tokens_committed"].notna(), log["tokens"])
     events = [dict(e) for e in server.events]
@@ -270,7 +272,8 @@ def _collect(server: VerificationServer, label: str, done: dict, failed: dict, p
             full[col] = "" if col == "event" else float("nan")
     full["system"], full["policy"] = "real", label
     full["event"] = full["event"].fillna("")
-    extra = [c for c in ("up", "accept_prob_sum", "n_new", "n_cached", "t_verify_cpu", "t_draft_cpu") if c in full.columns]
+    extra = [c for c in ("up", "accept_prob_sum", "n_new", "n_cached", "t_verify_cpu", "t_draft_cpu",
+                                  "t_client_cpu") if c in full.columns]
     return full[LOG_COLUMNS + extra].reset_index(drop=True), outputs
 
 
