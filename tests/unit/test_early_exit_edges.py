@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from specedge.early_exit import draft_length, offline, sim
-from specedge.early_exit import verdicts as vx
+from specedge.experiments import venkatesha2025_verdicts as vx
 from specedge.early_exit.sim import ExitOutcome, RoundTrace
 
 
@@ -131,8 +131,8 @@ def test_stats_sum_per_prompt_quantities_before_dividing():
 
 def test_the_paired_interval_is_the_larger_gamma_minus_the_smaller():
     reps = pd.DataFrame(dict(replicate=[0, 1, 0, 1], gamma=[2, 2, 8, 8], x=[1.0, 1.0, 1.5, 1.5]))
-    assert draft_length._interval(reps, "x", 2, 8) == pytest.approx((0.5, 0.5))
-    assert draft_length._interval(reps, "x", 8, 2) == pytest.approx((-0.5, -0.5))
+    assert draft_length.paired_interval(reps, "x", 2, 8) == pytest.approx((0.5, 0.5))
+    assert draft_length.paired_interval(reps, "x", 8, 2) == pytest.approx((-0.5, -0.5))
 
 
 @pytest.mark.parametrize("kw, what", [(dict(mode="ar"), "mode must be 'sd' or 'fsd'"),

@@ -307,14 +307,14 @@ def test_gamma_sweep_points_are_the_simulation_and_intervals_bracket_them():
 
 def _fig4b_rows(ar, fsd, gammas=(2, 4, 6, 8)):
     from specedge import compare
-    from specedge.early_exit import draft_length
+    from specedge.experiments import venkatesha2025_realpair
     f = pd.DataFrame(dict(source="src", gamma=list(gammas), speedup_ar_sd=ar, speedup_sd_fsd=fsd, stated_avg_ee_depth=0.75,
                           T_d_ms=25.0, T_t_sd_ms=400.0, T_t_fsd_ms=400.0, T_c_ms=40.0, tau=[2.0, 3.0, 3.5, 4.0]))
     for k in ("speedup_ar_sd", "speedup_sd_fsd"):
         f[f"{k}_low"], f[f"{k}_high"] = f[k] - 0.05, f[k] + 0.05
     reps = pd.concat([f[["source", "gamma", "speedup_ar_sd", "speedup_sd_fsd"]].assign(replicate=i) for i in range(3)])
     cmp = compare.Comparison("venkatesha2025")
-    draft_length.claims_rows(cmp, 5, f, reps, "real pair X, ")
+    venkatesha2025_realpair.claims_rows(cmp, 5, f, reps, "real pair X, ")
     frame = cmp.frame()
     compare.validate(frame.fillna("").astype(str))
     return frame.set_index(frame.quantity.str.split(": ").str[-1])

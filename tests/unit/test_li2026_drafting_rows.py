@@ -9,7 +9,8 @@ import pytest
 from specedge import compare, coverage, predictor
 from specedge.experiments import li2026_drafting as D
 from specedge.experiments import li2026_drafting_waste as W
-from specedge.predictor import figures as PF, verdicts, waste
+from specedge.experiments import li2026_drafting_figures as PF, li2026_drafting_verdicts as verdicts
+from specedge.predictor import waste
 
 
 @pytest.fixture(scope="module")

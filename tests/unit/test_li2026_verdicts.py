@@ -4,7 +4,7 @@ import math
 import pandas as pd
 import pytest
 
-from specedge.predictor import verdicts as V
+from specedge.experiments import li2026_drafting_verdicts as V
 
 NAN = float("nan")
 

@@ -6,7 +6,7 @@ import pytest
 
 from specedge import compare, coverage, predictor as P
 from specedge.experiments import li2026_drafting as D
-from specedge.predictor import verdicts
+from specedge.experiments import li2026_drafting_verdicts as verdicts
 
 from test_predictor import synthetic_traces
 

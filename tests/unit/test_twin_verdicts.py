@@ -1,5 +1,5 @@
 """Serving comparison rows judged against the stochastic twin's validated error of their own setting
-(``serving.twin_error.judged``): a margin at or below the error is a tie decided by code, an unmeasured error leaves
+(``experiments.twin_verdicts.judged``): a margin at or below the error is a tie decided by code, an unmeasured error leaves
 the verdict undecided, and each row quotes the error of its setting, never the other's."""
 import dataclasses
 import math
@@ -14,6 +14,7 @@ from specedge.experiments import li2026_serving_figures as lf
 from specedge.experiments import li2026_serving_heldout as ho
 from specedge.experiments import tran2025 as ex
 from specedge.experiments import tran2025_figures as tf
+from specedge.experiments import twin_verdicts as tv
 from specedge.serving import twin_error as te
 
 # GOODSPEED's and WISP's tables differ in every metric, so a row judged in the wrong setting quotes a wrong number
@@ -28,7 +29,7 @@ def files(twin_files):
 
 def _quoted(note: str) -> float:
     """The error a row's note quotes (NaN for 'unmeasured')."""
-    m = re.search(re.escape(te.PREFIX) + r" in \w+'s setting \([^)]*\)[^:]*: (unmeasured|[0-9.]+ %)", note)
+    m = re.search(re.escape(tv.PREFIX) + r" in \w+'s setting \([^)]*\)[^:]*: (unmeasured|[0-9.]+ %)", note)
     assert m, note
     return math.nan if m.group(1) == "unmeasured" else float(m.group(1).split()[0])
 
@@ -56,16 +57,16 @@ def test_margin_error_by_metric(files):
 
 
 def test_flip_ratio_and_utility_margins_by_hand():
-    assert te.flip_pct(100.0, [75.0, 125.0]) == pytest.approx(25.0)
-    assert te.flip_pct(80.0, [90.0, 150.0]) == pytest.approx(12.5)          # the nearest edge, relative to the value
-    assert te.flip_pct(-4.0, [-2.0]) == pytest.approx(50.0)                 # sign: a negative value moves toward 0
-    assert te.flip_pct(5.0, [np.inf, np.nan]) == np.inf
-    assert math.isnan(te.flip_pct(0.0, [1.0])) and math.isnan(te.flip_pct(np.inf, [1.0]))
-    assert te.ratio_pct(110.0, 100.0) == pytest.approx(10.0) and te.ratio_pct(90.0, 100.0) == pytest.approx(10.0)
-    assert math.isnan(te.ratio_pct(1.0, 0.0))
+    assert tv.flip_pct(100.0, [75.0, 125.0]) == pytest.approx(25.0)
+    assert tv.flip_pct(80.0, [90.0, 150.0]) == pytest.approx(12.5)          # the nearest edge, relative to the value
+    assert tv.flip_pct(-4.0, [-2.0]) == pytest.approx(50.0)                 # sign: a negative value moves toward 0
+    assert tv.flip_pct(5.0, [np.inf, np.nan]) == np.inf
+    assert math.isnan(tv.flip_pct(0.0, [1.0])) and math.isnan(tv.flip_pct(np.inf, [1.0]))
+    assert tv.ratio_pct(110.0, 100.0) == pytest.approx(10.0) and tv.ratio_pct(90.0, 100.0) == pytest.approx(10.0)
+    assert math.isnan(tv.ratio_pct(1.0, 0.0))
     # U = sum of 4 logs: +0.2 in U is every client's goodput times exp(0.05)
-    assert te.utility_pct(0.2, 4) == pytest.approx(100 * (math.exp(0.05) - 1))
-    assert te.utility_pct(-0.2, 4) == te.utility_pct(0.2, 4) and math.isnan(te.utility_pct(np.nan, 4))
+    assert tv.utility_pct(0.2, 4) == pytest.approx(100 * (math.exp(0.05) - 1))
+    assert tv.utility_pct(-0.2, 4) == tv.utility_pct(0.2, 4) and math.isnan(tv.utility_pct(np.nan, 4))
 
 
 def _claim_row(holds=True):
@@ -77,22 +78,22 @@ def _claim_row(holds=True):
 @pytest.mark.parametrize("margin, tie", [(20.0, True), (19.999, True), (20.001, False), (-20.0, True), (-25.0, False),
                                          (np.nan, True), (np.inf, False)])
 def test_judged_ties_at_or_below_the_error_and_keeps_the_verdict_beyond(files, margin, tie):
-    r = te.judged(_claim_row(), margin, "goodput_tok_s", "li2026", files=files)
+    r = tv.judged(_claim_row(), margin, "goodput_tok_s", "li2026", files=files)
     if tie:
         assert r["status"] == "not-reproducible" and r["cause"] == "models" and "claim" not in r and "null_claim" not in r
-        assert r["note"].startswith(te.PREFIX) and r["note"].endswith("; why") and "(the claim holds in the twin: 3 > 2)" in r["note"]
+        assert r["note"].startswith(tv.PREFIX) and r["note"].endswith("; why") and "(the claim holds in the twin: 3 > 2)" in r["note"]
         assert r["reproduced"] == "3 > 2" and r["statements"] == "s1"
     else:
-        assert "status" not in r and r["claim"].holds and r["note"].startswith("why; " + te.PREFIX) and "beyond it" in r["note"]
+        assert "status" not in r and r["claim"].holds and r["note"].startswith("why; " + tv.PREFIX) and "beyond it" in r["note"]
     assert _quoted(r["note"]) == 20.0
 
 
 def test_a_failing_claim_within_the_error_is_a_tie_too_and_the_comparison_accepts_it(files):
     c = compare.Comparison("x")
-    rows = [te.judged(_claim_row(False), 5.0, "capacity", "li2026", files=files),
-            te.judged(dict(artifact="T", quantity="a number", paper=10.0, reproduced=12.0, unit="x", tolerance=1.0, null=1.0,
+    rows = [tv.judged(_claim_row(False), 5.0, "capacity", "li2026", files=files),
+            tv.judged(dict(artifact="T", quantity="a number", paper=10.0, reproduced=12.0, unit="x", tolerance=1.0, null=1.0,
                            models="zoo", cause="models", note="n", statements="s2"), 20.0, "capacity", "li2026", files=files),
-            te.judged(_claim_row(), 1e9, "slo_violation_rate", "li2026", files=files)]     # unmeasured: undecided
+            tv.judged(_claim_row(), 1e9, "slo_violation_rate", "li2026", files=files)]     # unmeasured: undecided
     assert c.extend(rows, {}) == ["not-reproducible"] * 3
     f = c.frame()
     assert f.reproduced.tolist() == ["3 > 2", 12.0, "3 > 2"]
@@ -100,16 +101,16 @@ def test_a_failing_claim_within_the_error_is_a_tie_too_and_the_comparison_accept
     assert compare.problems(f.astype(str).replace({"None": "", "nan": ""})) == []
     # a stated row (or a check) is left alone, and without the prefix a stated not-reproducible number is refused
     stated = dict(artifact="T", quantity="q", paper=1.0, reproduced="unbounded", status="deviates", cause="models", note="x" * 30)
-    assert te.judged(stated, 0.0, "capacity", "li2026", files=files) is stated
-    assert te.PREFIX in compare.UNDECIDABLE
+    assert tv.judged(stated, 0.0, "capacity", "li2026", files=files) is stated
+    assert tv.PREFIX in compare.UNDECIDABLE
     with pytest.raises(ValueError, match="the test ran"):
         compare.Comparison("y").state("T", "q", 1.0, 12.0, "not-reproducible", "a margin within an error", "models")
 
 
 def test_quoted_keeps_the_verdict_and_says_why(files):
-    r = te.quoted(_claim_row(), "goodput_tok_s", "tran2025", "a ratio of the twin to itself", files=files)
+    r = tv.quoted(_claim_row(), "goodput_tok_s", "tran2025", "a ratio of the twin to itself", files=files)
     assert r["claim"].holds and _quoted(r["note"]) == 7.0 and r["note"].endswith("a ratio of the twin to itself")
-    assert te.quoted({"check": "c"}, "goodput_tok_s", "tran2025", "w", files=files) == {"check": "c"}
+    assert tv.quoted({"check": "c"}, "goodput_tok_s", "tran2025", "w", files=files) == {"check": "c"}
 
 
 # --------------------------------------------------------------------------- each row quotes its own setting's error
@@ -166,7 +167,7 @@ def _li_rows(files):
 def _check_li_rows(rows, files):
     """Every judged row quotes WISP's setting's error of the metric its margin is in (a capacity: goodput's)."""
     want = te.stochastic_pct("goodput_tok_s", "li2026", te.DOMAIN_IID, files=files)
-    quoted = {r["quantity"]: _quoted(r["note"]) for r in rows if te.PREFIX in str(r.get("note", ""))}
+    quoted = {r["quantity"]: _quoted(r["note"]) for r in rows if tv.PREFIX in str(r.get("note", ""))}
     assert len(quoted) >= 40
     assert set(quoted.values()) == {want}, quoted
 
@@ -183,7 +184,7 @@ def test_li2026_rows_quote_wisps_error_and_a_wrong_setting_lookup_is_caught(file
     assert f.loc["Qwen3-32B, 8 tok/s: WISP has the highest capacity", "status"] == "not-reproducible"
     # centralized 50 > 44 > 35 > 30: its smallest step, 44 against 50 (12 %), is within 20 %: a tie
     assert f.loc["Centralized Qwen3-32B: capacity falls as the class tightens (2 -> 8 tok/s)", "status"] == "not-reproducible"
-    assert f.loc["Centralized Qwen3-32B: capacity falls as the class tightens (2 -> 8 tok/s)", "note"].startswith(te.PREFIX)
+    assert f.loc["Centralized Qwen3-32B: capacity falls as the class tightens (2 -> 8 tok/s)", "note"].startswith(tv.PREFIX)
     # planted: the rows judged in GOODSPEED's setting quote its 7 %, and the check fails
     monkeypatch.setattr(lf, "SETTING", "tran2025")
     with pytest.raises(AssertionError):
@@ -211,7 +212,7 @@ def test_violation_rate_rows_are_undecided_and_knees_judged_as_capacities(files)
         if "knee at a larger" in q:
             assert "status" not in r and r["claim"].holds and _quoted(r["note"]) == 20.0   # 200 vs 100: +100 %, beyond 20 %
         elif r.get("status") and r["note"].startswith("the null "):   # undecidable before any error: left as it was
-            assert te.PREFIX not in r["note"]
+            assert tv.PREFIX not in r["note"]
         else:   # a violation rate: its error is unmeasured
             assert r["status"] == "not-reproducible" and "undecided" in r["note"] and math.isnan(_quoted(r["note"])), q
     assert lf.knee_margin(pd.Series({("WISP", 8): 200.0, ("FCFS", 8): 200.0}), [8]) == 0.0      # equal knees: a tie
@@ -242,7 +243,7 @@ def test_held_out_rows_carry_their_twin_error_and_margin(files):
     assert t.loc[q, "margin_pct"] == pytest.approx(45.0) and t.loc[q, "beyond_twin_error"]
     g = "Sec 5.4.1: the predictor's gain grows with N (1: holds)"
     assert t.loc[g, "twin_metric"] == "goodput_tok_s" and t.loc[g, "margin_pct"] == pytest.approx(
-        te.ratio_pct(1.3, 1.25))
+        tv.ratio_pct(1.3, 1.25))
     n = "Table 6: goodput at N = 16, predictor ON (tokens/s)"
     assert t.loc[n, "margin_pct"] == pytest.approx(100 * abs(110 / paper["table6-on-16"] - 1))
     v = "Table 1: WISP violation rate at 8 tok/s (%)"

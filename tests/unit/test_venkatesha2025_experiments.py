@@ -7,7 +7,8 @@ import pytest
 
 from specedge import claims
 from specedge.early_exit.sim import ExitOutcome, FSDConfig, RoundTrace, evaluate, simulate, timing_sources
-from specedge.early_exit import sim, verdicts as vx
+from specedge.early_exit import sim
+from specedge.experiments import venkatesha2025_verdicts as vx
 
 # the paper's Table 7 (cache-miss rate %, 3 / 5 / 10 threads)
 PAPER_T7 = {("priority", "priority"): (79.85, 62.93, 27.57), ("priority", "fifo"): (80.40, 63.48, 27.73),

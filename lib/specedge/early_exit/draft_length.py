@@ -2,7 +2,7 @@
 
 On a measured pair every γ has its own traces (drafting γ tokens changes what is accepted and which exits agree) and,
 for this CPU, its own passes. ``sweep`` evaluates each γ under each timing source (``sim.timing_sources``) by the FSD
-simulation (``sim.simulate``); ``claims_rows`` states Fig 4b's three claims on the result, per timing source.
+simulation (``sim.simulate``), with ``paired_interval`` the interval of a difference between two γ.
 ``collect`` measures the traces and passes at each γ (resumable per γ).
 
 Intervals resample whole prompts, the same draws at every γ (the prompts are the same at every γ): the simulation runs
@@ -19,13 +19,11 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from .. import claims
 from ..plotting import write_csv
 from . import collect_trace_frames, sim
-from . import verdicts as vx
 from .passes import pair_passes
 
-__all__ = ["collect", "sequences_by_prompt", "sweep", "claims_rows"]
+__all__ = ["collect", "sequences_by_prompt", "sweep", "paired_interval"]
 
 KEYS = ("speedup_ar_sd", "speedup_sd_fsd", "tau", "stated_miss_rate")
 
@@ -131,63 +129,8 @@ def sweep(rounds: pd.DataFrame, passes: pd.DataFrame, prof, local, columns=(), n
     return pd.DataFrame(rows), pd.concat(reps, ignore_index=True)
 
 
-def _interval(reps: pd.DataFrame, column: str, a: int, b: int) -> tuple[float, float]:
+def paired_interval(reps: pd.DataFrame, column: str, a: int, b: int) -> tuple[float, float]:
     """95 % interval of ``column`` at γ = b minus at γ = a over the paired replicates."""
     w = reps.pivot(index="replicate", columns="gamma", values=column)
     d = (w[b] - w[a]).to_numpy()
     return float(np.percentile(d, 2.5)), float(np.percentile(d, 97.5))
-
-
-def mechanism(f: pd.DataFrame) -> str:
-    """What decides one timing source's curves (rows of ``sweep`` for one source), in numbers: how long before the final
-    the earliest agreeing exit is ready, what a pre-draft of γ tokens needs, FSD's own verification where it pays for
-    the exits, and the cost of a drafted token against a verification (c)."""
-    a, b = f.iloc[0], f.iloc[-1]
-    slack = [(1 - x.stated_avg_ee_depth) * x.T_t_sd_ms for x in (a, b)]
-    need = [x.gamma * x.T_d_ms + x.T_c_ms / 2 for x in (a, b)]
-    out = (f"; mechanism: the earliest agreeing exit sits at {a.stated_avg_ee_depth:.2f}-{b.stated_avg_ee_depth:.2f} of the "
-           f"depth, {slack[0]:.0f}-{slack[1]:.0f} ms before the verification ends, and a pre-draft needs gamma T_d + T_c/2 = "
-           f"{need[0]:.0f}-{need[1]:.0f} ms (gamma = {a.gamma}-{b.gamma})")
-    if b.T_t_fsd_ms > b.T_t_sd_ms:
-        out += (f"; FSD's verification computes every exit's full-vocabulary head on the gamma + 1 positions: "
-                f"{a.T_t_fsd_ms:.0f}-{b.T_t_fsd_ms:.0f} ms against SD's {a.T_t_sd_ms:.0f}-{b.T_t_sd_ms:.0f} ms")
-    return out + (f"; a drafted token costs c = {a.T_d_ms / a.T_t_sd_ms:.2f} of a verification and tau grows "
-                  f"{a.tau:.2f}-{b.tau:.2f}")
-
-
-def claims_rows(cmp, below_after: float, frame: pd.DataFrame, reps: pd.DataFrame, prefix: str, models: str = "real pair"):
-    """Fig 4b's three claims (the zoo's ``fig4b-*`` statements) per timing source of ``sweep``: the SD->FSD gain grows
-    with γ, AR->SD falls at large γ, AR->SD below 1x only for γ > ``below_after``; each null: the smallest γ's values at
-    every γ. Each note ends with the source's ``mechanism``."""
-    kw = dict(strength="trend", models=models, cause="models")
-    for source, f in frame.groupby("source", sort=False):
-        f, r = f.sort_values("gamma"), reps[reps.source == source]
-        first, last, g = f.iloc[0], f.iloc[-1], f.gamma.to_numpy()
-        flat = f.assign(speedup_sd_fsd=first.speedup_sd_fsd, speedup_ar_sd=first.speedup_ar_sd)
-        name, why = f"{prefix}{source}: ", mechanism(f)
-        lo, hi = _interval(r, "speedup_sd_fsd", g[0], g[-1])
-        cmp.claim("Fig 4b", f"{name}SD->FSD gain grows with gamma (largest vs smallest gamma)", "increasing",
-                  vx.fsd_gain_grows_with_gamma(f), null_claim=vx.fsd_gain_grows_with_gamma(flat), statements="fig4b-fsd-grows",
-                  note=f"{first.speedup_sd_fsd:.3f}x at gamma = {g[0]}, {last.speedup_sd_fsd:.3f}x at {g[-1]}; difference's 95 % "
-                       f"prompt-bootstrap interval [{lo:.3f}, {hi:.3f}]; null: the smallest gamma's at every gamma" + why, **kw)
-        ar = f.set_index("gamma").speedup_ar_sd
-        peak = int(ar.idxmax())
-        lo, hi = _interval(r, "speedup_ar_sd", peak, g[-1]) if peak != g[-1] else (0.0, 0.0)
-        cmp.claim("Fig 4b", f"{name}AR->SD falls at large gamma (largest gamma below the peak)", "decreasing",
-                  claims.below(float(ar.iloc[-1]), float(ar.max())),
-                  null_claim=claims.below(float(first.speedup_ar_sd), float(first.speedup_ar_sd)), statements="fig4b-ar-sd-falls",
-                  note=f"peak {ar.max():.3f}x at gamma = {peak}, {ar.iloc[-1]:.3f}x at gamma = {g[-1]}; largest minus peak, 95 % "
-                       f"prompt-bootstrap interval [{lo:.3f}, {hi:.3f}]; null: the smallest gamma's at every gamma" + why, **kw)
-        g_below = vx.first_gamma_below(f, "speedup_ar_sd", 1.0)
-        span = ", ".join(f"{x.speedup_ar_sd:.2f}x [{x.speedup_ar_sd_low:.2f}, {x.speedup_ar_sd_high:.2f}] at {x.gamma}"
-                         for x in f.itertuples())
-        if g_below is not None:
-            g_null = vx.first_gamma_below(flat, "speedup_ar_sd", 1.0)
-            cmp.claim("Fig 4b", f"{name}AR->SD falls below 1x only for gamma > 5 (smallest such gamma)", f"gamma > {below_after:g}",
-                      claims.above(g_below, below_after), statements="fig4b-below-1-after-5",
-                      null_claim=claims.above(float(g[0]) if g_null is not None else float("nan"), below_after),
-                      note=f"AR->SD {span} (95 % prompt-bootstrap intervals); null: the smallest gamma's at every gamma" + why, **kw)
-        else:
-            cmp.state("Fig 4b", f"{name}AR->SD falls below 1x for gamma > 5", f"gamma > {below_after:g}",
-                      f"never (gamma <= {g[-1]})", "deviates", statements="fig4b-below-1-after-5", models=models, cause="models",
-                      note=f"AR->SD {span} (95 % prompt-bootstrap intervals)" + why)

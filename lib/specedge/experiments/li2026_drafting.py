@@ -4,10 +4,11 @@
 
 The notebook reads the paper's numbers from the statement inventory (``data/coverage/li2026.yaml``, via
 ``coverage.paper_values``); what any predictor user needs lives in ``specedge.predictor`` (evaluation at the
-thresholds, the controller's runs and replays, the figures of ``predictor.figures``). Here, per section of the paper:
+thresholds, the controller's runs and replays); the rules deciding its claims are ``li2026_drafting_verdicts``, its
+figures ``li2026_drafting_figures``. Here, per section of the paper:
 
 - Table 8 (App B): ``table8`` rows on the predictor's data set;
-- Figs 2-3 (Sec 3.3): ``stat_claims`` (the rules: ``predictor.verdicts``);
+- Figs 2-3 (Sec 3.3): ``stat_claims`` (the rules: ``li2026_drafting_verdicts``);
 - Tables 4, 10 (Sec 5.4, App B.1): ``table4_paper_op`` the primary rows at the paper's operating points over split
   seeds (``predictor.operating``), ``fpr_figure``; ``table4`` (sensitivity: validation-BalAcc thresholds) / ``table10``;
 - Table 11 (App B): ``table11`` rows from the committed latency measurement;
@@ -25,8 +26,9 @@ import pandas as pd
 
 from .. import claims, predictor as P
 from ..compare import Cell, Comparison, null_tolerance
-from ..predictor import verdicts
-from ..predictor.figures import operating_fpr_figure
+from ..predictor.intervals import COLUMNS as COLUMNS_OP
+from . import li2026_drafting_verdicts as verdicts
+from .li2026_drafting_figures import operating_fpr_figure
 
 MLP = P.LABELS["mlp"]   # WISP's choice of predictor
 PID = {P.LABELS[f]: f.replace("_", "-") for f in P.FAMILIES}   # predictor label -> its id in the inventory
@@ -76,7 +78,7 @@ def table8(cmp: Comparison, paper: Mapping, table8: pd.DataFrame, data: pd.DataF
 def stat_claims(cmp: Comparison, fig2: pd.DataFrame, pooled: pd.DataFrame, who: str = "", on: str = "") -> None:
     models = "real pair" if who else "zoo"
     """Fig 3's sign and Fig 2's monotone relation per statistic (Sec 3.3's stated direction), as rows of
-    artifacts "Fig 3" / "Fig 2" + ``who``; the rules and thresholds: ``predictor.verdicts``."""
+    artifacts "Fig 3" / "Fig 2" + ``who``; the rules and thresholds: ``li2026_drafting_verdicts``."""
     r = pooled["both"]
     for s, sign in verdicts.SIGNS.items():
         by_t = ", ".join(f"{t}: {pooled.loc[s, t]:+.3f}" for t in pooled.columns if t != "both")
@@ -147,12 +149,19 @@ OP_READING = ("the paper's operating point, our reading of Sec 5.4's 'penalizes 
 SENS = " (sensitivity: validation-BalAcc thresholds)"   # the committed predictors, each at its own BalAcc maximum
 
 
+def operating_summary(op: pd.DataFrame) -> pd.DataFrame:
+    """Per predictor and metric of ``predictor.paper_operating_points`` rows: the mean over split seeds and its
+    95 % t-interval (``claims.mean_interval``)."""
+    return pd.DataFrame([dict(predictor=p, metric=c, seeds=len(g), **dict(zip(("mean", "low", "high"), claims.mean_interval(g[c]))))
+                         for p, g in op.groupby("predictor", sort=False) for c in (*COLUMNS_OP, P.EQUAL_COL)])
+
+
 def table4_paper_op(cmp: Comparison, paper: Mapping, op: pd.DataFrame, who: str = "", models: str = "zoo") -> pd.DataFrame:
     """Table 4 and Sec 5.4's claims at the paper's operating points over split seeds (``op``:
     ``predictor.paper_operating_points`` rows): the cells (seed means, their intervals in the notes), the MLP's
     lowest FPR and best BalAcc (paired by seed), the "about 2x" ratio; the MLP without the penalty (sensitivity) and
-    the families at equal coverage Rec1 = 0.8 (beyond the paper). Returns ``predictor.operating.summary(op)``."""
-    s = P.operating.summary(op)
+    the families at equal coverage Rec1 = 0.8 (beyond the paper). Returns ``operating_summary(op)``."""
+    s = operating_summary(op)
     at = s.set_index(["predictor", "metric"])
     n, w = op.split_seed.nunique(), op[op.predictor == MLP].rejected_weight
     reading = OP_READING.format(w=f"{w.min():.2f}-{w.max():.2f}")
@@ -193,7 +202,7 @@ def table4_paper_op(cmp: Comparison, paper: Mapping, op: pd.DataFrame, who: str 
 
 
 def fpr_figure(paper: Mapping, summaries: Mapping[str, pd.DataFrame]):
-    """Table 4's FPR at the paper's operating points (``predictor.figures.operating_fpr_figure``), the paper's as marks."""
+    """Table 4's FPR at the paper's operating points (``li2026_drafting_figures.operating_fpr_figure``), the paper's as marks."""
     return operating_fpr_figure(summaries, paper_table4(paper).FPR)
 
 

@@ -18,8 +18,7 @@ import pandas as pd
 
 from .. import claims, predictor as P
 from ..compare import Comparison, null_tolerance
-from ..predictor import figures as predictor_figures, verdicts
-from . import device_goodput
+from . import device_goodput, li2026_drafting_figures as predictor_figures, li2026_drafting_verdicts as verdicts
 from .li2026_drafting import ACCEPT_NONE, QWEN, REAL, WHO, paper_table4
 
 PROMPT_LEN = 96  # P.zoo_prompts truncates prompts to their last 96 tokens; the cached context is approximate

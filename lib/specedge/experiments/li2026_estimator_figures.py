@@ -1,17 +1,22 @@
 """WISP's verification estimator in the serving notebook (li2026 Sec 3.2, Appendix C): Fig 4's interference,
 eq (19)'s fits (Tables 7, 12; Figs 9, 11) and its component shares, from the committed profiles of the two
 measured targets, each as a figure and comparison rows for ``compare.Comparison.extend`` (statuses from
-``claims`` predicates and tolerances here, never typed).
+``claims`` predicates and tolerances here, never typed). The figures: batch interference (``verify_profiling``'s
+solo / batched requests, ``interference_figure``) and eq (19)'s fits (``estimator.fit``, ``fit_figures``): predicted
+against measured batch latency per target with the y = x line, and the absolute error by regime.
 """
 from __future__ import annotations
 
+from typing import Mapping
+
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import seaborn as sns
 
 
-from .. import claims, coverage, paths
+from .. import claims, coverage, paths, plotting
 from ..compare import unless_null_holds
-from ..serving.estimator_figures import fit_figures, interference_figure
 from ..serving.verify_diagnostics import component_shares
 
 TARGETS = ("zoo", "widened")   # the two measured verification targets (data/li2026/*_{target}.csv)
@@ -29,6 +34,23 @@ def verify_profiles() -> dict[str, pd.DataFrame]:
 
 
 # --------------------------------------------------------------------------- Fig 4
+def interference_figure(frame: pd.DataFrame, out, stem: str) -> pd.DataFrame:
+    """Verification latency of request A alone, B alone and both batched over A's length, per target (``frame``:
+    target, a_length, case, seconds), saved as ``stem``; returns seconds per (target, a_length) x case with what B
+    inherits (batched / solo B) and the batched / solo A ratio."""
+    cases = ["Solo A", "Solo B", "Batched A+B"]
+    if not set(cases) <= set(frame["case"]):
+        raise ValueError(f"frame: needs the cases {cases}, got {sorted(frame['case'].unique())}")
+    g = sns.relplot(data=frame, x="a_length", y="seconds", hue="case", col="target", kind="line", marker="o",
+                    height=3.2, aspect=1.2, facet_kws=dict(sharey=False, sharex=False), hue_order=cases)
+    g.set_axis_labels("length of request A (new tokens)", "verification latency (s)")
+    plotting.save(g.figure, frame, out, stem)
+    w = frame.pivot_table(index=["target", "a_length"], columns="case", values="seconds")
+    w["B inherits (batched / solo B)"] = w["Batched A+B"] / w["Solo B"]
+    w["batched / solo A"] = w["Batched A+B"] / w["Solo A"]
+    return w
+
+
 def fig4(out) -> pd.DataFrame:
     """Fig 4 from the committed interference measurements (both targets), saved as ``fig4_interference``
     (``estimator_figures.interference_figure``); returns seconds per (target, a_length) x case and the ratios."""
@@ -66,6 +88,28 @@ def fig4_rows(w: pd.DataFrame) -> list[dict]:
 
 
 # --------------------------------------------------------------------------- the estimator (Tables 7, 12, Figs 9, 11)
+def fit_figures(fits: Mapping, out, identity_stem: str, error_stem: str) -> pd.DataFrame:
+    """Predicted against measured batch latency per target (``fits``: target -> an ``estimator.fit`` result with
+    ``predictions``), saved as ``identity_stem``, and the absolute error by regime and target, saved as
+    ``error_stem``; returns the test and train predictions with their absolute error (ms)."""
+    if not fits:
+        raise ValueError("fits: need at least one target's fit")
+    pred = pd.concat([f.predictions.assign(target=t) for t, f in fits.items()], ignore_index=True)
+    fig, axes = plt.subplots(1, len(fits), figsize=(4.5 * len(fits), 3.6), squeeze=False)
+    for ax, (t, g) in zip(axes[0], pred.groupby("target")):
+        sns.scatterplot(data=g, x="measured", y="predicted", hue="split", style="regime", ax=ax, s=18)
+        lim = [0, 1.05 * max(g.measured.max(), g.predicted.max())]
+        ax.plot(lim, lim, "k--", lw=0.8, label="y = x")
+        ax.set(xlim=lim, ylim=lim, title=f"{t} target", xlabel="measured batch latency (s)", ylabel="predicted (s)")
+    plotting.save(fig, pred, out, identity_stem)
+    fig, ax = plt.subplots(figsize=(5, 3.4))
+    pred["abs_error_ms"] = 1000 * (pred.predicted - pred.measured).abs()
+    sns.boxplot(data=pred, x="regime", y="abs_error_ms", hue="target", ax=ax)
+    ax.set(xlabel="regime", ylabel="absolute error (ms)")
+    plotting.save(fig, pred[["target", "split", "regime", "measured", "predicted", "abs_error_ms"]], out, error_stem)
+    return pred
+
+
 def fig9_fig11(fits: dict, out) -> pd.DataFrame:
     """Fig 9 (predicted against measured batch latency, per target) and Fig 11 (absolute error by regime),
     saved (``estimator_figures.fit_figures``); returns the predictions with their absolute error (ms)."""

@@ -18,26 +18,27 @@ from ..compare import unless_null_holds
 from ..serving import capacity, metrics, twin_error, validation
 from . import li2026 as ex
 from . import li2026_realpair as rp
+from . import twin_verdicts
 
 SEEDS = "paired 95 % intervals over seeds"   # how a comparison of simulated systems is decided (claims.interval_*)
-# the twin's validated error every margin here is judged against (``twin_error.judged``): WISP's setting's; a violation
+# the twin's validated error every margin here is judged against (``twin_verdicts.judged``): WISP's setting's; a violation
 # rate or a share of missed deadlines has none (``twin_error.UNMEASURED``), a capacity or a knee is judged against
 # per-client goodput's (``twin_error.FROM_GOODPUT``)
 SETTING = "li2026"
 
 
 def steps_pct(values) -> float:
-    """The smallest margin (%) between neighbours of ``values`` (``twin_error.ratio_pct``): how far one must move to
+    """The smallest margin (%) between neighbours of ``values`` (``twin_verdicts.ratio_pct``): how far one must move to
     change a strict order of them; NaN when a value is undefined or there are fewer than two."""
     v = [float(x) for x in values]
     if len(v) < 2 or not all(np.isfinite(v)):
         return np.nan
-    return min(twin_error.ratio_pct(a, b) for a, b in zip(v[1:], v[:-1]))
+    return min(twin_verdicts.ratio_pct(a, b) for a, b in zip(v[1:], v[:-1]))
 
 
 def tolerance_pct(value: float, paper: float, tolerance: float) -> float:
-    """How far (%) ``value`` must move to cross ``paper`` ± ``tolerance`` (``twin_error.flip_pct``)."""
-    return twin_error.flip_pct(value, [paper - tolerance, paper + tolerance])
+    """How far (%) ``value`` must move to cross ``paper`` ± ``tolerance`` (``twin_verdicts.flip_pct``)."""
+    return twin_verdicts.flip_pct(value, [paper - tolerance, paper + tolerance])
 # why a Table 2 number differs (measured: the notebook's § Mechanisms, mechanism_*.csv)
 WHY2 = ("predicted with the settings fitted to Table 3 (calibration.csv), devices drafting at the paper's 50 tok/s with the zoo's "
         "acceptance; mechanism measured in mechanism_attribution.csv / mechanism_decisions.csv")
@@ -98,7 +99,7 @@ def table1_rows(table1: pd.DataFrame, table1_n: int, fig7: pd.DataFrame, epsilon
     verdict is judged against the twin's validated error in WISP's setting (``files``: its tables): a violation rate's
     is unmeasured, so those verdicts are undecided; the knees' margins (devices) against per-client goodput's."""
     why = f"; {mechanism}" if mechanism else ""
-    judged = lambda row, margin, metric="slo_violation_rate": twin_error.judged(row, margin, metric, SETTING, files=files)
+    judged = lambda row, margin, metric="slo_violation_rate": twin_verdicts.judged(row, margin, metric, SETTING, files=files)
     rows = []
     for sys_ in ("WISP", "FCFS"):
         for sp in (8, 6, 4, 2):
@@ -161,7 +162,7 @@ def table1_rows(table1: pd.DataFrame, table1_n: int, fig7: pd.DataFrame, epsilon
 def knee_margin(knee: pd.Series, classes, system: str = "WISP") -> float:
     """How far (%) a knee (devices) must move to change "``system``'s knee at or beyond FCFS's in every class": the
     smallest margin between the two knees of a class where both lie within the sweep (NaN where none does)."""
-    m = [twin_error.ratio_pct(knee.loc[(system, sp)], knee.loc[("FCFS", sp)]) for sp in classes
+    m = [twin_verdicts.ratio_pct(knee.loc[(system, sp)], knee.loc[("FCFS", sp)]) for sp in classes
          if np.isfinite(knee.loc[(system, sp)]) and np.isfinite(knee.loc[("FCFS", sp)])]
     return min(m) if m else np.nan
 
@@ -172,9 +173,9 @@ def table2_rows(cap: pd.DataFrame, censored: pd.DataFrame, targets, systems, pap
     """Capacities and speedups against Table 2 (censored capacities as bounds), WISP highest (10 % margin),
     capacity falls as the class tightens, speedup grows as it tightens, and the abstract's largest speedups. Each
     margin (devices, or a ratio of them) is judged against the twin's validated per-client goodput error in WISP's
-    setting (``twin_error.judged``, metric ``capacity``; ``files``: its tables)."""
+    setting (``twin_verdicts.judged``, metric ``capacity``; ``files``: its tables)."""
     why = WHY2 + (f"; {mechanism}" if mechanism else "")
-    judged = lambda row, margin: twin_error.judged(row, margin, "capacity", SETTING, files=files)
+    judged = lambda row, margin: twin_verdicts.judged(row, margin, "capacity", SETTING, files=files)
     tag = {"Qwen3-32B": "32b", "Qwen3-14B": "14b"}
     bounded = lambda t, s, sp: claims.AtLeast(cap.loc[(t, s), sp]) if censored.loc[(t, s), sp] else float(cap.loc[(t, s), sp])
     rows = []
@@ -227,7 +228,7 @@ def table2_rows(cap: pd.DataFrame, censored: pd.DataFrame, targets, systems, pap
                              models="zoo", cause="paper-ambiguity",
                              note="" if claims.argmax_is(col, "WISP", margin=round(0.1 * runner_up, 1)).holds else why,
                              statements=" ".join(["sec52-highest"] + [f"table2-{s.lower()}-{tag[t]}-{sp}" for s in systems])),
-                               twin_error.flip_pct(float(col["WISP"]), [runner_up + round(0.1 * runner_up, 1)])))
+                               twin_verdicts.flip_pct(float(col["WISP"]), [runner_up + round(0.1 * runner_up, 1)])))
         for s in systems:
             rows.append(judged(dict(artifact="Table 2", quantity=f"{s} {t}: capacity falls as the class tightens (2 -> 8 tok/s)", paper="yes",
                              claim=claims.strictly_decreasing([bounded(t, s, sp) for sp in ex.CLASSES]), strength="trend",
@@ -334,7 +335,7 @@ def stated_numbers(paper: dict, table1: pd.DataFrame, cap: pd.DataFrame, t6: pd.
 def table6_rows(t6: pd.DataFrame, paper: dict, runs: pd.DataFrame, files=twin_error.SETTINGS) -> list[dict]:
     """Table 6's goodputs and improvements (``t6``: means over seeds) and the gain's growth with N over the
     seeds of ``runs``; each margin judged against the twin's validated goodput error in WISP's setting (``files``)."""
-    judged = lambda row, margin: twin_error.judged(row, margin, "goodput_tok_s", SETTING, files=files)
+    judged = lambda row, margin: twin_verdicts.judged(row, margin, "goodput_tok_s", SETTING, files=files)
     ratio = lambda pct: 1 + pct / 100
     rows = []
     for n in (2, 4, 8, 16):
@@ -355,7 +356,7 @@ def table6_rows(t6: pd.DataFrame, paper: dict, runs: pd.DataFrame, files=twin_er
                          statements=f"table6-imp-{n} table6-range-grows", models="zoo", cause="unexplained",
                          note="" if abs(r - imp) <= tol else "a gain far above the paper's; no mechanism measured (the zoo drafts' "
                                                              "acceptance and the MLP's stops are where it would lie)"),
-                           twin_error.flip_pct(ratio(r), [ratio(imp - tol), ratio(imp + tol)])))
+                           twin_verdicts.flip_pct(ratio(r), [ratio(imp - tol), ratio(imp + tol)])))
     gain = runs.pivot_table(index=["devices", "seed"], columns="predictor", values="goodput", dropna=False)
     gain = (100 * (gain[True] / gain[False] - 1)).rename("improvement_pct").reset_index()
     mean_gain = gain.groupby("devices").improvement_pct.mean().sort_index()
@@ -381,7 +382,7 @@ def fig8_rows(att: pd.DataFrame, window: int, paper: dict, mechanism: str = "", 
     """Fig 8's "most violations compute-dominant": a share of missed deadlines, whose twin error is unmeasured
     (``twin_error.UNMEASURED``), so the verdict is undecided against it."""
     share = att[att.violated].label.value_counts(normalize=True)
-    return [twin_error.judged(dict(artifact="Fig 8", quantity=f"most violations are compute-dominant (eq 21, W = {window}, tau = {paper['eq21-tau']})", paper="yes",
+    return [twin_verdicts.judged(dict(artifact="Fig 8", quantity=f"most violations are compute-dominant (eq 21, W = {window}, tau = {paper['eq21-tau']})", paper="yes",
                  claim=claims.above(float(share.get("compute-dominant", 0.0)), 0.5), strength="trend", statements="fig8-compute-dominant",
                  null_claim=claims.above(0.5, 0.5), models="zoo", cause="models",   # the null: both causes alike
                  note="" if share.get("compute-dominant", 0.0) > 0.5 else
@@ -485,9 +486,9 @@ def realpair_rows(rows: pd.DataFrame, loads, n3: int, files=twin_error.SETTINGS)
                       + ("; the predictor lowers goodput although it raises device alpha: no mechanism measured" if lower else "")
                       + f"; device alpha {rp.device_alpha(False):.3f} (fixed window) -> "
                       f"{rp.device_alpha(True):.3f} (the MLP's stops); {RP_NOTE}", statements="table6-on-16")]
-    margins = [(np.nan, "slo_violation_rate"), (twin_error.ratio_pct(good["WISP"].mean(), good["Centralized"].mean()), "goodput_tok_s"),
-               (twin_error.ratio_pct(t6[True].mean(), t6[False].mean()), "goodput_tok_s")]
-    return [twin_error.judged(r, m, metric, SETTING, files=files) for r, (m, metric) in zip(rows, margins)]
+    margins = [(np.nan, "slo_violation_rate"), (twin_verdicts.ratio_pct(good["WISP"].mean(), good["Centralized"].mean()), "goodput_tok_s"),
+               (twin_verdicts.ratio_pct(t6[True].mean(), t6[False].mean()), "goodput_tok_s")]
+    return [twin_verdicts.judged(r, m, metric, SETTING, files=files) for r, (m, metric) in zip(rows, margins)]
 
 
 # --------------------------------------------------------------------------- the twin against the real system

@@ -29,6 +29,7 @@ import pandas as pd
 from .. import claims
 from ..serving import capacity, metrics, twin_error
 from . import li2026 as ex
+from . import twin_verdicts
 from .li2026_serving_figures import SETTING, knee_margin, stated_numbers, steps_pct
 
 TAG = {"Qwen3-32B": "32b", "Qwen3-14B": "14b"}
@@ -51,7 +52,7 @@ def capacity_claims(paper: dict, cap: pd.DataFrame, censored: pd.DataFrame, targ
             runner = max(float(v) for k, v in col.items() if k != "WISP")
             q = f"Sec 5.2.1: WISP has the highest capacity, {t}, {sp} tok/s (1: holds)"
             out[q] = (1.0, _flag(claims.argmax_is(col, "WISP", margin=round(0.1 * runner, 1)).holds))
-            margins[q] = twin_error.flip_pct(float(col["WISP"]), [runner + round(0.1 * runner, 1)])
+            margins[q] = twin_verdicts.flip_pct(float(col["WISP"]), [runner + round(0.1 * runner, 1)])
             for b in BASES:
                 base = float(cap.loc[(t, b), sp])
                 ratios[(t, b, sp)] = float(cap.loc[(t, "WISP"), sp]) / base if base > 0 else math.inf

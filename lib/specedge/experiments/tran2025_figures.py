@@ -15,6 +15,7 @@ from ..serving import client_mix, round_series, twin, twin_error
 from ..serving.round_series import estimate_bands
 from ..solvers import tran2025 as gs
 from . import tran2025 as ex
+from . import twin_verdicts
 
 CALIBRATED = "twin (H100 derived; drafting, link chosen)"   # Fig 3's twin system label
 REAL = "real (this CPU, zoo)"
@@ -126,8 +127,8 @@ SETTING = "tran2025"   # the twin's validated error these rows are judged agains
 
 
 def _u_margin(clients: int, a, b) -> float:
-    """The margin of mean U ``a`` over ``b`` (seeds) as a per-client goodput change (%, ``twin_error.utility_pct``)."""
-    return twin_error.utility_pct(float(np.mean(a)) - float(np.mean(b)), clients)
+    """The margin of mean U ``a`` over ``b`` (seeds) as a per-client goodput change (%, ``twin_verdicts.utility_pct``)."""
+    return twin_verdicts.utility_pct(float(np.mean(a)) - float(np.mean(b)), clients)
 
 
 def fig4_rows(configs, fig4: pd.DataFrame, iterations: int, *, tags: dict | None = None, why=None,
@@ -139,10 +140,10 @@ def fig4_rows(configs, fig4: pd.DataFrame, iterations: int, *, tags: dict | None
     ``tags[config]`` opens each quantity (which clients); ``why(config)`` gives (cause, note) of an "ends
     above" that fails (default: ``_tie_or_loss``'s, for clients of close acceptance); ``notes[config]`` is added
     to its "ends above" row (``cap_notes``: the response cap's share of the U levels). Every margin in U is judged
-    against the stochastic twin's validated per-client goodput error in GOODSPEED's setting (``twin_error.judged``,
+    against the stochastic twin's validated per-client goodput error in GOODSPEED's setting (``twin_verdicts.judged``,
     ``files``: its tables): U is a sum of the logs of per-client goodputs."""
     stated = coverage.paper_values("tran2025")["fig4-stabilises-400"]
-    judged = lambda row, margin: twin_error.judged(row, margin, "utility", SETTING, files=files)
+    judged = lambda row, margin: twin_verdicts.judged(row, margin, "utility", SETTING, files=files)
     finals = final_table(fig4)
     early = (fig4[fig4.iteration <= max(fig4.iteration.max() // 10, 1)]
              .pivot_table(index=["config", "seed"], columns="policy", values="utility", aggfunc="mean"))
@@ -320,7 +321,7 @@ def fig2_rows(fig2: pd.DataFrame, tag: str = "", files=twin_error.SETTINGS) -> l
     goodput moves both (the rows quote the validated error and say why it is no margin of theirs)."""
     inside = float(((fig2.est_ma >= fig2.real_ma - fig2.real_std) & (fig2.est_ma <= fig2.real_ma + fig2.real_std)).mean())
     why = "the estimate and the goodput it tracks are the same twin run's, so an error in the twin's goodput moves both"
-    return [twin_error.quoted(r, "goodput_tok_s", SETTING, why, files=files) for r in (dict(artifact="Fig 2", quantity=f"{tag}estimated goodput tracks the real one (Pearson r of the moving averages)",
+    return [twin_verdicts.quoted(r, "goodput_tok_s", SETTING, why, files=files) for r in (dict(artifact="Fig 2", quantity=f"{tag}estimated goodput tracks the real one (Pearson r of the moving averages)",
                  paper="strong alignment", claim=claims.correlation_sign(fig2.est_ma, fig2.real_ma, +1, 0.5), strength="trend",
                  # the null: no estimate (X held at its first value, as Fixed-S assumes)
                  null_claim=claims.correlation_sign(np.full(len(fig2), fig2.est_ma.iloc[0]), fig2.real_ma, +1, 0.5),
@@ -378,7 +379,7 @@ def fig3_rows(fig3: pd.DataFrame, chosen_ms: float, paper: dict, files=twin_erro
     dominance (bytes / the chosen link rate) are settings; the rest are reproductions whose nulls are Fixed-S's
     own values (no effect), Random-S's excess (for "comparable") or an equal split of the wall time. On the twin, each
     margin between two policies' times is judged against the twin's validated round-time error in GOODSPEED's setting
-    (``twin_error.judged``; ``files``: its tables); the real runs' rows are measurements."""
+    (``twin_verdicts.judged``; ``files``: its tables); the real runs' rows are measurements."""
     lo, hi = coverage.paper_range(paper["fig3-random-5-25"])
     rows = []
     for sys_name, d in fig3.groupby("system", sort=False):
@@ -420,7 +421,7 @@ def fig3_rows(fig3: pd.DataFrame, chosen_ms: float, paper: dict, files=twin_erro
                                 note="our reading of 'dominate': the two together at least 90 % of the wall time (the null: an even "
                                      "split, 66.7 %); the real run's gRPC send takes the rest", statements="fig3-dominate"))
             # the twin's rows: each margin between two policies' times judged against its validated round-time error
-            judged = (lambda r, m: twin_error.judged(r, m, "round_time_s", SETTING, files=files)) if calibrated else (lambda r, m: r)
+            judged = (lambda r, m: twin_verdicts.judged(r, m, "round_time_s", SETTING, files=files)) if calibrated else (lambda r, m: r)
             ratio = lambda pct: 1 + pct / 100
             dv = 100 * (f.loc["GOODSPEED", "verification"] / f.loc["Fixed-S", "verification"] - 1)
             v3 = paper["fig3-verify-5"]
@@ -428,7 +429,7 @@ def fig3_rows(fig3: pd.DataFrame, chosen_ms: float, paper: dict, files=twin_erro
                                    tolerance=3.0, null=0.0, statements="fig3-verify-5", cause="models",
                                    note="verification time follows the number of rounds and sum S per round (Fixed-S now spends the whole budget C too); "
                                         "GOODSPEED's longer drafts for high-acceptance clients need fewer rounds only where acceptance differs enough"),
-                               twin_error.flip_pct(ratio(dv), [ratio(v3 - 3.0), ratio(v3 + 3.0)])))
+                               twin_verdicts.flip_pct(ratio(dv), [ratio(v3 - 3.0), ratio(v3 + 3.0)])))
             gw = 100 * (f.loc["GOODSPEED", "total"] / f.loc["Fixed-S", "total"] - 1)
             rows.append(judged(unless_null_holds(row(
                 f"GOODSPEED total wall time comparable to Fixed-S (within ±{lo:g} %, below Random-S's stated excess)",
@@ -437,7 +438,7 @@ def fig3_rows(fig3: pd.DataFrame, chosen_ms: float, paper: dict, files=twin_erro
                 null_claim=claims.within(extra, -lo, lo), cause="models",
                 strength="trend" if calibrated else "match", statements="fig3-comparable-total",
                 note="'comparable' read as closer to Fixed-S than the smallest excess the paper calls an increase")),
-                twin_error.flip_pct(ratio(gw), [ratio(-lo), ratio(lo)])))
+                twin_verdicts.flip_pct(ratio(gw), [ratio(-lo), ratio(lo)])))
             recv = f["receiving"]
             rows.append(judged(row("GOODSPEED and Random-S wait longer to receive than Fixed-S (by more than 1 %)", paper="longer",
                             claim=claims.all_of({f"{p} {recv[p]:.3f} s > Fixed-S {recv['Fixed-S']:.3f} s x 1.01": recv[p] > 1.01 * recv["Fixed-S"]
@@ -446,7 +447,7 @@ def fig3_rows(fig3: pd.DataFrame, chosen_ms: float, paper: dict, files=twin_erro
                                                 "above_fixed_with_margin"),   # the null: Fixed-S's own wait
                             strength="trend", statements="fig3-receive-longer", cause="models",
                             note="variable draft lengths make the server wait for the client with the largest S_i"),
-                               min(twin_error.flip_pct(recv[p] / recv["Fixed-S"], [1.01]) for p in ("GOODSPEED", "Random-S"))))
+                               min(twin_verdicts.flip_pct(recv[p] / recv["Fixed-S"], [1.01]) for p in ("GOODSPEED", "Random-S"))))
     return rows
 
 
@@ -507,7 +508,7 @@ def theorem1_rows(configs, theorem_iid: pd.DataFrame, dist: pd.DataFrame, n_seed
             d = dist[(dist.config == cfg.name) & (dist.experiment == exp)].distance.to_numpy()
             k = max(len(d) // 6, 5)
             # sensitivity, not Theorem 1's claim: the theorem is a β → 0 limit (theorem1_beta_rows), silent on one run at β = 0.5
-            rows.append(twin_error.quoted(dict(artifact="Theorem 1 (sensitivity)",
+            rows.append(twin_verdicts.quoted(dict(artifact="Theorem 1 (sensitivity)",
                              quantity=f"{cfg.name}, {exp}: ‖X(t) − x*‖ shrinks on one run at β = 0.5 (mean of the first vs last sixth of the run)",
                              paper="converges", claim=claims.below(float(d[-k:].mean()), float(d[:k].mean())), strength="trend",
                              # the null: estimates that never move (their distance stays where it starts)
@@ -613,7 +614,7 @@ def theorem1_beta_rows(configs, sweep: pd.DataFrame, *, window: int, burn_in: fl
             continue
         n = sweep[(sweep.config == cfg.name) & (sweep.policy == "GOODSPEED")].seed.nunique()
         b0, d0, sd0 = window_floor(sweep, cfg.name)
-        rows.append(twin_error.quoted(unless_null_holds(dict(
+        rows.append(twin_verdicts.quoted(unless_null_holds(dict(
             artifact="Theorem 1",
             quantity=f"{(tags or {}).get(cfg.name, '')}{cfg.name}, i.i.d. acceptance: ‖x̄ − x*‖ falls as β falls (β = {', '.join(f'{b:g}' for b in betas)}; "
                      f"{n} seeds, 95 % interval)",
@@ -658,7 +659,7 @@ def fig4_realpair(configs, *, seeds, iterations: int, beta: float, eta: float, s
                   if cause == "models" else "a loss, which α this close across clients does not explain (it explains a tie); "
                   "no mechanism measured"))
         best = max(ex.POLICIES[1:], key=lambda p: f[p].mean())
-        rows.append(twin_error.judged(dict(
+        rows.append(twin_verdicts.judged(dict(
             artifact="Fig 4 (real pair)", quantity=f"sensitivity, narrow α spread (real pair, α {alpha_rp.min():.2f}–"
             f"{alpha_rp.max():.2f}): {cfg.name}: GOODSPEED ends above both baselines ({len(f)} seeds, 95 % interval)",
             paper="yes", claim=c, null_claim=null, strength="match", statements="fig4-ends-above", models="real pair",

@@ -20,8 +20,8 @@ import pandas as pd
 
 from .. import claims, paths
 from ..compare import Cell, Comparison, null_tolerance
-from ..early_exit import verdicts as vx
 from ..solvers import venkatesha2025 as v
+from . import venkatesha2025_verdicts as vx
 
 CLIENTS = ("jetson", "rtx")
 # Table 6's columns: (client, model set), model sets in v.MODEL_SETS' order, Jetson before RTX

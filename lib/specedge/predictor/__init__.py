@@ -15,9 +15,9 @@ One module per idea; every public name is importable from ``specedge.predictor``
 | ``controller`` | the stop-at-first-predicted-rejection controller, Table 5's ablation, its replay on traces |
 | ``traces`` | fixed-window traces of the zoo, zoo prompts, the committed trace files (zoo, real pair) |
 | ``latency`` | Table 11's single-sample latency statistics |
-| ``figures`` | Figs 2-3 (statistics vs acceptance, Pearson r), Fig 10 (confusion matrices), Theorem 1's curves (import it by name) |
-| ``verdicts`` | the rules and thresholds deciding the notebook's claims (Figs 2-3, Tables 4-5, Theorem 1) |
 | ``cli`` | ``python -m specedge.predictor build / train / latency / realpair`` |
+
+The paper's figures and the rules deciding its claims live with its experiments (``specedge.experiments``).
 """
 from .controller import (StopAtFirstPredictedRejection, ablation_over_drafts, controller_ablation, draft_passes,
                          replay_stop_rule, replayed_rounds)

@@ -23,9 +23,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .. import claims
 from .dataset import data_splits, features
-from .intervals import COLUMNS
 from .metrics import fpr_at_rec1, metrics
 from .models import FAMILIES, LABELS, TRAINERS, Predictor, evaluate
 
@@ -126,13 +124,6 @@ def confusion_counts(op: pd.DataFrame) -> pd.DataFrame:
     for c, n in zip(COUNTS, (n0, n0, n1, n1)):
         out[f"{c}_pct"] = 100 * out[c] / n
     return out.assign(n_rejected=n0, n_accepted=n1)
-
-
-def summary(op: pd.DataFrame) -> pd.DataFrame:
-    """Per predictor and metric of ``paper_operating_points`` rows: the mean over split seeds and its
-    95 % t-interval (``claims.mean_interval``)."""
-    return pd.DataFrame([dict(predictor=p, metric=c, seeds=len(g), **dict(zip(("mean", "low", "high"), claims.mean_interval(g[c]))))
-                         for p, g in op.groupby("predictor", sort=False) for c in (*COLUMNS, EQUAL_COL)])
 
 
 def evaluate_at_thresholds(preds: Mapping, test: pd.DataFrame):

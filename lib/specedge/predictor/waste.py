@@ -16,7 +16,6 @@ from .intervals import bootstrap_statistic
 from .models import LABELS
 from .theorem1 import expected_waste, simulate_waste, waste_bound
 from .traces import position_acceptance
-from .verdicts import by_fpr
 
 
 def filled_alpha(traces: pd.DataFrame, window: int) -> np.ndarray:
@@ -26,6 +25,11 @@ def filled_alpha(traces: pd.DataFrame, window: int) -> np.ndarray:
 
 
 FPS = np.linspace(0, 1, 11)
+
+
+def by_fpr(frame: pd.DataFrame, fpr: str = "FPR") -> pd.DataFrame:
+    """The rows that have an FPR, lowest FPR first (ties keep their order)."""
+    return frame.dropna(subset=[fpr]).sort_values(fpr, kind="stable")
 
 
 def theorem1_curves(alpha: np.ndarray, window: int, n_mc: int, seed: int) -> pd.DataFrame:

@@ -1,11 +1,12 @@
-"""The twin's validated error: how far it was from the real system, per metric, and rows judged against it.
+"""The twin's validated error: how far it was from the real system, per metric and setting.
 
 The notebooks that validate the twin (``serving.validation``) commit per metric and quantile the difference of
 the twin from the real gRPC system in % (``twin_vs_real.csv``: the replay against the real run;
 ``stochastic_vs_replay.csv``: the stochastic twin against the replay; ``stochastic_vs_real.csv``: the stochastic
 twin against held-out real runs, per setting). ``largest_pct`` reads a metric's largest |difference| at p50 over such
 tables, ``stochastic_pct`` the stochastic twin's validated error of one setting, ``judge`` adds to a table of new differences that error and whether each
-lies within it, ``lowest_real`` the lowest real value the error was measured at (where it is known to hold).
+lies within it, ``lowest_real`` the lowest real value the error was measured at (where it is known to hold),
+``margin_error`` the error a verdict's margin in a metric is judged against.
 """
 from __future__ import annotations
 
@@ -64,8 +65,7 @@ def judge(table: pd.DataFrame, error) -> pd.DataFrame:
     return table.assign(abs_diff_pct=table["diff_pct"].abs(), twin_error_pct=err, within=table["diff_pct"].abs() <= err)
 
 
-# --------------------------------------------------------------------------- comparison rows judged against it
-PREFIX = "the twin's validated error"   # a row this module decides a tie opens its note with it (``compare.UNDECIDABLE``)
+# --------------------------------------------------------------------------- the error a margin is judged against
 # metrics a serving row's margin can be in: a validation metric (``stochastic_vs_real.csv``), or one computed from
 # per-client goodput: a capacity or a knee (a number of devices: a twin E % off in each device's goodput serves about
 # E % more or fewer of them at the same rate), Fig 4's utility (a sum of the logs of per-client goodputs) and GOODSPEED's
@@ -89,69 +89,3 @@ def margin_error(metric: str, setting: str, twin: str = DOMAIN_IID, files=SETTIN
     err = stochastic_pct(source, setting, twin, files=files)
     what = source if source == metric else f"{source}, which {metric} is computed from"
     return err, what
-
-
-def flip_pct(value: float, edges) -> float:
-    """How far (%) ``value`` must move, relative to itself, to cross the nearest of ``edges`` (the verdict's decision
-    boundaries, in ``value``'s units): 100 min |edge / value - 1|; inf when no edge is finite, NaN for a value of 0
-    or not finite."""
-    value = float(value)
-    if not np.isfinite(value) or value == 0:
-        return np.nan
-    e = [float(x) for x in edges if np.isfinite(float(x))]
-    return 100 * min(abs(x / value - 1) for x in e) if e else np.inf
-
-
-def ratio_pct(a: float, b: float) -> float:
-    """The margin (%) of ``a`` over ``b``: 100 |a / b - 1| (NaN where b is 0 or either is not finite)."""
-    return flip_pct(b, [a])
-
-
-def _error_text(err: float, what: str, setting: str) -> str:
-    e = "unmeasured" if not np.isfinite(err) else f"{err:.1f} %"
-    return f"{PREFIX} in {setting}'s setting ({what}, the sweeps' twin, p50): {e}"
-
-
-def quote(err: float, what: str, setting: str, margin: float) -> str:
-    return f"{_error_text(err, what, setting)}; the verdict's margin {margin:.1f} %"
-
-
-def judged(row: dict, margin_pct: float, metric: str, setting: str, twin: str = DOMAIN_IID, files=SETTINGS) -> dict:
-    """A comparison row (``compare.Comparison.extend``'s keyword arguments) judged against the twin's validated
-    error: ``margin_pct`` is how far (%) the twin's number(s) must move to change the row's verdict (``flip_pct``,
-    ``ratio_pct``). A margin at or below the error of ``metric`` in ``setting`` (``margin_error``), an unmeasured
-    error or an undefined margin make the row a tie: a stated ``not-reproducible`` (cause ``models``) whose note
-    opens with ``PREFIX``; otherwise the row keeps its verdict and its note quotes the error. A row already stated
-    (it has a ``status``) is returned unchanged."""
-    if "status" in row or "check" in row:
-        return row
-    err, what = margin_error(metric, setting, twin, files)
-    q = quote(err, what, setting, margin_pct)
-    note = str(row.get("note", "")).strip()
-    if np.isfinite(err) and not np.isnan(margin_pct) and abs(margin_pct) > err:   # inf: no edge to cross
-        return dict(row, note=f"{note}; {q}, beyond it" if note else f"{q}, beyond it")
-    claim = row.get("claim")
-    shown = row.get("reproduced", getattr(claim, "evidence", ""))
-    out = {k: v for k, v in row.items()
-           if k not in ("claim", "null_claim", "strength", "cause", "tolerance", "null", "bound", "feasible", "sibling")}
-    why = f"{q}, within it: a tie the twin cannot decide" if np.isfinite(err) else f"{q}: the verdict is undecided"
-    if claim is not None:
-        why += f" (the claim {'holds' if claim.holds else 'fails'} in the twin: {claim.evidence})"
-    out.update(status="not-reproducible", cause="models", reproduced=shown, note=f"{why}; {note}" if note else why)
-    return out
-
-
-def utility_pct(d_utility: float, clients: int) -> float:
-    """A margin in U = sum_i log x̄_i (GOODSPEED's utility) as the uniform change of every client's goodput that
-    moves U by as much: 100 (exp(|dU| / clients) - 1) (%)."""
-    return 100 * float(np.expm1(abs(float(d_utility)) / clients)) if np.isfinite(d_utility) else np.nan
-
-
-def quoted(row: dict, metric: str, setting: str, why: str, twin: str = DOMAIN_IID, files=SETTINGS) -> dict:
-    """``row`` with the validated error of ``metric`` in ``setting`` quoted in its note and ``why`` no margin of the
-    row can be judged against it (e.g. a ratio of the twin to itself that a uniform error cancels); its verdict stays."""
-    if "status" in row or "check" in row:
-        return row
-    q = f"{_error_text(*margin_error(metric, setting, twin, files), setting)}, not a margin of this verdict: {why}"
-    note = str(row.get("note", "")).strip()
-    return dict(row, note=f"{note}; {q}" if note else q)

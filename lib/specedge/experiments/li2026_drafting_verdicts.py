@@ -37,6 +37,7 @@ import pandas as pd
 
 from .. import claims
 from ..claims import Claim
+from ..predictor.waste import by_fpr
 
 SIGNS = dict(max_prob=+1, margin=+1, entropy=-1, logit_std=-1)  # Sec 3.3's stated directions
 MIN_PEARSON = 0.05    # Fig 3: below this |r| there is no linear relation worth the name
@@ -162,11 +163,6 @@ def mc_deviation(curves: pd.DataFrame) -> float:
     """Largest |Monte Carlo - closed form| over the curves, in Monte Carlo standard errors."""
     z = np.abs(curves.monte_carlo - curves.closed_form) / np.maximum(curves.mc_se, 1e-12)
     return float(z.max())
-
-
-def by_fpr(frame: pd.DataFrame, fpr: str = "FPR") -> pd.DataFrame:
-    """The rows that have an FPR, lowest FPR first (ties keep their order)."""
-    return frame.dropna(subset=[fpr]).sort_values(fpr, kind="stable")
 
 
 def waste_rises_with_fpr(frame: pd.DataFrame, waste: str, fpr: str = "FPR") -> Claim:
