@@ -144,9 +144,9 @@ MUTATIONS = [
       'how = next((k for k in (*COVERING, "setting") if k in held), None)',
       'how = next((k for k in ("setting", *COVERING) if k in held), None)', ("tests/unit/test_coverage.py",)),
     M("zheng2025 output_dir: every zoo pair in one folder (the profile's name)", "experiments/zheng2025_figures.py",
-      'variant = [f"pair-{tkslt.pair_slug([draft, target])}"] if (draft, target) != tkslt.DEFAULT_PAIR else []',
-      'variant = [f"pair-{tkslt.pair_profile_name([draft, target]).removeprefix(\'measured_\')}"] '
-      'if (draft, target) != tkslt.DEFAULT_PAIR else []', ("tests/unit/test_zheng2025_figures.py",)),
+      'variant = [f"pair-{pair_slug([draft, target])}"] if (draft, target) != DEFAULT_PAIR else []',
+      'variant = [f"pair-{pair_profile_name([draft, target]).removeprefix(\'measured_\')}"] '
+      'if (draft, target) != DEFAULT_PAIR else []', ("tests/unit/test_zheng2025_figures.py",)),
     M("zheng2025 Fig 3 rows: alpha read in row order, not K order", "experiments/zheng2025_figures.py",
       'by_t = {T: grp.sort_values("K").alpha.values for T, grp in frame.groupby("temperature")}',
       'by_t = {T: grp.alpha.values for T, grp in frame.groupby("temperature")}', ("tests/unit/test_zheng2025_figures.py",)),

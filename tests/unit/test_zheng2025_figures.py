@@ -153,8 +153,8 @@ def test_realpair_costs_are_its_ar_runs_on_this_cpu():
 def test_costs_name_the_measuring_command_for_a_pair_the_profile_lacks():
     prof = hardware.load_profile("zheng2025_paper")
     with pytest.raises(KeyError, match="zheng2025_measure measure --models nope,target-m"):
-        figs.Costs.load(prof, "zoo_cpu", "nope", "target-m")
-    costs = figs.Costs.load(prof, "zoo_cpu", "draft-xs", "target-m")
+        figs.load_costs(prof, "zoo_cpu", "nope", "target-m")
+    costs = figs.load_costs(prof, "zoo_cpu", "draft-xs", "target-m")
     assert costs.paper(32000) == pytest.approx(0.30) and costs.t_slm < costs.t_llm
 
 
@@ -209,7 +209,7 @@ def test_each_model_pair_writes_its_own_folder_and_the_default_pair_the_committe
     """Two zoo pairs other than the default share the profile zoo_cpu but not a folder: the second user pair must
     not write over the first's outputs; the default pair on the default profiles writes figures/zheng2025/."""
     out = lambda d, t, measured="zoo_cpu", scale="full": figs.output_dir(scale, "zheng2025_paper", d, t, measured)
-    assert out(*tkslt.DEFAULT_PAIR) == own_roots / "figures" / "zheng2025"
+    assert out(*figs.DEFAULT_PAIR) == own_roots / "figures" / "zheng2025"
     a, b = out("draft-s", "target-m"), out("draft-xs", "target-l")
     assert a != b and a.parent == b.parent == own_roots / "figures" / "zheng2025"
     assert (a.name, b.name) == ("pair-draft_s__target_m", "pair-draft_xs__target_l") and a.is_dir() and b.is_dir()
@@ -217,11 +217,11 @@ def test_each_model_pair_writes_its_own_folder_and_the_default_pair_the_committe
     assert out("path/to/MyDraft/", "hub/My-Target").name == "pair-mydraft__my_target"
     measured = out("path/to/MyDraft", "hub/My-Target", "cpu_local")
     assert measured.name == "pair-mydraft__my_target_measured-cpu_local"
-    assert out(*tkslt.DEFAULT_PAIR, "cpu_local").name == "measured-cpu_local"     # the default pair, another profile
-    ci = out(*tkslt.DEFAULT_PAIR, scale="ci")
+    assert out(*figs.DEFAULT_PAIR, "cpu_local").name == "measured-cpu_local"     # the default pair, another profile
+    ci = out(*figs.DEFAULT_PAIR, scale="ci")
     assert ci == own_roots / "build" / "ci" / "figures" / "zheng2025"              # CI scale never under figures/
-    assert tkslt.pair_slug(["draft-s", "target-m"]) == "draft_s__target_m"
-    assert tkslt.pair_profile_name(["path/to/MyDraft", "hub/My-Target"]) == "measured_mydraft__my_target"
+    assert figs.pair_slug(["draft-s", "target-m"]) == "draft_s__target_m"
+    assert figs.pair_profile_name(["path/to/MyDraft", "hub/My-Target"]) == "measured_mydraft__my_target"
 
 
 # --------------------------------------------------------------------------- Fig 3

@@ -15,14 +15,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
+import torch
 
-from .. import claims, hardware, paths
+from .. import claims, decoding, hardware, paths, sampling
 from ..compare import null_tolerance
 from ..zoo import eval_sequences, realpair  # noqa: F401  (eval_sequences: the notebook's name)
 from ..serving.payload import WIRE_VALUES, wire_frame, wire_kbit  # noqa: F401  (the notebook's names)
 from ..solvers import zheng2025 as tkslt
-from ..solvers.zheng2025 import (PAPER_K, PAPER_VOCAB, Costs, as2_live, as2_map, best_speedup, fig2_frame,  # noqa: F401
+from ..solvers.zheng2025 import (PAPER_K, PAPER_VOCAB, Costs, as2_map, best_speedup, fig2_frame,  # noqa: F401
                                  fig4_frame, gamma_cell)
+from .zheng2025_measure import DEFAULT_PAIR, pair_profile_name, pair_slug
 
 GAMMA_ROWS = ((0.0, "row1"), (1.0, "row2"))   # Table II's γ* rows: 3 2 2 1 1 is T = 0, 2 2 2 2 1 is T = 1 (table2_row_reading)
 # the trivial draft for a γ* cell's null: a uniform draft agrees with a greedy target with probability 1/|V|, so
@@ -35,7 +37,7 @@ def output_dir(scale: str, prof, draft: str, target: str, measured_profile: str)
     its own sub-folder (``pair-<names>``, ``measured-<profile>``), one per pair (a zoo pair too: its names, not the
     profile it shares with every zoo pair)."""
     out = paths.output_dir("zheng2025", scale, prof, default_profile="zheng2025_paper")
-    variant = [f"pair-{tkslt.pair_slug([draft, target])}"] if (draft, target) != tkslt.DEFAULT_PAIR else []
+    variant = [f"pair-{pair_slug([draft, target])}"] if (draft, target) != DEFAULT_PAIR else []
     variant += [f"measured-{hardware.load_profile(measured_profile).name}"] if measured_profile != "zoo_cpu" else []
     if variant:
         out = out / "_".join(variant)
@@ -93,6 +95,32 @@ def table1_rows(t1: pd.DataFrame) -> list[dict]:
 
 
 # --------------------------------------------------------------------------- Fig 3
+def topk_acceptance(draft, target, sequences, ks, temperatures=(0.0, 1.0),
+                    draft_temperature: float = 1.0) -> pd.DataFrame:
+    """α(K) of eq (9), teacher-forced on ``sequences`` (1-D token-id tensors).
+
+    At every position the target's distribution p (temperature T; one-hot at T = 0) is compared with
+    the draft's top-K renormalised distribution q_K (temperature ``draft_temperature``):
+    α = Σ_x min(p(x), q_K(x)), the probability that the drafted token is accepted. Returns one row per
+    (T, K) with the mean over all positions of all sequences.
+    """
+    vocab = int(target.config.vocab_size)
+    if int(draft.config.vocab_size) != vocab:
+        raise ValueError("draft and target must share a vocabulary "
+                         f"({draft.config.vocab_size} vs {vocab})")
+    q_logits, p_logits = [], []
+    with torch.inference_mode():
+        for seq in sequences:
+            ids = torch.as_tensor(seq, dtype=torch.long).view(1, -1)
+            if ids.shape[1] < 2:
+                continue
+            q_logits.append(draft(ids).logits[0, :-1].float())
+            p_logits.append(target(ids).logits[0, :-1].float())
+    if not q_logits:
+        raise ValueError("sequences must contain at least one sequence of length >= 2")
+    return tkslt.topk_alpha(q_logits, p_logits, ks, temperatures, draft_temperature)
+
+
 def alpha_vs_topk_figure(frame: pd.DataFrame, title: str):
     """α(K) of eq (9) per target temperature, K on a log axis."""
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
@@ -123,6 +151,22 @@ def fig3_rows(frame: pd.DataFrame, artifact: str, note: str) -> list[dict]:
 
 
 # --------------------------------------------------------------------------- Table II
+def load_costs(prof, measured_profile: str, draft: str, target: str) -> Costs:
+    """Table II's cost scenarios (``solvers.zheng2025.Costs``): the paper's ratios from ``prof`` and the pair's pass
+    times from ``measured_profile`` (written by the explicit measuring step; a pair it lacks is an error naming the
+    command that measures it)."""
+    meas = hardware.load_profile(measured_profile)
+    for name in (draft, target):
+        if name not in meas.runtime:
+            raise KeyError(f"profile {measured_profile!r} has no pass time for {name!r}: run "
+                           f"`python -m specedge.experiments.zheng2025_measure measure --models {draft},{target}` (it writes the new "
+                           f"profile {pair_profile_name([draft, target])!r}; committed profiles are left alone), "
+                           f"then pass `-p measured_profile {pair_profile_name([draft, target])}`")
+    rc = prof.coefficients("relative_cost")   # L(K) = slm_over_llm + uplink_full_over_llm * K / |V|
+    return Costs(meas.coefficients(draft)["decode_s"], meas.coefficients(target)["decode_s"],
+                 meas.link("uplink")["rate_bps"], rc["slm_over_llm"], rc["uplink_full_over_llm"])
+
+
 def table2(fig3: pd.DataFrame, vocab: int, costs: Costs) -> pd.DataFrame:
     """L(K) and γ* per K of Table II (ours: K = |V| for 'full'), temperature and cost scenario, on our α(K)."""
     alpha = fig3.set_index(["temperature", "K"]).alpha
@@ -333,3 +377,22 @@ def wire_rows(wire: pd.DataFrame, paper: dict, rp_vocab: int) -> list[dict]:
                  note=f"'significantly' read as at least an order of magnitude; K = 320 is the paper's best K (Fig 4); the paper's "
                       f"count (indices neglected) gives {float(dense.kbit_paper_count / top.kbit_paper_count):.0f}x, the real "
                       f"system's float32 wire on the real pair's |V| = {rp_vocab:,} {cut:.0f}x")]
+
+
+# --------------------------------------------------------------------------- AS² live
+def as2_live(d_model, t_model, prompts, alpha0: float, L: float, *, new_tokens: int, k: int, temperature: float,
+             seed: int) -> pd.DataFrame:
+    """Algorithm 2 inside the decoding loop: γ = AS²(α̂, L) before each round, α̂ a running i.i.d. estimate of
+    α (eq 12) with prior weight 8 positions at ``alpha0``; one row summarising the rounds (chosen γ, measured
+    and predicted tokens per round)."""
+    policy = tkslt.as2_policy(alpha0, L, prior_tokens=8)
+    gens = decoding.speculative_batch(d_model, t_model, prompts, new_tokens, gamma=policy, temperature=temperature,
+                                      top_k=k, seed=seed)
+    live = decoding.traces_frame([r for g in gens for r in g.rounds], per="round")
+    live = live[live.drafted > 0]
+    a_live = sampling.iid_acceptance(live.accepted, live.drafted)    # α of eq (12)
+    return pd.DataFrame({"rounds": [len(live)], "chosen γ (mean)": [live.drafted.mean()],
+                         "draft acceptance rate": [sampling.acceptance_rate(live.accepted, live.drafted)],
+                         "i.i.d. α (eq 12)": [a_live],
+                         "tokens / round measured": [sampling.mean_acceptance_length(live.accepted)],
+                         "tokens / round predicted": [float(np.mean(sampling.expected_tokens_per_round(a_live, live.drafted)))]})

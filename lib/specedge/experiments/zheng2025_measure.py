@@ -8,12 +8,31 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import re
+from pathlib import Path
 
 import torch
 
 from .. import hardware, zoo
 from ..profiling import device_description, pass_times
-from ..solvers import zheng2025 as tkslt
+
+DEFAULT_PAIR = ("draft-xs", "target-m")   # the notebook's pair: LLaMA-68M / LLaMA-7B stand-ins
+
+
+def pair_slug(models) -> str:
+    """``models`` (zoo names, local folders or hub ids) as one file-name-safe word, each model's last path part:
+    ``["draft-s", "target-m"]`` -> ``draft_s__target_m``."""
+    return "__".join(re.sub(r"[^a-z0-9]+", "_", Path(str(m).rstrip("/")).name.lower()).strip("_") for m in models)
+
+
+def pair_profile_name(models) -> str:
+    """The profile ``measure`` writes for ``models``: ``zoo_cpu`` for the zoo's own models (what
+    ``make profiles`` measures), otherwise ``measured_<names>`` (``pair_slug``) — a new, git-ignored profile in
+    ``data/profiles/``, never a committed one."""
+    names = [str(m) for m in models]
+    if all(n in zoo.DRAFTS + zoo.TARGETS for n in names):
+        return "zoo_cpu"
+    return f"measured_{pair_slug(names)}"
 
 
 def main(argv=None) -> int:
@@ -29,13 +48,13 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args(argv)
     models = [m for m in args.models.split(",") if m]
-    path = hardware.profile_path(args.profile or tkslt.pair_profile_name(models))   # a name or a .yaml path
+    path = hardware.profile_path(args.profile or pair_profile_name(models))   # a name or a .yaml path
     name = path.stem
     if path.exists() and not args.force:
         held = sorted(hardware.load_profile(path).runtime)
         if sorted(models) != held:
             raise SystemExit(f"{path} holds pass times of {held}; measuring {models} would replace them. Pass "
-                             f"--profile <new name> (default for these models: {tkslt.pair_profile_name(models)}) or --force")
+                             f"--profile <new name> (default for these models: {pair_profile_name(models)}) or --force")
     for m in models:
         zoo.resolve(m)          # unknown names fail here, before any timing
     torch.set_num_threads(args.threads)

@@ -14,13 +14,14 @@ printed form is not legible):
 
 and Algorithm 1 (ODLD) takes γ* = 1 if γ₀ < 1, else the better of ⌊γ₀⌋ and ⌈γ₀⌉. Algorithm 2 (AS²)
 falls back to the standalone LLM when S(γ*) ≤ 1 (speculation helps iff α > L).
+
+Pure functions, no I/O: the logits ``topk_alpha`` reads, the profiles behind ``Costs`` and AS² inside a live
+decoding loop come from the paper's experiments (``experiments.zheng2025_figures``).
 """
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -229,33 +230,6 @@ def table1(alphas=(0.4, 0.6, 0.8), costs=(0.01, 0.1, 0.2, 0.4, 0.6)) -> "pd.Data
 # --------------------------------------------------------------------------------------------------
 # Measured part (Fig 3, Table II, Fig 4): acceptance under top-K drafts and the relative cost L(K).
 
-def topk_acceptance(draft, target, sequences, ks, temperatures=(0.0, 1.0),
-                    draft_temperature: float = 1.0) -> "pd.DataFrame":
-    """α(K) of eq (9), teacher-forced on ``sequences`` (1-D token-id tensors).
-
-    At every position the target's distribution p (temperature T; one-hot at T = 0) is compared with
-    the draft's top-K renormalised distribution q_K (temperature ``draft_temperature``):
-    α = Σ_x min(p(x), q_K(x)), the probability that the drafted token is accepted. Returns one row per
-    (T, K) with the mean over all positions of all sequences.
-    """
-    import torch
-    vocab = int(target.config.vocab_size)
-    if int(draft.config.vocab_size) != vocab:
-        raise ValueError("draft and target must share a vocabulary "
-                         f"({draft.config.vocab_size} vs {vocab})")
-    q_logits, p_logits = [], []
-    with torch.inference_mode():
-        for seq in sequences:
-            ids = torch.as_tensor(seq, dtype=torch.long).view(1, -1)
-            if ids.shape[1] < 2:
-                continue
-            q_logits.append(draft(ids).logits[0, :-1].float())
-            p_logits.append(target(ids).logits[0, :-1].float())
-    if not q_logits:
-        raise ValueError("sequences must contain at least one sequence of length >= 2")
-    return topk_alpha(q_logits, p_logits, ks, temperatures, draft_temperature)
-
-
 def topk_alpha(q_logits, p_logits, ks, temperatures=(0.0, 1.0), draft_temperature: float = 1.0) -> "pd.DataFrame":
     """α(K) of eq (9) from the draft's and the target's logits at the same positions (lists of (n_i, V)).
 
@@ -300,27 +274,6 @@ def payload_bits(topk, vocab_size: int, value_bits: int = 16, index_bits: int = 
     return k * value_bits + np.where(k < vocab_size, k * index_bits, 0)
 
 
-DEFAULT_PAIR = ("draft-xs", "target-m")   # the notebook's pair: LLaMA-68M / LLaMA-7B stand-ins
-
-
-def pair_slug(models) -> str:
-    """``models`` (zoo names, local folders or hub ids) as one file-name-safe word, each model's last path part:
-    ``["draft-s", "target-m"]`` -> ``draft_s__target_m``."""
-    return "__".join(re.sub(r"[^a-z0-9]+", "_", Path(str(m).rstrip("/")).name.lower()).strip("_") for m in models)
-
-
-def pair_profile_name(models) -> str:
-    """The profile ``measure`` writes for ``models``: ``zoo_cpu`` for the zoo's own models (what
-    ``make profiles`` measures), otherwise ``measured_<names>`` (``pair_slug``) — a new, git-ignored profile in
-    ``data/profiles/``, never a committed one."""
-    from .. import zoo
-
-    names = [str(m) for m in models]
-    if all(n in zoo.DRAFTS + zoo.TARGETS for n in names):
-        return "zoo_cpu"
-    return f"measured_{pair_slug(names)}"
-
-
 # --------------------------------------------------------------------------- scenarios of the notebook (Table II, Figs 2, 4, Algorithm 2)
 PAPER_VOCAB = 32000   # Sec VI-B: "The vocabulary size is configured as 32K"
 PAPER_K = (3, 32, 320, 3200, 32000)     # Table II's columns (statement ids table2-*-K<k>)
@@ -335,23 +288,6 @@ class Costs:
     rate_bps: float
     slm_over_llm: float
     uplink_full_over_llm: float
-
-    @classmethod
-    def load(cls, prof, measured_profile: str, draft: str, target: str) -> Costs:
-        """The paper's ratios from ``prof`` and the pair's pass times from ``measured_profile`` (written by
-        the explicit measuring step; a pair it lacks is an error naming the command that measures it)."""
-        from .. import hardware
-
-        meas = hardware.load_profile(measured_profile)
-        for name in (draft, target):
-            if name not in meas.runtime:
-                raise KeyError(f"profile {measured_profile!r} has no pass time for {name!r}: run "
-                               f"`python -m specedge.experiments.zheng2025_measure measure --models {draft},{target}` (it writes the new "
-                               f"profile {pair_profile_name([draft, target])!r}; committed profiles are left alone), "
-                               f"then pass `-p measured_profile {pair_profile_name([draft, target])}`")
-        rc = prof.coefficients("relative_cost")   # L(K) = slm_over_llm + uplink_full_over_llm * K / |V|
-        return cls(meas.coefficients(draft)["decode_s"], meas.coefficients(target)["decode_s"],
-                   meas.link("uplink")["rate_bps"], rc["slm_over_llm"], rc["uplink_full_over_llm"])
 
     def measured(self, k) -> float:
         return float(measured_cost(k, self.t_slm, self.t_llm, self.rate_bps))
@@ -408,26 +344,3 @@ def fig4_frame(alpha: "pd.DataFrame", costs_of) -> "pd.DataFrame":
     return pd.DataFrame([dict(scenario=scen, **{k: getattr(r, k) for k in keys}, alpha=r.alpha, L=L_of(r.K),
                               speedup=best_speedup(r.alpha, L_of(r.K)))
                          for scen, L_of in costs_of.items() for r in alpha.itertuples()])
-
-
-# --------------------------------------------------------------------------- AS² live
-def as2_live(d_model, t_model, prompts, alpha0: float, L: float, *, new_tokens: int, k: int, temperature: float,
-             seed: int) -> "pd.DataFrame":
-    """Algorithm 2 inside the decoding loop: γ = AS²(α̂, L) before each round, α̂ a running i.i.d. estimate of
-    α (eq 12) with prior weight 8 positions at ``alpha0``; one row summarising the rounds (chosen γ, measured
-    and predicted tokens per round)."""
-    import pandas as pd
-
-    from .. import decoding, sampling
-
-    policy = as2_policy(alpha0, L, prior_tokens=8)
-    gens = decoding.speculative_batch(d_model, t_model, prompts, new_tokens, gamma=policy, temperature=temperature,
-                                      top_k=k, seed=seed)
-    live = decoding.traces_frame([r for g in gens for r in g.rounds], per="round")
-    live = live[live.drafted > 0]
-    a_live = sampling.iid_acceptance(live.accepted, live.drafted)    # α of eq (12)
-    return pd.DataFrame({"rounds": [len(live)], "chosen γ (mean)": [live.drafted.mean()],
-                         "draft acceptance rate": [sampling.acceptance_rate(live.accepted, live.drafted)],
-                         "i.i.d. α (eq 12)": [a_live],
-                         "tokens / round measured": [sampling.mean_acceptance_length(live.accepted)],
-                         "tokens / round predicted": [float(np.mean(sampling.expected_tokens_per_round(a_live, live.drafted)))]})
