@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml
 		$(VENV)/share/jupyter/kernels/python3/kernel.json
 	# every notebook kernel starts with the vector kernels capped at AVX2: the same values on AMD AVX2 and AVX-512 hosts
 	$(PY) -m specedge.host --kernel $(VENV)/share/jupyter/kernels/python3/kernel.json
-	test ! -f build/timings/venv.start || $(PY) -m specedge.timings stop venv --ends-with "$(VENV) ready"
+	test ! -f build/timings/venv.start || $(PY) tools/timings.py stop venv --ends-with "$(VENV) ready"
 	touch $(STAMP)
 
 # a complete default run (every notebook, full scale, default profiles) records its time for the README (make readme)
@@ -37,28 +37,28 @@ FULL   := $(if $(NB)$(PROFILE)$(filter ci,$(SCALE)),,yes)
 DONE   := figures: done (outputs in $(if $(filter ci,$(SCALE)),build/ci/figures/,figures/), executed notebooks in build/notebooks/$(SCALE)/)
 
 figures: venv
-	@$(if $(FULL),$(PY) -m specedge.timings start figures)
+	@$(if $(FULL),$(PY) tools/timings.py start figures)
 	$(PY) -m specedge.host --portable -- $(PY) -m specedge.notebooks --scale $(SCALE) $(if $(PROFILE),--profile $(PROFILE)) $(NB)
 	$(PY) -m specedge.compare --update-readme
-	$(PY) -m specedge.experiments.arena_results
+	$(PY) tools/arena_readme.py
 	@echo "$(DONE)"
-	@$(if $(FULL),$(PY) -m specedge.timings stop figures --ends-with "$(DONE)")
+	@$(if $(FULL),$(PY) tools/timings.py stop figures --ends-with "$(DONE)")
 
 test: venv
-	@$(PY) -m specedge.timings start test
+	@$(PY) tools/timings.py start test
 	SPECEDGE_SCALE=ci $(PY) -m specedge.host --portable -- $(PY) -m pytest tests notebooks --nbmake --nbmake-timeout=1200 \
 		--junitxml=build/timings/test.xml
-	@$(PY) -m specedge.timings stop test --junit build/timings/test.xml
+	@$(PY) tools/timings.py stop test --junit build/timings/test.xml
 
 # the inner loop: the library's unit tests only (tests/unit/; no servers, subprocesses or notebooks), under
 # coverage.py (lines and branches per module, pyproject's [tool.coverage.*]); then the gate: every module a result
 # depends on keeps 90 % of its lines covered (benchmarks/line_coverage.py; summary in docs/test-coverage.md)
 test-fast: venv
-	@$(PY) -m specedge.timings start test-fast
+	@$(PY) tools/timings.py start test-fast
 	SPECEDGE_SCALE=ci $(PY) -m specedge.host --portable -- $(PY) -m coverage run -m pytest tests/unit -q \
 		--junitxml=build/timings/test-fast.xml
 	$(PY) benchmarks/line_coverage.py
-	@$(PY) -m specedge.timings stop test-fast --junit build/timings/test-fast.xml
+	@$(PY) tools/timings.py stop test-fast --junit build/timings/test-fast.xml
 
 # Trains the embedded model zoo from scratch (resumes after an interruption), then what is built on
 # it: early-exit adapters (venkatesha2025) and WISP traces + rejection predictors (li2026).
@@ -168,9 +168,9 @@ coverage: venv
 
 readme: venv
 	$(PY) -m specedge.compare --update-readme
-	$(PY) -m specedge.timings readme
-	$(PY) -m specedge.experiments.realpair_readme
-	$(PY) -m specedge.experiments.arena_results
+	$(PY) tools/timings.py readme
+	$(PY) tools/realpair_readme.py
+	$(PY) tools/arena_readme.py
 
 # one-line bugs in sampling, serving and the solvers, each applied in turn and the owning tests run
 # (benchmarks/mutation_check.py; ~30 min on 2 busy cores): every one must be caught (survivors: none)

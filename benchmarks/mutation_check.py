@@ -30,7 +30,7 @@ The 19 entries from "venkatesha2025 Table 9" on aim at modules a result depends 
 90 % of their lines (venkatesha2025's tables, runs and real-pair section, the early exits' build, the predictor's command
 and figures, the zoo's corpus and real-pair fetch): 19 caught in ~2.5 min on the same host (4-13 s each, ``--test``
 with their eleven test files).
-The check edits files of ``lib/specedge`` in place and restores them even on Ctrl-C; it refuses to start
+The check edits files of ``lib/specedge`` (and ``tools/``) in place and restores them even on Ctrl-C; it refuses to start
 when one of them has uncommitted changes (``git diff``), so a restore cannot lose work.
 """
 from __future__ import annotations
@@ -52,7 +52,7 @@ LIB = ROOT / "lib" / "specedge"
 @dataclass(frozen=True)
 class Mutation:
     name: str
-    file: str             # under lib/specedge
+    file: str             # under lib/specedge; tools/... under the repository (``path_of``)
     old: str              # must occur exactly once
     new: str
     tests: tuple[str, ...]
@@ -172,7 +172,7 @@ MUTATIONS = [
     M("profiling CLI: a thread count of 0 accepted", "profiling.py",
       "if args.threads < 1:", "if args.threads < 0:", ("tests/unit/test_profiling.py",)),
     # --- the README's timings
-    M("timings: skipped tests counted as passed", "timings.py",
+    M("timings: skipped tests counted as passed", "tools/timings.py",
       'ran = count["tests"] - count["failures"] - count["errors"] - count["skipped"]',
       'ran = count["tests"] - count["failures"] - count["errors"]', ("tests/unit/test_timings.py",)),
     M("notebooks: a partial run recorded as the complete one", "notebooks.py",
@@ -241,9 +241,9 @@ MUTATIONS = [
     M("host.write_kernel_env: a kernel spec's own settings override the caps", "host.py",
       'spec["env"] = {**spec.get("env", {}), **PORTABLE_ENV}', 'spec["env"] = {**PORTABLE_ENV, **spec.get("env", {})}',
       ("tests/unit/test_glue_edges.py",)),
-    M("timings.load: the venv record ignored (the README line loses the build time)", "timings.py",
+    M("timings.load: the venv record ignored (the README line loses the build time)", "tools/timings.py",
       "if p.stem in (*COMMANDS, VENV)}", "if p.stem in COMMANDS}", ("tests/unit/test_glue_edges.py",)),
-    M("timings.block: every host named without a GPU", "timings.py",
+    M("timings.block: every host named without a GPU", "tools/timings.py",
       "'a GPU' if gpu else 'no GPU'", "'no GPU'", ("tests/unit/test_glue_edges.py",)),
     M("zhu2025 headline: the error without its absolute value", "experiments/zhu2025_figures.py",
       "if abs(p - ours) > tolerance else reading", "if ours - p > tolerance else reading", ("tests/unit/test_glue_edges.py",)),
@@ -402,11 +402,16 @@ def pytest(tests, python: str, timeout: float) -> int:
                           env=env, capture_output=True, text=True, timeout=timeout).returncode
 
 
+def path_of(m: Mutation) -> Path:
+    """The file a mutation edits: a library module's path under lib/specedge, a script of tools/ under the root."""
+    return ROOT / m.file if m.file.startswith("tools/") else LIB / m.file
+
+
 def stale(mutations) -> list[str]:
     """The entries whose line does not occur exactly once in their file (with how often it does)."""
     out = []
     for m in mutations:
-        path = LIB / m.file
+        path = path_of(m)
         n = path.read_text().count(m.old) if path.exists() else None
         if n != 1:
             out.append(f"{m.name} ({m.file}: {'no file' if n is None else f'{n}x'})")
@@ -414,7 +419,7 @@ def stale(mutations) -> list[str]:
 
 
 def run_one(m: Mutation, python: str, timeout: float) -> tuple[str, float]:
-    path = LIB / m.file
+    path = path_of(m)
     src = path.read_text()
     t0 = time.perf_counter()
     try:
@@ -444,7 +449,7 @@ def main(argv=None) -> int:
         raise SystemExit(f"no mutation's name contains {args.only!r}" + (f" and is caught by {args.test}" if args.test else ""))
     if bad := stale(todo):
         raise SystemExit("stale mutation entries (their line is not in the code exactly once): " + "; ".join(bad))
-    files = sorted({str(LIB / m.file) for m in todo})
+    files = sorted({str(path_of(m)) for m in todo})
     dirty = subprocess.run(["git", "diff", "--name-only", "--", *files], cwd=ROOT, capture_output=True, text=True).stdout
     if dirty.strip():
         raise SystemExit(f"uncommitted changes in {dirty.split()}: commit or stash them first (the check edits these files)")

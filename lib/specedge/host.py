@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import sys
 from pathlib import Path
 
@@ -111,6 +112,13 @@ def describe(dtype: str | None = None, threads: int | None = None) -> dict:
     if threads is not None:
         out["threads"] = threads
     return out
+
+
+def machine() -> dict:
+    """The facts a recorded run names its host by: CPU model, ISA, cores, memory (GiB), a GPU or not."""
+    gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return {"cpu": cpu_name(), "isa": isa(), "cores": os.cpu_count() or 1, "memory_gib": round(gib),
+            "gpu": shutil.which("nvidia-smi") is not None}
 
 
 def portable(env: dict[str, str] | None = None) -> dict[str, str]:

@@ -23,6 +23,7 @@ set one torch thread themselves): torch's reductions depend on them (with OMP_NU
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -32,7 +33,7 @@ from pathlib import Path
 
 import papermill as pm
 
-from . import host, papers, paths, sweep, timings
+from . import host, papers, paths, sweep
 
 
 def notebooks(names: list[str] | None = None) -> list[Path]:
@@ -202,6 +203,16 @@ def execute(todo: list[Path], scale: str, seed: int | None = None, profile: str 
     return seconds
 
 
+def record_notebooks(seconds: dict[str, float], jobs: int, wall: float, cold: bool, folder: Path = paths.TIMINGS) -> dict:
+    """The seconds of each notebook of one complete full-scale run, with the host (``host.machine``), into
+    ``folder/notebooks.json`` (docs/benchmarks.md's per-notebook block: ``tools/timings.py readme``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {"seconds": {k: round(v, 1) for k, v in seconds.items()}, "jobs": jobs, "wall": round(wall, 1),
+              "cold_sweep_cache": cold, **host.machine()}
+    (folder / "notebooks.json").write_text(json.dumps(record, indent=1) + "\n")
+    return record
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m specedge.notebooks", description="Run specedge notebooks through papermill.")
     ap.add_argument("names", nargs="*", help="notebook names, paper or output folder keys, or name prefixes "
@@ -230,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     seconds = execute(todo, args.scale, args.seed, args.profile, args.jobs)
     if complete:                        # every notebook with its defaults: docs/benchmarks.md's numbers (make readme)
-        timings.record_notebooks(seconds, min(args.jobs, len(todo)), time.perf_counter() - t0, cold)
+        record_notebooks(seconds, min(args.jobs, len(todo)), time.perf_counter() - t0, cold)
     return 0
 
 

@@ -16,6 +16,7 @@ CORPUS = DATA / "corpus"
 FIGURES = ROOT / "figures"
 NOTEBOOKS = ROOT / "notebooks"
 BUILD = ROOT / "build"
+TIMINGS = BUILD / "timings"   # git-ignored: how long the make commands and the notebooks took (tools/timings.py)
 MODELS = ROOT / "models"     # git-ignored: the real pair's converted weights (make realpair)
 
 SCALES = ("ci", "full")

@@ -1,7 +1,13 @@
 """The README's speed sentence says, per host class, which runtime, weights and loop is fastest, from the rows."""
+import importlib.util
+
 import pandas as pd
 
-from specedge.experiments import realpair_readme
+from specedge import paths
+
+_SPEC = importlib.util.spec_from_file_location("realpair_readme", paths.ROOT / "tools" / "realpair_readme.py")   # a script of tools/
+realpair_readme = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(realpair_readme)
 
 
 def _bench(path, cpu, isa, dtype, ar, sd, runtime=None):

@@ -1,11 +1,16 @@
-"""The README's timings come from recorded runs (``specedge.timings``), never typed."""
+"""The README's timings come from recorded runs (``tools/timings.py``), never typed."""
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
 
-from specedge import timings
+from specedge import host, notebooks, paths
+
+_SPEC = importlib.util.spec_from_file_location("timings", paths.ROOT / "tools" / "timings.py")   # a script of tools/
+timings = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(timings)
 
 HOST = {"cpu": "AMD EPYC", "isa": "AVX512-BF16", "cores": 2, "memory_gib": 24, "gpu": False}
 
@@ -122,8 +127,8 @@ def test_update_readme_refuses_a_readme_without_one_block(tmp_path):
 
 
 def test_notebook_block_lists_the_longest_first(tmp_path, monkeypatch):
-    monkeypatch.setattr(timings, "machine", lambda: dict(HOST))
-    rec = timings.record_notebooks({"zheng2025_tk_slt": 223.4, "li2026_wisp_serving": 407.0, "tran2025_goodspeed": 0.6},
+    monkeypatch.setattr(host, "machine", lambda: dict(HOST))
+    rec = notebooks.record_notebooks({"zheng2025_tk_slt": 223.4, "li2026_wisp_serving": 407.0, "tran2025_goodspeed": 0.6},
                                    jobs=2, wall=930.0, cold=True, folder=tmp_path)
     assert json.loads((tmp_path / "notebooks.json").read_text()) == rec
     text = timings.notebook_block(rec)
@@ -138,12 +143,12 @@ def test_notebook_block_lists_the_longest_first(tmp_path, monkeypatch):
 
 
 def test_update_benchmarks_rewrites_its_block_or_says_why_not(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(timings, "machine", lambda: dict(HOST))
+    monkeypatch.setattr(host, "machine", lambda: dict(HOST))
     doc = tmp_path / "benchmarks.md"
     doc.write_text(f"## Notebooks\n\n{timings.NB_BEGIN}\nold\n{timings.NB_END}\n")
     assert not timings.update_benchmarks(doc, tmp_path)
     assert "old" in doc.read_text() and "no complete full-scale run" in capsys.readouterr().out
-    timings.record_notebooks({"a": 10.0}, jobs=2, wall=12.0, cold=True, folder=tmp_path)
+    notebooks.record_notebooks({"a": 10.0}, jobs=2, wall=12.0, cold=True, folder=tmp_path)
     assert timings.update_benchmarks(doc, tmp_path)
     assert " ".join(doc.read_text().splitlines()).endswith("a 10 s — 10 notebook-seconds, 0.2 min of wall time. "
                                                           + timings.NB_END)
@@ -152,10 +157,7 @@ def test_update_benchmarks_rewrites_its_block_or_says_why_not(tmp_path, monkeypa
 @pytest.mark.parametrize("argv, recorded", [([], True), (["zheng2025"], False), (["--scale", "ci"], False),
                                             (["--seed", "3"], False)])
 def test_the_runner_records_only_a_complete_default_run(tmp_path, monkeypatch, argv, recorded):
-    from specedge import notebooks
-
     monkeypatch.setattr(notebooks, "execute", lambda todo, *a, **k: {nb.stem: 1.0 for nb in todo})
-    monkeypatch.setattr(timings, "FOLDER", tmp_path)
-    monkeypatch.setattr(timings, "record_notebooks", lambda *a, **k: (tmp_path / "notebooks.json").write_text("{}"))
+    monkeypatch.setattr(notebooks, "record_notebooks", lambda *a, **k: (tmp_path / "notebooks.json").write_text("{}"))
     assert notebooks.main(argv) == 0
     assert (tmp_path / "notebooks.json").exists() is recorded

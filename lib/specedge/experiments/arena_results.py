@@ -1,11 +1,11 @@
 """The arena's results over seeds (``notebooks/edge_sd_arena.ipynb``): the regime map, which technique
-matters where, the ablation, the Pareto front and the sentences of docs/arena.md — all from the rows of
+matters where, the ablation, the Pareto front and the sentences of docs/arena.md (written there by
+``tools/arena_readme.py``) — all from the rows of
 ``experiments.arena.run_point`` (one per combination, point and seed), every comparison paired by seed with
 ``claims.mean_interval``'s 95 % interval. Kept apart from ``arena`` so that an edit here keeps the sweep cache."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -182,9 +182,7 @@ def pareto(rows: pd.DataFrame, point: tuple, objectives=("goodput_tok_s", "jain"
     return m.sort_values(list(objectives[:1]), ascending=False).reset_index(drop=True)
 
 
-# --------------------------------------------------------------------------- the results block of docs/arena.md
-README_START, README_END = "<!-- arena:start -->", "<!-- arena:end -->"
-DOC = paths.ROOT / "docs" / "arena.md"
+# --------------------------------------------------------------------------- the sentences of docs/arena.md's results block
 FIGURES = paths.FIGURES / "edge_sd_arena"
 
 
@@ -248,21 +246,3 @@ def readme_sentences(tmap: pd.DataFrame, regime: pd.DataFrame, cap: pd.DataFrame
     s4 = (f"Capacity — the most {c.mix} devices served with at least {100 * c.attainment_level:.0f} % of responses within "
           f"their class, at {_mbps(c.bandwidth_bps)} (seeds pooled; ≥: the search's bound): {each}.")
     return [s1, s2, s3, s4]
-
-
-def readme_block(folder: Path = FIGURES) -> str:
-    tmap, regime = pd.read_csv(folder / "technique_map.csv"), pd.read_csv(folder / "regime_map.csv")
-    cap = pd.read_csv(folder / "capacity.csv") if (folder / "capacity.csv").exists() else None
-    return ("Generated from `figures/edge_sd_arena/technique_map.csv`, `regime_map.csv` and `capacity.csv` "
-            "(`notebooks/edge_sd_arena.ipynb`, the twin on the real pair's traces; `make readme` rewrites it): "
-            + " ".join(readme_sentences(tmap, regime, cap)))
-
-
-def update_readme(readme=DOC, check: bool = False) -> bool:
-    """Rewrite (or with ``check`` only compare) the arena block of ``readme`` (``DOC``); True when it is/was stale."""
-    from ..compare import rewrite_block
-    return rewrite_block(readme, readme_block(), README_START, README_END, check)
-
-
-if __name__ == "__main__":
-    print("docs/arena.md results " + ("updated" if update_readme() else "already current"))

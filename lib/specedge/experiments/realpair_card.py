@@ -20,7 +20,7 @@ the prompt, assistant turn = the reference completion).
                               features) and outcome, the input of the predictor and the twins' acceptance.
 Built on these files elsewhere: the real serving runs (``python -m specedge.experiments.realpair_serving``
 -> ``serving_runs.csv``), the twins' input (``realpair_twin``), WISP's twin on the pair (``li2026_realpair``),
-the γ sweep (``realpair_gamma``), the tables of docs/real-pair.md (``python -m specedge.experiments.realpair_readme``).
+the γ sweep (``realpair_gamma``), the tables of docs/real-pair.md (``python tools/realpair_readme.py``).
 """
 from __future__ import annotations
 

@@ -1,15 +1,15 @@
 """The real pair's generated blocks, from the committed files: its tables in ``docs/real-pair.md`` and the README's
 speed sentence (per host class, runtime and weights: which of AR and SD is fastest). ``make readme`` runs
-``python -m specedge.experiments.realpair_readme``, which rewrites the text between the markers."""
+``python tools/realpair_readme.py``, which rewrites the text between the markers."""
 from __future__ import annotations
 
 import re
 
 import pandas as pd
 
-from .. import paths
-from ..serving.metrics import verified
-from .realpair_card import FILES, load, pooled_topk
+from specedge import paths
+from specedge.experiments.realpair_card import FILES, load, pooled_topk
+from specedge.serving.metrics import verified
 
 README_START, README_END = "<!-- realpair:start -->", "<!-- realpair:end -->"
 DOC = paths.ROOT / "docs" / "real-pair.md"
@@ -68,7 +68,7 @@ def speed_block(table: pd.DataFrame) -> str:
 
 def update_speed(readme=README, check: bool = False) -> bool:
     """Rewrite (or with ``check`` only compare) the README's speed sentence; True when it is/was stale."""
-    from ..compare import rewrite_block
+    from specedge.compare import rewrite_block
     return rewrite_block(readme, speed_block(speed_table(bench_files() + llamacpp_files())), SPEED_START, SPEED_END, check)
 
 
@@ -152,7 +152,7 @@ def readme_block() -> str:
     lines += bench_lines(bench_files())
     lines += llamacpp_lines(llamacpp_files())
     if GAMMA.exists():
-        from .realpair_gamma import winners
+        from specedge.experiments.realpair_gamma import winners
         t = pd.read_csv(GAMMA)
         sd = t[t.gamma > 0]
         gammas = sorted(sd.gamma.unique())
@@ -186,7 +186,7 @@ def readme_block() -> str:
 def serving_llamacpp_lines() -> list[str]:
     """The real serving system with the draft on llama.cpp beside float32 transformers drafters
     (``data/realpair/serving_runs_llamacpp.csv``, ``realpair_serving.drafting``)."""
-    from .realpair_serving import drafting
+    from specedge.experiments.realpair_serving import drafting
 
     d = drafting("serving_runs_llamacpp")
     raw = load("serving_runs_llamacpp")
@@ -210,10 +210,8 @@ def serving_llamacpp_lines() -> list[str]:
 
 def update_readme(readme=DOC, check: bool = False) -> bool:
     """Rewrite (or with ``check`` only compare) the real-pair block of ``readme`` (``DOC``); True when it is/was stale."""
-    from ..compare import rewrite_block
+    from specedge.compare import rewrite_block
     return rewrite_block(readme, readme_block(), README_START, README_END, check)
-
-
 
 
 if __name__ == "__main__":

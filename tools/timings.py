@@ -6,28 +6,28 @@ from nothing, writes its own start time); ``stop`` writes the wall time, what
 the command ended with and the host into the git-ignored ``build/timings/<command>.json``. A failed or
 partial run records nothing. ``make readme`` then rewrites the README's timings block from those
 records (``readme``), and docs/benchmarks.md's per-notebook seconds from the notebook runner's record of
-its last complete full-scale run, so their numbers are the last complete runs', never typed:
+its last complete full-scale run (``specedge.notebooks.record_notebooks``), so their numbers are the last
+complete runs', never typed:
 
-    python -m specedge.timings start figures
-    python -m specedge.timings stop figures --ends-with "figures: done (...)"
-    python -m specedge.timings stop test --junit build/timings/test.xml     # "960 passed" from pytest's report
-    python -m specedge.timings readme                                        # README.md's timings block
+    python tools/timings.py start figures
+    python tools/timings.py stop figures --ends-with "figures: done (...)"
+    python tools/timings.py stop test --junit build/timings/test.xml     # "960 passed" from pytest's report
+    python tools/timings.py readme                                        # README.md's timings block
 """
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import shutil
 import sys
 import textwrap
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from . import host, paths
+from specedge import paths
+from specedge.host import machine
 
-FOLDER = paths.BUILD / "timings"
+FOLDER = paths.TIMINGS
 README = paths.ROOT / "README.md"
 BENCHMARKS = paths.ROOT / "docs" / "benchmarks.md"      # its per-notebook block
 BEGIN, END = "<!-- timings:start -->", "<!-- timings:end -->"
@@ -60,13 +60,6 @@ def passed(junit: Path) -> str:
     return f"{ran} passed" + "".join(f", {count[k]} {k}" for k in ("failures", "errors", "skipped") if count[k])
 
 
-def machine() -> dict:
-    """The facts the README names the machine by."""
-    gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return {"cpu": host.cpu_name(), "isa": host.isa(), "cores": os.cpu_count() or 1, "memory_gib": round(gib),
-            "gpu": shutil.which("nvidia-smi") is not None}
-
-
 def stop(name: str, ends_with: str, folder: Path = FOLDER, now: float | None = None) -> dict:
     """Record ``name``'s run since its ``start``: seconds, what it ended with, the machine."""
     _check(name)
@@ -77,15 +70,6 @@ def stop(name: str, ends_with: str, folder: Path = FOLDER, now: float | None = N
     record = {"command": name, "seconds": round(seconds, 1), "ends_with": ends_with, **machine()}
     (folder / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
     begun.unlink()
-    return record
-
-
-def record_notebooks(seconds: dict[str, float], jobs: int, wall: float, cold: bool, folder: Path = FOLDER) -> dict:
-    """The seconds of each notebook of one complete full-scale run (``python -m specedge.notebooks``)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    record = {"seconds": {k: round(v, 1) for k, v in seconds.items()}, "jobs": jobs, "wall": round(wall, 1),
-              "cold_sweep_cache": cold, **machine()}
-    (folder / "notebooks.json").write_text(json.dumps(record, indent=1) + "\n")
     return record
 
 
@@ -168,7 +152,7 @@ def update_benchmarks(doc: Path = BENCHMARKS, folder: Path = FOLDER) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m specedge.timings", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python tools/timings.py", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="action", required=True)
     sub.add_parser("start").add_argument("name", choices=sorted(COMMANDS))
     p = sub.add_parser("stop")
