@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from specedge import paths, zoo
-from specedge.experiments import zheng2025_measure
+from specedge.experiments import zheng2025_figures, zheng2025_measure
 
 
 def _tiny(path, vocab: int = 8192, seed: int = 0):
@@ -47,8 +47,8 @@ def test_measuring_a_pair_writes_a_new_profile_and_leaves_committed_ones(pair, t
     shutil.copytree(paths.PROFILES, profiles)
     monkeypatch.setattr(paths, "PROFILES", profiles)
     before = (profiles / "zoo_cpu.yaml").read_bytes()
-    name = zheng2025_measure.pair_profile_name([draft, target])
-    assert name == "measured_mydraft__mytarget" and zheng2025_measure.pair_profile_name(["draft-xs", "target-m"]) == "zoo_cpu"
+    name = zheng2025_figures.pair_profile_name([draft, target])
+    assert name == "measured_mydraft__mytarget" and zheng2025_figures.pair_profile_name(["draft-xs", "target-m"]) == "zoo_cpu"
     with pytest.raises(SystemExit, match="would replace them"):
         zheng2025_measure.main(["measure", "--models", f"{draft},{target}", "--profile", "zoo_cpu"])
     assert zheng2025_measure.main(["measure", "--models", f"{draft},{target}"]) == 0

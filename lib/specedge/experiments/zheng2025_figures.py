@@ -9,7 +9,9 @@ never agrees, the dense distribution, the target alone); our measured costs are 
 """
 from __future__ import annotations
 
+import re
 from dataclasses import replace
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -17,19 +19,37 @@ import pandas as pd
 import seaborn as sns
 import torch
 
-from .. import claims, decoding, hardware, paths, sampling
+from .. import claims, decoding, hardware, paths, sampling, zoo
 from ..compare import null_tolerance
 from ..zoo import eval_sequences, realpair  # noqa: F401  (eval_sequences: the notebook's name)
 from ..serving.payload import WIRE_VALUES, wire_frame, wire_kbit  # noqa: F401  (the notebook's names)
 from ..solvers import zheng2025 as tkslt
 from ..solvers.zheng2025 import (PAPER_K, PAPER_VOCAB, Costs, as2_map, best_speedup, fig2_frame,  # noqa: F401
                                  fig4_frame, gamma_cell)
-from .zheng2025_measure import DEFAULT_PAIR, pair_profile_name, pair_slug
 
 GAMMA_ROWS = ((0.0, "row1"), (1.0, "row2"))   # Table II's γ* rows: 3 2 2 1 1 is T = 0, 2 2 2 2 1 is T = 1 (table2_row_reading)
 # the trivial draft for a γ* cell's null: a uniform draft agrees with a greedy target with probability 1/|V|, so
 # Algorithm 2 drafts nothing (γ = 0, the target alone) at any of Table II's costs
 NULL_GAMMA_WHY = "null: a uniform draft (alpha = 1/|V|), for which AS² drafts nothing (gamma = 0)"
+
+
+DEFAULT_PAIR = ("draft-xs", "target-m")   # the notebook's pair: LLaMA-68M / LLaMA-7B stand-ins
+
+
+def pair_slug(models) -> str:
+    """``models`` (zoo names, local folders or hub ids) as one file-name-safe word, each model's last path part:
+    ``["draft-s", "target-m"]`` -> ``draft_s__target_m``."""
+    return "__".join(re.sub(r"[^a-z0-9]+", "_", Path(str(m).rstrip("/")).name.lower()).strip("_") for m in models)
+
+
+def pair_profile_name(models) -> str:
+    """The profile ``zheng2025_measure`` writes for ``models``: ``zoo_cpu`` for the zoo's own models (what
+    ``make profiles`` measures), otherwise ``measured_<names>`` (``pair_slug``) — a new, git-ignored profile in
+    ``data/profiles/``, never a committed one."""
+    names = [str(m) for m in models]
+    if all(n in zoo.DRAFTS + zoo.TARGETS for n in names):
+        return "zoo_cpu"
+    return f"measured_{pair_slug(names)}"
 
 
 def output_dir(scale: str, prof, draft: str, target: str, measured_profile: str):

@@ -8,31 +8,12 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import re
-from pathlib import Path
 
 import torch
 
 from .. import hardware, zoo
 from ..profiling import device_description, pass_times
-
-DEFAULT_PAIR = ("draft-xs", "target-m")   # the notebook's pair: LLaMA-68M / LLaMA-7B stand-ins
-
-
-def pair_slug(models) -> str:
-    """``models`` (zoo names, local folders or hub ids) as one file-name-safe word, each model's last path part:
-    ``["draft-s", "target-m"]`` -> ``draft_s__target_m``."""
-    return "__".join(re.sub(r"[^a-z0-9]+", "_", Path(str(m).rstrip("/")).name.lower()).strip("_") for m in models)
-
-
-def pair_profile_name(models) -> str:
-    """The profile ``measure`` writes for ``models``: ``zoo_cpu`` for the zoo's own models (what
-    ``make profiles`` measures), otherwise ``measured_<names>`` (``pair_slug``) — a new, git-ignored profile in
-    ``data/profiles/``, never a committed one."""
-    names = [str(m) for m in models]
-    if all(n in zoo.DRAFTS + zoo.TARGETS for n in names):
-        return "zoo_cpu"
-    return f"measured_{pair_slug(names)}"
+from .zheng2025_figures import pair_profile_name
 
 
 def main(argv=None) -> int:
