@@ -1,4 +1,4 @@
-"""The replay twin (serving.replay): a hand-built real log is reproduced exactly when the verify-time
+"""The replay twin (serving.sim.replay): a hand-built real log is reproduced exactly when the verify-time
 model is exact, and a different allocation is handled as documented."""
 from __future__ import annotations
 
@@ -6,11 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specedge.serving import replay, runtime
-from specedge.serving.estimator import Estimator, features
-from specedge.serving.allocation import FixedS
-from specedge.serving.batching import FCFS, SyncRounds
-from specedge.serving.runtime import AffineTokens
+from specedge.serving.sim import replay
+from specedge.serving.timemodels import runtime
+from specedge.serving.timemodels.estimator import Estimator, features
+from specedge.serving.policies.allocation import FixedS
+from specedge.serving.policies.batching import FCFS, SyncRounds
+from specedge.serving.timemodels.runtime import AffineTokens
 from specedge.serving.workload import ClientSpec, Workload
 
 C0, C_TOK = 0.010, 0.002           # s per pass, s per verified token

@@ -1,4 +1,4 @@
-"""Policies and time models by name (``specedge.registry``, ``serving.policies``, ``serving.time_models``) and the
+"""Policies and time models by name (``specedge.registry``, ``serving.policies``, ``serving.timemodels.time_models``) and the
 scenario from plain data (``serving.scenario``)."""
 from __future__ import annotations
 
@@ -6,14 +6,16 @@ import pytest
 
 from specedge import hardware
 from specedge.registry import Registry
-from specedge.serving import codec, policies, scenario, time_models
-from specedge.serving.allocation import FixedS, GoodspeedAllocator, RandomS, by_name
-from specedge.serving.as2_allocation import AS2Allocator
-from specedge.serving.batching import FCFS, SyncRounds
-from specedge.serving.estimator import Estimator
-from specedge.serving.slo_weighted_allocation import SLOWeightedGoodspeed
+from specedge.serving.real import codec
+from specedge.serving import policies, scenario
+from specedge.serving.timemodels import time_models
+from specedge.serving.policies.allocation import FixedS, GoodspeedAllocator, RandomS, by_name
+from specedge.serving.policies.as2_allocation import AS2Allocator
+from specedge.serving.policies.batching import FCFS, SyncRounds
+from specedge.serving.timemodels.estimator import Estimator
+from specedge.serving.policies.slo_weighted_allocation import SLOWeightedGoodspeed
 from specedge.serving.timegrid import on_grid
-from specedge.serving.wisp_batching import WISPBatcher
+from specedge.serving.policies.wisp_batching import WISPBatcher
 
 EST = Estimator(1e-4, 1e-7, 1e-6, 0.01)
 

@@ -1,11 +1,11 @@
-"""Profiling batched verification (``serving.verify_profiling``): the design's random batches and their checks,
+"""Profiling batched verification (``serving.real.verify_profiling``): the design's random batches and their checks,
 fresh ids that refuse a repeat, packed products by hand, and the command line writing both tables."""
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 
-from specedge.serving import verify_profiling as vp
+from specedge.serving.real import verify_profiling as vp
 
 
 def test_packed_products_and_the_batch_encoding_by_hand():
