@@ -9,7 +9,7 @@ import pandas as pd
 
 from specedge import paths
 from specedge.experiments.realpair_card import FILES, load, pooled_topk
-from specedge.serving.metrics import verified
+from specedge.serving.log import verified
 
 README_START, README_END = "<!-- realpair:start -->", "<!-- realpair:end -->"
 DOC = paths.ROOT / "docs" / "real-pair.md"

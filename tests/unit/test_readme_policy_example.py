@@ -11,7 +11,7 @@ import yaml
 
 from specedge import paths
 from specedge.experiments import arena
-from specedge.serving.allocation import ALLOCATORS
+from specedge.serving.policies.allocation import ALLOCATORS
 
 NAME = "even-split"
 

@@ -15,7 +15,7 @@ from specedge.experiments import li2026_serving_heldout as ho
 from specedge.experiments import tran2025 as ex
 from specedge.experiments import tran2025_figures as tf
 from specedge.experiments import twin_verdicts as tv
-from specedge.serving import twin_error as te
+from specedge.serving.analysis import twin_error as te
 
 # GOODSPEED's and WISP's tables differ in every metric, so a row judged in the wrong setting quotes a wrong number
 ERRORS = {"tran2025": {"goodput_tok_s": 7.0, "round_time_s": 3.0, "queue_s": 50.0},
@@ -192,7 +192,7 @@ def test_li2026_rows_quote_wisps_error_and_a_wrong_setting_lookup_is_caught(file
 
 
 def test_violation_rate_rows_are_undecided_and_knees_judged_as_capacities(files):
-    from specedge.serving import metrics
+    from specedge.serving.analysis import metrics
     from specedge.experiments import li2026 as lx
     rows = []
     for sys_, k8 in (("WISP", 200), ("FCFS", 100)):

@@ -1,4 +1,4 @@
-"""Comparison rows judged against the twin's validated error (``serving.twin_error``): the rows of the serving
+"""Comparison rows judged against the twin's validated error (``serving.analysis.twin_error``): the rows of the serving
 notebooks (tran2025, li2026) whose verdict the stochastic twin decides.
 
 ``judged`` keeps a row's verdict when its margin (``flip_pct``, ``ratio_pct``, ``utility_pct``: how far the twin's
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..serving import twin_error
-from ..serving.twin_error import DOMAIN_IID, SETTINGS
+from ..serving.analysis import twin_error
+from ..serving.analysis.twin_error import DOMAIN_IID, SETTINGS
 
 PREFIX = "the twin's validated error"   # a row this module decides a tie opens its note with it (``compare.UNDECIDABLE``)
 
@@ -44,7 +44,7 @@ def quote(err: float, what: str, setting: str, margin: float) -> str:
 def judged(row: dict, margin_pct: float, metric: str, setting: str, twin: str = DOMAIN_IID, files=SETTINGS) -> dict:
     """A comparison row (``compare.Comparison.extend``'s keyword arguments) judged against the twin's validated
     error: ``margin_pct`` is how far (%) the twin's number(s) must move to change the row's verdict (``flip_pct``,
-    ``ratio_pct``). A margin at or below the error of ``metric`` in ``setting`` (``serving.twin_error.margin_error``),
+    ``ratio_pct``). A margin at or below the error of ``metric`` in ``setting`` (``serving.analysis.twin_error.margin_error``),
     an unmeasured error or an undefined margin make the row a tie: a stated ``not-reproducible`` (cause ``models``)
     whose note opens with ``PREFIX``; otherwise the row keeps its verdict and its note quotes the error. A row already stated
     (it has a ``status``) is returned unchanged."""
