@@ -392,9 +392,12 @@ def _generate(stub, hello, address, client, spec, draft, vocab, prompts, stop_ru
             link.wait(reply.ByteSize())
             t_recv = clock()
             committed = d.commit(result_from_wire(reply))
-            proc_now = time.process_time()   # t_client_cpu: the whole drafter process's CPU (every thread: drafting,
-            round_timings = dict(t_round=t_recv - t_round0,   # gRPC, reply handling) since the last round ended
-                                 t_send=t_recv - reply.t_reply, t_draft_cpu=t_draft_cpu, t_client_cpu=proc_now - proc_mark)
+            # t_client_cpu: the whole drafter process's CPU (every thread: drafting, gRPC, reply handling) since the
+            # last round ended
+            proc_now = time.process_time()
+            round_timings = dict(t_round=t_recv - t_round0,
+                                 t_send=t_recv - reply.t_reply, t_draft_cpu=t_draft_cpu,
+                                 t_client_cpu=proc_now - proc_mark)
             proc_mark = proc_now
             rows.append(dict(client=client, round=rnd, **round_timings, tokens_committed=len(committed),
                              session=req.session, event=""))
