@@ -28,6 +28,7 @@ from ..serving.validation import (METRICS, QUANTILES, TOLERANCE, VERIFY, Setup, 
                                   metric_values, modelled_rounds, notes, per_pass, replay_measured, stochastic_note,
                                   stochastic_twin, turnaround, verify_model, worst)
 from ..serving import validation as _validation
+from ..serving.scenario import Fleet
 from ..serving.workload import Workload
 from . import tran2025
 from .li2026_real import devices, fitted
@@ -49,13 +50,15 @@ def _size(scale: str) -> tuple[int, int]:
 def _tran2025_workload(n: int, scale: str = "full", seed: int = 0) -> Workload:
     """GOODSPEED's setting: N clients on draft-xs, C = 6 N (``tran2025.workload``)."""
     prompts, tokens = _size(scale)
-    cfg = tran2025.Config(f"{n} clients, C={6 * n}", "zoo", n, 6 * n, tokens, ("draft-xs",))
+    cfg = Fleet(name=f"{n} clients, C={6 * n}", paper_models="zoo", clients=n, capacity=6 * n, max_new_tokens=tokens,
+                drafts=("draft-xs",))
     return tran2025.workload(cfg, prompts, tokens, seed=seed)
 
 
 def _tran2025_policies(policy: str, n: int, seed: int = 0):
     """Synchronous rounds and tran2025's allocator ``policy`` (``tran2025.allocator``: its β)."""
-    cfg = tran2025.Config("", "", n, _tran2025_workload(n, "ci").capacity, 1, ("draft-xs",))
+    cfg = Fleet(name="", paper_models="", clients=n, capacity=_tran2025_workload(n, "ci").capacity, max_new_tokens=1,
+                drafts=("draft-xs",))
     return named.former("sync"), tran2025.allocator(policy, cfg, seed)
 
 

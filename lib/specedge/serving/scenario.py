@@ -186,10 +186,7 @@ def load(name_or_path, scale: str = "full", *, windows: Mapping[str, int], optio
     window (γ may not exceed it); ``options``: per policies section ("draft", "former"), the options the caller runs
     (each needs a policy). Errors name the file and the key (``scenario_schema.ScenarioError``)."""
     paths.check_scale(scale)
-    file = path(name_or_path)
-    if not file.exists():
-        raise FileNotFoundError(f"no scenario {str(name_or_path)!r} (looked for {file}); "
-                                f"available: {sorted(p.stem for p in SCENARIOS.glob('*.yaml'))}")
+    file = _existing(name_or_path)
     data = schema.sections(file, schema.load_yaml(file), ARENA)
     if data["name"] != file.stem:
         raise ScenarioError(file, "name", f"the file stem {file.stem!r}", data["name"])
@@ -247,6 +244,52 @@ def load(name_or_path, scale: str = "full", *, windows: Mapping[str, int], optio
         capacity_max_devices=sw["capacity_max_devices"] or cap["max_devices"],
         kv_bytes_per_token=hardware.kv_bytes_per_token(**{k: target[k] for k in ("layers", "kv_heads", "head_dim", "dtype_bytes")}),
         **pol)
+
+
+def _existing(name_or_path) -> Path:
+    file = path(name_or_path)
+    if not file.exists():
+        raise FileNotFoundError(f"no scenario {str(name_or_path)!r} (looked for {file}); "
+                                f"available: {sorted(p.stem for p in SCENARIOS.glob('*.yaml'))}")
+    return file
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """The clients of one verification server (``scenario_schema.FLEET``): ``clients`` of them, ``capacity`` (C) draft
+    tokens per pass, responses of ``max_new_tokens``, client i drafting with ``drafts[i % len(drafts)]``;
+    ``paper_models``: what the fleet stands in for."""
+    name: str
+    paper_models: str
+    clients: int
+    capacity: int
+    max_new_tokens: int
+    drafts: tuple[str, ...]
+
+
+def fleets(name_or_path, run: str) -> list[Fleet]:
+    """The fleets that run ``run`` of the scenario ``data/scenarios/<name>.yaml`` (or a path) lists (its ``runs:``),
+    in order, checked against ``scenario_schema`` (every fleet, every run) before any work."""
+    file = _existing(name_or_path)
+    data = schema.sections(file, schema.load_yaml(file), ("fleets", "runs"))
+    if data["name"] != file.stem:
+        raise ScenarioError(file, "name", f"the file stem {file.stem!r}", data["name"])
+    declared = {}
+    for name, spec in data["fleets"].items():
+        v = schema.read(file, f"fleets.{name}.", spec, schema.FLEET)
+        if v["capacity"] < v["clients"]:
+            raise ScenarioError(file, f"fleets.{name}.capacity", f"at least one draft token per client ({v['clients']})",
+                                v["capacity"])
+        declared[str(name)] = Fleet(name=str(name), paper_models=v["paper_models"], clients=v["clients"],
+                                    capacity=v["capacity"], max_new_tokens=v["max_new_tokens"], drafts=tuple(v["drafts"]))
+    runs = schema.read(file, "runs.", data["runs"], tuple(schema.spec(str(k), "texts") for k in data["runs"]))
+    for r, names in runs.items():
+        for name in names:
+            if name not in declared:
+                raise ScenarioError(file, f"runs.{r}", f"fleets of the scenario {sorted(declared)}", name)
+    if run not in runs:
+        raise ScenarioError(file, f"runs.{run}", "the fleets of a run the caller reads", missing=True)
+    return [declared[name] for name in runs[run]]
 
 
 # --------------------------------------------------------------------------- what a scenario builds
