@@ -206,11 +206,10 @@ def kv_budget(point: Point) -> float:
 
 
 def former(point: Point, est: Estimator):
-    """The point's batch former (``policies.former`` by the system's name), within ``kv_budget``."""
-    name, budget = SYSTEM[point.system].former, kv_budget(point)
-    if name == "fcfs":
-        return policies.former(name, memory_budget=budget, label=point.system)
-    return policies.former(name, estimator=est, delta=point.setting.delta, memory_budget=budget)
+    """The point's batch former (``policies.former`` by the system's name), within ``kv_budget``: the registry hands
+    each builder the keywords it takes (WISP's the estimate and guard time; FCFS its log label, e.g. SLED)."""
+    return policies.former(SYSTEM[point.system].former, estimator=est, delta=point.setting.delta,
+                           memory_budget=kv_budget(point), label=point.system)
 
 
 def times(point: Point, est: Estimator) -> Times:
