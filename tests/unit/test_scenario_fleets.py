@@ -50,3 +50,58 @@ def test_a_broken_fleet_is_named_by_file_and_key(tmp_path):
     assert "key 'runs.fig4' missing" in _error(tmp_path, lambda d: None, run="fig4")
     assert "key 'fleets' missing" in _error(tmp_path, lambda d: d.pop("fleets"))
     assert "key 'fleet'" in _error(tmp_path, lambda d: d.update(fleet=d.pop("fleets")))
+
+
+# --------------------------------------------------------------------------- the twin's validation setups
+def test_the_validation_setups_build_the_objects_the_driver_built_in_code():
+    from specedge.experiments import li2026_real, serving_validation as sv
+    from specedge.serving import policies as named
+    from specedge.serving.allocation import PAPER_BETA, FixedS
+    from specedge.serving.scenario import Fleet
+
+    assert sv.SIZES == (1, 2, 4, 8) and sv.POLICIES == {"tran2025": ("GOODSPEED", "Fixed-S"), "li2026": ("WISP", "FCFS")}
+    fit = li2026_real.fitted(0)
+    for n in (1, 3):
+        for scale, (prompts, tokens) in (("full", (2, 48)), ("ci", (1, 12))):
+            cfg = Fleet(name="", paper_models="", clients=n, capacity=6 * n, max_new_tokens=tokens, drafts=("draft-xs",))
+            assert sv.workload("tran2025", n, scale) == tran2025.workload(cfg, prompts, tokens)
+            assert sv.workload("li2026", n, scale) == li2026_real.devices(n, prompts, tokens, capacity=8 * n)
+        before = {("tran2025", p): (named.former("sync"), tran2025.allocator(p, dataclasses.replace(cfg, capacity=6 * n), 0))
+                  for p in ("GOODSPEED", "Fixed-S")}
+        before["li2026", "WISP"] = (named.former("wisp", estimator=fit.estimator, delta=fit.delta, memory_budget=1e12),
+                                    FixedS(8 * n, n))
+        before["li2026", "FCFS"] = (named.former("fcfs"), FixedS(8 * n, n))
+        for (paper, pol), objects in before.items():
+            built = sv.policies(paper, pol, n)
+            for new, old in zip(built, objects, strict=True):
+                assert type(new) is type(old) and vars(new) == vars(old), (paper, pol, n)
+        assert sv.policies("tran2025", "GOODSPEED", n)[1].beta == PAPER_BETA
+    for name, st in sv.SCENARIO.setups:        # the clients draft by the rule their allocator's policy states
+        for pol, (_, alloc) in st.policies:
+            assert {c.draft_rule for c in sv.workload(name, 2, "ci").clients} == {alloc.rule}, (name, pol)
+
+
+def _setups_error(tmp_path, edit) -> str:
+    data = yaml.safe_load(scenario.path("serving_validation").read_text())
+    edit(data)
+    path = tmp_path / "serving_validation.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(schema.ScenarioError) as e:
+        scenario.setups(path)
+    assert str(path) in str(e.value)
+    return str(e.value)
+
+
+def test_a_broken_setup_is_named_by_file_and_key(tmp_path):
+    wisp = lambda d: d["setups"]["li2026"]["policies"]["WISP"]
+    msg = _setups_error(tmp_path, lambda d: wisp(d)["former"].update(former="wispp"))
+    assert "key 'setups.li2026.policies.WISP.former.former'" in msg and "'wisp-stop'" in msg
+    msg = _setups_error(tmp_path, lambda d: wisp(d)["allocator"].pop("rule"))
+    assert "key 'setups.li2026.policies.WISP.allocator.rule' missing" in msg
+    msg = _setups_error(tmp_path, lambda d: wisp(d)["former"].update(memory_gb=1000))       # a keyword wisp does not take
+    assert "key 'setups.li2026.policies.WISP.former.memory_gb'" in msg and "'memory_budget'" in msg
+    msg = _setups_error(tmp_path, lambda d: d["setups"]["tran2025"].update(capacity_per_client=0))
+    assert "key 'setups.tran2025.capacity_per_client'" in msg and "a positive integer" in msg
+    msg = _setups_error(tmp_path, lambda d: d["validation"]["ci"].update(max_tokens=d["validation"]["ci"].pop("max_new_tokens")))
+    assert "key 'validation.ci.max_tokens'" in msg and "'max_new_tokens'" in msg
+    assert "key 'setups' missing" in _setups_error(tmp_path, lambda d: d.pop("setups"))

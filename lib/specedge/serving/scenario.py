@@ -292,6 +292,61 @@ def fleets(name_or_path, run: str) -> list[Fleet]:
     return [declared[name] for name in runs[run]]
 
 
+@dataclass(frozen=True)
+class Setup:
+    """A setting of real runs at N clients (``scenario_schema.SETUP``): C = ``capacity_per_client`` x N, client i
+    drafting with ``drafts[i % len(drafts)]``, each policy its batch former and allocator (``Policy``: by registry
+    name, the allocator's with the clients' drafting rule)."""
+    name: str
+    capacity_per_client: int
+    drafts: tuple[str, ...]
+    policies: tuple[tuple[str, tuple[Policy, Policy]], ...]     # policy -> (former, allocator)
+
+    def policy(self, name: str) -> tuple[Policy, Policy]:
+        table = dict(self.policies)
+        if name not in table:
+            raise ValueError(f"policy: expected one of {list(table)} for {self.name}, got {name!r}")
+        return table[name]
+
+
+@dataclass(frozen=True)
+class Setups:
+    """The setups of a scenario's real runs, at the sizes N it runs, with each scale's prompts and tokens."""
+    sizes: tuple[int, ...]
+    run_size: tuple[tuple[str, tuple[int, int]], ...]            # scale -> (prompts per domain, tokens per prompt)
+    setups: tuple[tuple[str, Setup], ...]
+
+    def size(self, scale: str) -> tuple[int, int]:
+        return dict(self.run_size)[paths.check_scale(scale)]
+
+
+def setups(name_or_path) -> Setups:
+    """The real runs' setups of the scenario ``data/scenarios/<name>.yaml`` (or a path), checked against
+    ``scenario_schema`` (every setup, every policy by registry name) before any work."""
+    file = _existing(name_or_path)
+    data = schema.sections(file, schema.load_yaml(file), ("validation", "setups"))
+    if data["name"] != file.stem:
+        raise ScenarioError(file, "name", f"the file stem {file.stem!r}", data["name"])
+    val = schema.read(file, "validation.", data["validation"], schema.VALIDATION)
+    sizes = {sc: schema.read(file, f"validation.{sc}.", val[sc], schema.RUN_SIZE) for sc in ("full", "ci")}
+    out = []
+    for name, spec in data["setups"].items():
+        where = f"setups.{name}"
+        st = schema.read(file, f"{where}.", spec, schema.SETUP)
+        if not st["policies"]:
+            raise ScenarioError(file, f"{where}.policies", "at least one policy", st["policies"])
+        pols = []
+        for pol, pspec in st["policies"].items():
+            p = schema.read(file, f"{where}.policies.{pol}.", pspec, schema.SETUP_POLICY)
+            pols.append((str(pol), (_policy(file, f"{where}.policies.{pol}.former", p["former"], "former"),
+                                    _policy(file, f"{where}.policies.{pol}.allocator", p["allocator"], "draft"))))
+        out.append((str(name), Setup(name=str(name), capacity_per_client=st["capacity_per_client"],
+                                     drafts=tuple(st["drafts"]), policies=tuple(pols))))
+    return Setups(sizes=tuple(val["sizes"]),
+                  run_size=tuple((sc, (v["prompts_per_domain"], v["max_new_tokens"])) for sc, v in sizes.items()),
+                  setups=tuple(out))
+
+
 # --------------------------------------------------------------------------- what a scenario builds
 def estimator(scn: Scenario):
     """The server's time model (``policies.verify_model`` of its eq (19) coefficients): WISP's estimate."""

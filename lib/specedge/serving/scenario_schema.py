@@ -133,7 +133,7 @@ def load_yaml(file: Path) -> dict:
 
 # --------------------------------------------------------------------------- the sections
 SECTIONS = ("server", "device_classes", "mixes", "link", "workload", "policies", "sweep", "ci", "ar_on_the_edge",
-            "capacity", "fleets", "runs")
+            "capacity", "fleets", "runs", "validation", "setups")
 # a scenario names itself and its source; each kind of run requires the sections it reads (``sections``)
 TOP = (spec("name", "text", doc="the file stem"), spec("source", "text", doc="where the numbers come from"),
        *(spec(k, "mapping", default=None) for k in SECTIONS))
@@ -174,6 +174,13 @@ FLEET = (spec("paper_models", "text", default="", doc="the paper's models the fl
          spec("capacity", "count", doc="C: draft tokens per verification pass, summed over the clients"),
          spec("max_new_tokens", "count", doc="tokens per response"),
          spec("drafts", "texts", doc="client i drafts with drafts[i % len(drafts)]"))
+
+VALIDATION = (spec("sizes", "counts", doc="N: the clients of each real run"), spec("full", "mapping"), spec("ci", "mapping"))
+RUN_SIZE = (spec("prompts_per_domain", "count"), spec("max_new_tokens", "count"))
+SETUP = (spec("capacity_per_client", "count", doc="C / N: draft tokens per verification pass per client"),
+         spec("drafts", "texts", doc="client i drafts with drafts[i % len(drafts)]"),
+         spec("policies", "mapping", doc="policy -> its batch former and allocator by registry name"))
+SETUP_POLICY = (spec("former", "mapping"), spec("allocator", "mapping"))
 
 
 def sections(file, data, needed: tuple[str, ...]) -> dict:
