@@ -36,19 +36,18 @@ its fixed drafting capacity (50 tokens/s)", Sec 3.2).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace as _dc_replace
-from functools import lru_cache
 from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
 from .. import hardware, paths
-from ..serving import calibration, capacity, centralized, client_mix, metrics, policies, time_models
+from ..serving import acceptance_sources, calibration, capacity, centralized, client_mix, metrics, policies, time_models
 from ..serving.allocation import FixedS
 from ..serving.capacity import Curve
 from ..serving.estimator import COEFFICIENTS, Estimator
 from ..serving.shape_scaling import scale_coefficients, weight_bytes
-from ..serving.twin import TRACES, Times, TraceAcceptance, gc_paused, simulate
+from ..serving.twin import Times, TraceAcceptance, gc_paused, simulate
 from ..serving.workload import ClientSpec, Workload
 
 CLASSES = (2, 4, 6, 8)
@@ -150,15 +149,12 @@ class Point:
 
 
 # the files a sweep point reads: their content is part of its cache key (``sweep.point_version``)
-SWEEP_INPUTS = (TRACES, paths.DATA / "predictor" / "mlp.json", paths.DATA / "predictor" / "mlp.safetensors")
+SWEEP_INPUTS = acceptance_sources.source("zoo").sweep_inputs
 
 
-@lru_cache(maxsize=None)
 def acceptance() -> TraceAcceptance:
-    from .. import predictor
-
-    mlp = predictor.load(paths.DATA / "predictor", "mlp")
-    return TraceAcceptance(stop_rules={"mlp": mlp})
+    """The zoo's traces with the committed MLP as the stop rule ``mlp`` (``acceptance_sources``' ``zoo``)."""
+    return acceptance_sources.acceptance("zoo")
 
 
 def alpha(draft: str, controlled: bool, window: int = 8, temperature: float = 0.0, draws: int = 4000,

@@ -79,6 +79,7 @@ class Scenario:
     draft_model: str = "per_token"                   # the devices' drafting time model ("device model")
     drafts: tuple[tuple[str, Policy], ...] = ()      # draft-length option -> its allocator and drafting rule
     formers: tuple[tuple[str, Policy], ...] = ()     # batch-former option -> its former
+    pair: str = "realpair"                           # the acceptance source (``acceptance_sources``) devices draft on
 
     def mix(self, name: str) -> tuple[str, ...]:
         return dict(self.mixes)[name]
@@ -242,7 +243,7 @@ def load(name_or_path, scale: str = "full", *, windows: Mapping[str, int], optio
         target_to_draft_bytes=float(ar["target_to_draft_bytes"]), capacity_attainment=float(cap["attainment"]),
         # the search's bound: the sweep's (or ci's) capacity_max_devices, else capacity.max_devices
         capacity_max_devices=sw["capacity_max_devices"] or cap["max_devices"],
-        kv_bytes_per_token=hardware.kv_bytes_per_token(**{k: target[k] for k in ("layers", "kv_heads", "head_dim", "dtype_bytes")}),
+        pair=wl["pair"], kv_bytes_per_token=hardware.kv_bytes_per_token(**{k: target[k] for k in ("layers", "kv_heads", "head_dim", "dtype_bytes")}),
         **pol)
 
 

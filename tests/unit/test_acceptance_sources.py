@@ -1,0 +1,32 @@
+"""Acceptance sources by name (``serving.acceptance_sources``): the traced pairs a scenario's workload names, each
+with its window, stop rules and the files a sweep point reads, served from the serving layer (no paper driver
+loads them), and the drivers' acceptance the very source object."""
+import pytest
+
+from specedge import paths
+from specedge.experiments import arena, li2026, li2026_realpair
+from specedge.serving import acceptance_sources as sources
+from specedge.serving.twin import TraceAcceptance
+
+
+def test_each_source_names_its_window_stop_rules_and_inputs():
+    assert sources.windows() == {"zoo": 8, "realpair": 4}
+    zoo, pair = sources.source("zoo"), sources.source("realpair")
+    assert zoo.sweep_inputs == (paths.DATA / "traces" / "li2026_traces.csv.gz", paths.DATA / "predictor" / "mlp.json",
+                                paths.DATA / "predictor" / "mlp.safetensors")
+    assert pair.sweep_inputs[0] == paths.DATA / "traces" / "realpair_traces.csv.gz"
+    assert all(p.exists() for s in (zoo, pair) for p in s.sweep_inputs)
+    assert len(pair.domains) == 8 and pair.drafts == ("qwen2.5-coder-0.5b",) and zoo.target == "target-m"
+    with pytest.raises(ValueError, match=r"acceptance source: expected one of \['realpair', 'zoo'\], got 'nope'"):
+        sources.source("nope")
+
+
+def test_the_drivers_acceptance_is_the_named_source_loaded_once():
+    acc = sources.acceptance("realpair")
+    assert isinstance(acc, TraceAcceptance) and set(acc.rules) == {"mlp"}
+    assert li2026_realpair.acceptance() is acc and sources.acceptance("realpair") is acc
+    assert li2026.acceptance() is sources.acceptance("zoo") is not acc
+    assert li2026.SWEEP_INPUTS == sources.source("zoo").sweep_inputs
+    assert arena.SWEEP_INPUTS == li2026_realpair.SWEEP_INPUTS == sources.source("realpair").sweep_inputs
+    scn = arena.load_scenario(scale="ci")
+    assert scn.pair == "realpair" and arena.PAIRS == {"realpair": 4}
