@@ -95,3 +95,23 @@ def test_a_speed_converts_once_to_seconds_per_token():
     for bad in (0, -1.0, float("inf"), "50"):
         with pytest.raises(ValueError, match="tok_per_s"):
             schema.s_per_token(bad)
+
+
+def test_a_drafting_rule_is_parsed_once_and_is_its_text():
+    import json
+    import pickle
+
+    from specedge.serving.workload import ClientSpec, DraftRule
+
+    spec = ClientSpec(draft_rule="predictor:mlp")
+    rule = spec.draft_rule
+    assert type(rule) is DraftRule and (rule.kind, rule.model, rule.stops) == ("predictor", "mlp", True)
+    assert rule == "predictor:mlp" and hash(rule) == hash("predictor:mlp") and repr(rule) == "'predictor:mlp'"
+    assert json.dumps(rule) == '"predictor:mlp"' and pickle.loads(pickle.dumps(rule)).model == "mlp"
+    assert DraftRule.of("predictor", "mlp") == rule and DraftRule(rule) is rule
+    assert [(r.kind, r.model, r.stops) for r in map(DraftRule, ("server", "fixed"))] == [("server", "", False), ("fixed", "", False)]
+    for bad in ("predictor:", "fixed:mlp", "eagle", "", 3):
+        with pytest.raises(ValueError, match="draft_rule: expected 'server', 'fixed' or 'predictor:<name>'"):
+            ClientSpec(draft_rule=bad)
+    scn = arena.load_scenario()
+    assert {o: (p.rule.kind, p.rule.model) for o, p in scn.drafts}["wisp-stop"] == ("predictor", "mlp")

@@ -142,7 +142,7 @@ def workload(point: Point) -> Workload:
     drafting by its option's rule (``policies.draft``), reporting that rule's α (eq 5)."""
     scn, src = point.scenario, acceptance_sources.source(point.scenario.pair)
     rule = scn.policy("draft", point.combo.draft).rule
-    alpha = client_mix.reported_alpha(acceptance_sources.acceptance(scn.pair), src.drafts[0], rule.startswith("predictor"),
+    alpha = client_mix.reported_alpha(acceptance_sources.acceptance(scn.pair), src.drafts[0], rule.stops,
                                       src.window, scn.temperature, domains=src.domains)
     clients = scenario.clients(scn, point.devices, src.drafts[0], src.domains, rule, alpha, point.seed)
     return Workload(src.target, clients, capacity=scn.gamma * point.devices, kv_bytes_per_token=scn.kv_bytes_per_token)

@@ -71,7 +71,7 @@ def workload(p: arena.Point):
     tokens), the arena's γ and drafting rule, SLO class of the validation's WISP devices (8 / 4 / 2 tok/s)."""
     scn, (prompts, tokens), domains = p.scenario, sv.SCENARIO.size("full"), acceptance_sources.source(ZOO).domains
     rule = scn.policy("draft", p.combo.draft).rule
-    alpha = client_mix.reported_alpha(acceptance_sources.acceptance(ZOO), DRAFT, rule.startswith("predictor"), scn.gamma,
+    alpha = client_mix.reported_alpha(acceptance_sources.acceptance(ZOO), DRAFT, rule.stops, scn.gamma,
                                       domains=domains)
     clients = serving_scenario.clients(scn, p.devices, DRAFT, domains, rule, alpha, p.seed, offset=3, prompts=prompts,
                                        max_new_tokens=tokens, classes=CLASSES, prompt_tokens=PROMPT_TOKENS)

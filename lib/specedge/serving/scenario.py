@@ -28,7 +28,7 @@ from .engine import Times
 from .estimator import COEFFICIENTS
 from .scenario_schema import ScenarioError
 from .time_models import DEVICE_KINDS, draft_time
-from .workload import ClientSpec, Workload
+from .workload import ClientSpec, DraftRule, Workload
 
 SCENARIOS = paths.DATA / "scenarios"
 
@@ -36,10 +36,10 @@ SCENARIOS = paths.DATA / "scenarios"
 @dataclass(frozen=True)
 class Policy:
     """One option's policy: its registry name (``serving.policies``), its parameters, and for a draft-length
-    option the device's drafting rule (``ClientSpec.draft_rule``: fixed, server or predictor:<stop rule>)."""
+    option the device's drafting rule (``DraftRule``: fixed, server or predictor:<stop rule>)."""
     name: str
     params: tuple[tuple[str, float], ...] = ()
-    rule: str = ""
+    rule: DraftRule | None = None
 
     def build(self, kind: str, **context):
         """A fresh policy object: ``serving.policies.build`` with its parameters and the caller's ``context``."""
@@ -133,9 +133,10 @@ def _policy(file, where: str, spec, section: str) -> Policy:
     fields = (schema.spec(key, "text"), *(schema.spec(k, "text") for k in extra),
               *(schema.spec(k, rule="nonnegative", default=None) for k in sorted(known.takes(name))))
     values = schema.read(file, f"{where}.", spec, fields)
-    rule = values.get("rule") or ""
-    if "rule" in extra and not (rule in RULES or (rule.startswith("predictor:") and len(rule) > len("predictor:"))):
-        raise ScenarioError(file, f"{where}.rule", "fixed, server or predictor:<stop rule>", rule)
+    try:
+        rule = DraftRule(values["rule"]) if "rule" in extra else None
+    except ValueError:
+        raise ScenarioError(file, f"{where}.rule", "fixed, server or predictor:<stop rule>", values["rule"]) from None
     return Policy(name, tuple((k, float(v)) for k, v in spec.items() if k not in (key, *extra)), rule)
 
 
@@ -173,7 +174,6 @@ def _needs(file, pol: dict, stated: dict) -> None:
 
 # the sections a fleet-serving scenario (the arena's) reads
 ARENA = ("server", "device_classes", "mixes", "link", "workload", "policies", "sweep", "ci", "ar_on_the_edge", "capacity")
-RULES = ("fixed", "server")   # a drafting rule: these, or predictor:<stop rule>
 
 
 def path(name_or_path) -> Path:
