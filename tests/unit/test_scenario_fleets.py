@@ -4,10 +4,10 @@ the file and the key."""
 import dataclasses
 
 import pytest
-import yaml
 
+from _scenario_edits import refused
 from specedge.experiments import tran2025
-from specedge.serving import scenario, scenario_schema as schema
+from specedge.serving import scenario
 
 # Table I as the driver stated it in code (name, paper models, N, C, tokens per response, drafts)
 TABLE1 = [("4 clients, C=24", "Qwen3-14B + Qwen3-0.6B", 4, 24, 50, ("draft-xs",)),
@@ -25,14 +25,7 @@ def test_table1_and_the_real_runs_fleets_are_the_values_the_driver_stated():
 
 
 def _error(tmp_path, edit, run="table1") -> str:
-    data = yaml.safe_load(scenario.path(tran2025.SCENARIO).read_text())
-    edit(data)
-    path = tmp_path / f"{tran2025.SCENARIO}.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    with pytest.raises(schema.ScenarioError) as e:
-        scenario.fleets(path, run)
-    assert str(path) in str(e.value)
-    return str(e.value)
+    return refused(tmp_path, tran2025.SCENARIO, edit, lambda path: scenario.fleets(path, run))
 
 
 def test_a_broken_fleet_is_named_by_file_and_key(tmp_path):
@@ -82,14 +75,7 @@ def test_the_validation_setups_build_the_objects_the_driver_built_in_code():
 
 
 def _setups_error(tmp_path, edit) -> str:
-    data = yaml.safe_load(scenario.path("serving_validation").read_text())
-    edit(data)
-    path = tmp_path / "serving_validation.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    with pytest.raises(schema.ScenarioError) as e:
-        scenario.setups(path)
-    assert str(path) in str(e.value)
-    return str(e.value)
+    return refused(tmp_path, "serving_validation", edit, scenario.setups)
 
 
 def test_a_broken_setup_is_named_by_file_and_key(tmp_path):

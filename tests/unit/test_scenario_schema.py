@@ -2,15 +2,15 @@
 a scenario file with an unknown key, a key of another unit, a value of the wrong type or a policy whose needs it
 does not state is refused before any work, the error naming the file and the key."""
 import pytest
-import yaml
 
+from _scenario_edits import edited, refused
 from specedge import hardware
 from specedge.experiments import arena
 from specedge.serving import scenario, scenario_schema as schema
 
 SECTIONS = {name: getattr(schema, name) for name in ("TOP", "SERVER", "TARGET", "DEVICE_PROFILE", "DEVICE_STATED", "LINK",
                                                    "WORKLOAD", "REFERENCE", "SWEEP", "CI", "AR_ON_THE_EDGE", "CAPACITY",
-                                                   "POLICIES")}
+                                                   "POLICIES", "FLEET", "VALIDATION", "RUN_SIZE", "SETUP", "SETUP_POLICY")}
 SUFFIX_UNITS = {"_s": "s", "_bps": "bit/s", "_gb": "GB", "s_per_token": "s/token"}
 
 
@@ -26,24 +26,12 @@ def test_every_field_is_declared_with_a_known_type_rule_and_the_unit_its_key_nam
                 assert fd.key == "slo_classes" and fd.unit == "tok/s", (name, fd)
 
 
-def _path(tmp_path, edit):
-    """The committed arena scenario with ``edit`` applied to its parsed data, written to ``tmp_path``."""
-    data = yaml.safe_load(scenario.path("arena_default").read_text())
-    edit(data)
-    path = tmp_path / "arena_default.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return path
-
-
 def _error(tmp_path, edit) -> str:
-    with pytest.raises(schema.ScenarioError) as e:
-        arena.load_scenario(_path(tmp_path, edit))
-    assert str(tmp_path / "arena_default.yaml") in str(e.value)
-    assert isinstance(e.value, hardware.ProfileError)            # one error type for profiles and scenarios
-    return str(e.value)
+    return refused(tmp_path, "arena_default", edit, arena.load_scenario)
 
 
 def test_an_unknown_key_is_named_with_the_nearest_known_one(tmp_path):
+    assert issubclass(schema.ScenarioError, hardware.ProfileError)       # one error type for profiles and scenarios
     msg = _error(tmp_path, lambda d: d["server"].update(memroy_gb=14.0))
     assert "key 'server.memroy_gb'" in msg and "did you mean 'memory_gb'" in msg
     msg = _error(tmp_path, lambda d: d.update(capacities=d.pop("capacity")))
@@ -81,7 +69,7 @@ def test_a_chosen_policy_needs_what_its_builder_takes(tmp_path):
     def no_wisp(d):
         d["server"].pop("delta_s")
         d["policies"]["former"].pop("wisp")
-    scn = scenario.load(_path(tmp_path, no_wisp), windows=arena.PAIRS)
+    scn = scenario.load(edited(tmp_path, "arena_default", no_wisp), windows=arena.PAIRS)
     assert scn.delta_s is None and [o for o, _ in scn.formers] == ["sync", "fcfs"]
     # ... and a former deciding with an estimate needs eq (19)'s verify model; FCFS and sync do not
     msg = _error(tmp_path, lambda d: d["policies"].update(verify_model="affine_tokens"))
