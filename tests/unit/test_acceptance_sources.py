@@ -5,7 +5,8 @@ import pytest
 
 from specedge import paths
 from specedge.experiments import arena, li2026, li2026_realpair
-from specedge.serving import acceptance_sources as sources
+from _scenario_edits import edited, refused
+from specedge.serving import acceptance_sources as sources, scenario
 from specedge.serving.twin import TraceAcceptance
 
 
@@ -30,3 +31,12 @@ def test_the_drivers_acceptance_is_the_named_source_loaded_once():
     assert arena.SWEEP_INPUTS == li2026_realpair.SWEEP_INPUTS == sources.source("realpair").sweep_inputs
     scn = arena.load_scenario(scale="ci")
     assert scn.pair == "realpair" and arena.PAIRS == {"realpair": 4}
+    assert scenario.load("arena_default") == arena.load_scenario()          # by default any source may be named
+
+
+def test_a_scenario_names_a_source_whose_window_bounds_its_gamma(tmp_path):
+    msg = refused(tmp_path, "arena_default", lambda d: d["workload"].update(pair="eagle"), scenario.load)
+    assert "key 'workload.pair'" in msg and "['realpair', 'zoo']" in msg
+    msg = refused(tmp_path, "arena_default", lambda d: d["workload"].update(gamma=5), scenario.load)
+    assert "key 'workload.gamma'" in msg and "window (4" in msg
+    assert scenario.load(edited(tmp_path, "arena_default", lambda d: d["workload"].update(gamma=5, pair="zoo"))).pair == "zoo"

@@ -22,7 +22,7 @@ import yaml
 
 from .. import hardware, paths
 from ..solvers.zheng2025 import measured_cost
-from . import centralized, policies, scenario_schema as schema, time_models
+from . import acceptance_sources, centralized, policies, scenario_schema as schema, time_models
 from .codec import payload_bytes
 from .engine import Times
 from .estimator import COEFFICIENTS
@@ -181,12 +181,14 @@ def path(name_or_path) -> Path:
     return p if p.suffix in (".yaml", ".yml") else SCENARIOS / f"{name_or_path}.yaml"
 
 
-def load(name_or_path, scale: str = "full", *, windows: Mapping[str, int], options: Mapping[str, tuple] = {}) -> Scenario:
+def load(name_or_path, scale: str = "full", *, windows: Mapping[str, int] | None = None,
+         options: Mapping[str, tuple] = {}) -> Scenario:
     """The scenario ``data/scenarios/<name>.yaml`` (or a path), checked against ``scenario_schema``; at
     ``scale="ci"`` with its ``ci:`` values. ``windows``: the traced pairs a workload may name, each with its traced
-    window (γ may not exceed it); ``options``: per policies section ("draft", "former"), the options the caller runs
+    window (γ may not exceed it; default: every source of ``acceptance_sources``); ``options``: per policies section ("draft", "former"), the options the caller runs
     (each needs a policy). Errors name the file and the key (``scenario_schema.ScenarioError``)."""
     paths.check_scale(scale)
+    windows = acceptance_sources.windows() if windows is None else windows
     file = _existing(name_or_path)
     data = schema.sections(file, schema.load_yaml(file), ARENA)
     if data["name"] != file.stem:
