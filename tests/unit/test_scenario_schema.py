@@ -78,13 +78,6 @@ def test_a_chosen_policy_needs_what_its_builder_takes(tmp_path):
     assert "key 'policies.draft.fixed.rule' missing" in msg
 
 
-def test_a_speed_converts_once_to_seconds_per_token():
-    assert schema.s_per_token(50.0) == 0.02
-    for bad in (0, -1.0, float("inf"), "50"):
-        with pytest.raises(ValueError, match="tok_per_s"):
-            schema.s_per_token(bad)
-
-
 def test_a_drafting_rule_is_parsed_once_and_is_its_text():
     import json
     import pickle

@@ -3,13 +3,13 @@ once, each with its type, unit, default and when it is required; ``read`` checks
 any work starts.
 
 One name and one unit per quantity in every scenario, the unit in the key's suffix: ``_s`` seconds, ``_bps``
-bit/s, ``_gb`` 1e9 bytes, ``s_per_token`` seconds per drafted token (a speed in tokens/s is converted once, by
-``s_per_token``). A key of the same quantity in another unit (``rtt_ms``) is named as such, with the schema's key.
+bit/s, ``_gb`` 1e9 bytes, ``s_per_token`` seconds per drafted token. A key of the same quantity in another unit
+(``rtt_ms``) is named as such, with the schema's key.
 
 Requirements follow the options a scenario chooses (``NEEDS``): a batch former that takes WISP's guard time
 needs ``server.delta_s``, one that takes an estimate needs ``policies.verify_model`` of kind eq (19); a
-draft-length option needs its device's drafting rule (``DraftRule``). Every error is a ``ScenarioError`` naming
-the file and the key, with what was expected.
+draft-length option needs its device's drafting rule (``serving.workload.DraftRule``). Every error is a
+``ScenarioError`` naming the file and the key, with what was expected.
 """
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def read(file, where: str, data, fields: tuple[Field, ...]) -> dict:
     if not isinstance(data, dict):
         raise ScenarioError(file, where.rstrip(".") or "<top level>", "a mapping", data)
     known = {fd.key: fd for fd in fields}
-    for k in data:       # an unknown key first: a misspelt or re-united key is named as such, with the schema's
+    for k in data:       # an unknown key first: a misspelt key, or one in another unit, is named with the schema's
         if k not in known:
             raise ScenarioError(file, f"{where}{k}", unknown_key(str(k), known))
     for fd in fields:
@@ -105,22 +105,14 @@ def read(file, where: str, data, fields: tuple[Field, ...]) -> dict:
     return {k: fd.check(file, where, data[k]) if k in data else fd.default for k, fd in known.items()}
 
 
-def unknown_key(key: str, known) -> str:
+def unknown_key(key: str, known: dict[str, Field]) -> str:
     """What an unknown key was expected to be: the schema's key of its quantity (another unit), else the keys."""
     same = [k for k in known if _stem(k) == _stem(key) and k != key]
     if same:
-        fd = known[same[0]] if isinstance(known, dict) else None
-        unit = f" in {fd.unit}" if fd is not None and fd.unit else ""
+        unit = f" in {known[same[0]].unit}" if known[same[0]].unit else ""
         return f"{same[0]!r}{unit} (one name and one unit per quantity: convert {key!r})"
     close = difflib.get_close_matches(key, sorted(known), n=1)
     return f"one of {sorted(known)}" + (f" (did you mean {close[0]!r}?)" if close else "")
-
-
-def s_per_token(tok_per_s: float) -> float:
-    """A drafting speed in tokens/s as the schema's unit, seconds per drafted token (the one conversion)."""
-    if not _number(tok_per_s) or tok_per_s <= 0:
-        raise ValueError(f"tok_per_s: expected a positive number, got {tok_per_s!r}")
-    return 1.0 / tok_per_s
 
 
 def load_yaml(file: Path) -> dict:
