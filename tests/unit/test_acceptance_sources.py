@@ -7,7 +7,7 @@ from specedge import paths
 from specedge.experiments import arena, li2026, li2026_realpair
 from _scenario_edits import edited, refused
 from specedge.serving import acceptance_sources as sources, scenario
-from specedge.serving.twin import TraceAcceptance
+from specedge.serving.sim.twin import TraceAcceptance
 
 
 def test_each_source_names_its_window_stop_rules_and_inputs():

@@ -2,8 +2,8 @@
 takes: WISP's readings the eq (19) estimate and the guard time, FCFS (and SLED, FCFS without a prefix cache) its
 log label; every one within the point's KV budget."""
 from specedge.experiments import li2026 as ex
-from specedge.serving.batching import FCFS
-from specedge.serving.wisp_batching import WISPBatcher
+from specedge.serving.policies.batching import FCFS
+from specedge.serving.policies.wisp_batching import WISPBatcher
 
 
 def test_each_systems_former_is_built_by_the_registry_with_the_keywords_its_builder_takes():

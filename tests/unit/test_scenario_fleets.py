@@ -49,7 +49,7 @@ def test_a_broken_fleet_is_named_by_file_and_key(tmp_path):
 def test_the_validation_setups_build_the_objects_the_driver_built_in_code():
     from specedge.experiments import li2026_real, serving_validation as sv
     from specedge.serving import policies as named
-    from specedge.serving.allocation import PAPER_BETA, FixedS
+    from specedge.serving.policies.allocation import PAPER_BETA, FixedS
     from specedge.serving.scenario import Fleet
 
     assert sv.SIZES == (1, 2, 4, 8) and sv.POLICIES == {"tran2025": ("GOODSPEED", "Fixed-S"), "li2026": ("WISP", "FCFS")}

@@ -21,7 +21,7 @@ import pandas as pd
 
 from .. import paths
 from ..zoo import realpair
-from .twin import TRACES, TraceAcceptance
+from .sim.twin import TRACES, TraceAcceptance
 
 
 @dataclass(frozen=True)
