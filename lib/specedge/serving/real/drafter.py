@@ -190,13 +190,11 @@ def parse_fault(fault: str | None) -> tuple[str, int]:
 def stop_rule_for(spec: ClientSpec):
     """The drafting controller of ``spec.draft_rule`` = "predictor:<name>" (a committed predictor in
     data/predictor, WISP's stop before the first predicted rejection), or None."""
-    if not spec.draft_rule.startswith("predictor:"):
-        if spec.draft_rule not in ("server", "fixed"):
-            raise ValueError(f"draft_rule: expected 'server', 'fixed' or 'predictor:<name>', got {spec.draft_rule!r}")
+    if not spec.draft_rule.stops:
         return None
     from ... import paths, predictor
 
-    pred = predictor.load(paths.DATA / "predictor", spec.draft_rule.split(":", 1)[1])
+    pred = predictor.load(paths.DATA / "predictor", spec.draft_rule.model)
     return predictor.StopAtFirstPredictedRejection(pred, spec.gamma).stop_rule
 
 
