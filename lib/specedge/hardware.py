@@ -288,13 +288,17 @@ def _parsed(path: Path):
     key = (stat.st_mtime_ns, stat.st_size)
     hit = _PARSED.get(path)
     if hit is None or hit[0] != key:
-        with open(path) as f:
-            try:
-                data = yaml.load(f, Loader=_Loader)
-            except yaml.YAMLError as e:
-                raise ProfileError(path, "<top level>", f"valid YAML ({e})") from e
-        _PARSED[path] = hit = (key, data)
+        _PARSED[path] = hit = (key, read_yaml(path))
     return copy.deepcopy(hit[1])
+
+
+def read_yaml(path: Path):
+    """A YAML file as profiles and scenarios are read (``1.0e9`` a float); an unparsable one names the file."""
+    with open(path) as f:
+        try:
+            return yaml.load(f, Loader=_Loader)
+        except yaml.YAMLError as e:
+            raise ProfileError(path, "<top level>", f"valid YAML ({e})") from e
 
 
 def load_profile(name_or_path: str | Path) -> Profile:

@@ -86,7 +86,7 @@ def test_scenario_errors_name_the_file_and_the_key(tmp_path):
     assert "key 'workload.gamma'" in _broken(tmp_path, lambda t: t.replace("gamma: 4 ", "gamma: 6 "))
     assert "key 'server.runtime'" in _broken(tmp_path, lambda t: t.replace("profile: li2026_paper", "profile: tran2025_paper"))
     assert "key 'capacity.attainment'" in _broken(tmp_path, lambda t: t.replace("attainment: 0.8", "attainment: 1.5"))
-    assert "key 'capacity' missing" in _broken(tmp_path, lambda t: t.replace("capacity:  ", "capacities:  "))
+    assert "key 'capacities'" in _broken(tmp_path, lambda t: t.replace("capacity:  ", "capacities:  "))   # a misspelt section
     assert "key 'ar_on_the_edge.target_to_draft_bytes'" in _broken(
         tmp_path, lambda t: t.replace("target_to_draft_bytes: 54.7", "target_to_draft_bytes: -1"))
 

@@ -11,7 +11,7 @@ import pytest
 
 from specedge import paths
 from specedge.experiments import li2026 as li
-from specedge.serving import slo
+from specedge.serving import acceptance_sources, slo
 from specedge.serving.timemodels.estimator import Estimator
 from specedge.serving.interfaces import Pending
 from specedge.serving.policies.wisp_batching import WISPBatcher
@@ -91,7 +91,7 @@ def test_predictor_stops_sit_far_from_the_threshold():
     from specedge.predictor import FEATURES
 
     mlp = predictor.load(paths.DATA / "predictor", "mlp")
-    df = pd.read_csv(li.TRACES, usecols=[*FEATURES, "target"])
+    df = pd.read_csv(acceptance_sources.source("zoo").traces, usecols=[*FEATURES, "target"])
     x = df.loc[df.target == "target-m", list(FEATURES)].to_numpy(np.float32)
     p32 = mlp.predict_proba(x)
     with torch.inference_mode():

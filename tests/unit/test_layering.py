@@ -94,9 +94,9 @@ def test_the_checks_can_fail():
 
 # serving/'s wings over its ground (README "Layout"): the ground at serving/'s top is below every wing; a wing
 # imports the ground, itself and the wings it lists here, never one above it; the top (the CLI, the scenario
-# language, the estimator's figures) may import any wing.
+# language: its schema, its loader and the acceptance sources it names; the estimator's figures) may import any wing.
 SERVING_GROUND = {"interfaces", "workload", "slo", "timegrid", "log"}
-SERVING_TOP = {"__main__", "scenario", "estimator_figures"}
+SERVING_TOP = {"__main__", "scenario", "scenario_schema", "acceptance_sources", "estimator_figures"}
 WINGS: dict[str, set[str]] = {        # wing -> the wings it may import
     "timemodels": set(),                                  # runtime models, the estimator, their fits
     "policies": {"timemodels"},                           # batch formers, draft allocators, the registry lookup

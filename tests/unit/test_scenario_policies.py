@@ -2,9 +2,8 @@
 (an unknown name lists the known ones; a missing key, a non-number or a parameter no builder takes names the
 file and the key), and the committed scenario building exactly the policies the arena built before by name."""
 import pytest
-import yaml
 
-from specedge import hardware
+from _scenario_edits import refused
 from specedge.experiments import arena
 from specedge.serving import policies, scenario
 from specedge.serving.policies.allocation import PAPER_BETA, FixedS, GoodspeedAllocator
@@ -21,14 +20,7 @@ BEFORE = {"fixed": ("fixed", "fixed"), "goodspeed": ("goodspeed", "server"), "go
 def _broken(tmp_path, edit, whole: bool = False) -> str:
     """The committed scenario with ``edit`` applied to its parsed ``policies:`` (``whole``: to the whole file),
     loaded: the error's message."""
-    data = yaml.safe_load((scenario.SCENARIOS / "arena_default.yaml").read_text())
-    edit(data if whole else data["policies"])
-    path = tmp_path / "arena_default.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    with pytest.raises(hardware.ProfileError) as e:
-        arena.load_scenario(path)
-    assert str(path) in str(e.value)
-    return str(e.value)
+    return refused(tmp_path, "arena_default", lambda d: edit(d if whole else d["policies"]), arena.load_scenario)
 
 
 def test_the_committed_policies_are_the_arenas_options():

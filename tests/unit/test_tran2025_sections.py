@@ -12,8 +12,8 @@ from specedge.experiments import tran2025 as ex
 from specedge.experiments import tran2025_figures as f
 from specedge.serving.sim.twin import TraceAcceptance
 
-CFG4 = dataclasses.replace(ex.table1()[0], max_tokens=12)                       # 4 clients, C = 24 (C mod N = 0)
-CFG8 = dataclasses.replace(ex.table1()[3], max_tokens=12)                       # 8 clients, C = 20: Fixed-S ⌊C/N⌋ too
+CFG4 = dataclasses.replace(ex.table1()[0], max_new_tokens=12)                       # 4 clients, C = 24 (C mod N = 0)
+CFG8 = dataclasses.replace(ex.table1()[3], max_new_tokens=12)                       # 8 clients, C = 20: Fixed-S ⌊C/N⌋ too
 
 
 @pytest.fixture(scope="module")

@@ -32,17 +32,14 @@ import numpy as np
 import pandas as pd
 
 from .. import sweep
-from ..serving.analysis import metrics
-from ..serving import scenario
+from ..serving.analysis import client_mix, metrics
+from ..serving import acceptance_sources, scenario
 from ..serving.timemodels import time_models
 from ..serving.real.codec import PAYLOADS, payload_bytes  # noqa: F401  (payload_bytes: the arena's name)
 from ..serving.timemodels.estimator import Estimator
 from ..serving.scenario import Scenario
 from ..serving.sim.twin import Times, simulate
 from ..serving.workload import Workload
-from ..zoo.realpair import DRAFT, TARGET
-from . import li2026_realpair
-from .realpair_card import ALL_DOMAINS
 
 DRAFTS = ("fixed", "goodspeed", "goodspeed-slo", "wisp-stop", "as2")
 FORMERS = ("sync", "fcfs", "wisp")
@@ -55,11 +52,12 @@ REFERENCES = (CENTRALIZED, AR_EDGE)
 METRICS = {"goodput_tok_s": 1, "goodput_min_tok_s": 1, "jain": 1, "slo_attainment": 1, "goodput_slo_rps": 1,
            "tokens_per_pass": 1, "uplink_bytes_per_token": -1, "ttft_s": -1, "ttft_max_s": -1, "tpot_s": -1,
            "tpot_max_s": -1}
-SWEEP_INPUTS = li2026_realpair.SWEEP_INPUTS
+PAIR = "realpair"    # the acceptance source the arena's devices draft on (``serving.acceptance_sources``)
+SWEEP_INPUTS = acceptance_sources.source(PAIR).sweep_inputs
 
 
 # --------------------------------------------------------------------------- the scenario
-PAIRS = {"realpair": li2026_realpair.WINDOW}   # the traced pairs with a retrained stop rule, and their window
+PAIRS = {PAIR: acceptance_sources.source(PAIR).window}   # the traced pairs with a retrained stop rule, and their window
 
 
 def load_scenario(name_or_path="arena_default", scale: str = "full") -> Scenario:
@@ -144,11 +142,12 @@ def regime_rows(rows: pd.DataFrame) -> pd.DataFrame:
 def workload(point: Point) -> Workload:
     """Device i: the pair's 0.5B draft on domains i and i + 4 of the pair's eight, SLO class i mod 4 (tok/s),
     drafting by its option's rule (``policies.draft``), reporting that rule's α (eq 5)."""
-    scn = point.scenario
+    scn, src = point.scenario, acceptance_sources.source(point.scenario.pair)
     rule = scn.policy("draft", point.combo.draft).rule
-    alpha = li2026_realpair.device_alpha(rule.startswith("predictor"), scn.temperature)
-    clients = scenario.clients(scn, point.devices, DRAFT, ALL_DOMAINS, rule, alpha, point.seed)
-    return Workload(TARGET, clients, capacity=scn.gamma * point.devices, kv_bytes_per_token=scn.kv_bytes_per_token)
+    alpha = client_mix.reported_alpha(acceptance_sources.acceptance(scn.pair), src.drafts[0], rule.stops,
+                                      src.window, scn.temperature, domains=src.domains)
+    clients = scenario.clients(scn, point.devices, src.drafts[0], src.domains, rule, alpha, point.seed)
+    return Workload(src.target, clients, capacity=scn.gamma * point.devices, kv_bytes_per_token=scn.kv_bytes_per_token)
 
 
 def times(point: Point, verify) -> Times:
@@ -182,7 +181,7 @@ def run_log(point: Point, acceptance=None) -> pd.DataFrame:
         return scenario.centralized_log(scn, wl, verify)
     if c.system == AR_EDGE:
         return ar_edge_log(point, wl)
-    acc = li2026_realpair.acceptance() if acceptance is None else acceptance
+    acc = acceptance_sources.acceptance(scn.pair) if acceptance is None else acceptance
     return simulate(wl, former(point, est), allocator(point, wl), times(point, verify), acc, until=scn.horizon_s,
                     seed=point.seed, label=c.label)
 

@@ -22,8 +22,9 @@ import numpy as np
 import pandas as pd
 
 from .. import paths, zoo
+from ..serving import acceptance_sources
 from ..serving.real import real_logs
-from ..serving.analysis import twin_error, validation
+from ..serving.analysis import client_mix, twin_error, validation
 from ..serving import scenario as serving_scenario
 from ..serving.real.drafter import Link
 from ..serving.timemodels.estimator import Estimator
@@ -31,7 +32,7 @@ from ..serving.log import verified
 from ..serving.sim.replay import mismatches, replay
 from ..serving.real.run import PROMPT_TOKENS, run_real
 from ..serving.workload import Workload
-from . import arena, li2026
+from . import arena
 from . import serving_validation as sv
 from .arena_results import replay_error_pct, stochastic_error_pct
 from .li2026_real import CLASSES, fitted
@@ -41,6 +42,7 @@ COMBOS = (arena.Combination("fixed", "dense", "sync"), arena.Combination("fixed"
 SIZES = (2, 8)
 BANDWIDTH = 1e7                 # bit/s: the scenario's slowest link, where the payload matters
 DRAFT, TARGET = "draft-xs", "target-m"
+ZOO = "zoo"                     # the acceptance source of the zoo's pairs (``serving.acceptance_sources``)
 PAPER = "arena"                 # the runs' key (paper, combination, N) beside the validation's (serving_validation.load_real_runs)
 REAL_RUNS = paths.DATA / "arena" / "spotcheck_runs.csv"
 COMMAND = "python -m specedge.experiments.arena_spotcheck measure"
@@ -69,10 +71,11 @@ def point(combo: arena.Combination, n: int, scn: arena.Scenario, bandwidth: floa
 def workload(p: arena.Point):
     """Device i: the zoo's draft-xs on domains i and i + 3 (``serving_validation``'s full-scale prompts and
     tokens), the arena's γ and drafting rule, SLO class of the validation's WISP devices (8 / 4 / 2 tok/s)."""
-    scn, (prompts, tokens) = p.scenario, sv._size("full")
+    scn, (prompts, tokens), domains = p.scenario, sv.SCENARIO.size("full"), acceptance_sources.source(ZOO).domains
     rule = scn.policy("draft", p.combo.draft).rule
-    alpha = li2026.alpha(DRAFT, rule.startswith("predictor"), scn.gamma)
-    clients = serving_scenario.clients(scn, p.devices, DRAFT, li2026.DOMAINS, rule, alpha, p.seed, offset=3, prompts=prompts,
+    alpha = client_mix.reported_alpha(acceptance_sources.acceptance(ZOO), DRAFT, rule.stops, scn.gamma,
+                                      domains=domains)
+    clients = serving_scenario.clients(scn, p.devices, DRAFT, domains, rule, alpha, p.seed, offset=3, prompts=prompts,
                                        max_new_tokens=tokens, classes=CLASSES, prompt_tokens=PROMPT_TOKENS)
     return Workload(TARGET, clients, capacity=scn.gamma * p.devices, cache=True,
                     top_k=scn.top_k if p.combo.payload == "topk" else None)
@@ -162,7 +165,7 @@ def predictions(runs: dict | None = None, acceptance=None, seed: int = 0, sizes=
     keys = [k for k in runs if k[2] in sizes]
     if not keys:
         raise ValueError(f"sizes: no spot-check run with N in {sizes} (have {sorted({k[2] for k in runs})})")
-    acceptance = li2026.acceptance() if acceptance is None else acceptance
+    acceptance = acceptance_sources.acceptance(ZOO) if acceptance is None else acceptance
     scn, others = scenario(seed), sv.load_real_runs()
     return {k: twins(runs[k], k, others | {j: v for j, v in runs.items() if j != k}, acceptance, scn, seed) for k in keys}
 

@@ -36,7 +36,6 @@ its fixed drafting capacity (50 tokens/s)", Sec 3.2).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace as _dc_replace
-from functools import lru_cache
 from typing import Mapping
 
 import numpy as np
@@ -46,12 +45,12 @@ from .. import hardware, paths
 from ..serving.timemodels import calibration, time_models
 from ..serving.analysis import capacity, client_mix, metrics
 from ..serving.sim import centralized
-from ..serving import policies
+from ..serving import acceptance_sources, policies
 from ..serving.policies.allocation import FixedS
 from ..serving.analysis.capacity import Curve
 from ..serving.timemodels.estimator import COEFFICIENTS, Estimator
 from ..serving.timemodels.shape_scaling import scale_coefficients, weight_bytes
-from ..serving.sim.twin import TRACES, Times, TraceAcceptance, gc_paused, simulate
+from ..serving.sim.twin import Times, TraceAcceptance, gc_paused, simulate
 from ..serving.workload import ClientSpec, Workload
 
 CLASSES = (2, 4, 6, 8)
@@ -153,15 +152,12 @@ class Point:
 
 
 # the files a sweep point reads: their content is part of its cache key (``sweep.point_version``)
-SWEEP_INPUTS = (TRACES, paths.DATA / "predictor" / "mlp.json", paths.DATA / "predictor" / "mlp.safetensors")
+SWEEP_INPUTS = acceptance_sources.source("zoo").sweep_inputs
 
 
-@lru_cache(maxsize=None)
 def acceptance() -> TraceAcceptance:
-    from .. import predictor
-
-    mlp = predictor.load(paths.DATA / "predictor", "mlp")
-    return TraceAcceptance(stop_rules={"mlp": mlp})
+    """The zoo's traces with the committed MLP as the stop rule ``mlp`` (``acceptance_sources``' ``zoo``)."""
+    return acceptance_sources.acceptance("zoo")
 
 
 def alpha(draft: str, controlled: bool, window: int = 8, temperature: float = 0.0, draws: int = 4000,
@@ -209,11 +205,10 @@ def kv_budget(point: Point) -> float:
 
 
 def former(point: Point, est: Estimator):
-    """The point's batch former (``policies.former`` by the system's name), within ``kv_budget``."""
-    name, budget = SYSTEM[point.system].former, kv_budget(point)
-    if name == "fcfs":
-        return policies.former(name, memory_budget=budget, label=point.system)
-    return policies.former(name, estimator=est, delta=point.setting.delta, memory_budget=budget)
+    """The point's batch former (``policies.former`` by the system's name), within ``kv_budget``: the registry hands
+    each builder the keywords it takes (WISP's the estimate and guard time; FCFS its log label, e.g. SLED)."""
+    return policies.former(SYSTEM[point.system].former, estimator=est, delta=point.setting.delta,
+                           memory_budget=kv_budget(point), label=point.system)
 
 
 def times(point: Point, est: Estimator) -> Times:

@@ -28,13 +28,13 @@ PROFILE = paths.DATA / "li2026" / "verify_profile_zoo.csv"
 CLASSES = (8, 4, 2)
 
 
-def devices(n: int, prompts: int, tokens: int, seed: int = 0, capacity: int = 8) -> Workload:
-    """``n`` real devices: device i drafts with ``DRAFTS[i % 3]`` on ``DOMAINS[i % 6]`` in class ``CLASSES[i % 3]``,
+def devices(n: int, prompts: int, tokens: int, seed: int = 0, capacity: int = 8, drafts=ex.DRAFTS[:len(CLASSES)]) -> Workload:
+    """``n`` real devices: device i drafts with ``drafts[i % len]`` on ``DOMAINS[i % 6]`` in class ``CLASSES[i % 3]``,
     ``prompts`` prompts of ``tokens`` tokens, window 8, the MLP stop rule, prefix caches."""
-    k = len(CLASSES)
+    k, d = len(CLASSES), len(drafts)
     return Workload("target-m", tuple(
-        ClientSpec(ex.DRAFTS[i % k], (ex.DOMAINS[i % len(ex.DOMAINS)],), prompts, tokens, 8, "predictor:mlp", 0.0, CLASSES[i % k],
-                   ex.alpha(ex.DRAFTS[i % k], True), seed=seed) for i in range(n)), capacity=capacity, cache=True)
+        ClientSpec(drafts[i % d], (ex.DOMAINS[i % len(ex.DOMAINS)],), prompts, tokens, 8, "predictor:mlp", 0.0, CLASSES[i % k],
+                   ex.alpha(drafts[i % d], True), seed=seed) for i in range(n)), capacity=capacity, cache=True)
 
 
 def workload(scale: str = "full", seed: int = 0) -> Workload:

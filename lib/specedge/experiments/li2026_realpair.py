@@ -11,28 +11,22 @@ runs use K = 8). Device i drafts on domains i and i + 4 of the pair's eight.
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import lru_cache
 
 import pandas as pd
 
 from . import li2026 as ex
-from .realpair_card import ALL_DOMAINS, TRACES
-from ..predictor import REALPAIR
+from .realpair_card import ALL_DOMAINS
+from ..serving import acceptance_sources
 from ..zoo.realpair import DRAFT, TARGET
 
-WINDOW = 4   # the real pair's traced window (realpair_card live, γ = 4)
+WINDOW = acceptance_sources.source("realpair").window   # the real pair's traced window (realpair_card live, γ = 4)
 # the files a sweep point reads: their content is part of its cache key (``sweep.point_version``)
-SWEEP_INPUTS = (TRACES, REALPAIR / "mlp.json", REALPAIR / "mlp.safetensors")
+SWEEP_INPUTS = acceptance_sources.source("realpair").sweep_inputs
 
 
-@lru_cache(maxsize=None)
 def acceptance():
-    """The real pair's traces with its retrained MLP as the stop rule ``mlp``."""
-    from .. import predictor
-    from ..serving.sim.twin import TraceAcceptance
-    from .realpair_twin import twin_traces
-
-    return TraceAcceptance(twin_traces(), target=TARGET, stop_rules={"mlp": predictor.load(REALPAIR, "mlp")})
+    """The real pair's traces with its retrained MLP as the stop rule ``mlp`` (``acceptance_sources``' ``realpair``)."""
+    return acceptance_sources.acceptance("realpair")
 
 
 def setting(base: ex.Setting | None = None) -> ex.Setting:

@@ -21,65 +21,61 @@ import os
 import pandas as pd
 
 from .. import paths
-from ..serving import policies as named
+from ..serving import policies as named, scenario
 from ..serving.real import real_logs
 from ..serving.analysis import twin_error
-from ..serving.policies.allocation import FixedS
 from ..serving.analysis.validation import (METRICS, QUANTILES, TOLERANCE, VERIFY, Setup, compare, dispatch,  # noqa: F401
                                            draft_passes, drafting_time, figure, fit_times, floor_s, judge, mechanisms,
                                            metric_values, modelled_rounds, notes, per_pass, replay_measured,
                                            stochastic_note, stochastic_twin, turnaround, verify_model, worst)
 from ..serving.analysis import validation as _validation
+from ..serving.scenario import Fleet
 from ..serving.workload import Workload
 from . import tran2025
 from .li2026_real import devices, fitted
 
-SIZES = (1, 2, 4, 8)
+SCENARIO = scenario.setups("serving_validation")   # data/scenarios/: each setting's fleet and policies, by name
+SIZES = SCENARIO.sizes
 PIN = (0, 1)                 # server on core 0, drafters on core 1
 REAL_RUNS = paths.DATA / "serving_validation" / "real_runs.csv"
 REPEATS = REAL_RUNS.with_name("real_runs_repeats.csv")   # the same runs measured again (``measure_repeats``)
 TRACES = REAL_RUNS.with_name("serving_traces.csv.gz")    # the real runs' prompts as their drafters see them (``traces``)
-POLICIES = {"tran2025": ("GOODSPEED", "Fixed-S"), "li2026": ("WISP", "FCFS")}
+POLICIES = {name: tuple(p for p, _ in st.policies) for name, st in SCENARIO.setups}
 time_models = fit_times      # the name the paper drivers call
 
 
-def _size(scale: str) -> tuple[int, int]:
-    """(prompts per domain, tokens per prompt)."""
-    return (2, 48) if scale == "full" else (1, 12)
-
-
 def _tran2025_workload(n: int, scale: str = "full", seed: int = 0) -> Workload:
-    """GOODSPEED's setting: N clients on draft-xs, C = 6 N (``tran2025.workload``)."""
-    prompts, tokens = _size(scale)
-    cfg = tran2025.Config(f"{n} clients, C={6 * n}", "zoo", n, 6 * n, tokens, ("draft-xs",))
+    """GOODSPEED's setting: N clients, C = ``capacity_per_client`` x N (``tran2025.workload``)."""
+    st, (prompts, tokens) = dict(SCENARIO.setups)["tran2025"], SCENARIO.size(scale)
+    cfg = Fleet(name=f"{n} clients, C={st.capacity_per_client * n}", paper_models="zoo", clients=n,
+                capacity=st.capacity_per_client * n, max_new_tokens=tokens, drafts=st.drafts)
     return tran2025.workload(cfg, prompts, tokens, seed=seed)
 
 
-def _tran2025_policies(policy: str, n: int, seed: int = 0):
-    """Synchronous rounds and tran2025's allocator ``policy`` (``tran2025.allocator``: its β)."""
-    cfg = tran2025.Config("", "", n, _tran2025_workload(n, "ci").capacity, 1, ("draft-xs",))
-    return named.former("sync"), tran2025.allocator(policy, cfg, seed)
-
-
 def _li2026_workload(n: int, scale: str = "full", seed: int = 0) -> Workload:
-    """WISP's setting: li2026_real's devices cycled (``li2026_real.devices``), C = 8 N."""
-    return devices(n, *_size(scale), seed, capacity=8 * n)
+    """WISP's setting: li2026_real's devices of the setting's drafts (``li2026_real.devices``), C =
+    ``capacity_per_client`` x N."""
+    st = dict(SCENARIO.setups)["li2026"]
+    return devices(n, *SCENARIO.size(scale), seed, capacity=st.capacity_per_client * n, drafts=st.drafts)
 
 
-# li2026's formers by policy: WISP on the zoo target's eq (19) fit, with no memory bound; FCFS as it comes
-_LI2026_FORMERS = {"WISP": lambda seed: named.former("wisp", estimator=fitted(seed).estimator, delta=fitted(seed).delta,
-                                                    memory_budget=1e12),
-                   "FCFS": lambda seed: named.former("fcfs")}
+def _policies(paper: str):
+    """``Setup.policies`` of setting ``paper``: its policy's batch former and allocator by registry name (with the
+    scenario's parameters), C = ``capacity_per_client`` x N; a former that decides with an estimate gets the zoo
+    target's eq (19) fit (``li2026_real.fitted``, the real server's)."""
+    st = dict(SCENARIO.setups)[paper]
+
+    def build(policy: str, n: int, seed: int = 0):
+        former, alloc = st.policy(policy)
+        context = {}
+        if "estimator" in named.KINDS["former"].takes(former.name):
+            context = dict(estimator=fitted(seed).estimator, delta=fitted(seed).delta)
+        return former.build("former", **context), alloc.build("allocator", capacity=st.capacity_per_client * n,
+                                                               clients=n, seed=seed)
+    return build
 
 
-def _li2026_policies(policy: str, n: int, seed: int = 0):
-    """The batch former ``policy`` (``_LI2026_FORMERS``); every client drafts its own γ (``FixedS``, unused)."""
-    if policy not in _LI2026_FORMERS:
-        raise ValueError(f"policy: expected one of {POLICIES['li2026']} for li2026, got {policy!r}")
-    return _LI2026_FORMERS[policy](seed), FixedS(8 * n, n)
-
-
-SETUPS = {"tran2025": Setup(_tran2025_workload, _tran2025_policies), "li2026": Setup(_li2026_workload, _li2026_policies)}
+SETUPS = {"tran2025": Setup(_tran2025_workload, _policies("tran2025")), "li2026": Setup(_li2026_workload, _policies("li2026"))}
 
 
 def setup(paper: str) -> Setup:
@@ -220,7 +216,7 @@ def traces(sizes=SIZES, window: int = 8, tokens: int | None = None, target: str 
     from ..serving.workload import ClientSpec
 
     pairs = trace_pairs(sizes) if pairs is None else pairs
-    tokens = _size("full")[1] if tokens is None else tokens
+    tokens = SCENARIO.size("full")[1] if tokens is None else tokens
     frames = []
     for draft in dict.fromkeys(d for d, _ in pairs):
         d_model, t_model, tok = zoo.load_pair(draft, target)

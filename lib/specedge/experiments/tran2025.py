@@ -7,19 +7,18 @@ pair's, on its own domain, ``HETERO``) or the zoo stand-ins of one or two drafts
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
 from .. import hardware, paths
 from ..serving.analysis import client_mix
-from ..serving import policies
+from ..serving import policies, scenario
 from ..serving.timemodels import time_models
 from ..serving.policies.allocation import PAPER_BETA, GoodspeedAllocator
 from ..serving.policies.batching import SyncRounds
 from ..serving.analysis.round_series import expected_goodput, time_split, utility_curve
 from ..serving.timemodels.runtime import verify_model
+from ..serving.scenario import Fleet
 from ..serving.timemodels.time_models import DraftTime, Link
 from ..serving.sim.twin import TRACES, Times, TraceAcceptance, simulate
 from ..serving.workload import ClientSpec, Workload
@@ -30,32 +29,23 @@ POLICIES = ("GOODSPEED", "Fixed-S", "Random-S")
 FLOOR = "Fixed-S ⌊C/N⌋"        # the literal C // N share, C % N slots idle (a second, labelled row)
 
 
-@dataclass(frozen=True)
-class Config:
-    """One row of Table I with its zoo stand-in."""
-    name: str
-    paper_models: str
-    clients: int
-    capacity: int
-    max_tokens: int
-    drafts: tuple[str, ...]          # zoo draft per client (cycled)
+SCENARIO = "tran2025_table1"      # data/scenarios/: Table I's fleets and the real runs'
 
 
-def table1() -> list[Config]:
-    """Table I (the text's C = {6, 20} for 150-token runs is taken as the table's {16, 20})."""
-    small, mixed = ("draft-xs",), ("draft-xs", "draft-s")
-    return [Config(f"4 clients, C={c}", "Qwen3-14B + Qwen3-0.6B", 4, c, 50, small) for c in (24, 28)] + \
-           [Config(f"8 clients, C={c}", "Qwen3-14B + Qwen3-0.6B/1.7B", 8, c, 150, mixed) for c in (16, 20)]
+def table1() -> list[Fleet]:
+    """Table I's configurations with their zoo stand-ins (``SCENARIO``'s run ``table1``; the text's C = {6, 20} for
+    150-token runs is taken as the table's {16, 20})."""
+    return scenario.fleets(SCENARIO, "table1")
 
 
 STAND_INS = {"Qwen3-14B": "target-m", "Qwen3-0.6B": "draft-xs", "Qwen3-1.7B": "draft-s"}
 
 
-def workload(cfg: Config, prompts_per_domain: int = 1, max_tokens: int | None = None,
+def workload(cfg: Fleet, prompts_per_domain: int = 1, max_tokens: int | None = None,
              temperature: float = 0.0, seed: int = 0) -> Workload:
     """Client i drafts with ``cfg.drafts[i % len]`` on domains i and i+3 (mod 6), in that order."""
     clients = tuple(ClientSpec(cfg.drafts[i % len(cfg.drafts)], (DOMAINS[i % 6], DOMAINS[(i + 3) % 6]),
-                               prompts_per_domain, max_tokens or cfg.max_tokens, temperature=temperature,
+                               prompts_per_domain, max_tokens or cfg.max_new_tokens, temperature=temperature,
                                seed=seed)
                     for i in range(cfg.clients))
     return Workload("target-m", clients, capacity=cfg.capacity)
@@ -76,11 +66,11 @@ def hetero_acceptance() -> TraceAcceptance:
     return TraceAcceptance(client_mix.pooled_traces(sources), target=client_mix.POOLED)
 
 
-def hetero_workload(cfg: Config, seed: int = 0, max_tokens: int | None = None) -> Workload:
+def hetero_workload(cfg: Fleet, seed: int = 0, max_tokens: int | None = None) -> Workload:
     """``cfg``'s heterogeneous clients (``HETERO``), one prompt stream each on its own domain."""
     if cfg.clients not in HETERO:
         raise ValueError(f"cfg.clients: heterogeneous clients exist for {sorted(HETERO)} clients, got {cfg.clients}")
-    return client_mix.one_domain_workload(client_mix.POOLED, HETERO[cfg.clients], cfg.capacity, max_tokens or cfg.max_tokens, seed=seed)
+    return client_mix.one_domain_workload(client_mix.POOLED, HETERO[cfg.clients], cfg.capacity, max_tokens or cfg.max_new_tokens, seed=seed)
 
 
 def clients_frame(configs, acceptance, wl_of) -> pd.DataFrame:
@@ -88,7 +78,7 @@ def clients_frame(configs, acceptance, wl_of) -> pd.DataFrame:
     return client_mix.clients_table({cfg.name: wl_of(cfg) for cfg in configs}, acceptance)
 
 
-def allocator(policy: str, cfg: Config, seed: int = 0, eta: float = 0.1, beta: float = PAPER_BETA):
+def allocator(policy: str, cfg: Fleet, seed: int = 0, eta: float = 0.1, beta: float = PAPER_BETA):
     """A fresh allocator of ``POLICIES`` (or ``FLOOR``) for ``cfg`` (``policies.allocator``), GOODSPEED with
     the paper's β."""
     if policy not in POLICIES + (FLOOR,):
@@ -99,7 +89,7 @@ def allocator(policy: str, cfg: Config, seed: int = 0, eta: float = 0.1, beta: f
 VOCAB = 151_936  # Qwen3's vocabulary: a dense fp16 distribution per drafted token goes uplink (Sec IV-A3)
 
 
-def paper_times(cfg: Config, profile: "str | hardware.Profile" = "tran2025_paper", *, draft_s_per_token: float | None = None,
+def paper_times(cfg: Fleet, profile: "str | hardware.Profile" = "tran2025_paper", *, draft_s_per_token: float | None = None,
                 rate_bps: float | None = None, latency_s: float | None = None) -> Times:
     """H100 verifier / L4 drafters at paper scale, from the profile's (derived) runtime section
     (``profile``: the loaded profile, or its name or path).
@@ -126,7 +116,7 @@ def dense_request_bytes(s: int) -> int:
     return 64 + s * (4 + 2 * VOCAB)
 
 
-def run_twin(cfg: Config, policy: str, times: Times, acceptance, *, rounds: int | None = None,
+def run_twin(cfg: Fleet, policy: str, times: Times, acceptance, *, rounds: int | None = None,
              seed: int = 0, prompts_per_domain: int = 1, max_tokens: int | None = None,
              eta: float = 0.1, beta: float = PAPER_BETA, wl: Workload | None = None):
     """One twin run; returns (log, estimates) where estimates has the allocator's X and alpha-hat per
@@ -144,12 +134,12 @@ def run_twin(cfg: Config, policy: str, times: Times, acceptance, *, rounds: int 
     return log, pd.DataFrame(est)
 
 
-def sync_times(cfg: Config) -> Times:
+def sync_times(cfg: Fleet) -> Times:
     """Times of sync rounds that count tokens per round (drafting free, a pass of 1 s)."""
     return Times([DraftTime(0.0)] * cfg.clients, lambda batch: 1.0)
 
 
-def final_utilities(cfg: Config, policies, acceptance, *, seeds, rounds: int, beta: float = PAPER_BETA,
+def final_utilities(cfg: Fleet, policies, acceptance, *, seeds, rounds: int, beta: float = PAPER_BETA,
                     eta: float = 0.1, wl_of=None) -> pd.DataFrame:
     """Fig 4 over seeds: U(x̄(rounds)) per (policy, seed), one row each (times do not matter: sync
     rounds count tokens per round). ``wl_of(seed)`` replaces ``workload(cfg, seed=seed)``."""
@@ -163,13 +153,13 @@ def final_utilities(cfg: Config, policies, acceptance, *, seeds, rounds: int, be
     return pd.DataFrame(rows)
 
 
-def iid_model(acceptance: TraceAcceptance, cfg: Config, seed: int = 0, base: Workload | None = None):
+def iid_model(acceptance: TraceAcceptance, cfg: Fleet, seed: int = 0, base: Workload | None = None):
     """Theorem 1 where x* is exact (``client_mix.iid_model``) on ``base`` (long prompts; default the zoo
     workload of ``cfg``): returns the one-domain workload, the ``IIDAcceptance`` and the clients' alphas."""
     return client_mix.iid_model(acceptance, base or workload(cfg, 1, 10**9, seed=seed))
 
 
-def averaged_distance(cfg: Config, policy: str, acceptance, alpha, x_star, *, beta: float, seed: int = 0,
+def averaged_distance(cfg: Fleet, policy: str, acceptance, alpha, x_star, *, beta: float, seed: int = 0,
                       window: int = 1000, burn_in: float = 3.0, eta: float = 0.1, wl: Workload | None = None) -> float:
     """Theorem 1's quantity at one β: ‖x̄ − x*‖, x̄ the mean goodput (tokens per round) of each client over
     ``window`` rounds after ceil(burn_in / β) rounds (Theorem 4's interval [I1, I2] with I1 > T/β), x* the
@@ -186,7 +176,7 @@ def averaged_distance(cfg: Config, policy: str, acceptance, alpha, x_star, *, be
     return float(np.linalg.norm(expected_goodput(log, alpha, skip, window) - np.asarray(x_star, float)))
 
 
-def fig3_region(cfg: Config, acceptance, draft_s_per_token, rates_bps, *, profile: "str | hardware.Profile" = "tran2025_paper",
+def fig3_region(cfg: Fleet, acceptance, draft_s_per_token, rates_bps, *, profile: "str | hardware.Profile" = "tran2025_paper",
                 latency_s: float | None = None, seed: int = 0, prompts_per_domain: int = 2) -> pd.DataFrame:
     """Fig 3's proportions over the unknown drafting and link numbers: per (draft time per token,
     uplink rate), Random-S's wall time above Fixed-S (%), sending's share of wall time (%), the
@@ -215,11 +205,11 @@ def fig3_region(cfg: Config, acceptance, draft_s_per_token, rates_bps, *, profil
 REAL_RUNS = paths.DATA / "tran2025" / "real_runs.csv"
 
 
-def real_config(scale: str = "full") -> Config:
-    """The configuration of the real runs: 4 clients, C = 24, 50 tokens (CI: 2 clients, C = 8, 16 tokens)."""
-    if scale == "full":
-        return table1()[0]
-    return Config("2 clients, C=8", "CI stand-in", 2, 8, 16, ("draft-xs",))
+def real_config(scale: str = "full") -> Fleet:
+    """The configuration of the real runs: 4 clients, C = 24, 50 tokens (CI: 2 clients, C = 8, 16 tokens), ``SCENARIO``'s
+    run ``real_runs`` (CI: ``real_runs_ci``)."""
+    paths.check_scale(scale)
+    return scenario.fleets(SCENARIO, "real_runs" if scale == "full" else "real_runs_ci")[0]
 
 
 # the real run with heterogeneous clients: zoo drafts of four sizes, each on its own domain (the pair's are git-ignored)
@@ -227,8 +217,8 @@ REAL_HETERO = (("draft-xs", "code"), ("draft-m", "sql"), ("draft-s", "chat"), ("
 HETERO_RUNS = paths.DATA / "tran2025" / "real_runs_hetero.csv"
 
 
-def real_hetero_workload(cfg: Config, seed: int = 0) -> Workload:
-    return client_mix.one_domain_workload("target-m", REAL_HETERO[:cfg.clients], cfg.capacity, cfg.max_tokens, prompts=4, seed=seed)
+def real_hetero_workload(cfg: Fleet, seed: int = 0) -> Workload:
+    return client_mix.one_domain_workload("target-m", REAL_HETERO[:cfg.clients], cfg.capacity, cfg.max_new_tokens, prompts=4, seed=seed)
 
 
 def measure_real(scale: str = "full", seed: int = 0, hetero: bool = False) -> pd.DataFrame:
@@ -238,7 +228,7 @@ def measure_real(scale: str = "full", seed: int = 0, hetero: bool = False) -> pd
     reads them, so rerunning the notebook leaves its outputs unchanged."""
     from ..serving.real.run import run_real
     cfg = real_config(scale)
-    wl = real_hetero_workload(cfg, seed) if hetero else workload(cfg, 1, cfg.max_tokens, seed=seed)
+    wl = real_hetero_workload(cfg, seed) if hetero else workload(cfg, 1, cfg.max_new_tokens, seed=seed)
     logs = []
     for pol in POLICIES:
         log, _ = run_real(wl, SyncRounds(), allocator(pol, cfg, seed), label=pol, seed=seed)
@@ -268,6 +258,6 @@ if __name__ == "__main__":
     raise SystemExit(_main())
 
 
-__all__ = ["Config", "table1", "workload", "HETERO", "hetero_acceptance", "hetero_workload", "clients_frame", "allocator",
+__all__ = ["table1", "workload", "HETERO", "hetero_acceptance", "hetero_workload", "clients_frame", "allocator",
            "paper_times", "run_twin", "final_utilities", "iid_model", "averaged_distance", "fig3_region", "FLOOR",
            "real_config", "measure_real", "load_real_runs", "sync_times", "POLICIES", "STAND_INS"]

@@ -35,7 +35,7 @@ _T1_IDS = {"Qwen3-14B + Qwen3-0.6B": "qwen4", "Qwen3-14B + Qwen3-0.6B/1.7B": "qw
 
 def table1_frame(configs) -> pd.DataFrame:
     return pd.DataFrame([dict(config=c.name, paper_models=c.paper_models, clients=c.clients, C=c.capacity,
-                              max_tokens=c.max_tokens, zoo_target="target-m", zoo_drafts="/".join(c.drafts))
+                              max_tokens=c.max_new_tokens, zoo_target="target-m", zoo_drafts="/".join(c.drafts))
                          for c in configs])
 
 
@@ -207,11 +207,11 @@ def cap_effect(configs, acceptance, seeds, iterations: int, beta: float, eta: fl
             continue
         fu = {cap: ex.final_utilities(cfg, ex.POLICIES, acceptance, seeds=seeds, rounds=iterations, beta=beta, eta=eta,
                                       wl_of=lambda sd, cap=cap, cfg=cfg: wl_of(cfg, sd, max_tokens=cap)).set_index(["policy", "seed"]).utility
-              for cap in (cfg.max_tokens, uncapped)}
+              for cap in (cfg.max_new_tokens, uncapped)}
         for pol in ex.POLICIES:
-            a, b = fu[cfg.max_tokens].loc[pol].sort_index(), fu[uncapped].loc[pol].sort_index()
+            a, b = fu[cfg.max_new_tokens].loc[pol].sort_index(), fu[uncapped].loc[pol].sort_index()
             m, lo, hi = claims.mean_interval((b - a).to_numpy())
-            rows.append(dict(config=cfg.name, policy=pol, cap=cfg.max_tokens, U_capped=float(a.mean()), U_uncapped=float(b.mean()),
+            rows.append(dict(config=cfg.name, policy=pol, cap=cfg.max_new_tokens, U_capped=float(a.mean()), U_uncapped=float(b.mean()),
                              diff=m, ci_low=lo, ci_high=hi, seeds=len(a)))
     return pd.DataFrame(rows)
 
@@ -648,7 +648,7 @@ def fig4_realpair(configs, *, seeds, iterations: int, beta: float, eta: float, s
     acc_rp = twin.TraceAcceptance(realpair_twin.twin_traces(), target=realpair_card.TARGET)
     out, rows = [], []
     for cfg in configs:
-        wl_rp = lambda sd, cfg=cfg: realpair_twin.twin_workload(cfg.clients, cfg.capacity, cfg.max_tokens, sd)
+        wl_rp = lambda sd, cfg=cfg: realpair_twin.twin_workload(cfg.clients, cfg.capacity, cfg.max_new_tokens, sd)
         alpha_rp = client_mix.client_alpha(acc_rp, wl_rp(seed))
         fu = ex.final_utilities(cfg, ex.POLICIES, acc_rp, seeds=seeds, rounds=iterations, beta=beta, eta=eta, wl_of=wl_rp)
         f = fu.pivot(index="seed", columns="policy", values="utility")

@@ -6,9 +6,10 @@ runtime entry: ``time_models.draft_time``, or stated with its source), fleets (`
 mix[i % len(mix)]), the link (RTT, bandwidths), the workload (the traced pair, temperature, vocabulary, top-K,
 γ, prompt and response lengths, SLO classes, closed-loop arrivals), the policies (``policies:``: the verify and
 draft time models, and per option of a driver its allocator or batch former, each by registry name with its
-parameters: ``serving.policies``), a sweep grid (with a smaller ``ci:`` one) and the capacity level and bound. A scenario *refers to* hardware profiles for every number a paper or a
-measurement gives and states the few none gives. ``load`` checks it before any work: every error names the
-file and the key (``hardware.ProfileError``).
+parameters: ``serving.policies``), a sweep grid (with a smaller ``ci:`` one) and the capacity level and bound. A
+scenario *refers to* hardware profiles for every number a paper or a measurement gives and states the few none
+gives. Every key, its type, unit and default, is declared once in ``scenario_schema``; ``load`` checks a file
+against it before any work, built by keywords: every error names the file and the key (``ScenarioError``).
 """
 from __future__ import annotations
 
@@ -22,13 +23,14 @@ import yaml
 from .. import hardware, paths
 from ..solvers.zheng2025 import measured_cost
 from .sim import centralized
-from . import policies
+from . import acceptance_sources, policies, scenario_schema as schema
 from .timemodels import time_models
 from .real.codec import payload_bytes
 from .interfaces import Times
 from .timemodels.estimator import COEFFICIENTS
+from .scenario_schema import ScenarioError
 from .timemodels.time_models import DEVICE_KINDS, draft_time
-from .workload import ClientSpec, Workload
+from .workload import ClientSpec, DraftRule, Workload
 
 SCENARIOS = paths.DATA / "scenarios"
 
@@ -36,10 +38,10 @@ SCENARIOS = paths.DATA / "scenarios"
 @dataclass(frozen=True)
 class Policy:
     """One option's policy: its registry name (``serving.policies``), its parameters, and for a draft-length
-    option the device's drafting rule (``ClientSpec.draft_rule``: fixed, server or predictor:<stop rule>)."""
+    option the device's drafting rule (``DraftRule``: fixed, server or predictor:<stop rule>)."""
     name: str
     params: tuple[tuple[str, float], ...] = ()
-    rule: str = ""
+    rule: DraftRule | None = None
 
     def build(self, kind: str, **context):
         """A fresh policy object: ``serving.policies.build`` with its parameters and the caller's ``context``."""
@@ -48,11 +50,12 @@ class Policy:
 
 @dataclass(frozen=True)
 class Scenario:
-    """A scenario at one scale, as plain values (every worker gets the numbers, never a file name)."""
+    """A scenario at one scale, as plain values (every worker gets the numbers, never a file name); the keys and
+    units of its file: ``scenario_schema``."""
     name: str
     server: tuple[tuple[str, float], ...]            # eq (19)'s coefficients
     memory_gb: float
-    delta_s: float
+    delta_s: float | None                            # None: no former of the scenario takes a guard time
     noise: float
     device_classes: tuple[tuple[str, float], ...]    # class -> seconds per drafted token
     mixes: tuple[tuple[str, tuple[str, ...]], ...]
@@ -78,6 +81,7 @@ class Scenario:
     draft_model: str = "per_token"                   # the devices' drafting time model ("device model")
     drafts: tuple[tuple[str, Policy], ...] = ()      # draft-length option -> its allocator and drafting rule
     formers: tuple[tuple[str, Policy], ...] = ()     # batch-former option -> its former
+    pair: str = "realpair"                           # the acceptance source (``acceptance_sources``) devices draft on
 
     def mix(self, name: str) -> tuple[str, ...]:
         return dict(self.mixes)[name]
@@ -98,93 +102,80 @@ class Scenario:
         return self.draft_s(device, mix) * self.target_to_draft_bytes
 
 
-def _get(d: dict, key: str, file, where: str, kind="number", rule="positive"):
-    if key not in d:
-        raise hardware.ProfileError(file, f"{where}{key}", kind, missing=True)
-    v = d[key]
-    if kind == "number":
-        hardware._rule(file, f"{where}{key}", v, rule)
-    elif kind == "text" and not (isinstance(v, str) and v):
-        raise hardware.ProfileError(file, f"{where}{key}", "a non-empty string", v)
-    return v
-
-
-def _numbers(d, key, file, where, rule="positive") -> tuple:
-    v = _get(d, key, file, where, "list")
-    if not isinstance(v, list) or not v:
-        raise hardware.ProfileError(file, f"{where}{key}", "a non-empty list", v)
-    for i, x in enumerate(v):
-        hardware._rule(file, f"{where}{key}[{i}]", x, rule)
-    return tuple(v)
-
-
 def _device_class(file, name: str, spec) -> float:
+    """A device class's seconds per drafted token: stated (with its source) or a profile's drafting model."""
     where = f"device_classes.{name}."
-    spec = hardware._mapping(file, where[:-1], spec)
-    if "s_per_token" in spec:
-        _get(spec, "source", file, where, "text")
-        return float(_get(spec, "s_per_token", file, where))
-    prof = hardware.load_profile(_get(spec, "profile", file, where, "text"))
-    runtime = _get(spec, "runtime", file, where, "text")
+    if isinstance(spec, dict) and "s_per_token" in spec:
+        return float(schema.read(file, where, spec, schema.DEVICE_STATED)["s_per_token"])
+    if not (isinstance(spec, dict) and "profile" in spec):
+        raise ScenarioError(file, where[:-1], "s_per_token (s/token) with its source, or a profile and its runtime", spec)
+    spec = schema.read(file, where, spec, schema.DEVICE_PROFILE)
+    prof = hardware.load_profile(spec["profile"])
+    runtime = spec["runtime"]
     if runtime not in prof.runtime:
-        raise hardware.ProfileError(file, f"{where}runtime", f"a runtime model of {prof.name} {sorted(prof.runtime)}", runtime)
+        raise ScenarioError(file, f"{where}runtime", f"a runtime model of {prof.name} {sorted(prof.runtime)}", runtime)
     if prof.kind(runtime) not in DEVICE_KINDS:
-        raise hardware.ProfileError(file, f"{where}runtime", f"a drafting model of kind {' or '.join(DEVICE_KINDS.names())}",
-                                    f"{runtime} ({prof.kind(runtime)})")
+        raise ScenarioError(file, f"{where}runtime", f"a drafting model of kind {' or '.join(DEVICE_KINDS.names())}",
+                            f"{runtime} ({prof.kind(runtime)})")
     return draft_time(prof, runtime).s_per_token
 
 
-def _kv_bytes_per_token(file, srv: dict) -> float:
-    """The server target's KV cache bytes per token (``hardware.kv_bytes_per_token`` of ``server.target``'s shape)."""
-    t = hardware._mapping(file, "server.target", _get(srv, "target", file, "server.", "mapping"))
-    _get(t, "model", file, "server.target.", "text")
-    shape = {k: int(_get(t, k, file, "server.target.", rule="count")) for k in ("layers", "kv_heads", "head_dim", "dtype_bytes")}
-    return hardware.kv_bytes_per_token(**shape)
-
-
-RULES = ("fixed", "server")   # a drafting rule: these, or predictor:<stop rule>
-
-
-def _policy(file, where: str, spec, kind: str, key: str) -> Policy:
-    """``policies.<section>.<option>``: ``key`` names a policy of ``kind`` (an error lists the known names), the
-    draft section's ``rule`` a drafting rule, every other key a number its builder takes as a keyword."""
-    spec = hardware._mapping(file, where, spec)
-    name = _get(spec, key, file, f"{where}.", "text")
+def _policy(file, where: str, spec, section: str) -> Policy:
+    """``policies.<section>.<option>``: its registry name (an error lists the known names), the draft section's
+    drafting rule, and every parameter its builder takes (a non-negative number)."""
+    kind, key, extra = schema.POLICY_SECTIONS[section]
+    if not isinstance(spec, dict):
+        raise ScenarioError(file, where, "a mapping", spec)
+    if key not in spec:
+        raise ScenarioError(file, f"{where}.{key}", f"a {kind} of serving.policies", missing=True)
     known = policies.KINDS[kind]
+    name = schema.spec(key, "text").check(file, f"{where}.", spec[key])
     if name not in known:
-        raise hardware.ProfileError(file, f"{where}.{key}", f"a {kind} of serving.policies, one of {known.names()}", name)
-    rule = ""
-    if kind == "allocator":
-        rule = _get(spec, "rule", file, f"{where}.", "text")
-        if rule not in RULES and not (rule.startswith("predictor:") and len(rule) > len("predictor:")):
-            raise hardware.ProfileError(file, f"{where}.rule", "fixed, server or predictor:<stop rule>", rule)
-    params = []
-    for k, v in spec.items():
-        if k in (key, "rule"):
-            continue
-        if k not in known.takes(name):
-            raise hardware.ProfileError(file, f"{where}.{k}", f"a parameter of {kind} {name!r} {sorted(known.takes(name))}", v)
-        hardware._rule(file, f"{where}.{k}", v, "nonnegative")
-        params.append((k, float(v)))
-    return Policy(name, tuple(params), rule)
+        raise ScenarioError(file, f"{where}.{key}", f"a {kind} of serving.policies, one of {known.names()}", name)
+    fields = (schema.spec(key, "text"), *(schema.spec(k, "text") for k in extra),
+              *(schema.spec(k, rule="nonnegative", default=None) for k in sorted(known.takes(name))))
+    values = schema.read(file, f"{where}.", spec, fields)
+    try:
+        rule = DraftRule(values["rule"]) if "rule" in extra else None
+    except ValueError:
+        raise ScenarioError(file, f"{where}.rule", "fixed, server or predictor:<stop rule>", values["rule"]) from None
+    return Policy(name, tuple((k, float(v)) for k, v in spec.items() if k not in (key, *extra)), rule)
 
 
-def _policies(file, data: dict) -> dict:
-    """The ``policies:`` section as ``Scenario`` fields (verify_model, draft_model, drafts, formers), checked."""
-    pol = hardware._mapping(file, "policies", _get(data, "policies", file, "", "mapping"))
+def _policies(file, pol: dict, options: Mapping[str, tuple]) -> dict:
+    """The ``policies:`` section as ``Scenario`` fields (verify_model, draft_model, drafts, formers), checked: a
+    policy for every option the caller runs (``options``)."""
+    pol = schema.read(file, "policies.", pol, schema.POLICIES)
     out = {}
     for key, kind in (("verify_model", "verify model"), ("draft_model", "device model")):
-        name = _get(pol, key, file, "policies.", "text")
-        if name not in policies.KINDS[kind]:
-            raise hardware.ProfileError(file, f"policies.{key}", f"a {kind} of serving.policies, one of "
-                                        f"{policies.KINDS[kind].names()}", name)
-        out[key] = name
-    for section, kind, key, field in (("draft", "allocator", "allocator", "drafts"), ("former", "former", "former", "formers")):
-        options = hardware._mapping(file, f"policies.{section}", _get(pol, section, file, "policies.", "mapping"))
-        if not options:
-            raise hardware.ProfileError(file, f"policies.{section}", "at least one option", options)
-        out[field] = tuple((str(o), _policy(file, f"policies.{section}.{o}", spec, kind, key)) for o, spec in options.items())
+        if pol[key] not in policies.KINDS[kind]:
+            raise ScenarioError(file, f"policies.{key}", f"a {kind} of serving.policies, one of "
+                                f"{policies.KINDS[kind].names()}", pol[key])
+        out[key] = pol[key]
+    for section, field in (("draft", "drafts"), ("former", "formers")):
+        if not pol[section]:
+            raise ScenarioError(file, f"policies.{section}", "at least one option", pol[section])
+        out[field] = tuple((str(o), _policy(file, f"policies.{section}.{o}", spec, section)) for o, spec in pol[section].items())
+        wanted = set(options.get(section, ())) - set(dict(out[field]))
+        if wanted:
+            raise ScenarioError(file, f"policies.{section}", f"a policy for every option {list(options[section])}",
+                                f"no policy for {sorted(wanted)}")
     return out
+
+
+def _needs(file, pol: dict, stated: dict) -> None:
+    """Per-option requirements (``scenario_schema.NEEDS``): what the chosen formers' builders take, stated
+    (``stated``: key -> its value in the file, None where absent)."""
+    takes = set().union(*(policies.KINDS["former"].takes(p.name) for _, p in pol["formers"]))
+    for keyword, (key, expected, ok) in schema.NEEDS.items():
+        value = stated[key]
+        if keyword in takes and not ok(value):
+            raise ScenarioError(file, key, f"{expected}: a former of the scenario takes {keyword!r}", value,
+                                missing=value is None)
+
+
+# the sections a fleet-serving scenario (the arena's) reads
+ARENA = ("server", "device_classes", "mixes", "link", "workload", "policies", "sweep", "ci", "ar_on_the_edge", "capacity")
 
 
 def path(name_or_path) -> Path:
@@ -192,88 +183,173 @@ def path(name_or_path) -> Path:
     return p if p.suffix in (".yaml", ".yml") else SCENARIOS / f"{name_or_path}.yaml"
 
 
-def load(name_or_path, scale: str = "full", *, windows: Mapping[str, int], options: Mapping[str, tuple] = {}) -> Scenario:
-    """The scenario ``data/scenarios/<name>.yaml`` (or a path), checked; at ``scale="ci"`` with its ``ci:`` values.
-    ``windows``: the traced pairs a workload may name, each with its traced window (γ may not exceed it);
-    ``options``: per policies section ("draft", "former"), the options the caller runs (each needs a policy).
-    Errors name the file and the key (``hardware.ProfileError``)."""
+def load(name_or_path, scale: str = "full", *, windows: Mapping[str, int] | None = None,
+         options: Mapping[str, tuple] = {}) -> Scenario:
+    """The scenario ``data/scenarios/<name>.yaml`` (or a path), checked against ``scenario_schema``; at
+    ``scale="ci"`` with its ``ci:`` values. ``windows``: the traced pairs a workload may name, each with its traced
+    window (γ may not exceed it; default: every source of ``acceptance_sources``); ``options``: per policies section ("draft", "former"), the options the caller runs
+    (each needs a policy). Errors name the file and the key (``scenario_schema.ScenarioError``)."""
     paths.check_scale(scale)
+    windows = acceptance_sources.windows() if windows is None else windows
+    file = _existing(name_or_path)
+    data = schema.sections(file, schema.load_yaml(file), ARENA)
+    if data["name"] != file.stem:
+        raise ScenarioError(file, "name", f"the file stem {file.stem!r}", data["name"])
+    pol = _policies(file, data["policies"], options)
+    srv = schema.read(file, "server.", data["server"], schema.SERVER)
+    _needs(file, pol, {"server.delta_s": srv["delta_s"], "policies.verify_model": pol["verify_model"]})
+    prof = hardware.load_profile(srv["profile"])
+    if srv["runtime"] not in prof.runtime or prof.kind(srv["runtime"]) != pol["verify_model"]:
+        raise ScenarioError(file, "server.runtime", f"a runtime model of {prof.name} of kind {pol['verify_model']} "
+                            "(policies.verify_model)", srv["runtime"])
+    target = schema.read(file, "server.target.", srv["target"], schema.TARGET)
+    classes = {n: _device_class(file, n, s) for n, s in data["device_classes"].items()}
+    mixes = {}
+    for n, m in data["mixes"].items():
+        if not isinstance(m, list) or not m or set(m) - set(classes):
+            raise ScenarioError(file, f"mixes.{n}", f"a non-empty list of device classes {sorted(classes)}", m)
+        mixes[n] = tuple(m)
+    link = schema.read(file, "link.", data["link"], schema.LINK)
+    wl = schema.read(file, "workload.", data["workload"], schema.WORKLOAD)
+    if wl["pair"] not in windows:
+        raise ScenarioError(file, "workload.pair", f"one of {sorted(windows)} (the traced pairs with a retrained "
+                            "stop rule)", wl["pair"])
+    if wl["arrivals"] != "closed":
+        raise ScenarioError(file, "workload.arrivals", "'closed' (the twin's devices run responses back to back)",
+                            wl["arrivals"])
+    if wl["gamma"] > windows[wl["pair"]]:
+        raise ScenarioError(file, "workload.gamma", f"at most the traces' window ({windows[wl['pair']]}: "
+                            "WISP's stop rule drafts within it)", wl["gamma"])
+    if wl["temperature"] not in (0.0, 1.0):
+        raise ScenarioError(file, "workload.temperature", "0 or 1 (the pair's traced temperatures)", wl["temperature"])
+    sweep = schema.read(file, "sweep.", data["sweep"], schema.SWEEP)
+    ci = schema.read(file, "ci.", data["ci"], schema.CI)
+    sw, where = ({**sweep, **{k: v for k, v in ci.items() if v is not None}}, "ci.") if scale == "ci" else (sweep, "sweep.")
+    ref = schema.read(file, f"{where}reference.", sw["reference"], schema.REFERENCE)
+    bandwidths = tuple(float(b) for b in (sw["bandwidth_bps"] or link["bandwidth_bps"]))
+    reference = (float(ref["bandwidth_bps"]), int(ref["devices"]), ref["mix"])
+    if reference[0] not in bandwidths or reference[1] not in sw["devices"] or reference[2] not in mixes:
+        raise ScenarioError(file, f"{where}reference", "a point of the sweep (bandwidth, devices, mix)", sw["reference"])
+    if not sw["warmup_s"] < sw["horizon_s"]:
+        raise ScenarioError(file, f"{where}warmup_s", f"below horizon_s = {float(sw['horizon_s'])}", sw["warmup_s"])
+    ar = schema.read(file, "ar_on_the_edge.", data["ar_on_the_edge"], schema.AR_ON_THE_EDGE)
+    cap = schema.read(file, "capacity.", data["capacity"], schema.CAPACITY)
+    if not 0 < cap["attainment"] <= 1:
+        raise ScenarioError(file, "capacity.attainment", "a fraction of responses in (0, 1]", cap["attainment"])
+    return Scenario(
+        name=data["name"], server=tuple((k, float(prof.coefficients(srv["runtime"])[k])) for k in COEFFICIENTS),
+        memory_gb=float(srv["memory_gb"]), delta_s=None if srv["delta_s"] is None else float(srv["delta_s"]),
+        noise=float(srv["noise"]), device_classes=tuple(classes.items()), mixes=tuple(mixes.items()),
+        rtt_s=float(link["rtt_s"]), bandwidths=bandwidths, temperature=float(wl["temperature"]),
+        vocab_size=wl["vocab_size"], top_k=wl["top_k"], gamma=wl["gamma"], prompt_tokens=wl["prompt_tokens"],
+        max_new_tokens=wl["max_new_tokens"], slo_classes=tuple(wl["slo_classes"]), devices=tuple(sw["devices"]),
+        horizon_s=float(sw["horizon_s"]), warmup_s=float(sw["warmup_s"]), seeds=sw["seeds"], reference=reference,
+        target_to_draft_bytes=float(ar["target_to_draft_bytes"]), capacity_attainment=float(cap["attainment"]),
+        # the search's bound: the sweep's (or ci's) capacity_max_devices, else capacity.max_devices
+        capacity_max_devices=sw["capacity_max_devices"] or cap["max_devices"],
+        pair=wl["pair"], kv_bytes_per_token=hardware.kv_bytes_per_token(**{k: target[k] for k in ("layers", "kv_heads", "head_dim", "dtype_bytes")}),
+        **pol)
+
+
+def _existing(name_or_path) -> Path:
     file = path(name_or_path)
     if not file.exists():
         raise FileNotFoundError(f"no scenario {str(name_or_path)!r} (looked for {file}); "
                                 f"available: {sorted(p.stem for p in SCENARIOS.glob('*.yaml'))}")
-    data = hardware._mapping(file, "<top level>", yaml.load(file.read_text(), Loader=hardware._Loader))
-    for key in ("name", "source", "server", "device_classes", "mixes", "link", "workload", "policies", "sweep", "ci"):
-        _get(data, key, file, "", "text" if key in ("name", "source") else "mapping")
+    return file
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """The clients of one verification server (``scenario_schema.FLEET``): ``clients`` of them, ``capacity`` (C) draft
+    tokens per pass, responses of ``max_new_tokens``, client i drafting with ``drafts[i % len(drafts)]``;
+    ``paper_models``: what the fleet stands in for."""
+    name: str
+    paper_models: str
+    clients: int
+    capacity: int
+    max_new_tokens: int
+    drafts: tuple[str, ...]
+
+
+def fleets(name_or_path, run: str) -> list[Fleet]:
+    """The fleets that run ``run`` of the scenario ``data/scenarios/<name>.yaml`` (or a path) lists (its ``runs:``),
+    in order, checked against ``scenario_schema`` (every fleet, every run) before any work."""
+    file = _existing(name_or_path)
+    data = schema.sections(file, schema.load_yaml(file), ("fleets", "runs"))
     if data["name"] != file.stem:
-        raise hardware.ProfileError(file, "name", f"the file stem {file.stem!r}", data["name"])
-    pol = _policies(file, data)
-    for section, wanted in options.items():
-        have = dict(pol["drafts" if section == "draft" else "formers"])
-        if set(wanted) - set(have):
-            raise hardware.ProfileError(file, f"policies.{section}", f"a policy for every option {list(wanted)}",
-                                        f"no policy for {sorted(set(wanted) - set(have))}")
-    if pol["verify_model"] != "affine_interactions":
-        raise hardware.ProfileError(file, "policies.verify_model", "affine_interactions (eq 19: WISP's former needs its "
-                                    "estimate)", pol["verify_model"])
-    srv = hardware._mapping(file, "server", data["server"])
-    prof = hardware.load_profile(_get(srv, "profile", file, "server.", "text"))
-    runtime = _get(srv, "runtime", file, "server.", "text")
-    if runtime not in prof.runtime or prof.kind(runtime) != pol["verify_model"]:
-        raise hardware.ProfileError(file, "server.runtime", f"a runtime model of {prof.name} of kind {pol['verify_model']} "
-                                    "(policies.verify_model)", runtime)
-    kv = _kv_bytes_per_token(file, srv)
-    classes = {n: _device_class(file, n, s) for n, s in hardware._mapping(file, "device_classes", data["device_classes"]).items()}
-    mixes = {}
-    for n, m in hardware._mapping(file, "mixes", data["mixes"]).items():
-        if not isinstance(m, list) or not m or set(m) - set(classes):
-            raise hardware.ProfileError(file, f"mixes.{n}", f"a non-empty list of device classes {sorted(classes)}", m)
-        mixes[n] = tuple(m)
-    link, wl = hardware._mapping(file, "link", data["link"]), hardware._mapping(file, "workload", data["workload"])
-    if wl.get("pair") not in windows:
-        raise hardware.ProfileError(file, "workload.pair", f"one of {sorted(windows)} (the traced pairs with a retrained "
-                                    "stop rule)", wl.get("pair"))
-    if wl.get("arrivals") != "closed":
-        raise hardware.ProfileError(file, "workload.arrivals", "'closed' (the twin's devices run responses back to back)",
-                                    wl.get("arrivals"))
-    window = windows[wl["pair"]]
-    if int(_get(wl, "gamma", file, "workload.", rule="count")) > window:
-        raise hardware.ProfileError(file, "workload.gamma", f"at most the traces' window ({window}: "
-                                    "WISP's stop rule drafts within it)", wl["gamma"])
-    temperature = float(_get(wl, "temperature", file, "workload.", rule="nonnegative"))
-    if temperature not in (0.0, 1.0):
-        raise hardware.ProfileError(file, "workload.temperature", "0 or 1 (the pair's traced temperatures)", temperature)
-    sw = {**hardware._mapping(file, "sweep", data["sweep"]),
-          **(hardware._mapping(file, "ci", data["ci"]) if scale == "ci" else {})}
-    where = "ci." if scale == "ci" else "sweep."
-    ref = hardware._mapping(file, f"{where}reference", _get(sw, "reference", file, where, "mapping"))
-    devices = tuple(int(d) for d in _numbers(sw, "devices", file, where, "count"))
-    bandwidths = _numbers(sw if "bandwidth_bps" in sw else link, "bandwidth_bps", file, where if "bandwidth_bps" in sw else "link.")
-    reference = (float(_get(ref, "bandwidth_bps", file, f"{where}reference.")), int(_get(ref, "devices", file, f"{where}reference.", rule="count")),
-                 _get(ref, "mix", file, f"{where}reference.", "text"))
-    if reference[0] not in bandwidths or reference[1] not in devices or reference[2] not in mixes:
-        raise hardware.ProfileError(file, f"{where}reference", "a point of the sweep (bandwidth, devices, mix)", ref)
-    horizon, warmup = float(_get(sw, "horizon_s", file, where)), float(_get(sw, "warmup_s", file, where, rule="nonnegative"))
-    if not warmup < horizon:
-        raise hardware.ProfileError(file, f"{where}warmup_s", f"below horizon_s = {horizon}", warmup)
-    ar = hardware._mapping(file, "ar_on_the_edge", _get(data, "ar_on_the_edge", file, "", "mapping"))
-    ar_ratio = float(_get(ar, "target_to_draft_bytes", file, "ar_on_the_edge."))
-    cap = hardware._mapping(file, "capacity", _get(data, "capacity", file, "", "mapping"))
-    attainment = float(_get(cap, "attainment", file, "capacity."))
-    if not 0 < attainment <= 1:
-        raise hardware.ProfileError(file, "capacity.attainment", "a fraction of responses in (0, 1]", attainment)
-    # the search's bound: the sweep's (or ci's) capacity_max_devices, else capacity.max_devices
-    src, key, at = (sw, "capacity_max_devices", where) if "capacity_max_devices" in sw else (cap, "max_devices", "capacity.")
-    max_devices = int(_get(src, key, file, at, rule="count"))
-    return Scenario(data["name"], tuple((k, float(prof.coefficients(runtime)[k])) for k in COEFFICIENTS),
-                    float(_get(srv, "memory_gb", file, "server.")), float(_get(srv, "delta_s", file, "server.", rule="nonnegative")),
-                    float(_get(srv, "noise", file, "server.", rule="nonnegative")), tuple(classes.items()), tuple(mixes.items()),
-                    float(_get(link, "rtt_s", file, "link.", rule="nonnegative")), tuple(float(b) for b in bandwidths), temperature,
-                    int(_get(wl, "vocab_size", file, "workload.", rule="count")), int(_get(wl, "top_k", file, "workload.", rule="count")),
-                    int(_get(wl, "gamma", file, "workload.", rule="count")), int(_get(wl, "prompt_tokens", file, "workload.", rule="count")),
-                    int(_get(wl, "max_new_tokens", file, "workload.", rule="count")),
-                    tuple(int(c) for c in _numbers(wl, "slo_classes", file, "workload.", "count")), devices, horizon, warmup,
-                    int(_get(sw, "seeds", file, where, rule="count")), reference, ar_ratio, attainment, max_devices, kv, **pol)
+        raise ScenarioError(file, "name", f"the file stem {file.stem!r}", data["name"])
+    declared = {}
+    for name, spec in data["fleets"].items():
+        v = schema.read(file, f"fleets.{name}.", spec, schema.FLEET)
+        if v["capacity"] < v["clients"]:
+            raise ScenarioError(file, f"fleets.{name}.capacity", f"at least one draft token per client ({v['clients']})",
+                                v["capacity"])
+        declared[str(name)] = Fleet(name=str(name), paper_models=v["paper_models"], clients=v["clients"],
+                                    capacity=v["capacity"], max_new_tokens=v["max_new_tokens"], drafts=tuple(v["drafts"]))
+    runs = schema.read(file, "runs.", data["runs"], tuple(schema.spec(str(k), "texts") for k in data["runs"]))
+    for r, names in runs.items():
+        for name in names:
+            if name not in declared:
+                raise ScenarioError(file, f"runs.{r}", f"fleets of the scenario {sorted(declared)}", name)
+    if run not in runs:
+        raise ScenarioError(file, f"runs.{run}", "the fleets of a run the caller reads", missing=True)
+    return [declared[name] for name in runs[run]]
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A setting of real runs at N clients (``scenario_schema.SETUP``): C = ``capacity_per_client`` x N, client i
+    drafting with ``drafts[i % len(drafts)]``, each policy its batch former and allocator (``Policy``: by registry
+    name, the allocator's with the clients' drafting rule)."""
+    name: str
+    capacity_per_client: int
+    drafts: tuple[str, ...]
+    policies: tuple[tuple[str, tuple[Policy, Policy]], ...]     # policy -> (former, allocator)
+
+    def policy(self, name: str) -> tuple[Policy, Policy]:
+        table = dict(self.policies)
+        if name not in table:
+            raise ValueError(f"policy: expected one of {list(table)} for {self.name}, got {name!r}")
+        return table[name]
+
+
+@dataclass(frozen=True)
+class Setups:
+    """The setups of a scenario's real runs, at the sizes N it runs, with each scale's prompts and tokens."""
+    sizes: tuple[int, ...]
+    run_size: tuple[tuple[str, tuple[int, int]], ...]            # scale -> (prompts per domain, tokens per prompt)
+    setups: tuple[tuple[str, Setup], ...]
+
+    def size(self, scale: str) -> tuple[int, int]:
+        return dict(self.run_size)[paths.check_scale(scale)]
+
+
+def setups(name_or_path) -> Setups:
+    """The real runs' setups of the scenario ``data/scenarios/<name>.yaml`` (or a path), checked against
+    ``scenario_schema`` (every setup, every policy by registry name) before any work."""
+    file = _existing(name_or_path)
+    data = schema.sections(file, schema.load_yaml(file), ("validation", "setups"))
+    if data["name"] != file.stem:
+        raise ScenarioError(file, "name", f"the file stem {file.stem!r}", data["name"])
+    val = schema.read(file, "validation.", data["validation"], schema.VALIDATION)
+    sizes = {sc: schema.read(file, f"validation.{sc}.", val[sc], schema.RUN_SIZE) for sc in ("full", "ci")}
+    out = []
+    for name, spec in data["setups"].items():
+        where = f"setups.{name}"
+        st = schema.read(file, f"{where}.", spec, schema.SETUP)
+        if not st["policies"]:
+            raise ScenarioError(file, f"{where}.policies", "at least one policy", st["policies"])
+        pols = []
+        for pol, pspec in st["policies"].items():
+            p = schema.read(file, f"{where}.policies.{pol}.", pspec, schema.SETUP_POLICY)
+            pols.append((str(pol), (_policy(file, f"{where}.policies.{pol}.former", p["former"], "former"),
+                                    _policy(file, f"{where}.policies.{pol}.allocator", p["allocator"], "draft"))))
+        out.append((str(name), Setup(name=str(name), capacity_per_client=st["capacity_per_client"],
+                                     drafts=tuple(st["drafts"]), policies=tuple(pols))))
+    return Setups(sizes=tuple(val["sizes"]),
+                  run_size=tuple((sc, (v["prompts_per_domain"], v["max_new_tokens"])) for sc, v in sizes.items()),
+                  setups=tuple(out))
 
 
 # --------------------------------------------------------------------------- what a scenario builds

@@ -4,13 +4,40 @@ from __future__ import annotations
 from dataclasses import dataclass, field, asdict
 
 
+class DraftRule(str):
+    """How a device chooses its draft length, parsed once from its text: ``server`` (the server's allocation S),
+    ``fixed`` (always γ) or ``predictor:<model>`` (WISP's stop rule ``model``, drafting at most γ). It is its text
+    (compares, hashes and serialises as it: logs, sweep keys and drafter processes see the same string), with its
+    ``kind`` and ``model`` read from it; ``DraftRule.of("predictor", "mlp")`` builds one from its parts."""
+    KINDS = ("server", "fixed", "predictor")
+
+    def __new__(cls, text: str = "server"):
+        if isinstance(text, DraftRule):
+            return text
+        kind, sep, model = text.partition(":") if isinstance(text, str) else ("", "", "")
+        if kind not in cls.KINDS or (kind == "predictor") != bool(model) or (sep and kind != "predictor"):
+            raise ValueError(f"draft_rule: expected 'server', 'fixed' or 'predictor:<name>', got {text!r}")
+        rule = super().__new__(cls, text)
+        rule.kind, rule.model = kind, model
+        return rule
+
+    @classmethod
+    def of(cls, kind: str, model: str = "") -> "DraftRule":
+        return cls(f"{kind}:{model}" if model else kind)
+
+    @property
+    def stops(self) -> bool:
+        """Whether the device stops drafting by its predictor (WISP), within γ."""
+        return self.kind == "predictor"
+
+
 @dataclass(frozen=True)
 class ClientSpec:
     """One edge drafter: its draft model, its prompt stream and its draft-length rule.
 
     ``domains`` is the client's prompt stream in order: with more than one domain its prompts
-    switch domain over time (GOODSPEED's non-stationary acceptance). ``draft_rule`` is
-    ``"server"`` (use the server's allocation S), ``"fixed"`` (always ``gamma``) or
+    switch domain over time (GOODSPEED's non-stationary acceptance). ``draft_rule`` (a ``DraftRule``, given
+    as its text) is ``"server"`` (use the server's allocation S), ``"fixed"`` (always ``gamma``) or
     ``"predictor:<name>"`` (WISP's stop rule, drafting at most ``gamma``).
     """
     draft: str = "draft-xs"
@@ -18,12 +45,15 @@ class ClientSpec:
     prompts: int = 2                 # prompts per domain, generated one after another
     max_new_tokens: int = 50
     gamma: int = 4
-    draft_rule: str = "server"
+    draft_rule: DraftRule = "server"
     temperature: float = 0.0
     slo_class: int | None = None     # WISP token-speed class (tok/s)
     alpha: float | None = None       # WISP eq (5): the acceptance rate the device reports (g = alpha * N_d)
     prompt_tokens: int = 0           # twin: prompt length fed by a session's first verification (0: not modelled)
     seed: int = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "draft_rule", DraftRule(self.draft_rule))    # parsed once, checked on construction
 
 
 @dataclass(frozen=True)

@@ -190,13 +190,11 @@ def parse_fault(fault: str | None) -> tuple[str, int]:
 def stop_rule_for(spec: ClientSpec):
     """The drafting controller of ``spec.draft_rule`` = "predictor:<name>" (a committed predictor in
     data/predictor, WISP's stop before the first predicted rejection), or None."""
-    if not spec.draft_rule.startswith("predictor:"):
-        if spec.draft_rule not in ("server", "fixed"):
-            raise ValueError(f"draft_rule: expected 'server', 'fixed' or 'predictor:<name>', got {spec.draft_rule!r}")
+    if not spec.draft_rule.stops:
         return None
     from ... import paths, predictor
 
-    pred = predictor.load(paths.DATA / "predictor", spec.draft_rule.split(":", 1)[1])
+    pred = predictor.load(paths.DATA / "predictor", spec.draft_rule.model)
     return predictor.StopAtFirstPredictedRejection(pred, spec.gamma).stop_rule
 
 
@@ -392,9 +390,12 @@ def _generate(stub, hello, address, client, spec, draft, vocab, prompts, stop_ru
             link.wait(reply.ByteSize())
             t_recv = clock()
             committed = d.commit(result_from_wire(reply))
-            proc_now = time.process_time()   # t_client_cpu: the whole drafter process's CPU (every thread: drafting,
-            round_timings = dict(t_round=t_recv - t_round0,   # gRPC, reply handling) since the last round ended
-                                 t_send=t_recv - reply.t_reply, t_draft_cpu=t_draft_cpu, t_client_cpu=proc_now - proc_mark)
+            # t_client_cpu: the whole drafter process's CPU (every thread: drafting, gRPC, reply handling) since the
+            # last round ended
+            proc_now = time.process_time()
+            round_timings = dict(t_round=t_recv - t_round0,
+                                 t_send=t_recv - reply.t_reply, t_draft_cpu=t_draft_cpu,
+                                 t_client_cpu=proc_now - proc_mark)
             proc_mark = proc_now
             rows.append(dict(client=client, round=rnd, **round_timings, tokens_committed=len(committed),
                              session=req.session, event=""))

@@ -380,8 +380,8 @@ def outcome(acceptance, rng, spec, domain: str, prompt: int, position: int, s: i
     rule's round, or ``s`` drafts; at most ``left`` - 1 drafts (the response's end)."""
     positional = getattr(acceptance, "positional", False)
     T = spec.temperature
-    if spec.draft_rule.startswith("predictor:"):
-        rule = spec.draft_rule.split(":", 1)[1]
+    if spec.draft_rule.stops:
+        rule = spec.draft_rule.model
         s, n, aps = (acceptance.controlled_at(rng, spec.draft, domain, T, prompt, position, spec.gamma, rule) if positional
                      else acceptance.draw_controlled(rng, spec.draft, domain, T, spec.gamma, rule))
         s = max(min(s, left - 1), 0)
@@ -414,8 +414,7 @@ class ModelledRounds:
         yields the next round's seconds, or None when its stream ended."""
         spec, i, acceptance, rng, alloc = self.spec, self.i, self.acceptance, self.rng, self.alloc
         n_prompts = len(spec.domains) * spec.prompts
-        controlled = spec.draft_rule.startswith("predictor:")
-        rule = spec.draft_rule.split(":", 1)[1] if controlled else ""
+        controlled, rule = spec.draft_rule.stops, spec.draft_rule.model
         draft, temperature, gamma, limit = spec.draft, spec.temperature, spec.gamma, spec.max_new_tokens
         domains, per_domain, slo_class = spec.domains, spec.prompts, spec.slo_class
         n_domains = len(domains)

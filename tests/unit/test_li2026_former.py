@@ -1,0 +1,21 @@
+"""li2026's batch formers come from the policy registry by the system's name, each builder handed the keywords it
+takes: WISP's readings the eq (19) estimate and the guard time, FCFS (and SLED, FCFS without a prefix cache) its
+log label; every one within the point's KV budget."""
+from specedge.experiments import li2026 as ex
+from specedge.serving.policies.batching import FCFS
+from specedge.serving.policies.wisp_batching import WISPBatcher
+
+
+def test_each_systems_former_is_built_by_the_registry_with_the_keywords_its_builder_takes():
+    est = ex.estimator(ex.Point("WISP", 2))
+    built = {s: ex.former(ex.Point(s, 2, target="Qwen3-14B"), est) for s in ex.SYSTEMS if ex.SYSTEM[s].former}
+    assert set(built) == set(ex.SYSTEMS) - {"Centralized"}
+    budget = ex.kv_budget(ex.Point("SLED", 2, target="Qwen3-14B"))
+    assert budget > ex.Setting().memory_gb * 1e9                    # the 14B target's lighter weights leave more
+    for system, f in built.items():
+        assert f.memory_budget == budget and f.label == system
+        if ex.SYSTEM[system].former == "fcfs":
+            assert type(f) is FCFS and not hasattr(f, "delta")
+        else:
+            assert type(f) is WISPBatcher and f.estimator is est and f.delta == ex.Setting().delta
+    assert built["EDF-only"].density is False and built["WISP-drop"].reading == "drop"
