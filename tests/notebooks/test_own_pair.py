@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from specedge import paths, zoo
-from specedge.experiments import zheng2025_measure
+from specedge.experiments.zheng2025 import measure as zheng2025_measure
 from specedge.solvers import zheng2025 as tkslt
 
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from specedge import hardware
-from specedge.experiments import arena, arena_capacity, arena_results as res
+from specedge.experiments.edge_sd_arena import runs as arena, capacity as arena_capacity, results as res
 from specedge.serving.real import codec
 from specedge.serving.analysis import metrics
 from specedge.serving import scenario
@@ -351,7 +351,7 @@ def test_readme_section_is_generated_from_the_committed_csvs():
     if not (res.FIGURES / "technique_map.csv").exists():
         pytest.skip("figures/edge_sd_arena/ not committed yet")
     assert not res.update_readme(check=True), \
-        "docs/arena.md results are stale: run `make readme` (python -m specedge.experiments.arena_results)"
+        "docs/arena.md results are stale: run `make readme` (python -m specedge.experiments.edge_sd_arena.results)"
     block = res.DOC.read_text().split(res.README_START)[1].split(res.README_END)[0]
     assert len(re.findall(r"[.;] ", block)) >= 3
 
@@ -420,7 +420,7 @@ def test_pareto_labels_do_not_overlap(tmp_path):
     crowded cluster in one label, and no two labels' boxes overlap (they did with one label per point)."""
     import matplotlib
     matplotlib.use("Agg")
-    from specedge.experiments import arena_figures as figs
+    from specedge.experiments.edge_sd_arena import figures as figs
 
     front = pd.read_csv(res.FIGURES / "pareto.csv")
     fig = figs.pareto(front, tmp_path)

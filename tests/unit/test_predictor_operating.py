@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from specedge import compare, coverage, predictor as P
-from specedge.experiments import li2026_drafting as D
+from specedge.experiments.li2026 import drafting as D
 from specedge.predictor import verdicts
 
 from test_predictor import synthetic_traces

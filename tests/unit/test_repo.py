@@ -61,16 +61,16 @@ def test_readme_results_table_is_current():
 
 
 def test_real_pair_tables_are_generated_from_the_committed_files():
-    from specedge.experiments import realpair_readme
+    from specedge.experiments.model_zoo import realpair_readme
     assert realpair_readme.DOC == paths.ROOT / "docs" / "real-pair.md"
     assert not realpair_readme.update_readme(check=True), \
-        "docs/real-pair.md tables are stale: run `make readme` (python -m specedge.experiments.realpair_readme)"
+        "docs/real-pair.md tables are stale: run `make readme` (python -m specedge.experiments.model_zoo.realpair_readme)"
 
 
 def test_readme_speed_sentence_is_generated_from_the_bench_rows():
-    from specedge.experiments import realpair_readme
+    from specedge.experiments.model_zoo import realpair_readme
     assert not realpair_readme.update_speed(check=True), \
-        "README's speed sentence is stale: run `make readme` (python -m specedge.experiments.realpair_readme)"
+        "README's speed sentence is stale: run `make readme` (python -m specedge.experiments.model_zoo.realpair_readme)"
 
 
 def test_ci_runs_the_readme_test_command():

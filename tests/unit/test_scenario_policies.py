@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from specedge import hardware
-from specedge.experiments import arena
+from specedge.experiments.edge_sd_arena import runs as arena
 from specedge.serving import policies, scenario
 from specedge.serving.policies.allocation import PAPER_BETA, FixedS, GoodspeedAllocator
 from specedge.serving.policies.as2_allocation import AS2Allocator

@@ -1,7 +1,7 @@
 """The README's speed sentence says, per host class, which runtime, weights and loop is fastest, from the rows."""
 import pandas as pd
 
-from specedge.experiments import realpair_readme
+from specedge.experiments.model_zoo import realpair_readme
 
 
 def _bench(path, cpu, isa, dtype, ar, sd, runtime=None):

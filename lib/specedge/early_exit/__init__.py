@@ -6,7 +6,7 @@ its simulation), ``passes`` (pass and batch timings, this machine as a profile),
 from cached hidden states), ``draft_length`` (Fig 4b's speedups against γ on measured traces, with
 prompt-bootstrap intervals), ``zoo_adapters`` (the committed zoo adapters' check, loading, card and agreement),
 ``figures`` and ``verdicts`` (the rules deciding the simulation's claims);
-this machine's timings are measured by ``specedge.experiments.venkatesha2025_measure``.
+this machine's timings are measured by ``specedge.experiments.venkatesha2025.measure``.
 
 Why one module of ~460 lines: the adapters, their training and early-exit verification share the
 exit indexing (positions, ``per_layer``) and the capture hooks; they change together.

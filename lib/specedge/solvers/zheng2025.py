@@ -346,7 +346,7 @@ class Costs:
         for name in (draft, target):
             if name not in meas.runtime:
                 raise KeyError(f"profile {measured_profile!r} has no pass time for {name!r}: run "
-                               f"`python -m specedge.experiments.zheng2025_measure measure --models {draft},{target}` (it writes the new "
+                               f"`python -m specedge.experiments.zheng2025.measure measure --models {draft},{target}` (it writes the new "
                                f"profile {pair_profile_name([draft, target])!r}; committed profiles are left alone), "
                                f"then pass `-p measured_profile {pair_profile_name([draft, target])}`")
         rc = prof.coefficients("relative_cost")   # L(K) = slm_over_llm + uplink_full_over_llm * K / |V|
