@@ -9,12 +9,11 @@ import pytest
 
 from specedge import hardware
 from specedge.experiments.edge_sd_arena import runs as arena, capacity as arena_capacity, results as res
-from specedge.serving.real import codec
 from specedge.serving.analysis import metrics
 from specedge.serving import scenario
 from specedge.serving.policies.allocation import GoodspeedAllocator
 from specedge.serving.policies.as2_allocation import AS2Allocator
-from specedge.serving.interfaces import Outcome
+from specedge.serving.interfaces import REPLY_BYTES, Outcome
 from specedge.serving.policies.slo_weighted_allocation import SLOWeightedGoodspeed
 from specedge.serving.sim.twin import IIDAcceptance
 from specedge.solvers import zheng2025
@@ -121,7 +120,7 @@ def _quiet(**changes):
 
 
 def _links(payload="ids"):
-    return RTT / 2 + 8 * arena.payload_bytes(payload, GAMMA, 151936, 32) / BW, RTT / 2 + 8 * codec.REPLY_BYTES / BW
+    return RTT / 2 + 8 * arena.payload_bytes(payload, GAMMA, 151936, 32) / BW, RTT / 2 + 8 * REPLY_BYTES / BW
 
 
 def _round_time(payload="ids"):

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from specedge.serving.log import dispatch_latency
 from specedge.serving.sim import replay
 from specedge.serving.timemodels import runtime
 from specedge.serving.timemodels.estimator import Estimator, features
@@ -105,7 +106,7 @@ def test_measured_passes_and_dispatch_latency():
     out = replay.replay(real, workload(), SyncRounds(), FixedS(4, 2), measured)
     assert (measured.hits, measured.misses) == (5, 0)
     np.testing.assert_allclose(out["t_round"], real["t_round"], atol=1e-12)  # post-verify work: in `down`
-    lat = replay.dispatch_latency(real)
+    lat = dispatch_latency(real)
     np.testing.assert_allclose(lat, 0.0, atol=1e-12)   # the hand log starts each pass at the last arrival
     late = replay.replay(real, workload(), SyncRounds(), FixedS(4, 2), AffineTokens(C0, C_TOK), dispatch=0.001)
     np.testing.assert_allclose(late["t_queue"] - out["t_queue"], 0.001, atol=1e-12)

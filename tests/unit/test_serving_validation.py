@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from specedge.experiments.serving_validation import runs as sv
+from specedge.serving.log import real_rounds
 from specedge.serving.sim import replay
 from specedge.serving.policies.allocation import FixedS
 from specedge.serving.policies.batching import SyncRounds
@@ -30,7 +31,7 @@ def test_time_models_recover_linear_drafting_and_the_modelled_replay_equals_the_
     one gap later: the model gives every round the median gap)."""
     real = hand_log()
     wl = workload()
-    m = sv.time_models(replay.real_rounds(real), wl)
+    m = sv.time_models(real_rounds(real), wl)
     for c in (0, 1):
         assert abs(sv.drafting_time(m[c], 2) - DRAFT[c]) < 1e-12 and sv.drafting_time(m[c], 0) == 0.0
         assert abs(m[c]["gap"] - GAP) < 1e-12

@@ -13,7 +13,7 @@ the real run writes, so one set of metric definitions serves both (LLMServingSim
   traces (``data/traces/li2026_traces.csv.gz``: target-m with each draft, per domain and temperature),
   ``IIDAcceptance`` from a fixed alpha (tests).
 - Times: ``Times`` (per-client drafting time of k draft-model passes, verification time of a batch,
-  link; ``engine.Times``) built from named time models (``serving.timemodels.time_models``) or fitted to a
+  link; ``interfaces.Times``) built from named time models (``serving.timemodels.time_models``) or fitted to a
   real run (``serving.analysis.validation.fit_times``). A round of S tokens takes S passes; one
   that a stop rule ended before its window S + 1 (the pass whose logits it judged: ``serving.real.drafter``).
 - Events: the client and server processes of ``serving.sim.processes`` on ``engine.EventLoop`` (SimPy's order on a

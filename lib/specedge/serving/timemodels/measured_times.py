@@ -10,8 +10,8 @@ round, not taken at its median:
 - the client's own time between rounds, the uplink and the reply's way back: per client, values drawn from the
   fitted runs' measured ones;
 - verification: eq (19) (the caller's model) times a factor drawn from the fitted runs' measured pass / eq (19);
-- the server: its wake-up after waiting for a request (``replay.dispatch_latency``) and its time between
-  back-to-back passes (``replay.turnaround_latency``), drawn from the fitted runs' values.
+- the server: its wake-up after waiting for a request (``log.dispatch_latency``) and its time between
+  back-to-back passes (``log.turnaround_latency``), drawn from the fitted runs' values.
 
 ``Drawn`` holds them; ``times`` / ``server`` give the engine's ``Times`` and the server's draws of one seed.
 """
@@ -118,7 +118,7 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     """The engine's ``Times`` drawn from ``model`` (client c of the twin's workload: the fitted runs' client c):
     drafting (e0 + e1 k) x a measured factor + a measured gap, a measured uplink and reply, eq (19) ``verify``
     x a measured factor. ``shared_core``: drafting is its CPU time's line x a measured factor, the work on the
-    drafters' one core (``engine.Times.shared_core``: their contention simulated, not drawn); then ``alone``, the
+    drafters' one core (``interfaces.Times.shared_core``: their contention simulated, not drawn); then ``alone``, the
     models of runs of one client (no contention: where the measured gap and reply times of ``model`` carry the
     wait for the busy core), gives every client its gap (work on the core), uplink and reply."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, 19]))

@@ -4,7 +4,7 @@
   profile's runtime entry by its kind (``DEVICE_KINDS``: ``per_token``'s c_tok, ``draft_verify_comm``'s
   T_d / γ) or given directly.
 - ``Link``: one device's own link: each way RTT/2 + 8 x bytes / bandwidth, the request's bytes a function of
-  its S (``codec.payload_bytes``: the wire codec's own messages), the reply ``codec.REPLY_BYTES``.
+  its S (``codec.payload_bytes``: the wire codec's own messages), the reply ``interfaces.REPLY_BYTES``.
 - the verifier: a profile's verification model by kind (``runtime.verify_model``); ``noisy`` makes the true
   pass time of an estimate (a log-normal factor, median 1), so that a former deciding with the estimate is
   not an oracle.
