@@ -119,7 +119,7 @@ def test_the_runs_schema_is_checked_naming_the_file_and_column(runs, tmp_path):
     log.drop(columns="up").to_csv(bad, index=False)
     with pytest.raises(ValueError, match=r"bad.csv: missing column\(s\) \['up'\]"):
         spot.load_runs(bad)
-    with pytest.raises(FileNotFoundError, match="arena_spotcheck measure"):
+    with pytest.raises(FileNotFoundError, match="edge_sd_arena.spotcheck measure"):
         spot.load_runs(tmp_path / "absent.csv")
 
 

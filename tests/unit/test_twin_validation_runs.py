@@ -94,7 +94,7 @@ def test_bad_inputs_are_refused_before_any_work(tmp_path):
         sv.setup("nope")
     with pytest.raises(ValueError, match="repeats"):
         sv.measure_repeats(0)
-    with pytest.raises(FileNotFoundError, match="serving_validation traces"):
+    with pytest.raises(FileNotFoundError, match="serving_validation.runs traces"):
         sv.acceptances("li2026", tmp_path / "missing.csv.gz")
     with pytest.raises(ValueError, match="policy"):
         sv.policies("li2026", "nope", 1)
