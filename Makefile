@@ -106,7 +106,7 @@ test-llamacpp: llamacpp
 # every exit's outcome, pass times, one threaded FSD run and Fig 4b's rounds at gamma = 2, 6, 8 (~48 min more)
 # -> data/venkatesha2025/realpair/ (adapters in build/).
 realpair-exits: venv
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m specedge.experiments.venkatesha2025_realpair
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m specedge.experiments.venkatesha2025.realpair
 
 # Measures this machine (explicit steps; notebooks only read what they write):
 # forward-pass fits (zhu2025 Fig 5) -> data/profiles/cpu_local.yaml (+ raw CSV); zoo pass times
@@ -118,14 +118,14 @@ realpair-exits: venv
 # the arena's real-run spot check (3 combinations x N in {2, 8}, pinned, a 10 Mbit/s link emulated; ~3 min) -> data/arena/.
 profiles: venv
 	$(PY) -m specedge.profiling --name cpu_local
-	$(PY) -m specedge.experiments.zheng2025_measure measure
-	$(PY) -m specedge.experiments.venkatesha2025_measure
-	$(PY) -m specedge.experiments.tran2025 measure
-	$(PY) -m specedge.experiments.tran2025 measure --hetero
+	$(PY) -m specedge.experiments.zheng2025.measure measure
+	$(PY) -m specedge.experiments.venkatesha2025.measure
+	$(PY) -m specedge.experiments.tran2025.runs measure
+	$(PY) -m specedge.experiments.tran2025.runs measure --hetero
 	$(PY) -m specedge.serving.real.verify_profiling
-	$(PY) -m specedge.experiments.li2026_real measure
-	$(PY) -m specedge.experiments.serving_validation measure
-	$(PY) -m specedge.experiments.arena_spotcheck measure
+	$(PY) -m specedge.experiments.li2026.real measure
+	$(PY) -m specedge.experiments.serving_validation.runs measure
+	$(PY) -m specedge.experiments.edge_sd_arena.spotcheck measure
 
 # Seven runs (~12 + ~2 + ~4 + ~4 + ~1 + ~1 + ~1 min), results in figures/bench/: the real pair (Qwen2.5-Coder 0.5B drafting
 # for 1.5B, float32, one thread: two contend on a shared machine; our loop vs assisted generation vs AR, γ = 1..5, and

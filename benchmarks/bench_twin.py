@@ -23,7 +23,7 @@ from specedge.serving.timemodels.runtime import AffineTokens
 from specedge.serving.sim.twin import Times, TraceAcceptance, simulate
 from specedge.serving.sim.twin_vectorised import simulate_sync
 from specedge.serving.workload import ClientSpec, Workload
-from specedge.experiments import li2026 as li
+from specedge.experiments.li2026 import serving_runs as li
 
 
 def _sync(n: int, policy: str, acc, vectorised: bool = False):

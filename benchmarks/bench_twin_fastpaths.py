@@ -4,7 +4,7 @@
 the outcome of a stop-rule round): it returns the library's numbers, so the logs are the same either way
 (checked here, run by run). Cases:
 the edge SD arena's full-scale sweep (every combination at every bandwidth, devices and mix, seed 0's runs:
-``experiments.arena.run_log``) and one point of li2026's WISP sweep. Per case and variant the CPU time
+``experiments.edge_sd_arena.runs.run_log``) and one point of li2026's WISP sweep. Per case and variant the CPU time
 (``time.process_time``, the best of ``--repeats``), each variant's extra time over the shipped one, and
 for the arena the share of its notebook's run time the fast path saves (the sweep's runs are the notebook's
 time: the same points with 5 seeds, plus the capacity searches', run the same way); the prefix sums of the
@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 
 import report
-from specedge.experiments import arena
-from specedge.experiments import li2026 as li
-from specedge.experiments import li2026_realpair
+from specedge.experiments.edge_sd_arena import runs as arena
+from specedge.experiments.li2026 import serving_runs as li
+from specedge.experiments.li2026 import realpair as li2026_realpair
 from specedge.serving.sim import twin
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 import report
 from specedge import sweep, timing
-from specedge.experiments import li2026 as ex
+from specedge.experiments.li2026 import serving_runs as ex
 
 
 def main(argv=None) -> int:

@@ -1,6 +1,6 @@
 """docs/arena.md's results block, from the arena's committed tables: ``make readme`` (and ``make figures``) run
 ``python tools/arena_readme.py``, which rewrites the text between the markers with the sentences of
-``specedge.experiments.arena_results.readme_sentences``."""
+``specedge.experiments.edge_sd_arena.results.readme_sentences``."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,7 +9,7 @@ import pandas as pd
 
 from specedge import paths
 from specedge.compare import rewrite_block
-from specedge.experiments.arena_results import FIGURES, readme_sentences
+from specedge.experiments.edge_sd_arena.results import FIGURES, readme_sentences
 
 README_START, README_END = "<!-- arena:start -->", "<!-- arena:end -->"
 DOC = paths.ROOT / "docs" / "arena.md"

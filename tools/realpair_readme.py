@@ -8,7 +8,8 @@ import re
 import pandas as pd
 
 from specedge import paths
-from specedge.experiments.realpair_card import FILES, load, pooled_topk
+from specedge.zoo.realpair import FILES, load
+from specedge.experiments.model_zoo.realpair_card import pooled_topk
 from specedge.serving.log import verified
 
 README_START, README_END = "<!-- realpair:start -->", "<!-- realpair:end -->"
@@ -152,11 +153,11 @@ def readme_block() -> str:
     lines += bench_lines(bench_files())
     lines += llamacpp_lines(llamacpp_files())
     if GAMMA.exists():
-        from specedge.experiments.realpair_gamma import winners
+        from specedge.experiments.model_zoo.realpair_gamma import winners
         t = pd.read_csv(GAMMA)
         sd = t[t.gamma > 0]
         gammas = sorted(sd.gamma.unique())
-        lines += ["", f"Which γ wins per domain (`{GAMMA.relative_to(paths.ROOT)}`, `python -m specedge.experiments.realpair_gamma`; "
+        lines += ["", f"Which γ wins per domain (`{GAMMA.relative_to(paths.ROOT)}`, `python -m specedge.experiments.model_zoo.realpair_gamma`; "
                   f"our loop, greedy, {int(t.threads.iloc[0])} torch thread(s), {int(t.prompts.iloc[0])} prompt(s) × "
                   f"{int(t.new_tokens.iloc[0])} new tokens per domain, outputs equal AR): speedup over AR measured (eq (11)'s bound "
                   "from the rounds' α and c = draft ÷ target AR time per token):", "",
@@ -170,7 +171,7 @@ def readme_block() -> str:
     if FILES["serving_runs"].exists():
         runs = load("serving_runs")
         ok = verified(runs.assign(event=runs["event"].astype(object).where(runs["event"].notna(), "")))
-        lines += ["", "The real serving system on the pair (`python -m specedge.experiments.realpair_serving`, `data/realpair/serving_runs.csv`: one server "
+        lines += ["", "The real serving system on the pair (`python -m specedge.experiments.serving_validation.realpair`, `data/realpair/serving_runs.csv`: one server "
                   "process holding the 1.5B target, one drafter process per client holding the 0.5B draft, gRPC on 127.0.0.1, "
                   "greedy, one torch thread per process; every client's tokens equal the target's own greedy decoding):", "",
                   "| allocator | clients | rounds | tokens | acceptance | round time p50 / p90 (s) | verify p50 (s) | draft p50 (s) |",
@@ -186,12 +187,12 @@ def readme_block() -> str:
 def serving_llamacpp_lines() -> list[str]:
     """The real serving system with the draft on llama.cpp beside float32 transformers drafters
     (``data/realpair/serving_runs_llamacpp.csv``, ``realpair_serving.drafting``)."""
-    from specedge.experiments.realpair_serving import drafting
+    from specedge.experiments.serving_validation.realpair import drafting
 
     d = drafting("serving_runs_llamacpp")
     raw = load("serving_runs_llamacpp")
     sizes = " ".join(str(n) for n in sorted(d.n_clients.unique()))
-    lines = ["The same system with the draft on the edge's own runtime (`python -m specedge.experiments.realpair_serving "
+    lines = ["The same system with the draft on the edge's own runtime (`python -m specedge.experiments.serving_validation.realpair "
              f"--backend transformers llamacpp --clients {sizes} --dtype {raw.target_dtype.iloc[0]}`, "
              f"`data/realpair/serving_runs_llamacpp.csv`, measured on {raw.device.iloc[0]}: the target in "
              f"{raw.target_dtype.iloc[0]} on core 0; the drafters on core 1, each the "

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from specedge import paths, zoo
-from specedge.experiments import zheng2025_figures, zheng2025_measure
+from specedge.experiments.zheng2025 import figures as zheng2025_figures, measure as zheng2025_measure
 
 
 def _tiny(path, vocab: int = 8192, seed: int = 0):

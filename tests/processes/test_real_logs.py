@@ -65,7 +65,7 @@ def test_the_pinned_runs_read_an_all_empty_event_column_as_strings(tmp_path):
     fill-value warning (the validation read it as float and filled it with a string)."""
     import warnings
 
-    from specedge.experiments import serving_validation as sv
+    from specedge.experiments.serving_validation import runs as sv
 
     path = tmp_path / "runs.csv"
     pd.DataFrame(dict(paper=["li2026"] * 2, policy=["WISP"] * 2, n_clients=[1, 1], round=[0, 1],

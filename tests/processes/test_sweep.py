@@ -120,18 +120,18 @@ def test_the_key_follows_the_code_a_point_runs_and_not_the_rest_of_the_library(t
     import shutil
 
     from specedge import imports
-    from specedge.experiments import li2026
+    from specedge.experiments.li2026 import serving_runs as li2026
 
     lib = tmp_path / "specedge"
     shutil.copytree(imports.LIB, lib, ignore=shutil.ignore_patterns("__pycache__"))
     v0 = sweep.point_version(li2026.run_point, root=lib)
     assert v0 == sweep.point_version(li2026.run_point)                   # the copy reads as the library
-    runs = imports.closure({"specedge.experiments.li2026"}, imports.graph(lib))
+    runs = imports.closure({"specedge.experiments.li2026.serving_runs"}, imports.graph(lib))
     assert "specedge.serving.sim.twin" in runs and "specedge.solvers.zhu2025" not in runs
-    for unrelated in ("solvers/zhu2025.py", "experiments/zhu2025.py", "compare.py"):
+    for unrelated in ("solvers/zhu2025.py", "experiments/zhu2025/runs.py", "compare.py"):
         (lib / unrelated).write_text((lib / unrelated).read_text() + "\n# edited\n")
         assert sweep.point_version(li2026.run_point, root=lib) == v0, unrelated
-    for used in ("serving/sim/twin.py", "experiments/li2026.py", "serving/__init__.py"):   # a package __init__ runs too
+    for used in ("serving/sim/twin.py", "experiments/li2026/serving_runs.py", "serving/__init__.py"):   # a package __init__ runs too
         before = (lib / used).read_text()
         (lib / used).write_text(before + "\n# edited\n")
         assert sweep.point_version(li2026.run_point, root=lib) != v0, used
@@ -145,7 +145,7 @@ def test_an_edited_input_file_or_profile_gives_new_rows(tmp_path, monkeypatch):
     import yaml
 
     from specedge import hardware
-    from specedge.experiments import li2026
+    from specedge.experiments.li2026 import serving_runs as li2026
 
     data = tmp_path / "input.txt"
     data.write_text("1")

@@ -4,7 +4,8 @@ loads them), and the drivers' acceptance the very source object."""
 import pytest
 
 from specedge import paths
-from specedge.experiments import arena, li2026, li2026_realpair
+from specedge.experiments.edge_sd_arena import runs as arena
+from specedge.experiments.li2026 import serving_runs as li2026, realpair as li2026_realpair
 from _scenario_edits import edited, refused
 from specedge.serving import acceptance_sources as sources, scenario
 from specedge.serving.sim.twin import TraceAcceptance

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from specedge import hardware, paths
-from specedge.experiments import arena, arena_capacity, arena_results as res
+from specedge.experiments.edge_sd_arena import runs as arena, capacity as arena_capacity, results as res
 from specedge.serving.analysis import metrics
 from specedge.serving import scenario
 from specedge.serving.policies.allocation import GoodspeedAllocator
@@ -421,7 +421,7 @@ def test_pareto_labels_do_not_overlap(tmp_path):
     crowded cluster in one label, and no two labels' boxes overlap (they did with one label per point)."""
     import matplotlib
     matplotlib.use("Agg")
-    from specedge.experiments import arena_figures as figs
+    from specedge.experiments.edge_sd_arena import figures as figs
 
     front = pd.read_csv(res.FIGURES / "pareto.csv")
     fig = figs.pareto(front, tmp_path)

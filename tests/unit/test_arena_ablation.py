@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specedge.experiments import arena
-from specedge.experiments import arena_results as res
+from specedge.experiments.edge_sd_arena import runs as arena
+from specedge.experiments.edge_sd_arena import results as res
 
 POINT = (1e8, 4, "fast")
 GOOD = {"goodspeed / ids / wisp": 20.0, "fixed / ids / wisp": 18.0, "goodspeed / dense / wisp": 12.0, "goodspeed / ids / sync": 15.0,

@@ -1,4 +1,4 @@
-"""The arena's capacity search (experiments.arena_capacity) on a stand-in for ``arena.run_point`` whose violation
+"""The arena's capacity search (experiments.edge_sd_arena.capacity) on a stand-in for ``arena.run_point`` whose violation
 rate is known: the capacity is the hand-worked largest N, every evaluated N is listed, the sweep's cache is read
 back instead of rerun, and the table runs one search per combination label."""
 import dataclasses
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from specedge import sweep
-from specedge.experiments import arena, arena_capacity as cap
+from specedge.experiments.edge_sd_arena import runs as arena, capacity as cap
 
 
 @pytest.fixture(scope="module")

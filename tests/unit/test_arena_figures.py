@@ -1,4 +1,4 @@
-"""The arena's figures (experiments.arena_figures) on hand-made tables: what each panel draws (bars, cells,
+"""The arena's figures (experiments.edge_sd_arena.figures) on hand-made tables: what each panel draws (bars, cells,
 labels with units, the legend's names) and the files it saves beside it."""
 import matplotlib
 
@@ -9,7 +9,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from specedge.experiments import arena_figures as figs  # noqa: E402
+from specedge.experiments.edge_sd_arena import figures as figs  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""The arena's real-run spot check (experiments.arena_spotcheck): the comparison's arithmetic, the judgement
+"""The arena's real-run spot check (experiments.edge_sd_arena.spotcheck): the comparison's arithmetic, the judgement
 against the twin's validated error, the committed runs' schema, and the greedy drafter's rows on the wire."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from specedge import zoo
-from specedge.experiments import arena, arena_spotcheck as spot
-from specedge.experiments.arena_results import replay_error_pct, stochastic_error_pct
+from specedge.experiments.edge_sd_arena import runs as arena, spotcheck as spot
+from specedge.experiments.edge_sd_arena.results import replay_error_pct, stochastic_error_pct
 from specedge.serving.real.codec import request_from_wire, request_to_wire
 from specedge.serving.real.drafter import Drafter
 from specedge.serving.real.verifier import Verifier
@@ -119,7 +119,7 @@ def test_the_runs_schema_is_checked_naming_the_file_and_column(runs, tmp_path):
     log.drop(columns="up").to_csv(bad, index=False)
     with pytest.raises(ValueError, match=r"bad.csv: missing column\(s\) \['up'\]"):
         spot.load_runs(bad)
-    with pytest.raises(FileNotFoundError, match="arena_spotcheck measure"):
+    with pytest.raises(FileNotFoundError, match="edge_sd_arena.spotcheck measure"):
         spot.load_runs(tmp_path / "absent.csv")
 
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from specedge import predictor as P
-from specedge.experiments import arena, arena_capacity
+from specedge.experiments.edge_sd_arena import runs as arena, capacity as arena_capacity
 
 BW = 1e7
 

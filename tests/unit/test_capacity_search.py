@@ -1,6 +1,6 @@
 """The capacity search (li2026 eq 20; ``serving.analysis.capacity``): its first bracket on a shared grid, its
 aligned split points, its stop at a stated resolution — checked by brute force against a scan — and
-Table 2's search (``experiments.li2026.capacity_of``) on a synthetic violation curve."""
+Table 2's search (``experiments.li2026.serving_runs.capacity_of``) on a synthetic violation curve."""
 import collections
 
 import numpy as np
@@ -102,7 +102,7 @@ def test_table2_search_stays_below_its_bracket_within_an_eighth_of_the_throughpu
     bound (before: the bound rounded up to a power of two, e.g. 1024 for 910) and is not run when the
     capacity lies well below it (before: it was, the search's costliest run); at the notebook's resolution
     the search returns a run that met epsilon, with the bracket it left open."""
-    from specedge.experiments import li2026 as li
+    from specedge.experiments.li2026 import serving_runs as li
 
     st = li.Setting.from_profile("li2026_paper")
     for system, cls in (("WISP", 2), ("WISP", 8), ("Centralized", 4), ("SLED", 2)):

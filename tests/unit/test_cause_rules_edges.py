@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from specedge.experiments import arena_results
-from specedge.experiments.tran2025_figures import _tie_or_loss
+from specedge.experiments.edge_sd_arena import results as arena_results
+from specedge.experiments.tran2025.figures import _tie_or_loss
 
 # paired differences 1, 2, 3: mean 2, sd 1, 95 % t-interval 2 -+ t(0.975, 2) / sqrt(3) = [-0.48, 4.48]: a tie
 HALF = stats.t.ppf(0.975, 2) / np.sqrt(3)

@@ -67,7 +67,8 @@ def test_sweep_points_carry_the_profiles_content_not_its_name(tmp_path):
     on it (a worker that reloaded it by name or path would fail or read other numbers)."""
     from pathlib import Path
 
-    from specedge.experiments import li2026, tran2025
+    from specedge.experiments.li2026 import serving_runs as li2026
+    from specedge.experiments.tran2025 import runs as tran2025
 
     data = yaml.load(hardware.profile_path("li2026_paper").read_text(), Loader=hardware._Loader)
     data["runtime"]["verify"]["a"] *= 3

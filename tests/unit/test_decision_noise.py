@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from specedge import paths
-from specedge.experiments import li2026 as li
+from specedge.experiments.li2026 import serving_runs as li
 from specedge.serving import acceptance_sources, slo
 from specedge.serving.timemodels.estimator import Estimator
 from specedge.serving.interfaces import Pending
@@ -107,7 +107,7 @@ def test_eq19_fitted_to_real_logs_is_unchanged_by_last_digit_noise():
     passes (``runtime.fit_log_batches``); another host's LAPACK moves its coefficients in the last digits.
     Measured times nudged by a few ulps give the same coefficients (6 significant digits), hence the same
     replayed log byte for byte."""
-    from specedge.experiments import serving_validation as sv
+    from specedge.experiments.serving_validation import runs as sv
     from specedge.serving.timemodels import runtime
 
     runs = sv.load_real_runs()

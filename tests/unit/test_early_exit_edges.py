@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from specedge.early_exit import draft_length, offline, sim
-from specedge.experiments import venkatesha2025_verdicts as vx
+from specedge.experiments.venkatesha2025 import verdicts as vx
 from specedge.early_exit.sim import ExitOutcome, RoundTrace
 
 

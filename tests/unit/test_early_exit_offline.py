@@ -307,7 +307,7 @@ def test_gamma_sweep_points_are_the_simulation_and_intervals_bracket_them():
 
 def _fig4b_rows(ar, fsd, gammas=(2, 4, 6, 8)):
     from specedge import compare
-    from specedge.experiments import venkatesha2025_realpair
+    from specedge.experiments.venkatesha2025 import realpair as venkatesha2025_realpair
     f = pd.DataFrame(dict(source="src", gamma=list(gammas), speedup_ar_sd=ar, speedup_sd_fsd=fsd, stated_avg_ee_depth=0.75,
                           T_d_ms=25.0, T_t_sd_ms=400.0, T_t_fsd_ms=400.0, T_c_ms=40.0, tau=[2.0, 3.0, 3.5, 4.0]))
     for k in ("speedup_ar_sd", "speedup_sd_fsd"):

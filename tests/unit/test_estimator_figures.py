@@ -1,8 +1,8 @@
-"""The verifier's latency figures (``experiments.li2026_estimator_figures``): the interference table's ratios, its checks."""
+"""The verifier's latency figures (``experiments.li2026.estimator_figures``): the interference table's ratios, its checks."""
 import pandas as pd
 import pytest
 
-from specedge.experiments import li2026_estimator_figures as EF
+from specedge.experiments.li2026 import estimator_figures as EF
 
 
 def _frame():

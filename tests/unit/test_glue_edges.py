@@ -138,7 +138,7 @@ def test_balanced_weight_is_accepted_over_rejected():
 
 # ------------------------------------------------------------------------------------------------ headline rows
 def test_a_headline_below_the_paper_by_more_than_the_tolerance_names_its_cause_too():
-    from specedge.experiments import zhu2025_figures as zf
+    from specedge.experiments.zhu2025 import figures as zf
     paper = {"fig7a-31.3": 31.25}               # binary fractions: the edge is exactly the tolerance
     below = zf.headline("Fig 7a", "q", "fig7a-31.3", paper, 20.0, "mean latency", "why")
     edge = zf.headline("Fig 7a", "q", "fig7a-31.3", paper, 36.25, "mean latency", "why", tolerance=5.0)

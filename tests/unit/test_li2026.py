@@ -6,7 +6,7 @@ from transformers import LlamaConfig, LlamaForCausalLM
 
 from specedge import decoding
 from specedge import predictor as P
-from specedge.experiments import device_goodput
+from specedge.experiments.li2026 import device_goodput
 
 
 def tiny(seed, layers=1):

@@ -1,4 +1,4 @@
-"""WISP's drafting-side rows (``experiments.li2026_drafting``, ``experiments.li2026_drafting_waste``): the notebook's
+"""WISP's drafting-side rows (``experiments.li2026.drafting``, ``experiments.li2026.drafting_waste``): the notebook's
 calls on the committed traces, predictors and latency measurement (no model run), with values recomputed here; and
 the Table 5, Table 11, Theorem 1 and Fig 1 rules at their ties (ON equal to OFF, a gain lead of exactly the margin,
 a forest as slow as another family, 1 ms exactly, a waste tie in FPR order)."""
@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from specedge import compare, coverage, predictor
-from specedge.experiments import li2026_drafting as D
-from specedge.experiments import li2026_drafting_waste as W
-from specedge.experiments import li2026_drafting_figures as PF, li2026_drafting_verdicts as verdicts
+from specedge.experiments.li2026 import drafting as D
+from specedge.experiments.li2026 import drafting_waste as W
+from specedge.experiments.li2026 import drafting_figures as PF, drafting_verdicts as verdicts
 from specedge.predictor import waste
 
 

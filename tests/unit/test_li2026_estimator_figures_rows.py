@@ -1,4 +1,4 @@
-"""WISP's verification estimator rows (``experiments.li2026_estimator_figures``): Fig 4's three claims at their
+"""WISP's verification estimator rows (``experiments.li2026.estimator_figures``): Fig 4's three claims at their
 ties (a batch as slow as the slower request alone, a flat step, a spread of exactly a quarter), the low-R² cause
 worked by hand, and the Table 7 / 12, Fig 9 / 11 and component rows on the committed profiles against values
 computed here independently (eq (19)'s terms, the ±10 % share)."""
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from specedge import compare, coverage, hardware
-from specedge.experiments import li2026_estimator_figures as LEF
+from specedge.experiments.li2026 import estimator_figures as LEF
 from specedge.serving.timemodels import estimator, verify_diagnostics
 from specedge.serving.log import parse_batch
 

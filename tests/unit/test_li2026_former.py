@@ -1,7 +1,7 @@
 """li2026's batch formers come from the policy registry by the system's name, each builder handed the keywords it
 takes: WISP's readings the eq (19) estimate and the guard time, FCFS (and SLED, FCFS without a prefix cache) its
 log label; every one within the point's KV budget."""
-from specedge.experiments import li2026 as ex
+from specedge.experiments.li2026 import serving_runs as ex
 from specedge.serving.policies.batching import FCFS
 from specedge.serving.policies.wisp_batching import WISPBatcher
 

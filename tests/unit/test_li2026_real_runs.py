@@ -1,4 +1,4 @@
-"""WISP's real runs (``experiments.li2026_real``) and WISP's twin on the real pair (``experiments.li2026_realpair``):
+"""WISP's real runs (``experiments.li2026.real``) and WISP's twin on the real pair (``experiments.li2026.realpair``):
 the devices cycle drafts, domains and classes as documented, the measuring step refuses a run with events and
 stacks both policies, a missing profile names its step, and the real pair's window caps K."""
 from dataclasses import replace
@@ -6,9 +6,9 @@ from dataclasses import replace
 import pandas as pd
 import pytest
 
-from specedge.experiments import li2026 as ex
-from specedge.experiments import li2026_real as lr
-from specedge.experiments import li2026_realpair as rp
+from specedge.experiments.li2026 import serving_runs as ex
+from specedge.experiments.li2026 import real as lr
+from specedge.experiments.li2026 import realpair as rp
 
 
 def test_devices_cycle_drafts_domains_and_classes():

@@ -5,9 +5,9 @@ import pytest
 
 from specedge import coverage
 from specedge.serving.analysis import metrics
-from specedge.experiments import li2026 as ex
-from specedge.experiments import li2026_serving_figures as figs
-from specedge.experiments import li2026_realpair as rp
+from specedge.experiments.li2026 import serving_runs as ex
+from specedge.experiments.li2026 import serving_figures as figs
+from specedge.experiments.li2026 import realpair as rp
 
 SEEDS = (11, 12, 13)
 

@@ -1,4 +1,4 @@
-"""WISP's serving notebook sections as calls (``experiments.li2026_serving_figures``, ``li2026_serving_heldout``) on a
+"""WISP's serving notebook sections as calls (``experiments.li2026.serving_figures``, ``li2026_serving_heldout``) on a
 stand-in ``run``: each point's goodput and violations follow a closed form of its system, load and seed, so every
 table the sections build can be checked by hand."""
 import math
@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from specedge import compare, coverage
-from specedge.experiments import li2026 as ex
-from specedge.experiments import li2026_serving_figures as lf
-from specedge.experiments import li2026_serving_heldout as ho
+from specedge.experiments.li2026 import serving_runs as ex
+from specedge.experiments.li2026 import serving_figures as lf
+from specedge.experiments.li2026 import serving_heldout as ho
 
 GOODPUT = {"SLED": 100.0, "Centralized": 200.0, "WISP": 300.0, "FCFS": 250.0}
 

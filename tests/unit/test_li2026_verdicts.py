@@ -4,7 +4,7 @@ import math
 import pandas as pd
 import pytest
 
-from specedge.experiments import li2026_drafting_verdicts as V
+from specedge.experiments.li2026 import drafting_verdicts as V
 
 NAN = float("nan")
 

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from specedge import early_exit, host, output_noise, paths, plotting
-from specedge.experiments import zheng2025_figures as zf
+from specedge.experiments.zheng2025 import figures as zf
 from specedge.solvers import zheng2025 as tkslt
 
 FLOAT32_LOGIT_NOISE = (1e-7, 3e-7)   # relative, per logit: what vendors' float32 kernels differ by

@@ -35,17 +35,17 @@ def test_no_system_module_imports_claims_compare_or_experiments():
 def test_the_check_sees_each_kind_of_misplaced_arrow_and_allows_the_rest():
     graph = {"specedge.serving.slo": {"specedge.claims", "specedge.paths"},
              "specedge.predictor.waste": {"specedge.compare"},
-             "specedge.solvers.zheng2025": {"specedge.experiments.zheng2025_figures"},
+             "specedge.solvers.zheng2025": {"specedge.experiments.zheng2025.figures"},
              "specedge.early_exit.sim": {"specedge.experiments"},
              "specedge.compare": {"specedge.claims"},                                 # the machinery itself
              "specedge.coverage": {"specedge.compare"},
-             "specedge.experiments.tran2025_figures": {"specedge.claims", "specedge.compare"},
+             "specedge.experiments.tran2025.figures": {"specedge.claims", "specedge.compare"},
              "specedge.experimental": {"specedge.paths"},                             # a name that only starts alike
              "specedge.claims_extra": {"specedge.sampling"}}
     assert misplaced(graph) == ["specedge.early_exit.sim -> specedge.experiments",
                                 "specedge.predictor.waste -> specedge.compare",
                                 "specedge.serving.slo -> specedge.claims",
-                                "specedge.solvers.zheng2025 -> specedge.experiments.zheng2025_figures"]
+                                "specedge.solvers.zheng2025 -> specedge.experiments.zheng2025.figures"]
     assert misplaced({}) == []
     assert misplaced({"specedge.experimental": {"specedge.experiments"}}) == ["specedge.experimental -> specedge.experiments"]
 

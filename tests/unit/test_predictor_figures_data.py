@@ -1,4 +1,4 @@
-"""The rejection predictor's figures (``experiments.li2026_drafting_figures``) draw exactly the values they are given and return the data
+"""The rejection predictor's figures (``experiments.li2026.drafting_figures``) draw exactly the values they are given and return the data
 they are saved with: each checked against hand-worked frames."""
 import matplotlib
 
@@ -9,7 +9,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from specedge.experiments import li2026_drafting_figures as figures  # noqa: E402
+from specedge.experiments.li2026 import drafting_figures as figures  # noqa: E402
 from specedge.predictor.dataset import STATS, build_dataset, statistic_views  # noqa: E402
 from specedge.predictor.models import FAMILIES, LABELS  # noqa: E402
 from specedge.predictor.operating import UNPENALISED  # noqa: E402

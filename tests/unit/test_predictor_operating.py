@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from specedge import compare, coverage, predictor as P
-from specedge.experiments import li2026_drafting as D
-from specedge.experiments import li2026_drafting_verdicts as verdicts
+from specedge.experiments.li2026 import drafting as D
+from specedge.experiments.li2026 import drafting_verdicts as verdicts
 
 from test_predictor import synthetic_traces
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from specedge import paths
-from specedge.experiments import arena
+from specedge.experiments.edge_sd_arena import runs as arena
 from specedge.serving.policies.allocation import ALLOCATORS
 
 NAME = "even-split"

@@ -1,4 +1,4 @@
-"""The real pair's measuring step (experiments.realpair_card) without its weights: the models, the card builders
+"""The real pair's measuring step (experiments.model_zoo.realpair_card) without its weights: the models, the card builders
 and the record reader are stand-ins, so what is tested is this module's own work — which records and K values it
 asks for, what it writes where, and the position-weighted pooling of α(K)."""
 import types
@@ -6,7 +6,7 @@ import types
 import pandas as pd
 import pytest
 
-from specedge.experiments import realpair_card as card
+from specedge.experiments.model_zoo import realpair_card as card
 
 
 class Tok:

@@ -1,4 +1,4 @@
-"""The real pair's γ sweep (``experiments.realpair_gamma``) on a tiny random pair: no real weights needed."""
+"""The real pair's γ sweep (``experiments.model_zoo.realpair_gamma``) on a tiny random pair: no real weights needed."""
 import copy
 
 import pytest
@@ -6,7 +6,7 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from specedge import decoding
-from specedge.experiments import realpair_gamma as rg
+from specedge.experiments.model_zoo import realpair_gamma as rg
 from specedge.solvers import zheng2025
 
 

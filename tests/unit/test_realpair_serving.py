@@ -1,4 +1,4 @@
-"""The real pair's serving driver (``experiments.realpair_serving``): its options and errors, the exactness check
+"""The real pair's serving driver (``experiments.serving_validation.realpair``): its options and errors, the exactness check
 of ``serve`` (the real runs stubbed: no weights in CI), and the committed runs' replay and drafting tables."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from specedge import paths
-from specedge.experiments import realpair_serving as rs
-from specedge.experiments import realpair_twin
+from specedge.experiments.serving_validation import realpair as rs
+from specedge.experiments.model_zoo import realpair_twin
 from specedge.serving.real import run as run_mod
 from specedge.zoo.realpair import DRAFT, FILES, TARGET
 
@@ -185,7 +185,7 @@ def test_the_transformers_files_replay_is_unchanged_by_the_keyed_runs():
 
 
 def test_the_llamacpp_runs_checks_name_the_drafter_and_stay_apart_from_the_transformers_ones():
-    from specedge.experiments import tran2025_figures as figs
+    from specedge.experiments.tran2025 import figures as figs
 
     rows = figs.realpair_validation_rows(rs.serve_replay(0, "serving_runs_llamacpp"))
     assert len({(r["check"], r["quantity"]) for r in rows}) == len(rows)
@@ -221,7 +221,7 @@ def test_drafting_table_counts_every_clients_tokens():
 
 # ------------------------------------------------------------------------------------------ realpair_twin
 def test_twin_workload_gives_client_i_domains_i_and_i_plus_4():
-    from specedge.experiments.realpair_card import ALL_DOMAINS
+    from specedge.zoo.realpair import ALL_DOMAINS
 
     wl = realpair_twin.twin_workload(10, capacity=40, max_tokens=16, seed=3, temperature=0.5)
     assert wl.target == TARGET and wl.capacity == 40 and len(wl.clients) == 10
@@ -236,7 +236,7 @@ def test_twin_traces_name_the_pair():
 
 
 def test_the_committed_replay_files_are_what_the_notebooks_call_writes(tmp_path):
-    from specedge.experiments import tran2025_figures as figs
+    from specedge.experiments.tran2025 import figures as figs
 
     for name, stem in figs.REALPAIR_REPLAYS.items():
         val, rows = figs.realpair_replay(0, tmp_path, name)

@@ -6,7 +6,7 @@ import dataclasses
 import pytest
 
 from _scenario_edits import refused
-from specedge.experiments import tran2025
+from specedge.experiments.tran2025 import runs as tran2025
 from specedge.serving import scenario
 
 # Table I as the driver stated it in code (name, paper models, N, C, tokens per response, drafts)
@@ -47,7 +47,8 @@ def test_a_broken_fleet_is_named_by_file_and_key(tmp_path):
 
 # --------------------------------------------------------------------------- the twin's validation setups
 def test_the_validation_setups_build_the_objects_the_driver_built_in_code():
-    from specedge.experiments import li2026_real, serving_validation as sv
+    from specedge.experiments.li2026 import real as li2026_real
+    from specedge.experiments.serving_validation import runs as sv
     from specedge.serving import policies as named
     from specedge.serving.policies.allocation import PAPER_BETA, FixedS
     from specedge.serving.scenario import Fleet

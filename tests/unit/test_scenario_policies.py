@@ -4,7 +4,7 @@ file and the key), and the committed scenario building exactly the policies the 
 import pytest
 
 from _scenario_edits import refused
-from specedge.experiments import arena
+from specedge.experiments.edge_sd_arena import runs as arena
 from specedge.serving import policies, scenario
 from specedge.serving.policies.allocation import PAPER_BETA, FixedS, GoodspeedAllocator
 from specedge.serving.policies.as2_allocation import AS2Allocator

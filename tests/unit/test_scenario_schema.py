@@ -5,7 +5,7 @@ import pytest
 
 from _scenario_edits import edited, refused
 from specedge import hardware
-from specedge.experiments import arena
+from specedge.experiments.edge_sd_arena import runs as arena
 from specedge.serving import scenario, scenario_schema as schema
 
 SECTIONS = {name: getattr(schema, name) for name in ("TOP", "SERVER", "TARGET", "DEVICE_PROFILE", "DEVICE_STATED", "LINK",

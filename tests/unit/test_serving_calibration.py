@@ -107,7 +107,7 @@ def test_li2026_calibrate_recovers_planted_settings_through_its_runs():
     """The driver's wiring: each candidate's Table 3 points run in one batch, the goodputs averaged over seeds
     per system, centralized serving's points shared across drafting speeds. A synthetic twin stands in for
     the runs: goodput a function of the point's system and settings."""
-    from specedge.experiments import li2026 as ex
+    from specedge.experiments.li2026 import serving_runs as ex
 
     def goodput(p):
         st = p.setting
@@ -139,7 +139,7 @@ def test_li2026_calibrate_recovers_planted_settings_through_its_runs():
 
 
 def test_the_open_settings_list_names_every_setting_with_its_sentence():
-    from specedge.experiments import li2026 as ex
+    from specedge.experiments.li2026 import serving_runs as ex
 
     o = ex.open_settings()
     assert set(o.role) == {"fit", "kept"} and (o.sentence.str.len() > 20).all() and (o.why != "").all()

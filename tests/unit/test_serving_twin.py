@@ -80,7 +80,7 @@ def test_round_time_closed_form_with_link_and_per_token_verify_cost():
 
 def test_verify_model_is_built_by_the_profiles_kind():
     from specedge import hardware
-    from specedge.experiments import tran2025 as ex
+    from specedge.experiments.tran2025 import runs as ex
     from specedge.serving.timemodels.estimator import Estimator
     from specedge.serving.timemodels.runtime import verify_model
 
@@ -99,7 +99,7 @@ def test_verify_model_is_built_by_the_profiles_kind():
 def test_trace_acceptance_from_a_frame_equals_from_the_file_and_the_real_pair_loads():
     import pandas as pd
 
-    from specedge.experiments import realpair_card, realpair_twin
+    from specedge.experiments.model_zoo import realpair_card, realpair_twin
     from specedge.serving.sim.twin import TRACES
     frame = pd.read_csv(TRACES)
     a, b = TraceAcceptance(), TraceAcceptance(frame)

@@ -1,4 +1,4 @@
-"""The stochastic twin's difference from the replay, in two steps (experiments.serving_validation): the
+"""The stochastic twin's difference from the replay, in two steps (experiments.serving_validation.runs): the
 time models the stochastic twin puts where the replay keeps measured times, and what they cost alone."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specedge.experiments import serving_validation as sv
+from specedge.experiments.serving_validation import runs as sv
 from specedge.serving.log import real_rounds
 from specedge.serving.sim import replay
 from specedge.serving.policies.allocation import FixedS

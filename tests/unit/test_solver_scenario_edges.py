@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from specedge.experiments import arena
+from specedge.experiments.edge_sd_arena import runs as arena
 from specedge.solvers import venkatesha2025 as v
 
 

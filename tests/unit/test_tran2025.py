@@ -99,7 +99,7 @@ def test_iid_optimum_is_above_every_policy_over_seeds():
     i.i.d. x* put Fixed-S at 2.208 above "U(x*)" = 2.1865)."""
     from specedge import claims, sweep
     from specedge.serving.sim.twin import TraceAcceptance
-    from specedge.experiments import tran2025 as ex
+    from specedge.experiments.tran2025 import runs as ex
 
     cfg = ex.table1()[0]
     wl, iid, alpha = ex.iid_model(TraceAcceptance(), cfg)
@@ -117,7 +117,7 @@ def test_iid_optimum_is_above_every_policy_over_seeds():
 def test_run_twin_uses_the_papers_beta_and_passes_it_on():
     from specedge.serving.policies.allocation import PAPER_BETA
     from specedge.serving.sim.twin import IIDAcceptance
-    from specedge.experiments import tran2025 as ex
+    from specedge.experiments.tran2025 import runs as ex
 
     cfg = ex.table1()[0]
     assert PAPER_BETA == 0.5 and ex.allocator("GOODSPEED", cfg).beta == 0.5
@@ -133,7 +133,7 @@ def test_run_twin_uses_the_papers_beta_and_passes_it_on():
 
 
 def test_paper_times_split_the_servers_send_from_the_clients_wait():
-    from specedge.experiments import tran2025 as ex
+    from specedge.experiments.tran2025 import runs as ex
 
     cfg = ex.table1()[2]
     tm = ex.paper_times(cfg, draft_s_per_token=5e-4, rate_bps=1e10, latency_s=2e-4)
@@ -151,7 +151,7 @@ def test_fig3_rows_decide_each_statement_from_the_split(twin_files):
     import pandas as pd
 
     from specedge import compare, coverage
-    from specedge.experiments import tran2025_figures as figs
+    from specedge.experiments.tran2025 import figures as figs
 
     def split(goodspeed_total, recv):
         rows = [dict(config="c", policy=p, system=figs.REAL, receiving=r, verification=5.0, sending=0.001)
@@ -195,8 +195,8 @@ def test_realpair_validation_rows_are_checks_and_name_the_bookkeeping_replay():
     import pandas as pd
 
     from specedge import compare
-    from specedge.experiments import realpair_serving as rs
-    from specedge.experiments import tran2025_figures as figs
+    from specedge.experiments.serving_validation import realpair as rs
+    from specedge.experiments.tran2025 import figures as figs
 
     rp_val = pd.DataFrame([dict(verify=v, policy="goodspeed", n_clients=2, metric=m, quantile=q, real=1.0,
                                 twin=1.0 + d, diff_pct=100 * d)
@@ -215,7 +215,7 @@ def test_averaged_distance_is_deterministic_per_seed_finite_and_checks_beta():
     """Theorem 1's β sweep quantity ‖x̄ − x*‖: the same seed gives the same number, a different seed (GOODSPEED)
     another, it is finite and >= 0 at a tiny scale, and a β outside (0, 1] is refused by name."""
     from specedge.serving.sim.twin import TraceAcceptance
-    from specedge.experiments import tran2025 as ex
+    from specedge.experiments.tran2025 import runs as ex
 
     cfg = ex.table1()[0]
     wl, iid, alpha = ex.iid_model(TraceAcceptance(), cfg)
@@ -236,7 +236,7 @@ def test_averaged_distance_is_deterministic_per_seed_finite_and_checks_beta():
 def test_theorem1_beta_sweep_rejects_bad_betas_and_is_deterministic():
     """The sweep refuses a β outside (0, 1) or a bad η ratio by name, and repeats itself exactly."""
     from specedge.serving.sim.twin import TraceAcceptance
-    from specedge.experiments import tran2025 as ex, tran2025_figures as f
+    from specedge.experiments.tran2025 import runs as ex, figures as f
 
     cfg = ex.table1()[:1]
     with pytest.raises(ValueError, match="betas"):
@@ -257,7 +257,7 @@ def _sweep(policy_values):
 
 
 def test_distance_falls_predicate_and_its_null_on_hand_made_sweeps():
-    from specedge.experiments import tran2025_figures as f
+    from specedge.experiments.tran2025 import figures as f
 
     falls = {0.5: [0.30, 0.32, 0.31, 0.29], 0.1: [0.20, 0.22, 0.19, 0.21], 0.02: [0.10, 0.12, 0.11, 0.09]}
     flat = {0.5: [0.30, 0.32, 0.31, 0.29], 0.1: [0.31, 0.30, 0.32, 0.30], 0.02: [0.30, 0.31, 0.29, 0.31]}
@@ -273,7 +273,7 @@ def test_distance_falls_predicate_and_its_null_on_hand_made_sweeps():
     assert "slope of log value on log β" in f.distance_falls(s, "c", "GOODSPEED").evidence
     assert not f.distance_falls(_sweep({"GOODSPEED": {0.5: [0.3, 0.3]}}), "c", "GOODSPEED").holds  # one β
     # the row: trend when GOODSPEED's distance falls and Fixed-S's does not; not-reproducible when both fall
-    from specedge.experiments import tran2025 as ex
+    from specedge.experiments.tran2025 import runs as ex
     import dataclasses
     cfg = [dataclasses.replace(ex.table1()[0], name="c")]
     (row,) = f.theorem1_beta_rows(cfg, s, window=10, burn_in=1.0, eta_per_beta=0.1)

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from specedge import sampling
-from specedge.experiments import tran2025 as ex
-from specedge.experiments import tran2025_figures as f
+from specedge.experiments.tran2025 import runs as ex
+from specedge.experiments.tran2025 import figures as f
 from specedge.serving.analysis import client_mix
 from specedge.serving.analysis.round_series import expected_goodput
 
@@ -47,7 +47,7 @@ def _iid_alpha(raw: pd.DataFrame, draft: str, domain: str) -> float:
 def test_alpha_comes_from_each_clients_own_traces(acc):
     """α of a client = sampling.iid_acceptance over the leading accepted runs of its (draft, domain)'s traced
     rounds, recomputed here from the raw trace frames (a zoo draft's and the real pair's)."""
-    from specedge.experiments import realpair_twin
+    from specedge.experiments.model_zoo import realpair_twin
     from specedge.serving.sim.twin import TRACES
 
     raw = pd.concat([client_mix.read_traces(TRACES, "target-m"), realpair_twin.twin_traces()])

@@ -1,4 +1,4 @@
-"""GOODSPEED's notebook sections as calls (``experiments.tran2025_figures``) on the zoo's traces, at a few dozen
+"""GOODSPEED's notebook sections as calls (``experiments.tran2025.figures``) on the zoo's traces, at a few dozen
 rounds: every driver returns the tables the notebook writes, with the invariants they must keep (one row per
 configuration, policy and seed; U(x*) above every policy's U under i.i.d. acceptance; the rows decided by code)."""
 import dataclasses
@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from specedge import compare, coverage, hardware
-from specedge.experiments import tran2025 as ex
-from specedge.experiments import tran2025_figures as f
+from specedge.experiments.tran2025 import runs as ex
+from specedge.experiments.tran2025 import figures as f
 from specedge.serving.sim.twin import TraceAcceptance
 
 CFG4 = dataclasses.replace(ex.table1()[0], max_new_tokens=12)                       # 4 clients, C = 24 (C mod N = 0)

@@ -141,7 +141,7 @@ def test_held_out_models_draw_measured_values():
 
 
 def test_time_models_are_fitted_on_other_runs_of_the_same_campaign_and_n():
-    from specedge.experiments import serving_validation as sv
+    from specedge.experiments.serving_validation import runs as sv
 
     runs = {(p, pol, n, r): None for p in ("a",) for pol in ("X", "Y") for n in (1, 2) for r in (0, 1, 2)}
     assert sorted(sv.held_out(runs, ("a", "X", 2, 1))) == [("a", "X", 2, 2), ("a", "Y", 2, 2)]   # other repeats, same N
@@ -224,7 +224,7 @@ def test_the_walk_reproduces_the_real_drafters_rounds_on_their_own_prompts():
     rounds (the rest: positions the traces leave undecided, drawn); on the zoo's traces (the prompts cut at 96 tokens,
     not 48) far fewer."""
     from specedge import paths, predictor
-    from specedge.experiments import serving_validation as sv
+    from specedge.experiments.serving_validation import runs as sv
     from specedge.serving.log import real_rounds
 
     rules = {"mlp": predictor.load(paths.DATA / "predictor", "mlp")}

@@ -157,7 +157,7 @@ def test_greedy_in_place_replacement_allocates_as_pop_then_push():
 def test_typed_log_columns_hold_one_python_type(monkeypatch):
     """_frame converts twin._TYPED's columns without looking: simulate fills them with ints / floats only
     (sync rounds with times given as ints, and WISP's former with SLO deadlines)."""
-    from specedge.experiments import li2026 as li
+    from specedge.experiments.li2026 import serving_runs as li
     from specedge.serving.policies.allocation import GoodspeedAllocator
     from specedge.serving.policies.batching import SyncRounds
     from specedge.serving.timemodels.runtime import AffineTokens

@@ -15,7 +15,7 @@ from specedge.serving.analysis.capacity import Curve
 from specedge.serving.timemodels.runtime import AffineTokens
 from specedge.serving.sim.twin import IIDAcceptance, Times, TraceAcceptance, simulate
 from specedge.serving.workload import ClientSpec, Workload
-from specedge.experiments import li2026 as li
+from specedge.experiments.li2026 import serving_runs as li
 
 GOLDEN = {
     "sync_fixed": ("0621b0189fe46c8c", 3200),

@@ -1,12 +1,12 @@
 """The stochastic twin's validation on the committed real runs, end to end at the smallest sizes: the attribution of
 its error to components, the stochastic twins against every repeat, the real runs' spread, the checks' rows and the
-validated error read back (``experiments.serving_validation``, ``serving.analysis.twin_attribution``)."""
+validated error read back (``experiments.serving_validation.runs``, ``serving.analysis.twin_attribution``)."""
 import numpy as np
 import pandas as pd
 import pytest
 
 from specedge import compare
-from specedge.experiments import serving_validation as sv
+from specedge.experiments.serving_validation import runs as sv
 from specedge.serving.timemodels import measured_times
 from specedge.serving.analysis import twin_attribution as ta, twin_error
 
@@ -94,7 +94,7 @@ def test_bad_inputs_are_refused_before_any_work(tmp_path):
         sv.setup("nope")
     with pytest.raises(ValueError, match="repeats"):
         sv.measure_repeats(0)
-    with pytest.raises(FileNotFoundError, match="serving_validation traces"):
+    with pytest.raises(FileNotFoundError, match="serving_validation.runs traces"):
         sv.acceptances("li2026", tmp_path / "missing.csv.gz")
     with pytest.raises(ValueError, match="policy"):
         sv.policies("li2026", "nope", 1)

@@ -1,5 +1,5 @@
 """Serving comparison rows judged against the stochastic twin's validated error of their own setting
-(``experiments.twin_verdicts.judged``): a margin at or below the error is a tie decided by code, an unmeasured error leaves
+(``experiments.serving_validation.twin_verdicts.judged``): a margin at or below the error is a tie decided by code, an unmeasured error leaves
 the verdict undecided, and each row quotes the error of its setting, never the other's."""
 import dataclasses
 import math
@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 
 from specedge import claims, compare, coverage, paths
-from specedge.experiments import li2026_serving_figures as lf
-from specedge.experiments import li2026_serving_heldout as ho
-from specedge.experiments import tran2025 as ex
-from specedge.experiments import tran2025_figures as tf
-from specedge.experiments import twin_verdicts as tv
+from specedge.experiments.li2026 import serving_figures as lf
+from specedge.experiments.li2026 import serving_heldout as ho
+from specedge.experiments.tran2025 import runs as ex
+from specedge.experiments.tran2025 import figures as tf
+from specedge.experiments.serving_validation import twin_verdicts as tv
 from specedge.serving.analysis import twin_error as te
 
 # GOODSPEED's and WISP's tables differ in every metric, so a row judged in the wrong setting quotes a wrong number
@@ -193,7 +193,7 @@ def test_li2026_rows_quote_wisps_error_and_a_wrong_setting_lookup_is_caught(file
 
 def test_violation_rate_rows_are_undecided_and_knees_judged_as_capacities(files):
     from specedge.serving.analysis import metrics
-    from specedge.experiments import li2026 as lx
+    from specedge.experiments.li2026 import serving_runs as lx
     rows = []
     for sys_, k8 in (("WISP", 200), ("FCFS", 100)):
         for n in (100, 200, 300):

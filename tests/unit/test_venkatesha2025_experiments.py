@@ -8,7 +8,7 @@ import pytest
 from specedge import claims
 from specedge.early_exit.sim import ExitOutcome, FSDConfig, RoundTrace, evaluate, simulate, timing_sources
 from specedge.early_exit import sim
-from specedge.experiments import venkatesha2025_verdicts as vx
+from specedge.experiments.venkatesha2025 import verdicts as vx
 
 # the paper's Table 7 (cache-miss rate %, 3 / 5 / 10 threads)
 PAPER_T7 = {("priority", "priority"): (79.85, 62.93, 27.57), ("priority", "fifo"): (80.40, 63.48, 27.73),
@@ -186,7 +186,7 @@ def test_committed_concurrent_run_agrees_with_the_simulator():
 def _ours6(tau=2.0, stated_miss=0.4, stated_ee=0.3, miss=0.5, served=0.3, n_layers=7):
     from types import SimpleNamespace
 
-    from specedge.experiments import venkatesha2025_tables as vt
+    from specedge.experiments.venkatesha2025 import tables as vt
     from specedge.solvers import venkatesha2025 as v
     row = dict(speedup_ar_sd=1.2, speedup_sd_fsd=1.05, tau=tau, stated_miss_rate=stated_miss, stated_avg_ee_depth=stated_ee,
                miss_rate=miss, avg_hit_exit_depth=served, avg_ee_depth=0.6, n_layers=n_layers)
@@ -195,7 +195,7 @@ def _ours6(tau=2.0, stated_miss=0.4, stated_ee=0.3, miss=0.5, served=0.3, n_laye
 
 def _table6(ours, depth):
     from specedge import compare, coverage, hardware
-    from specedge.experiments import venkatesha2025_tables as vt
+    from specedge.experiments.venkatesha2025 import tables as vt
     paper, prof = coverage.paper_values("venkatesha2025"), hardware.load_profile("venkatesha2025_paper")
     local = hardware.load_profile("cpu_local_fsd")
     cmp = compare.Comparison("venkatesha2025")
@@ -241,7 +241,7 @@ def test_table6_stated_rates_fail_when_every_round_misses():
 def _realpair_rows(tau=2.6, stated_miss=0.3, stated_ee=0.5):
     from specedge import compare, coverage, hardware
     from specedge.early_exit import sim
-    from specedge.experiments import venkatesha2025_tables as vt
+    from specedge.experiments.venkatesha2025 import tables as vt
     paper, prof = coverage.paper_values("venkatesha2025"), hardware.load_profile("venkatesha2025_paper")
     local = hardware.load_profile("cpu_local_fsd")
     meta = dict(exits=27, layers=28, trainable_params=26343279, target_params=1777088000, param_fraction=0.01482,

@@ -1,4 +1,4 @@
-"""venkatesha2025 on the real pair (``experiments.venkatesha2025_realpair``): the notebook's section rebuilt from the
+"""venkatesha2025 on the real pair (``experiments.venkatesha2025.realpair``): the notebook's section rebuilt from the
 committed files, and each measuring stage run on tiny stand-ins (the real weights are absent here)."""
 import json
 
@@ -9,8 +9,8 @@ import torch
 from _stand_ins import CharTokenizer, pair as stand_in_pair
 from specedge import compare, coverage, early_exit, hardware, paths, zoo
 from specedge.early_exit import sim
-from specedge.experiments import venkatesha2025_realpair as rp
-from specedge.experiments import venkatesha2025_tables as vt
+from specedge.experiments.venkatesha2025 import realpair as rp
+from specedge.experiments.venkatesha2025 import tables as vt
 
 FIG = paths.FIGURES / "venkatesha2025"
 

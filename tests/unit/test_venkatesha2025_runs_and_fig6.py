@@ -1,5 +1,5 @@
-"""venkatesha2025's Table 6 runs (``experiments.venkatesha2025_runs``) on tiny stand-ins of a model set, and Fig 6's
-heatmaps (``experiments.venkatesha2025_figures``) against eq 9 worked independently."""
+"""venkatesha2025's Table 6 runs (``experiments.venkatesha2025.runs``) on tiny stand-ins of a model set, and Fig 6's
+heatmaps (``experiments.venkatesha2025.figures``) against eq 9 worked independently."""
 import matplotlib
 
 matplotlib.use("Agg")
@@ -11,8 +11,8 @@ import pytest  # noqa: E402
 
 from _stand_ins import CharTokenizer, pair as stand_in_pair  # noqa: E402
 from specedge import early_exit, hardware, zoo  # noqa: E402
-from specedge.experiments import venkatesha2025_figures as vf  # noqa: E402
-from specedge.experiments import venkatesha2025_runs as runs  # noqa: E402
+from specedge.experiments.venkatesha2025 import figures as vf  # noqa: E402
+from specedge.experiments.venkatesha2025 import runs  # noqa: E402
 from specedge.solvers import venkatesha2025 as v  # noqa: E402
 
 SETS = {"vicuna68m_vicuna7b": ("draft-xs", "target-m")}

@@ -1,4 +1,4 @@
-"""venkatesha2025's comparison rows from its tables (``experiments.venkatesha2025_tables``): the paper's inputs
+"""venkatesha2025's comparison rows from its tables (``experiments.venkatesha2025.tables``): the paper's inputs
 through each row builder, against hand-worked values and the boundary each rule decides at."""
 import math
 
@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from specedge import compare, coverage, hardware, paths
-from specedge.experiments import venkatesha2025_tables as vt
+from specedge.experiments.venkatesha2025 import tables as vt
 from specedge.solvers import venkatesha2025 as v
 
 

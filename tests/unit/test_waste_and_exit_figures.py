@@ -8,7 +8,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from specedge.experiments import venkatesha2025_figures as figures  # noqa: E402
+from specedge.experiments.venkatesha2025 import figures  # noqa: E402
 from specedge.predictor import waste  # noqa: E402
 from specedge.predictor.models import LABELS  # noqa: E402
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from specedge import coverage
-from specedge.experiments import li2026 as ex
+from specedge.experiments.li2026 import serving_runs as ex
 from specedge.serving.timemodels import calibration as cal
 
 

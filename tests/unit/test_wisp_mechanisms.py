@@ -1,13 +1,13 @@
 """li2026's serving mechanisms and held-out statements on hand-made logs and tables
-(``experiments.li2026_serving_mechanisms``, ``experiments.li2026_serving_heldout``)."""
+(``experiments.li2026.serving_mechanisms``, ``experiments.li2026.serving_heldout``)."""
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from specedge.experiments import li2026_serving_heldout as ho
-from specedge.experiments import li2026_serving_mechanisms as mech
+from specedge.experiments.li2026 import serving_heldout as ho
+from specedge.experiments.li2026 import serving_mechanisms as mech
 from specedge.serving.timemodels.estimator import Estimator
 from specedge.serving.interfaces import Pending
 from specedge.serving.policies.wisp_batching import WISPBatcher
@@ -220,7 +220,7 @@ def test_sections_on_a_small_twin_run(tmp_path):
     """§ Mechanisms' calls on a short run of 24 mixed-class devices (WISP, FCFS, the literal-stop reading): the
     tables are written, a delayed response is one WISP violates and FCFS meets, every verified request of WISP's
     run is followed, and its density rank lies in [0, 1]."""
-    from specedge.experiments import li2026 as lx
+    from specedge.experiments.li2026 import serving_runs as lx
     st = lx.Setting(horizon=8.0, warmup=1.0, max_new_tokens=16, prompt_tokens=64)
     att, eq, dec, note = mech.section(st, 24, 0, ["WISP-stop"], 50, 1.5, tmp_path)
     # the literal stop stalls on its first late request: it may decide no response in so short a run

@@ -375,7 +375,7 @@ def test_capacity_searches_run_in_lockstep_and_give_each_search_its_own_answer(m
     N and seeds, costliest first, a point two searches share run once) and gives each search the row it
     gets alone (``capacity_of``), in the order of its curves. A synthetic violation curve stands in for the
     twin; every point runs every seed here (``decisive=None``)."""
-    from specedge.experiments import li2026 as li
+    from specedge.experiments.li2026 import serving_runs as li
 
     monkeypatch.setattr(li, "run_point", _fake_point(KNEES))
     st = li.Setting.from_profile("li2026_paper")
@@ -402,7 +402,7 @@ def test_a_point_one_seed_decides_skips_its_other_seeds_and_the_answer_counts_ev
     intervals as running every seed of every point, in fewer runs; the N decided on the first seed are
     listed. And when the first seed of the answer met epsilon but its other seeds do not, the search
     resumes and ends where the all-seeds search ends."""
-    from specedge.experiments import li2026 as li
+    from specedge.experiments.li2026 import serving_runs as li
 
     st = li.Setting.from_profile("li2026_paper")
     curves = li.curves(["SLED", "WISP"], ["Qwen3-32B"], [2, 8], epsilon=0.05, seeds=3, seed=0, setting=st, hi=4096,
@@ -430,7 +430,7 @@ def test_a_point_one_seed_decides_skips_its_other_seeds_and_the_answer_counts_ev
 def test_wisp_times_draft_at_the_quotient_and_wait_the_latency_each_way():
     """The point's Times: k passes take k / draft_rate itself (not k x its inverse), up, down and the server's
     send each the one-way latency, the engine's logged bytes."""
-    from specedge.experiments import li2026 as li
+    from specedge.experiments.li2026 import serving_runs as li
     from specedge.serving.interfaces import Times
 
     pt = li.Point("WISP", 3, None, setting=li.replace(li.Setting(), draft_rate=5.0, latency=0.013))

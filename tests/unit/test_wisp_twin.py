@@ -12,7 +12,7 @@ from specedge.serving.policies.batching import FCFS
 from specedge.serving.timemodels.runtime import AffineTokens
 from specedge.serving.sim.twin import IIDAcceptance, Times, TraceAcceptance, simulate
 from specedge.serving.workload import ClientSpec, Workload
-from specedge.experiments import li2026 as L
+from specedge.experiments.li2026 import serving_runs as L
 
 
 class Seen(FCFS):

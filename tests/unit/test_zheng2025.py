@@ -113,7 +113,7 @@ def test_topk_acceptance_limits():
     import torch
     draft, target = _tiny_llama(0), _tiny_llama(1)
     seqs = [torch.randint(0, 97, (20,), generator=torch.Generator().manual_seed(s)) for s in range(3)]
-    from specedge.experiments import zheng2025_figures
+    from specedge.experiments.zheng2025 import figures as zheng2025_figures
     df = zheng2025_figures.topk_acceptance(draft, target, seqs, ks=[1, 10, 97]).set_index(["temperature", "K"]).alpha
     with torch.inference_mode():
         d = torch.cat([draft(s[None]).logits[0, :-1] for s in seqs])

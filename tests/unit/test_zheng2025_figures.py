@@ -1,11 +1,11 @@
-"""zheng2025's notebook drivers (experiments.zheng2025_figures): the rows they build decide their statuses
+"""zheng2025's notebook drivers (experiments.zheng2025.figures): the rows they build decide their statuses
 through ``compare.Comparison.extend`` from the paper's values in data/coverage/zheng2025.yaml."""
 import numpy as np
 import pandas as pd
 import pytest
 
 from specedge import compare, coverage, hardware
-from specedge.experiments import zheng2025_figures as figs
+from specedge.experiments.zheng2025 import figures as figs
 from specedge.solvers import zheng2025 as tkslt
 
 PAPER = coverage.paper_values("zheng2025")

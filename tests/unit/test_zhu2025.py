@@ -9,7 +9,7 @@ from scipy.optimize import minimize
 from specedge import hardware, profiling
 from specedge.solvers import zhu2025 as z
 from specedge.solvers import zhu2025_exhaustive as zx
-from specedge.experiments import zhu2025 as ze
+from specedge.experiments.zhu2025 import runs as ze
 from specedge.solvers import zhu2025_schemes as zs
 
 T = z.TABLE_I

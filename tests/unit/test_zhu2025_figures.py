@@ -1,9 +1,9 @@
-"""The zhu2025 notebook's row builders (experiments.zhu2025_figures): statuses follow the data."""
+"""The zhu2025 notebook's row builders (experiments.zhu2025.figures): statuses follow the data."""
 import pandas as pd
 
 from specedge import coverage
 from specedge.compare import Comparison
-from specedge.experiments import zhu2025_figures as zf
+from specedge.experiments.zhu2025 import figures as zf
 from specedge.solvers import zhu2025_schemes as zs
 
 PAPER = coverage.paper_values("zhu2025")
@@ -71,7 +71,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from specedge import claims  # noqa: E402
-from specedge.experiments import zhu2025 as ze  # noqa: E402
+from specedge.experiments.zhu2025 import runs as ze  # noqa: E402
 from specedge.solvers import zhu2025 as z  # noqa: E402
 
 # mean latency of each scheme relative to a grid point's workload: Proposed 70, its baselines 87.5 .. 150

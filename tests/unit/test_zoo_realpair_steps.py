@@ -127,9 +127,9 @@ def test_load_names_the_measuring_step_of_a_missing_file(tmp_path, monkeypatch):
         realpair.load("nope")
     monkeypatch.setitem(realpair.FILES, "serving_runs", tmp_path / "serving_runs.csv")
     monkeypatch.setitem(realpair.FILES, "topk_acceptance", tmp_path / "topk.csv")
-    with pytest.raises(FileNotFoundError, match="python -m specedge.experiments.realpair_serving"):
+    with pytest.raises(FileNotFoundError, match="python -m specedge.experiments.serving_validation.realpair"):
         realpair.load("serving_runs")
-    with pytest.raises(FileNotFoundError, match="python -m specedge.experiments.realpair_card teacher"):
+    with pytest.raises(FileNotFoundError, match="python -m specedge.experiments.model_zoo.realpair_card teacher"):
         realpair.load("topk_acceptance")
 
 

@@ -5,7 +5,7 @@ model), ``concurrent`` (the same protocol run for real with threads, queues and 
 its simulation), ``passes`` (pass and batch timings, this machine as a profile), ``offline`` (adapters trained
 from cached hidden states), ``draft_length`` (Fig 4b's speedups against γ on measured traces, with
 prompt-bootstrap intervals), ``zoo_adapters`` (the committed zoo adapters' check, loading, card and agreement);
-this machine's timings are measured by ``specedge.experiments.venkatesha2025_measure``, and the paper's figures and
+this machine's timings are measured by ``specedge.experiments.venkatesha2025.measure``, and the paper's figures and
 the rules deciding its claims live with its experiments (``specedge.experiments``).
 
 Why one module of ~460 lines: the adapters, their training and early-exit verification share the

@@ -20,7 +20,7 @@ All profile times are multiplied by ``time_scale`` (wall seconds per profile sec
 Jetson's pace takes a fraction of the wall time; reported times are divided by it again. Real compute
 adds to the padding where it exceeds the scaled budget. Nothing here is deterministic in time:
 measurements of this run are written to ``data/venkatesha2025/`` by ``python -m
-specedge.experiments.venkatesha2025_measure`` (``make profiles``), never taken inside a notebook. The tokens
+specedge.experiments.venkatesha2025.measure`` (``make profiles``), never taken inside a notebook. The tokens
 are deterministic: the final exit decides, so they equal greedy SD.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Fixed-window speculative-decoding traces of the zoo (li2026's dataset source): ``generate_traces``,
 the zoo prompts they are made from, the committed file ``TRACES / li2026_traces.csv.gz``
 (``load_trace_data``), and the per-position acceptance measured on them. The real pair's traces
-(Qwen2.5-Coder 0.5B drafting for 1.5B, written by ``experiments.realpair_card live``) have the same
+(Qwen2.5-Coder 0.5B drafting for 1.5B, written by ``experiments.model_zoo.realpair_card live``) have the same
 columns and more: ``load_realpair_traces``.
 """
 from __future__ import annotations
@@ -100,7 +100,7 @@ def load_realpair_traces(path: Path | None = None) -> pd.DataFrame:
 
     path = Path(path or REALPAIR_TRACES)
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: `python -m specedge.experiments.realpair_card live` writes it "
+        raise FileNotFoundError(f"{path} is missing: `python -m specedge.experiments.model_zoo.realpair_card live` writes it "
                                 "(needs `make realpair`)")
     out = pd.read_csv(path)
     missing = [c for c in TRACE_COLUMNS if c not in out and c not in ("draft", "target")]

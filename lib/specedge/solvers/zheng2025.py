@@ -16,7 +16,7 @@ and Algorithm 1 (ODLD) takes γ* = 1 if γ₀ < 1, else the better of ⌊γ₀�
 falls back to the standalone LLM when S(γ*) ≤ 1 (speculation helps iff α > L).
 
 Pure functions, no I/O: the logits ``topk_alpha`` reads, the profiles behind ``Costs`` and AS² inside a live
-decoding loop come from the paper's experiments (``experiments.zheng2025_figures``).
+decoding loop come from the paper's experiments (``experiments.zheng2025.figures``).
 """
 from __future__ import annotations
 

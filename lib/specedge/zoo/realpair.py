@@ -315,9 +315,10 @@ def load(name: str):
         raise ValueError(f"unknown real-pair measurement {name!r}; known: {sorted(FILES)}")
     path = FILES[name]
     if not path.exists():
-        step = {"acceptance_teacher": "realpair_card teacher", "topk_acceptance": "realpair_card teacher",
-                "serving_runs": "realpair_serving", "gamma_sweep": "realpair_gamma",
-                "serving_runs_llamacpp": "realpair_serving --backend transformers llamacpp"}.get(name, "realpair_card live")
+        step = {"acceptance_teacher": "model_zoo.realpair_card teacher", "topk_acceptance": "model_zoo.realpair_card teacher",
+                "serving_runs": "serving_validation.realpair", "gamma_sweep": "model_zoo.realpair_gamma",
+                "serving_runs_llamacpp": "serving_validation.realpair --backend transformers llamacpp"
+                }.get(name, "model_zoo.realpair_card live")
         raise FileNotFoundError(f"{path} is missing: it is committed with the repository; `make realpair` then "
                                 f"`python -m specedge.experiments.{step}` measures it again")
     return load_traces(path) if name == "traces" else pd.read_csv(path)

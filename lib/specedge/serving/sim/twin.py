@@ -85,7 +85,7 @@ class TraceAcceptance:
 
     def __init__(self, path=TRACES, target: str = "target-m", stop_rules: dict | None = None):
         """``path``: a traces file, or a frame with its columns (e.g. the real pair's,
-        ``experiments.realpair_twin.twin_traces()``)."""
+        ``experiments.model_zoo.realpair_twin.twin_traces()``)."""
         from ...predictor import FEATURES
 
         cols = ["draft", "target", "domain", "temperature", "prompt", "round", "i", "q", "p", "accepted"]
@@ -245,7 +245,7 @@ class PromptAcceptance(TraceAcceptance):
     continues on its own tokens, as the traced round that was rejected at r did: its positions after r give the
     features. Where the traces have none (an undecided position; beyond a traced window), the features of a position
     of the same prompt are drawn: one with the drawn outcome on the target's path, any one past a rejection. The
-    traces must be of the prompts as the drafter sees them (the same context): ``experiments.serving_validation.traces``
+    traces must be of the prompts as the drafter sees them (the same context): ``experiments.serving_validation.runs.traces``
     for the real runs' prompts."""
 
     positional = True

@@ -1,0 +1,1 @@
+"""edge_sd_arena: its runs, rows and figures."""

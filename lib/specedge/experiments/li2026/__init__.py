@@ -1,0 +1,1 @@
+"""li2026: its runs, rows and figures."""

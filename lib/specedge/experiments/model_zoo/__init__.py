@@ -1,0 +1,1 @@
+"""model_zoo: its runs, rows and figures."""

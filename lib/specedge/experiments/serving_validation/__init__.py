@@ -1,0 +1,1 @@
+"""serving_validation: its runs, rows and figures."""

@@ -1,0 +1,1 @@
+"""tran2025: its runs, rows and figures."""

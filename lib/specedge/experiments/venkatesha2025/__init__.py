@@ -1,0 +1,1 @@
+"""venkatesha2025: its runs, rows and figures."""

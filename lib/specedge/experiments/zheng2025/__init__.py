@@ -1,0 +1,1 @@
+"""zheng2025: its runs, rows and figures."""

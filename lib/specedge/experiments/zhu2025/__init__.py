@@ -1,0 +1,1 @@
+"""zhu2025: its runs, rows and figures."""
