@@ -77,24 +77,27 @@ def test_outcome_caps_at_the_response_end_and_dispatches_on_the_rule():
     assert s == 3 and 0 <= n <= 3
 
 
+def _core_finishes(works, starts):
+    """Each job's finish time on one ``SharedCore`` (``works`` seconds of work arriving at ``starts``)."""
+    sim = Simulation(FixedS(16, max(len(works), 1)), len(works))
+    done = {}
+
+    def job(i):
+        yield float(starts[i])
+        sim.core.add(gens[i], works[i])
+        yield None
+        done[i] = sim.loop.now
+
+    gens = [job(i) for i in range(len(works))]
+    for g in gens:
+        sim.loop.process(g)
+    sim.loop.run()
+    return done
+
+
 def test_shared_core_is_processor_sharing():
     """Two drafters of equal work starting together both finish at twice the work; alone, at the work."""
-    def run(works, starts):
-        sim = Simulation(FixedS(4, len(works)), len(works))
-        done = {}
-
-        def job(i):
-            yield float(starts[i])
-            sim.core.add(gens[i], works[i])
-            yield None
-            done[i] = sim.loop.now
-
-        gens = [job(i) for i in range(len(works))]
-        for g in gens:
-            sim.loop.process(g)
-        sim.loop.run()
-        return done
-
+    run = _core_finishes
     assert run([1.0, 1.0], [0.0, 0.0]) == {0: pytest.approx(2.0), 1: pytest.approx(2.0)}
     assert run([1.0], [0.0]) == {0: pytest.approx(1.0)}
     # the second starts at 0.5: the first has 0.5 left, both share until it ends at 1.5; the second then alone
@@ -250,24 +253,6 @@ def test_the_walk_reproduces_the_real_drafters_rounds_on_their_own_prompts():
 
 
 # --------------------------------------------------------------------------- the drafters' whole CPU on their core
-def _core_finishes(works, starts):
-    """Each job's finish time on one ``SharedCore`` (``works`` seconds of work arriving at ``starts``)."""
-    sim = Simulation(FixedS(16, max(len(works), 1)), len(works))
-    done = {}
-
-    def job(i):
-        yield float(starts[i])
-        sim.core.add(gens[i], works[i])
-        yield None
-        done[i] = sim.loop.now
-
-    gens = [job(i) for i in range(len(works))]
-    for g in gens:
-        sim.loop.process(g)
-    sim.loop.run()
-    return done
-
-
 def test_shared_core_conserves_work():
     """The core is busy exactly as long as the work charged on it: a busy period ends at its start plus the work of
     every job in it, whatever their sizes and arrivals; an idle gap starts a new period; work 0 ends at once."""
