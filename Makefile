@@ -122,7 +122,7 @@ profiles: venv
 	$(PY) -m specedge.experiments.venkatesha2025_measure
 	$(PY) -m specedge.experiments.tran2025 measure
 	$(PY) -m specedge.experiments.tran2025 measure --hetero
-	$(PY) -m specedge.serving.verify_profiling
+	$(PY) -m specedge.serving.real.verify_profiling
 	$(PY) -m specedge.experiments.li2026_real measure
 	$(PY) -m specedge.experiments.serving_validation measure
 	$(PY) -m specedge.experiments.arena_spotcheck measure

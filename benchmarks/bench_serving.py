@@ -20,11 +20,11 @@ import torch
 
 import report
 from specedge import host, timing, zoo
-from specedge.serving.allocation import FixedS
-from specedge.serving.batching import SyncRounds
-from specedge.serving.drafter import Drafter
-from specedge.serving.run import run_real
-from specedge.serving.verifier import Verifier
+from specedge.serving.policies.allocation import FixedS
+from specedge.serving.policies.batching import SyncRounds
+from specedge.serving.real.drafter import Drafter
+from specedge.serving.real.run import run_real
+from specedge.serving.real.verifier import Verifier
 from specedge.serving.workload import ClientSpec, Workload
 
 

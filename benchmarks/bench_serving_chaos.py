@@ -39,9 +39,9 @@ import numpy as np
 import pandas as pd
 
 from specedge import decoding, zoo
-from specedge.serving import wire_pb2 as pb
-from specedge.serving import wire_pb2_grpc as pb_grpc
-from specedge.serving.drafter import client_main, prompt_stream
+from specedge.serving.real import wire_pb2 as pb
+from specedge.serving.real import wire_pb2_grpc as pb_grpc
+from specedge.serving.real.drafter import client_main, prompt_stream
 from specedge.serving.workload import ClientSpec
 
 from report import host_columns, save
@@ -320,8 +320,8 @@ def _long_prompts(n: int, tokens: int) -> list[list[int]]:
 
 def fleet(n: int, prompt_tokens: int, tokens: int, fillers: int, cache_mb: float | None) -> dict:
     """``n`` honest drafter processes beside squatters, cache fillers and a slow client (module docstring)."""
-    from specedge.serving.drafter import shifted_clock
-    from specedge.serving.run import _drafter_process, drafter_context
+    from specedge.serving.real.drafter import shifted_clock
+    from specedge.serving.real.run import _drafter_process, drafter_context
 
     target = zoo.load_model("target-m")
     prompts = _long_prompts(n, prompt_tokens)

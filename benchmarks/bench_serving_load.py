@@ -15,9 +15,9 @@ from pathlib import Path
 
 
 import report
-from specedge.serving.allocation import FixedS
-from specedge.serving.batching import FCFS
-from specedge.serving.run import DRAFTER_BYTES, available_memory, failed_clients, run_real, summary
+from specedge.serving.policies.allocation import FixedS
+from specedge.serving.policies.batching import FCFS
+from specedge.serving.real.run import DRAFTER_BYTES, available_memory, failed_clients, run_real, summary
 from specedge.serving.workload import ClientSpec, Workload
 
 DOMAINS = ("chat", "code", "math", "qa", "sql", "summarize")
@@ -59,7 +59,7 @@ def _forkservers() -> list[int]:
                     ppid_line = [x for x in fh if x.startswith("PPid:")][0]
             except OSError:
                 continue
-            if b"multiprocessing.forkserver" in cmd and b"specedge.serving.drafter" in cmd \
+            if b"multiprocessing.forkserver" in cmd and b"specedge.serving.real.drafter" in cmd \
                     and int(ppid_line.split()[1]) in (1, os.getpid()):
                 pids.append(int(d))
     return pids

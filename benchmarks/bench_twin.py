@@ -1,7 +1,7 @@
 """Benchmark of the twin's speed: simulated client-rounds per CPU-second at 8 and 64 clients.
 
 Sync rounds (GOODSPEED's setting: Fixed-S and GOODSPEED allocators, trace-driven acceptance), the same
-in the vectorised model (``serving.twin_vectorised``: statistically equivalent, not identical), WISP's
+in the vectorised model (``serving.sim.twin_vectorised``: statistically equivalent, not identical), WISP's
 batch former (li2026's sweep point: predictor-controlled drafting, mixed SLO classes, eq 19 verifier) and
 a point of Table 2's largest capacity search (1137 devices), each the best of ``--repeats`` runs of CPU
 time (``time.process_time``: other processes on the machine slow a run down less than its wall clock).
@@ -17,11 +17,11 @@ from pathlib import Path
 
 
 import report
-from specedge.serving.allocation import FixedS, GoodspeedAllocator
-from specedge.serving.batching import SyncRounds
-from specedge.serving.runtime import AffineTokens
-from specedge.serving.twin import Times, TraceAcceptance, simulate
-from specedge.serving.twin_vectorised import simulate_sync
+from specedge.serving.policies.allocation import FixedS, GoodspeedAllocator
+from specedge.serving.policies.batching import SyncRounds
+from specedge.serving.timemodels.runtime import AffineTokens
+from specedge.serving.sim.twin import Times, TraceAcceptance, simulate
+from specedge.serving.sim.twin_vectorised import simulate_sync
 from specedge.serving.workload import ClientSpec, Workload
 from specedge.experiments import li2026 as li
 

@@ -25,7 +25,7 @@ import report
 from specedge.experiments import arena
 from specedge.experiments import li2026 as li
 from specedge.experiments import li2026_realpair
-from specedge.serving import twin
+from specedge.serving.sim import twin
 
 
 class _LibraryInts:

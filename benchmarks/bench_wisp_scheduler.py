@@ -18,10 +18,10 @@ import numpy as np
 import report
 from specedge import timing
 from specedge.serving import slo
-from specedge.serving.batching import FCFS
-from specedge.serving.estimator import Estimator
+from specedge.serving.policies.batching import FCFS
+from specedge.serving.timemodels.estimator import Estimator
 from specedge.serving.interfaces import Pending
-from specedge.serving.wisp_batching import EDFOnly, WISPBatcher
+from specedge.serving.policies.wisp_batching import EDFOnly, WISPBatcher
 
 QUEUE_LENGTHS = (10, 20, 50, 100, 200, 500, 1000)
 

@@ -19,7 +19,7 @@ def twin_files(tmp_path):
     the sweeps' twin kind (``twin_error.DOMAIN_IID``) whose largest |difference| at p50 of each metric is ``pct``
     (a smaller one and a p90 beside it, and a larger one of the validated kind, which must not be read), and
     returns {setting: path} for the ``files`` arguments."""
-    from specedge.serving import twin_error
+    from specedge.serving.analysis import twin_error
 
     def make(errors: dict) -> dict:
         out = {}

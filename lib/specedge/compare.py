@@ -66,7 +66,7 @@ MEASURED = re.compile(r"measured here|measured on this|this CPU|this host|this m
 # cannot tell the statement from its null or its window is too wide, or the value is a stand-in on other hardware)
 RAN = re.compile(r"^\s*(-?[0-9.]+(e-?[0-9]+)?|-?inf|∞|undefined|unbounded)\s*$", re.I)
 # notes of the not-reproducible rows code makes: a null that also holds, a window too wide, a margin within the twin's
-# validated error (``serving.twin_error.judged``)
+# validated error (``serving.analysis.twin_error.judged``)
 UNDECIDABLE = ("the null ", "the acceptance window ", "the twin's validated error")
 
 

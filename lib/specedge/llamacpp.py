@@ -16,7 +16,7 @@ The binding is llama-cpp-python, compiled from its pinned source release by ``ma
 default set-up or CI); without it ``load`` says so in one line. ``available()`` tells whether it is installed.
 
 An edge drafter (``check_drafter``, ``drafter_lm``): the serving drafter's context on a GGUF file, checked before
-any process starts (``serving.run.run_real(draft_gguf=)``, ``python -m specedge.serving drafter --backend llamacpp``).
+any process starts (``serving.real.run.run_real(draft_gguf=)``, ``python -m specedge.serving drafter --backend llamacpp``).
 Writing GGUF files (a transformers model, a dequantized copy) is ``specedge.gguf_files``.
 """
 from __future__ import annotations

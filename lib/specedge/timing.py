@@ -18,7 +18,7 @@ set-up (a fresh cache, a prefill) can sit inside the same call::
     seconds = timing.fastest(once, repeats=15)
 
 Used by ``profiling`` (eq 17's pass times), ``experiments.venkatesha2025_measure`` (venkatesha2025 Tables 5 and 9),
-``serving.verify_profiling`` (WISP's Appendix C), ``experiments.zheng2025_measure`` and the predictor
+``serving.real.verify_profiling`` (WISP's Appendix C), ``experiments.zheng2025_measure`` and the predictor
 latency of WISP's Table 11 (which reports the whole distribution of samples).
 """
 from __future__ import annotations

@@ -8,13 +8,13 @@ import sys
 import grpc
 
 from specedge import decoding, zoo
-from specedge.serving import wire_pb2 as pb
-from specedge.serving import wire_pb2_grpc as pb_grpc
-from specedge.serving.allocation import FixedS
-from specedge.serving.batching import FCFS
-from specedge.serving.drafter import prompt_stream
-from specedge.serving.server import VerificationServer
-from specedge.serving.verifier import Verifier
+from specedge.serving.real import wire_pb2 as pb
+from specedge.serving.real import wire_pb2_grpc as pb_grpc
+from specedge.serving.policies.allocation import FixedS
+from specedge.serving.policies.batching import FCFS
+from specedge.serving.real.drafter import prompt_stream
+from specedge.serving.real.server import VerificationServer
+from specedge.serving.real.verifier import Verifier
 
 VOCAB = 8192
 

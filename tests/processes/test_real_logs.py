@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from specedge import paths
-from specedge.serving import real_logs
+from specedge.serving.real import real_logs
 from specedge.serving.interfaces import LOG_COLUMNS
 
 PARTS = ["t_draft", "t_queue", "t_verify", "t_send"]
@@ -41,9 +41,9 @@ def test_save_then_load_gives_every_column_back(tmp_path):
 
 
 def test_a_real_run_logs_rounds_that_contain_their_parts():
-    from specedge.serving.allocation import FixedS
-    from specedge.serving.batching import SyncRounds
-    from specedge.serving.run import run_real
+    from specedge.serving.policies.allocation import FixedS
+    from specedge.serving.policies.batching import SyncRounds
+    from specedge.serving.real.run import run_real
     from specedge.serving.workload import ClientSpec, Workload
 
     wl = Workload("target-m", (ClientSpec("draft-xs", ("code",), 1, 10),), capacity=4)

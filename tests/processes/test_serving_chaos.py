@@ -20,15 +20,15 @@ import pytest
 import torch
 
 from specedge import zoo
-from specedge.serving import wire_pb2 as pb
-from specedge.serving import wire_pb2_grpc as pb_grpc
-from specedge.serving.allocation import FixedS
-from specedge.serving.batching import FCFS
-from specedge.serving.codec import encode_distribution, request_to_wire
-from specedge.serving.drafter import Drafter, DrafterError, Link, client_main
+from specedge.serving.real import wire_pb2 as pb
+from specedge.serving.real import wire_pb2_grpc as pb_grpc
+from specedge.serving.policies.allocation import FixedS
+from specedge.serving.policies.batching import FCFS
+from specedge.serving.real.codec import encode_distribution, request_to_wire
+from specedge.serving.real.drafter import Drafter, DrafterError, Link, client_main
 from specedge.serving.__main__ import HOLD_ENV
-from specedge.serving.server import VerificationServer
-from specedge.serving.verifier import Request, Verifier
+from specedge.serving.real.server import VerificationServer
+from specedge.serving.real.verifier import Request, Verifier
 from specedge.serving.workload import ClientSpec
 
 from process_waits import read_until, wait_until
@@ -319,7 +319,7 @@ def test_the_profile_typo_names_the_unknown_key_and_the_known_one(tmp_path):
 
 def test_codec_round_trip_and_in_process_verification_agree(srv):
     """The codec is what both sides use: dense and top-K encode/decode give back q's rows."""
-    from specedge.serving.codec import decode_distribution
+    from specedge.serving.real.codec import decode_distribution
     q = torch.softmax(torch.randn(3, VOCAB), -1)
     ids = q.argmax(-1).tolist()
     assert torch.allclose(decode_distribution(encode_distribution(q, None, VOCAB), ids, VOCAB), q)
@@ -332,7 +332,7 @@ def test_codec_round_trip_and_in_process_verification_agree(srv):
 
 
 def test_a_run_that_cannot_fit_in_memory_is_refused_up_front():
-    from specedge.serving.run import DRAFTER_BYTES, check_memory
+    from specedge.serving.real.run import DRAFTER_BYTES, check_memory
     with pytest.raises(MemoryError, match=r"clients: 32 drafter processes need about 4.8 GB .* use at most 6 clients"):
         check_memory(32, available=1e9)
     check_memory(32, available=40 * DRAFTER_BYTES)  # fits: no error
@@ -503,8 +503,8 @@ def test_bye_with_its_request_in_flight_answers_cancelled_and_frees_the_session(
 
 def test_silent_clients_are_dropped_and_late_joiners_do_not_stall_sync_rounds(srv, one_off):
     from specedge.serving.__main__ import main
-    from specedge.serving.batching import SyncRounds
-    from specedge.serving.server import CLIENT_TIMEOUT
+    from specedge.serving.policies.batching import SyncRounds
+    from specedge.serving.real.server import CLIENT_TIMEOUT
     assert CLIENT_TIMEOUT <= 10
     with pytest.raises(SystemExit) as info:
         main(["server", "--client-timeout", "0"])

@@ -12,13 +12,13 @@ import grpc
 import pytest
 
 from specedge import zoo
-from specedge.serving import wire_pb2 as pb
-from specedge.serving import wire_pb2_grpc as pb_grpc
-from specedge.serving.batching import SyncRounds
-from specedge.serving.codec import host_port
-from specedge.serving.drafter import DrafterError, Link, client_main
-from specedge.serving.server import MAX_SECONDS, VerificationServer
-from specedge.serving.verifier import Request, Verifier
+from specedge.serving.real import wire_pb2 as pb
+from specedge.serving.real import wire_pb2_grpc as pb_grpc
+from specedge.serving.policies.batching import SyncRounds
+from specedge.serving.real.codec import host_port
+from specedge.serving.real.drafter import DrafterError, Link, client_main
+from specedge.serving.real.server import MAX_SECONDS, VerificationServer
+from specedge.serving.real.verifier import Request, Verifier
 from specedge.serving.workload import ClientSpec
 
 from process_waits import read_until, wait_until
@@ -326,7 +326,7 @@ def test_ipv6_literals_with_or_without_brackets(models, host):
 
 
 def _fixed():
-    from specedge.serving.allocation import FixedS
+    from specedge.serving.policies.allocation import FixedS
     return FixedS(2, 1)
 
 

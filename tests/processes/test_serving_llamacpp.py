@@ -11,10 +11,10 @@ import pytest
 import torch
 
 from specedge import decoding, gguf_files, llamacpp, zoo
-from specedge.serving.allocation import FixedS
-from specedge.serving.batching import SyncRounds
-from specedge.serving.metrics import verified
-from specedge.serving.run import prompt_stream, run_real
+from specedge.serving.policies.allocation import FixedS
+from specedge.serving.policies.batching import SyncRounds
+from specedge.serving.log import verified
+from specedge.serving.real.run import prompt_stream, run_real
 from specedge.serving.workload import ClientSpec, Workload
 
 pytestmark = pytest.mark.skipif(
@@ -27,8 +27,8 @@ def test_llamacpp_drafter_processes_emit_the_targets_greedy_tokens(tmp_path):
     every round's verdict must be the one draft-s on llama.cpp gets in process, so a drafter that ignored the file
     (and drafted with draft-xs on transformers) fails here even though its tokens would be exact too."""
     from specedge.llamacpp import drafter_lm
-    from specedge.serving.drafter import PROMPT_TOKENS, Drafter
-    from specedge.serving.verifier import Verifier
+    from specedge.serving.real.drafter import PROMPT_TOKENS, Drafter
+    from specedge.serving.real.verifier import Verifier
 
     gguf = gguf_files.write_llama_gguf(zoo.load_model("draft-s"), tmp_path / "draft-s.gguf")
     wl = Workload("target-m", (ClientSpec("draft-xs", ("code",), 2, 12), ClientSpec("draft-xs", ("sql",), 1, 10)),

@@ -8,11 +8,11 @@ import os
 import numpy as np
 import pytest
 
-from specedge.serving import replay
-from specedge.serving.allocation import FixedS
-from specedge.serving.batching import SyncRounds
-from specedge.serving.run import run_real
-from specedge.serving.runtime import AffineTokens
+from specedge.serving.sim import replay
+from specedge.serving.policies.allocation import FixedS
+from specedge.serving.policies.batching import SyncRounds
+from specedge.serving.real.run import run_real
+from specedge.serving.timemodels.runtime import AffineTokens
 from specedge.serving.workload import ClientSpec, Workload
 
 CORES = sorted(os.sched_getaffinity(0))

@@ -7,12 +7,12 @@ import pytest
 import torch
 
 from specedge import decoding, zoo
-from specedge.serving import wire
-from specedge.serving.allocation import FixedS
-from specedge.serving.batching import FCFS, SyncRounds
-from specedge.serving.run import RunFailed, failed_clients, prompt_stream, run_real
-from specedge.serving.verifier import Request, Verifier
-from specedge.serving.drafter import Drafter
+from specedge.serving.real import wire
+from specedge.serving.policies.allocation import FixedS
+from specedge.serving.policies.batching import FCFS, SyncRounds
+from specedge.serving.real.run import RunFailed, failed_clients, prompt_stream, run_real
+from specedge.serving.real.verifier import Request, Verifier
+from specedge.serving.real.drafter import Drafter
 from specedge.serving.workload import ClientSpec, Workload
 
 
@@ -30,7 +30,7 @@ def _reference(target, spec):
 def test_generated_code_is_current(tmp_path):
     wire.regenerate(tmp_path)
     for name in wire.GENERATED:
-        assert filecmp.cmp(tmp_path / name, wire.HERE / name, shallow=False), f"{name} is stale: run python -m specedge.serving.wire"
+        assert filecmp.cmp(tmp_path / name, wire.HERE / name, shallow=False), f"{name} is stale: run python -m specedge.serving.real.wire"
 
 
 def test_batched_verification_equals_one_by_one_and_no_cache(target):
@@ -90,9 +90,9 @@ def test_multi_client_greedy_faults_and_slow_loading(target):
 
 def test_one_allocator_object_drives_an_fcfs_run_and_the_twin(target):
     """The policy objects are plain: the very same instance runs in the real server and in the twin."""
-    from specedge.serving.allocation import GoodspeedAllocator
-    from specedge.serving.runtime import AffineTokens
-    from specedge.serving.twin import IIDAcceptance, Times, simulate
+    from specedge.serving.policies.allocation import GoodspeedAllocator
+    from specedge.serving.timemodels.runtime import AffineTokens
+    from specedge.serving.sim.twin import IIDAcceptance, Times, simulate
 
     alloc, former = GoodspeedAllocator(6), FCFS()
     wl = Workload("target-m", (ClientSpec("draft-xs", ("code",), 1, 8), ClientSpec("draft-s", ("sql",), 1, 8)), capacity=6)

@@ -127,11 +127,11 @@ def test_the_key_follows_the_code_a_point_runs_and_not_the_rest_of_the_library(t
     v0 = sweep.point_version(li2026.run_point, root=lib)
     assert v0 == sweep.point_version(li2026.run_point)                   # the copy reads as the library
     runs = imports.closure({"specedge.experiments.li2026"}, imports.graph(lib))
-    assert "specedge.serving.twin" in runs and "specedge.solvers.zhu2025" not in runs
+    assert "specedge.serving.sim.twin" in runs and "specedge.solvers.zhu2025" not in runs
     for unrelated in ("solvers/zhu2025.py", "experiments/zhu2025.py", "compare.py"):
         (lib / unrelated).write_text((lib / unrelated).read_text() + "\n# edited\n")
         assert sweep.point_version(li2026.run_point, root=lib) == v0, unrelated
-    for used in ("serving/twin.py", "experiments/li2026.py", "serving/__init__.py"):   # a package __init__ runs too
+    for used in ("serving/sim/twin.py", "experiments/li2026.py", "serving/__init__.py"):   # a package __init__ runs too
         before = (lib / used).read_text()
         (lib / used).write_text(before + "\n# edited\n")
         assert sweep.point_version(li2026.run_point, root=lib) != v0, used

@@ -9,12 +9,13 @@ import pytest
 
 from specedge import hardware
 from specedge.experiments import arena, arena_capacity, arena_results as res
-from specedge.serving import codec, metrics, scenario
-from specedge.serving.allocation import GoodspeedAllocator
-from specedge.serving.as2_allocation import AS2Allocator
-from specedge.serving.interfaces import Outcome
-from specedge.serving.slo_weighted_allocation import SLOWeightedGoodspeed
-from specedge.serving.twin import IIDAcceptance
+from specedge.serving.analysis import metrics
+from specedge.serving import scenario
+from specedge.serving.policies.allocation import GoodspeedAllocator
+from specedge.serving.policies.as2_allocation import AS2Allocator
+from specedge.serving.interfaces import REPLY_BYTES, Outcome
+from specedge.serving.policies.slo_weighted_allocation import SLOWeightedGoodspeed
+from specedge.serving.sim.twin import IIDAcceptance
 from specedge.solvers import zheng2025
 
 GAMMA, RTT, BW, T_D = 4, 0.02, 1e8, 0.004
@@ -119,7 +120,7 @@ def _quiet(**changes):
 
 
 def _links(payload="ids"):
-    return RTT / 2 + 8 * arena.payload_bytes(payload, GAMMA, 151936, 32) / BW, RTT / 2 + 8 * codec.REPLY_BYTES / BW
+    return RTT / 2 + 8 * arena.payload_bytes(payload, GAMMA, 151936, 32) / BW, RTT / 2 + 8 * REPLY_BYTES / BW
 
 
 def _round_time(payload="ids"):
@@ -135,7 +136,7 @@ def test_one_device_without_contention_meets_the_closed_form(alpha, payload):
     assert log["t_round"].to_numpy() == pytest.approx(np.full(len(log), r), rel=1e-9)
     tokens = GAMMA + 1 if alpha == 1.0 else 1
     row = arena.measure(pt, log)
-    # serving.metrics.client_goodput's span runs from the first round's drafting start as the server sees it (its
+    # serving.analysis.metrics.client_goodput's span runs from the first round's drafting start as the server sees it (its
     # arrival minus its drafting: the first uplink left out) to the last reply's sending (its downlink left out)
     k = len(log)
     assert row["goodput_tok_s"] == pytest.approx(k * tokens / (k * r - sum(_links(payload))), rel=1e-9)
@@ -300,7 +301,7 @@ def test_regime_map_names_a_winner_only_beyond_the_seeds_interval(monkeypatch):
 def test_twin_error_is_the_stochastic_twins_against_real_runs_worst_of_both_settings(tmp_path):
     """The arena's margins are judged against the stochastic twin's validated error (the twin kind it runs, per
     setting, the worse of the two), never the replay's."""
-    from specedge.serving import twin_error
+    from specedge.serving.analysis import twin_error
 
     files = {}
     for setting, errs in (("tran2025", [-4.0, 30.0, 2.0, 80.0]), ("li2026", [-9.0, 1.0, 3.0, 1.0])):
@@ -402,7 +403,7 @@ def test_as2_costs_grow_with_the_payload_and_fall_with_bandwidth():
 def test_as2_gamma_does_not_fall_as_alpha_grows_so_the_lookup_is_exact(L):
     """MonotoneAS2 skips as2 between two computed alphas of equal γ*: exact only because γ*(alpha) does not
     fall (a dense grid), which the lookup then matches call for call on a random walk of estimates."""
-    from specedge.serving.as2_allocation import MonotoneAS2
+    from specedge.serving.policies.as2_allocation import MonotoneAS2
 
     a = np.linspace(1e-6, 1 - 1e-6, 4001)
     g = np.array([zheng2025.as2(float(x), L) for x in a])

@@ -10,9 +10,9 @@ import torch
 from specedge import zoo
 from specedge.experiments import arena, arena_spotcheck as spot
 from specedge.experiments.arena_results import replay_error_pct, stochastic_error_pct
-from specedge.serving.codec import request_from_wire, request_to_wire
-from specedge.serving.drafter import Drafter
-from specedge.serving.verifier import Verifier
+from specedge.serving.real.codec import request_from_wire, request_to_wire
+from specedge.serving.real.drafter import Drafter
+from specedge.serving.real.verifier import Verifier
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The capacity search (li2026 eq 20; ``serving.capacity``): its first bracket on a shared grid, its
+"""The capacity search (li2026 eq 20; ``serving.analysis.capacity``): its first bracket on a shared grid, its
 aligned split points, its stop at a stated resolution — checked by brute force against a scan — and
 Table 2's search (``experiments.li2026.capacity_of``) on a synthetic violation curve."""
 import collections
@@ -6,7 +6,7 @@ import collections
 import numpy as np
 import pytest
 
-from specedge.serving import capacity
+from specedge.serving.analysis import capacity
 
 
 def _knee(k: int, width: int = 50, trials: int = 1000):

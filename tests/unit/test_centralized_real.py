@@ -1,8 +1,8 @@
-"""Centralized serving's real run (serving.centralized.run_real): transformers' continuous batching with a
+"""Centralized serving's real run (serving.sim.centralized.run_real): transformers' continuous batching with a
 paged KV cache sized to the requests, not to the machine's free memory."""
 from types import SimpleNamespace
 
-from specedge.serving import centralized
+from specedge.serving.sim import centralized
 
 
 def test_the_cache_holds_exactly_the_pages_the_requests_can_fill():

@@ -1,8 +1,8 @@
 """What a device's drafting rule drafts and gets accepted over traced rounds (``client_mix.round_sums``)."""
 import pytest
 
-from specedge.serving import client_mix
-from specedge.serving.twin import IIDAcceptance
+from specedge.serving.analysis import client_mix
+from specedge.serving.sim.twin import IIDAcceptance
 
 
 def test_round_sums_of_a_fixed_window_at_the_extremes_of_acceptance():

@@ -1,4 +1,4 @@
-"""The wire codec (``serving.codec``): every field a received request carries is checked at its boundary, and
+"""The wire codec (``serving.real.codec``): every field a received request carries is checked at its boundary, and
 what is encoded decodes to the same distribution (dense and TK-SLT top-K)."""
 import math
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from specedge.serving import codec
-from specedge.serving import wire_pb2 as pb
-from specedge.serving.verifier import Request
+from specedge.serving.real import codec
+from specedge.serving.real import wire_pb2 as pb
+from specedge.serving.real.verifier import Request
 
 V = 6
 

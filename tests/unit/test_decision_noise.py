@@ -12,9 +12,9 @@ import pytest
 from specedge import paths
 from specedge.experiments import li2026 as li
 from specedge.serving import slo
-from specedge.serving.estimator import Estimator
+from specedge.serving.timemodels.estimator import Estimator
 from specedge.serving.interfaces import Pending
-from specedge.serving.wisp_batching import WISPBatcher
+from specedge.serving.policies.wisp_batching import WISPBatcher
 
 def nudge(x, ulps: int):
     """``x`` moved by ``ulps`` units in the last place (towards +inf if positive)."""
@@ -108,7 +108,7 @@ def test_eq19_fitted_to_real_logs_is_unchanged_by_last_digit_noise():
     Measured times nudged by a few ulps give the same coefficients (6 significant digits), hence the same
     replayed log byte for byte."""
     from specedge.experiments import serving_validation as sv
-    from specedge.serving import runtime
+    from specedge.serving.timemodels import runtime
 
     runs = sv.load_real_runs()
     key = ("tran2025", "GOODSPEED", 2)

@@ -1,4 +1,4 @@
-"""The edge drafter (``serving.drafter``) in process: its propose/commit loop against the server's verifier gives
+"""The edge drafter (``serving.real.drafter``) in process: its propose/commit loop against the server's verifier gives
 exactly the target's greedy text (an independent decode), its protocol errors, and ``client_main``'s gRPC loop
 against an in-process fake stub (Hello's clock offset, evicted and full-memory retries, a malformed request,
 the Bye it owes on failure) — no port is opened."""
@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from specedge import decoding, zoo
-from specedge.serving import codec, drafter as D
-from specedge.serving import wire_pb2 as pb
-from specedge.serving.verifier import Request, Result, Verifier
+from specedge.serving.real import codec, drafter as D
+from specedge.serving.real import wire_pb2 as pb
+from specedge.serving.real.verifier import Request, Result, Verifier
 from specedge.serving.workload import ClientSpec
 
 

@@ -1,11 +1,12 @@
-"""The event loop every simulation runs on (``serving.engine``): SimPy's order (time, priority, sequence), the
+"""The event loop every simulation runs on (``serving.sim.engine``): SimPy's order (time, priority, sequence), the
 three ways a process waits (a sleep, an event, a wake), ``run(until)`` stopping before an event *at* ``until``,
 and the collector restored as it was."""
 import gc
 
 import pytest
 
-from specedge.serving.engine import EventLoop, Times, gc_paused
+from specedge.serving.sim.engine import EventLoop, gc_paused
+from specedge.serving.interfaces import Times
 
 
 def test_sleeps_interleave_by_time_then_by_scheduling_order():

@@ -4,7 +4,7 @@
 ``lib/specedge`` counts, also the ones inside functions (a lazy import is still an arrow). A top-level
 module or package of ``specedge`` is a *unit*; a unit may import units of its own layer or below, and
 the units of one layer must not import each other in a circle; no two files may import each other
-through a chain either.
+through a chain either. Inside ``serving``, ``WINGS`` states the order of its wings over one ground.
 """
 from __future__ import annotations
 
@@ -83,10 +83,79 @@ def test_no_circle_between_units(graph):
 def test_the_checks_can_fail():
     """The graph reader sees relative, absolute and lazy imports, and the checks flag what they should."""
     known, lib = set(imports.module_files()), imports.LIB
-    found = imports.imports_of(lib / "serving" / "allocation.py", known, "specedge.serving.allocation")
+    found = imports.imports_of(lib / "serving" / "policies" / "allocation.py", known, "specedge.serving.policies.allocation")
     assert "specedge.solvers.tran2025" in found and "specedge.serving.interfaces" in found
     found = imports.imports_of(lib / "experiments" / "li2026_real.py", known, "specedge.experiments.li2026_real")
-    assert {"specedge.serving.run", "specedge.zoo", "specedge.experiments.li2026"} <= found   # lazy ones too
+    assert {"specedge.serving.real.run", "specedge.zoo", "specedge.experiments.li2026"} <= found   # lazy ones too
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
     assert RANK["serving"] > RANK["solvers"] > RANK["hardware"] > RANK["paths"]
+
+
+# serving/'s wings over its ground (README "Layout"): the ground at serving/'s top is below every wing; a wing
+# imports the ground, itself and the wings it lists here, never one above it; the top (the CLI, the scenario
+# language, the estimator's figures) may import any wing.
+SERVING_GROUND = {"interfaces", "workload", "slo", "timegrid", "log"}
+SERVING_TOP = {"__main__", "scenario", "estimator_figures"}
+WINGS: dict[str, set[str]] = {        # wing -> the wings it may import
+    "timemodels": set(),                                  # runtime models, the estimator, their fits
+    "policies": {"timemodels"},                           # batch formers, draft allocators, the registry lookup
+    "sim": {"timemodels", "policies"},                    # the event engine, the twin, the replay
+    "real": set(),                                        # the gRPC server, drafters, verifier, codec
+    "analysis": {"timemodels", "policies", "sim", "real"},  # metrics and validation over both systems' logs
+}
+
+
+def part(module: str) -> str | None:
+    """The serving part of ``module``: a wing, "ground" or "top"; None outside serving."""
+    parts = module.split(".")
+    if parts[:2] != ["specedge", "serving"]:
+        return None
+    if len(parts) == 2:
+        return "top"
+    if parts[2] in WINGS:
+        return parts[2]
+    return "ground" if parts[2] in SERVING_GROUND else "top" if parts[2] in SERVING_TOP else "unplaced"
+
+
+def serving_arrows_up(graph: dict[str, set[str]]) -> list[str]:
+    """Every import in serving/ that its wings' order forbids."""
+    bad = []
+    for a, targets in graph.items():
+        pa = part(a)
+        if pa is None:
+            continue
+        for b in sorted(targets):
+            pb = part(b)
+            if pb is None or pb == pa or pa == "top" or pb == "ground":
+                continue
+            if pa == "ground" or pb == "top" or pb not in WINGS.get(pa, set()):
+                bad.append(f"{a} -> {b} ({pa} imports {pb})")
+    return bad
+
+
+def test_every_serving_module_has_a_place(graph):
+    unplaced = sorted(m for m in graph if part(m) == "unplaced")
+    assert not unplaced, f"serving modules in no wing, not in the ground or the top (place them): {unplaced}"
+
+
+def test_serving_wings_import_downward(graph):
+    bad = serving_arrows_up(graph)
+    assert not bad, "serving imports against the wings' order:\n" + "\n".join(bad)
+
+
+def test_serving_wings_have_no_circle():
+    assert _cycle(WINGS) is None, " -> ".join(_cycle(WINGS))
+    assert set().union(*WINGS.values()) <= set(WINGS)
+
+
+def test_the_serving_checks_can_fail():
+    """An upward arrow is flagged, whichever way it runs up."""
+    assert serving_arrows_up({"specedge.serving.interfaces": {"specedge.serving.sim.engine"}})      # ground -> wing
+    assert serving_arrows_up({"specedge.serving.real.run": {"specedge.serving.sim.twin"}})          # across wings
+    assert serving_arrows_up({"specedge.serving.timemodels.runtime": {"specedge.serving.policies"}})  # down -> up
+    assert serving_arrows_up({"specedge.serving.sim.twin": {"specedge.serving.scenario"}})          # wing -> top
+    assert not serving_arrows_up({"specedge.serving.analysis.validation": {"specedge.serving.real.run",
+                                                                          "specedge.serving.log"}})
+    assert not serving_arrows_up({"specedge.serving.scenario": {"specedge.serving.sim.centralized"}})
+    assert part("specedge.serving.new_module") == "unplaced" and part("specedge.zoo") is None

@@ -154,7 +154,7 @@ def test_generate_traces_and_ablation(pair):
     assert acc.equals(off.drop(columns="mode").reset_index(drop=True))
     assert (many[many["mode"] == "reject"].drafted <= 1).all()
     # a round the rule ended before its window took one more draft pass (the position it judged); one the
-    # window or the response's end capped did not (the twin charges the same, serving.twin)
+    # window or the response's end capped did not (the twin charges the same, serving.sim.twin)
     assert (acc.passes == acc.drafted).all() and (off.passes == off.drafted).all()
     rej = many[many["mode"] == "reject"]
     cap = np.minimum(4, 10 - rej.position - 1)

@@ -8,8 +8,8 @@ import pytest
 
 from specedge import compare, coverage, hardware
 from specedge.experiments import li2026_estimator_figures as LEF
-from specedge.serving import estimator, verify_diagnostics
-from specedge.serving.verify_profiling import parse_batch
+from specedge.serving.timemodels import estimator, verify_diagnostics
+from specedge.serving.log import parse_batch
 
 
 def _w(rows):

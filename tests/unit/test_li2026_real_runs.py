@@ -30,7 +30,7 @@ def test_the_workload_scales():
 
 def test_centralized_prompts_are_the_devices_own_and_at_most_max_n_4():
     from specedge import zoo
-    from specedge.serving.drafter import prompt_stream
+    from specedge.serving.real.drafter import prompt_stream
 
     wl = lr.workload("full")                      # 3 devices x 2 prompts = 6 prompts: the first 4
     tok = zoo.load_tokenizer()
@@ -60,10 +60,11 @@ def fake_runs(monkeypatch):
     """``measure_real`` with the processes replaced: what it passes on, and the logs it gets back."""
     from types import SimpleNamespace
 
-    from specedge.serving import centralized, run
+    from specedge.serving.sim import centralized
+    from specedge.serving.real import run
 
     seen, logs = {}, SimpleNamespace(real=pd.DataFrame(dict(event=["", ""], client=[0, 1])))
-    from specedge.serving.estimator import Estimator
+    from specedge.serving.timemodels.estimator import Estimator
 
     est = Estimator(1e-3, 1e-6, 1e-5, 0.01)
     monkeypatch.setattr(lr, "fitted", lambda seed: SimpleNamespace(estimator=est, delta=0.02))

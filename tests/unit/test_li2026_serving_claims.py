@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from specedge import coverage
-from specedge.serving import metrics
+from specedge.serving.analysis import metrics
 from specedge.experiments import li2026 as ex
 from specedge.experiments import li2026_serving_figures as figs
 from specedge.experiments import li2026_realpair as rp

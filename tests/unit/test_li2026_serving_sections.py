@@ -55,7 +55,7 @@ def test_the_real_pairs_points_and_tables():
 
 def test_figures_and_capacity_tables(tmp_path):
     raw = fake_run([ex.Point(s, n, None, seed=0) for s in ("WISP", "FCFS") for n in (100, 150, 200)])
-    from specedge.serving import metrics
+    from specedge.serving.analysis import metrics
     f7 = metrics.per_class(raw, ["system", "devices"], ex.CLASSES)
     lf.fig7(f7, tmp_path)
     lf.fig7_readings(f7.assign(system=f7.system.replace({"FCFS": "WISP-stop"})), tmp_path)
@@ -95,7 +95,8 @@ def test_capacity_searches_split_table2_its_sensitivity_and_more(monkeypatch):
 def test_readings_runner_ups_and_the_record(tmp_path):
     """§ Readings and § Sensitivity on the stand-in run: every reading's verdicts, the runner-ups' held-out rows, the
     record with the twin's error columns, the spread and the fit in words."""
-    from specedge.serving import calibration, metrics
+    from specedge.serving.timemodels import calibration
+    from specedge.serving.analysis import metrics
     st = ex.Setting()
     paper = coverage.paper_values("li2026_serving")
     loads, seeds = [100, 150, 200], [0, 1]
@@ -133,7 +134,7 @@ def test_readings_runner_ups_and_the_record(tmp_path):
                        epsilon=0.05, margins=margins)
     record, ru_rows = ho.record_section(fit, t3, {ex.T3.format(s): 1000.0 for s in ex.TABLE3}, held, (t1, t3, t6), t2, paper,
                                         ru, st, more2, 150, 60, [0], fake_run, "Qwen3-32B", 0.05, tmp_path, margins)
-    from specedge.serving import twin_error as te
+    from specedge.serving.analysis import twin_error as te
     want = te.stochastic_pct("goodput_tok_s", "li2026", te.DOMAIN_IID)     # the committed table's, read at run time
     h = record[record.role == "held-out"].set_index("setting")
     assert (h.twin_error_pct.dropna() == want).all() and h.twin_error_pct.isna().any()      # violation rates: unmeasured

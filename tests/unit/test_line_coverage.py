@@ -18,11 +18,11 @@ def _row(pct):
 
 
 def test_imports_are_read_anywhere_in_a_file_relative_ones_resolved():
-    src = ("import os\nfrom specedge import claims, not_a_module\nfrom . import sim\nfrom ..serving.twin import Times\n"
-           "def f():\n    from specedge.serving import round_series\n")
+    src = ("import os\nfrom specedge import claims, not_a_module\nfrom . import sim\nfrom ..serving.sim.twin import Times\n"
+           "def f():\n    from specedge.serving.analysis import round_series\n")
     got = lc.imported(src, "specedge.early_exit")
-    assert got == {"specedge", "specedge.claims", "specedge.early_exit", "specedge.early_exit.sim", "specedge.serving",
-                   "specedge.serving.twin", "specedge.serving.round_series"}
+    assert got == {"specedge", "specedge.claims", "specedge.early_exit", "specedge.early_exit.sim", "specedge.serving.analysis",
+                   "specedge.serving.sim.twin", "specedge.serving.analysis.round_series"}
 
 
 def test_the_gated_set_is_what_notebooks_and_make_figures_reach():

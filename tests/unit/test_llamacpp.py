@@ -165,14 +165,14 @@ def test_load_without_the_binding_says_how_to_build_it(tmp_path, monkeypatch):
 
 def test_an_edge_drafters_file_is_refused_before_any_process_starts(tmp_path, monkeypatch):
     """``run_real(draft_gguf=)`` checks the file and the binding first: no server, no drafter process."""
-    from specedge.serving.allocation import FixedS
-    from specedge.serving.batching import SyncRounds
-    from specedge.serving.run import run_real
+    from specedge.serving.policies.allocation import FixedS
+    from specedge.serving.policies.batching import SyncRounds
+    from specedge.serving.real.run import run_real
     from specedge.serving.workload import ClientSpec, Workload
 
     wl = Workload("target-m", (ClientSpec("draft-xs", ("code",), 1, 4),), capacity=2)
     started = []
-    monkeypatch.setattr("specedge.serving.run._run_real", lambda *a, **k: started.append(1))
+    monkeypatch.setattr("specedge.serving.real.run._run_real", lambda *a, **k: started.append(1))
     with pytest.raises(FileNotFoundError, match=f"{tmp_path / 'none.gguf'} does not exist"):
         run_real(wl, SyncRounds(), FixedS(2, 1), draft_gguf=tmp_path / "none.gguf")
     with pytest.raises(ValueError, match="a .gguf file expected"):
@@ -304,8 +304,8 @@ def test_an_edge_drafter_on_llamacpp_against_the_verifier_emits_the_targets_gree
     """The serving drafter with a llama.cpp runner (one context, emptied for each prompt) against the verification
     server's verifier: every prompt's output is the transformers target's greedy AR."""
     from specedge import zoo
-    from specedge.serving.drafter import Drafter
-    from specedge.serving.verifier import Verifier
+    from specedge.serving.real.drafter import Drafter
+    from specedge.serving.real.verifier import Verifier
 
     draft, target = zoo.load_model("draft-xs"), zoo.load_model("target-m")
     lm = llamacpp.LlamaCppLM(gguf_files.write_llama_gguf(draft, tmp_path / "draft-xs.gguf"), n_ctx=128)

@@ -1,10 +1,10 @@
-"""Committed real-run logs (``serving.real_logs``): written tagged with the host, read back column for column
+"""Committed real-run logs (``serving.real.real_logs``): written tagged with the host, read back column for column
 (an all-empty event column stays text), grouped by policy in file order, and a missing file names its step."""
 import pandas as pd
 import pytest
 
 from specedge.profiling import cpu_name
-from specedge.serving import real_logs
+from specedge.serving.real import real_logs
 
 
 def _log():

@@ -12,7 +12,7 @@ import torch
 from specedge import paths
 from specedge.experiments import realpair_serving as rs
 from specedge.experiments import realpair_twin
-from specedge.serving import run as run_mod
+from specedge.serving.real import run as run_mod
 from specedge.zoo.realpair import DRAFT, FILES, TARGET
 
 

@@ -1,4 +1,4 @@
-"""The replay twin (serving.replay): a hand-built real log is reproduced exactly when the verify-time
+"""The replay twin (serving.sim.replay): a hand-built real log is reproduced exactly when the verify-time
 model is exact, and a different allocation is handled as documented."""
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specedge.serving import replay, runtime
-from specedge.serving.estimator import Estimator, features
-from specedge.serving.allocation import FixedS
-from specedge.serving.batching import FCFS, SyncRounds
-from specedge.serving.runtime import AffineTokens
+from specedge.serving.log import dispatch_latency
+from specedge.serving.sim import replay
+from specedge.serving.timemodels import runtime
+from specedge.serving.timemodels.estimator import Estimator, features
+from specedge.serving.policies.allocation import FixedS
+from specedge.serving.policies.batching import FCFS, SyncRounds
+from specedge.serving.timemodels.runtime import AffineTokens
 from specedge.serving.workload import ClientSpec, Workload
 
 C0, C_TOK = 0.010, 0.002           # s per pass, s per verified token
@@ -104,7 +106,7 @@ def test_measured_passes_and_dispatch_latency():
     out = replay.replay(real, workload(), SyncRounds(), FixedS(4, 2), measured)
     assert (measured.hits, measured.misses) == (5, 0)
     np.testing.assert_allclose(out["t_round"], real["t_round"], atol=1e-12)  # post-verify work: in `down`
-    lat = replay.dispatch_latency(real)
+    lat = dispatch_latency(real)
     np.testing.assert_allclose(lat, 0.0, atol=1e-12)   # the hand log starts each pass at the last arrival
     late = replay.replay(real, workload(), SyncRounds(), FixedS(4, 2), AffineTokens(C0, C_TOK), dispatch=0.001)
     np.testing.assert_allclose(late["t_queue"] - out["t_queue"], 0.001, atol=1e-12)

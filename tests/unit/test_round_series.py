@@ -1,10 +1,10 @@
-"""Per-round series of a serving log (serving.round_series): goodput peaks inside bands, a sync round's time."""
+"""Per-round series of a serving log (serving.analysis.round_series): goodput peaks inside bands, a sync round's time."""
 import numpy as np
 import pandas as pd
 import pytest
 
-from specedge.serving import round_series
-from specedge.serving.time_models import DraftTime, Link, times
+from specedge.serving.analysis import round_series
+from specedge.serving.timemodels.time_models import DraftTime, Link, times
 
 
 def test_peaks_in_bands_counts_local_maxima_inside_either_band():

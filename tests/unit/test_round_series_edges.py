@@ -1,4 +1,4 @@
-"""serving.round_series and serving.client_mix at their boundaries, against hand-worked values: a log's time split,
+"""serving.analysis.round_series and serving.analysis.client_mix at their boundaries, against hand-worked values: a log's time split,
 the utility curve and when it settles, expected goodput, moving bands, peaks at ties, a client's traced alpha."""
 import math
 from types import SimpleNamespace
@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specedge.serving import client_mix, round_series
+from specedge.serving.analysis import client_mix, round_series
 from specedge.serving.workload import ClientSpec, Workload
 
 

@@ -1,4 +1,4 @@
-"""The real run's orchestration (``serving.run``) in one process: its checks before any work (memory, faults, pins),
+"""The real run's orchestration (``serving.real.run``) in one process: its checks before any work (memory, faults, pins),
 the drafter process's one-line reports, the log it collects (the drafters' timings joined on the server's rows, the
 event rows), the printed summary worked by hand, and ``run_real``'s loop with its processes replaced by threads and
 its gRPC by in-process calls (no port, no subprocess): a failing drafter is given up, the others finish with the
@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from specedge import decoding, zoo
-from specedge.serving import drafter as D, run as R, server as S
-from specedge.serving.allocation import FixedS
-from specedge.serving.batching import FCFS, SyncRounds
+from specedge.serving.real import drafter as D, run as R, server as S
+from specedge.serving.policies.allocation import FixedS
+from specedge.serving.policies.batching import FCFS, SyncRounds
 from specedge.serving.interfaces import LOG_COLUMNS
 from specedge.serving.workload import ClientSpec, Workload
 

@@ -7,11 +7,11 @@ import yaml
 from specedge import hardware
 from specedge.experiments import arena
 from specedge.serving import policies, scenario
-from specedge.serving.allocation import PAPER_BETA, FixedS, GoodspeedAllocator
-from specedge.serving.as2_allocation import AS2Allocator
-from specedge.serving.batching import FCFS, SyncRounds
-from specedge.serving.slo_weighted_allocation import SLOWeightedGoodspeed
-from specedge.serving.wisp_batching import WISPBatcher
+from specedge.serving.policies.allocation import PAPER_BETA, FixedS, GoodspeedAllocator
+from specedge.serving.policies.as2_allocation import AS2Allocator
+from specedge.serving.policies.batching import FCFS, SyncRounds
+from specedge.serving.policies.slo_weighted_allocation import SLOWeightedGoodspeed
+from specedge.serving.policies.wisp_batching import WISPBatcher
 
 # what the arena mapped its options to before its scenario named them: allocator name and drafting rule
 BEFORE = {"fixed": ("fixed", "fixed"), "goodspeed": ("goodspeed", "server"), "goodspeed-slo": ("goodspeed-slo", "server"),

@@ -1,4 +1,4 @@
-"""The verification server's logic in process (``serving.server``): its servicer methods called with wire messages
+"""The verification server's logic in process (``serving.real.server``): its servicer methods called with wire messages
 and a fake context that records the abort code, its scheduling thread run without gRPC (no port), and its round,
 pass, drop, late-round and eviction rules called at their boundaries. Outputs are checked against the target's own
 greedy decode; the real server over gRPC is tested in tests/processes."""
@@ -12,13 +12,13 @@ import grpc
 import pytest
 
 from specedge import decoding, zoo
-from specedge.serving import codec, server as S
-from specedge.serving import wire_pb2 as pb
-from specedge.serving.allocation import FixedS
-from specedge.serving.batching import FCFS, SyncRounds
-from specedge.serving.drafter import Drafter
+from specedge.serving.real import codec, server as S
+from specedge.serving.real import wire_pb2 as pb
+from specedge.serving.policies.allocation import FixedS
+from specedge.serving.policies.batching import FCFS, SyncRounds
+from specedge.serving.real.drafter import Drafter
 from specedge.serving.interfaces import Pending
-from specedge.serving.verifier import Request, Verifier
+from specedge.serving.real.verifier import Request, Verifier
 
 KEY = "k" * 32
 CODES = grpc.StatusCode

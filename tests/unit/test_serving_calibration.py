@@ -1,11 +1,11 @@
-"""serving.calibration: a grid fit recovers planted settings, its record's schema and roles, its errors."""
+"""serving.timemodels.calibration: a grid fit recovers planted settings, its record's schema and roles, its errors."""
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from specedge.serving import calibration as cal
+from specedge.serving.timemodels import calibration as cal
 
 
 def twin(values: dict) -> dict:

@@ -2,7 +2,7 @@
 import pandas as pd
 import pytest
 
-from specedge.serving import metrics
+from specedge.serving.analysis import metrics
 
 
 def test_verified_keeps_only_rounds_in_the_logs_order():

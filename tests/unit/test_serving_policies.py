@@ -1,4 +1,4 @@
-"""Policies and time models by name (``specedge.registry``, ``serving.policies``, ``serving.time_models``) and the
+"""Policies and time models by name (``specedge.registry``, ``serving.policies``, ``serving.timemodels.time_models``) and the
 scenario from plain data (``serving.scenario``)."""
 from __future__ import annotations
 
@@ -6,14 +6,17 @@ import pytest
 
 from specedge import hardware
 from specedge.registry import Registry
-from specedge.serving import codec, policies, scenario, time_models
-from specedge.serving.allocation import FixedS, GoodspeedAllocator, RandomS, by_name
-from specedge.serving.as2_allocation import AS2Allocator
-from specedge.serving.batching import FCFS, SyncRounds
-from specedge.serving.estimator import Estimator
-from specedge.serving.slo_weighted_allocation import SLOWeightedGoodspeed
+from specedge.serving.real import codec
+from specedge.serving import policies, scenario
+from specedge.serving.timemodels import time_models
+from specedge.serving.policies.allocation import FixedS, GoodspeedAllocator, RandomS, by_name
+from specedge.serving.policies.as2_allocation import AS2Allocator
+from specedge.serving.policies.batching import FCFS, SyncRounds
+from specedge.serving.timemodels.estimator import Estimator
+from specedge.serving.policies.slo_weighted_allocation import SLOWeightedGoodspeed
+from specedge.serving.interfaces import REPLY_BYTES
 from specedge.serving.timegrid import on_grid
-from specedge.serving.wisp_batching import WISPBatcher
+from specedge.serving.policies.wisp_batching import WISPBatcher
 
 EST = Estimator(1e-4, 1e-7, 1e-6, 0.01)
 
@@ -63,9 +66,9 @@ def test_the_link_is_rtt_half_plus_the_codec_bytes_over_the_bandwidth_each_way()
     size = lambda s: codec.payload_bytes("topk", int(s), 1000, 8)
     link = time_models.Link(0.02, 1e7, size)
     assert link.up(0, 3) == 0.01 + 8 * size(3) / 1e7
-    assert link.down(5) == 0.01 + 8 * codec.REPLY_BYTES / 1e7 and link.send(5) == 8 * codec.REPLY_BYTES / 1e7
+    assert link.down(5) == 0.01 + 8 * REPLY_BYTES / 1e7 and link.send(5) == 8 * REPLY_BYTES / 1e7
     t = time_models.times([time_models.DraftTime(0.01)] * 2, link, EST)
-    assert t.draft[1](4) == 0.04 and t.up(1, 3) == link.up(1, 3) and t.bytes_up(2) == size(2) and t.bytes_down == codec.REPLY_BYTES
+    assert t.draft[1](4) == 0.04 and t.up(1, 3) == link.up(1, 3) and t.bytes_up(2) == size(2) and t.bytes_down == REPLY_BYTES
     # payload sizes: ids < top-K < dense, dense grows by |V| float32 per drafted token
     ids, topk, dense = (codec.payload_bytes(p, 4, 1000, 8) for p in codec.PAYLOADS[::-1])
     assert ids < topk < dense and codec.payload_bytes("dense", 5, 1000, 8) - dense == pytest.approx(4000, abs=8)

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from specedge import sampling
-from specedge.serving.allocation import FixedS, GoodspeedAllocator
-from specedge.serving.batching import SyncRounds
-from specedge.serving.runtime import AffineTokens
-from specedge.serving.twin import IIDAcceptance, Times, TraceAcceptance, simulate
+from specedge.serving.policies.allocation import FixedS, GoodspeedAllocator
+from specedge.serving.policies.batching import SyncRounds
+from specedge.serving.timemodels.runtime import AffineTokens
+from specedge.serving.sim.twin import IIDAcceptance, Times, TraceAcceptance, simulate
 from specedge.serving.workload import ClientSpec, Workload
 
 
@@ -81,8 +81,8 @@ def test_round_time_closed_form_with_link_and_per_token_verify_cost():
 def test_verify_model_is_built_by_the_profiles_kind():
     from specedge import hardware
     from specedge.experiments import tran2025 as ex
-    from specedge.serving.estimator import Estimator
-    from specedge.serving.runtime import verify_model
+    from specedge.serving.timemodels.estimator import Estimator
+    from specedge.serving.timemodels.runtime import verify_model
 
     m = verify_model("tran2025_paper")
     assert m == AffineTokens(8.8e-3, 6.0e-5)
@@ -100,7 +100,7 @@ def test_trace_acceptance_from_a_frame_equals_from_the_file_and_the_real_pair_lo
     import pandas as pd
 
     from specedge.experiments import realpair_card, realpair_twin
-    from specedge.serving.twin import TRACES
+    from specedge.serving.sim.twin import TRACES
     frame = pd.read_csv(TRACES)
     a, b = TraceAcceptance(), TraceAcceptance(frame)
     assert a.rounds.keys() == b.rounds.keys()
@@ -116,7 +116,7 @@ def test_trace_acceptance_from_a_frame_equals_from_the_file_and_the_real_pair_lo
 
 def test_sync_rounds_waits_for_every_active_client_even_with_a_long_queue():
     """Two requests of client 0 queued, none of client 1: as many requests as clients, still no batch."""
-    from specedge.serving.batching import SyncRounds
+    from specedge.serving.policies.batching import SyncRounds
     from specedge.serving.interfaces import Pending
 
     q = [Pending(0, "a", 0, 0.0, 2, 3), Pending(0, "a", 1, 0.1, 2, 3)]
@@ -138,7 +138,7 @@ class _StopAt:
 
 @pytest.mark.parametrize("s_rule", [0, 3, 8])
 def test_a_round_the_stop_rule_ended_costs_the_pass_it_judged(s_rule):
-    """WISP's controller judges position S + 1's logits before it stops (serving.drafter: one draft-model
+    """WISP's controller judges position S + 1's logits before it stops (serving.real.drafter: one draft-model
     pass more than the S tokens it sends; a real S = 0 round takes a pass, data/serving_validation);
     a round that reached its window (gamma = 8) or the response's end takes its S passes only."""
     spec = ClientSpec("draft-xs", ("code",), 1, 40, gamma=8, draft_rule="predictor:mlp")

@@ -7,10 +7,11 @@ import pandas as pd
 import pytest
 
 from specedge.experiments import serving_validation as sv
-from specedge.serving import replay
-from specedge.serving.allocation import FixedS
-from specedge.serving.batching import SyncRounds
-from specedge.serving.runtime import AffineTokens
+from specedge.serving.log import real_rounds
+from specedge.serving.sim import replay
+from specedge.serving.policies.allocation import FixedS
+from specedge.serving.policies.batching import SyncRounds
+from specedge.serving.timemodels.runtime import AffineTokens
 from specedge.serving.workload import ClientSpec
 
 from test_replay import C0, C_TOK, DRAFT, GAP, hand_log, workload
@@ -30,7 +31,7 @@ def test_time_models_recover_linear_drafting_and_the_modelled_replay_equals_the_
     one gap later: the model gives every round the median gap)."""
     real = hand_log()
     wl = workload()
-    m = sv.time_models(replay.real_rounds(real), wl)
+    m = sv.time_models(real_rounds(real), wl)
     for c in (0, 1):
         assert abs(sv.drafting_time(m[c], 2) - DRAFT[c]) < 1e-12 and sv.drafting_time(m[c], 0) == 0.0
         assert abs(m[c]["gap"] - GAP) < 1e-12
@@ -57,7 +58,7 @@ def test_a_heavy_tailed_drafting_time_is_what_the_modelled_replay_loses():
 
 
 def test_round_time_table_gives_each_systems_quantiles_and_refuses_an_empty_log():
-    from specedge.serving import validation
+    from specedge.serving.analysis import validation
 
     real = pd.DataFrame(dict(event=[""] * 5, t_round=[1.0, 2.0, 3.0, 4.0, 5.0]))
     twin = pd.DataFrame(dict(event=["", "", "drop"], t_round=[2.0, 2.0, 99.0]))   # a dropped round is not a round
@@ -68,7 +69,7 @@ def test_round_time_table_gives_each_systems_quantiles_and_refuses_an_empty_log(
 
 
 def test_by_run_keys_each_log_by_setting_policy_and_size_in_order():
-    from specedge.serving import validation
+    from specedge.serving.analysis import validation
 
     df = pd.DataFrame(dict(paper=["b", "b", "a"], policy=["X", "X", "Y"], n_clients=[2, 2, 1], round=[0, 1, 0]))
     runs = validation.by_run(df)

@@ -1,7 +1,7 @@
-"""Eq (19)'s coefficients carried between dense transformer shapes (``serving.shape_scaling``)."""
+"""Eq (19)'s coefficients carried between dense transformer shapes (``serving.timemodels.shape_scaling``)."""
 import pytest
 
-from specedge.serving import shape_scaling as S
+from specedge.serving.timemodels import shape_scaling as S
 
 TOY = dict(layers=2, hidden=4, heads=2, kv_heads=1, head_dim=2, intermediate=8)
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy.optimize import minimize
 
-from specedge.serving.allocation import FixedS, GoodspeedAllocator, RandomS
+from specedge.serving.policies.allocation import FixedS, GoodspeedAllocator, RandomS
 from specedge.serving.interfaces import Outcome
 from specedge.solvers import tran2025 as t
 
@@ -98,7 +98,7 @@ def test_iid_optimum_is_above_every_policy_over_seeds():
     U(x̄) is above U(x*) with its 95 % interval clearing it (the old pairing of trace-driven runs with an
     i.i.d. x* put Fixed-S at 2.208 above "U(x*)" = 2.1865)."""
     from specedge import claims, sweep
-    from specedge.serving.twin import TraceAcceptance
+    from specedge.serving.sim.twin import TraceAcceptance
     from specedge.experiments import tran2025 as ex
 
     cfg = ex.table1()[0]
@@ -115,8 +115,8 @@ def test_iid_optimum_is_above_every_policy_over_seeds():
 
 
 def test_run_twin_uses_the_papers_beta_and_passes_it_on():
-    from specedge.serving.allocation import PAPER_BETA
-    from specedge.serving.twin import IIDAcceptance
+    from specedge.serving.policies.allocation import PAPER_BETA
+    from specedge.serving.sim.twin import IIDAcceptance
     from specedge.experiments import tran2025 as ex
 
     cfg = ex.table1()[0]
@@ -214,7 +214,7 @@ def test_realpair_validation_rows_are_checks_and_name_the_bookkeeping_replay():
 def test_averaged_distance_is_deterministic_per_seed_finite_and_checks_beta():
     """Theorem 1's β sweep quantity ‖x̄ − x*‖: the same seed gives the same number, a different seed (GOODSPEED)
     another, it is finite and >= 0 at a tiny scale, and a β outside (0, 1] is refused by name."""
-    from specedge.serving.twin import TraceAcceptance
+    from specedge.serving.sim.twin import TraceAcceptance
     from specedge.experiments import tran2025 as ex
 
     cfg = ex.table1()[0]
@@ -235,7 +235,7 @@ def test_averaged_distance_is_deterministic_per_seed_finite_and_checks_beta():
 
 def test_theorem1_beta_sweep_rejects_bad_betas_and_is_deterministic():
     """The sweep refuses a β outside (0, 1) or a bad η ratio by name, and repeats itself exactly."""
-    from specedge.serving.twin import TraceAcceptance
+    from specedge.serving.sim.twin import TraceAcceptance
     from specedge.experiments import tran2025 as ex, tran2025_figures as f
 
     cfg = ex.table1()[:1]

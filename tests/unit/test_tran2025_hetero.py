@@ -11,8 +11,8 @@ import pytest
 from specedge import sampling
 from specedge.experiments import tran2025 as ex
 from specedge.experiments import tran2025_figures as f
-from specedge.serving import client_mix
-from specedge.serving.round_series import expected_goodput
+from specedge.serving.analysis import client_mix
+from specedge.serving.analysis.round_series import expected_goodput
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,7 @@ def test_alpha_comes_from_each_clients_own_traces(acc):
     """α of a client = sampling.iid_acceptance over the leading accepted runs of its (draft, domain)'s traced
     rounds, recomputed here from the raw trace frames (a zoo draft's and the real pair's)."""
     from specedge.experiments import realpair_twin
-    from specedge.serving.twin import TRACES
+    from specedge.serving.sim.twin import TRACES
 
     raw = pd.concat([client_mix.read_traces(TRACES, "target-m"), realpair_twin.twin_traces()])
     wl = ex.hetero_workload(ex.table1()[2])
@@ -150,7 +150,7 @@ def test_heterogeneous_twin_run_is_deterministic_and_separates_the_policies_at_4
 
 
 def test_utility_while_all_active_stops_before_the_first_client_leaves():
-    from specedge.serving.round_series import utility_while_all_active
+    from specedge.serving.analysis.round_series import utility_while_all_active
 
     tokens = {0: [2, 4, 3, 5], 1: [1, 1, 1]}          # client 1 leaves after batch 2
     log = pd.DataFrame([dict(event="", batch=b, client=c, tokens=t) for c, ts in tokens.items() for b, t in enumerate(ts)])
@@ -163,7 +163,7 @@ def test_utility_while_all_active_stops_before_the_first_client_leaves():
 def test_the_committed_heterogeneous_real_run_has_the_stated_clients():
     """The real run's log: the three policies, every client generating its 4 prompts x 50 tokens, drafts of four
     sizes, and a U(x̄(T)) taken before the first client leaves."""
-    from specedge.serving.round_series import utility_while_all_active
+    from specedge.serving.analysis.round_series import utility_while_all_active
 
     logs = ex.load_real_runs(ex.HETERO_RUNS)
     assert list(logs) == list(ex.POLICIES)

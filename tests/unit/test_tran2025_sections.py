@@ -10,7 +10,7 @@ import pytest
 from specedge import compare, coverage, hardware
 from specedge.experiments import tran2025 as ex
 from specedge.experiments import tran2025_figures as f
-from specedge.serving.twin import TraceAcceptance
+from specedge.serving.sim.twin import TraceAcceptance
 
 CFG4 = dataclasses.replace(ex.table1()[0], max_tokens=12)                       # 4 clients, C = 24 (C mod N = 0)
 CFG8 = dataclasses.replace(ex.table1()[3], max_tokens=12)                       # 8 clients, C = 20: Fixed-S ⌊C/N⌋ too
@@ -138,7 +138,7 @@ def test_real_hetero_sets_the_twin_beside_a_run(acc):
 
 
 def test_real_runs_are_measured_through_the_serving_layer(monkeypatch):
-    from specedge.serving import real_logs, run as srun
+    from specedge.serving.real import real_logs, run as srun
     calls = []
 
     def run_real(wl, former, alloc, label, seed):

@@ -5,12 +5,13 @@ import pandas as pd
 import pytest
 
 from _stand_ins import ConstantRule
-from specedge.serving import measured_times, twin_attribution
-from specedge.serving.engine import Times
-from specedge.serving.processes import Simulation
-from specedge.serving.allocation import FixedS
-from specedge.serving.batching import FCFS
-from specedge.serving.twin import PromptAcceptance, TraceAcceptance, outcome, simulate
+from specedge.serving.timemodels import measured_times
+from specedge.serving.analysis import twin_attribution
+from specedge.serving.interfaces import Times
+from specedge.serving.sim.processes import Simulation
+from specedge.serving.policies.allocation import FixedS
+from specedge.serving.policies.batching import FCFS
+from specedge.serving.sim.twin import PromptAcceptance, TraceAcceptance, outcome, simulate
 from specedge.serving.workload import ClientSpec, Workload
 
 
@@ -227,7 +228,7 @@ def test_the_walk_reproduces_the_real_drafters_rounds_on_their_own_prompts():
     not 48) far fewer."""
     from specedge import paths, predictor
     from specedge.experiments import serving_validation as sv
-    from specedge.serving.replay import real_rounds
+    from specedge.serving.log import real_rounds
 
     rules = {"mlp": predictor.load(paths.DATA / "predictor", "mlp")}
     runs = sv.load_real_runs()

@@ -5,10 +5,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specedge.serving import twin, wisp_batching
-from specedge.serving.estimator import Estimator
+from specedge.serving.sim import twin
+from specedge.serving.policies import wisp_batching
+from specedge.serving.timemodels.estimator import Estimator
 from specedge.serving.interfaces import LOG_COLUMNS, Pending
-from specedge.serving.uniform_ints import Ints
+from specedge.serving.sim.uniform_ints import Ints
 
 
 def _rows_frame(rows):
@@ -112,7 +113,7 @@ def test_noisy_verify_times_are_the_scalar_draws():
     """time_models.noisy draws its log-normal factors 4096 at a time: the numbers one rng.normal call each gives."""
     import numpy as np
 
-    from specedge.serving.time_models import noisy
+    from specedge.serving.timemodels.time_models import noisy
     from specedge.serving.timegrid import on_grid
 
     fn = noisy(lambda batch: 0.05 * len(batch), 0.06, seed=9)
@@ -157,9 +158,9 @@ def test_typed_log_columns_hold_one_python_type(monkeypatch):
     """_frame converts twin._TYPED's columns without looking: simulate fills them with ints / floats only
     (sync rounds with times given as ints, and WISP's former with SLO deadlines)."""
     from specedge.experiments import li2026 as li
-    from specedge.serving.allocation import GoodspeedAllocator
-    from specedge.serving.batching import SyncRounds
-    from specedge.serving.runtime import AffineTokens
+    from specedge.serving.policies.allocation import GoodspeedAllocator
+    from specedge.serving.policies.batching import SyncRounds
+    from specedge.serving.timemodels.runtime import AffineTokens
     from specedge.serving.workload import ClientSpec, Workload
 
     seen = []
@@ -179,7 +180,7 @@ def test_typed_log_columns_hold_one_python_type(monkeypatch):
 def test_regreedy_allocates_as_the_greedy_from_any_start():
     """allocation.regreedy (moves from the last round's S) gives eq (5)'s greedy allocation, from starts
     near and far (above C, beyond s_max), with ties, zero and near-underflow alphas."""
-    from specedge.serving.allocation import regreedy
+    from specedge.serving.policies.allocation import regreedy
     from specedge.solvers.tran2025 import greedy
 
     rng = np.random.default_rng(8)
@@ -197,7 +198,7 @@ def test_regreedy_allocates_as_the_greedy_from_any_start():
 
 def test_goodspeed_allocator_warm_start_gives_the_greedy_every_round():
     """GoodspeedAllocator's rounds (regreedy from its last S) equal a fresh greedy of the same estimates."""
-    from specedge.serving.allocation import GoodspeedAllocator
+    from specedge.serving.policies.allocation import GoodspeedAllocator
     from specedge.serving.interfaces import Outcome
     from specedge.solvers.tran2025 import greedy
 

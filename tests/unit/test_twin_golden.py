@@ -9,11 +9,11 @@ import hashlib
 
 import pytest
 
-from specedge.serving.allocation import FixedS, GoodspeedAllocator, RandomS
-from specedge.serving.batching import FCFS, SyncRounds
-from specedge.serving.capacity import Curve
-from specedge.serving.runtime import AffineTokens
-from specedge.serving.twin import IIDAcceptance, Times, TraceAcceptance, simulate
+from specedge.serving.policies.allocation import FixedS, GoodspeedAllocator, RandomS
+from specedge.serving.policies.batching import FCFS, SyncRounds
+from specedge.serving.analysis.capacity import Curve
+from specedge.serving.timemodels.runtime import AffineTokens
+from specedge.serving.sim.twin import IIDAcceptance, Times, TraceAcceptance, simulate
 from specedge.serving.workload import ClientSpec, Workload
 from specedge.experiments import li2026 as li
 

@@ -4,9 +4,9 @@ out (the uplink, or all but the first request of a batch) shows (both would go u
 with a zero uplink and a per-batch constant verification time)."""
 import numpy as np
 
-from specedge.serving.allocation import FixedS
-from specedge.serving.batching import SyncRounds
-from specedge.serving.twin import IIDAcceptance, Times, simulate
+from specedge.serving.policies.allocation import FixedS
+from specedge.serving.policies.batching import SyncRounds
+from specedge.serving.sim.twin import IIDAcceptance, Times, simulate
 from specedge.serving.workload import ClientSpec, Workload
 
 UP, DOWN = 0.030, 0.007                   # s: distinct from every other term

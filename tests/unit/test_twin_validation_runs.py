@@ -1,13 +1,14 @@
 """The stochastic twin's validation on the committed real runs, end to end at the smallest sizes: the attribution of
 its error to components, the stochastic twins against every repeat, the real runs' spread, the checks' rows and the
-validated error read back (``experiments.serving_validation``, ``serving.twin_attribution``)."""
+validated error read back (``experiments.serving_validation``, ``serving.analysis.twin_attribution``)."""
 import numpy as np
 import pandas as pd
 import pytest
 
 from specedge import compare
 from specedge.experiments import serving_validation as sv
-from specedge.serving import measured_times, twin_attribution as ta, twin_error
+from specedge.serving.timemodels import measured_times
+from specedge.serving.analysis import twin_attribution as ta, twin_error
 
 
 @pytest.fixture(scope="module")
@@ -169,7 +170,7 @@ def _fake_run(runs):
 
 
 def test_measuring_runs_every_setting_policy_and_size_and_keeps_the_load(runs, monkeypatch, tmp_path):
-    from specedge.serving import validation
+    from specedge.serving.analysis import validation
 
     monkeypatch.setattr(validation, "run_real", _fake_run(runs))
     df = sv.measure_repeats(2, sizes=(1,))

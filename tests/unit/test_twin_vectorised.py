@@ -1,4 +1,4 @@
-"""The vectorised sync-rounds twin (``serving.twin_vectorised``) is statistically equivalent to the event
+"""The vectorised sync-rounds twin (``serving.sim.twin_vectorised``) is statistically equivalent to the event
 twin: two-sample tests on a client's round times and on committed tokens per round (a different random
 stream: the same distribution), for Fixed-S and GOODSPEED; and the same tests reject a vectorised twin
 with a changed model (drafting 10 % slower; one token fewer accepted), so they can fail. (They also
@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from specedge.serving import twin_vectorised
-from specedge.serving.allocation import FixedS, GoodspeedAllocator
-from specedge.serving.batching import SyncRounds
-from specedge.serving.runtime import AffineTokens
-from specedge.serving.twin import Times, TraceAcceptance, simulate
+from specedge.serving.sim import twin_vectorised
+from specedge.serving.policies.allocation import FixedS, GoodspeedAllocator
+from specedge.serving.policies.batching import SyncRounds
+from specedge.serving.timemodels.runtime import AffineTokens
+from specedge.serving.sim.twin import Times, TraceAcceptance, simulate
 from specedge.serving.workload import ClientSpec, Workload
 
 N, ROUNDS, DRAFT, VERIFY, UP, DOWN = 8, 10_000, 0.004, AffineTokens(0.009, 6e-5), 3e-4, 2e-4

@@ -1,5 +1,5 @@
 """Serving comparison rows judged against the stochastic twin's validated error of their own setting
-(``serving.twin_error.judged``): a margin at or below the error is a tie decided by code, an unmeasured error leaves
+(``serving.analysis.twin_error.judged``): a margin at or below the error is a tie decided by code, an unmeasured error leaves
 the verdict undecided, and each row quotes the error of its setting, never the other's."""
 import dataclasses
 import math
@@ -14,7 +14,7 @@ from specedge.experiments import li2026_serving_figures as lf
 from specedge.experiments import li2026_serving_heldout as ho
 from specedge.experiments import tran2025 as ex
 from specedge.experiments import tran2025_figures as tf
-from specedge.serving import twin_error as te
+from specedge.serving.analysis import twin_error as te
 
 # GOODSPEED's and WISP's tables differ in every metric, so a row judged in the wrong setting quotes a wrong number
 ERRORS = {"tran2025": {"goodput_tok_s": 7.0, "round_time_s": 3.0, "queue_s": 50.0},
@@ -191,7 +191,7 @@ def test_li2026_rows_quote_wisps_error_and_a_wrong_setting_lookup_is_caught(file
 
 
 def test_violation_rate_rows_are_undecided_and_knees_judged_as_capacities(files):
-    from specedge.serving import metrics
+    from specedge.serving.analysis import metrics
     from specedge.experiments import li2026 as lx
     rows = []
     for sys_, k8 in (("WISP", 200), ("FCFS", 100)):

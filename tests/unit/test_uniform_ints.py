@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from specedge.serving.uniform_ints import Ints
+from specedge.serving.sim.uniform_ints import Ints
 
 
 @pytest.mark.parametrize("seed", [0, 1, 7])

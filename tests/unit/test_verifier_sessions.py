@@ -1,11 +1,11 @@
-"""The server's verifier (``serving.verifier``) on the zoo's target: greedy verdicts against the target's own
+"""The server's verifier (``serving.real.verifier``) on the zoo's target: greedy verdicts against the target's own
 greedy continuation (an independent decode), session caches that keep exactly the accepted prefix (bytes worked
 from the model's shape), requests refused naming the field, and a failed pass that leaves no trace."""
 import pytest
 import torch
 
 from specedge import decoding, sampling, zoo
-from specedge.serving.verifier import Request, Verifier, timed_verify
+from specedge.serving.real.verifier import Request, Verifier, timed_verify
 
 
 @pytest.fixture(scope="module")

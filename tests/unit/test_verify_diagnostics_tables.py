@@ -1,11 +1,11 @@
-"""Diagnostics of a measured verification profile (``serving.verify_diagnostics``): component shares worked by
+"""Diagnostics of a measured verification profile (``serving.timemodels.verify_diagnostics``): component shares worked by
 hand, repeated shapes matched regardless of request order, and R² that tells eq (19) from eq (19) + one feature."""
 import numpy as np
 import pandas as pd
 import pytest
 
-from specedge.serving import verify_diagnostics as VD
-from specedge.serving.verify_profiling import packed_products, parse_batch
+from specedge.serving.timemodels import verify_diagnostics as VD
+from specedge.serving.log import packed_products, parse_batch
 
 
 def test_component_shares_by_hand():
@@ -35,7 +35,7 @@ def test_packed_diagnostic_tells_eq19_from_eq19_plus_the_packed_products():
     rng = np.random.default_rng(0)
     batches = [" ".join(f"{rng.integers(1, 40)}:{rng.integers(0, 200)}" for _ in range(rng.integers(1, 4)))
                for _ in range(60)]
-    from specedge.serving.estimator import features
+    from specedge.serving.timemodels.estimator import features
 
     x = np.array([features(parse_batch(b)) for b in batches], float)
     eq19 = 1e-3 * x[:, 0] + 1e-6 * x[:, 1] + 1e-5 * x[:, 2] + 0.01

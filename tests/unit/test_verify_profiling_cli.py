@@ -1,20 +1,21 @@
-"""Profiling batched verification (``serving.verify_profiling``): the design's random batches and their checks,
+"""Profiling batched verification (``serving.real.verify_profiling``): the design's random batches and their checks,
 fresh ids that refuse a repeat, packed products by hand, and the command line writing both tables."""
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 
-from specedge.serving import verify_profiling as vp
+from specedge.serving.log import packed_products, parse_batch
+from specedge.serving.real import verify_profiling as vp
 
 
 def test_packed_products_and_the_batch_encoding_by_hand():
     pairs = [(2, 3), (1, 0)]
     # dense kernels: sum(L_new) = 3 new tokens meet sum(L_total) = 5 + 1 = 6 keys
-    assert vp.packed_products(pairs) == 18
+    assert packed_products(pairs) == 18
     cfg = vp.Config("x", "mixed", "train", tuple(pairs))
-    assert cfg.encoded() == "2:3 1:0" and vp.parse_batch(cfg.encoded()) == pairs and cfg.regime == "mixed"
-    assert vp.packed_products([]) == 0
+    assert cfg.encoded() == "2:3 1:0" and parse_batch(cfg.encoded()) == pairs and cfg.regime == "mixed"
+    assert packed_products([]) == 0
 
 
 def test_split_keeps_the_total_and_gives_the_remainder_to_the_first_part():

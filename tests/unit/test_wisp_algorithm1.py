@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from specedge.serving import policies, slo
-from specedge.serving.estimator import Estimator
+from specedge.serving.timemodels.estimator import Estimator
 from specedge.serving.interfaces import Pending
-from specedge.serving.wisp_batching import READINGS, WISPBatcher
+from specedge.serving.policies.wisp_batching import READINGS, WISPBatcher
 
 EST = Estimator(a=0.001, b_compute=0.0, b_read=0.0, c=0.010)
 

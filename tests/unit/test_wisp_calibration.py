@@ -1,5 +1,5 @@
 """li2026's serving calibration: no setting the paper states is fitted, and an undefined held-out error is a
-miss in every median (``serving.calibration.stated``, ``summary``)."""
+miss in every median (``serving.timemodels.calibration.stated``, ``summary``)."""
 import math
 
 import numpy as np
@@ -8,7 +8,7 @@ import pytest
 
 from specedge import coverage
 from specedge.experiments import li2026 as ex
-from specedge.serving import calibration as cal
+from specedge.serving.timemodels import calibration as cal
 
 
 def _statements():

@@ -8,9 +8,9 @@ import pytest
 
 from specedge.experiments import li2026_serving_heldout as ho
 from specedge.experiments import li2026_serving_mechanisms as mech
-from specedge.serving.estimator import Estimator
+from specedge.serving.timemodels.estimator import Estimator
 from specedge.serving.interfaces import Pending
-from specedge.serving.wisp_batching import WISPBatcher
+from specedge.serving.policies.wisp_batching import WISPBatcher
 
 
 def _log(rounds):
@@ -101,7 +101,7 @@ def test_load_claims_by_hand():
                     r |= {f"responses_{c}": 10, f"violations_{c}": v}
                 rows.append(r)
     raw = pd.DataFrame(rows)
-    from specedge.serving import metrics
+    from specedge.serving.analysis import metrics
     fig7 = metrics.per_class(raw, ["system", "devices"], (2, 4, 6, 8))
     got = ho.load_claims(raw, fig7, 0.05)
     assert got["Sec 5.3: share of loads where WISP violates at most as FCFS, 8 tok/s"] == (1.0, 0.0)
@@ -122,7 +122,7 @@ def test_verdicts_put_the_paper_first_and_one_column_per_reading():
     cap = _cap([[40, 20, 10, 5], [50, 44, 35, 30], [100, 80, 60, 40]])
     stop = cap.xs("WISP", level="system", drop_level=False).rename(index={"WISP": "WISP-stop"}, level="system") * 0
     cap2 = pd.concat([cap, stop])
-    from specedge.serving import metrics
+    from specedge.serving.analysis import metrics
     raw = pd.DataFrame([dict(system=s, devices=n, seed=k, **{f"responses_{c}": 10 for c in (2, 4, 6, 8)},
                              **{f"violations_{c}": (n // 20) * (2 if s == "FCFS" else 1) for c in (2, 4, 6, 8)})
                         for s in ("WISP", "WISP-stop", "FCFS") for n in (20, 40) for k in (0, 1)])
@@ -147,7 +147,7 @@ def test_a_stalled_reading_fails_the_load_claim_and_a_load_nobody_decides_is_ski
                     r |= {f"responses_{c}": resp, f"violations_{c}": (3 + k if sys_ == "FCFS" else 1 + k) if (c == 8 and resp) else 0}
                 rows.append(r)
     raw = pd.DataFrame(rows)
-    from specedge.serving import metrics
+    from specedge.serving.analysis import metrics
     got = ho.load_claims(raw, metrics.per_class(raw, ["system", "devices"], (2, 4, 6, 8)), 0.05)
     assert got["Sec 5.3: share of loads where WISP violates at most as FCFS, 8 tok/s"] == (1.0, 0.5)
     assert math.isnan(got["Sec 5.3: share of loads where WISP violates at most as FCFS, 2 tok/s"][1])

@@ -8,11 +8,13 @@ import pytest
 from scipy import stats
 
 from specedge import sweep
-from specedge.serving import capacity, estimator, slo
-from specedge.serving.batching import FCFS
-from specedge.serving.estimator import Estimator
+from specedge.serving.analysis import capacity
+from specedge.serving.timemodels import estimator
+from specedge.serving import slo
+from specedge.serving.policies.batching import FCFS
+from specedge.serving.timemodels.estimator import Estimator
 from specedge.serving.interfaces import Pending
-from specedge.serving.wisp_batching import EDFOnly, WISPBatcher
+from specedge.serving.policies.wisp_batching import EDFOnly, WISPBatcher
 
 
 # --------------------------------------------------------------------------- slo
@@ -219,7 +221,7 @@ def _tiny_llama(vocab=300):
 
 
 def test_verify_profiling_design_and_its_timings_follow_specedge_timing():
-    from specedge.serving import verify_profiling as vp
+    from specedge.serving.real import verify_profiling as vp
     full = vp.design(seed=0)
     assert len(full) == 173 and sum(c.split == "train" for c in full) == 123
     assert {c.category for c in full} == set(vp.CATEGORIES)
@@ -281,7 +283,7 @@ def test_short_and_long_queue_paths_decide_alike(density, monkeypatch):
     """Algorithm 1 runs on plain floats for short queues and on numpy arrays for long ones
     (``wisp_batching.SHORT``): both give the same batch and the same admission order on random queues
     mixing late, critical, relaxed and SLO-free requests, a memory budget and a batch cap."""
-    from specedge.serving import wisp_batching
+    from specedge.serving.policies import wisp_batching
 
     rng = np.random.default_rng(5)
     est = Estimator(2e-4, 3e-8, 1e-6, 0.012)
@@ -311,7 +313,7 @@ def test_one_request_path_decides_as_the_general_ones(monkeypatch):
     """A queue of one request (``WISPBatcher._form_one``) gets the batch the numpy path forms for it:
     relaxed, critical, late and SLO-free requests, deadlines within a nanosecond of reach, a memory
     budget it fits or exceeds (the same error)."""
-    from specedge.serving import wisp_batching
+    from specedge.serving.policies import wisp_batching
 
     rng = np.random.default_rng(12)
     est = Estimator(2e-4, 3e-8, 1e-6, 0.012)
@@ -333,9 +335,9 @@ def test_one_request_path_decides_as_the_general_ones(monkeypatch):
 
 
 def test_component_shares_by_hand():
-    """Appendix C's Component Analysis (serving.verify_diagnostics.component_shares): each term of eq (19) over
+    """Appendix C's Component Analysis (serving.timemodels.verify_diagnostics.component_shares): each term of eq (19) over
     the predicted latency; a single 1200-token cold batch with Table 12's coefficients, by hand."""
-    from specedge.serving import verify_diagnostics as vp
+    from specedge.serving.timemodels import verify_diagnostics as vp
 
     coef = dict(a=3.314e-5, b_compute=3.45e-8, b_read=4.62e-6, c=1.486e-2)
     d = pd.DataFrame(dict(batch=["1200:0", "5:995 5:995"], regime=["compute-bound", "memory-bound"]))
@@ -429,7 +431,7 @@ def test_wisp_times_draft_at_the_quotient_and_wait_the_latency_each_way():
     """The point's Times: k passes take k / draft_rate itself (not k x its inverse), up, down and the server's
     send each the one-way latency, the engine's logged bytes."""
     from specedge.experiments import li2026 as li
-    from specedge.serving.engine import Times
+    from specedge.serving.interfaces import Times
 
     pt = li.Point("WISP", 3, None, setting=li.replace(li.Setting(), draft_rate=5.0, latency=0.013))
     t = li.times(pt, li.estimator(pt))
@@ -441,10 +443,10 @@ def test_wisp_times_draft_at_the_quotient_and_wait_the_latency_each_way():
 
 
 def test_deadline_attribution_by_hand_and_steady_trims_the_warmup():
-    """serving.metrics.deadline_attribution (eq 21): rho = t_verify / the mean of the previous batches'
+    """serving.analysis.metrics.deadline_attribution (eq 21): rho = t_verify / the mean of the previous batches'
     t_verify; a miss is compute-dominant above tau, else queue-dominant; met rounds are 'met'.
-    serving.metrics.steady keeps verified rounds that started at or after the warm-up."""
-    from specedge.serving import metrics
+    serving.analysis.metrics.steady keeps verified rounds that started at or after the warm-up."""
+    from specedge.serving.analysis import metrics
 
     log = pd.DataFrame(dict(
         event=["", "", "", "dropped", ""], batch=[0, 1, 2, 3, 3], client=[0, 1, 0, 1, 1], slo_class=[2, 2, 2, 2, 2],
@@ -460,7 +462,7 @@ def test_deadline_attribution_by_hand_and_steady_trims_the_warmup():
 
 
 def test_per_class_pools_groups_and_leaves_an_empty_class_nan():
-    from specedge.serving import metrics
+    from specedge.serving.analysis import metrics
 
     rows = pd.DataFrame(dict(system=["A", "A", "B"], responses_2=[3, 1, 0], violations_2=[1, 1, 0],
                              responses_4=[2, 2, 5], violations_4=[0, 1, 5]))

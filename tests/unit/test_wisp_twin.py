@@ -4,12 +4,13 @@ import numpy as np
 import pytest
 
 from _stand_ins import ConstantRule
-from specedge.serving import centralized, shape_scaling
-from specedge.serving.capacity import Curve
-from specedge.serving.allocation import FixedS
-from specedge.serving.batching import FCFS
-from specedge.serving.runtime import AffineTokens
-from specedge.serving.twin import IIDAcceptance, Times, TraceAcceptance, simulate
+from specedge.serving.sim import centralized
+from specedge.serving.timemodels import shape_scaling
+from specedge.serving.analysis.capacity import Curve
+from specedge.serving.policies.allocation import FixedS
+from specedge.serving.policies.batching import FCFS
+from specedge.serving.timemodels.runtime import AffineTokens
+from specedge.serving.sim.twin import IIDAcceptance, Times, TraceAcceptance, simulate
 from specedge.serving.workload import ClientSpec, Workload
 from specedge.experiments import li2026 as L
 
@@ -119,9 +120,9 @@ def test_drafter_with_stop_rule_drafts_the_rounds_of_decoding_controller():
     import torch
 
     from specedge import decoding, predictor, zoo
-    from specedge.serving.drafter import Drafter
-    from specedge.serving.run import stop_rule_for
-    from specedge.serving.verifier import Verifier
+    from specedge.serving.real.drafter import Drafter
+    from specedge.serving.real.run import stop_rule_for
+    from specedge.serving.real.verifier import Verifier
 
     target, draft = zoo.load_model("target-m"), zoo.load_model("draft-xs")
     spec = ClientSpec("draft-xs", ("code",), 1, 24, 6, "predictor:mlp")

@@ -169,7 +169,7 @@ def test_widen_rejects_bad_shapes():
 
 def test_a_missing_zoo_checkpoint_is_an_error_naming_the_file_and_make_target(tmp_path, monkeypatch):
     from specedge import paths
-    from specedge.serving.twin import TraceAcceptance
+    from specedge.serving.sim.twin import TraceAcceptance
     monkeypatch.setattr(paths, "ZOO", tmp_path)           # an empty zoo directory
     with pytest.raises(FileNotFoundError, match=r"target-m is missing.*make zoo"):
         zoo.load_model("target-m")

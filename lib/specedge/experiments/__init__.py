@@ -23,7 +23,7 @@
 | ``li2026_realpair`` | WISP's serving twin (and its FCFS / centralized baselines) on the real pair's traces |
 | ``arena`` / ``arena_results`` / ``arena_figures`` | the edge SD arena: combinations on a ``serving.scenario``, one twin run's metrics / results over seeds and the docs/arena.md block / its figures |
 | ``arena_capacity`` / ``arena_spotcheck`` | the arena's capacity searches / a few of its points run for real beside the twin (``... arena_spotcheck measure``) |
-| ``serving_validation`` | the pinned real runs of tran2025's and li2026's settings (``... serving_validation measure``) and their setups for ``serving.validation`` |
+| ``serving_validation`` | the pinned real runs of tran2025's and li2026's settings (``... serving_validation measure``) and their setups for ``serving.analysis.validation`` |
 
 Layers (``tests/unit/test_layering.py`` checks them): nothing in the library imports this package.
 """

@@ -3,7 +3,7 @@
 A **scenario** (``data/scenarios/<name>.yaml``, ``load_scenario``: ``serving.scenario``) names the devices, the link,
 the verification server, the workload (the real Qwen2.5-Coder 0.5B -> 1.5B pair's traces) and the **policy** of
 every option below by registry name (``policies:``). A **combination** picks one option per technique, composed
-in the serving twin (``serving.twin.simulate``):
+in the serving twin (``serving.sim.twin.simulate``):
 
 ==============  ==========================================================================================
 technique       options (the first is "off", the ablation's baseline)
@@ -21,7 +21,7 @@ plus two references: ``centralized`` (every token decoded on the server, continu
 edge`` (every token decoded by the target on the device, ``Scenario.ar_s``: derived, not measured; docs/arena.md
 says why, and why FSD pre-drafting is not composed). Goodput is named apart: ``goodput_tok_s`` (per-device tok/s,
 GOODSPEED's) and ``goodput_slo_rps`` (responses/s within their SLO class). Every point (``Point``) is a pure
-function of plain values, run by ``specedge.sweep``; ``run_point`` returns its row (``serving.metrics.fleet``).
+function of plain values, run by ``specedge.sweep``; ``run_point`` returns its row (``serving.analysis.metrics.fleet``).
 """
 from __future__ import annotations
 
@@ -32,11 +32,13 @@ import numpy as np
 import pandas as pd
 
 from .. import sweep
-from ..serving import metrics, scenario, time_models
-from ..serving.codec import PAYLOADS, payload_bytes  # noqa: F401  (payload_bytes: the arena's name)
-from ..serving.estimator import Estimator
+from ..serving.analysis import metrics
+from ..serving import scenario
+from ..serving.timemodels import time_models
+from ..serving.real.codec import PAYLOADS, payload_bytes  # noqa: F401  (payload_bytes: the arena's name)
+from ..serving.timemodels.estimator import Estimator
 from ..serving.scenario import Scenario
-from ..serving.twin import Times, simulate
+from ..serving.sim.twin import Times, simulate
 from ..serving.workload import Workload
 from ..zoo.realpair import DRAFT, TARGET
 from . import li2026_realpair
@@ -191,7 +193,7 @@ def ar_edge_log(point: Point, wl: Workload) -> pd.DataFrame:
 
 
 def measure(point: Point, log: pd.DataFrame) -> dict:
-    """The row of metrics of one run (``METRICS``): the fleet's (``serving.metrics.fleet``: per-device goodput,
+    """The row of metrics of one run (``METRICS``): the fleet's (``serving.analysis.metrics.fleet``: per-device goodput,
     SLO attainment per response (li2026 Sec 5.3), request goodput, TTFT and TPOT), committed tokens per pass,
     uplink bytes per token (AR on the edge: no server pass, nothing on the link)."""
     scn, c = point.scenario, point.combo

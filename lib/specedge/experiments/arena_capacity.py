@@ -4,7 +4,7 @@ capacity = the largest fleet size N (devices drawn from the scenario's mix, as i
 attainment — the fraction of responses meeting their class (``experiments.arena.measure``, li2026 Sec 5.3),
 every seed's responses pooled — is at least the scenario's ``capacity.attainment``: li2026 eq (20)'s
 Cap(τ) = max{N : Pr[response slower than its class] <= ε} with ε = 1 - attainment, found by
-``serving.capacity.bisect`` (used as it is) between 1 and ``capacity.max_devices``. A capacity that reaches
+``serving.analysis.capacity.bisect`` (used as it is) between 1 and ``capacity.max_devices``. A capacity that reaches
 the bound is ``censored`` (at least that many); one below 1 (0) means even a single device misses the level.
 The bisection presumes the violation rate grows with N; its first upper bracket (``guess``) is the smallest N
 of the sweep's grid that misses the level in the sweep's own rows (none if none does: ``max_devices`` is then
@@ -22,10 +22,10 @@ from functools import lru_cache
 import pandas as pd
 
 from .. import sweep
-from ..serving import capacity
+from ..serving.analysis import capacity
 from .arena import Combination, Point, Scenario, from_label, run_point
 
-RESOLUTION = 1 / 8       # stop when the bracket is within 12.5 % of the capacity (serving.capacity's resolution)
+RESOLUTION = 1 / 8       # stop when the bracket is within 12.5 % of the capacity (serving.analysis.capacity's resolution)
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class Search:
     mix: str
     seed: int
     scenario: Scenario
-    guess: int | None         # the first upper bracket, presumed to miss the level (serving.capacity.bisect)
+    guess: int | None         # the first upper bracket, presumed to miss the level (serving.analysis.capacity.bisect)
     point_cache: str = ""     # the sweep's cache folder ("" none): points already run are read back
 
 

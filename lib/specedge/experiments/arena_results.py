@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .. import claims, paths
-from ..serving import twin_error
+from ..serving.analysis import twin_error
 from .arena import AR_EDGE, CENTRALIZED, METRICS, REFERENCES, TECHNIQUES, Combination, from_label
 
 POINT = ["bandwidth_bps", "devices", "mix"]
@@ -31,7 +31,7 @@ def _paired(a: pd.Series, b: pd.Series, sign: int) -> tuple[float, float, float,
     return m, lo, hi, ("wins" if lo > 0 else "loses" if hi < 0 else "tie")
 
 
-# the twin's validated error (``serving.twin_error``): per arena metric, the metric of the validation tables
+# the twin's validated error (``serving.analysis.twin_error``): per arena metric, the metric of the validation tables
 VALIDATED = {"goodput_tok_s": "goodput_tok_s", "slo_attainment": "slo_attainment", "round_time": "round_time_s"}
 VALIDATION = twin_error.VALIDATION
 # the arena's twin draws acceptance from the traces of the domain, i.i.d. per round (``twin.TraceAcceptance``), and

@@ -1,13 +1,13 @@
 """The arena's real-run spot check: a few arena points run for real on this CPU, beside the twin.
 
 ``measure`` (``python -m specedge.experiments.arena_spotcheck measure``, under ``make profiles``; wall-clock
-times are committed to ``REAL_RUNS``, never measured by a notebook) runs the real system (``serving.run.run_real``)
+times are committed to ``REAL_RUNS``, never measured by a notebook) runs the real system (``serving.real.run.run_real``)
 pinned as the twin's validation runs are, at each combination of ``COMBOS`` for N in ``SIZES`` devices behind an
 emulated edge link at the scenario's RTT and ``BANDWIDTH``; the zoo's pair, greedy, γ = 4 (docs/arena.md says
 why not the real pair). ``compare`` computes the twin's prediction of the same points as the twin is validated
 (``serving_validation``): the **replay**, the replay with each pass its measured time (``MEASURED``) and the
 **stochastic twin**; per point and metric (p50, ``serving_validation.metric_values``) the difference from the
-real run in %, judged against the twin's validated error for that metric (``serving.twin_error``); ``outside``
+real run in %, judged against the twin's validated error for that metric (``serving.analysis.twin_error``); ``outside``
 names the measured mechanism of each row beyond it (``mechanisms``), and ``spotcheck`` is the notebook's section.
 SLO attainment here is the validation's per-device share of rounds meeting the class (eq 4's speed), not the
 arena's per-response attainment.
@@ -22,13 +22,14 @@ import numpy as np
 import pandas as pd
 
 from .. import paths, zoo
-from ..serving import real_logs, twin_error, validation
+from ..serving.real import real_logs
+from ..serving.analysis import twin_error, validation
 from ..serving import scenario as serving_scenario
-from ..serving.drafter import Link
-from ..serving.estimator import Estimator
-from ..serving.metrics import verified
-from ..serving.replay import mismatches, replay
-from ..serving.run import PROMPT_TOKENS, run_real
+from ..serving.real.drafter import Link
+from ..serving.timemodels.estimator import Estimator
+from ..serving.log import verified
+from ..serving.sim.replay import mismatches, replay
+from ..serving.real.run import PROMPT_TOKENS, run_real
 from ..serving.workload import Workload
 from . import arena, li2026
 from . import serving_validation as sv
@@ -101,7 +102,7 @@ def measure(scale: str = "full", seed: int = 0, combos=COMBOS, sizes=SIZES) -> p
 
 
 def check_runs(df: pd.DataFrame, path) -> pd.DataFrame:
-    """The committed runs' schema (``serving.validation.check_runs``: every column the replay and this check read,
+    """The committed runs' schema (``serving.analysis.validation.check_runs``: every column the replay and this check read,
     positive sizes and link parameters) and a known combination per run; errors name the file and the column."""
     validation.check_runs(df, path, COMMAND, {"n_clients": 1, "bandwidth_bps": 1, "rtt_s": 0})
     for label in df["policy"].unique():
@@ -150,7 +151,7 @@ def validated_error(metric: str, twin: str) -> float:
 
 def judge(table: pd.DataFrame, errors=None) -> pd.DataFrame:
     """Adds |diff_pct|, the twin's validated error of the row's metric and mode (``errors``: {(metric, twin):
-    %}, default ``validated_error``) and ``within`` (|diff| <= that error): ``serving.twin_error.judge``."""
+    %}, default ``validated_error``) and ``within`` (|diff| <= that error): ``serving.analysis.twin_error.judge``."""
     return twin_error.judge(table, validated_error if errors is None else lambda m, t: errors.get((m, t), np.nan))
 
 

@@ -1,5 +1,5 @@
 """li2026 Fig 1's device goodput model: wasted draft tokens and goodput per round, with the paper's
-verification-time estimator (eq 19, ``serving.estimator``) and a device drafting rate; modelled,
+verification-time estimator (eq 19, ``serving.timemodels.estimator``) and a device drafting rate; modelled,
 never measured, so the figure is deterministic.
 """
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pandas as pd
 
 def verify_time(n_new, n_cached, profile: str = "li2026_paper") -> np.ndarray:
     """Verification time of one request by eq (19) with the profile's coefficients
-    (``serving.estimator.Estimator``: the one definition of eq (19))."""
-    from ..serving.estimator import Estimator
+    (``serving.timemodels.estimator.Estimator``: the one definition of eq (19))."""
+    from ..serving.timemodels.estimator import Estimator
 
     n_new, n_cached = np.asarray(n_new, float), np.asarray(n_cached, float)
     return Estimator.from_profile(profile).time(n_new, (n_new + n_cached) * n_new, n_cached)

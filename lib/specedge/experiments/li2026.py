@@ -12,7 +12,7 @@ EDF-only       predictor stop (<= K)  prefix cache            EDF ablation
 WISP-stop      predictor stop (<= K)  prefix cache            Algorithm 1, late requests as printed (``wisp-stop``)
 WISP-drop      predictor stop (<= K)  prefix cache            Algorithm 1, late requests left out (``wisp-drop``)
 WISP-continue  predictor stop (<= K)  prefix cache            Algorithm 1, utility phase after a critical stop
-Centralized    none: the server decodes every token, continuously batched (``serving.centralized``)
+Centralized    none: the server decodes every token, continuously batched (``serving.sim.centralized``)
 =============  =====================  ======================  ======================================
 
 Each point of a sweep is a pure function of a plain ``Point`` (``run_point``), so ``specedge.sweep`` can
@@ -43,12 +43,15 @@ import numpy as np
 import pandas as pd
 
 from .. import hardware, paths
-from ..serving import calibration, capacity, centralized, client_mix, metrics, policies, time_models
-from ..serving.allocation import FixedS
-from ..serving.capacity import Curve
-from ..serving.estimator import COEFFICIENTS, Estimator
-from ..serving.shape_scaling import scale_coefficients, weight_bytes
-from ..serving.twin import TRACES, Times, TraceAcceptance, gc_paused, simulate
+from ..serving.timemodels import calibration, time_models
+from ..serving.analysis import capacity, client_mix, metrics
+from ..serving.sim import centralized
+from ..serving import policies
+from ..serving.policies.allocation import FixedS
+from ..serving.analysis.capacity import Curve
+from ..serving.timemodels.estimator import COEFFICIENTS, Estimator
+from ..serving.timemodels.shape_scaling import scale_coefficients, weight_bytes
+from ..serving.sim.twin import TRACES, Times, TraceAcceptance, gc_paused, simulate
 from ..serving.workload import ClientSpec, Workload
 
 CLASSES = (2, 4, 6, 8)

@@ -12,7 +12,7 @@ import pandas as pd
 from .. import claims, coverage, paths
 from ..compare import unless_null_holds
 from ..serving.estimator_figures import fit_figures, interference_figure
-from ..serving.verify_diagnostics import component_shares
+from ..serving.timemodels.verify_diagnostics import component_shares
 
 TARGETS = ("zoo", "widened")   # the two measured verification targets (data/li2026/*_{target}.csv)
 HW = "the paper fits Qwen3-32B on an A100 with vLLM; ours is a 0.1 B bfloat16 Llama on 2 CPU cores, whose absolute times are other"

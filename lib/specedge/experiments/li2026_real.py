@@ -6,7 +6,7 @@ Two real runs on the zoo's target-m:
   fitted to ``data/li2026/verify_profile_zoo.csv``, δ from its prediction interval) and one drafter
   process per device (zoo drafts with the MLP stop rule, SLO classes 8 / 4 / 2 tok/s), prefix caches on.
 - **Centralized**: the same devices' prompts generated on the server by transformers' continuous
-  batching (``serving.centralized.run_real``).
+  batching (``serving.sim.centralized.run_real``).
 
 Wall-clock timings: ``make profiles`` (``python -m specedge.experiments.li2026_real measure``) writes them to
 ``REAL_RUNS`` and the full-scale notebook reads them, so rerunning the notebook leaves its outputs
@@ -47,18 +47,18 @@ def workload(scale: str = "full", seed: int = 0) -> Workload:
 def fitted(seed: int = 0):
     """The eq (19) fit on the zoo target's profile (what the real server's former decides with); fitted once
     per process (a bootstrap of the committed profile: ~1 s, asked for by every WISP replay)."""
-    from ..serving import estimator
+    from ..serving.timemodels import estimator
 
     if not PROFILE.exists():
         raise FileNotFoundError(f"{PROFILE} is missing: `make profiles` measures it "
-                                "(python -m specedge.serving.verify_profiling --targets zoo)")
+                                "(python -m specedge.serving.real.verify_profiling --targets zoo)")
     return estimator.fit(pd.read_csv(PROFILE), seed=seed)
 
 
 def centralized_prompts(wl: Workload) -> list[list[int]]:
-    """The devices' own prompts (``serving.run.prompt_stream``, at least 4), generated together on the server."""
+    """The devices' own prompts (``serving.real.run.prompt_stream``, at least 4), generated together on the server."""
     from .. import zoo
-    from ..serving.run import prompt_stream
+    from ..serving.real.run import prompt_stream
 
     tok = zoo.load_tokenizer()
     return [p for spec in wl.clients for p in prompt_stream(spec, tok)][: max(len(wl.clients), 4)]
@@ -68,10 +68,10 @@ def measure_real(scale: str = "full", seed: int = 0) -> pd.DataFrame:
     """Both real runs; one table with a ``policy`` column ("WISP": the server's per-round log, events
     included; "Centralized": one row per generated token)."""
     from .. import zoo
-    from ..serving import centralized
-    from ..serving.allocation import FixedS
-    from ..serving.run import run_real
-    from ..serving.wisp_batching import WISPBatcher
+    from ..serving.sim import centralized
+    from ..serving.policies.allocation import FixedS
+    from ..serving.real.run import run_real
+    from ..serving.policies.wisp_batching import WISPBatcher
 
     fit = fitted(seed)
     wl = workload(scale, seed)
@@ -87,13 +87,13 @@ def measure_real(scale: str = "full", seed: int = 0) -> pd.DataFrame:
 
 def load_real_runs(path=REAL_RUNS) -> dict[str, pd.DataFrame]:
     """The committed real-run logs by policy (``make profiles`` measures them)."""
-    from ..serving import real_logs
+    from ..serving.real import real_logs
 
     return real_logs.load(path, "python -m specedge.experiments.li2026_real measure")
 
 
 if __name__ == "__main__":
-    from ..serving import real_logs
+    from ..serving.real import real_logs
 
     raise SystemExit(real_logs.measure_main("measure WISP's real runs (and centralized serving) on this machine",
                                             measure_real, REAL_RUNS))

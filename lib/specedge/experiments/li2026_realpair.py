@@ -29,7 +29,7 @@ SWEEP_INPUTS = (TRACES, REALPAIR / "mlp.json", REALPAIR / "mlp.safetensors")
 def acceptance():
     """The real pair's traces with its retrained MLP as the stop rule ``mlp``."""
     from .. import predictor
-    from ..serving.twin import TraceAcceptance
+    from ..serving.sim.twin import TraceAcceptance
     from .realpair_twin import twin_traces
 
     return TraceAcceptance(twin_traces(), target=TARGET, stop_rules={"mlp": predictor.load(REALPAIR, "mlp")})

@@ -15,7 +15,7 @@ import seaborn as sns
 
 from .. import claims, compare, plotting
 from ..compare import unless_null_holds
-from ..serving import capacity, metrics, twin_error, validation
+from ..serving.analysis import capacity, metrics, twin_error, validation
 from . import li2026 as ex
 from . import li2026_realpair as rp
 

@@ -17,7 +17,7 @@ inf: an undefined error, a miss) and each claim per class / target as 1 (holds) 
 
 ``runner_up_candidates``: the next best candidates of a fit, whose held-out predictions show how much each
 verdict depends on the fit. ``twin_columns``: each held-out row with the twin's validated error in WISP's setting
-(``serving.twin_error``) of the metric it rests on, its margin and whether the margin lies beyond that error.
+(``serving.analysis.twin_error``) of the metric it rests on, its margin and whether the margin lies beyond that error.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .. import claims
-from ..serving import capacity, metrics, twin_error
+from ..serving.analysis import capacity, metrics, twin_error
 from . import li2026 as ex
 from .li2026_serving_figures import SETTING, knee_margin, stated_numbers, steps_pct
 
@@ -232,7 +232,7 @@ def runner_up_record(runner_ups, fit, setting: ex.Setting, more_rows, paper, tab
     """Each runner-up candidate's held-out predictions (``held_out`` of its Tables 1 and 6 with every seed and its
     Table 2 on ``target`` from ``more_rows``), as ``calibration.table``'s held-out rows with ``rank``, its settings
     and ``loss``."""
-    from ..serving import calibration
+    from ..serving.timemodels import calibration
     from .li2026_serving_figures import current_tables
 
     rows = []
@@ -251,7 +251,7 @@ def runner_up_record(runner_ups, fit, setting: ex.Setting, more_rows, paper, tab
 def spread(record: pd.DataFrame, runner_ups: pd.DataFrame) -> pd.DataFrame:
     """Per table / section: the median |error| of the fit's held-out numbers and of each runner-up's (on the
     quantities the runner-ups were judged on), undefined errors counted as misses (``calibration.summary``)."""
-    from ..serving import calibration
+    from ..serving.timemodels import calibration
 
     same = record[record.setting.isin(set(runner_ups.setting))]
     return pd.concat({"fit": calibration.summary(same).error,
@@ -288,7 +288,7 @@ def record_section(fit, t3: pd.Series, targets3: dict, held: dict, current_table
     import dataclasses
 
     from .. import plotting
-    from ..serving import calibration
+    from ..serving.timemodels import calibration
 
     t1c, t3c, t6c = current_tables_
     cap_cur = table2_cur.pivot_table(index=["target", "system"], columns="speed", values="capacity")

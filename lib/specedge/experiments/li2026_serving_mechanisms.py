@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..serving import metrics
+from ..serving.analysis import metrics
 from . import li2026 as ex
 
 PARTS = ("drafting", "link", "verification", "queueing")

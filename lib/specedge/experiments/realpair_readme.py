@@ -8,7 +8,7 @@ import re
 import pandas as pd
 
 from .. import paths
-from ..serving.metrics import verified
+from ..serving.log import verified
 from .realpair_card import FILES, load, pooled_topk
 
 README_START, README_END = "<!-- realpair:start -->", "<!-- realpair:end -->"

@@ -3,7 +3,7 @@
 ``python -m specedge.experiments.realpair_serving`` (needs ``make realpair``) runs one verification server
 process holding the 1.5B target and one drafter process per client holding the 0.5B draft, gRPC on
 127.0.0.1, greedy, the server pinned to core 0 and every drafter to core 1 (as the zoo's validation runs,
-``serving_validation``), once per allocator, and writes the per-round log (``serving.real_logs``) to
+``serving_validation``), once per allocator, and writes the per-round log (``serving.real.real_logs``) to
 ``data/realpair/serving_runs.csv``; each client's output is checked token for token against the target's
 own greedy autoregressive decoding. ``--backend llamacpp`` drafts on llama.cpp instead, with the draft's
 Q4_K_M GGUF file (``make llamacpp``; ``specedge.llamacpp``), the edge's own runtime; with both backends
@@ -23,7 +23,7 @@ import pandas as pd
 
 from .. import decoding, host, paths
 from ..serving import policies
-from ..serving.metrics import verified
+from ..serving.log import verified
 from ..zoo import DOMAINS
 from ..zoo.realpair import DRAFT, TARGET
 
@@ -56,7 +56,7 @@ def serve(target, clients: int = 2, tokens: int = 24, capacity: int = 8, allocat
     ``gguf`` the draft's file for llama.cpp (default ``default_gguf()``). ``reference``: {prompt: greedy tokens}, filled and reused across
     calls (the target's own decoding of a prompt is computed once). The log gets ``n_clients``, ``capacity``,
     ``backend`` and ``load_1min`` (the host's load when each run started)."""
-    from ..serving.run import prompt_stream, run_real
+    from ..serving.real.run import prompt_stream, run_real
 
     if backend not in BACKENDS:
         raise ValueError(f"backend: expected one of {sorted(BACKENDS)}, got {backend!r}")
@@ -111,8 +111,9 @@ def serve_replay(seed: int = 0, name: str = "serving_runs") -> pd.DataFrame:
     ``REPLAYS[0]`` takes each pass's measured time (``serving_validation.replay_measured``; with the runs' own
     rounds, only the queueing delay is modelled: bookkeeping); ``REPLAYS[1]`` predicts every pass with eq (19)
     fitted on the other runs' passes (``runtime.fit_log_batches``), as the zoo's validation does."""
-    from ..serving.replay import dispatch_latency, replay, turnaround_latency
-    from ..serving.runtime import fit_log_batches, log_batches
+    from ..serving.log import dispatch_latency, turnaround_latency
+    from ..serving.sim.replay import replay
+    from ..serving.timemodels.runtime import fit_log_batches, log_batches
     from . import serving_validation as sv
 
     logs = runs(name)
@@ -142,11 +143,12 @@ def queueing_attribution(seed: int = 0, seeds: int = 5, name: str = "serving_run
     """The real-pair replay's queueing delay (each pass its measured time) against the real runs ``name``
     (``runs``) with the server's wake-up (``replay.dispatch_latency`` of the run) as the replay takes it (its
     median), drawn per idle wake from the measured values (the batch former's view of arrivals,
-    ``serving.twin_attribution``) and left out: per run, wake-up model and quantile, real, replay (``seeds``
+    ``serving.analysis.twin_attribution``) and left out: per run, wake-up model and quantile, real, replay (``seeds``
     seeds pooled) and their difference in % and in s; a file with several drafter backends adds ``setting``."""
-    from ..serving.replay import dispatch_latency, replay, turnaround_latency, MeasuredPasses
-    from ..serving.runtime import fit_log_batches, log_batches
-    from ..serving.twin_attribution import differences
+    from ..serving.log import dispatch_latency, turnaround_latency
+    from ..serving.sim.replay import replay, MeasuredPasses
+    from ..serving.timemodels.runtime import fit_log_batches, log_batches
+    from ..serving.analysis.twin_attribution import differences
 
     rows = []
     for (setting, pol, n), log in runs(name).items():
@@ -186,7 +188,7 @@ def main(argv=None) -> int:
     import torch
 
     from .. import zoo
-    from ..serving import real_logs
+    from ..serving.real import real_logs
     from .realpair_card import FILES
 
     ap = argparse.ArgumentParser(prog="python -m specedge.experiments.realpair_serving", description=__doc__.split("\n")[0])

@@ -9,7 +9,7 @@ from .realpair_card import ALL_DOMAINS, load
 
 
 def twin_traces() -> pd.DataFrame:
-    """The real pair's committed traces in the twins' format (``serving.twin.TraceAcceptance``): every drafted
+    """The real pair's committed traces in the twins' format (``serving.sim.twin.TraceAcceptance``): every drafted
     position of the live γ = 4 rounds, named by the pair (``draft``/``target`` = the short names)."""
     return load("traces").assign(draft=DRAFT, target=TARGET)
 

@@ -1,4 +1,4 @@
-"""The twin's validation runs: pinned real runs of two papers' settings, and their setups for ``serving.validation``.
+"""The twin's validation runs: pinned real runs of two papers' settings, and their setups for ``serving.analysis.validation``.
 
 Real runs (``measure``, under ``make profiles``; wall-clock times are committed to ``REAL_RUNS``, never
 measured by a notebook): the gRPC server pinned to one core and every drafter to the other
@@ -11,7 +11,7 @@ N in ``SIZES`` clients and
   FCFS, drafters with the MLP stop rule and SLO classes 8 / 4 / 2 tok/s (``li2026_real``'s devices,
   cycled).
 
-``SETUPS`` gives ``serving.validation`` each setting's clients and policy objects as data; ``section`` is a
+``SETUPS`` gives ``serving.analysis.validation`` each setting's clients and policy objects as data; ``section`` is a
 notebook's Validation section (the replay and the stochastic twin against these runs, per metric and quantile).
 """
 from __future__ import annotations
@@ -21,13 +21,15 @@ import os
 import pandas as pd
 
 from .. import paths
-from ..serving import policies as named, real_logs, twin_error
-from ..serving.allocation import FixedS
-from ..serving.validation import (METRICS, QUANTILES, TOLERANCE, VERIFY, Setup, compare, dispatch,  # noqa: F401
-                                  draft_passes, drafting_time, figure, fit_times, floor_s, judge, mechanisms,
-                                  metric_values, modelled_rounds, notes, per_pass, replay_measured, stochastic_note,
-                                  stochastic_twin, turnaround, verify_model, worst)
-from ..serving import validation as _validation
+from ..serving import policies as named
+from ..serving.real import real_logs
+from ..serving.analysis import twin_error
+from ..serving.policies.allocation import FixedS
+from ..serving.analysis.validation import (METRICS, QUANTILES, TOLERANCE, VERIFY, Setup, compare, dispatch,  # noqa: F401
+                                           draft_passes, drafting_time, figure, fit_times, floor_s, judge, mechanisms,
+                                           metric_values, modelled_rounds, notes, per_pass, replay_measured,
+                                           stochastic_note, stochastic_twin, turnaround, verify_model, worst)
+from ..serving.analysis import validation as _validation
 from ..serving.workload import Workload
 from . import tran2025
 from .li2026_real import devices, fitted
@@ -97,7 +99,7 @@ def policies(paper: str, policy: str, n: int, seed: int = 0):
 
 
 def measure(scale: str = "full", seed: int = 0, sizes=SIZES) -> pd.DataFrame:
-    """Every real run, pinned (module docstring; ``serving.validation.measure``)."""
+    """Every real run, pinned (module docstring; ``serving.analysis.validation.measure``)."""
     return _validation.measure(SETUPS, POLICIES, sizes, scale, seed, PIN)
 
 
@@ -143,18 +145,19 @@ def held_out(runs: dict, key) -> list:
 
 
 def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0) -> dict:
-    """``serving.twin_attribution.Context`` of each run of ``paper`` (or of ``keys``): its setting's clients and
+    """``serving.analysis.twin_attribution.Context`` of each run of ``paper`` (or of ``keys``): its setting's clients and
     policy objects, eq (19) fitted on the other runs, the server's wake-up and turnaround of the other runs, the
-    held-out time models (``held_out``, ``serving.measured_times``), acceptance ``trace`` (a ``TraceAcceptance``)
+    held-out time models (``held_out``, ``serving.timemodels.measured_times``), acceptance ``trace`` (a ``TraceAcceptance``)
     and ``prompt`` (a ``PromptAcceptance``)."""
     from dataclasses import replace as _replace
 
     import numpy as np
 
-    from ..serving import measured_times, twin_attribution
-    from ..serving.replay import dispatch_latency
-    from ..serving.run import PROMPT_TOKENS
-    from ..serving.twin import simulate
+    from ..serving.timemodels import measured_times
+    from ..serving.analysis import twin_attribution
+    from ..serving.log import dispatch_latency
+    from ..serving.real.run import PROMPT_TOKENS
+    from ..serving.sim.twin import simulate
 
     keys = [k for k in runs if k[0] == paper] if keys is None else list(keys)
     if not keys:
@@ -197,7 +200,7 @@ def _client_cpu(drawn, runs: dict, paper: str, n: int, passes, verify):
     where they did not (repeat 0's campaign), with the drafter CPU besides drafting of the runs of ``paper`` with ``n``
     clients that did (``measured_times.with_client_cpu``: the repeats' campaign, every one of them held out from the
     judged run); unchanged where none did."""
-    from ..serving import measured_times
+    from ..serving.timemodels import measured_times
 
     if any(c.other_cpu is not None and len(c.other_cpu) for c in drawn.clients):
         return drawn
@@ -219,7 +222,7 @@ def trace_pairs(sizes=SIZES, scale: str = "full", seed: int = 0) -> dict[tuple[s
 def traces(sizes=SIZES, window: int = 8, tokens: int | None = None, target: str = "target-m", progress: bool = True,
            pairs=None) -> pd.DataFrame:
     """Fixed-window traces (``predictor.generate_traces``: T = 0, ``window`` drafts per round) of every draft and domain of
-    the real runs (``trace_pairs``) on the real runs' own prompts as their drafters see them (``serving.run.prompt_stream``:
+    the real runs (``trace_pairs``) on the real runs' own prompts as their drafters see them (``serving.real.run.prompt_stream``:
     the tokenizer's ids, the last ``PROMPT_TOKENS``; the zoo's traces keep the last 96), each prompt decoded alone (no
     padding), ``tokens`` per prompt (the runs'): at T = 0 the drafter's logits at every position of the target's path
     are those the real drafter computed, so its stop rule's features are. ``prompt`` is the prompt's index within its
@@ -228,7 +231,7 @@ def traces(sizes=SIZES, window: int = 8, tokens: int | None = None, target: str 
 
     from .. import zoo
     from ..predictor import generate_traces
-    from ..serving.run import prompt_stream
+    from ..serving.real.run import prompt_stream
     from ..serving.workload import ClientSpec
 
     pairs = trace_pairs(sizes) if pairs is None else pairs
@@ -255,22 +258,22 @@ def load_real_runs(path=REAL_RUNS) -> dict[tuple[str, str, int], pd.DataFrame]:
 
 def replay_run(runs: dict, key, verify: str = VERIFY[0], scale: str = "full", seed: int = 0, modelled: bool = False,
                model=None):
-    """``serving.validation.replay_run`` of the run ``key`` = (paper, policy, N) in its paper's setup."""
+    """``serving.analysis.validation.replay_run`` of the run ``key`` = (paper, policy, N) in its paper's setup."""
     return _validation.replay_run(runs, key, setup(key[0]), verify, scale, seed, modelled, model)
 
 
 def stochastic_run(runs: dict, key, acceptance, scale: str = "full", seed: int = 0, model=None) -> pd.DataFrame:
-    """``serving.validation.stochastic_run`` of the run ``key`` in its paper's setup."""
+    """``serving.analysis.validation.stochastic_run`` of the run ``key`` in its paper's setup."""
     return _validation.stochastic_run(runs, key, setup(key[0]), acceptance, scale, seed, model)
 
 
 def validation(runs: dict, paper: str, acceptance=None, scale: str = "full", seed: int = 0, sizes=SIZES):
-    """``serving.validation.validation`` of ``paper``'s runs of N in ``sizes``, in its setup."""
+    """``serving.analysis.validation.validation`` of ``paper``'s runs of N in ``sizes``, in its setup."""
     return _validation.validation(runs, paper, setup(paper), acceptance, scale, seed, sizes)
 
 
 def section(paper: str, acceptance, out, scale: str = "full", seed: int = 0):
-    """A notebook's Validation section for ``paper`` (``serving.validation.section``): the committed pinned runs
+    """A notebook's Validation section for ``paper`` (``serving.analysis.validation.section``): the committed pinned runs
     (N in ``SIZES``, the first two at CI scale) against their replays and the stochastic twin."""
     return _validation.section(load_real_runs(), paper, setup(paper), acceptance, out, seed,
                                SIZES if scale == "full" else SIZES[:2])
@@ -320,7 +323,7 @@ def acceptances(paper: str, traces_path=TRACES):
     them (``traces``, committed at ``traces_path``), with the MLP stop rule in WISP's setting."""
     from pathlib import Path
 
-    from ..serving.twin import PromptAcceptance, TraceAcceptance
+    from ..serving.sim.twin import PromptAcceptance, TraceAcceptance
 
     setup(paper)
     if not Path(traces_path).exists():
@@ -334,11 +337,11 @@ def acceptances(paper: str, traces_path=TRACES):
 
 
 def attribution_section(paper: str, out, trace, prompt, scale: str = "full", seeds: int = SEEDS):
-    """The stochastic twin's error attributed to its components (``serving.twin_attribution``) on ``paper``'s
+    """The stochastic twin's error attributed to its components (``serving.analysis.twin_attribution``) on ``paper``'s
     committed runs (repeat 0; N 1-2 at CI scale), ``seeds`` seeds each: writes ``twin_error_attribution.csv``
     (per component, metric and quantile the worst and mean |difference| from the real runs) and its figure;
     returns (per-run table, summary)."""
-    from ..serving import twin_attribution as ta
+    from ..serving.analysis import twin_attribution as ta
 
     runs = _all_runs()      # the committed runs (repeat 0) are judged; the repeats give their drafters' whole CPU
     keys = [k for k in runs if k[0] == paper and k[3] == 0 and (scale == "full" or k[2] <= 2)]
@@ -387,7 +390,7 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
     repeats (``held_out``): writes ``stochastic_vs_real.csv`` (per run, metric and quantile) and
     ``real_run_spread.csv`` (``spread`` over the repeats of ``REPEATS``, measured together: repeat 0 was measured in
     another campaign, its machine state another); returns (table, spread)."""
-    from ..serving import twin_attribution as ta
+    from ..serving.analysis import twin_attribution as ta
 
     runs = _all_runs()
     keys = [k for k in runs if k[0] == paper and (scale == "full" or k[2] <= 2)]
@@ -409,7 +412,7 @@ def twin_error_sections(paper: str, out, scale: str = "full", seeds: int = SEEDS
 
 
 def add_rows(cmp, real: pd.DataFrame, stoch, floor: float, what: str, mechanisms_: dict, twin_error_tables=None) -> None:
-    """``serving.validation.add_rows`` (the replay's checks and the stochastic twin's against the replay, with the
+    """``serving.analysis.validation.add_rows`` (the replay's checks and the stochastic twin's against the replay, with the
     residuals' mechanisms ``mechanisms_``: ``notes``), then,
     with ``twin_error_tables`` (``twin_error_sections``' result), the stochastic twins' against the real runs
     (``add_stochastic_rows``)."""
@@ -424,7 +427,7 @@ def add_stochastic_rows(cmp, table: pd.DataFrame, sp: pd.DataFrame, floor: float
     within ``floor`` s counting as 0; first on the committed runs (repeat 0, measured on a quieter machine: 5 % at
     p50, 10 % at p90, ``TOLERANCE``; queueing ``QUEUE_P50`` % at p50), then on every repeat, judged at the real runs'
     own run-to-run spread where it is larger (``spread``'s worst run, given beside it)."""
-    from ..serving import twin_attribution as ta
+    from ..serving.analysis import twin_attribution as ta
 
     worst_spread = sp.groupby(["metric", "quantile"])["spread_pct"].max() if len(sp) else pd.Series(dtype=float)
     for runs_label, t in (("committed runs, repeat 0", table[table["repeat"] == 0]), ("every repeat", table)):

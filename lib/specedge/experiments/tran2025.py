@@ -13,13 +13,15 @@ import numpy as np
 import pandas as pd
 
 from .. import hardware, paths
-from ..serving import client_mix, policies, time_models
-from ..serving.allocation import PAPER_BETA, GoodspeedAllocator
-from ..serving.batching import SyncRounds
-from ..serving.round_series import expected_goodput, time_split, utility_curve
-from ..serving.runtime import verify_model
-from ..serving.time_models import DraftTime, Link
-from ..serving.twin import TRACES, Times, TraceAcceptance, simulate
+from ..serving.analysis import client_mix
+from ..serving import policies
+from ..serving.timemodels import time_models
+from ..serving.policies.allocation import PAPER_BETA, GoodspeedAllocator
+from ..serving.policies.batching import SyncRounds
+from ..serving.analysis.round_series import expected_goodput, time_split, utility_curve
+from ..serving.timemodels.runtime import verify_model
+from ..serving.timemodels.time_models import DraftTime, Link
+from ..serving.sim.twin import TRACES, Times, TraceAcceptance, simulate
 from ..serving.workload import ClientSpec, Workload
 from ..zoo.realpair import DRAFT as PAIR_DRAFT
 
@@ -234,7 +236,7 @@ def measure_real(scale: str = "full", seed: int = 0, hetero: bool = False) -> pd
     returns their per-round logs, one after another. Wall-clock timings: `make profiles` writes them to
     ``REAL_RUNS`` (``hetero``: ``REAL_HETERO``'s clients, 4 prompts each, to ``HETERO_RUNS``) and the notebook
     reads them, so rerunning the notebook leaves its outputs unchanged."""
-    from ..serving.run import run_real
+    from ..serving.real.run import run_real
     cfg = real_config(scale)
     wl = real_hetero_workload(cfg, seed) if hetero else workload(cfg, 1, cfg.max_tokens, seed=seed)
     logs = []
@@ -248,14 +250,14 @@ def measure_real(scale: str = "full", seed: int = 0, hetero: bool = False) -> pd
 
 def load_real_runs(path=REAL_RUNS) -> dict[str, pd.DataFrame]:
     """The committed real-run logs by policy (``make profiles`` measures them)."""
-    from ..serving import real_logs
+    from ..serving.real import real_logs
     return real_logs.load(path, "python -m specedge.experiments.tran2025 measure" + (" --hetero" if path == HETERO_RUNS else ""))
 
 
 def _main(argv=None) -> int:
     """``measure [--hetero]``: the real runs of ``REAL_RUNS`` (with ``--hetero``: of ``HETERO_RUNS``)."""
     import sys
-    from ..serving import real_logs
+    from ..serving.real import real_logs
     argv = list(sys.argv[1:] if argv is None else argv)
     het = "--hetero" in argv
     return real_logs.measure_main("measure GOODSPEED's real runs on this machine", lambda sc, sd: measure_real(sc, sd, het),

@@ -11,8 +11,9 @@ import pandas as pd
 
 from .. import claims, coverage, plotting
 from ..compare import unless_null_holds
-from ..serving import client_mix, round_series, twin, twin_error
-from ..serving.round_series import estimate_bands
+from ..serving.analysis import client_mix, round_series, twin_error
+from ..serving.sim import twin
+from ..serving.analysis.round_series import estimate_bands
 from ..solvers import tran2025 as gs
 from . import tran2025 as ex
 

@@ -19,7 +19,7 @@ import seaborn as sns
 from .. import claims, hardware, paths
 from ..compare import null_tolerance
 from ..zoo import eval_sequences, realpair  # noqa: F401  (eval_sequences: the notebook's name)
-from ..serving.payload import WIRE_VALUES, wire_frame, wire_kbit  # noqa: F401  (the notebook's names)
+from ..serving.real.payload import WIRE_VALUES, wire_frame, wire_kbit  # noqa: F401  (the notebook's names)
 from ..solvers import zheng2025 as tkslt
 from ..solvers.zheng2025 import (PAPER_K, PAPER_VOCAB, Costs, as2_live, as2_map, best_speedup, fig2_frame,  # noqa: F401
                                  fig4_frame, gamma_cell)

@@ -74,7 +74,7 @@ def draft_passes(drafted, cap, exclusive: bool = True) -> np.ndarray:
     the round before ``cap`` (the window it could draft): the drafter computed that position's logits, the
     predictor judged them and the token was never drafted. ``cap``: the window capped by the response's end
     (``decoding.SpeculativeDecoder.draft_row``), or the fixed-window round's drafted count in a replay.
-    The serving twin charges the same pass (``serving.twin.simulate``)."""
+    The serving twin charges the same pass (``serving.sim.twin.simulate``)."""
     drafted = np.asarray(drafted, int)
     return drafted + (bool(exclusive) & (drafted < np.asarray(cap, int)))
 

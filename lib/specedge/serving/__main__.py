@@ -33,9 +33,9 @@ import pandas as pd
 
 from .. import paths, zoo
 from . import policies
-from .codec import MAX_TEMPERATURE
-from .metrics import verified
-from .server import CLIENT_TIMEOUT, MAX_CACHE_BYTES, MAX_DRAFT, MAX_SECONDS
+from .real.codec import MAX_TEMPERATURE
+from .log import verified
+from .real.server import CLIENT_TIMEOUT, MAX_CACHE_BYTES, MAX_DRAFT, MAX_SECONDS
 from .workload import ClientSpec, Workload
 
 MAX_CLIENTS = 4096    # client ids 0..MAX_CLIENTS-1 (the server keeps per-client state, a thread each in flight)
@@ -178,7 +178,7 @@ def _pin(text: str) -> tuple[int, int]:
 
 
 def _link(args):
-    from .drafter import Link
+    from .real.drafter import Link
     return Link(args.link_delay_ms / 1e3, args.link_mbps * 1e6)
 
 
@@ -233,10 +233,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _drafter(args) -> int:
-    from .drafter import DrafterError, client_main
+    from .real.drafter import DrafterError, client_main
     spec = ClientSpec(args.draft, tuple(args.domains), args.prompts, args.tokens, temperature=args.temperature,
                       seed=args.seed if hasattr(args, "seed") else 0)
-    from .codec import host_port
+    from .real.codec import host_port
     hold = os.environ.get(HOLD_ENV) == "1"
 
     def first_round(rnd: int) -> None:
@@ -247,7 +247,7 @@ def _drafter(args) -> int:
     model, loaded = None, args.draft
     if args.backend == "llamacpp":   # one llama.cpp context: room for a prompt, its tokens and a round's drafts
         from ..llamacpp import drafter_lm
-        from .drafter import PROMPT_TOKENS
+        from .real.drafter import PROMPT_TOKENS
         model, loaded = drafter_lm(args.gguf, args.tokens, PROMPT_TOKENS), f"{args.gguf} (llama.cpp)"
     try:
         address = host_port(args.host, args.port)
@@ -276,7 +276,7 @@ def _drafter(args) -> int:
 
 
 def _run(args) -> int:
-    from .run import RunFailed, RunInterrupted, failed_clients, run_real, summary
+    from .real.run import RunFailed, RunInterrupted, failed_clients, run_real, summary
     wl = Workload(args.target, tuple(ClientSpec(args.draft, (DOMAINS[i % 6],), args.prompts, args.tokens,
                                                 temperature=args.temperature, seed=args.seed)
                                      for i in range(args.clients)),
@@ -327,10 +327,10 @@ def _run(args) -> int:
 def _server(args) -> int:
     import secrets
 
-    from .codec import host_port
-    from .drafter import threads
-    from .server import VerificationServer
-    from .verifier import Verifier
+    from .real.codec import host_port
+    from .real.drafter import threads
+    from .real.server import VerificationServer
+    from .real.verifier import Verifier
     threads(1)
     verifier = Verifier(zoo.load_model(args.target), cache=not args.no_cache, seed=args.seed)
     server = VerificationServer(verifier, policies.former(args.former), policies.allocator(args.allocator, capacity=args.capacity, clients=args.clients, seed=args.seed),

@@ -8,7 +8,7 @@ one policy object run unchanged in both.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Callable, Protocol, Sequence, runtime_checkable
 
 
 @dataclass
@@ -82,6 +82,30 @@ class VerifyTimeModel(Protocol):
 
     def __call__(self, batch: Sequence[Pending]) -> float:
         ...
+
+
+@dataclass
+class Times:
+    """Seconds of each step. ``draft[c](k)``: client c's k draft-model passes (``sim.twin``'s module docstring: S
+    tokens, plus the judged position when a stop rule ended the round); ``verify(batch)``: one
+    batched verification; ``up(c, s)`` / ``down(c)``: the request and the reply on the link (the
+    client's wait: latency + transmission); ``send(c)``: the server's own time putting the reply on
+    the link (the log's ``t_send``, what the real server measures; ``None``: ``down(c)``); ``shared_core``: ``draft[c](k)`` is CPU work on one core every
+    drafter shares (``processes.SharedCore``: processor sharing), not seconds of a device of its own; then ``post(c)``
+    (``None``: none) is client c's CPU work on that core once its reply is in (taking it in, committing it), done
+    before its next drafting and outside the round's time, drawn with the round's ``draft[c]``."""
+    draft: Sequence[Callable[[int], float]]
+    verify: Callable[[Sequence[Pending]], float]
+    up: Callable[[int, int], float] = lambda c, s: 0.0
+    down: Callable[[int], float] = lambda c: 0.0
+    bytes_up: Callable[[int], int] = lambda s: 40 + 8 * s
+    bytes_down: int = 50
+    send: Callable[[int], float] | None = None
+    shared_core: bool = False
+    post: Callable[[int], float] | None = None
+
+
+REPLY_BYTES = 50   # a VerifyReply (accepted, token, bonus, next S, batch, 5 doubles): the twin's default
 
 
 # The per-round log: one row per (client, round), written by the real run and by the twin alike.

@@ -21,11 +21,13 @@ import yaml
 
 from .. import hardware, paths
 from ..solvers.zheng2025 import measured_cost
-from . import centralized, policies, time_models
-from .codec import payload_bytes
-from .engine import Times
-from .estimator import COEFFICIENTS
-from .time_models import DEVICE_KINDS, draft_time
+from .sim import centralized
+from . import policies
+from .timemodels import time_models
+from .real.codec import payload_bytes
+from .interfaces import Times
+from .timemodels.estimator import COEFFICIENTS
+from .timemodels.time_models import DEVICE_KINDS, draft_time
 from .workload import ClientSpec, Workload
 
 SCENARIOS = paths.DATA / "scenarios"
@@ -334,7 +336,7 @@ def former(scn: Scenario, option: str, est):
 
 
 def centralized_log(scn: Scenario, wl: Workload, verify) -> pd.DataFrame:
-    """Every token decoded on the server, continuously batched within its memory (``serving.centralized``)."""
+    """Every token decoded on the server, continuously batched within its memory (``serving.sim.centralized``)."""
     return centralized.simulate(wl, verify, until=scn.horizon_s, rtt=scn.rtt_s, memory_budget=scn.memory_gb * 1e9)
 
 

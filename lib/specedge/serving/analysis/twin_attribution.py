@@ -1,0 +1,212 @@
+"""The stochastic twin's error against the real runs, attributed to its components.
+
+Between the replay (``serving.sim.replay``: a real run's own outcomes and times, only queueing, batching and the
+verifier's time modelled) and the stochastic twin (``twin.simulate``: acceptance drawn from traces, every time
+from a model), one component is swapped at a time, on the same real runs and seeds, and each variant is compared
+with the real run (``validation.compare``'s metrics and quantiles; the seeds' logs pooled, ``pooled``):
+
+- ``COMPONENTS``: the replay with one of the stochastic twin's models in place of the run's own values, the
+  replay with all its time models (the run's own acceptance), and the stochastic twins themselves;
+- the variants are built by ``variant`` from what a ``Context`` holds for one real run (its setting's policy
+  objects, eq (19) fitted on the other runs, the time models).
+
+``attribution`` gives per variant and run the differences, ``summary`` per variant, metric and quantile the
+worst |difference| over the runs (the table ``twin_error_attribution.csv``), ``figure`` plots it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from ..timemodels import measured_times
+from ..log import real_rounds
+from ..sim.replay import replay
+
+REPLAY = "replay (eq (19) of the other runs)"
+# component -> what it puts in the replay's place (module docstring); the order of the table and the figure
+COMPONENTS = {
+    REPLAY: "nothing: the run's own outcomes and times, eq (19) fitted on the other runs",
+    "verification: measured passes": "each pass the real run made its measured time (eq (19)'s share)",
+    "verification: eq (19) x measured noise": "eq (19) times a factor drawn from the other runs' pass / eq (19)",
+    "drafting: e0 + e1 k of this run": "the stochastic twin's drafting line, fitted on the run itself",
+    "drafting: held-out, drawn": "e0 + e1 k fitted on the other runs of this N, times a drawn measured factor",
+    "client gap: median": "the client's median time between rounds",
+    "link: median up / reply": "the median uplink and reply time",
+    "server: no wake-up, no turnaround": "the stochastic twin's server, starting at once",
+    "server: wake-up drawn per idle wake": "the batch former's view of arrivals: a measured wake-up per wake",
+    "acceptance: domain, i.i.d. per round": "outcomes drawn from the domain's traced rounds (the twin's TraceAcceptance)",
+    "acceptance: prompt and position": "outcomes of the prompt's traced sequence at the round's position (PromptAcceptance)",
+    "(a) own acceptance, the twin's time models": "drafting e0 + e1 k, median gap and link, no wake-up: the run's outcomes",
+    "(a') own acceptance, held-out drawn times": "every time drawn from the models of the other runs of this N",
+    "stochastic twin (domain i.i.d., this run's medians)": "the stochastic twin as it was: trace draws, this run's fit",
+    "stochastic twin (prompt and position, held-out drawn times)": "PromptAcceptance, every time held-out and drawn",
+    "stochastic twin (prompt and position, held-out, shared drafter core)":
+        "PromptAcceptance, drafting and the drafter processes' other CPU as held-out work on the drafters' shared core, "
+        "other times held-out and drawn",
+}
+
+
+@dataclass
+class Context:
+    """What the variants of one real run need: its log, key and workload, ``policies()`` fresh (former,
+    allocator), eq (19) fitted on the other runs (``verify``), the median wake-up and the turnaround values of
+    the other runs (``dispatch``, ``turnaround``), the held-out drawn time models (``drawn``) and the two
+    acceptance models; ``stochastic(acceptance, times, seed, **server)`` the stochastic twin of the run."""
+    key: tuple
+    real: pd.DataFrame
+    workload: object
+    policies: Callable
+    verify: object
+    dispatch: float
+    dispatches: np.ndarray
+    turnaround: np.ndarray
+    drawn: measured_times.Drawn
+    trace: object
+    prompt: object
+    passes: Callable
+    fitted_rounds: Callable     # (rounds, which) -> rounds with ``which`` of the twin's own-run fits swapped in
+    stochastic: Callable
+
+
+def _swap_drawn(rounds: dict, drawn: measured_times.Drawn, passes, which: set, seed: int) -> dict:
+    """``rounds`` with drafting / gap / link values drawn from the held-out models ``drawn``."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 17]))
+    out = {}
+    for c, r in rounds.items():
+        m, n = drawn.clients[c], len(r)
+        r = r.copy()
+        if "drafting" in which:
+            k = passes(r, c)
+            f = rng.choice(m.factors[np.isfinite(m.factors)], n)
+            r["t_draft"] = np.where(k > 0, (m.e0 + m.e1 * k) * f, 0.0)
+        if "gap" in which:
+            r.loc[r.index[1:], "gap"] = rng.choice(m.gaps, n - 1) if n > 1 else []
+        if "link" in which:
+            r["up"], r["down"] = rng.choice(m.up, n), rng.choice(m.down, n)
+        out[c] = r
+    return out
+
+
+class _Noisy:
+    def __init__(self, model, factors, seed):
+        self.model, self.draw = model, measured_times._Draws(factors, np.random.default_rng(np.random.SeedSequence([seed, 23])))
+
+    def __call__(self, batch):
+        return float(self.model(batch)) * self.draw()
+
+
+def variant(ctx: Context, component: str, seed: int) -> pd.DataFrame:
+    """The log of ``component`` (``COMPONENTS``) for the real run of ``ctx``, seed ``seed``."""
+    if component not in COMPONENTS:
+        raise ValueError(f"component: expected one of {list(COMPONENTS)}, got {component!r}")
+    former, alloc = ctx.policies(seed)
+    kw = dict(label=ctx.key[1], dispatch=ctx.dispatch, turnaround=ctx.turnaround, seed=seed)
+    verify, rounds, acceptance = ctx.verify, None, None
+    own = real_rounds(ctx.real)
+    if component == "verification: measured passes":
+        from ..sim.replay import MeasuredPasses
+        verify = MeasuredPasses(ctx.real, ctx.verify)
+    elif component == "verification: eq (19) x measured noise":
+        verify = _Noisy(ctx.verify, ctx.drawn.verify_factors, seed)
+    elif component == "drafting: e0 + e1 k of this run":
+        rounds = ctx.fitted_rounds(own, {"drafting"})
+    elif component == "drafting: held-out, drawn":
+        rounds = _swap_drawn(own, ctx.drawn, ctx.passes, {"drafting"}, seed)
+    elif component == "client gap: median":
+        rounds = ctx.fitted_rounds(own, {"gap"})
+    elif component == "link: median up / reply":
+        rounds = ctx.fitted_rounds(own, {"link"})
+    elif component == "server: no wake-up, no turnaround":
+        kw.update(dispatch=0.0, turnaround=0.0)
+    elif component == "server: wake-up drawn per idle wake":
+        kw.update(dispatch=ctx.dispatches)
+    elif component == "acceptance: domain, i.i.d. per round":
+        acceptance = ctx.trace
+    elif component == "acceptance: prompt and position":
+        acceptance = ctx.prompt
+    elif component == "(a) own acceptance, the twin's time models":
+        rounds = ctx.fitted_rounds(own, {"drafting", "gap", "link"})
+        kw.update(dispatch=0.0, turnaround=0.0)
+    elif component == "(a') own acceptance, held-out drawn times":
+        rounds = _swap_drawn(own, ctx.drawn, ctx.passes, {"drafting", "gap", "link"}, seed)
+        verify = _Noisy(ctx.verify, ctx.drawn.verify_factors, seed)
+        kw.update(dispatch=ctx.dispatches)
+    elif component == "stochastic twin (domain i.i.d., this run's medians)":
+        return ctx.stochastic("own", seed)
+    elif component == "stochastic twin (prompt and position, held-out drawn times)":
+        return ctx.stochastic("held-out", seed)
+    elif component == "stochastic twin (prompt and position, held-out, shared drafter core)":
+        return ctx.stochastic("shared core", seed)
+    return replay(ctx.real, ctx.workload, former, alloc, verify, rounds=rounds, acceptance=acceptance, **kw)
+
+
+def pooled(logs: list[pd.DataFrame]) -> dict[str, np.ndarray]:
+    """The compared distributions (``validation.metric_values``) of several seeds' logs, pooled."""
+    from .validation import metric_values
+
+    vals = [metric_values(lg) for lg in logs]
+    return {m: np.concatenate([v[m] for v in vals]) for m in vals[0]}
+
+
+def differences(real: pd.DataFrame, logs: list[pd.DataFrame], quantiles=(50, 90)) -> list[dict]:
+    """Per metric and quantile: real, the pooled variant, their difference in % and in absolute terms."""
+    from .validation import metric_values
+
+    a, b = metric_values(real), pooled(logs)
+    rows = []
+    for m in a:
+        for q in quantiles:
+            x, y = float(np.percentile(a[m], q)), float(np.percentile(b[m], q))
+            rows.append(dict(metric=m, quantile=f"p{q}", real=x, twin=y, diff=y - x,
+                             diff_pct=100 * (y / x - 1) if x else np.nan))
+    return rows
+
+
+def attribution(contexts: dict, components=None, seeds=range(5), progress: bool = True) -> pd.DataFrame:
+    """Per component (``COMPONENTS``, or those given), real run and metric/quantile: the difference of the
+    component's variant (its ``seeds`` pooled) from the real run."""
+    from tqdm.auto import tqdm
+
+    components = list(COMPONENTS) if components is None else list(components)
+    rows = []
+    jobs = [(k, c) for k in contexts for c in components]
+    for key, comp in tqdm(jobs, desc="twin error attribution", disable=not progress):
+        ctx = contexts[key]
+        logs = [variant(ctx, comp, s) for s in seeds]
+        for r in differences(ctx.real, logs):
+            rows.append(dict(paper=key[0], policy=key[1], n_clients=key[2], repeat=key[3] if len(key) > 3 else 0,
+                             component=comp, **r))
+    return pd.DataFrame(rows)
+
+
+def summary(table: pd.DataFrame, floor: float) -> pd.DataFrame:
+    """Per component, metric and quantile: the worst and the mean |difference| (%) over the runs, a queueing delay
+    within ``floor`` seconds of the real one counting as 0 (the server's wake-up: ``validation.floor_s``)."""
+    t = table.assign(abs_pct=table["diff_pct"].abs())
+    small = (t["metric"] == "queue_s") & (t["diff"].abs() <= floor)
+    t["error_pct"] = t["abs_pct"].where(~small, 0.0)
+    out = (t.groupby(["paper", "component", "metric", "quantile"], sort=False)
+           .agg(error_pct=("error_pct", "max"), mean_error_pct=("error_pct", "mean"), runs=("error_pct", "size"))
+           .reset_index())
+    return out
+
+
+def figure(summ: pd.DataFrame, metrics=("round_time_s", "queue_s", "goodput_tok_s")):
+    """Worst |difference| from the real runs (%) per component, metric and quantile (log scale)."""
+    from .validation import METRICS
+
+    d = summ[summ["metric"].isin(metrics)].assign(error=lambda t: t["error_pct"].clip(lower=0.1),
+                                                 metric=lambda t: t["metric"].map(METRICS))
+    g = sns.catplot(data=d, y="component", x="error", hue="quantile", col="metric", kind="bar", height=5.0,
+                    aspect=0.75, sharex=True, orient="h", order=[c for c in COMPONENTS if c in set(d.component)])
+    for ax in g.axes.flat:
+        ax.set_xscale("log")
+        for x in (5, 10):
+            ax.axvline(x, ls="--", lw=0.8, color="grey")
+    g.set_titles(col_template="{col_name}")
+    g.set_axis_labels("worst |Δ| from real (%)", "")
+    return g

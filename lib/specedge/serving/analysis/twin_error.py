@@ -1,0 +1,157 @@
+"""The twin's validated error: how far it was from the real system, per metric, and rows judged against it.
+
+The notebooks that validate the twin (``serving.analysis.validation``) commit per metric and quantile the difference of
+the twin from the real gRPC system in % (``twin_vs_real.csv``: the replay against the real run;
+``stochastic_vs_replay.csv``: the stochastic twin against the replay; ``stochastic_vs_real.csv``: the stochastic
+twin against held-out real runs, per setting). ``largest_pct`` reads a metric's largest |difference| at p50 over such
+tables, ``stochastic_pct`` the stochastic twin's validated error of one setting, ``judge`` adds to a table of new differences that error and whether each
+lies within it, ``lowest_real`` the lowest real value the error was measured at (where it is known to hold).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ... import paths
+
+VALIDATION = (paths.FIGURES / "tran2025" / "twin_vs_real.csv", paths.FIGURES / "li2026_serving" / "twin_vs_real.csv")
+STOCHASTIC = tuple(f.with_name("stochastic_vs_replay.csv") for f in VALIDATION)
+# the stochastic twin against the real runs, per setting (``stochastic_vs_real.csv``: per held-out run, twin kind
+# (``twin_attribution.COMPONENTS``), metric and quantile)
+SETTINGS = {"tran2025": paths.FIGURES / "tran2025" / "stochastic_vs_real.csv",
+            "li2026": paths.FIGURES / "li2026_serving" / "stochastic_vs_real.csv"}
+VALIDATED = "stochastic twin (prompt and position, held-out, shared drafter core)"
+DOMAIN_IID = "stochastic twin (domain i.i.d., this run's medians)"
+
+
+def stochastic_pct(metric: str, setting: str, twin: str = VALIDATED, quantile: str = "p50", files=SETTINGS,
+                   repeats=(0,)) -> float:
+    """The stochastic twin's validated error in ``setting`` (a key of ``SETTINGS``): the largest |twin - real| (%) at
+    ``quantile`` of ``metric`` over that setting's held-out real runs of ``repeats`` (default the committed runs,
+    repeat 0; None: every repeat, runs measured under heavier load from other processes), for the twin kind ``twin``
+    (the validated one, or the domain-i.i.d. twin the sweeps run: ``DOMAIN_IID``); NaN if the table does not compare
+    the metric."""
+    if setting not in files:
+        raise ValueError(f"setting: expected one of {sorted(files)}, got {setting!r}")
+    v = pd.read_csv(files[setting])
+    v = v[(v.metric == metric) & (v["quantile"] == quantile) & (v.component == twin)]
+    if repeats is not None and "repeat" in v:
+        v = v[v["repeat"].isin(list(repeats))]
+    return float(v.diff_pct.abs().max()) if len(v) else np.nan
+
+
+def _p50(metric: str, files) -> pd.DataFrame:
+    v = pd.concat([pd.read_csv(f) for f in files])
+    return v[(v.metric == metric) & (v["quantile"] == "p50")]
+
+
+def largest_pct(metric: str, files=VALIDATION) -> float:
+    """The largest |twin - real| (%) at p50 of the validation metric ``metric`` over ``files``; NaN if none compares it."""
+    v = _p50(metric, files)
+    return float(v.diff_pct.abs().max()) if len(v) else np.nan
+
+
+def lowest_real(metric: str, files=VALIDATION) -> float:
+    """The lowest real p50 of ``metric`` in ``files``: the error was measured at and above it."""
+    v = _p50(metric, files)
+    return float(v["real"].min()) if len(v) else np.nan
+
+
+def judge(table: pd.DataFrame, error) -> pd.DataFrame:
+    """``table`` (columns ``metric``, ``twin_mode``, ``diff_pct``) with |diff_pct|, the error of each row's metric
+    and mode (``error(metric, twin_mode)``, %) and ``within`` (|diff| <= that error)."""
+    err = [error(m, t) for m, t in zip(table["metric"], table["twin_mode"])]
+    return table.assign(abs_diff_pct=table["diff_pct"].abs(), twin_error_pct=err, within=table["diff_pct"].abs() <= err)
+
+
+# --------------------------------------------------------------------------- comparison rows judged against it
+PREFIX = "the twin's validated error"   # a row this module decides a tie opens its note with it (``compare.UNDECIDABLE``)
+# metrics a serving row's margin can be in: a validation metric (``stochastic_vs_real.csv``), or one computed from
+# per-client goodput: a capacity or a knee (a number of devices: a twin E % off in each device's goodput serves about
+# E % more or fewer of them at the same rate), Fig 4's utility (a sum of the logs of per-client goodputs) and GOODSPEED's
+# distance to x* (in per-client goodput)
+FROM_GOODPUT = ("capacity", "utility", "goodput_distance")
+# metrics whose error is unmeasured: the real runs' SLO classes never bound (attainment equal in every run), so a
+# violation rate at a fixed load, an SLO attainment or a share of missed deadlines has no validated error, and a
+# verdict on one is undecided (a tie), never "beyond error"
+UNMEASURED = ("slo_violation_rate", "slo_attainment", "missed_deadline_share")
+
+
+def margin_error(metric: str, setting: str, twin: str = DOMAIN_IID, files=SETTINGS) -> tuple[float, str]:
+    """The error (%) a margin in ``metric`` is judged against in ``setting``, and what it is: the stochastic twin's
+    validated error of the metric (``stochastic_pct`` of the twin kind ``twin``: the sweeps run ``DOMAIN_IID``), or of
+    per-client goodput for a metric computed from it (``FROM_GOODPUT``); NaN for an ``UNMEASURED`` metric."""
+    if metric in UNMEASURED:
+        if setting not in files:
+            raise ValueError(f"setting: expected one of {sorted(files)}, got {setting!r}")
+        return np.nan, f"{metric}: unmeasured (the real runs' SLO classes never bound)"
+    source = "goodput_tok_s" if metric in FROM_GOODPUT else metric
+    err = stochastic_pct(source, setting, twin, files=files)
+    what = source if source == metric else f"{source}, which {metric} is computed from"
+    return err, what
+
+
+def flip_pct(value: float, edges) -> float:
+    """How far (%) ``value`` must move, relative to itself, to cross the nearest of ``edges`` (the verdict's decision
+    boundaries, in ``value``'s units): 100 min |edge / value - 1|; inf when no edge is finite, NaN for a value of 0
+    or not finite."""
+    value = float(value)
+    if not np.isfinite(value) or value == 0:
+        return np.nan
+    e = [float(x) for x in edges if np.isfinite(float(x))]
+    return 100 * min(abs(x / value - 1) for x in e) if e else np.inf
+
+
+def ratio_pct(a: float, b: float) -> float:
+    """The margin (%) of ``a`` over ``b``: 100 |a / b - 1| (NaN where b is 0 or either is not finite)."""
+    return flip_pct(b, [a])
+
+
+def _error_text(err: float, what: str, setting: str) -> str:
+    e = "unmeasured" if not np.isfinite(err) else f"{err:.1f} %"
+    return f"{PREFIX} in {setting}'s setting ({what}, the sweeps' twin, p50): {e}"
+
+
+def quote(err: float, what: str, setting: str, margin: float) -> str:
+    return f"{_error_text(err, what, setting)}; the verdict's margin {margin:.1f} %"
+
+
+def judged(row: dict, margin_pct: float, metric: str, setting: str, twin: str = DOMAIN_IID, files=SETTINGS) -> dict:
+    """A comparison row (``compare.Comparison.extend``'s keyword arguments) judged against the twin's validated
+    error: ``margin_pct`` is how far (%) the twin's number(s) must move to change the row's verdict (``flip_pct``,
+    ``ratio_pct``). A margin at or below the error of ``metric`` in ``setting`` (``margin_error``), an unmeasured
+    error or an undefined margin make the row a tie: a stated ``not-reproducible`` (cause ``models``) whose note
+    opens with ``PREFIX``; otherwise the row keeps its verdict and its note quotes the error. A row already stated
+    (it has a ``status``) is returned unchanged."""
+    if "status" in row or "check" in row:
+        return row
+    err, what = margin_error(metric, setting, twin, files)
+    q = quote(err, what, setting, margin_pct)
+    note = str(row.get("note", "")).strip()
+    if np.isfinite(err) and not np.isnan(margin_pct) and abs(margin_pct) > err:   # inf: no edge to cross
+        return dict(row, note=f"{note}; {q}, beyond it" if note else f"{q}, beyond it")
+    claim = row.get("claim")
+    shown = row.get("reproduced", getattr(claim, "evidence", ""))
+    out = {k: v for k, v in row.items()
+           if k not in ("claim", "null_claim", "strength", "cause", "tolerance", "null", "bound", "feasible", "sibling")}
+    why = f"{q}, within it: a tie the twin cannot decide" if np.isfinite(err) else f"{q}: the verdict is undecided"
+    if claim is not None:
+        why += f" (the claim {'holds' if claim.holds else 'fails'} in the twin: {claim.evidence})"
+    out.update(status="not-reproducible", cause="models", reproduced=shown, note=f"{why}; {note}" if note else why)
+    return out
+
+
+def utility_pct(d_utility: float, clients: int) -> float:
+    """A margin in U = sum_i log x̄_i (GOODSPEED's utility) as the uniform change of every client's goodput that
+    moves U by as much: 100 (exp(|dU| / clients) - 1) (%)."""
+    return 100 * float(np.expm1(abs(float(d_utility)) / clients)) if np.isfinite(d_utility) else np.nan
+
+
+def quoted(row: dict, metric: str, setting: str, why: str, twin: str = DOMAIN_IID, files=SETTINGS) -> dict:
+    """``row`` with the validated error of ``metric`` in ``setting`` quoted in its note and ``why`` no margin of the
+    row can be judged against it (e.g. a ratio of the twin to itself that a uniform error cancels); its verdict stays."""
+    if "status" in row or "check" in row:
+        return row
+    q = f"{_error_text(*margin_error(metric, setting, twin, files), setting)}, not a margin of this verdict: {why}"
+    note = str(row.get("note", "")).strip()
+    return dict(row, note=f"{note}; {q}" if note else q)

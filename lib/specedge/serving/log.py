@@ -1,0 +1,76 @@
+"""The per-round log both serving systems write (``interfaces.LOG_COLUMNS``): the readers every wing shares.
+
+- ``verified``: the log's verified rounds (every metric and every driver selects rounds through it);
+- ``parse_batch`` / ``packed_products``: a verification profile's ``batch`` column ('L_new:L_cached ...') back
+  into pairs, and the query-key products a dense kernel computes on such a packed row;
+- ``real_rounds``: per client, a real run's verified rounds with the quantities the replay takes from them
+  (``sim.replay``'s module docstring);
+- ``dispatch_latency`` / ``turnaround_latency``: a real server's wake-up on an arrival when idle, and its time
+  between back-to-back passes, per batch.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def verified(log: pd.DataFrame) -> pd.DataFrame:
+    """The verified rounds of a serving log (rows whose ``event`` is empty; the other rows record drops,
+    refusals and errors), in the log's order. The one definition of "a round of the log"."""
+    return log[log["event"] == ""]
+
+
+def packed_products(pairs) -> int:
+    """Query-key products a dense kernel computes on the packed row: sum(L_new) x sum(L_total)."""
+    return sum(n for n, _ in pairs) * sum(n + c for n, c in pairs)
+
+
+def parse_batch(encoded: str) -> list[tuple[int, int]]:
+    """'L_new:L_cached ...' back into pairs."""
+    return [tuple(int(x) for x in part.split(":")) for part in encoded.split()]
+
+
+NEEDED = ("client", "round", "S", "accepted", "tokens", "t_draft", "t_verify", "t_send", "up", "arrival",
+          "start", "end", "n_new", "n_cached")
+
+
+def real_rounds(log: pd.DataFrame) -> dict[int, pd.DataFrame]:
+    """Per client, its verified rounds in order with the replayed quantities (``sim.replay``'s module docstring):
+    ``start`` of the client's first round, ``gap`` before each later one, ``down`` after each."""
+    missing = [c for c in NEEDED if c not in log.columns]
+    if missing:
+        raise ValueError(f"log: missing columns {missing}; a real run's log has them "
+                         "(serving.real.run.run_real; older logs lack n_new/n_cached)")
+    rows = verified(log).sort_values(["client", "round"])
+    if rows.empty:
+        raise ValueError("log: no verified rounds to replay")
+    out = {}
+    for c, r in rows.groupby("client"):
+        r = r.reset_index(drop=True).copy()
+        r["down"] = (r["end"] - r["start"] - r["t_verify"]).clip(lower=0) + r["t_send"]
+        t_recv = r["start"] + r["t_verify"] + r["down"]
+        began = r["arrival"] - r["up"] - r["t_draft"]
+        r["gap"] = (began - t_recv.shift(1)).fillna(began.iloc[0]).clip(lower=0)
+        if "accept_prob_sum" not in r:
+            r["accept_prob_sum"] = r["accepted"].astype(float)
+        out[int(c)] = r
+    return out
+
+
+def dispatch_latency(log: pd.DataFrame) -> np.ndarray:
+    """Per batch that found the server idle (its previous pass ended before the batch's last request
+    arrived): seconds from that arrival to the pass's start."""
+    rows = verified(log)
+    b = rows.groupby("batch").agg(start=("start", "first"), last=("arrival", "max"), end=("end", "max")).sort_index()
+    idle = b["end"].shift(1).fillna(-np.inf) < b["last"]
+    return (b["start"] - b["last"])[idle & (b["start"] >= b["last"])].to_numpy(float)
+
+
+def turnaround_latency(log: pd.DataFrame) -> np.ndarray:
+    """Per batch that had a request waiting when the previous pass ended: seconds from that pass's end
+    to this batch's start."""
+    rows = verified(log)
+    b = rows.groupby("batch").agg(start=("start", "first"), tv=("t_verify", "first"), first=("arrival", "min")).sort_index()
+    pass_end = (b["start"] + b["tv"]).shift(1)
+    waiting = b["first"] < pass_end
+    return (b["start"] - pass_end)[waiting].to_numpy(float)

@@ -1,0 +1,249 @@
+"""The serving simulation's two processes, written once: a client (a drafter with one request in flight) and
+the verification server. The twin (``twin.simulate``) and the replay (``replay.replay``) run these same
+processes on ``engine.EventLoop``; they differ only in where a client's rounds come from (its ``rounds``):
+
+- ``twin.ModelledRounds``: drafting, link and reply times from time models, outcomes drawn from traces;
+- ``replay.LoggedRounds``: a real run's measured times and outcomes, round by round.
+
+A client's ``rounds`` object gives its rounds as a generator, ``feed()``, that the client process drives: it
+yields the client's own seconds before a round (only where ``gaps`` is true: the replay's time between rounds),
+then the round's drafting + uplink seconds (or, on the drafters' shared core, ``SharedCore``: (CPU work before the
+send, uplink seconds, CPU work once the reply is in, done before the next round drafts: a real round ends when its
+reply is in, the drafter commits it after)); it is sent the time the request reaches the server and yields the
+``Pending`` request; it is sent (the verdict, the round's seconds) once the reply is in the client's hands and
+goes on to the next round, or yields None when the client's stream ended. The server asks the client's
+``verdict(p, b, start, end, tv, first, last)`` for its answer to a verified request (the value the client is
+sent, the accepted count and eq (3)'s sum for the allocator, the seconds until the reply reaches the client);
+``after_reply`` is None where those seconds hold the reply's whole way back, else the seconds the client still
+waits once woken. A generator keeps a client's state in its locals: the twin's rounds cost what its inline
+process cost.
+"""
+from __future__ import annotations
+
+import heapq
+from typing import Callable
+
+import numpy as np
+
+from .engine import NORMAL, EventLoop
+from ..interfaces import BatchFormer, DraftAllocator, Outcome, Pending
+
+
+class Simulation:
+    """What the processes share: the loop, the queue of requests, the clients still drafting, the
+    allocation the allocator last gave, the server while it waits for a request, and the stop flag."""
+
+    def __init__(self, allocator: DraftAllocator, n_clients: int):
+        self.loop = EventLoop()
+        self.queue: list[Pending] = []
+        self.active: set[int] = set()
+        self.alloc = dict(allocator.initial(list(range(n_clients))))
+        self.idle: list = []        # the server's process while it waits for a request (empty while it works)
+        self.stopped = False
+        self.clients: dict[int, Client] = {}
+        self.core = SharedCore(self.loop)   # used only by clients whose rounds yield (work, uplink)
+
+    def notify(self):
+        """Wake the waiting server now, where SimPy schedules the succeeded event it waits on."""
+        if self.idle:
+            self.loop.wake(self.idle.pop(), None)
+
+    def run(self, server: "Server", rounds, until: float | None = None):
+        """A client process for each rounds object of ``rounds`` (a list, or a mapping client -> rounds, in
+        its order), then the server's, run to the end (or ``until`` seconds)."""
+        items = rounds.items() if isinstance(rounds, dict) else enumerate(rounds)
+        self.clients = {i: Client(self, i, r) for i, r in items}
+        self.active.update(self.clients)
+        for c in self.clients.values():
+            self.loop.process(c.gen)
+        server.gen = server.process()
+        self.loop.process(server.gen)
+        self.loop.run(until=until)
+
+
+class SharedCore:
+    """One processor the drafters share (the real runs pin every drafter to one core): a drafting of ``work``
+    seconds of CPU progresses at 1 / (the number of draftings in progress), processor sharing, so that drafters
+    drafting together finish together, each later than alone. ``add(gen, work)``: the client ``gen`` is woken
+    when its work is done. A completion is scheduled as the loop's sleeping generator (an object with ``send``);
+    one made stale by a later arrival is dropped (its ``token`` no longer the current one)."""
+
+    def __init__(self, loop: EventLoop):
+        self.loop, self.jobs, self.last, self.token = loop, {}, 0.0, 0
+
+    def _advance(self):
+        now, jobs = self.loop.now, self.jobs
+        if jobs:
+            done = (now - self.last) / len(jobs)
+            for g in jobs:
+                jobs[g] -= done
+        self.last = now
+
+    def _schedule(self):
+        self.token += 1
+        if self.jobs:
+            first = min(self.jobs.values())
+            delay = max(first, 0.0) * len(self.jobs)
+            heapq.heappush(self.loop._heap, (self.loop.now + delay, NORMAL, next(self.loop._seq), _Done(self, self.token), None))
+
+    def add(self, gen, work: float):
+        self._advance()
+        self.jobs[gen] = float(work)
+        self._schedule()
+
+    def done(self, token: int):
+        if token != self.token:
+            return
+        self._advance()
+        finished = [g for g, w in self.jobs.items() if w <= 1e-12]
+        for g in finished:
+            del self.jobs[g]
+            self.loop.wake(g, None)
+        self._schedule()
+
+
+class _Done:
+    """A scheduled completion of ``SharedCore`` on the loop's heap: resumed like a generator, it ends at once."""
+    __slots__ = ("core", "token")
+
+    def __init__(self, core: SharedCore, token: int):
+        self.core, self.token = core, token
+
+    def send(self, _):
+        self.core.done(self.token)
+        raise StopIteration
+
+
+class Client:
+    """A drafter: draft a round (its rounds' ``feed``), send it, wait for the verdict, commit it, repeat
+    until its rounds end or the simulation stops."""
+    __slots__ = ("sim", "idx", "rounds", "gen")
+
+    def __init__(self, sim: Simulation, idx: int, rounds):
+        self.sim, self.idx, self.rounds = sim, idx, rounds
+        self.gen = self.process()
+
+    def process(self):
+        sim, rounds = self.sim, self.rounds
+        loop, queue, idle, wake = sim.loop, sim.queue, sim.idle, sim.loop.wake
+        gaps, after = rounds.gaps, rounds.after_reply   # after: None, or seconds to wait once woken
+        feed = rounds.feed()
+        send = feed.send
+        out = next(feed)                         # the first round's first sleep
+        post = 0.0                               # the shared core's work once the last reply was in
+        while not sim.stopped:
+            if gaps:
+                yield out                        # the client's own time before the round
+                out = next(feed)
+            t0 = loop.now
+            if type(out) is tuple:               # (work on the drafters' shared core, the uplink, work once the reply is in)
+                if post > 0:                     # the last reply taken in and committed, before this round drafts
+                    sim.core.add(self.gen, post)
+                    yield None
+                    t0 = loop.now
+                sim.core.add(self.gen, out[0])
+                yield None
+                out, post = out[1], out[2]
+            yield out                            # drafting, then the uplink
+            queue.append(send(loop.now))         # the request, as the server receives it
+            if idle:
+                wake(idle.pop(), None)
+            value = yield None                   # woken by the server with its verdict
+            if after is not None:
+                yield after()
+            out = send((value, loop.now - t0))   # the round committed: the next round's first sleep
+            if out is None:                      # its stream ended
+                sim.active.discard(self.idx)
+                sim.notify()
+                return
+
+
+class Server:
+    """The verification server: form a batch of the queue (the batch former, given ``now`` and the clients
+    still drafting), verify it (``verify``: its seconds), answer each request (its client's ``verdict``),
+    give the outcomes to the allocator, repeat while a client drafts. ``barrier``: seconds before it opens
+    its queue (None: at once); ``dispatch``: seconds it takes to start on an arrival after waiting for one (one value, or
+    values drawn by ``rng`` per wake-up);
+    ``turnaround``: seconds between passes, one value or values drawn by ``rng`` per pass; ``rounds``: stop
+    the simulation after that many batches; ``on_batch(batch, allocation)`` after each batch."""
+
+    def __init__(self, sim: Simulation, former: BatchFormer, allocator: DraftAllocator, verify: Callable, *,
+                 barrier: float | None = None, dispatch: float = 0.0, turnaround=None, rng=None,
+                 rounds: int | None = None, on_batch=None):
+        self.sim, self.former, self.allocator, self.verify = sim, former, allocator, verify
+        self.barrier, self.dispatch, self.turnaround, self.rng = barrier, dispatch, turnaround, rng
+        self.rounds, self.on_batch = rounds, on_batch
+        self.batches = 0
+        self.gen = None
+
+    def process(self):
+        sim = self.sim
+        loop, queue, active, alloc, clients = sim.loop, sim.queue, sim.active, sim.alloc, sim.clients
+        push, heap, seq = heapq.heappush, loop._heap, loop._seq
+        verify, form, allocator, on_batch, rounds = self.verify, self.former.form, self.allocator, self.on_batch, self.rounds
+        static = getattr(allocator, "static", False)    # update() returns initial()'s mapping every round
+        turns = self.turnaround
+        verdicts = {i: c.rounds.verdict for i, c in clients.items()}
+        gens = {i: c.gen for i, c in clients.items()}
+        if self.barrier is not None:
+            yield float(self.barrier)
+        now_active = frozenset(active)
+        b = 0
+        while active and not sim.stopped:
+            if len(now_active) != len(active):           # clients only ever leave
+                now_active = frozenset(active)
+            batch = form(list(queue), loop.now, now_active) if queue else []
+            if not batch:
+                sim.idle.append(self.gen)
+                yield None
+                wake = self._dispatch()
+                if wake > 0:
+                    yield wake
+                continue
+            if len(batch) == len(queue):                 # a batch is a subset of the queue: all of it
+                queue.clear()
+            else:
+                chosen = {p.client for p in batch}       # one request in flight per client
+                queue[:] = [p for p in queue if p.client not in chosen]
+            start = loop.now
+            tv = verify(batch)
+            yield float(tv)
+            arrivals = [p.arrival for p in batch]
+            first, last = min(arrivals), max(arrivals)
+            outcomes = []
+            now = loop.now
+            for p in batch:
+                c = p.client
+                value, n, aps, delay = verdicts[c](p, b, start, now, tv, first, last)
+                if not static:
+                    outcomes.append(Outcome(c, p.n_draft, n, aps))
+                # the client resumes ``delay`` seconds from now: pushed directly, which orders as SimPy's
+                # succeed-then-timeout unless the server's next sleep ends at exactly that time (the only thing
+                # scheduled in between). Nothing else is scheduled while a batch is answered.
+                push(heap, (now + delay, NORMAL, next(seq), gens[c], value))
+            if not static:
+                alloc.update(allocator.update(outcomes))
+            if on_batch is not None:
+                on_batch(b, dict(alloc))
+            b += 1
+            self.batches = b
+            if rounds is not None and b >= rounds:
+                sim.stopped = True
+            if turns is not None:
+                turn = float(turns[0] if len(turns) == 1 else turns[self.rng.integers(len(turns))])
+                if turn > 0:
+                    yield turn
+
+
+    def _dispatch(self) -> float:
+        """Seconds from an arrival to the start of work after waiting: ``dispatch``, or one of its values drawn."""
+        d = self.dispatch
+        if np.ndim(d) == 0:
+            return float(d)
+        return float(d[0] if len(d) == 1 else d[self.rng.integers(len(d))])
+
+
+def turnarounds(turnaround) -> np.ndarray:
+    """``turnaround`` as a non-empty array of seconds (none measured: one of 0 s)."""
+    turns = np.atleast_1d(np.asarray(turnaround, float))
+    return turns if len(turns) else np.zeros(1)

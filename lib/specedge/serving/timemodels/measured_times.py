@@ -1,0 +1,194 @@
+"""Time models of the real serving system fitted on some of its runs and drawn with their measured spread.
+
+The stochastic twin of a real run (``serving.analysis.validation``) models what the replay takes from the run itself. Here
+each model is fitted on *other* runs (``fit``: the runs of the same setting and number of clients N, so that the
+drafters share their core with as many others as in the judged run: the contention is in the data) and drawn per
+round, not taken at its median:
+
+- drafting: per client, e0 + e1 k for k draft passes (least squares over the rounds after the first), times a
+  factor drawn from the fitted runs' measured time / fit (the spread: the drafters share one core, heavy-tailed);
+- the drafter process's CPU besides its drafting (``t_client_cpu - t_draft_cpu``: gRPC's threads, serialising the
+  request, taking the reply in, committing it), per client, values drawn from the fitted runs' measured ones (logs
+  without ``t_client_cpu``: none; ``with_client_cpu`` takes them from other runs);
+- the client's own time between rounds, the uplink and the reply's way back: per client, values drawn from the
+  fitted runs' measured ones;
+- verification: eq (19) (the caller's model) times a factor drawn from the fitted runs' measured pass / eq (19);
+- the server: its wake-up after waiting for a request (``log.dispatch_latency``) and its time between
+  back-to-back passes (``log.turnaround_latency``), drawn from the fitted runs' values.
+
+``Drawn`` holds them; ``times`` / ``server`` give the engine's ``Times`` and the server's draws of one seed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from ..interfaces import Times
+from ..log import dispatch_latency, real_rounds, turnaround_latency
+
+
+@dataclass(frozen=True)
+class ClientTimes:
+    """One client's fitted drafting line and the measured values its times are drawn from."""
+    e0: float
+    e1: float
+    factors: np.ndarray      # measured drafting time / (e0 + e1 k), rounds after the first
+    gaps: np.ndarray
+    up: np.ndarray
+    down: np.ndarray
+    cpu_e0: float = 0.0      # the same of the drafting's CPU time (``t_draft_cpu``): the work on the drafters' core
+    cpu_e1: float = 0.0
+    cpu_factors: np.ndarray = None
+    other_cpu: np.ndarray = None   # the process's CPU besides drafting per round (``t_client_cpu - t_draft_cpu``)
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """The fitted models of one setting and N (``fit``)."""
+    clients: tuple[ClientTimes, ...]
+    verify_factors: np.ndarray
+    dispatch: np.ndarray
+    turnaround: np.ndarray
+    runs: tuple
+
+
+def _line(k: np.ndarray, t: np.ndarray) -> tuple[float, float]:
+    if np.unique(k).size >= 2:
+        e1, e0 = np.polyfit(k.astype(float), t, 1)
+        if e1 > 0 and e0 >= 0:
+            return float(e0), float(e1)
+    return 0.0, float(np.median(t / k))   # one window size (or a negative intercept): per pass
+
+
+def fit(runs: dict, keys, passes, verify_model) -> Drawn:
+    """The models fitted on the real runs ``keys`` of ``runs`` (one setting, one N). ``passes(rounds, c)``: the
+    draft passes the twin charges for client c's real rounds (``validation.draft_passes``); ``verify_model``: eq
+    (19) as the twin uses it (its ``time`` of a batch's features), whose measured factors are drawn."""
+    from .estimator import features
+    from .runtime import log_batches
+    from ..log import parse_batch
+
+    keys = list(keys)
+    if not keys:
+        raise ValueError("keys: no real runs to fit the time models on")
+    per_client: dict[int, list[pd.DataFrame]] = {}
+    for k in keys:
+        for c, r in real_rounds(runs[k]).items():
+            per_client.setdefault(c, []).append(r.assign(k_passes=passes(r, c)))
+    clients = []
+    for c in sorted(per_client):
+        r = pd.concat(per_client[c], ignore_index=True)
+        later = r[(r["round"] > 0) & (r["k_passes"] > 0)]
+        k, t = later["k_passes"].to_numpy(int), later["t_draft"].to_numpy(float)
+        e0, e1 = _line(k, t) if len(later) else (0.0, 0.0)
+        pred = e0 + e1 * k
+        cpu = later["t_draft_cpu"].to_numpy(float) if "t_draft_cpu" in later else t
+        c0, c1 = _line(k, cpu) if len(later) else (0.0, 0.0)
+        cpred = c0 + c1 * k
+        other = r[r["round"] > 0]
+        other = ((other["t_client_cpu"] - other["t_draft_cpu"]).dropna().to_numpy(float)
+                 if {"t_client_cpu", "t_draft_cpu"} <= set(r.columns) else np.zeros(0))
+        clients.append(ClientTimes(e0, e1, t / np.where(pred > 0, pred, np.nan) if len(later) else np.ones(1),
+                                   r.loc[r["round"] > 0, "gap"].to_numpy(float), r["up"].to_numpy(float),
+                                   r["down"].to_numpy(float), c0, c1,
+                                   cpu / np.where(cpred > 0, cpred, np.nan) if len(later) else np.ones(1), other))
+    factors = []
+    for k in keys:
+        prof = log_batches(runs[k])
+        pred = np.array([verify_model.time(*features(parse_batch(b))) for b in prof["batch"]])
+        factors.append(prof["seconds"].to_numpy(float) / pred)
+    dl = np.concatenate([dispatch_latency(runs[k]) for k in keys])
+    ta = np.concatenate([turnaround_latency(runs[k]) for k in keys])
+    return Drawn(tuple(clients), np.concatenate(factors), dl if len(dl) else np.zeros(1),
+                 ta if len(ta) else np.zeros(1), tuple(keys))
+
+
+class _Draws:
+    """Values of one array drawn uniformly, 4096 indices at a time."""
+
+    def __init__(self, values: np.ndarray, rng: np.random.Generator):
+        values = np.asarray(values, float)
+        values = values[np.isfinite(values)]
+        self.values, self.rng, self.idx = (values.tolist() if len(values) else [0.0]), rng, iter(())
+
+    def __call__(self) -> float:
+        i = next(self.idx, None)
+        if i is None:
+            self.idx = iter(self.rng.integers(len(self.values), size=4096).tolist())
+            i = next(self.idx)
+        return self.values[i]
+
+
+def with_client_cpu(model: Drawn, source: Drawn) -> Drawn:
+    """``model`` with each client's CPU besides drafting (``other_cpu``) drawn from ``source`` instead: runs of the same
+    setting and N logged with ``t_client_cpu`` (another campaign's, where ``model``'s runs predate the column)."""
+    if len(source.clients) != len(model.clients):
+        raise ValueError(f"source: {len(source.clients)} clients, expected {len(model.clients)} (the same N)")
+    return replace(model, clients=tuple(replace(c, other_cpu=s.other_cpu) for c, s in zip(model.clients, source.clients)))
+
+
+def _median(values) -> float:
+    values = np.asarray(values, float)
+    values = values[np.isfinite(values)]
+    return float(np.median(values)) if len(values) else 0.0
+
+
+def split(alone: ClientTimes) -> tuple[float, float, float]:
+    """(share before the send, CPU before the send, CPU after the receive) of a drafter's CPU besides drafting, from
+    ``alone`` (runs of one client, whose core is its own: there a round's time between the reply and the next
+    drafting plus its uplink (gap + up) and the reply's way back (down) are that CPU plus the time on the wire): the
+    CPU is placed as those wall times are, median (gap + up) / median (gap + up + down) of it before the send, and its
+    median is what ``alone``'s gap, up and down already hold."""
+    pre, post = _median(alone.gaps) + _median(alone.up), _median(alone.down)
+    share = pre / (pre + post) if pre + post > 0 else 1.0
+    x = _median(alone.other_cpu) if alone.other_cpu is not None else 0.0
+    return share, share * x, (1 - share) * x
+
+
+def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone: Drawn | None = None) -> Times:
+    """The engine's ``Times`` drawn from ``model`` (client c of the twin's workload: the fitted runs' client c):
+    drafting (e0 + e1 k) x a measured factor + a measured gap, a measured uplink and reply, eq (19) ``verify``
+    x a measured factor. ``shared_core``: drafting is its CPU time's line x a measured factor, the work on the
+    drafters' one core (``interfaces.Times.shared_core``: their contention simulated, not drawn); then ``alone``, the
+    models of runs of one client (no contention: where the measured gap and reply times of ``model`` carry the
+    wait for the busy core), gives every client its gap (work on the core), uplink and reply. Where ``model`` has the
+    drafter process's CPU besides drafting (``other_cpu``), each round draws one value of it and charges it on the
+    core too, ``split``'s share before the send (request serialisation) and the rest once the reply is in (taking it
+    in and committing it, before the next drafting: ``interfaces.Times.post``); the gap, uplink and reply of ``alone`` then lose the part of
+    that CPU they hold (its median, placed alike), so that a client alone on its core takes as long as before."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 19]))
+    cs = model.clients
+    fac = [_Draws(c.cpu_factors if shared_core else c.factors, rng) for c in cs]
+    link = [alone.clients[0]] * len(cs) if (shared_core and alone is not None) else cs
+    gap = [_Draws(c.gaps, rng) for c in link]
+    up, down = [_Draws(c.up, rng) for c in link], [_Draws(c.down, rng) for c in link]
+    vf = _Draws(model.verify_factors, rng)
+    client_cpu = shared_core and any(c.other_cpu is not None and len(c.other_cpu) for c in cs)
+
+    def drafter(i):
+        c, f, g = cs[i], fac[i], gap[i]
+        e0, e1 = (c.cpu_e0, c.cpu_e1) if shared_core else (c.e0, c.e1)
+        return lambda k: ((e0 + e1 * k) * f() if k > 0 else 0.0) + g()
+
+    verify_time = lambda batch: float(verify(batch)) * vf()   # noqa: E731
+    if not client_cpu:
+        return Times([drafter(i) for i in range(len(cs))], verify_time,
+                     up=lambda c, s: up[c](), down=lambda c: down[c](), shared_core=shared_core)
+    share, held_pre, held_post = split(link[0])
+    other = [_Draws(c.other_cpu, rng) for c in cs]
+    after = [0.0] * len(cs)       # this round's CPU once the reply is in, drawn with its drafting
+
+    def working(i):
+        c, f, x = cs[i], fac[i], other[i]
+
+        def work(k: int) -> float:
+            v = x()
+            after[i] = (1 - share) * v
+            return ((c.cpu_e0 + c.cpu_e1 * k) * f() if k > 0 else 0.0) + share * v
+        return work
+
+    return Times([working(i) for i in range(len(cs))], verify_time,
+                 up=lambda c, s: max(gap[c]() + up[c]() - held_pre, 0.0),
+                 down=lambda c: max(down[c]() - held_post, 0.0), shared_core=True, post=lambda c: after[c])
