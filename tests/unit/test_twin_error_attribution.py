@@ -322,3 +322,22 @@ def test_the_reply_work_is_done_before_the_next_drafting_outside_the_round():
     assert busy["end"].max() > plain["end"].max() + 0.01 * (busy["round"].max())   # every round's reply work, waited out
     # a round's own time: drafting (shared) + verification; the reply work of the other client may share the core
     assert busy["t_round"].min() == pytest.approx(plain["t_round"].min(), rel=1e-9)
+
+
+def test_the_docs_quote_the_validated_twins_errors_as_committed():
+    """docs/twin-validation.md's table of the stochastic twin against the real runs quotes, for the committed runs, the
+    validated twin's worst |difference| at p50 (p90) of round time and goodput as ``serving.twin_error`` reads them from
+    the committed ``stochastic_vs_real.csv`` (a number typed there goes stale when the validation is measured again)."""
+    import re
+
+    from specedge import paths
+    from specedge.serving.analysis import twin_error as te
+
+    text = (paths.ROOT / "docs" / "twin-validation.md").read_text()
+    names = {"tran2025": "GOODSPEED's", "li2026": "WISP's"}
+    for setting, name in names.items():
+        for metric, label in (("round_time_s", "round time"), ("goodput_tok_s", "per-client goodput")):
+            m = re.search(rf"^\| {re.escape(name)}, {label} \| [^|]*→ \**([\d.]+) \(([\d.]+)\)", text, re.M)
+            assert m, f"docs/twin-validation.md: no committed-runs row for {name} {label}"
+            quoted = [float(g) for g in m.groups()]
+            assert quoted == [round(te.stochastic_pct(metric, setting, quantile=q), 1) for q in ("p50", "p90")], (setting, metric)
