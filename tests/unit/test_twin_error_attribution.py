@@ -78,24 +78,27 @@ def test_outcome_caps_at_the_response_end_and_dispatches_on_the_rule():
     assert s == 3 and 0 <= n <= 3
 
 
+def _core_finishes(works, starts):
+    """Each job's finish time on one ``SharedCore`` (``works`` seconds of work arriving at ``starts``)."""
+    sim = Simulation(FixedS(16, max(len(works), 1)), len(works))
+    done = {}
+
+    def job(i):
+        yield float(starts[i])
+        sim.core.add(gens[i], works[i])
+        yield None
+        done[i] = sim.loop.now
+
+    gens = [job(i) for i in range(len(works))]
+    for g in gens:
+        sim.loop.process(g)
+    sim.loop.run()
+    return done
+
+
 def test_shared_core_is_processor_sharing():
     """Two drafters of equal work starting together both finish at twice the work; alone, at the work."""
-    def run(works, starts):
-        sim = Simulation(FixedS(4, len(works)), len(works))
-        done = {}
-
-        def job(i):
-            yield float(starts[i])
-            sim.core.add(gens[i], works[i])
-            yield None
-            done[i] = sim.loop.now
-
-        gens = [job(i) for i in range(len(works))]
-        for g in gens:
-            sim.loop.process(g)
-        sim.loop.run()
-        return done
-
+    run = _core_finishes
     assert run([1.0, 1.0], [0.0, 0.0]) == {0: pytest.approx(2.0), 1: pytest.approx(2.0)}
     assert run([1.0], [0.0]) == {0: pytest.approx(1.0)}
     # the second starts at 0.5: the first has 0.5 left, both share until it ends at 1.5; the second then alone
@@ -248,3 +251,93 @@ def test_the_walk_reproduces_the_real_drafters_rounds_on_their_own_prompts():
 
     assert match(PromptAcceptance(sv.TRACES, stop_rules=rules)) >= 0.98
     assert match(PromptAcceptance(stop_rules=rules)) < 0.9
+
+
+# --------------------------------------------------------------------------- the drafters' whole CPU on their core
+def test_shared_core_conserves_work():
+    """The core is busy exactly as long as the work charged on it: a busy period ends at its start plus the work of
+    every job in it, whatever their sizes and arrivals; an idle gap starts a new period; work 0 ends at once."""
+    works, starts = [1.0, 0.5, 0.25, 0.1, 0.0], [0.0, 0.2, 0.3, 5.0, 6.0]
+    done = _core_finishes(works, starts)
+    assert max(done[i] for i in range(3)) == pytest.approx(1.75)        # 0 + 1 + 0.5 + 0.25
+    assert done[3] == pytest.approx(5.1) and done[4] == pytest.approx(6.0)
+    # processor sharing: the shortest of the three finishes first, each no earlier than alone
+    assert done[2] < done[1] < done[0] and all(done[i] >= starts[i] + works[i] - 1e-12 for i in done)
+    # ties: three equal jobs at once end together, at three times the work
+    assert set(round(t, 12) for t in _core_finishes([0.3] * 3, [0.0] * 3).values()) == {0.9}
+    assert _core_finishes([], []) == {}
+
+
+def _model(other, n=1, gap=0.001, up=0.002, down=0.003):
+    c = measured_times.ClientTimes(0.0, 0.01, np.ones(1), np.array([gap]), np.array([up]), np.array([down]),
+                                   0.0, 0.005, np.ones(1), other)
+    return measured_times.Drawn((c,) * n, np.ones(1), np.zeros(1), np.zeros(1), ())
+
+
+def test_no_cpu_besides_drafting_leaves_a_client_alone_as_it_was():
+    """A client alone on its core whose CPU besides drafting is 0 takes as long per round as the shared-core twin
+    without that model (its gap then on the wire, not on the core: alone, the same)."""
+    wl = Workload("target-m", (ClientSpec("draft-xs", ("code",), 1, 12, gamma=2, draft_rule="fixed"),), capacity=2)
+    acc = PromptAcceptance(FRAME)
+    logs = []
+    for other in (None, np.zeros(3)):
+        t = measured_times.times(_model(other), lambda b: 0.004, shared_core=True, alone=_model(other))
+        assert (t.post is None) == (other is None)
+        logs.append(simulate(wl, FCFS(), FixedS(2, 1), t, acc, seed=1))
+    a, b = logs
+    assert len(a) == len(b) and a["tokens"].sum() == b["tokens"].sum()
+    np.testing.assert_allclose(a["t_round"], b["t_round"], rtol=1e-12)
+    np.testing.assert_allclose(a["start"], b["start"], rtol=1e-12)
+
+
+def test_cpu_besides_drafting_is_charged_on_the_core_split_as_the_alone_runs_wall_time():
+    """The alone runs' gap + up (0.003 s) and reply (0.003 s) place half of the CPU besides drafting before the send
+    and half once the reply is in; alone, a client's rounds then take as long as the wall times say (the CPU they hold
+    taken out of them), and with other drafters on the core the work is shared."""
+    alone = _model(np.array([0.002]))
+    share, pre, post = measured_times.split(alone.clients[0])
+    assert (share, pre, post) == (pytest.approx(0.5), pytest.approx(0.001), pytest.approx(0.001))
+    t = measured_times.times(_model(np.array([0.004])), lambda b: 0.004, shared_core=True, alone=alone)
+    assert t.draft[0](2) == pytest.approx(0.01 + 0.002)          # the line, then half of the drawn 4 ms
+    assert t.post(0) == pytest.approx(0.002)                     # the other half, drawn with it
+    assert t.up(0, 2) == pytest.approx(0.001 + 0.002 - 0.001) and t.down(0) == pytest.approx(0.003 - 0.001)
+    # a model without the column draws none: the shared core as it was
+    assert measured_times.times(_model(np.zeros(0)), lambda b: 0.004, shared_core=True, alone=alone).post is None
+    with pytest.raises(ValueError, match="clients"):
+        measured_times.with_client_cpu(_model(np.zeros(0), n=2), alone)
+    moved = measured_times.with_client_cpu(_model(np.zeros(0)), alone)
+    assert list(moved.clients[0].other_cpu) == [0.002] and moved.clients[0].e1 == 0.01
+
+
+def test_the_reply_work_is_done_before_the_next_drafting_outside_the_round():
+    """Work once the reply is in delays the client's next round (fewer rounds in the same time), not the round's own
+    time; and where drafters share the core it is shared too."""
+    wl = Workload("target-m", tuple(ClientSpec("draft-xs", ("code",), 1, 12, gamma=2, draft_rule="fixed")
+                                    for _ in range(2)), capacity=4)
+    acc = PromptAcceptance(FRAME)
+    base = dict(draft=[lambda k: 0.01 * k] * 2, verify=lambda b: 0.005, shared_core=True)
+    plain = simulate(wl, FCFS(), FixedS(4, 2), Times(**base), acc, seed=1)
+    busy = simulate(wl, FCFS(), FixedS(4, 2), Times(**base, post=lambda c: 0.01), acc, seed=1)
+    assert busy["tokens"].sum() == plain["tokens"].sum()
+    assert busy["end"].max() > plain["end"].max() + 0.01 * (busy["round"].max())   # every round's reply work, waited out
+    # a round's own time: drafting (shared) + verification; the reply work of the other client may share the core
+    assert busy["t_round"].min() == pytest.approx(plain["t_round"].min(), rel=1e-9)
+
+
+def test_the_docs_quote_the_validated_twins_errors_as_committed():
+    """docs/twin-validation.md's table of the stochastic twin against the real runs quotes, for the committed runs, the
+    validated twin's worst |difference| at p50 (p90) of round time and goodput as ``serving.analysis.twin_error`` reads them from
+    the committed ``stochastic_vs_real.csv`` (a number typed there goes stale when the validation is measured again)."""
+    import re
+
+    from specedge import paths
+    from specedge.serving.analysis import twin_error as te
+
+    text = (paths.ROOT / "docs" / "twin-validation.md").read_text()
+    names = {"tran2025": "GOODSPEED's", "li2026": "WISP's"}
+    for setting, name in names.items():
+        for metric, label in (("round_time_s", "round time"), ("goodput_tok_s", "per-client goodput")):
+            m = re.search(rf"^\| {re.escape(name)}, {label} \| [^|]*→ \**([\d.]+) \(([\d.]+)\)", text, re.M)
+            assert m, f"docs/twin-validation.md: no committed-runs row for {name} {label}"
+            quoted = [float(g) for g in m.groups()]
+            assert quoted == [round(te.stochastic_pct(metric, setting, quantile=q), 1) for q in ("p50", "p90")], (setting, metric)

@@ -21,10 +21,18 @@ def accept():
     return {p: sv.acceptances(p) for p in sv.SETUPS}
 
 
-def test_the_committed_repeats_are_every_run_measured_five_times(runs):
+def test_the_committed_repeats_are_every_run_measured_six_times(runs):
     counts = pd.Series([k[:3] for k in runs]).value_counts()
-    assert len(counts) == 16 and set(counts) == {5}
-    assert {k[3] for k in runs} == {0, 1, 2, 3, 4}
+    assert len(counts) == 16 and set(counts) == {6}
+    assert {k[3] for k in runs} == {0, 1, 2, 3, 4, 5}
+    # every repeat logs each drafter's whole CPU per round (all its threads), at least its drafting's; repeat 0 does not
+    for k, log in runs.items():
+        if k[3] == 0:
+            assert "t_client_cpu" not in log
+            continue
+        r = log[log["event"] == ""]
+        assert r["t_client_cpu"].notna().all(), k
+        assert (r["t_client_cpu"] >= r["t_draft_cpu"] - 1e-6).all(), k
     # the repeats' campaign is fitted apart from repeat 0's
     assert set(sv.campaign(runs, ("li2026", "WISP", 8, 2))) == {k for k in runs if k[3] > 0}
 
@@ -51,6 +59,17 @@ def test_held_out_models_are_fitted_on_the_other_repeats(runs, accept):
     c = ctx.drawn.clients[0]
     assert c.e1 > 0 and c.cpu_e1 > 0 and np.nanmedian(c.factors) == pytest.approx(1.0, abs=0.15)
     assert np.nanmedian(ctx.drawn.verify_factors) == pytest.approx(1.0, abs=0.25)
+    # the drafter CPU besides drafting: the other repeats' own, 0.4-1.2 ms per round at the median on this host
+    assert 4e-4 < np.median(c.other_cpu) < 1.2e-3 and (c.other_cpu >= -1e-6).all()
+    # repeat 0 predates the column: its twin draws that CPU from the repeats' runs of its setting and N (another
+    # campaign, every one held out), its other time models still from its own campaign
+    key0 = ("tran2025", "Fixed-S", 2, 0)
+    ctx0 = sv.contexts(runs, "tran2025", *accept["tran2025"], keys=[key0])[key0]
+    assert ctx0.drawn.runs == (("tran2025", "GOODSPEED", 2, 0),)
+    mine = np.concatenate([(lambda r: (r["t_client_cpu"] - r["t_draft_cpu"])[r["round"] > 0])(
+        runs[k][(runs[k]["event"] == "") & (runs[k]["client"] == 0)]).to_numpy() for k in runs
+        if k[0] == "tran2025" and k[2] == 2 and k[3] > 0])
+    assert sorted(ctx0.drawn.clients[0].other_cpu) == pytest.approx(sorted(mine))
     with pytest.raises(ValueError, match="keys"):
         measured_times.fit(runs, [], None, None)
 
@@ -61,8 +80,8 @@ def test_sections_write_the_tables_and_the_checks(runs, accept, tmp_path):
     assert set(summ.component) == set(ta.COMPONENTS) and set(summ.runs) == {4}   # N 1-2, both policies, repeat 0
     table, sp = sv.stochastic_section("li2026", tmp_path, trace, prompt, scale="ci", seeds=1)
     assert (tmp_path / "stochastic_vs_real.csv").exists() and (tmp_path / "real_run_spread.csv").exists()
-    assert set(table.repeat) == {0, 1, 2, 3, 4} and set(table.n_clients) == {1, 2}
-    assert set(sp.repeats) == {4} and (sp.spread_pct >= 0).all()          # the quiet repeats 1-4
+    assert set(table.repeat) == {0, 1, 2, 3, 4, 5} and set(table.n_clients) == {1, 2}
+    assert set(sp.repeats) == {5} and (sp.spread_pct >= 0).all()          # the quiet repeats 1-5
     cmp = compare.Comparison("li2026_serving")
     sv.add_stochastic_rows(cmp, table, sp, sv.floor_s(runs), "WISP and FCFS", seeds=1)
     checks = cmp.checks_frame()

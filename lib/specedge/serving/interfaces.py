@@ -91,7 +91,9 @@ class Times:
     batched verification; ``up(c, s)`` / ``down(c)``: the request and the reply on the link (the
     client's wait: latency + transmission); ``send(c)``: the server's own time putting the reply on
     the link (the log's ``t_send``, what the real server measures; ``None``: ``down(c)``); ``shared_core``: ``draft[c](k)`` is CPU work on one core every
-    drafter shares (``processes.SharedCore``: processor sharing), not seconds of a device of its own."""
+    drafter shares (``processes.SharedCore``: processor sharing), not seconds of a device of its own; then ``post(c)``
+    (``None``: none) is client c's CPU work on that core once its reply is in (taking it in, committing it), done
+    before its next drafting and outside the round's time, drawn with the round's ``draft[c]``."""
     draft: Sequence[Callable[[int], float]]
     verify: Callable[[Sequence[Pending]], float]
     up: Callable[[int, int], float] = lambda c, s: 0.0
@@ -100,6 +102,7 @@ class Times:
     bytes_down: int = 50
     send: Callable[[int], float] | None = None
     shared_core: bool = False
+    post: Callable[[int], float] | None = None
 
 
 REPLY_BYTES = 50   # a VerifyReply (accepted, token, bonus, next S, batch, 5 doubles): the twin's default

@@ -117,7 +117,7 @@ def measure_repeats(repeats: int, scale: str = "full", seed: int = 0, sizes=SIZE
 def load_repeats(path=REPEATS, base=REAL_RUNS) -> dict[tuple[str, str, int, int], pd.DataFrame]:
     """Every committed run by (paper, policy, N, repeat): ``REAL_RUNS`` as repeat 0, then ``REPEATS``'s."""
     runs = {(*k, 0): g for k, g in load_real_runs(base).items()}
-    df = real_logs.read(path, "python -m specedge.experiments.serving_validation.runs measure --repeats 4")
+    df = real_logs.read(path, "python -m specedge.experiments.serving_validation.runs measure --repeats 5")
     for r, g in df.groupby("repeat", sort=True):
         runs.update({(*k, int(r)): v for k, v in _validation.by_run(g).items()})
     return runs
@@ -171,6 +171,8 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0) ->
         drawn = measured_times.fit(runs, held_out(runs, key), passes, verify)
         alone_keys = [k for k in runs if k[0] == paper and k[2] == 1 and k != key]
         alone = measured_times.fit(runs, alone_keys, passes, verify) if alone_keys else None
+        drawn = _client_cpu(drawn, everything, paper, n, passes, verify)
+        alone = _client_cpu(alone, everything, paper, 1, passes, verify) if alone is not None else None
         others = [k for k in runs if k != key]
 
         def stochastic(kind, s, real=runs[key], pol=pol, n=n, wl=twin_wl, verify=verify, drawn=drawn, alone=alone):
@@ -187,6 +189,19 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0) ->
             drawn=drawn, trace=trace, prompt=prompt, passes=passes,
             fitted_rounds=(lambda rounds, which, wl=wl: modelled_rounds(rounds, wl, which)), stochastic=stochastic)
     return out
+
+
+def _client_cpu(drawn, runs: dict, paper: str, n: int, passes, verify):
+    """``drawn`` (``measured_times.fit``) as it is where its runs logged the drafters' whole CPU (``t_client_cpu``);
+    where they did not (repeat 0's campaign), with the drafter CPU besides drafting of the runs of ``paper`` with ``n``
+    clients that did (``measured_times.with_client_cpu``: the repeats' campaign, every one of them held out from the
+    judged run); unchanged where none did."""
+    from ...serving.timemodels import measured_times
+
+    if any(c.other_cpu is not None and len(c.other_cpu) for c in drawn.clients):
+        return drawn
+    keys = [k for k, v in runs.items() if k[0] == paper and k[2] == n and "t_client_cpu" in v]
+    return measured_times.with_client_cpu(drawn, measured_times.fit(runs, keys, passes, verify)) if keys else drawn
 
 
 def trace_pairs(sizes=SIZES, scale: str = "full", seed: int = 0) -> dict[tuple[str, str], int]:
@@ -324,10 +339,10 @@ def attribution_section(paper: str, out, trace, prompt, scale: str = "full", see
     returns (per-run table, summary)."""
     from ...serving.analysis import twin_attribution as ta
 
-    runs = {(*k, 0): g for k, g in load_real_runs().items()}   # the committed runs the twin was validated on
-    keys = [k for k in runs if k[0] == paper and (scale == "full" or k[2] <= 2)]
+    runs = _all_runs()      # the committed runs (repeat 0) are judged; the repeats give their drafters' whole CPU
+    keys = [k for k in runs if k[0] == paper and k[3] == 0 and (scale == "full" or k[2] <= 2)]
     table = ta.attribution(contexts(runs, paper, trace, prompt, keys), seeds=range(seeds))
-    summ = ta.summary(table, floor_s(runs))
+    summ = ta.summary(table, floor_s({k: v for k, v in runs.items() if k[3] == 0}))
     _plotting().save(ta.figure(summ).figure, summ, out, "twin_error_attribution")
     return table, summ
 

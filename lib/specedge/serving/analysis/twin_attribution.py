@@ -45,7 +45,8 @@ COMPONENTS = {
     "stochastic twin (domain i.i.d., this run's medians)": "the stochastic twin as it was: trace draws, this run's fit",
     "stochastic twin (prompt and position, held-out drawn times)": "PromptAcceptance, every time held-out and drawn",
     "stochastic twin (prompt and position, held-out, shared drafter core)":
-        "PromptAcceptance, drafting as held-out CPU work on the drafters' shared core, other times held-out and drawn",
+        "PromptAcceptance, drafting and the drafter processes' other CPU as held-out work on the drafters' shared core, "
+        "other times held-out and drawn",
 }
 
 

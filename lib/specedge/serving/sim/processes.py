@@ -7,7 +7,9 @@ processes on ``engine.EventLoop``; they differ only in where a client's rounds c
 
 A client's ``rounds`` object gives its rounds as a generator, ``feed()``, that the client process drives: it
 yields the client's own seconds before a round (only where ``gaps`` is true: the replay's time between rounds),
-then the round's drafting + uplink seconds; it is sent the time the request reaches the server and yields the
+then the round's drafting + uplink seconds (or, on the drafters' shared core, ``SharedCore``: (CPU work before the
+send, uplink seconds, CPU work once the reply is in, done before the next round drafts: a real round ends when its
+reply is in, the drafter commits it after)); it is sent the time the request reaches the server and yields the
 ``Pending`` request; it is sent (the verdict, the round's seconds) once the reply is in the client's hands and
 goes on to the next round, or yields None when the client's stream ended. The server asks the client's
 ``verdict(p, b, start, end, tv, first, last)`` for its answer to a verified request (the value the client is
@@ -128,15 +130,20 @@ class Client:
         feed = rounds.feed()
         send = feed.send
         out = next(feed)                         # the first round's first sleep
+        post = 0.0                               # the shared core's work once the last reply was in
         while not sim.stopped:
             if gaps:
                 yield out                        # the client's own time before the round
                 out = next(feed)
             t0 = loop.now
-            if type(out) is tuple:               # (drafting work on the drafters' shared core, then the uplink)
+            if type(out) is tuple:               # (work on the drafters' shared core, the uplink, work once the reply is in)
+                if post > 0:                     # the last reply taken in and committed, before this round drafts
+                    sim.core.add(self.gen, post)
+                    yield None
+                    t0 = loop.now
                 sim.core.add(self.gen, out[0])
                 yield None
-                out = out[1]
+                out, post = out[1], out[2]
             yield out                            # drafting, then the uplink
             queue.append(send(loop.now))         # the request, as the server receives it
             if idle:

@@ -423,6 +423,7 @@ class ModelledRounds:
         draft_time, up, down, bytes_up = times.draft[i], times.up, times.down, times.bytes_up
         send = down if times.send is None else times.send
         shared = times.shared_core
+        post = times.post if shared and times.post is not None else (lambda c: 0.0)
         cache, kv = self.workload.cache, self.workload.kv_bytes_per_token
         a_c, speed = self.slo
         inf = math.inf
@@ -470,8 +471,9 @@ class ModelledRounds:
                                             lambda k, d=domain: acceptance.draw(rng, draft, d, temperature, k))
             td = draft_time(s + 1 if judged else s)
             tu = up(i, s)
-            # drafting, then the uplink: the request arrives (drafting as work on the drafters' shared core)
-            now = yield ((float(td), float(tu)) if shared else float(td + tu))
+            # drafting, then the uplink: the request arrives (drafting as work on the drafters' shared core, with the
+            # work once the reply is in)
+            now = yield ((float(td), float(tu), float(post(i))) if shared else float(td + tu))
             unseen = prompt_tokens if made == 0 else 1    # the prompt, or last round's correction
             if cache:
                 n_new, n_cached = unseen + s, ctx

@@ -7,6 +7,9 @@ round, not taken at its median:
 
 - drafting: per client, e0 + e1 k for k draft passes (least squares over the rounds after the first), times a
   factor drawn from the fitted runs' measured time / fit (the spread: the drafters share one core, heavy-tailed);
+- the drafter process's CPU besides its drafting (``t_client_cpu - t_draft_cpu``: gRPC's threads, serialising the
+  request, taking the reply in, committing it), per client, values drawn from the fitted runs' measured ones (logs
+  without ``t_client_cpu``: none; ``with_client_cpu`` takes them from other runs);
 - the client's own time between rounds, the uplink and the reply's way back: per client, values drawn from the
   fitted runs' measured ones;
 - verification: eq (19) (the caller's model) times a factor drawn from the fitted runs' measured pass / eq (19);
@@ -17,7 +20,7 @@ round, not taken at its median:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -38,6 +41,7 @@ class ClientTimes:
     cpu_e0: float = 0.0      # the same of the drafting's CPU time (``t_draft_cpu``): the work on the drafters' core
     cpu_e1: float = 0.0
     cpu_factors: np.ndarray = None
+    other_cpu: np.ndarray = None   # the process's CPU besides drafting per round (``t_client_cpu - t_draft_cpu``)
 
 
 @dataclass(frozen=True)
@@ -83,10 +87,13 @@ def fit(runs: dict, keys, passes, verify_model) -> Drawn:
         cpu = later["t_draft_cpu"].to_numpy(float) if "t_draft_cpu" in later else t
         c0, c1 = _line(k, cpu) if len(later) else (0.0, 0.0)
         cpred = c0 + c1 * k
+        other = r[r["round"] > 0]
+        other = ((other["t_client_cpu"] - other["t_draft_cpu"]).dropna().to_numpy(float)
+                 if {"t_client_cpu", "t_draft_cpu"} <= set(r.columns) else np.zeros(0))
         clients.append(ClientTimes(e0, e1, t / np.where(pred > 0, pred, np.nan) if len(later) else np.ones(1),
                                    r.loc[r["round"] > 0, "gap"].to_numpy(float), r["up"].to_numpy(float),
                                    r["down"].to_numpy(float), c0, c1,
-                                   cpu / np.where(cpred > 0, cpred, np.nan) if len(later) else np.ones(1)))
+                                   cpu / np.where(cpred > 0, cpred, np.nan) if len(later) else np.ones(1), other))
     factors = []
     for k in keys:
         prof = log_batches(runs[k])
@@ -114,13 +121,43 @@ class _Draws:
         return self.values[i]
 
 
+def with_client_cpu(model: Drawn, source: Drawn) -> Drawn:
+    """``model`` with each client's CPU besides drafting (``other_cpu``) drawn from ``source`` instead: runs of the same
+    setting and N logged with ``t_client_cpu`` (another campaign's, where ``model``'s runs predate the column)."""
+    if len(source.clients) != len(model.clients):
+        raise ValueError(f"source: {len(source.clients)} clients, expected {len(model.clients)} (the same N)")
+    return replace(model, clients=tuple(replace(c, other_cpu=s.other_cpu) for c, s in zip(model.clients, source.clients)))
+
+
+def _median(values) -> float:
+    values = np.asarray(values, float)
+    values = values[np.isfinite(values)]
+    return float(np.median(values)) if len(values) else 0.0
+
+
+def split(alone: ClientTimes) -> tuple[float, float, float]:
+    """(share before the send, CPU before the send, CPU after the receive) of a drafter's CPU besides drafting, from
+    ``alone`` (runs of one client, whose core is its own: there a round's time between the reply and the next
+    drafting plus its uplink (gap + up) and the reply's way back (down) are that CPU plus the time on the wire): the
+    CPU is placed as those wall times are, median (gap + up) / median (gap + up + down) of it before the send, and its
+    median is what ``alone``'s gap, up and down already hold."""
+    pre, post = _median(alone.gaps) + _median(alone.up), _median(alone.down)
+    share = pre / (pre + post) if pre + post > 0 else 1.0
+    x = _median(alone.other_cpu) if alone.other_cpu is not None else 0.0
+    return share, share * x, (1 - share) * x
+
+
 def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone: Drawn | None = None) -> Times:
     """The engine's ``Times`` drawn from ``model`` (client c of the twin's workload: the fitted runs' client c):
     drafting (e0 + e1 k) x a measured factor + a measured gap, a measured uplink and reply, eq (19) ``verify``
     x a measured factor. ``shared_core``: drafting is its CPU time's line x a measured factor, the work on the
     drafters' one core (``interfaces.Times.shared_core``: their contention simulated, not drawn); then ``alone``, the
     models of runs of one client (no contention: where the measured gap and reply times of ``model`` carry the
-    wait for the busy core), gives every client its gap (work on the core), uplink and reply."""
+    wait for the busy core), gives every client its gap (work on the core), uplink and reply. Where ``model`` has the
+    drafter process's CPU besides drafting (``other_cpu``), each round draws one value of it and charges it on the
+    core too, ``split``'s share before the send (request serialisation) and the rest once the reply is in (taking it
+    in and committing it, before the next drafting: ``interfaces.Times.post``); the gap, uplink and reply of ``alone`` then lose the part of
+    that CPU they hold (its median, placed alike), so that a client alone on its core takes as long as before."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, 19]))
     cs = model.clients
     fac = [_Draws(c.cpu_factors if shared_core else c.factors, rng) for c in cs]
@@ -128,11 +165,30 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     gap = [_Draws(c.gaps, rng) for c in link]
     up, down = [_Draws(c.up, rng) for c in link], [_Draws(c.down, rng) for c in link]
     vf = _Draws(model.verify_factors, rng)
+    client_cpu = shared_core and any(c.other_cpu is not None and len(c.other_cpu) for c in cs)
 
     def drafter(i):
         c, f, g = cs[i], fac[i], gap[i]
         e0, e1 = (c.cpu_e0, c.cpu_e1) if shared_core else (c.e0, c.e1)
         return lambda k: ((e0 + e1 * k) * f() if k > 0 else 0.0) + g()
 
-    return Times([drafter(i) for i in range(len(cs))], lambda batch: float(verify(batch)) * vf(),
-                 up=lambda c, s: up[c](), down=lambda c: down[c](), shared_core=shared_core)
+    verify_time = lambda batch: float(verify(batch)) * vf()   # noqa: E731
+    if not client_cpu:
+        return Times([drafter(i) for i in range(len(cs))], verify_time,
+                     up=lambda c, s: up[c](), down=lambda c: down[c](), shared_core=shared_core)
+    share, held_pre, held_post = split(link[0])
+    other = [_Draws(c.other_cpu, rng) for c in cs]
+    after = [0.0] * len(cs)       # this round's CPU once the reply is in, drawn with its drafting
+
+    def working(i):
+        c, f, x = cs[i], fac[i], other[i]
+
+        def work(k: int) -> float:
+            v = x()
+            after[i] = (1 - share) * v
+            return ((c.cpu_e0 + c.cpu_e1 * k) * f() if k > 0 else 0.0) + share * v
+        return work
+
+    return Times([working(i) for i in range(len(cs))], verify_time,
+                 up=lambda c, s: max(gap[c]() + up[c]() - held_pre, 0.0),
+                 down=lambda c: max(down[c]() - held_post, 0.0), shared_core=True, post=lambda c: after[c])
