@@ -152,7 +152,7 @@ def test_realpair_costs_are_its_ar_runs_on_this_cpu():
 
 def test_costs_name_the_measuring_command_for_a_pair_the_profile_lacks():
     prof = hardware.load_profile("zheng2025_paper")
-    with pytest.raises(KeyError, match="zheng2025_measure measure --models nope,target-m"):
+    with pytest.raises(KeyError, match=r"zheng2025\.measure measure --models nope,target-m"):
         figs.load_costs(prof, "zoo_cpu", "nope", "target-m")
     costs = figs.load_costs(prof, "zoo_cpu", "draft-xs", "target-m")
     assert costs.paper(32000) == pytest.approx(0.30) and costs.t_slm < costs.t_llm
