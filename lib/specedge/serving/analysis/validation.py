@@ -137,7 +137,7 @@ def draft_passes(rounds: pd.DataFrame, spec) -> np.ndarray:
     S, plus one where the client's stop rule ended the round before its window (the pass whose logits the
     rule judged; a round that the response's end capped below the window counts as one the rule ended,
     the rare exception), 0 where it drafted nothing."""
-    passes = controller_passes(rounds["S"].to_numpy(int), spec.gamma, exclusive=spec.draft_rule.startswith("predictor:"))
+    passes = controller_passes(rounds["S"].to_numpy(int), spec.gamma, exclusive=spec.draft_rule.stops)
     return np.where(rounds["t_draft"].to_numpy(float) > 0, passes, 0)
 
 
