@@ -92,7 +92,8 @@ def test_one_allocator_object_drives_an_fcfs_run_and_the_twin(target):
     """The policy objects are plain: the very same instance runs in the real server and in the twin."""
     from specedge.serving.policies.allocation import GoodspeedAllocator
     from specedge.serving.timemodels.runtime import AffineTokens
-    from specedge.serving.sim.twin import IIDAcceptance, Times, simulate
+    from specedge.serving.interfaces import Times
+    from specedge.serving.sim.twin import IIDAcceptance, simulate
 
     alloc, former = GoodspeedAllocator(6), FCFS()
     wl = Workload("target-m", (ClientSpec("draft-xs", ("code",), 1, 8), ClientSpec("draft-s", ("sql",), 1, 8)), capacity=6)

@@ -7,7 +7,8 @@ from specedge import sampling
 from specedge.serving.policies.allocation import FixedS, GoodspeedAllocator
 from specedge.serving.policies.batching import SyncRounds
 from specedge.serving.timemodels.runtime import AffineTokens
-from specedge.serving.sim.twin import IIDAcceptance, Times, TraceAcceptance, simulate
+from specedge.serving.interfaces import Times
+from specedge.serving.sim.twin import IIDAcceptance, TraceAcceptance, simulate
 from specedge.serving.workload import ClientSpec, Workload
 
 

@@ -38,7 +38,8 @@ from ...serving.timemodels import time_models
 from ...serving.real.codec import PAYLOADS, payload_bytes  # noqa: F401  (payload_bytes: the arena's name)
 from ...serving.timemodels.estimator import Estimator
 from ...serving.scenario import Scenario
-from ...serving.sim.twin import Times, simulate
+from ...serving.interfaces import Times
+from ...serving.sim.twin import simulate
 from ...serving.workload import Workload
 
 DRAFTS = ("fixed", "goodspeed", "goodspeed-slo", "wisp-stop", "as2")

@@ -38,7 +38,8 @@ from ..log import verified
 from ..log import NEEDED, dispatch_latency, real_rounds, turnaround_latency
 from ..sim.replay import MeasuredPasses, mismatches, replay
 from ..real.run import PROMPT_TOKENS, run_real
-from ..sim.twin import Times, simulate
+from ..interfaces import Times
+from ..sim.twin import simulate
 from ..log import parse_batch
 
 

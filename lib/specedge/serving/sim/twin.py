@@ -30,9 +30,8 @@ import pandas as pd
 
 from ... import paths
 from .. import slo
-from ..interfaces import Times  # noqa: F401  (Times, gc_paused: the twin's own names)
-from .engine import gc_paused  # noqa: F401  (Times, gc_paused: the twin's own names)
-from ..interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Pending
+from ..interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Pending, Times
+from .engine import gc_paused
 from .processes import Server, Simulation, turnarounds
 from .uniform_ints import Ints
 from ..workload import Workload
