@@ -132,11 +132,11 @@ def twins(real: pd.DataFrame, key, others: dict, acceptance, scn: arena.Scenario
     p = point(arena.from_label(label), n, scn, float(real["bandwidth_bps"].iloc[0]), seed)
     p = dataclasses.replace(p, scenario=dataclasses.replace(scn, rtt_s=float(real["rtt_s"].iloc[0])))
     wl, runs = workload(p), {**others, key: real}
-    verify, d, t = sv.verify_model(runs, key, seed), sv.dispatch(runs, key), sv.turnaround(runs, key)
+    verify, d, t = validation.verify_model(runs, key, seed), validation.dispatch(runs, key), validation.turnaround(runs, key)
     link = arena.times(p, verify)
     return {"replay": replay(real, wl, *policies(p, wl), verify, label=label, dispatch=d, turnaround=t, seed=seed),
-            MEASURED: sv.replay_measured(real, wl, *policies(p, wl), label, d, t, seed)[0],
-            "stochastic": sv.stochastic_twin(real, wl, *policies(p, wl), verify, acceptance, label=label, seed=seed,
+            MEASURED: validation.replay_measured(real, wl, *policies(p, wl), label, d, t, seed)[0],
+            "stochastic": validation.stochastic_twin(real, wl, *policies(p, wl), verify, acceptance, label=label, seed=seed,
                                              up=link.up, down=link.down)}
 
 
@@ -177,7 +177,7 @@ def compare(runs: dict | None = None, acceptance=None, seed: int = 0, sizes=SIZE
     judged against the twin's validated error (``judge``)."""
     runs = load_runs() if runs is None else runs
     predicted = predictions(runs, acceptance, seed, sizes) if predicted is None else predicted
-    t = pd.concat([sv.compare({key: (runs[key], log)}).assign(twin_mode=mode)
+    t = pd.concat([validation.compare({key: (runs[key], log)}).assign(twin_mode=mode)
                    for key, logs in predicted.items() for mode, log in logs.items()], ignore_index=True)
     t = t[(t["quantile"] == "p50") & t["metric"].isin(list(METRICS))].rename(columns={"policy": "combination"})
     t = t.drop(columns=["paper", "quantile"]).reset_index(drop=True)
@@ -201,9 +201,9 @@ def mechanisms(runs: dict, predicted: dict) -> pd.DataFrame:
                          round_p90_ms_real=1e3 * real["t_round"].quantile(0.9), round_p90_ms_twin=1e3 * st["t_round"].quantile(0.9),
                          up_ms_real=1e3 * real["up"].median(),
                          up_ms_link=1e3 * (real["rtt_s"] / 2 + 8 * real["bytes_up"] / real["bandwidth_bps"]).median(),
-                         per_pass_real=sv.per_pass(real), per_pass_replay=sv.per_pass(logs["replay"]),
-                         per_pass_twin=sv.per_pass(st), replay_mismatched=mismatches(logs["replay"])[0]))
-    m = sv.mechanisms({**sv.load_real_runs(), **runs}, keys=list(predicted)).rename(columns={"policy": "combination"})
+                         per_pass_real=validation.per_pass(real), per_pass_replay=validation.per_pass(logs["replay"]),
+                         per_pass_twin=validation.per_pass(st), replay_mismatched=mismatches(logs["replay"])[0]))
+    m = validation.mechanisms({**sv.load_real_runs(), **runs}, keys=list(predicted)).rename(columns={"policy": "combination"})
     cols = ["pass_vs_eq19_other_runs", "verifier_core_share", "drafter_core_share", "load_1min"]
     return pd.DataFrame(rows).merge(m[["combination", "n_clients", *cols]], on=["combination", "n_clients"], how="left",
                                     validate="1:1")

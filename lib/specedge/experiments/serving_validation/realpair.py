@@ -108,13 +108,13 @@ REPLAYS = ("measured passes", "eq (19) fitted on the other run")
 def serve_replay(seed: int = 0, name: str = "serving_runs") -> pd.DataFrame:
     """The committed real-pair serving runs ``name`` (``runs``) against two replays, p50/p90/p99 per metric
     (``serving_validation.compare``), judged at the validation's 5 % / 10 % (``within``), column ``verify``:
-    ``REPLAYS[0]`` takes each pass's measured time (``serving_validation.replay_measured``; with the runs' own
+    ``REPLAYS[0]`` takes each pass's measured time (``validation.replay_measured``; with the runs' own
     rounds, only the queueing delay is modelled: bookkeeping); ``REPLAYS[1]`` predicts every pass with eq (19)
     fitted on the other runs' passes (``runtime.fit_log_batches``), as the zoo's validation does."""
     from ...serving.log import dispatch_latency, turnaround_latency
     from ...serving.sim.replay import replay
     from ...serving.timemodels.runtime import fit_log_batches, log_batches
-    from . import runs as sv
+    from ...serving.analysis import validation
 
     logs = runs(name)
     tables = []
@@ -127,12 +127,12 @@ def serve_replay(seed: int = 0, name: str = "serving_runs") -> pd.DataFrame:
             args = (log, serve_workload(n, tokens, cap, seed), policies.former("sync"), policies.allocator(pol, capacity=cap, clients=n, seed=seed))
             d, t = float(np.median(dispatch_latency(log))), turnaround_latency(log)
             if verify == REPLAYS[0]:
-                twin, _ = sv.replay_measured(*args, pol, d, t, seed)
+                twin, _ = validation.replay_measured(*args, pol, d, t, seed)
             else:
                 other = pd.concat([log_batches(g) for k, g in logs.items() if k != key], ignore_index=True)
                 twin = replay(*args, fit_log_batches(other, seed), label=pol, dispatch=d, turnaround=t, seed=seed)
             pairs[key] = (log, twin)
-        tables.append(sv.judge(sv.compare(pairs), sv.floor_s({k: v[0] for k, v in pairs.items()})).assign(verify=verify))
+        tables.append(validation.judge(validation.compare(pairs), validation.floor_s({k: v[0] for k, v in pairs.items()})).assign(verify=verify))
     return pd.concat(tables, ignore_index=True)
 
 

@@ -24,10 +24,8 @@ from ... import paths
 from ...serving import policies as named, scenario
 from ...serving.real import real_logs
 from ...serving.analysis import twin_error
-from ...serving.analysis.validation import (METRICS, QUANTILES, TOLERANCE, VERIFY, Setup, compare, dispatch,  # noqa: F401
-                                            draft_passes, drafting_time, figure, fit_times, floor_s, judge, mechanisms,
-                                            metric_values, modelled_rounds, notes, per_pass, replay_measured,
-                                            stochastic_note, stochastic_twin, turnaround, verify_model, worst)
+from ...serving.analysis.validation import (METRICS, TOLERANCE, VERIFY, Setup, dispatch, draft_passes, floor_s,
+                                            metric_values, modelled_rounds, stochastic_twin, turnaround, verify_model)
 from ...serving.analysis import validation as _validation
 from ...serving.scenario import Fleet
 from ...serving.workload import Workload
@@ -41,7 +39,6 @@ REAL_RUNS = paths.DATA / "serving_validation" / "real_runs.csv"
 REPEATS = REAL_RUNS.with_name("real_runs_repeats.csv")   # the same runs measured again (``measure_repeats``)
 TRACES = REAL_RUNS.with_name("serving_traces.csv.gz")    # the real runs' prompts as their drafters see them (``traces``)
 POLICIES = {name: tuple(p for p, _ in st.policies) for name, st in SCENARIO.setups}
-time_models = fit_times      # the name the paper drivers call
 
 
 def _tran2025_workload(n: int, scale: str = "full", seed: int = 0) -> Workload:
