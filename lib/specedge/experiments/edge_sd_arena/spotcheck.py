@@ -31,6 +31,7 @@ from ...serving.timemodels.estimator import Estimator
 from ...serving.log import verified
 from ...serving.sim.replay import mismatches, replay
 from ...serving.real.run import PROMPT_TOKENS, run_real
+from ...serving.scenario import Scenario
 from ...serving.workload import Workload
 from . import runs as arena
 from ..serving_validation import runs as sv
@@ -51,7 +52,7 @@ MEASURED = "replay, measured passes"
 
 
 @lru_cache(maxsize=None)
-def scenario(seed: int = 0) -> arena.Scenario:
+def scenario(seed: int = 0) -> Scenario:
     """The arena scenario with this machine's server: WISP's former decides with eq (19) fitted on the zoo
     target's profile (``li2026_real.fitted``, its guard time δ), no memory bound (as the validation runs),
     the zoo's vocabulary for the payload's bytes."""
@@ -61,7 +62,7 @@ def scenario(seed: int = 0) -> arena.Scenario:
                                memory_gb=1e3, delta_s=float(fit.delta), noise=0.0, vocab_size=vocab)
 
 
-def point(combo: arena.Combination, n: int, scn: arena.Scenario, bandwidth: float = BANDWIDTH, seed: int = 0) -> arena.Point:
+def point(combo: arena.Combination, n: int, scn: Scenario, bandwidth: float = BANDWIDTH, seed: int = 0) -> arena.Point:
     if combo.system != "edge" or combo.draft not in ("fixed", "goodspeed", "wisp-stop"):
         raise ValueError(f"combo: the spot check runs edge combinations with draft fixed, goodspeed or wisp-stop "
                          f"(AS² needs the devices' speeds before the run), got {combo.label!r}")
@@ -123,7 +124,7 @@ def load_runs(path=REAL_RUNS) -> dict[tuple[str, str, int], pd.DataFrame]:
             for (p, pol, n), g in df.groupby(["paper", "policy", "n_clients"], sort=False)}
 
 
-def twins(real: pd.DataFrame, key, others: dict, acceptance, scn: arena.Scenario, seed: int = 0) -> dict[str, pd.DataFrame]:
+def twins(real: pd.DataFrame, key, others: dict, acceptance, scn: Scenario, seed: int = 0) -> dict[str, pd.DataFrame]:
     """The twin's predictions of the real run ``real`` = ``key``'s (module docstring): the replay, the replay with
     each pass the run made its measured time (``MEASURED``: the queueing and batching model alone, given the
     verifier's speed during this run; ``serving_validation.VERIFY[1]``) and the stochastic twin; ``others``: every
