@@ -87,7 +87,7 @@ def serve(target, clients: int = 2, tokens: int = 24, capacity: int = 8, allocat
 
 
 def runs(name: str = "serving_runs") -> dict[tuple[str, str, int], pd.DataFrame]:
-    """The committed real-pair serving runs ``name`` (a ``realpair_card.FILES`` key) by run: {(setting, allocator,
+    """The committed real-pair serving runs ``name`` (a ``zoo.realpair.FILES`` key) by run: {(setting, allocator,
     clients): log}; the setting is ``"realpair"``, or ``"realpair, <backend> drafter"`` in a file with several
     drafter backends."""
     from ...zoo.realpair import load
