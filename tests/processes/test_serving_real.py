@@ -10,7 +10,8 @@ from specedge import decoding, zoo
 from specedge.serving.real import wire
 from specedge.serving.policies.allocation import FixedS
 from specedge.serving.policies.batching import FCFS, SyncRounds
-from specedge.serving.real.run import RunFailed, failed_clients, prompt_stream, run_real
+from specedge.serving.real.drafter import prompt_stream
+from specedge.serving.real.run import RunFailed, failed_clients, run_real
 from specedge.serving.real.verifier import Request, Verifier
 from specedge.serving.real.drafter import Drafter
 from specedge.serving.workload import ClientSpec, Workload

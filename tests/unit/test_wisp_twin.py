@@ -122,7 +122,7 @@ def test_drafter_with_stop_rule_drafts_the_rounds_of_decoding_controller():
 
     from specedge import decoding, predictor, zoo
     from specedge.serving.real.drafter import Drafter
-    from specedge.serving.real.run import stop_rule_for
+    from specedge.serving.real.drafter import stop_rule_for
     from specedge.serving.real.verifier import Verifier
 
     target, draft = zoo.load_model("target-m"), zoo.load_model("draft-xs")

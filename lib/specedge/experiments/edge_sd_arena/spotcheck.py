@@ -30,7 +30,8 @@ from ...serving.real.drafter import Link
 from ...serving.timemodels.estimator import Estimator
 from ...serving.log import verified
 from ...serving.sim.replay import mismatches, replay
-from ...serving.real.run import PROMPT_TOKENS, run_real
+from ...serving.real.drafter import PROMPT_TOKENS
+from ...serving.real.run import run_real
 from ...serving.scenario import Scenario
 from ...serving.workload import Workload
 from . import runs as arena

@@ -56,7 +56,8 @@ def serve(target, clients: int = 2, tokens: int = 24, capacity: int = 8, allocat
     ``gguf`` the draft's file for llama.cpp (default ``default_gguf()``). ``reference``: {prompt: greedy tokens}, filled and reused across
     calls (the target's own decoding of a prompt is computed once). The log gets ``n_clients``, ``capacity``,
     ``backend`` and ``load_1min`` (the host's load when each run started)."""
-    from ...serving.real.run import prompt_stream, run_real
+    from ...serving.real.drafter import prompt_stream
+    from ...serving.real.run import run_real
 
     if backend not in BACKENDS:
         raise ValueError(f"backend: expected one of {sorted(BACKENDS)}, got {backend!r}")

@@ -149,7 +149,7 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0) ->
     from ...serving.timemodels import measured_times
     from ...serving.analysis import twin_attribution
     from ...serving.log import dispatch_latency
-    from ...serving.real.run import PROMPT_TOKENS
+    from ...serving.real.drafter import PROMPT_TOKENS
     from ...serving.sim.twin import simulate
 
     keys = [k for k in runs if k[0] == paper] if keys is None else list(keys)
@@ -215,7 +215,7 @@ def trace_pairs(sizes=SIZES, scale: str = "full", seed: int = 0) -> dict[tuple[s
 def traces(sizes=SIZES, window: int = 8, tokens: int | None = None, target: str = "target-m", progress: bool = True,
            pairs=None) -> pd.DataFrame:
     """Fixed-window traces (``predictor.generate_traces``: T = 0, ``window`` drafts per round) of every draft and domain of
-    the real runs (``trace_pairs``) on the real runs' own prompts as their drafters see them (``serving.real.run.prompt_stream``:
+    the real runs (``trace_pairs``) on the real runs' own prompts as their drafters see them (``serving.real.drafter.prompt_stream``:
     the tokenizer's ids, the last ``PROMPT_TOKENS``; the zoo's traces keep the last 96), each prompt decoded alone (no
     padding), ``tokens`` per prompt (the runs'): at T = 0 the drafter's logits at every position of the target's path
     are those the real drafter computed, so its stop rule's features are. ``prompt`` is the prompt's index within its
@@ -224,7 +224,7 @@ def traces(sizes=SIZES, window: int = 8, tokens: int | None = None, target: str 
 
     from ... import zoo
     from ...predictor import generate_traces
-    from ...serving.real.run import prompt_stream
+    from ...serving.real.drafter import prompt_stream
     from ...serving.workload import ClientSpec
 
     pairs = trace_pairs(sizes) if pairs is None else pairs

@@ -37,7 +37,8 @@ from .metrics import client_goodput
 from ..log import verified
 from ..log import NEEDED, dispatch_latency, real_rounds, turnaround_latency
 from ..sim.replay import MeasuredPasses, mismatches, replay
-from ..real.run import PROMPT_TOKENS, run_real
+from ..real.drafter import PROMPT_TOKENS
+from ..real.run import run_real
 from ..interfaces import Times
 from ..sim.twin import simulate
 from ..log import parse_batch
