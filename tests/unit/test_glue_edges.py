@@ -11,6 +11,7 @@ import pytest
 
 from specedge import host, paths
 from specedge.predictor import operating as P
+from specedge.predictor.models import LABELS
 
 _SPEC = importlib.util.spec_from_file_location("timings", paths.ROOT / "tools" / "timings.py")   # a script of tools/
 timings = importlib.util.module_from_spec(_SPEC)
@@ -118,8 +119,8 @@ def test_start_then_stop_through_main_records_a_junit_count(tmp_path, monkeypatc
 
 # ------------------------------------------------------------------------------------------------ operating points
 def test_fpr_ratio_is_the_trees_mean_over_the_mlp_and_nan_at_a_zero_mlp_fpr():
-    labels = list(P.LABELS.values())          # the MLP's label first, then the three tree families
-    mlp = P.LABELS["mlp"]
+    labels = list(LABELS.values())          # the MLP's label first, then the three tree families
+    mlp = LABELS["mlp"]
     trees = [p for p in labels if p != mlp]
     rows = [dict(split_seed=0, predictor=mlp, FPR=0.2)] + [dict(split_seed=0, predictor=p, FPR=f)
                                                            for p, f in zip(trees, (0.2, 0.4, 0.6))]

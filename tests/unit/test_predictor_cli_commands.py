@@ -10,7 +10,7 @@ import pytest
 
 from specedge import paths, zoo
 from specedge.predictor import cli
-from specedge.predictor.dataset import build_dataset, data_splits, features
+from specedge.predictor.dataset import FEATURES, build_dataset, data_splits, features
 from specedge.predictor.models import FAMILIES
 from specedge.predictor.operating import trainer_kwargs
 from specedge.predictor.persistence import PREDICTORS, load
@@ -45,7 +45,7 @@ def test_train_writes_the_predictors_scan_and_a_meta_read_off_the_traces(committ
     assert seen == dict(n=len(data), seed=3) and preds is committed
     assert meta["window"] == 5 and meta["prompts_per_domain"] == 8 and meta["split_seed"] == 3 and meta["note"] == "x"
     assert meta["samples"] == len(data) and meta["accepted"] == int(traces.accepted.sum()) < len(data)
-    assert meta["drafts"] == ["d1"] and meta["targets"] == ["t1"] and meta["features"] == list(cli.FEATURES)
+    assert meta["drafts"] == ["d1"] and meta["targets"] == ["t1"] and meta["features"] == list(FEATURES)
     assert all((tmp_path / "out" / f"{f}.json").exists() for f in FAMILIES)
     assert pd.read_csv(tmp_path / "out" / "scan.csv").auc.tolist() == [0.7]
     assert "Rec1" in capsys.readouterr().out                                # Table 4 of the test split printed

@@ -18,6 +18,7 @@ import pandas as pd
 
 from ... import claims, predictor as P
 from ...compare import Comparison, null_tolerance
+from ...predictor.waste import by_fpr
 from . import device_goodput, drafting_figures as predictor_figures, drafting_verdicts as verdicts
 from .drafting import ACCEPT_NONE, QWEN, REAL, WHO, paper_table4
 
@@ -47,7 +48,7 @@ def theorem1_rows(cmp: Comparison, points: pd.DataFrame, n_ours: int) -> None:
 def theorem1_live_rows(cmp: Comparison, live_w: pd.DataFrame, per_draft: pd.DataFrame) -> None:
     """Theorem 1 live: measured waste per round in the predictors' test-FPR order, pooled over drafts (and how
     many drafts keep that order alone)."""
-    trained = verdicts.by_fpr(live_w)   # the four trained predictors, lowest test FPR first
+    trained = by_fpr(live_w)   # the four trained predictors, lowest test FPR first
     agree = verdicts.drafts_in_fpr_order(per_draft, trained.predictor)
     cmp.claim("Theorem 1", "claim: live, lower FPR -> fewer wasted draft tokens per round (pooled over drafts)", "holds",
               verdicts.waste_rises_with_fpr(live_w, "wasted_per_round"), strength="match", statements="thm1-monotone",
