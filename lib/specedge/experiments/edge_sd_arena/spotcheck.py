@@ -128,7 +128,7 @@ def load_runs(path=REAL_RUNS) -> dict[tuple[str, str, int], pd.DataFrame]:
 def twins(real: pd.DataFrame, key, others: dict, acceptance, scn: Scenario, seed: int = 0) -> dict[str, pd.DataFrame]:
     """The twin's predictions of the real run ``real`` = ``key``'s (module docstring): the replay, the replay with
     each pass the run made its measured time (``MEASURED``: the queueing and batching model alone, given the
-    verifier's speed during this run; ``serving_validation.VERIFY[1]``) and the stochastic twin; ``others``: every
+    verifier's speed during this run; ``validation.VERIFY[1]``) and the stochastic twin; ``others``: every
     pinned run of this machine, ``key``'s among them or not (the fits leave it out)."""
     _, label, n = key
     p = point(arena.from_label(label), n, scn, float(real["bandwidth_bps"].iloc[0]), seed)
@@ -175,7 +175,7 @@ def predictions(runs: dict | None = None, acceptance=None, seed: int = 0, sizes=
 def compare(runs: dict | None = None, acceptance=None, seed: int = 0, sizes=SIZES, errors=None,
             predicted: dict | None = None) -> pd.DataFrame:
     """Per spot-check run of N in ``sizes``, real vs the twin's replay and stochastic predictions (``predicted``,
-    default ``predictions``) at p50 (``serving_validation.compare``'s arithmetic) per metric of ``METRICS``,
+    default ``predictions``) at p50 (``validation.compare``'s arithmetic) per metric of ``METRICS``,
     judged against the twin's validated error (``judge``)."""
     runs = load_runs() if runs is None else runs
     predicted = predictions(runs, acceptance, seed, sizes) if predicted is None else predicted
@@ -192,8 +192,8 @@ def mechanisms(runs: dict, predicted: dict) -> pd.DataFrame:
     stochastic twin (the traces' acceptance vs this run's prompts), the round time's p90 on both (the twin's time
     models give every round the median gap and a fixed link), the uplink's median (the emulated link through gRPC
     vs the twin's link model of the same requests' bytes), requests per pass in the real run, the replay and the
-    twin (``serving_validation.per_pass``), the replay's rounds with another S, and from
-    ``serving_validation.mechanisms`` the verifier's passes against eq (19) of the other runs, its and the
+    twin (``validation.per_pass``), the replay's rounds with another S, and from
+    ``validation.mechanisms`` the verifier's passes against eq (19) of the other runs, its and the
     drafters' share of their cores and the machine's load when the run started."""
     rows = []
     for key, logs in predicted.items():

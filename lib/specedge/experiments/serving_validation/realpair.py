@@ -108,7 +108,7 @@ REPLAYS = ("measured passes", "eq (19) fitted on the other run")
 
 def serve_replay(seed: int = 0, name: str = "serving_runs") -> pd.DataFrame:
     """The committed real-pair serving runs ``name`` (``runs``) against two replays, p50/p90/p99 per metric
-    (``serving_validation.compare``), judged at the validation's 5 % / 10 % (``within``), column ``verify``:
+    (``validation.compare``), judged at the validation's 5 % / 10 % (``within``), column ``verify``:
     ``REPLAYS[0]`` takes each pass's measured time (``validation.replay_measured``; with the runs' own
     rounds, only the queueing delay is modelled: bookkeeping); ``REPLAYS[1]`` predicts every pass with eq (19)
     fitted on the other runs' passes (``runtime.fit_log_batches``), as the zoo's validation does."""
