@@ -39,6 +39,7 @@ from __future__ import annotations
 import itertools
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -247,7 +248,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(paths.DATA / "li2026"))
     args = ap.parse_args(argv)
     threads(args.threads)
-    out = paths.Path(args.out)
+    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for kind in args.targets:
         model = load_target(kind)
