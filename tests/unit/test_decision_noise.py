@@ -87,10 +87,10 @@ def test_predictor_stops_sit_far_from_the_threshold():
 
     import torch
 
-    from specedge import predictor
-    from specedge.predictor import FEATURES
+    from specedge.predictor import persistence
+    from specedge.predictor.dataset import FEATURES
 
-    mlp = predictor.load(paths.DATA / "predictor", "mlp")
+    mlp = persistence.load(paths.DATA / "predictor", "mlp")
     df = pd.read_csv(acceptance_sources.source("zoo").traces, usecols=[*FEATURES, "target"])
     x = df.loc[df.target == "target-m", list(FEATURES)].to_numpy(np.float32)
     p32 = mlp.predict_proba(x)

@@ -120,7 +120,8 @@ def test_drafter_with_stop_rule_drafts_the_rounds_of_decoding_controller():
     loop (same stop positions), and its greedy output is the target's own."""
     import torch
 
-    from specedge import decoding, predictor, zoo
+    from specedge import decoding, zoo
+    from specedge.predictor import controller, persistence
     from specedge.serving.real.drafter import Drafter
     from specedge.serving.real.drafter import stop_rule_for
     from specedge.serving.real.verifier import Verifier
@@ -134,7 +135,7 @@ def test_drafter_with_stop_rule_drafts_the_rounds_of_decoding_controller():
         req, _ = d.propose(6)
         lengths.append(len(req.draft_ids))
         d.commit(v.verify([req])[0])
-    ctl = predictor.StopAtFirstPredictedRejection(predictor.load(L.paths.DATA / "predictor", "mlp"), 6)
+    ctl = controller.StopAtFirstPredictedRejection(persistence.load(L.paths.DATA / "predictor", "mlp"), 6)
     ref = ctl.speculative(draft, target, torch.tensor(prompt), 24)
     assert d.output == decoding.autoregressive(target, prompt, 24).tokens.tolist() == ref.tokens.tolist()
     assert lengths == [len(r.draft_ids) for r in ref.rounds]

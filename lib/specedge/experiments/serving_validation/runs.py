@@ -214,7 +214,7 @@ def trace_pairs(sizes=SIZES, scale: str = "full", seed: int = 0) -> dict[tuple[s
 
 def traces(sizes=SIZES, window: int = 8, tokens: int | None = None, target: str = "target-m", progress: bool = True,
            pairs=None) -> pd.DataFrame:
-    """Fixed-window traces (``predictor.generate_traces``: T = 0, ``window`` drafts per round) of every draft and domain of
+    """Fixed-window traces (``predictor.traces.generate_traces``: T = 0, ``window`` drafts per round) of every draft and domain of
     the real runs (``trace_pairs``) on the real runs' own prompts as their drafters see them (``serving.real.drafter.prompt_stream``:
     the tokenizer's ids, the last ``PROMPT_TOKENS``; the zoo's traces keep the last 96), each prompt decoded alone (no
     padding), ``tokens`` per prompt (the runs'): at T = 0 the drafter's logits at every position of the target's path
@@ -223,7 +223,7 @@ def traces(sizes=SIZES, window: int = 8, tokens: int | None = None, target: str 
     import torch
 
     from ... import zoo
-    from ...predictor import generate_traces
+    from ...predictor.traces import generate_traces
     from ...serving.real.drafter import prompt_stream
     from ...serving.workload import ClientSpec
 
@@ -324,8 +324,8 @@ def acceptances(paper: str, traces_path=TRACES):
                                 "`python -m specedge.experiments.serving_validation.runs traces` writes them")
     if paper != "li2026":
         return TraceAcceptance(), PromptAcceptance(traces_path)
-    from ... import predictor
-    rules = {"mlp": predictor.load(paths.DATA / "predictor", "mlp")}
+    from ...predictor import persistence
+    rules = {"mlp": persistence.load(paths.DATA / "predictor", "mlp")}
     return TraceAcceptance(stop_rules=rules), PromptAcceptance(traces_path, stop_rules=rules)
 
 

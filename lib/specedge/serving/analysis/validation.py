@@ -30,7 +30,7 @@ import seaborn as sns
 from ... import plotting
 from ..timemodels import runtime
 from .. import slo
-from ...predictor import draft_passes as controller_passes
+from ...predictor.controller import draft_passes as controller_passes
 from ..timemodels.estimator import features
 from ..interfaces import LOG_COLUMNS
 from .metrics import client_goodput
