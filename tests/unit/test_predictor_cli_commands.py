@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from specedge import paths, zoo
+from specedge.zoo import corpus
 from specedge.predictor import cli
 from specedge.predictor.dataset import FEATURES, build_dataset, data_splits, features
 from specedge.predictor.models import FAMILIES
@@ -61,7 +62,7 @@ def test_build_traces_decodes_each_draft_with_the_first_target_by_default(tmp_pa
     out = cli._build_traces(_args(drafts=["draft-xs", "draft-s"]))
     t0 = list(zoo.TARGETS)[0]
     assert [(c[0], c[1]) for c in calls] == [("model draft-xs", f"model {t0}"), ("model draft-s", f"model {t0}")]
-    assert calls[0][2] == dict(domains=list(zoo.DOMAINS), n=2)
+    assert calls[0][2] == dict(domains=list(corpus.DOMAINS), n=2)
     assert calls[1][3] == dict(window=4, max_new_tokens=12, seed=0, draft="draft-s", target=t0)
     assert out.x.tolist() == [1, 2] and pd.read_csv(tmp_path / "li2026_traces.csv.gz").x.tolist() == [1, 2]
     calls.clear()

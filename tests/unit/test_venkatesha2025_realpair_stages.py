@@ -8,6 +8,7 @@ import torch
 
 from _stand_ins import CharTokenizer, pair as stand_in_pair
 from specedge import compare, coverage, early_exit, hardware, paths, zoo
+from specedge.zoo import corpus
 from specedge.early_exit import sim
 from specedge.experiments.venkatesha2025 import realpair as rp
 from specedge.experiments.venkatesha2025 import tables as vt
@@ -131,8 +132,8 @@ def test_adapters_stage_sizes_the_papers_share_and_records_the_card(stand_ins, t
     s = dict(rp.SETTINGS, train_per_domain=2, held_per_domain=1, context=8, held_context=4)
     ee = rp.adapters(ee0.target, CharTokenizer(keep=1000), "float32", s, progress=False)
     assert ee.per_layer == 1 and ee.rank == early_exit.bottleneck_rank(ee0.target, 0.0148, per_layer=1)
-    assert len(seen["train"]) == 2 * len(zoo.DOMAINS) and all(len(t) == 8 for t in seen["train"])
-    assert seen["groups"] == list(zoo.DOMAINS) and all(len(h) <= 4 for h in seen["held"])
+    assert len(seen["train"]) == 2 * len(corpus.DOMAINS) and all(len(t) == 8 for t in seen["train"])
+    assert seen["groups"] == list(corpus.DOMAINS) and all(len(h) <= 4 for h in seen["held"])
     assert seen["kw"] == dict(progress=False, group_column="domain", topk=32, epochs=3, batch=128, negatives=2048,
                               lr=1e-3, seed=0)
     meta = json.loads((tmp_path / "adapters.json").read_text())

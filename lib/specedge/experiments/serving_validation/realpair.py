@@ -24,7 +24,7 @@ import pandas as pd
 from ... import decoding, host, paths
 from ...serving import policies
 from ...serving.log import verified
-from ...zoo import DOMAINS
+from ...zoo.corpus import DOMAINS
 from ...zoo.realpair import DRAFT, TARGET
 
 PIN = (0, 1)   # the server on core 0, every drafter on core 1 (as the zoo's validation runs)
