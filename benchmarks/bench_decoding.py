@@ -34,7 +34,7 @@ top-2 logit margin there (in AR's own one-token step) and the rank of our token 
 records the CPU model, its ISA, whether it multiplies bfloat16 natively, the dtype and the threads.
 
 ``--widen H I L`` embeds the target in a Llama of hidden size H, MLP size I and L layers that computes
-the same logits (:func:`specedge.zoo.widen`): the zoo pair's acceptance at the cost of a ~0.4 B-parameter
+the same logits (:func:`specedge.zoo.net2net.widen`): the zoo pair's acceptance at the cost of a ~0.4 B-parameter
 target. With ``--dtype bfloat16`` (the target's weights; the draft stays float32) a (γ + 1)-token
 verification then costs about one decoding step on this CPU, as on an accelerator: the regime the
 analytic speedup describes. With the tiny float32 zoo target, framework overhead dominates instead.
@@ -87,14 +87,15 @@ def synthetic_pair(vocab: int = 4096, hidden: int = 256, layers: int = 6, eps: f
 
 def zoo_pair(draft_name: str | None, target_name: str | None, n_prompts: int, prompt_tokens: int):
     from specedge import zoo
+    from specedge.zoo import corpus
 
     draft_name = draft_name or zoo.DRAFTS[0]
     target_name = target_name or zoo.TARGETS[-1]  # smallest draft, largest target: the lowest cost ratio
     draft, target, tokenizer = zoo.load_pair(draft_name, target_name)
     prompts = []
     for i in range(n_prompts):
-        domain = zoo.DOMAINS[i % len(zoo.DOMAINS)]
-        text = zoo.eval_prompts(domain, i // len(zoo.DOMAINS) + 1)[-1]
+        domain = corpus.DOMAINS[i % len(corpus.DOMAINS)]
+        text = zoo.eval_prompts(domain, i // len(corpus.DOMAINS) + 1)[-1]
         prompts.append(torch.tensor(tokenizer(text, add_special_tokens=False)["input_ids"][-prompt_tokens:]))
     return draft_name, target_name, draft.eval(), target.eval(), prompts
 
@@ -166,7 +167,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--forward-reps", type=int, default=100, help="repetitions of the timed single passes")
     ap.add_argument("--widen", type=int, nargs=3, metavar=("HIDDEN", "INTERMEDIATE", "LAYERS"),
-                    help="embed the target in a larger Llama with the same logits (specedge.zoo.widen)")
+                    help="embed the target in a larger Llama with the same logits (specedge.zoo.net2net.widen)")
     ap.add_argument("--dtype", choices=host.DTYPES, default="auto",
                     help="both models' weights; auto: bfloat16 where this CPU multiplies it natively, else float32")
     ap.add_argument("--draft-int8", action="store_true",
@@ -186,8 +187,8 @@ def main() -> None:
         print("zoo checkpoints not found (or --synthetic): using the synthetic random pair")
         dname, tname, draft, target, prompts = synthetic_pair()
     if args.widen:
-        from specedge import zoo
-        target = zoo.widen(target, *args.widen)
+        from specedge.zoo import net2net
+        target = net2net.widen(target, *args.widen)
         tname += "-widened-{}x{}x{}".format(*args.widen)
     dtype = host.resolve_dtype(args.dtype)
     target, draft = target.to(getattr(torch, dtype)), draft.to(getattr(torch, dtype))

@@ -60,11 +60,12 @@ def prompts(gguf: Path, n: int, prompt_tokens: int) -> list[torch.Tensor]:
     from transformers import AutoTokenizer
 
     from specedge import zoo
+    from specedge.zoo import corpus
 
     tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     out = []
     for i in range(n):
-        text = zoo.eval_prompts(zoo.DOMAINS[i % len(zoo.DOMAINS)], i // len(zoo.DOMAINS) + 1)[-1]
+        text = zoo.eval_prompts(corpus.DOMAINS[i % len(corpus.DOMAINS)], i // len(corpus.DOMAINS) + 1)[-1]
         out.append(torch.tensor(tok(text, add_special_tokens=False)["input_ids"][-prompt_tokens:]))
     return out
 

@@ -1,7 +1,7 @@
 """Benchmark of the serving layer (prints numbers; `make bench` commits them to figures/bench/).
 
 1. Batched verification of N sessions in ONE pass vs N separate passes, N in {1, 2, 4, 8}, on the zoo
-   target (float32) and on the same target widened to 0.43 B parameters in bfloat16 (``zoo.widen``:
+   target (float32) and on the same target widened to 0.43 B parameters in bfloat16 (``zoo.net2net.widen``:
    memory-bound passes as on an accelerator): throughput ratio batched / separate.
 2. Server overhead per round in a real run (2 drafters, Fixed-S): the request's time at the server that
    is neither queueing for the batch nor the verification pass (parsing, scheduling, allocator, reply),
@@ -20,6 +20,7 @@ import torch
 
 import report
 from specedge import host, timing, zoo
+from specedge.zoo import corpus, net2net
 from specedge.serving.policies.allocation import FixedS
 from specedge.serving.policies.batching import SyncRounds
 from specedge.serving.real.drafter import Drafter
@@ -43,7 +44,7 @@ def _sessions(verifier, draft, prompts, gamma):
 
 def batching(target, draft, label: str, repeats: int, dtype: str, gamma: int = 4) -> list[dict]:
     tok = zoo.load_tokenizer()
-    texts = [t for d in zoo.DOMAINS for t in zoo.eval_prompts(d, 2)]
+    texts = [t for d in corpus.DOMAINS for t in zoo.eval_prompts(d, 2)]
     prompts = [tok.encode(t)[-48:] for t in texts][:8]
     rows = []
     for n in (1, 2, 4, 8):
@@ -92,7 +93,7 @@ def main(argv=None) -> int:
     target = zoo.load_model("target-l")
     rows = batching(target, draft, "zoo target-l (fp32)", args.repeats, "float32")
     wide_dtype = host.resolve_dtype(args.wide_dtype)
-    wide = zoo.widen(zoo.load_model("target-l"), 2048, 5632, 8).to(getattr(torch, wide_dtype))
+    wide = net2net.widen(zoo.load_model("target-l"), 2048, 5632, 8).to(getattr(torch, wide_dtype))
     short = {"bfloat16": "bf16", "float32": "fp32"}[wide_dtype]
     rows += batching(wide, draft, f"target-l widened 0.43B ({short})", max(2, args.repeats // 2), wide_dtype)
     report.save(rows, args.out_dir / "serving_batching.csv")

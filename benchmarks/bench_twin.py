@@ -20,7 +20,8 @@ import report
 from specedge.serving.policies.allocation import FixedS, GoodspeedAllocator
 from specedge.serving.policies.batching import SyncRounds
 from specedge.serving.timemodels.runtime import AffineTokens
-from specedge.serving.sim.twin import Times, TraceAcceptance, simulate
+from specedge.serving.interfaces import Times
+from specedge.serving.sim.twin import TraceAcceptance, simulate
 from specedge.serving.sim.twin_vectorised import simulate_sync
 from specedge.serving.workload import ClientSpec, Workload
 from specedge.experiments.li2026 import serving_runs as li

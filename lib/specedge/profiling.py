@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from . import hardware, paths, timing
-from .host import cpu_name  # noqa: F401  (profiles name their CPU; one definition, in host)
+from .host import cpu_name
 from .plotting import MARKERS, write_csv
 from .kv_cache_arg import cache_kw
 

@@ -14,7 +14,8 @@ from specedge import decoding, gguf_files, llamacpp, zoo
 from specedge.serving.policies.allocation import FixedS
 from specedge.serving.policies.batching import SyncRounds
 from specedge.serving.log import verified
-from specedge.serving.real.run import prompt_stream, run_real
+from specedge.serving.real.drafter import prompt_stream
+from specedge.serving.real.run import run_real
 from specedge.serving.workload import ClientSpec, Workload
 
 pytestmark = pytest.mark.skipif(

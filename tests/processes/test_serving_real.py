@@ -10,7 +10,8 @@ from specedge import decoding, zoo
 from specedge.serving.real import wire
 from specedge.serving.policies.allocation import FixedS
 from specedge.serving.policies.batching import FCFS, SyncRounds
-from specedge.serving.real.run import RunFailed, failed_clients, prompt_stream, run_real
+from specedge.serving.real.drafter import prompt_stream
+from specedge.serving.real.run import RunFailed, failed_clients, run_real
 from specedge.serving.real.verifier import Request, Verifier
 from specedge.serving.real.drafter import Drafter
 from specedge.serving.workload import ClientSpec, Workload
@@ -92,7 +93,8 @@ def test_one_allocator_object_drives_an_fcfs_run_and_the_twin(target):
     """The policy objects are plain: the very same instance runs in the real server and in the twin."""
     from specedge.serving.policies.allocation import GoodspeedAllocator
     from specedge.serving.timemodels.runtime import AffineTokens
-    from specedge.serving.sim.twin import IIDAcceptance, Times, simulate
+    from specedge.serving.interfaces import Times
+    from specedge.serving.sim.twin import IIDAcceptance, simulate
 
     alloc, former = GoodspeedAllocator(6), FCFS()
     wl = Workload("target-m", (ClientSpec("draft-xs", ("code",), 1, 8), ClientSpec("draft-s", ("sql",), 1, 8)), capacity=6)

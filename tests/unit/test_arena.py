@@ -15,6 +15,7 @@ from specedge.serving import scenario
 from specedge.serving.policies.allocation import GoodspeedAllocator
 from specedge.serving.policies.as2_allocation import AS2Allocator
 from specedge.serving.interfaces import REPLY_BYTES, Outcome
+from specedge.serving.real.codec import payload_bytes
 from specedge.serving.policies.slo_weighted_allocation import SLOWeightedGoodspeed
 from specedge.serving.sim.twin import IIDAcceptance
 from specedge.solvers import zheng2025
@@ -103,10 +104,10 @@ def test_combinations_are_checked_and_ids_need_greedy():
 
 def test_payload_sizes_are_the_codecs_messages():
     v, k = 151936, 32
-    ids, topk, dense = (arena.payload_bytes(p, 4, v, k) for p in ("ids", "topk", "dense"))
+    ids, topk, dense = (payload_bytes(p, 4, v, k) for p in ("ids", "topk", "dense"))
     assert ids < 100 < topk < dense
-    assert arena.payload_bytes("dense", 2, v, k) - arena.payload_bytes("dense", 1, v, k) == pytest.approx(4 * v, abs=8)
-    assert arena.payload_bytes("topk", 2, v, k) - arena.payload_bytes("topk", 1, v, k) == pytest.approx(8 * k, abs=8)
+    assert payload_bytes("dense", 2, v, k) - payload_bytes("dense", 1, v, k) == pytest.approx(4 * v, abs=8)
+    assert payload_bytes("topk", 2, v, k) - payload_bytes("topk", 1, v, k) == pytest.approx(8 * k, abs=8)
 
 
 # --------------------------------------------------------------------------- one run against the closed form
@@ -121,7 +122,7 @@ def _quiet(**changes):
 
 
 def _links(payload="ids"):
-    return RTT / 2 + 8 * arena.payload_bytes(payload, GAMMA, 151936, 32) / BW, RTT / 2 + 8 * REPLY_BYTES / BW
+    return RTT / 2 + 8 * payload_bytes(payload, GAMMA, 151936, 32) / BW, RTT / 2 + 8 * REPLY_BYTES / BW
 
 
 def _round_time(payload="ids"):
@@ -143,13 +144,13 @@ def test_one_device_without_contention_meets_the_closed_form(alpha, payload):
     assert row["goodput_tok_s"] == pytest.approx(k * tokens / (k * r - sum(_links(payload))), rel=1e-9)
     assert row["goodput_tok_s"] == pytest.approx(tokens / r, rel=1e-2) and row["jain"] == 1.0
     assert row["tokens_per_pass"] == tokens
-    assert row["uplink_bytes_per_token"] == pytest.approx(arena.payload_bytes(payload, GAMMA, 151936, 32) / tokens)
+    assert row["uplink_bytes_per_token"] == pytest.approx(payload_bytes(payload, GAMMA, 151936, 32) / tokens)
     assert np.isnan(row["tpot_s"]) and np.isnan(row["ttft_s"])    # one endless response, started before warm-up
 
 
 def _round(s: int, payload: str) -> float:
     """One round of s drafts on the quiet scenario: drafting, the request, eq (19) of 1 + s new tokens, the reply."""
-    return s * T_D + RTT / 2 + 8 * arena.payload_bytes(payload, s, 151936, 32) / BW + _links()[1] + 3e-5 * (1 + s) + 0.015
+    return s * T_D + RTT / 2 + 8 * payload_bytes(payload, s, 151936, 32) / BW + _links()[1] + 3e-5 * (1 + s) + 0.015
 
 
 @pytest.mark.parametrize("alpha", [0.0, 1.0])

@@ -10,7 +10,7 @@ import torch
 from specedge import zoo
 from specedge.experiments.edge_sd_arena import runs as arena, spotcheck as spot
 from specedge.experiments.edge_sd_arena.results import replay_error_pct, stochastic_error_pct
-from specedge.serving.real.codec import request_from_wire, request_to_wire
+from specedge.serving.real.codec import payload_bytes, request_from_wire, request_to_wire
 from specedge.serving.real.drafter import Drafter
 from specedge.serving.real.verifier import Verifier
 
@@ -31,12 +31,12 @@ def test_the_committed_runs_are_every_combination_at_every_size(runs):
 def test_the_real_wire_carries_the_bytes_the_twin_charges(runs):
     """Each run's requests of 4 drafts (the greedy drafters' one-hot rows for the dense payload, ids alone
     otherwise) are within 1 % (or 16 bytes: the drafter's send stamp t_sent, a double, and varints) of the codec's
-    size the arena's twin charges (``arena.payload_bytes``), so the emulated link waits what the twin's link
+    size the arena's twin charges (``codec.payload_bytes``), so the emulated link waits what the twin's link
     model predicts."""
     for (_, label, _), log in runs.items():
         payload = arena.from_label(label).payload
         real = log.loc[log["S"] == 4, "bytes_up"].median()
-        twin = arena.payload_bytes(payload, 4, 8192, arena.load_scenario().top_k)
+        twin = payload_bytes(payload, 4, 8192, arena.load_scenario().top_k)
         assert abs(real - twin) <= max(0.01 * twin, 16), (label, real, twin)
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specedge import predictor as P
+from specedge.predictor import dataset
 from specedge.experiments.edge_sd_arena import runs as arena, capacity as arena_capacity
 
 BW = 1e7
@@ -41,36 +41,36 @@ def _traces():
 
 
 def test_build_dataset_keeps_accepts_and_the_first_rejection_only():
-    d = P.build_dataset(_traces())
+    d = dataset.build_dataset(_traces())
     assert d.i.tolist() == [1, 2, 3, 1] and d.label.tolist() == [1, 1, 0, 0]
     assert d.prompt_key.tolist() == ["code/0", "code/0", "code/0", "code/1"]
     with pytest.raises(ValueError, match="both accepted and first_rejected"):
-        P.build_dataset(_traces().assign(first_rejected=[1, 0, 1, 0, 1]))
+        dataset.build_dataset(_traces().assign(first_rejected=[1, 0, 1, 0, 1]))
     with pytest.raises(ValueError, match="missing columns \\['entropy'\\]"):
-        P.build_dataset(_traces().drop(columns="entropy"))
+        dataset.build_dataset(_traces().drop(columns="entropy"))
 
 
 def test_binned_acceptance_by_hand_and_a_statistic_it_does_not_know():
     data = pd.DataFrame(dict(max_prob=[0.1, 0.2, 0.3, 0.4], label=[0, 0, 1, 1]))
-    b = P.binned_acceptance(data, "max_prob", bins=2)
+    b = dataset.binned_acceptance(data, "max_prob", bins=2)
     assert b.acceptance.tolist() == [0.0, 1.0] and b.n.tolist() == [2, 2]
     assert b.value.to_numpy() == pytest.approx([0.15, 0.35])
     with pytest.raises(ValueError, match="stat must be one of"):
-        P.binned_acceptance(data, "i")
+        dataset.binned_acceptance(data, "i")
 
 
 def test_a_committed_split_needs_its_seed():
     with pytest.raises(ValueError, match="needs 'split_seed'"):
-        P.committed_split(_traces(), {"split_prompts": {}})
+        dataset.committed_split(_traces(), {"split_prompts": {}})
 
 
 def test_split_by_prompt_keeps_each_prompt_whole_and_every_split_non_empty():
     data = pd.DataFrame(dict(prompt_key=[f"p{k}" for k in (0, 0, 1, 2, 2, 2)]))
-    split = P.split_by_prompt(data, seed=3)
+    split = dataset.split_by_prompt(data, seed=3)
     assert set(split) == {"train", "val", "test"}
     assert all(split[data.prompt_key == k].nunique() == 1 for k in ("p0", "p1", "p2"))
     with pytest.raises(ValueError, match="at least 3 distinct prompts"):
-        P.split_by_prompt(data[data.prompt_key != "p1"])
+        dataset.split_by_prompt(data[data.prompt_key != "p1"])
     with pytest.raises(ValueError, match="summing to 1"):
-        P.split_by_prompt(data, fractions=(0.5, 0.5, 0.5))
-    assert np.array_equal(split, P.split_by_prompt(data, seed=3))
+        dataset.split_by_prompt(data, fractions=(0.5, 0.5, 0.5))
+    assert np.array_equal(split, dataset.split_by_prompt(data, seed=3))

@@ -87,10 +87,10 @@ def test_predictor_stops_sit_far_from_the_threshold():
 
     import torch
 
-    from specedge import predictor
-    from specedge.predictor import FEATURES
+    from specedge.predictor import persistence
+    from specedge.predictor.dataset import FEATURES
 
-    mlp = predictor.load(paths.DATA / "predictor", "mlp")
+    mlp = persistence.load(paths.DATA / "predictor", "mlp")
     df = pd.read_csv(acceptance_sources.source("zoo").traces, usecols=[*FEATURES, "target"])
     x = df.loc[df.target == "target-m", list(FEATURES)].to_numpy(np.float32)
     p32 = mlp.predict_proba(x)
@@ -108,17 +108,18 @@ def test_eq19_fitted_to_real_logs_is_unchanged_by_last_digit_noise():
     Measured times nudged by a few ulps give the same coefficients (6 significant digits), hence the same
     replayed log byte for byte."""
     from specedge.experiments.serving_validation import runs as sv
+    from specedge.serving.analysis import validation
     from specedge.serving.timemodels import runtime
 
     runs = sv.load_real_runs()
     key = ("tran2025", "GOODSPEED", 2)
-    base = sv.verify_model(runs, key)
+    base = validation.verify_model(runs, key)
     assert all(v == float(f"{v:.6g}") for v in base.coefficients().values())
     log, _ = sv.replay_run(runs, key)
     for ulps in (-3, -1, 1, 3):
         noisy = {k: g.assign(t_verify=nudge(g["t_verify"].to_numpy(), ulps)) if k != key else g
                  for k, g in runs.items()}
-        assert sv.verify_model(noisy, key) == base, f"{ulps} ulps on the measured passes moved eq (19)"
+        assert validation.verify_model(noisy, key) == base, f"{ulps} ulps on the measured passes moved eq (19)"
         pd.testing.assert_frame_equal(sv.replay_run(noisy, key)[0], log)
     own = runtime.log_batches(runs[key])
     assert runtime.fit_log_batches(own.assign(seconds=nudge(own["seconds"].to_numpy(), 2))) == \

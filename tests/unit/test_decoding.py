@@ -88,9 +88,10 @@ def test_greedy_speculative_equals_autoregressive_on_zoo(pair):
     """(a) on every committed zoo draft x target pair: a short held-out prompt (a different domain per
     pair), 32 new tokens, γ in {1, 3, 6}."""
     from specedge import zoo
+    from specedge.zoo import corpus
 
     draft_model, target_model = _zoo_model(pair[0]), _zoo_model(pair[1])
-    domain = zoo.DOMAINS[_zoo_pairs().index(pair) % len(zoo.DOMAINS)]
+    domain = corpus.DOMAINS[_zoo_pairs().index(pair) % len(corpus.DOMAINS)]
     text = zoo.eval_prompts(domain, 1)[0]
     prompt = zoo.load_tokenizer()(text, add_special_tokens=False)["input_ids"][-24:]
     reference = decoding.autoregressive(target_model, prompt, 32).tokens

@@ -3,7 +3,6 @@ exactly the target's greedy text (an independent decode), its protocol errors, a
 against an in-process fake stub (Hello's clock offset, evicted and full-memory retries, a malformed request,
 the Bye it owes on failure) — no port is opened."""
 import time
-from types import SimpleNamespace
 
 import grpc
 import pytest
@@ -12,7 +11,7 @@ import torch
 from specedge import decoding, zoo
 from specedge.serving.real import codec, drafter as D
 from specedge.serving.real import wire_pb2 as pb
-from specedge.serving.real.verifier import Request, Result, Verifier
+from specedge.serving.real.verifier import Result, Verifier
 from specedge.serving.workload import ClientSpec
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from specedge import host, paths
 from specedge.predictor import operating as P
+from specedge.predictor.models import LABELS
 
 _SPEC = importlib.util.spec_from_file_location("timings", paths.ROOT / "tools" / "timings.py")   # a script of tools/
 timings = importlib.util.module_from_spec(_SPEC)
@@ -118,8 +119,8 @@ def test_start_then_stop_through_main_records_a_junit_count(tmp_path, monkeypatc
 
 # ------------------------------------------------------------------------------------------------ operating points
 def test_fpr_ratio_is_the_trees_mean_over_the_mlp_and_nan_at_a_zero_mlp_fpr():
-    labels = list(P.LABELS.values())          # the MLP's label first, then the three tree families
-    mlp = P.LABELS["mlp"]
+    labels = list(LABELS.values())          # the MLP's label first, then the three tree families
+    mlp = LABELS["mlp"]
     trees = [p for p in labels if p != mlp]
     rows = [dict(split_seed=0, predictor=mlp, FPR=0.2)] + [dict(split_seed=0, predictor=p, FPR=f)
                                                            for p, f in zip(trees, (0.2, 0.4, 0.6))]
@@ -139,15 +140,16 @@ def test_balanced_weight_is_accepted_over_rejected():
 # ------------------------------------------------------------------------------------------------ headline rows
 def test_a_headline_below_the_paper_by_more_than_the_tolerance_names_its_cause_too():
     from specedge.experiments.zhu2025 import figures as zf
+    from specedge.experiments.zhu2025.runs import PAPER_PROFILE
     paper = {"fig7a-31.3": 31.25}               # binary fractions: the edge is exactly the tolerance
     below = zf.headline("Fig 7a", "q", "fig7a-31.3", paper, 20.0, "mean latency", "why")
     edge = zf.headline("Fig 7a", "q", "fig7a-31.3", paper, 36.25, "mean latency", "why", tolerance=5.0)
     above = zf.headline("Fig 7a", "q", "fig7a-31.3", paper, 36.375, "mean latency", "why", tolerance=5.0)
     assert below["note"] == "why (mean latency)" and below["reproduced"] == 20.0 and below["null"] == 0.0
     assert edge["note"] == "mean latency" and above["note"] == "why (mean latency)"
-    assert zf.cause_of(zf.ze.PAPER_PROFILE) == "paper-ambiguity" and zf.cause_of("cpu_local") == "hardware"
-    assert zf.models_of(zf.ze.PAPER_PROFILE) == "paper" and zf.models_of("cpu_local") == ""
-    assert zf.why(zf.ze.PAPER_PROFILE, "c") == "c" and zf.why("cpu_local", "c").startswith("profile cpu_local: ")
+    assert zf.cause_of(PAPER_PROFILE) == "paper-ambiguity" and zf.cause_of("cpu_local") == "hardware"
+    assert zf.models_of(PAPER_PROFILE) == "paper" and zf.models_of("cpu_local") == ""
+    assert zf.why(PAPER_PROFILE, "c") == "c" and zf.why("cpu_local", "c").startswith("profile cpu_local: ")
 
 
 def test_portable_main_execs_the_command_with_the_caps_over_the_callers(monkeypatch):

@@ -5,7 +5,7 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from specedge import decoding
-from specedge import predictor as P
+from specedge.predictor import controller, dataset, models, persistence, traces
 from specedge.experiments.li2026 import device_goodput
 
 
@@ -29,7 +29,7 @@ class Const:
         self.p = p
 
     def __call__(self, x):
-        assert x.shape == (1, len(P.FEATURES))
+        assert x.shape == (1, len(dataset.FEATURES))
         return self.p
 
 
@@ -51,7 +51,7 @@ PROMPT = torch.tensor([3, 7, 11, 2, 5])
 def test_always_accept_equals_fixed_window(pair, temperature):
     draft, target = pair
     for window in (1, 4):
-        ctl = P.StopAtFirstPredictedRejection(Const(1.0), window)
+        ctl = controller.StopAtFirstPredictedRejection(Const(1.0), window)
         a = ctl.speculative(draft, target, PROMPT, 20, temperature=temperature, seed=7)
         b = decoding.speculative(draft, target, PROMPT, 20, gamma=window, temperature=temperature, seed=7)
         assert torch.equal(a.tokens, b.tokens)
@@ -64,7 +64,7 @@ def test_always_accept_equals_fixed_window(pair, temperature):
 def test_never_drafts_past_window(pair, temperature, exclusive):
     draft, target = pair
     for window in (1, 3, 6):
-        ctl = P.StopAtFirstPredictedRejection(Coin(window), window, exclusive=exclusive)
+        ctl = controller.StopAtFirstPredictedRejection(Coin(window), window, exclusive=exclusive)
         g = ctl.speculative(draft, target, PROMPT, 24, temperature=temperature, seed=3)
         assert max(g.drafted) <= window
         if not exclusive:
@@ -72,18 +72,18 @@ def test_never_drafts_past_window(pair, temperature, exclusive):
         assert len(g.tokens) == 24
     # greedy output is the target's own greedy output whatever the predictor does
     ar = decoding.autoregressive(target, PROMPT, 24)
-    g = P.StopAtFirstPredictedRejection(Coin(0), 5, exclusive=exclusive).speculative(draft, target, PROMPT, 24)
+    g = controller.StopAtFirstPredictedRejection(Coin(0), 5, exclusive=exclusive).speculative(draft, target, PROMPT, 24)
     assert torch.equal(g.tokens, ar.tokens)
 
 
 def test_always_reject_drafts_nothing_or_one_token(pair):
     draft, target = pair
     # eq (25): drafting stops *before* the first predicted rejection: no draft, the target emits one token
-    g = P.StopAtFirstPredictedRejection(Const(0.0), 6).speculative(draft, target, PROMPT, 20)
+    g = controller.StopAtFirstPredictedRejection(Const(0.0), 6).speculative(draft, target, PROMPT, 20)
     assert set(g.drafted) == {0} and len(g.tokens) == 20
     assert torch.equal(g.tokens, decoding.autoregressive(target, PROMPT, 20).tokens)
     # the inclusive rule still sends the flagged token
-    g = P.StopAtFirstPredictedRejection(Const(0.0), 6, exclusive=False).speculative(draft, target, PROMPT, 20)
+    g = controller.StopAtFirstPredictedRejection(Const(0.0), 6, exclusive=False).speculative(draft, target, PROMPT, 20)
     assert set(g.drafted[:-1]) == {1} and g.drafted[-1] <= 1
 
 
@@ -96,10 +96,10 @@ def test_controller_features_match_traces(pair):
             seen.append(x[0].copy())
             return 1.0
 
-    ctl = P.StopAtFirstPredictedRejection(Record(1.0), 4)
+    ctl = controller.StopAtFirstPredictedRejection(Record(1.0), 4)
     g = ctl.speculative(draft, target, PROMPT, 12, temperature=1.0, seed=5)
     frame = decoding.traces_frame(g.rounds)
-    np.testing.assert_allclose(np.array(seen), frame[list(P.FEATURES)].to_numpy(np.float32), rtol=1e-6)
+    np.testing.assert_allclose(np.array(seen), frame[list(dataset.FEATURES)].to_numpy(np.float32), rtol=1e-6)
 
 
 def test_controller_with_trained_predictor(pair, tmp_path):
@@ -108,17 +108,17 @@ def test_controller_with_trained_predictor(pair, tmp_path):
     # features in the range this pair produces, labelled "accepted" above the median max_prob, so
     # the predictor lets some positions through and flags others
     seen = decoding.traces_frame(decoding.speculative(draft, target, PROMPT, 30, gamma=5, temperature=1.0,
-                                                      seed=2).rounds)[list(P.FEATURES)].to_numpy(np.float32)
+                                                      seed=2).rounds)[list(dataset.FEATURES)].to_numpy(np.float32)
     rng = np.random.default_rng(0)
     x = rng.uniform(seen.min(0), seen.max(0) + 1e-6, (400, 5)).astype(np.float32)
     y = (x[:, 0] > np.median(seen[:, 0])).astype(int)
-    pred = P.train_xgboost(x[:300], y[:300], x[300:], y[300:], n_estimators=20)
-    P.save(pred, tmp_path, "xgb")
-    pred = P.load(tmp_path, "xgb")
-    ctl = P.StopAtFirstPredictedRejection(pred, 5)
+    pred = models.train_xgboost(x[:300], y[:300], x[300:], y[300:], n_estimators=20)
+    persistence.save(pred, tmp_path, "xgb")
+    pred = persistence.load(tmp_path, "xgb")
+    ctl = controller.StopAtFirstPredictedRejection(pred, 5)
     g = ctl.speculative(draft, target, PROMPT, 25, temperature=1.0, seed=1)
     frame = decoding.traces_frame(g.rounds)
-    z = pred.predict(frame[list(P.FEATURES)].to_numpy(np.float32))
+    z = pred.predict(frame[list(dataset.FEATURES)].to_numpy(np.float32))
     # exclusive rule: every drafted position was predicted accepted, and a round stops short of
     # the window only where the predictor flagged the next position
     assert len(z) > 0 and (z == 1).all()
@@ -127,27 +127,27 @@ def test_controller_with_trained_predictor(pair, tmp_path):
 
 def test_bad_window():
     with pytest.raises(ValueError, match="gamma"):
-        P.StopAtFirstPredictedRejection(Const(1.0), 0)
+        controller.StopAtFirstPredictedRejection(Const(1.0), 0)
 
 
 def test_generate_traces_and_ablation(pair):
     draft, target = pair
     prompts = {"a": [PROMPT, PROMPT[:3]], "b": [PROMPT.flip(0)]}
-    tr = P.generate_traces(draft, target, prompts, window=4, temperatures=(0.0, 1.0), max_new_tokens=10,
+    tr = traces.generate_traces(draft, target, prompts, window=4, temperatures=(0.0, 1.0), max_new_tokens=10,
                            progress=False, draft="d", target="t")
-    assert list(tr.columns) == P.TRACE_COLUMNS
+    assert list(tr.columns) == traces.TRACE_COLUMNS
     assert set(tr.domain) == {"a", "b"} and set(tr.temperature) == {0.0, 1.0}
     assert tr.drafted.max() <= 4
-    data = P.build_dataset(tr)
+    data = dataset.build_dataset(tr)
     # label 1 exactly for i <= round_accepted, label 0 exactly at i = round_accepted + 1
     assert ((data.label == 1) == (data.i <= data.round_accepted)).all()
     assert ((data.label == 0) == (data.i == data.round_accepted + 1)).all()
-    ab = P.controller_ablation(draft, target, prompts["a"], Const(1.0), window=4, max_new_tokens=10)
+    ab = controller.controller_ablation(draft, target, prompts["a"], Const(1.0), window=4, max_new_tokens=10)
     off, on = ab[ab["mode"] == "OFF"], ab[ab["mode"] == "ON"]
     # an always-accept predictor is the fixed window: identical rounds
     assert off.drop(columns="mode").reset_index(drop=True).equals(on.drop(columns="mode").reset_index(drop=True))
     # several predictors in one call: one controlled run each, named by their keys
-    many = P.controller_ablation(draft, target, prompts["a"], {"accept": Const(1.0), "reject": Const(0.0)},
+    many = controller.controller_ablation(draft, target, prompts["a"], {"accept": Const(1.0), "reject": Const(0.0)},
                                  window=4, max_new_tokens=10)
     assert list(dict.fromkeys(many["mode"])) == ["OFF", "accept", "reject"]
     acc = many[many["mode"] == "accept"].drop(columns="mode").reset_index(drop=True)
@@ -162,7 +162,7 @@ def test_generate_traces_and_ablation(pair):
     g_rej = device_goodput.round_goodput(rej, draft_rate=50.0, prompt_len=5)
     np.testing.assert_allclose(g_rej.goodput, 1 / (rej.passes / 50.0 + device_goodput.verify_time(1, 5 + rej.position)))
     with pytest.raises(ValueError, match="OFF"):
-        P.controller_ablation(draft, target, prompts["a"], {"OFF": Const(1.0)}, window=4, max_new_tokens=10)
+        controller.controller_ablation(draft, target, prompts["a"], {"OFF": Const(1.0)}, window=4, max_new_tokens=10)
     g = device_goodput.round_goodput(off, draft_rate=50.0, prompt_len=5)
     assert (g.wasted == g.drafted - g.accepted).all()
     t = g.drafted / 50.0 + device_goodput.verify_time(g.drafted + 1, 5 + g.position)

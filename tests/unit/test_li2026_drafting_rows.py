@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specedge import compare, coverage, predictor
+from specedge import compare, coverage
+from specedge.predictor import dataset, models, operating, persistence, theorem1, traces as pred_traces
 from specedge.experiments.li2026 import drafting as D
 from specedge.experiments.li2026 import drafting_waste as W
 from specedge.experiments.li2026 import drafting_figures as PF, drafting_verdicts as verdicts
@@ -48,30 +49,30 @@ def test_paper_fpr_ratio_by_hand(paper):
 @pytest.fixture(scope="module")
 def committed(paper, tmp_path_factory):
     out = tmp_path_factory.mktemp("li2026")
-    meta = predictor.require_committed()
-    traces = predictor.load_trace_data()
-    data = predictor.build_dataset(traces)
-    splits = predictor.data_splits(data, meta["split_seed"])
-    preds = {f: predictor.load(predictor.PREDICTORS, f) for f in predictor.FAMILIES}
-    table4, table10, _, equal = predictor.evaluate_at_thresholds(preds, splits["test"])
-    real_meta, real_traces = predictor.load_realpair()
-    real, real_splits = predictor.committed_split(real_traces, real_meta)
-    real_preds = {f: predictor.load(predictor.REALPAIR, f) for f in predictor.FAMILIES}
+    meta = persistence.require_committed()
+    traces = pred_traces.load_trace_data()
+    data = dataset.build_dataset(traces)
+    splits = dataset.data_splits(data, meta["split_seed"])
+    preds = {f: persistence.load(persistence.PREDICTORS, f) for f in models.FAMILIES}
+    table4, table10, _, equal = operating.evaluate_at_thresholds(preds, splits["test"])
+    real_meta, real_traces = persistence.load_realpair()
+    real, real_splits = dataset.committed_split(real_traces, real_meta)
+    real_preds = {f: persistence.load(persistence.REALPAIR, f) for f in models.FAMILIES}
     return dict(out=out, meta=meta, traces=traces, data=data, splits=splits, preds=preds, table4=table4, equal=equal,
                 real_meta=real_meta, real_traces=real_traces, real=real, real_splits=real_splits, real_preds=real_preds)
 
 
 def test_table8_and_the_statistics_claims(committed, paper):
     c, cmp = committed, compare.Comparison("li2026")
-    table8 = predictor.dataset_summary(c["data"])
+    table8 = dataset.dataset_summary(c["data"])
     D.table8(cmp, paper, table8, c["data"], c["traces"], c["meta"], c["meta"]["window"])
     total = _row(cmp, "Table 8", "total samples")
     assert total["reproduced"] == len(c["data"]) and total["kind"] == "setting"
     frac = _row(cmp, "Table 8", "accepted fraction")
     assert frac["reproduced"] == round(100 * c["data"].label.mean(), 2)
-    assert _row(cmp, "Table 8", "feature dimension")["reproduced"] == len(predictor.FEATURES)
-    fig2, fig3 = predictor.statistic_views(c["data"])
-    pooled = PF.statistic_figures(fig2, fig3, c["out"], drafts=predictor.draft_order(c["traces"]))
+    assert _row(cmp, "Table 8", "feature dimension")["reproduced"] == len(dataset.FEATURES)
+    fig2, fig3 = dataset.statistic_views(c["data"])
+    pooled = PF.statistic_figures(fig2, fig3, c["out"], drafts=pred_traces.draft_order(c["traces"]))
     D.stat_claims(cmp, fig2, pooled)
     fig3_rows = [r for r in cmp.rows if r["artifact"] == "Fig 3"]
     assert len(fig3_rows) == len(verdicts.SIGNS) == len([r for r in cmp.rows if r["artifact"] == "Fig 2"])
@@ -92,7 +93,7 @@ def test_table4_sensitivity_and_table11_rows(committed, paper):
     assert ratio["reproduced"] == round(float(ours.FPR[trees].mean() / ours.FPR[D.MLP]), 2)
     low = _row(cmp, art, "claim: the MLP has the lowest FPR")
     assert (low["status"] != "deviates") is bool(ours.FPR[D.MLP] < ours.FPR[trees].min())
-    lat = pd.read_csv(predictor.PREDICTORS / "latency.csv")
+    lat = pd.read_csv(persistence.PREDICTORS / "latency.csv")
     D.table11(cmp, paper, lat)
     assert len([r for r in cmp.rows if r["artifact"] == "Table 11" and not r["quantity"].startswith("claim")]) == 2 * 4 * 7
     mean = lat.set_index("predictor")["mean"]
@@ -129,7 +130,7 @@ def test_the_real_pair_rows(committed, paper):
     ratio = _row(cmp, "Table 4" + D.WHO + D.SENS, "claim: mean tree FPR / MLP FPR")
     assert ratio["reproduced"] == round(float(fpr[[p for p in D.PID if p != D.MLP]].mean() / fpr[D.MLP]), 2)
     assert len(t10) == len(D.PID)
-    op = pd.read_csv(predictor.PREDICTORS / "operating_points.csv")
+    op = pd.read_csv(persistence.PREDICTORS / "operating_points.csv")
     fig = D.fpr_figure(paper, {"zoo": D.table4_paper_op(cmp, paper, op)})
     assert fig is not None
 
@@ -148,7 +149,7 @@ def test_the_real_pairs_replay_rows(committed, paper):
     W.fig1_real_rows(cmp, f1, replay)
     rf1 = _row(cmp, "Fig 1" + D.WHO, "claim: more wasted drafting")
     assert (rf1["status"] != "deviates") is bool(np.corrcoef(f1.wasted, f1.goodput)[0, 1] < 0)
-    t4, _ = predictor.evaluate(c["real_preds"], c["real_splits"]["test"])
+    t4, _ = models.evaluate(c["real_preds"], c["real_splits"]["test"])
     thm = waste.theorem1_real(c["real_traces"], c["real_meta"], c["real_preds"], t4, replay)
     W.theorem1_real_rows(cmp, thm, replay)
     closed = _row(cmp, "Theorem 1" + D.WHO, "claim: trained predictors")
@@ -163,7 +164,7 @@ def test_theorem1_points_put_ours_first_and_the_papers_after(committed, paper):
     n = len(c["table4"])
     assert (pts.source[:n] == "ours (test split)").all() and (pts.source[n:] == "paper Table 4").all()
     r = pts.iloc[n]
-    assert r.expected_waste == pytest.approx(predictor.expected_waste(alpha, c["meta"]["window"], r.Rec1, r.FPR))
+    assert r.expected_waste == pytest.approx(theorem1.expected_waste(alpha, c["meta"]["window"], r.Rec1, r.FPR))
     W.theorem1_rows(cmp, pts, n)
     row = _row(cmp, "Theorem 1", "claim: trained predictors")
     ours = pts.iloc[:n].sort_values("FPR", kind="stable").expected_waste.to_numpy()

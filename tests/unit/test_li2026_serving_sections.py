@@ -3,11 +3,10 @@ stand-in ``run``: each point's goodput and violations follow a closed form of it
 table the sections build can be checked by hand."""
 import math
 
-import numpy as np
 import pandas as pd
 import pytest
 
-from specedge import compare, coverage
+from specedge import coverage
 from specedge.experiments.li2026 import serving_runs as ex
 from specedge.experiments.li2026 import serving_figures as lf
 from specedge.experiments.li2026 import serving_heldout as ho

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from specedge.experiments.li2026 import drafting_verdicts as V
+from specedge.predictor.waste import by_fpr
 
 NAN = float("nan")
 
@@ -138,7 +139,7 @@ def test_theorem1_curve_verdicts():
 def test_waste_rises_with_fpr_and_per_draft_agreement():
     live = pd.DataFrame(dict(predictor=["OFF", "MLP", "LGBM", "RF"], FPR=[NAN, 0.40, 0.20, 0.30],
                              wasted_per_round=[3.0, 0.6, 0.1, 0.3]))
-    assert V.by_fpr(live).predictor.tolist() == ["LGBM", "RF", "MLP"]
+    assert by_fpr(live).predictor.tolist() == ["LGBM", "RF", "MLP"]
     ok = V.waste_rises_with_fpr(live, "wasted_per_round")
     assert ok.holds and ok.evidence == "0.1 < 0.3 < 0.6"
     assert not V.waste_rises_with_fpr(live.assign(wasted_per_round=[3.0, 0.6, 0.1, 0.7]), "wasted_per_round").holds
@@ -146,7 +147,7 @@ def test_waste_rises_with_fpr_and_per_draft_agreement():
     assert V.waste_rises_with_fpr(live.iloc[:1], "wasted_per_round").evidence == "rejected: empty"
     per_draft = pd.DataFrame({"LGBM": [0.1, 0.2, 0.3, NAN], "RF": [0.2, 0.2, 0.1, 0.2], "MLP": [0.3, 0.2, 0.4, 0.3]},
                              index=["xs", "s", "m", "l"])
-    order = V.by_fpr(live).predictor
+    order = by_fpr(live).predictor
     assert V.drafts_in_fpr_order(per_draft, order) == 2                # xs strictly, s by ties; m breaks, l has NaN
     with pytest.raises(ValueError, match="OFF"):
         V.drafts_in_fpr_order(per_draft, ["OFF", "MLP"])

@@ -83,9 +83,9 @@ def test_zheng2025_fig4_speedups_from_noisy_alpha_keep_their_bytes(tmp_path, rel
     """S* = S(γ*) of eq (11) on α(K) with float32 logit noise: the declared derived noise covers what eq (11) does
     to α's noise, so Fig 4's and Table II's committed bytes stay."""
     q, p = _logits(seed=3)
-    costs = {"measured here": lambda k: 0.42 + 2.5e-5 * k, "paper costs": lambda k: 0.07 + 0.23 * k / zf.PAPER_VOCAB}
-    base = zf.fig4_frame(tkslt.topk_alpha(q, p, KS), costs)
-    noisy = zf.fig4_frame(tkslt.topk_alpha(float32_noise(q, rel, 5), float32_noise(p, rel, 6), KS), costs)
+    costs = {"measured here": lambda k: 0.42 + 2.5e-5 * k, "paper costs": lambda k: 0.07 + 0.23 * k / tkslt.PAPER_VOCAB}
+    base = tkslt.fig4_frame(tkslt.topk_alpha(q, p, KS), costs)
+    noisy = tkslt.fig4_frame(tkslt.topk_alpha(float32_noise(q, rel, 5), float32_noise(p, rel, 6), KS), costs)
     assert raw_text(base) != raw_text(noisy)
     path = tmp_path / "zheng2025" / "fig4_speedup_vs_topk.csv"
     committed = plotting.write_csv(base, path).read_bytes()
@@ -260,7 +260,7 @@ class _Costs:
         return self.L["measured here", int(k)]
 
     def paper(self, k):
-        return self.L["paper costs", self.vocab if k == zf.PAPER_VOCAB else int(k)]
+        return self.L["paper costs", self.vocab if k == tkslt.PAPER_VOCAB else int(k)]
 
 
 @pytest.mark.parametrize("ulps", [-3, -1, 1, 3])
@@ -269,9 +269,9 @@ def test_zheng2025_fig4_bytes_do_not_move_with_ulps(tmp_path, ulps):
     off. (Writing 17 significant digits instead of ``write_csv``'s 10 makes this fail.)"""
     fig3 = pd.read_csv(paths.FIGURES / "zheng2025" / "fig3_alpha_vs_topk.csv")
     fig4 = pd.read_csv(paths.FIGURES / "zheng2025" / "fig4_speedup_vs_topk.csv").query("pair == 'zoo'")
-    scenarios = lambda c: {"measured here": c.measured, "paper costs": lambda k: c.paper(zf.PAPER_VOCAB if k == c.vocab else k)}
-    base = zf.fig4_frame(fig3, scenarios(_Costs(fig4, 0)))
-    noisy = zf.fig4_frame(fig3.assign(alpha=nudge(fig3.alpha, ulps)), scenarios(_Costs(fig4, ulps)))
+    scenarios = lambda c: {"measured here": c.measured, "paper costs": lambda k: c.paper(tkslt.PAPER_VOCAB if k == c.vocab else k)}
+    base = tkslt.fig4_frame(fig3, scenarios(_Costs(fig4, 0)))
+    noisy = tkslt.fig4_frame(fig3.assign(alpha=nudge(fig3.alpha, ulps)), scenarios(_Costs(fig4, ulps)))
     assert csv_bytes(base, tmp_path, "a.csv") == csv_bytes(noisy, tmp_path, "b.csv")
 
 

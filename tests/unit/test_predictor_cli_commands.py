@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from specedge import paths, zoo
+from specedge.zoo import corpus
 from specedge.predictor import cli
-from specedge.predictor.dataset import build_dataset, data_splits, features
+from specedge.predictor.dataset import FEATURES, build_dataset, data_splits, features
 from specedge.predictor.models import FAMILIES
 from specedge.predictor.operating import trainer_kwargs
 from specedge.predictor.persistence import PREDICTORS, load
@@ -45,7 +46,7 @@ def test_train_writes_the_predictors_scan_and_a_meta_read_off_the_traces(committ
     assert seen == dict(n=len(data), seed=3) and preds is committed
     assert meta["window"] == 5 and meta["prompts_per_domain"] == 8 and meta["split_seed"] == 3 and meta["note"] == "x"
     assert meta["samples"] == len(data) and meta["accepted"] == int(traces.accepted.sum()) < len(data)
-    assert meta["drafts"] == ["d1"] and meta["targets"] == ["t1"] and meta["features"] == list(cli.FEATURES)
+    assert meta["drafts"] == ["d1"] and meta["targets"] == ["t1"] and meta["features"] == list(FEATURES)
     assert all((tmp_path / "out" / f"{f}.json").exists() for f in FAMILIES)
     assert pd.read_csv(tmp_path / "out" / "scan.csv").auc.tolist() == [0.7]
     assert "Rec1" in capsys.readouterr().out                                # Table 4 of the test split printed
@@ -61,7 +62,7 @@ def test_build_traces_decodes_each_draft_with_the_first_target_by_default(tmp_pa
     out = cli._build_traces(_args(drafts=["draft-xs", "draft-s"]))
     t0 = list(zoo.TARGETS)[0]
     assert [(c[0], c[1]) for c in calls] == [("model draft-xs", f"model {t0}"), ("model draft-s", f"model {t0}")]
-    assert calls[0][2] == dict(domains=list(zoo.DOMAINS), n=2)
+    assert calls[0][2] == dict(domains=list(corpus.DOMAINS), n=2)
     assert calls[1][3] == dict(window=4, max_new_tokens=12, seed=0, draft="draft-s", target=t0)
     assert out.x.tolist() == [1, 2] and pd.read_csv(tmp_path / "li2026_traces.csv.gz").x.tolist() == [1, 2]
     calls.clear()

@@ -13,7 +13,7 @@ from specedge.experiments.li2026 import drafting_figures as figures  # noqa: E40
 from specedge.predictor.dataset import STATS, build_dataset, statistic_views  # noqa: E402
 from specedge.predictor.models import FAMILIES, LABELS  # noqa: E402
 from specedge.predictor.operating import UNPENALISED  # noqa: E402
-from specedge.predictor.waste import theorem1_curves  # noqa: E402
+from specedge.predictor.waste import FPS, theorem1_curves  # noqa: E402
 from test_predictor import synthetic_traces  # noqa: E402
 
 
@@ -63,7 +63,7 @@ def test_theorem1_figure_marks_the_papers_points_hollow_and_ours_filled():
         assert marks[1].get_facecolors()[0][3] == 1 and max(marks[1].get_facecolors()[0][:3]) <= 0.1
         np.testing.assert_allclose(marks[0].get_offsets(), [[0.3, 0.5]])
         bound = [ln for ln in ax.lines if ln.get_label() == "bound eq (31)"][0]
-        np.testing.assert_allclose(bound.get_xdata(), figures.FPS)
+        np.testing.assert_allclose(bound.get_xdata(), FPS)
         curve = [ln for ln in ax.lines if ln.get_label() == "closed form, Rec$_1$=0.8"][0]
         np.testing.assert_allclose(curve.get_ydata(), thm[thm.rec1 == 0.8].closed_form)
     finally:

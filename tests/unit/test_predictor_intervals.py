@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specedge import predictor as P
+from specedge.predictor import controller, dataset, persistence, traces
 from specedge.predictor import intervals
 
 from test_predictor import synthetic_traces
@@ -49,13 +49,13 @@ def test_bootstrap_inputs_checked():
 
 
 def test_repeated_splits_rerun_the_pipeline_per_seed():
-    data = P.build_dataset(synthetic_traces(n_prompts=12, rounds=3))
+    data = dataset.build_dataset(synthetic_traces(n_prompts=12, rounds=3))
     tiny = dict(mlp=dict(max_epochs=[3]), random_forest=dict(n_estimators=[5]),
                 xgboost=dict(n_estimators=[5]), lightgbm=dict(n_estimators=[5]))
     t = intervals.repeated_splits(data, [0, 1], grids=tiny)
     assert len(t) == 8 and sorted(t.split_seed.unique()) == [0, 1]
     for s, g in t.groupby("split_seed"):
-        test = P.data_splits(data, s)["test"]
+        test = dataset.data_splits(data, s)["test"]
         assert (g.test_samples == len(test)).all() and (g.test_prompts == test.prompt_key.nunique()).all()
     assert t.AUC.between(0, 1).all()
     s = intervals.spread(t).set_index(["predictor", "metric"])
@@ -68,13 +68,13 @@ def test_committed_realpair_predictors_were_trained_on_the_committed_traces():
     file it was trained on: a regenerated trace file without retraining fails here."""
     import hashlib
 
-    meta = json.loads((P.REALPAIR / "meta.json").read_text())
-    assert meta["traces_sha256"] == hashlib.sha256(P.REALPAIR_TRACES.read_bytes()).hexdigest()
-    data = P.build_dataset(P.load_realpair_traces())
+    meta = json.loads((persistence.REALPAIR / "meta.json").read_text())
+    assert meta["traces_sha256"] == hashlib.sha256(traces.REALPAIR_TRACES.read_bytes()).hexdigest()
+    data = dataset.build_dataset(traces.load_realpair_traces())
     assert meta["samples"] == len(data) and meta["accepted"] == int(data.label.sum())
-    split = {k: sorted(v.prompt_key.unique()) for k, v in P.data_splits(data, meta["split_seed"]).items()}
+    split = {k: sorted(v.prompt_key.unique()) for k, v in dataset.data_splits(data, meta["split_seed"]).items()}
     assert split == meta["split_prompts"]
-    rep = pd.read_csv(P.REALPAIR / "repeated_splits.csv")
+    rep = pd.read_csv(persistence.REALPAIR / "repeated_splits.csv")
     assert sorted(rep.split_seed.unique()) == list(range(meta["split_seeds"]))
 
 
@@ -101,19 +101,19 @@ def _rounds():
 
 def test_replay_stop_rule_by_hand():
     t = _rounds()
-    never = P.replay_stop_rule(t, _Const(lambda r: 1.0))            # never flags: ON is the fixed window
+    never = controller.replay_stop_rule(t, _Const(lambda r: 1.0))            # never flags: ON is the fixed window
     assert (never.drafted_ON == never.drafted_OFF).all() and (never.accepted_ON == never.accepted_OFF).all()
-    always = P.replay_stop_rule(t, _Const(lambda r: 0.0))           # flags position 1: nothing drafted
+    always = controller.replay_stop_rule(t, _Const(lambda r: 0.0))           # flags position 1: nothing drafted
     assert (always.drafted_ON == 0).all() and (always.accepted_ON == 0).all()
-    at3 = P.replay_stop_rule(t, _Const(lambda r: 0.0 if r[4] == 3 else 1.0))   # flags position 3 (feature i)
+    at3 = controller.replay_stop_rule(t, _Const(lambda r: 0.0 if r[4] == 3 else 1.0))   # flags position 3 (feature i)
     assert at3.drafted_ON.tolist() == [2, 2] and at3.accepted_ON.tolist() == [2, 2]
     assert at3.drafted_OFF.tolist() == [4, 4] and at3.accepted_OFF.tolist() == [2, 4]
-    incl = P.replay_stop_rule(t, _Const(lambda r: 0.0 if r[4] == 3 else 1.0), exclusive=False)
+    incl = controller.replay_stop_rule(t, _Const(lambda r: 0.0 if r[4] == 3 else 1.0), exclusive=False)
     assert incl.drafted_ON.tolist() == [3, 3] and incl.accepted_ON.tolist() == [2, 3]
-    shuffled = P.replay_stop_rule(t.sample(frac=1, random_state=0), _Const(lambda r: 0.0 if r[4] == 3 else 1.0))
+    shuffled = controller.replay_stop_rule(t.sample(frac=1, random_state=0), _Const(lambda r: 0.0 if r[4] == 3 else 1.0))
     pd.testing.assert_frame_equal(shuffled, at3)                    # positions are put in order first
     with pytest.raises(ValueError, match="round_accepted"):
-        P.replay_stop_rule(t.drop(columns="round_accepted"), _Const(lambda r: 1.0))
+        controller.replay_stop_rule(t.drop(columns="round_accepted"), _Const(lambda r: 1.0))
 
 
 def test_bootstrap_statistic_resamples_prompts():

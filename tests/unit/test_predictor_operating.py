@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specedge import compare, coverage, predictor as P
+from specedge import compare, coverage
+from specedge.predictor import dataset, metrics, models, operating, persistence, traces as pred_traces
 from specedge.experiments.li2026 import drafting as D
 from specedge.experiments.li2026 import drafting_verdicts as verdicts
 
@@ -28,70 +29,70 @@ def test_rejected_weight_penalises_false_acceptance_and_weight_one_is_the_plain_
     x, y = _imbalanced()
     xv, yv = _imbalanced(seed=1)
     kw = dict(hidden=(16, 8, 4), max_epochs=20, patience=5, seed=0)
-    plain, one = P.train_mlp(x, y, xv, yv, **kw), P.train_mlp(x, y, xv, yv, rejected_weight=1.0, **kw)
+    plain, one = models.train_mlp(x, y, xv, yv, **kw), models.train_mlp(x, y, xv, yv, rejected_weight=1.0, **kw)
     assert np.array_equal(plain.predict_proba(xv), one.predict_proba(xv)) and "rejected_weight" not in one.params
-    w = P.balanced_weight(y)
+    w = operating.balanced_weight(y)
     assert w == pytest.approx(y.sum() / (1 - y).sum()) and 3.5 < w < 4.5
-    weighted = P.train_mlp(x, y, xv, yv, rejected_weight=w, **kw)
+    weighted = models.train_mlp(x, y, xv, yv, rejected_weight=w, **kw)
     assert weighted.params["rejected_weight"] == pytest.approx(w)
-    fpr = lambda p: P.metrics(yv, p.predict_proba(xv), 0.5)["FPR"]
+    fpr = lambda p: metrics.metrics(yv, p.predict_proba(xv), 0.5)["FPR"]
     assert fpr(plain) > 0.8 and fpr(weighted) < 0.5   # at 0.5 the plain BCE accepts almost every rejected token
     for bad in (0.0, -1.0, float("nan")):
         with pytest.raises(ValueError, match="rejected_weight must be"):
-            P.train_mlp(x, y, xv, yv, rejected_weight=bad, **kw)
+            models.train_mlp(x, y, xv, yv, rejected_weight=bad, **kw)
     with pytest.raises(ValueError, match="both classes"):
-        P.balanced_weight([1, 1, 1])
+        operating.balanced_weight([1, 1, 1])
 
 
-@pytest.mark.parametrize("family", P.FAMILIES)
+@pytest.mark.parametrize("family", models.FAMILIES)
 def test_trainer_kwargs_rebuild_the_configuration(family):
     x, y = _imbalanced(800)
     xv, yv = _imbalanced(300, seed=1)
-    pred = P.TRAINERS[family](x, y, xv, yv, seed=3, **SMALL[family])
-    again = P.TRAINERS[family](x, y, xv, yv, seed=3, **P.trainer_kwargs(pred))
+    pred = models.TRAINERS[family](x, y, xv, yv, seed=3, **SMALL[family])
+    again = models.TRAINERS[family](x, y, xv, yv, seed=3, **operating.trainer_kwargs(pred))
     assert np.allclose(pred.predict_proba(xv), again.predict_proba(xv))
     with pytest.raises(ValueError, match="family must be one of"):
-        P.trainer_kwargs(P.Predictor("svm", None))
+        operating.trainer_kwargs(models.Predictor("svm", None))
 
 
 def test_paper_operating_points_over_seeds_and_the_fpr_ratio():
-    data = P.build_dataset(synthetic_traces(n_prompts=12, rounds=3))
-    op = P.paper_operating_points(data, SMALL, [0, 1])
+    data = dataset.build_dataset(synthetic_traces(n_prompts=12, rounds=3))
+    op = operating.paper_operating_points(data, SMALL, [0, 1])
     assert len(op) == 2 * 5 and (op.threshold == 0.5).all()
-    assert set(op.predictor) == {*P.LABELS.values(), P.UNPENALISED}
+    assert set(op.predictor) == {*models.LABELS.values(), operating.UNPENALISED}
     for s, g in op.groupby("split_seed"):
-        train = P.data_splits(data, s)["train"]
+        train = dataset.data_splits(data, s)["train"]
         w = g.set_index("predictor").rejected_weight
         # the same operating-point rule for every family; only the sensitivity MLP goes without it
-        assert np.allclose(w[list(P.LABELS.values())], P.balanced_weight(train.label)) and w[P.UNPENALISED] == 1
-        assert (g.test_samples == len(P.data_splits(data, s)["test"])).all()
-    assert np.allclose(op.FPR, 1 - op.Spec) and op[P.EQUAL_COL].between(0, 1).all()
-    pd.testing.assert_frame_equal(op, P.paper_operating_points(data, SMALL, [0, 1]))   # deterministic
+        assert np.allclose(w[list(models.LABELS.values())], operating.balanced_weight(train.label)) and w[operating.UNPENALISED] == 1
+        assert (g.test_samples == len(dataset.data_splits(data, s)["test"])).all()
+    assert np.allclose(op.FPR, 1 - op.Spec) and op[operating.EQUAL_COL].between(0, 1).all()
+    pd.testing.assert_frame_equal(op, operating.paper_operating_points(data, SMALL, [0, 1]))   # deterministic
     toy = pd.DataFrame([dict(split_seed=s, predictor=p, FPR=f) for s, fprs in ((0, (0.2, 0.8, 0.6, 0.4)), (1, (0.5, 0.5, 0.5, 0.5)))
-                        for p, f in zip(P.LABELS.values(), fprs)])
-    assert P.fpr_ratio(toy).tolist() == pytest.approx([3.0, 1.0])
+                        for p, f in zip(models.LABELS.values(), fprs)])
+    assert operating.fpr_ratio(toy).tolist() == pytest.approx([3.0, 1.0])
     with pytest.raises(ValueError, match="lacks predictors"):
-        P.fpr_ratio(toy, mlp=P.UNPENALISED)
+        operating.fpr_ratio(toy, mlp=operating.UNPENALISED)
     with pytest.raises(ValueError, match="every family"):
-        P.paper_operating_points(data, {"mlp": {}}, [0])
+        operating.paper_operating_points(data, {"mlp": {}}, [0])
 
 
 @pytest.mark.parametrize("family", ["random_forest", "xgboost", "lightgbm"])
 def test_a_trees_rejected_weight_penalises_false_acceptance(family):
     """The trees take the MLP's penalty as sample weights: a larger weight on the rejected class lowers the
     predicted acceptance of the rejected samples (fewer false acceptances at 0.5); weight 1 is the plain fit."""
-    data = P.build_dataset(synthetic_traces(n_prompts=12, rounds=3))
-    sp = P.data_splits(data, 0)
-    x, y = P.features(sp["train"]), sp["train"]["label"].to_numpy()
-    xv, yv = P.features(sp["val"]), sp["val"]["label"].to_numpy()
-    plain = P.TRAINERS[family](x, y, xv, yv, seed=0, **SMALL[family])
-    again = P.TRAINERS[family](x, y, xv, yv, seed=0, rejected_weight=1.0, **SMALL[family])
-    heavy = P.TRAINERS[family](x, y, xv, yv, seed=0, rejected_weight=4.0, **SMALL[family])
+    data = dataset.build_dataset(synthetic_traces(n_prompts=12, rounds=3))
+    sp = dataset.data_splits(data, 0)
+    x, y = dataset.features(sp["train"]), sp["train"]["label"].to_numpy()
+    xv, yv = dataset.features(sp["val"]), sp["val"]["label"].to_numpy()
+    plain = models.TRAINERS[family](x, y, xv, yv, seed=0, **SMALL[family])
+    again = models.TRAINERS[family](x, y, xv, yv, seed=0, rejected_weight=1.0, **SMALL[family])
+    heavy = models.TRAINERS[family](x, y, xv, yv, seed=0, rejected_weight=4.0, **SMALL[family])
     assert np.allclose(plain.predict_proba(xv), again.predict_proba(xv))
     assert heavy.predict_proba(xv)[yv == 0].mean() < plain.predict_proba(xv)[yv == 0].mean()
     assert heavy.params["rejected_weight"] == 4.0 and "rejected_weight" not in plain.params
     with pytest.raises(ValueError, match="rejected_weight"):
-        P.TRAINERS[family](x, y, xv, yv, seed=0, rejected_weight=0.0, **SMALL[family])
+        models.TRAINERS[family](x, y, xv, yv, seed=0, rejected_weight=0.0, **SMALL[family])
 
 
 def test_lowest_fpr_over_seeds_needs_every_paired_interval_clear_of_zero():
@@ -107,12 +108,12 @@ def _op(mlp_fpr, tree_fpr, seeds=5):
     rng = np.random.default_rng(0)
     rows = []
     for s in range(seeds):
-        for p, f in [(P.LABELS["mlp"], mlp_fpr), *((P.LABELS[t], tree_fpr) for t in P.FAMILIES[1:]), (P.UNPENALISED, tree_fpr)]:
+        for p, f in [(models.LABELS["mlp"], mlp_fpr), *((models.LABELS[t], tree_fpr) for t in models.FAMILIES[1:]), (operating.UNPENALISED, tree_fpr)]:
             f = f + rng.normal(0, 0.01)
-            rec1 = 0.8 if p == P.LABELS["mlp"] else 0.94
-            rows.append(dict(split_seed=s, predictor=p, threshold=0.5, rejected_weight=3.5 if p == P.LABELS["mlp"] else 1.0,
+            rec1 = 0.8 if p == models.LABELS["mlp"] else 0.94
+            rows.append(dict(split_seed=s, predictor=p, threshold=0.5, rejected_weight=3.5 if p == models.LABELS["mlp"] else 1.0,
                              Acc=0.75, AUC=0.79, Rec1=rec1, Spec=1 - f, FPR=f, BalAcc=(rec1 + 1 - f) / 2,
-                             **{P.EQUAL_COL: 0.4 + rng.normal(0, 0.01)}, test_prompts=5, test_samples=700, test_rejected=160))
+                             **{operating.EQUAL_COL: 0.4 + rng.normal(0, 0.01)}, test_prompts=5, test_samples=700, test_rejected=160))
     return pd.DataFrame(rows)
 
 
@@ -140,18 +141,18 @@ def test_committed_operating_points_hold_both_pairs_and_agree_with_the_committed
     """The committed runs: every family of seed 0 is trained with the operating rule's weight (n_accepted/n_rejected of
     seed 0's training split), and the penalty lowers each tree's FPR at 0.5 below the committed, unweighted tree's on
     the same test split (by more than 0.05: the weight moves the trees' threshold side, not noise)."""
-    for where, traces, seeds in ((P.PREDICTORS, P.load_trace_data, 10), (P.REALPAIR, P.load_realpair_traces, 10)):
+    for where, traces, seeds in ((persistence.PREDICTORS, pred_traces.load_trace_data, 10), (persistence.REALPAIR, pred_traces.load_realpair_traces, 10)):
         op = pd.read_csv(where / "operating_points.csv")
         assert op.split_seed.nunique() == seeds and len(op) == 5 * seeds
-        data = P.build_dataset(traces())
-        split = P.data_splits(data, 0)
-        test, w = split["test"], P.balanced_weight(split["train"].label)
+        data = dataset.build_dataset(traces())
+        split = dataset.data_splits(data, 0)
+        test, w = split["test"], operating.balanced_weight(split["train"].label)
         s0 = op[op.split_seed == 0].set_index("predictor")
-        assert np.allclose(s0.rejected_weight[list(P.LABELS.values())], w) and s0.rejected_weight[P.UNPENALISED] == 1
+        assert np.allclose(s0.rejected_weight[list(models.LABELS.values())], w) and s0.rejected_weight[operating.UNPENALISED] == 1
         for fam in ("xgboost", "lightgbm"):
-            pred = P.load(where, fam)
-            at05 = P.metrics(test.label.to_numpy(), pred.predict_proba(P.features(test)), 0.5)["FPR"]
-            assert s0.FPR[P.LABELS[fam]] < at05 - 0.05
+            pred = persistence.load(where, fam)
+            at05 = metrics.metrics(test.label.to_numpy(), pred.predict_proba(dataset.features(test)), 0.5)["FPR"]
+            assert s0.FPR[models.LABELS[fam]] < at05 - 0.05
 
 
 def test_confusion_counts_recover_table10_from_the_rates_exactly_and_refuse_non_counts():
@@ -159,22 +160,22 @@ def test_confusion_counts_recover_table10_from_the_rates_exactly_and_refuse_non_
     matrix of the same predictions; a rate that is no ratio of counts is an error."""
     rng = np.random.default_rng(3)
     y, s = (rng.random(500) < 0.7).astype(int), rng.random(500)
-    m = P.metrics(y, s, 0.5)
+    m = metrics.metrics(y, s, 0.5)
     op = pd.DataFrame([dict(split_seed=0, predictor="MLP (3-layer)", Rec1=m["Rec1"], Spec=m["Spec"], test_samples=500,
                             test_rejected=int((y == 0).sum()))])
-    got = P.operating.confusion_counts(op).iloc[0]
-    want = P.confusion(y, (s >= 0.5).astype(int))
+    got = operating.confusion_counts(op).iloc[0]
+    want = metrics.confusion(y, (s >= 0.5).astype(int))
     assert {c: int(got[c]) for c in ("TN", "FP", "FN", "TP")} == want
     assert got.TN + got.FP == got.n_rejected and got.FN + got.TP == got.n_accepted == int(y.sum())
     assert got.TN_pct + got.FP_pct == pytest.approx(100) and got.TP_pct == pytest.approx(100 * m["Rec1"])
     with pytest.raises(ValueError, match="whole count"):
-        P.operating.confusion_counts(op.assign(Spec=m["Spec"] + 0.3 / op.test_rejected))
+        operating.confusion_counts(op.assign(Spec=m["Spec"] + 0.3 / op.test_rejected))
     with pytest.raises(ValueError, match="lack columns"):
-        P.operating.confusion_counts(op.drop(columns="Rec1"))
+        operating.confusion_counts(op.drop(columns="Rec1"))
 
 
 def test_table10_paper_op_rows_are_the_committed_split_with_the_seeds_interval():
-    op = pd.read_csv(P.PREDICTORS / "operating_points.csv")
+    op = pd.read_csv(persistence.PREDICTORS / "operating_points.csv")
     cmp = compare.Comparison("li2026")
     one, counts = D.table10_paper_op(cmp, coverage.paper_values("li2026"), op, 0)
     compare.validate(cmp.frame().fillna("").astype(str))

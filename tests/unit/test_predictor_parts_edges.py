@@ -8,7 +8,7 @@ import torch
 
 from _stand_ins import CharTokenizer, llama
 from specedge import zoo
-from specedge.predictor import controller, dataset, traces, waste
+from specedge.predictor import controller, dataset, theorem1, traces, waste
 from specedge.predictor.models import LABELS
 from test_predictor import synthetic_traces
 
@@ -81,7 +81,7 @@ def test_theorem1_real_replays_each_predictor_on_the_test_prompts_lowest_fpr_fir
     xgb = out.set_index("predictor").loc[LABELS["xgboost"]]
     assert xgb.replayed_drafted_per_round == 0.0 and xgb.replayed_wasted_per_round == 0.0       # stops before the first
     alpha = waste.filled_alpha(t, 4)
-    assert mlp.closed_form == pytest.approx(waste.expected_waste(alpha, 4, 0.9, 0.6))
+    assert mlp.closed_form == pytest.approx(theorem1.expected_waste(alpha, 4, 0.9, 0.6))
     # over both prompts the fixed window wastes (0 + 3 + 4 + 2) / 4 = 2.25 tokens per round
     assert "fixed window wastes 2.25 tokens per round" in capsys.readouterr().out
 

@@ -4,10 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specedge import predictor as P
+from specedge.predictor import models, traces as pred_traces
 from specedge.predictor import waste
 
-MLP = P.LABELS["mlp"]
+MLP = models.LABELS["mlp"]
 
 
 def rounds(draft, mode, drafted, accepted):
@@ -51,4 +51,4 @@ def test_draft_order_puts_zoo_drafts_smallest_first_and_others_after():
     from specedge import zoo
     known = list(zoo.DRAFTS)
     traces = pd.DataFrame(dict(draft=["zz-other", *reversed(known), "aa-other"]))
-    assert P.draft_order(traces) == [*known, "aa-other", "zz-other"]
+    assert pred_traces.draft_order(traces) == [*known, "aa-other", "zz-other"]

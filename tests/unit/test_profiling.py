@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specedge import hardware, paths, profiling
+from specedge import hardware, host, paths, profiling
 
 TINY = profiling.Architecture("tiny", layers=1, hidden=32, ffn=64, heads=2, vocab=97)
 
@@ -143,7 +143,7 @@ def test_the_device_is_named_and_sized_from_torch_for_cuda_and_from_the_os_for_t
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda d: type("P", (), {"total_memory": 80 * 2 ** 30})())
     assert profiling.device_description("cuda:1") == "cuda: Fake GPU cuda:1"
     assert profiling.memory_bytes("cuda") == 80 * 2 ** 30
-    assert profiling.device_description("cpu") == f"cpu: {profiling.cpu_name()}"
+    assert profiling.device_description("cpu") == f"cpu: {host.cpu_name()}"
     monkeypatch.setattr(profiling.os, "sysconf", lambda name: {"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": 1000}[name])
     assert profiling.memory_bytes("cpu") == 4096 * 1000
     for err in (ValueError, OSError):
@@ -157,7 +157,7 @@ def test_build_profile_holds_one_runtime_model_per_role_and_only_known_memory(mo
     monkeypatch.setattr(profiling, "memory_bytes", lambda device: None)
     fits = {"draft": dict(c1=2e-12, c2=1e-3, r2=0.98765432, points=6)}
     prof = profiling.build_profile("zz", fits, {"draft": TINY}, "cpu", "zz_measurements.csv", None, "float32", 3, "cmd")
-    assert prof["devices"]["local"] == {"description": f"cpu: {profiling.cpu_name()}"}          # no threads, no memory
+    assert prof["devices"]["local"] == {"description": f"cpu: {host.cpu_name()}"}          # no threads, no memory
     rt = prof["runtime"]["draft"]
     assert (rt["c1"], rt["c2"], rt["model"]) == (2e-12, 1e-3, profiling.RUNTIME_MODEL)
     assert rt["fit"] == {"r2": 0.987654, "points": 6, "architecture": "tiny"}

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from specedge.profiling import cpu_name
+from specedge.host import cpu_name
 from specedge.serving.real import real_logs
 
 

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from specedge.experiments.model_zoo import realpair_card as card
+from specedge.zoo import realpair
 
 
 class Tok:
@@ -37,7 +38,7 @@ def test_teacher_reads_n_records_of_every_domain_and_adds_alpha_of_k_with_the_fu
         topk_alpha=lambda q, p, ks, temperatures: calls.append((q, p, ks, temperatures)) or pd.DataFrame([dict(K=1, alpha=0.5)])))
     say = print
     assert card.teacher("draft", "target", Tok(), n_records=3, max_len=64, progress=say) == ("card", "topk")
-    assert asked == [(d, 3) for d in card.ALL_DOMAINS] and list(got["recs"]) == list(card.ALL_DOMAINS)
+    assert asked == [(d, 3) for d in realpair.ALL_DOMAINS] and list(got["recs"]) == list(realpair.ALL_DOMAINS)
     assert got["max_len"] == 64 and got["progress"] is say
     assert got["extra"]("q", "p") == [dict(K=1, alpha=0.5)]         # records, one per (K, temperature)
     (q, p, ks, temps), = calls
@@ -52,8 +53,8 @@ def test_live_tokenises_each_domains_prompts_and_passes_the_settings_through(mon
     tok = Tok()
     out = card.live("draft", "target", tok, n_prompts=2, max_new_tokens=8, gammas=(2, 4), temperatures=(0.0,), seed=5,
                     checkpoint="ck")
-    assert out == ("table", "traces") and asked == [(d, 2) for d in card.ALL_DOMAINS]
-    code = card.ALL_DOMAINS[0]
+    assert out == ("table", "traces") and asked == [(d, 2) for d in realpair.ALL_DOMAINS]
+    code = realpair.ALL_DOMAINS[0]
     assert got["prompts"][code] == [tok(f"{code}:0", add_special_tokens=False)["input_ids"],
                                      tok(f"{code}:1", add_special_tokens=False)["input_ids"]]
     assert (got["new"], got["gammas"], got["temps"], got["seed"]) == (8, (2, 4), (0.0,), 5)
@@ -74,7 +75,7 @@ def test_pooled_topk_weights_each_domain_by_its_positions(monkeypatch):
 
 
 def test_pooled_topk_of_the_committed_card_stays_within_its_domains():
-    t = card.load("topk_acceptance")
+    t = realpair.load("topk_acceptance")
     got = card.pooled_topk().set_index(["temperature", "K"])
     span = t.groupby(["temperature", "K"]).alpha.agg(["min", "max"])
     assert ((got.alpha >= span["min"] - 1e-12) & (got.alpha <= span["max"] + 1e-12)).all()
@@ -86,7 +87,7 @@ def measured(tmp_path, monkeypatch):
     """The committed files' places moved to a temporary folder."""
     monkeypatch.setattr(card, "MEASURED", tmp_path / "realpair")
     for name in ("acceptance_teacher", "topk_acceptance", "live_acceptance"):
-        monkeypatch.setitem(card.FILES, name, tmp_path / "realpair" / f"{name}.csv")
+        monkeypatch.setitem(realpair.FILES, name, tmp_path / "realpair" / f"{name}.csv")
     monkeypatch.setattr(card, "TRACES", tmp_path / "traces.csv.gz")
     return tmp_path
 
@@ -109,7 +110,7 @@ def test_main_runs_the_steps_it_is_asked_for_and_writes_their_files(measured, mo
     monkeypatch.setattr(card, "live", lambda d, t, tok, gammas, checkpoint: ran.append(("live", gammas, checkpoint))
                         or (pd.DataFrame(dict(gamma=list(gammas))), None))
     assert card.main(["teacher", "--threads", "3", "--dtype", "float32"]) == 0
-    assert ran == [("threads", 3), ("load", card.DRAFT, card.TARGET, "torch.float32"), "teacher"]
+    assert ran == [("threads", 3), ("load", realpair.DRAFT, realpair.TARGET, "torch.float32"), "teacher"]
     assert (measured / "realpair" / "acceptance_teacher.csv").read_text().splitlines()[1] == "code,0,0.61234"
     assert (measured / "realpair" / "topk_acceptance.csv").exists() and "0.612" in capsys.readouterr().out
     ran.clear()

@@ -12,7 +12,7 @@ import torch
 from specedge import paths
 from specedge.experiments.serving_validation import realpair as rs
 from specedge.experiments.model_zoo import realpair_twin
-from specedge.serving.real import run as run_mod
+from specedge.serving.real import drafter as drafter_mod, run as run_mod
 from specedge.zoo.realpair import DRAFT, FILES, TARGET
 
 
@@ -130,7 +130,7 @@ def stubbed(monkeypatch):
                                  event="")
                             for c in outputs])
         return log, outputs
-    monkeypatch.setattr(run_mod, "prompt_stream", prompt_stream)
+    monkeypatch.setattr(drafter_mod, "prompt_stream", prompt_stream)
     monkeypatch.setattr(run_mod, "run_real", run_real)
     monkeypatch.setattr(rs.decoding, "autoregressive", autoregressive)
     return seen

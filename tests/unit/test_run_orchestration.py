@@ -287,7 +287,7 @@ def test_run_real_gives_up_a_failing_drafter_and_the_others_finish_with_greedy_t
                            faults={2: "malformed@1"})
     tok = zoo.load_tokenizer()
     for c in (0, 2):
-        (prompt,) = R.prompt_stream(wl.clients[c], tok)
+        (prompt,) = D.prompt_stream(wl.clients[c], tok)
         assert outs[c] == [decoding.autoregressive(target, prompt, wl.clients[c].max_new_tokens).tokens.tolist()]
     failed = R.failed_clients(log)
     assert list(failed) == [1] and failed[1].startswith("drafter 1: ")

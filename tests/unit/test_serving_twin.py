@@ -7,7 +7,8 @@ from specedge import sampling
 from specedge.serving.policies.allocation import FixedS, GoodspeedAllocator
 from specedge.serving.policies.batching import SyncRounds
 from specedge.serving.timemodels.runtime import AffineTokens
-from specedge.serving.sim.twin import IIDAcceptance, Times, TraceAcceptance, simulate
+from specedge.serving.interfaces import Times
+from specedge.serving.sim.twin import IIDAcceptance, TraceAcceptance, simulate
 from specedge.serving.workload import ClientSpec, Workload
 
 
@@ -99,7 +100,8 @@ def test_verify_model_is_built_by_the_profiles_kind():
 def test_trace_acceptance_from_a_frame_equals_from_the_file_and_the_real_pair_loads():
     import pandas as pd
 
-    from specedge.experiments.model_zoo import realpair_card, realpair_twin
+    from specedge.experiments.model_zoo import realpair_twin
+    from specedge.zoo import realpair
     from specedge.serving.sim.twin import TRACES
     frame = pd.read_csv(TRACES)
     a, b = TraceAcceptance(), TraceAcceptance(frame)
@@ -109,9 +111,9 @@ def test_trace_acceptance_from_a_frame_equals_from_the_file_and_the_real_pair_lo
             np.testing.assert_array_equal(x, y)
     with pytest.raises(ValueError, match=r"missing columns \['q'\]"):
         TraceAcceptance(frame.drop(columns="q"))
-    real = TraceAcceptance(realpair_twin.twin_traces(), target=realpair_card.TARGET)
-    assert {d for _, d, _ in real.rounds} == set(realpair_card.ALL_DOMAINS)   # the pair's eight domains, both T
-    assert len(real.rounds) == 2 * len(realpair_card.ALL_DOMAINS)
+    real = TraceAcceptance(realpair_twin.twin_traces(), target=realpair.TARGET)
+    assert {d for _, d, _ in real.rounds} == set(realpair.ALL_DOMAINS)   # the pair's eight domains, both T
+    assert len(real.rounds) == 2 * len(realpair.ALL_DOMAINS)
 
 
 def test_sync_rounds_waits_for_every_active_client_even_with_a_long_queue():

@@ -1,4 +1,4 @@
-"""The stochastic twin's difference from the replay, in two steps (experiments.serving_validation.runs): the
+"""The stochastic twin's difference from the replay, in two steps (serving.analysis.validation): the
 time models the stochastic twin puts where the replay keeps measured times, and what they cost alone."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specedge.experiments.serving_validation import runs as sv
+from specedge.serving.analysis import validation
 from specedge.serving.log import real_rounds
 from specedge.serving.sim import replay
 from specedge.serving.policies.allocation import FixedS
@@ -20,9 +20,9 @@ from test_replay import C0, C_TOK, DRAFT, GAP, hand_log, workload
 def test_draft_passes_count_the_position_a_stop_rule_judged():
     rounds = pd.DataFrame(dict(S=[0, 3, 8, 2, 5], t_draft=[0.01, 0.04, 0.09, 0.0, 0.05]))
     ruled = ClientSpec("draft-xs", ("code",), 1, 100, 8, "predictor:mlp")
-    np.testing.assert_array_equal(sv.draft_passes(rounds, ruled), [1, 4, 8, 0, 6])
+    np.testing.assert_array_equal(validation.draft_passes(rounds, ruled), [1, 4, 8, 0, 6])
     fixed = ClientSpec("draft-xs", ("code",), 1, 100, 8, "fixed")
-    np.testing.assert_array_equal(sv.draft_passes(rounds, fixed), [0, 3, 8, 0, 5])
+    np.testing.assert_array_equal(validation.draft_passes(rounds, fixed), [0, 3, 8, 0, 5])
 
 
 def test_time_models_recover_linear_drafting_and_the_modelled_replay_equals_the_replay():
@@ -31,12 +31,12 @@ def test_time_models_recover_linear_drafting_and_the_modelled_replay_equals_the_
     one gap later: the model gives every round the median gap)."""
     real = hand_log()
     wl = workload()
-    m = sv.time_models(real_rounds(real), wl)
+    m = validation.fit_times(real_rounds(real), wl)
     for c in (0, 1):
-        assert abs(sv.drafting_time(m[c], 2) - DRAFT[c]) < 1e-12 and sv.drafting_time(m[c], 0) == 0.0
+        assert abs(validation.drafting_time(m[c], 2) - DRAFT[c]) < 1e-12 and validation.drafting_time(m[c], 0) == 0.0
         assert abs(m[c]["gap"] - GAP) < 1e-12
     base = replay.replay(real, wl, SyncRounds(), FixedS(4, 2), AffineTokens(C0, C_TOK))
-    mod = replay.replay(real, wl, SyncRounds(), FixedS(4, 2), AffineTokens(C0, C_TOK), rounds=sv.modelled_rounds(real, wl))
+    mod = replay.replay(real, wl, SyncRounds(), FixedS(4, 2), AffineTokens(C0, C_TOK), rounds=validation.modelled_rounds(real, wl))
     for col in ("t_round", "t_queue", "t_draft", "t_verify", "tokens"):
         np.testing.assert_allclose(mod[col].to_numpy(float), base[col].to_numpy(float), rtol=0, atol=1e-12, err_msg=col)
     np.testing.assert_allclose(mod["start"] - base["start"], GAP, atol=1e-12)
@@ -53,7 +53,7 @@ def test_a_heavy_tailed_drafting_time_is_what_the_modelled_replay_loses():
     real.loc[slow, "t_round"] += 0.05
     wl = workload()
     base = replay.replay(real, wl, SyncRounds(), FixedS(4, 2), AffineTokens(C0, C_TOK))
-    mod = replay.replay(real, wl, SyncRounds(), FixedS(4, 2), AffineTokens(C0, C_TOK), rounds=sv.modelled_rounds(real, wl))
+    mod = replay.replay(real, wl, SyncRounds(), FixedS(4, 2), AffineTokens(C0, C_TOK), rounds=validation.modelled_rounds(real, wl))
     assert base["t_round"].max() > mod["t_round"].max() + 0.02
 
 

@@ -226,11 +226,12 @@ def test_the_walk_reproduces_the_real_drafters_rounds_on_their_own_prompts():
     round's position gives the real WISP-setting drafters' rounds (S and accepted) in >= 98 % of the committed runs'
     rounds (the rest: positions the traces leave undecided, drawn); on the zoo's traces (the prompts cut at 96 tokens,
     not 48) far fewer."""
-    from specedge import paths, predictor
+    from specedge import paths
+    from specedge.predictor import persistence
     from specedge.experiments.serving_validation import runs as sv
     from specedge.serving.log import real_rounds
 
-    rules = {"mlp": predictor.load(paths.DATA / "predictor", "mlp")}
+    rules = {"mlp": persistence.load(paths.DATA / "predictor", "mlp")}
     runs = sv.load_real_runs()
 
     def match(acc):

@@ -8,7 +8,7 @@ import pytest
 from specedge.serving.sim import twin
 from specedge.serving.policies import wisp_batching
 from specedge.serving.timemodels.estimator import Estimator
-from specedge.serving.interfaces import LOG_COLUMNS, Pending
+from specedge.serving.interfaces import LOG_COLUMNS, Pending, Times
 from specedge.serving.sim.uniform_ints import Ints
 
 
@@ -167,7 +167,7 @@ def test_typed_log_columns_hold_one_python_type(monkeypatch):
     frame = twin._frame
     monkeypatch.setattr(twin, "_frame", lambda rows: seen.append(rows) or frame(rows))
     wl = Workload("target-m", tuple(ClientSpec("draft-s", ("code",), 2, 40) for _ in range(3)), capacity=6)
-    times = twin.Times([lambda s: 0] * 3, AffineTokens(0, 0), up=lambda c, s: 0, down=lambda c: c)
+    times = Times([lambda s: 0] * 3, AffineTokens(0, 0), up=lambda c, s: 0, down=lambda c: c)
     twin.simulate(wl, SyncRounds(), GoodspeedAllocator(6), times, twin.TraceAcceptance(), rounds=50, until=30)
     li.run_log(li.Point("WISP", 6, None, seed=1, setting=li.Setting(horizon=3.0, warmup=1.0)))
     for rows in seen:

@@ -13,7 +13,8 @@ from specedge.serving.policies.allocation import FixedS, GoodspeedAllocator, Ran
 from specedge.serving.policies.batching import FCFS, SyncRounds
 from specedge.serving.analysis.capacity import Curve
 from specedge.serving.timemodels.runtime import AffineTokens
-from specedge.serving.sim.twin import IIDAcceptance, Times, TraceAcceptance, simulate
+from specedge.serving.interfaces import Times
+from specedge.serving.sim.twin import IIDAcceptance, TraceAcceptance, simulate
 from specedge.serving.workload import ClientSpec, Workload
 from specedge.experiments.li2026 import serving_runs as li
 

@@ -6,7 +6,8 @@ import numpy as np
 
 from specedge.serving.policies.allocation import FixedS
 from specedge.serving.policies.batching import SyncRounds
-from specedge.serving.sim.twin import IIDAcceptance, Times, simulate
+from specedge.serving.interfaces import Times
+from specedge.serving.sim.twin import IIDAcceptance, simulate
 from specedge.serving.workload import ClientSpec, Workload
 
 UP, DOWN = 0.030, 0.007                   # s: distinct from every other term

@@ -8,7 +8,7 @@ import pytest
 from specedge import compare
 from specedge.experiments.serving_validation import runs as sv
 from specedge.serving.timemodels import measured_times
-from specedge.serving.analysis import twin_attribution as ta, twin_error
+from specedge.serving.analysis import twin_attribution as ta, twin_error, validation
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,7 @@ def test_every_component_of_one_run(runs, accept, key):
     assert abs(d["verification: measured passes", "round_time_s", "p50"]) < 3.0
     # the validated twin of a run of one or two clients: within the real runs' own spread (< 40 %) on goodput
     assert abs(d[sv.STOCHASTIC, "goodput_tok_s", "p50"]) < 40.0
-    summ = ta.summary(table, sv.floor_s(runs))
+    summ = ta.summary(table, validation.floor_s(runs))
     assert (summ.runs == 1).all() and (summ.error_pct >= 0).all()
     ta.figure(summ)
 
@@ -83,7 +83,7 @@ def test_sections_write_the_tables_and_the_checks(runs, accept, tmp_path):
     assert set(table.repeat) == {0, 1, 2, 3, 4, 5} and set(table.n_clients) == {1, 2}
     assert set(sp.repeats) == {5} and (sp.spread_pct >= 0).all()          # the quiet repeats 1-5
     cmp = compare.Comparison("li2026_serving")
-    sv.add_stochastic_rows(cmp, table, sp, sv.floor_s(runs), "WISP and FCFS", seeds=1)
+    sv.add_stochastic_rows(cmp, table, sp, validation.floor_s(runs), "WISP and FCFS", seeds=1)
     checks = cmp.checks_frame()
     assert len(checks) == 2 * 2 * 4 * 2         # (committed, every repeat) x two twins x four metrics x p50/p90
     every = checks[checks["check"].str.contains("every repeat")]
@@ -134,9 +134,9 @@ def test_the_notebooks_validation_section_and_its_rows(runs, accept, tmp_path):
     """``section`` (the replay and the stochastic twin against the committed runs, N 1-2 at CI scale) and ``add_rows``
     with the stochastic twins' tables: every replay, stochastic-vs-replay and stochastic-vs-real check."""
     val, stoch, counts, floor, mech = sv.section("tran2025", accept["tran2025"][0], tmp_path, scale="ci")
-    assert set(val.n_clients) == {1, 2} and set(val.verify) == set(sv.VERIFY)
+    assert set(val.n_clients) == {1, 2} and set(val.verify) == set(validation.VERIFY)
     assert counts.mismatched.sum() == 0                      # the replay keeps every round's S
-    measured = val[(val.verify == sv.VERIFY[1]) & (val.metric == "round_time_s") & (val["quantile"] == "p50")]
+    measured = val[(val.verify == validation.VERIFY[1]) & (val.metric == "round_time_s") & (val["quantile"] == "p50")]
     assert measured.diff_pct.abs().max() < 3.0               # each pass its measured time: the real round time
     for f in ("twin_vs_real_counts.csv", "twin_vs_real_mechanisms.csv", "twin_vs_real.csv", "stochastic_vs_replay.csv"):
         assert (tmp_path / f).exists()
@@ -146,7 +146,7 @@ def test_the_notebooks_validation_section_and_its_rows(runs, accept, tmp_path):
                           for q, d in (("p50", 0.02), ("p90", 0.2))])
     sp = pd.DataFrame(dict(metric=["round_time_s"], quantile=["p90"], spread_pct=[25.0]))
     cmp = compare.Comparison("tran2025")
-    sv.add_rows(cmp, val, stoch, floor, "GOODSPEED and Fixed-S", sv.notes(mech, counts, "tran2025", stoch),
+    sv.add_rows(cmp, val, stoch, floor, "GOODSPEED and Fixed-S", validation.notes(mech, counts, "tran2025", stoch),
                 twin_error_tables=(None, table, sp))
     checks = cmp.checks_frame().set_index(["check", "quantity"])
     assert any(c.startswith("replay vs real") for c, _ in checks.index)

@@ -12,7 +12,8 @@ from specedge.serving.sim import twin_vectorised
 from specedge.serving.policies.allocation import FixedS, GoodspeedAllocator
 from specedge.serving.policies.batching import SyncRounds
 from specedge.serving.timemodels.runtime import AffineTokens
-from specedge.serving.sim.twin import Times, TraceAcceptance, simulate
+from specedge.serving.interfaces import Times
+from specedge.serving.sim.twin import TraceAcceptance, simulate
 from specedge.serving.workload import ClientSpec, Workload
 
 N, ROUNDS, DRAFT, VERIFY, UP, DOWN = 8, 10_000, 0.004, AffineTokens(0.009, 6e-5), 3e-4, 2e-4

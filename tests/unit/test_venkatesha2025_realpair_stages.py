@@ -8,9 +8,12 @@ import torch
 
 from _stand_ins import CharTokenizer, pair as stand_in_pair
 from specedge import compare, coverage, early_exit, hardware, paths, zoo
+from specedge.zoo import corpus
 from specedge.early_exit import sim
 from specedge.experiments.venkatesha2025 import realpair as rp
 from specedge.experiments.venkatesha2025 import tables as vt
+from specedge.experiments.venkatesha2025.runs import BENCHMARKS
+from specedge.zoo.realpair import TARGET
 
 FIG = paths.FIGURES / "venkatesha2025"
 
@@ -86,7 +89,7 @@ def test_load_outputs_names_every_missing_file_and_its_command(tmp_path):
 def test_prompts_give_mt_bench_and_alpaca_disjoint_halves_of_the_chat_prompts():
     tok = CharTokenizer(keep=1000)
     got = rp._prompts(tok, dict(prompts_per_benchmark=2))
-    assert list(got) == list(rp.BENCHMARKS) and all(len(p) == 2 for p in got.values())
+    assert list(got) == list(BENCHMARKS) and all(len(p) == 2 for p in got.values())
     chat = [tok(p)["input_ids"] for p in zoo.eval_prompts("chat", 4)]
     assert got["MT-bench"] == chat[:2] and got["Alpaca"] == chat[2:4]
     assert got["GSM8K"] == [tok(p)["input_ids"] for p in zoo.eval_prompts("math", 2)]
@@ -104,7 +107,7 @@ def test_traces_stage_writes_every_benchmarks_rounds_and_their_times(stand_ins, 
     draft, ee = stand_ins
     s = dict(rp.SETTINGS, prompts_per_benchmark=1, max_new=5)
     rounds = rp.traces(draft, ee, CharTokenizer(), s, progress=False)
-    assert list(dict.fromkeys(rounds.benchmark)) == list(rp.BENCHMARKS)
+    assert list(dict.fromkeys(rounds.benchmark)) == list(BENCHMARKS)
     meta = json.loads((tmp_path / "adapters.json").read_text())
     assert meta == dict(exits=3, traces=dict(gamma=4, prompts_per_benchmark=1, max_new=5))
     one = rounds.drop_duplicates(["benchmark", "sequence", "round"])
@@ -129,12 +132,12 @@ def test_adapters_stage_sizes_the_papers_share_and_records_the_card(stand_ins, t
     s = dict(rp.SETTINGS, train_per_domain=2, held_per_domain=1, context=8, held_context=4)
     ee = rp.adapters(ee0.target, CharTokenizer(keep=1000), "float32", s, progress=False)
     assert ee.per_layer == 1 and ee.rank == early_exit.bottleneck_rank(ee0.target, 0.0148, per_layer=1)
-    assert len(seen["train"]) == 2 * len(zoo.DOMAINS) and all(len(t) == 8 for t in seen["train"])
-    assert seen["groups"] == list(zoo.DOMAINS) and all(len(h) <= 4 for h in seen["held"])
+    assert len(seen["train"]) == 2 * len(corpus.DOMAINS) and all(len(t) == 8 for t in seen["train"])
+    assert seen["groups"] == list(corpus.DOMAINS) and all(len(h) <= 4 for h in seen["held"])
     assert seen["kw"] == dict(progress=False, group_column="domain", topk=32, epochs=3, batch=128, negatives=2048,
                               lr=1e-3, seed=0)
     meta = json.loads((tmp_path / "adapters.json").read_text())
-    assert meta["exits"] == 3 and meta["target"] == rp.TARGET and meta["dtype"] == "float32" and meta["settings"] == s
+    assert meta["exits"] == 3 and meta["target"] == TARGET and meta["dtype"] == "float32" and meta["settings"] == s
     assert "cpu" in meta and pd.read_csv(tmp_path / "exit_agreement.csv.gz").shape == (1, 3)
 
 

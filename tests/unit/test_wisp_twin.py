@@ -10,7 +10,8 @@ from specedge.serving.analysis.capacity import Curve
 from specedge.serving.policies.allocation import FixedS
 from specedge.serving.policies.batching import FCFS
 from specedge.serving.timemodels.runtime import AffineTokens
-from specedge.serving.sim.twin import IIDAcceptance, Times, TraceAcceptance, simulate
+from specedge.serving.interfaces import Times
+from specedge.serving.sim.twin import IIDAcceptance, TraceAcceptance, simulate
 from specedge.serving.workload import ClientSpec, Workload
 from specedge.experiments.li2026 import serving_runs as L
 
@@ -119,9 +120,10 @@ def test_drafter_with_stop_rule_drafts_the_rounds_of_decoding_controller():
     loop (same stop positions), and its greedy output is the target's own."""
     import torch
 
-    from specedge import decoding, predictor, zoo
+    from specedge import decoding, zoo
+    from specedge.predictor import controller, persistence
     from specedge.serving.real.drafter import Drafter
-    from specedge.serving.real.run import stop_rule_for
+    from specedge.serving.real.drafter import stop_rule_for
     from specedge.serving.real.verifier import Verifier
 
     target, draft = zoo.load_model("target-m"), zoo.load_model("draft-xs")
@@ -133,7 +135,7 @@ def test_drafter_with_stop_rule_drafts_the_rounds_of_decoding_controller():
         req, _ = d.propose(6)
         lengths.append(len(req.draft_ids))
         d.commit(v.verify([req])[0])
-    ctl = predictor.StopAtFirstPredictedRejection(predictor.load(L.paths.DATA / "predictor", "mlp"), 6)
+    ctl = controller.StopAtFirstPredictedRejection(persistence.load(L.paths.DATA / "predictor", "mlp"), 6)
     ref = ctl.speculative(draft, target, torch.tensor(prompt), 24)
     assert d.output == decoding.autoregressive(target, prompt, 24).tokens.tolist() == ref.tokens.tolist()
     assert lengths == [len(r.draft_ids) for r in ref.rounds]

@@ -67,12 +67,10 @@ def test_algorithm_1_rows_fail_on_any_gap_above_rounding():
 import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
-import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from specedge import claims  # noqa: E402
 from specedge.experiments.zhu2025 import runs as ze  # noqa: E402
-from specedge.solvers import zhu2025 as z  # noqa: E402
 
 # mean latency of each scheme relative to a grid point's workload: Proposed 70, its baselines 87.5 .. 150
 BASE = {zs.PROPOSED: 70.0, zs.NO_PIPELINE: 100.0, zs.FSL: 120.0, zs.NO_BATCHING: 150.0, zs.STATIC: 140.0,

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from specedge import paths, zoo
+from specedge.zoo import net2net
 from specedge.zoo import corpus, train
 
 MODELS = zoo.TARGETS + zoo.DRAFTS
@@ -56,8 +57,8 @@ def test_tokenizer_round_trip(text):
 
 def test_heldout_prompts_disjoint_from_training():
     train_prompts = {r["prompt"] for r in corpus.load("train")}
-    assert len(zoo.DOMAINS) >= 6
-    for d in zoo.DOMAINS:
+    assert len(corpus.DOMAINS) >= 6
+    for d in corpus.DOMAINS:
         ev = zoo.eval_prompts(d)
         assert len(ev) >= 50, d
         assert not set(ev) & train_prompts, d
@@ -75,7 +76,7 @@ def test_sizes_cards_and_budget():
     for m in MODELS:
         card = zoo.model_card(m)
         assert CARD_KEYS <= card.keys(), m
-        assert set(card["heldout_loss_nats"]) == set(zoo.DOMAINS)
+        assert set(card["heldout_loss_nats"]) == set(corpus.DOMAINS)
         assert (paths.ZOO / m / "README.md").exists()
         assert not list((paths.ZOO / m).glob("*.bin")) and not list((paths.ZOO / m).glob("*.pt"))
         total += sum(f.stat().st_size for f in (paths.ZOO / m).iterdir())
@@ -141,7 +142,7 @@ def _gqa_llama(seed=0):
 def test_widen_keeps_the_logits_and_costs_its_shape(make, shape):
     from specedge import decoding
     small = make()
-    big = zoo.widen(small, *shape)
+    big = net2net.widen(small, *shape)
     c = big.config
     assert (c.hidden_size, c.intermediate_size, c.num_hidden_layers) == shape
     assert c.num_attention_heads // c.num_key_value_heads == (
@@ -160,11 +161,11 @@ def test_widen_keeps_the_logits_and_costs_its_shape(make, shape):
 def test_widen_rejects_bad_shapes():
     small = _gqa_llama()
     with pytest.raises(ValueError, match="hidden_size"):
-        zoo.widen(small, 16, 96, 3)                  # smaller than the model's 32
+        net2net.widen(small, 16, 96, 3)                  # smaller than the model's 32
     with pytest.raises(ValueError, match="multiple of head_dim"):
-        zoo.widen(small, 40, 96, 3)                  # 40 is not a multiple of 8 x 2
+        net2net.widen(small, 40, 96, 3)                  # 40 is not a multiple of 8 x 2
     with pytest.raises(ValueError, match="num_hidden_layers"):
-        zoo.widen(small, 64, 96, 1)
+        net2net.widen(small, 64, 96, 1)
 
 
 def test_a_missing_zoo_checkpoint_is_an_error_naming_the_file_and_make_target(tmp_path, monkeypatch):
@@ -199,7 +200,7 @@ def test_realpair_records_and_committed_measurements():
     assert [r["domain"] for r in wrapped] == ["code-instruct"] * 2
     assert wrapped[0]["prompt"] == f"<user>{zoo.eval_records('code', 1)[0]['prompt']}</user><assistant>"
     assert wrapped[0]["completion"] == zoo.eval_records("code", 1)[0]["completion"]
-    assert set(realpair.ALL_DOMAINS) == set(zoo.DOMAINS) | {"chat-instruct", "code-instruct"}
+    assert set(realpair.ALL_DOMAINS) == set(corpus.DOMAINS) | {"chat-instruct", "code-instruct"}
     assert set(realpair.load("acceptance_teacher").domain) == set(realpair.ALL_DOMAINS)
     with pytest.raises(ValueError, match="unknown real-pair measurement 'nope'"):
         realpair.load("nope")

@@ -6,6 +6,7 @@ import torch
 
 from _stand_ins import CharTokenizer, llama
 from specedge.zoo import acceptance
+from specedge.zoo.corpus import DOMAINS
 
 RECORDS = [dict(prompt="abc", completion="defgh"), dict(prompt="xy", completion="zzzq")]
 
@@ -34,7 +35,7 @@ def _argmax_agreement(models):
 
 def test_table_rows_per_pair_domain_and_temperature(stand_ins):
     df = acceptance.table(n_records=2, drafts=("d",), targets=("t",))
-    assert len(df) == len(acceptance.DOMAINS) * 3 and list(df.columns) == ["draft", "target", "domain", "temperature",
+    assert len(df) == len(DOMAINS) * 3 and list(df.columns) == ["draft", "target", "domain", "temperature",
                                                                          "alpha", "positions"]
     want, n = _argmax_agreement(stand_ins)
     greedy = df[df.temperature == 0.0]

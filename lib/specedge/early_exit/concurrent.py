@@ -307,9 +307,10 @@ def against_simulation_by_domain(sets, prof, clients=("jetson", "rtx"), domains=
     from tqdm.auto import tqdm
 
     from .. import zoo
+    from ..zoo import corpus
     from . import collect_traces
     from .sim import simulate
-    domains = list(zoo.DOMAINS if domains is None else domains)
+    domains = list(corpus.DOMAINS if domains is None else domains)
     rows = []
     jobs = [(s, c, d) for s in sets for c in clients for d in domains]
     for set_name, client, domain in tqdm(jobs, desc="concurrent vs simulated"):

@@ -11,6 +11,7 @@ import pandas as pd
 import torch
 
 from .. import paths, zoo
+from ..zoo import corpus
 from . import ADAPTERS, EarlyExits, agreement, load
 
 
@@ -49,7 +50,7 @@ def card_and_agreement(records_per_domain: int) -> tuple[pd.DataFrame, pd.DataFr
                             device=m["device"]) for t, m in metas.items()])
     tok = zoo.load_tokenizer()
     held = [torch.tensor(tok(r["prompt"] + r["completion"])["input_ids"][:128])[None]
-            for d in zoo.DOMAINS for r in zoo.eval_records(d, records_per_domain)]
+            for d in corpus.DOMAINS for r in zoo.eval_records(d, records_per_domain)]
     agree = []
     for t in targets:
         ee_t, _ = load(zoo.load_model(t), ADAPTERS / t)

@@ -31,6 +31,7 @@ from .traces import REALPAIR_TRACES, TRACES, _write_gz_csv, generate_traces, loa
 
 def _build_traces(args) -> pd.DataFrame:
     from .. import zoo
+    from ..zoo import corpus
 
     torch.set_num_threads(1)
     targets = args.targets or list(zoo.TARGETS)[:1]
@@ -38,7 +39,7 @@ def _build_traces(args) -> pd.DataFrame:
     for target in targets:
         for draft in (args.drafts or list(zoo.DRAFTS)):
             d_model, t_model, tok = zoo.load_pair(draft, target)
-            prompts = zoo_prompts(tok, list(zoo.DOMAINS), args.prompts)
+            prompts = zoo_prompts(tok, list(corpus.DOMAINS), args.prompts)
             frames.append(generate_traces(d_model, t_model, prompts, window=args.window,
                                           max_new_tokens=args.max_new_tokens, seed=args.seed,
                                           draft=draft, target=target))

@@ -72,7 +72,7 @@ def traces(name: str) -> pd.DataFrame | Path:
 @lru_cache(maxsize=None)
 def acceptance(name: str) -> TraceAcceptance:
     """The source's ``TraceAcceptance`` with its stop rules loaded by name (loaded once per process)."""
-    from .. import predictor
+    from ..predictor import persistence
 
     s = source(name)
-    return TraceAcceptance(traces(name), target=s.target, stop_rules={r: predictor.load(s.predictors, r) for r in s.stop_rules})
+    return TraceAcceptance(traces(name), target=s.target, stop_rules={r: persistence.load(s.predictors, r) for r in s.stop_rules})

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Mapping
 
 import pandas as pd
-import yaml
 
 from .. import hardware, paths
 from ..solvers.zheng2025 import measured_cost

@@ -6,7 +6,7 @@ No pretrained weights can be downloaded here, so the repository ships its own fa
 >>> from specedge import zoo
 >>> draft, target, tok = zoo.load_pair("draft-s", "target-m")
 >>> zoo.eval_prompts("math", n=3)      # held-out prompts, never trained on
->>> zoo.widen(target, 2048, 5632, 8)   # the same logits at the cost of a 0.4 B-parameter model
+>>> net2net.widen(target, 2048, 5632, 8)   # specedge.zoo.net2net: the same logits at the cost of a 0.4 B-parameter model
 
 A name is resolved as a zoo name (``data/zoo/<name>``), else a real-pair short name
 (``qwen2.5-coder-0.5b``, ``qwen2.5-coder-1.5b``: ``models/<name>``, fetched by ``make realpair``, see
@@ -21,16 +21,14 @@ from pathlib import Path
 import torch
 
 from .. import paths
-from .corpus import DOMAINS
-from .net2net import widen
 
 TARGETS = ("target-m", "target-l")
 DRAFTS = ("draft-xs", "draft-s", "draft-m", "draft-l")
 TOKENIZER = "tokenizer"
 REAL = ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")   # the real pair (draft, target): specedge.zoo.realpair
 
-__all__ = ["DOMAINS", "TARGETS", "DRAFTS", "REAL", "load_tokenizer", "tokenizer_for", "load_model", "load_pair",
-           "eval_prompts", "eval_records", "eval_sequences", "model_card", "resolve", "widen"]
+__all__ = ["TARGETS", "DRAFTS", "REAL", "load_tokenizer", "tokenizer_for", "load_model", "load_pair",
+           "eval_prompts", "eval_records", "eval_sequences", "model_card", "resolve"]
 
 
 class HubUnreachableError(OSError):

@@ -19,7 +19,8 @@ import pandas as pd
 import torch
 
 from .. import paths, sampling
-from . import DOMAINS, DRAFTS, TARGETS, eval_prompts, eval_records, load_model, load_tokenizer
+from . import DRAFTS, TARGETS, eval_prompts, eval_records, load_model, load_tokenizer
+from .corpus import DOMAINS
 
 TEMPERATURES = (0.0, 0.5, 1.0)
 

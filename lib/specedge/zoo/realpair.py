@@ -41,7 +41,8 @@ from pathlib import Path
 import yaml
 
 from .. import paths
-from . import DOMAINS, eval_records
+from . import eval_records
+from .corpus import DOMAINS
 
 SPEC = paths.DATA / "realpair" / "models.yaml"
 DRAFT, TARGET = "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"

@@ -151,7 +151,7 @@ def _new_model(spec: Spec):
 
 
 def device_name() -> str:
-    from ..profiling import cpu_name
+    from ..host import cpu_name
     return f"cpu ({cpu_name()}), torch {torch.__version__}, {torch.get_num_threads()} threads"
 
 

@@ -23,7 +23,8 @@ import pandas as pd
 
 from ... import sweep
 from ...serving.analysis import capacity
-from .runs import Combination, Point, Scenario, from_label, run_point
+from ...serving.scenario import Scenario
+from .runs import Combination, Point, from_label, run_point
 
 RESOLUTION = 1 / 8       # stop when the bracket is within 12.5 % of the capacity (serving.analysis.capacity's resolution)
 

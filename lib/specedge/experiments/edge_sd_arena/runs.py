@@ -35,10 +35,11 @@ from ... import sweep
 from ...serving.analysis import client_mix, metrics
 from ...serving import acceptance_sources, scenario
 from ...serving.timemodels import time_models
-from ...serving.real.codec import PAYLOADS, payload_bytes  # noqa: F401  (payload_bytes: the arena's name)
+from ...serving.real.codec import PAYLOADS
 from ...serving.timemodels.estimator import Estimator
 from ...serving.scenario import Scenario
-from ...serving.sim.twin import Times, simulate
+from ...serving.interfaces import Times
+from ...serving.sim.twin import simulate
 from ...serving.workload import Workload
 
 DRAFTS = ("fixed", "goodspeed", "goodspeed-slo", "wisp-stop", "as2")
@@ -208,6 +209,6 @@ def run_point(point: Point) -> dict:
     return measure(point, run_log(point))
 
 
-__all__ = ["Scenario", "load_scenario", "Combination", "combinations", "from_label", "Point", "points",
-           "arena_points", "regime_rows", "payload_bytes", "as2_costs", "workload", "times", "allocator", "former", "run_log", "measure", "run_point",
+__all__ = ["load_scenario", "Combination", "combinations", "from_label", "Point", "points",
+           "arena_points", "regime_rows", "as2_costs", "workload", "times", "allocator", "former", "run_log", "measure", "run_point",
            "METRICS", "TECHNIQUES", "CENTRALIZED"]

@@ -30,7 +30,9 @@ from ...serving.real.drafter import Link
 from ...serving.timemodels.estimator import Estimator
 from ...serving.log import verified
 from ...serving.sim.replay import mismatches, replay
-from ...serving.real.run import PROMPT_TOKENS, run_real
+from ...serving.real.drafter import PROMPT_TOKENS
+from ...serving.real.run import run_real
+from ...serving.scenario import Scenario
 from ...serving.workload import Workload
 from . import runs as arena
 from ..serving_validation import runs as sv
@@ -51,7 +53,7 @@ MEASURED = "replay, measured passes"
 
 
 @lru_cache(maxsize=None)
-def scenario(seed: int = 0) -> arena.Scenario:
+def scenario(seed: int = 0) -> Scenario:
     """The arena scenario with this machine's server: WISP's former decides with eq (19) fitted on the zoo
     target's profile (``li2026_real.fitted``, its guard time δ), no memory bound (as the validation runs),
     the zoo's vocabulary for the payload's bytes."""
@@ -61,7 +63,7 @@ def scenario(seed: int = 0) -> arena.Scenario:
                                memory_gb=1e3, delta_s=float(fit.delta), noise=0.0, vocab_size=vocab)
 
 
-def point(combo: arena.Combination, n: int, scn: arena.Scenario, bandwidth: float = BANDWIDTH, seed: int = 0) -> arena.Point:
+def point(combo: arena.Combination, n: int, scn: Scenario, bandwidth: float = BANDWIDTH, seed: int = 0) -> arena.Point:
     if combo.system != "edge" or combo.draft not in ("fixed", "goodspeed", "wisp-stop"):
         raise ValueError(f"combo: the spot check runs edge combinations with draft fixed, goodspeed or wisp-stop "
                          f"(AS² needs the devices' speeds before the run), got {combo.label!r}")
@@ -123,20 +125,20 @@ def load_runs(path=REAL_RUNS) -> dict[tuple[str, str, int], pd.DataFrame]:
             for (p, pol, n), g in df.groupby(["paper", "policy", "n_clients"], sort=False)}
 
 
-def twins(real: pd.DataFrame, key, others: dict, acceptance, scn: arena.Scenario, seed: int = 0) -> dict[str, pd.DataFrame]:
+def twins(real: pd.DataFrame, key, others: dict, acceptance, scn: Scenario, seed: int = 0) -> dict[str, pd.DataFrame]:
     """The twin's predictions of the real run ``real`` = ``key``'s (module docstring): the replay, the replay with
     each pass the run made its measured time (``MEASURED``: the queueing and batching model alone, given the
-    verifier's speed during this run; ``serving_validation.VERIFY[1]``) and the stochastic twin; ``others``: every
+    verifier's speed during this run; ``validation.VERIFY[1]``) and the stochastic twin; ``others``: every
     pinned run of this machine, ``key``'s among them or not (the fits leave it out)."""
     _, label, n = key
     p = point(arena.from_label(label), n, scn, float(real["bandwidth_bps"].iloc[0]), seed)
     p = dataclasses.replace(p, scenario=dataclasses.replace(scn, rtt_s=float(real["rtt_s"].iloc[0])))
     wl, runs = workload(p), {**others, key: real}
-    verify, d, t = sv.verify_model(runs, key, seed), sv.dispatch(runs, key), sv.turnaround(runs, key)
+    verify, d, t = validation.verify_model(runs, key, seed), validation.dispatch(runs, key), validation.turnaround(runs, key)
     link = arena.times(p, verify)
     return {"replay": replay(real, wl, *policies(p, wl), verify, label=label, dispatch=d, turnaround=t, seed=seed),
-            MEASURED: sv.replay_measured(real, wl, *policies(p, wl), label, d, t, seed)[0],
-            "stochastic": sv.stochastic_twin(real, wl, *policies(p, wl), verify, acceptance, label=label, seed=seed,
+            MEASURED: validation.replay_measured(real, wl, *policies(p, wl), label, d, t, seed)[0],
+            "stochastic": validation.stochastic_twin(real, wl, *policies(p, wl), verify, acceptance, label=label, seed=seed,
                                              up=link.up, down=link.down)}
 
 
@@ -173,11 +175,11 @@ def predictions(runs: dict | None = None, acceptance=None, seed: int = 0, sizes=
 def compare(runs: dict | None = None, acceptance=None, seed: int = 0, sizes=SIZES, errors=None,
             predicted: dict | None = None) -> pd.DataFrame:
     """Per spot-check run of N in ``sizes``, real vs the twin's replay and stochastic predictions (``predicted``,
-    default ``predictions``) at p50 (``serving_validation.compare``'s arithmetic) per metric of ``METRICS``,
+    default ``predictions``) at p50 (``validation.compare``'s arithmetic) per metric of ``METRICS``,
     judged against the twin's validated error (``judge``)."""
     runs = load_runs() if runs is None else runs
     predicted = predictions(runs, acceptance, seed, sizes) if predicted is None else predicted
-    t = pd.concat([sv.compare({key: (runs[key], log)}).assign(twin_mode=mode)
+    t = pd.concat([validation.compare({key: (runs[key], log)}).assign(twin_mode=mode)
                    for key, logs in predicted.items() for mode, log in logs.items()], ignore_index=True)
     t = t[(t["quantile"] == "p50") & t["metric"].isin(list(METRICS))].rename(columns={"policy": "combination"})
     t = t.drop(columns=["paper", "quantile"]).reset_index(drop=True)
@@ -190,8 +192,8 @@ def mechanisms(runs: dict, predicted: dict) -> pd.DataFrame:
     stochastic twin (the traces' acceptance vs this run's prompts), the round time's p90 on both (the twin's time
     models give every round the median gap and a fixed link), the uplink's median (the emulated link through gRPC
     vs the twin's link model of the same requests' bytes), requests per pass in the real run, the replay and the
-    twin (``serving_validation.per_pass``), the replay's rounds with another S, and from
-    ``serving_validation.mechanisms`` the verifier's passes against eq (19) of the other runs, its and the
+    twin (``validation.per_pass``), the replay's rounds with another S, and from
+    ``validation.mechanisms`` the verifier's passes against eq (19) of the other runs, its and the
     drafters' share of their cores and the machine's load when the run started."""
     rows = []
     for key, logs in predicted.items():
@@ -201,9 +203,9 @@ def mechanisms(runs: dict, predicted: dict) -> pd.DataFrame:
                          round_p90_ms_real=1e3 * real["t_round"].quantile(0.9), round_p90_ms_twin=1e3 * st["t_round"].quantile(0.9),
                          up_ms_real=1e3 * real["up"].median(),
                          up_ms_link=1e3 * (real["rtt_s"] / 2 + 8 * real["bytes_up"] / real["bandwidth_bps"]).median(),
-                         per_pass_real=sv.per_pass(real), per_pass_replay=sv.per_pass(logs["replay"]),
-                         per_pass_twin=sv.per_pass(st), replay_mismatched=mismatches(logs["replay"])[0]))
-    m = sv.mechanisms({**sv.load_real_runs(), **runs}, keys=list(predicted)).rename(columns={"policy": "combination"})
+                         per_pass_real=validation.per_pass(real), per_pass_replay=validation.per_pass(logs["replay"]),
+                         per_pass_twin=validation.per_pass(st), replay_mismatched=mismatches(logs["replay"])[0]))
+    m = validation.mechanisms({**sv.load_real_runs(), **runs}, keys=list(predicted)).rename(columns={"policy": "combination"})
     cols = ["pass_vs_eq19_other_runs", "verifier_core_share", "drafter_core_share", "load_1min"]
     return pd.DataFrame(rows).merge(m[["combination", "n_clients", *cols]], on=["combination", "n_clients"], how="left",
                                     validate="1:1")

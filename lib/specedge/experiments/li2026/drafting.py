@@ -12,7 +12,7 @@ figures ``li2026_drafting_figures``. Here, per section of the paper:
 - Tables 4, 10 (Sec 5.4, App B.1): ``table4_paper_op`` the primary rows at the paper's operating points over split
   seeds (``predictor.operating``), ``fpr_figure``; ``table4`` (sensitivity: validation-BalAcc thresholds) / ``table10``;
 - Table 11 (App B): ``table11`` rows from the committed latency measurement;
-- the real pair (from its committed traces, no model run; its data set ``predictor.committed_split``): ``table8_real``, ``table4_real``
+- the real pair (from its committed traces, no model run; its data set ``predictor.dataset.committed_split``): ``table8_real``, ``table4_real``
   (Tables 4 and 10 with intervals).
 
 Rows name the statement ids they hold; statuses are decided by ``compare``.
@@ -24,14 +24,15 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from ... import claims, predictor as P
+from ... import claims
+from ...predictor import dataset, intervals, metrics, models as pred_models, operating, persistence, traces as pred_traces
 from ...compare import Cell, Comparison, null_tolerance
 from ...predictor.intervals import COLUMNS as COLUMNS_OP
 from . import drafting_verdicts as verdicts
 from .drafting_figures import operating_fpr_figure
 
-MLP = P.LABELS["mlp"]   # WISP's choice of predictor
-PID = {P.LABELS[f]: f.replace("_", "-") for f in P.FAMILIES}   # predictor label -> its id in the inventory
+MLP = pred_models.LABELS["mlp"]   # WISP's choice of predictor
+PID = {pred_models.LABELS[f]: f.replace("_", "-") for f in pred_models.FAMILIES}   # predictor label -> its id in the inventory
 COLS = ["Acc", "AUC", "Rec1", "Spec", "FPR", "BalAcc"]          # Table 4's columns
 DISTINCT = ["Acc", "AUC", "Rec1", "Spec", "BalAcc"]   # FPR = 1 - Spec, Table 10's TP % = Rec1, TN % = Spec: one row each
 TRIVIAL = ("the null: the trivial predictor that accepts every token (the fixed window): Acc = the accepted share, "
@@ -57,7 +58,7 @@ def table8(cmp: Comparison, paper: Mapping, table8: pd.DataFrame, data: pd.DataF
     """Table 8 describes the data set: its sample counts (they follow from how much we decode), its class shares
     (set by the zoo pairs' acceptance) and the predictor's input width: settings, context for Tables 4, 10."""
     n, pos = int(table8["count"][0]), float(table8["fraction_pct"][1])
-    by_draft = data.groupby("draft")["label"].mean().reindex(P.draft_order(traces)) * 100
+    by_draft = data.groupby("draft")["label"].mean().reindex(pred_traces.draft_order(traces)) * 100
     cmp.setting("Table 8", "total samples", paper["table8-total"], n, unit="samples", statements="table8-total", models="zoo",
                 note=f"the count follows from how much we decode ({meta['prompts_per_domain']} prompts per domain x "
                      f"{traces.domain.nunique()} domains x 2 temperatures x {traces.draft.nunique()} drafts; build --prompts/"
@@ -66,7 +67,7 @@ def table8(cmp: Comparison, paper: Mapping, table8: pd.DataFrame, data: pd.DataF
                 statements="table8-positive", models="zoo",
                 note="the data set's class share, set by the zoo drafts' acceptance; by draft: "
                      + ", ".join(f"{d} {v:.1f} %" for d, v in by_draft.items()) + f" (window K_max = {window})")
-    cmp.setting("Table 8", "feature dimension", paper["table8-features"], len(P.FEATURES), statements="table8-features",
+    cmp.setting("Table 8", "feature dimension", paper["table8-features"], len(dataset.FEATURES), statements="table8-features",
                 note="the predictor's input width, a design the paper states, counted from the feature list")
     for item, sid in (("Positive (accepted)", "table8-positive"), ("Negative (rejected)", "table8-negative")):
         r = table8.set_index("item").loc[item]
@@ -133,7 +134,7 @@ def table4_rows(cmp: Comparison, artifact: str, paper: Mapping, values: pd.DataF
     """Table 4 cell by cell as rows of ``artifact``: ``values`` (predictor x column), one row per distinct number
     (FPR = 1 - Spec), each against the trivial predictor that accepts every token (``accepted_share``);
     ``note(predictor, column)`` and ``cause(predictor)`` word each row."""
-    paper4, null = paper_table4(paper), P.accept_all(accepted_share)
+    paper4, null = paper_table4(paper), metrics.accept_all(accepted_share)
     for p in paper4.index:
         for c in DISTINCT:
             v = float(paper4.at[p, c])
@@ -150,15 +151,15 @@ SENS = " (sensitivity: validation-BalAcc thresholds)"   # the committed predicto
 
 
 def operating_summary(op: pd.DataFrame) -> pd.DataFrame:
-    """Per predictor and metric of ``predictor.paper_operating_points`` rows: the mean over split seeds and its
+    """Per predictor and metric of ``predictor.operating.paper_operating_points`` rows: the mean over split seeds and its
     95 % t-interval (``claims.mean_interval``)."""
     return pd.DataFrame([dict(predictor=p, metric=c, seeds=len(g), **dict(zip(("mean", "low", "high"), claims.mean_interval(g[c]))))
-                         for p, g in op.groupby("predictor", sort=False) for c in (*COLUMNS_OP, P.EQUAL_COL)])
+                         for p, g in op.groupby("predictor", sort=False) for c in (*COLUMNS_OP, operating.EQUAL_COL)])
 
 
 def table4_paper_op(cmp: Comparison, paper: Mapping, op: pd.DataFrame, who: str = "", models: str = "zoo") -> pd.DataFrame:
     """Table 4 and Sec 5.4's claims at the paper's operating points over split seeds (``op``:
-    ``predictor.paper_operating_points`` rows): the cells (seed means, their intervals in the notes), the MLP's
+    ``predictor.operating.paper_operating_points`` rows): the cells (seed means, their intervals in the notes), the MLP's
     lowest FPR and best BalAcc (paired by seed), the "about 2x" ratio; the MLP without the penalty (sensitivity) and
     the families at equal coverage Rec1 = 0.8 (beyond the paper). Returns ``operating_summary(op)``."""
     s = operating_summary(op)
@@ -170,7 +171,7 @@ def table4_paper_op(cmp: Comparison, paper: Mapping, op: pd.DataFrame, who: str 
                 lambda p, c: (f"mean over {n} prompt splits, 95 % t-interval [{at.at[(p, c), 'low']:.3f}, "
                               f"{at.at[(p, c), 'high']:.3f}]; " + reading), float((1 - op.test_rejected / op.test_samples).mean()),
                 models, lambda p: "our-reading" if p == MLP else "models")
-    by = {c: {p: g.sort_values("split_seed")[c].to_numpy() for p, g in op.groupby("predictor")} for c in ("FPR", "BalAcc", P.EQUAL_COL)}
+    by = {c: {p: g.sort_values("split_seed")[c].to_numpy() for p, g in op.groupby("predictor")} for c in ("FPR", "BalAcc", operating.EQUAL_COL)}
     fams = lambda c: {p: by[c][p] for p in PID}
     # the null: the strongest other family, under the same operating-point rule, is the best (the same test naming it)
     rival = lambda c, lowest: claims.strongest_alternative(fams(c), MLP, lowest=lowest)
@@ -180,8 +181,8 @@ def table4_paper_op(cmp: Comparison, paper: Mapping, op: pd.DataFrame, who: str 
               null_claim=verdicts.lowest_fpr_over_seeds(fams("FPR"), rival("FPR", True)),
               strength="match", statements="table4-mlp-lowest-fpr", **rows)
     for label, mlp, tag in ((art, MLP, "the paper's operating points"),
-                            (f"Table 4{who} (sensitivity: the MLP without the FP penalty, all at 0.5)", P.UNPENALISED, "all at 0.5")):
-        m, lo, hi = claims.mean_interval(P.fpr_ratio(op, mlp=mlp))
+                            (f"Table 4{who} (sensitivity: the MLP without the FP penalty, all at 0.5)", operating.UNPENALISED, "all at 0.5")):
+        m, lo, hi = claims.mean_interval(operating.fpr_ratio(op, mlp=mlp))
         cmp.add(label, f"claim: mean tree FPR / MLP FPR, about 2x ({tag})", paper_fpr_ratio(paper), round(m, 2), "x", tolerance=0.3,
                 null=1.0, statements="sec54-fpr-2x", models=models, cause="our-reading",
                 note=f"mean over {n} prompt splits, 95 % t-interval [{lo:.2f}, {hi:.2f}]; the null: equal FPRs (ratio 1); "
@@ -191,12 +192,12 @@ def table4_paper_op(cmp: Comparison, paper: Mapping, op: pd.DataFrame, who: str 
               claims.interval_argmax_is(fams("BalAcc"), MLP),
               null_claim=claims.interval_argmax_is(fams("BalAcc"), rival("BalAcc", False)),
               strength="trend", statements="table4-mlp-best-balacc", **rows)
-    eq = P.EQUAL_COL
-    cmp.claim(f"Table 4{who} (beyond the paper: FPR at equal coverage Rec1 = {P.EQUAL_REC1})",
+    eq = operating.EQUAL_COL
+    cmp.claim(f"Table 4{who} (beyond the paper: FPR at equal coverage Rec1 = {operating.EQUAL_REC1})",
               "claim: the MLP has the lowest FPR at equal coverage (family, not threshold)", MLP,
               verdicts.lowest_fpr_over_seeds(fams(eq), MLP), null_claim=verdicts.lowest_fpr_over_seeds(fams(eq), rival(eq, True)),
               strength="match", statements="table4-mlp-lowest-fpr", models=models, cause="our-reading",
-              note=f"each family's FPR at the threshold where its Rec1 reaches {P.EQUAL_REC1}, paired by split seed over {n} "
+              note=f"each family's FPR at the threshold where its Rec1 reaches {operating.EQUAL_REC1}, paired by split seed over {n} "
                    "seeds: " + ", ".join(f"{p} {at.at[(p, eq), 'mean']:.3f}" for p in PID))
     return s
 
@@ -263,11 +264,11 @@ def table10(cmp: Comparison, paper: Mapping, table10: pd.DataFrame, art: str = "
 
 def table10_paper_op(cmp: Comparison, paper: Mapping, op: pd.DataFrame, split_seed: int, who: str = "",
                      models: str = "zoo") -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Table 10 (and Fig 10's matrices) at the paper's operating points (``op``: ``predictor.paper_operating_points``
+    """Table 10 (and Fig 10's matrices) at the paper's operating points (``op``: ``predictor.operating.paper_operating_points``
     rows): the paper prints one run, so the cells are the committed split's (``split_seed``) counts, each note with
     the mean over all split seeds and its 95 % t-interval. Returns (the committed split's Table 10 of the four
     families, every seed's counts)."""
-    counts = P.operating.confusion_counts(op)
+    counts = operating.confusion_counts(op)
     if split_seed not in set(counts.split_seed):
         raise ValueError(f"split_seed {split_seed} is not among the operating-point seeds {sorted(set(counts.split_seed))}")
     one = counts[(counts.split_seed == split_seed) & counts.predictor.isin(list(PID))].drop(columns="split_seed")
@@ -312,7 +313,7 @@ RP = "real pair"     # the real pair's column prefix in the side-by-side Table 4
 
 def table8_real(cmp: Comparison, paper: Mapping, real: pd.DataFrame, meta: Mapping, zoo_pos: float) -> pd.DataFrame:
     """Table 8 on the real pair: its data set's summary, and its accepted fraction beside the zoo's ``zoo_pos`` %."""
-    t8 = P.dataset_summary(real)
+    t8 = dataset.dataset_summary(real)
     cmp.setting("Table 8" + WHO, "accepted fraction", paper["table8-positive"]["fraction"], round(float(t8.fraction_pct[1]), 2),
                 "%", statements="table8-positive", models="real pair",
                 note=f"the data set's class share, set by the pair's acceptance; {len(real)} samples of "
@@ -325,13 +326,13 @@ def table4_real(cmp: Comparison, paper: Mapping, preds: Mapping, test: pd.DataFr
     """Table 4 and 10 on the real pair, its predictors on its test prompts, beside the zoo's with 95 % prompt
     bootstraps (``n_boot`` resamples) and the spread over the committed repeated prompt splits; its rows and
     the two FPR claims, each predictor at its validation-BalAcc threshold (sensitivity, ``SENS``). Returns (side-by-side Table 4, the real pair's Table 4, its Table 10)."""
-    t4, t10 = P.evaluate(real_preds, real_test)
-    boot = pd.concat([P.bootstrap_table(preds, test, n=n_boot, seed=seed).assign(pair="zoo"),
-                      P.bootstrap_table(real_preds, real_test, n=n_boot, seed=seed).assign(pair=RP)])
-    repeated = pd.read_csv(P.REALPAIR / "repeated_splits.csv")
+    t4, t10 = pred_models.evaluate(real_preds, real_test)
+    boot = pd.concat([intervals.bootstrap_table(preds, test, n=n_boot, seed=seed).assign(pair="zoo"),
+                      intervals.bootstrap_table(real_preds, real_test, n=n_boot, seed=seed).assign(pair=RP)])
+    repeated = pd.read_csv(persistence.REALPAIR / "repeated_splits.csv")
     n_splits = repeated.split_seed.nunique()
     paper4 = paper_table4(paper)
-    side = P.side_by_side(boot, repeated, {p: tuple(r) for p, r in paper4.iterrows()}, COLS)
+    side = intervals.side_by_side(boot, repeated, {p: tuple(r) for p, r in paper4.iterrows()}, COLS)
     t4p = paper4.drop(MLP)   # the paper's trees
     art = "Table 4" + WHO + SENS
     table4_rows(cmp, art, paper, side["real pair"].unstack(), lambda pred, c, r=side: (

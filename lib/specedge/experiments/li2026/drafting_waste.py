@@ -16,8 +16,10 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from ... import claims, predictor as P
+from ... import claims
+from ...predictor import controller, theorem1
 from ...compare import Comparison, null_tolerance
+from ...predictor.waste import by_fpr
 from . import device_goodput, drafting_figures as predictor_figures, drafting_verdicts as verdicts
 from .drafting import ACCEPT_NONE, QWEN, REAL, WHO, paper_table4
 
@@ -30,7 +32,7 @@ def theorem1_points(table4: pd.DataFrame, paper: Mapping, alpha: np.ndarray, win
     t4 = paper_table4(paper)
     paper_pts = pd.DataFrame([dict(predictor=k, Rec1=r.Rec1, FPR=r.FPR, source="paper Table 4") for k, r in t4.iterrows()])
     points = pd.concat([ours, paper_pts], ignore_index=True)
-    points["expected_waste"] = [P.expected_waste(alpha, window, r1, f) for r1, f in zip(points.Rec1, points.FPR)]
+    points["expected_waste"] = [theorem1.expected_waste(alpha, window, r1, f) for r1, f in zip(points.Rec1, points.FPR)]
     return points
 
 
@@ -47,7 +49,7 @@ def theorem1_rows(cmp: Comparison, points: pd.DataFrame, n_ours: int) -> None:
 def theorem1_live_rows(cmp: Comparison, live_w: pd.DataFrame, per_draft: pd.DataFrame) -> None:
     """Theorem 1 live: measured waste per round in the predictors' test-FPR order, pooled over drafts (and how
     many drafts keep that order alone)."""
-    trained = verdicts.by_fpr(live_w)   # the four trained predictors, lowest test FPR first
+    trained = by_fpr(live_w)   # the four trained predictors, lowest test FPR first
     agree = verdicts.drafts_in_fpr_order(per_draft, trained.predictor)
     cmp.claim("Theorem 1", "claim: live, lower FPR -> fewer wasted draft tokens per round (pooled over drafts)", "holds",
               verdicts.waste_rises_with_fpr(live_w, "wasted_per_round"), strength="match", statements="thm1-monotone",
@@ -145,7 +147,7 @@ def fig1_rows(cmp: Comparison, f1: pd.DataFrame, who: str = "",
 def fig1_real(real_traces: pd.DataFrame, replay: pd.DataFrame, draft_rate: float, seed: int):
     """Fig 1 on the real pair from its replayed test-prompt rounds (no model run); returns the figure, its
     data and the mean goodput per wasted count."""
-    rounds, keys = P.replayed_rounds(replay, real_traces)
+    rounds, keys = controller.replayed_rounds(replay, real_traces)
     fig, f1, summary, _ = _fig1(rounds, draft_rate, seed, 0.4, REAL + ": Pearson r = {r:.2f}", fontsize=9)
     return fig, f1[keys + ["mode", "drafted", "accepted", "wasted", "goodput"]], summary
 

@@ -56,9 +56,9 @@ def fitted(seed: int = 0):
 
 
 def centralized_prompts(wl: Workload) -> list[list[int]]:
-    """The devices' own prompts (``serving.real.run.prompt_stream``, at least 4), generated together on the server."""
+    """The devices' own prompts (``serving.real.drafter.prompt_stream``, at least 4), generated together on the server."""
     from ... import zoo
-    from ...serving.real.run import prompt_stream
+    from ...serving.real.drafter import prompt_stream
 
     tok = zoo.load_tokenizer()
     return [p for spec in wl.clients for p in prompt_stream(spec, tok)][: max(len(wl.clients), 4)]

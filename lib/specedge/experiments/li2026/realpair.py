@@ -5,7 +5,7 @@ Qwen3-32B, SLO classes 2/4/6/8 tok/s; the notebook passes the settings fitted to
 included); only what depends on how a draft and a target behave changes: every device drafts with the real
 pair's 0.5B, its per-position acceptance is drawn from the real pair's committed traces
 (``realpair_twin.twin_traces``: 8 domains x T in {0, 1}, window 4), and its stop rule is the MLP retrained on
-those traces (``predictor.REALPAIR``). The traces' window is 4 drafts, so K = 4 here (``setting``; the zoo's
+those traces (``predictor.persistence.REALPAIR``). The traces' window is 4 drafts, so K = 4 here (``setting``; the zoo's
 runs use K = 8). Device i drafts on domains i and i + 4 of the pair's eight.
 """
 from __future__ import annotations

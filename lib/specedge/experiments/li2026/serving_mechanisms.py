@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ...serving.analysis import metrics
+from ...serving.log import verified
 from . import serving_runs as ex
 
 PARTS = ("drafting", "link", "verification", "queueing")
@@ -35,7 +36,7 @@ def response_attribution(log: pd.DataFrame, max_new_tokens: int, warmup: float, 
     """One row per decided response (``metrics.response_violations``): client, slo_class, tokens, seconds,
     violated, the seconds of each of ``PARTS`` (a running response's time past its last reply counts as
     queueing: it waits on the server) and ``cause`` (one of ``PARTS`` for a violated response, else "")."""
-    rows = metrics.verified(log).sort_values(["client", "end"], kind="stable").copy()
+    rows = verified(log).sort_values(["client", "end"], kind="stable").copy()
     rows["t0"] = metrics.round_starts(rows)
     every = metrics.responses(log, max_new_tokens, horizon)
     decided = metrics.response_violations(log, max_new_tokens, warmup, horizon)
@@ -144,7 +145,7 @@ def request_table(requests: dict, log: pd.DataFrame) -> pd.DataFrame:
     if r.empty:
         return r
     r["density_rank"] = r.density_rank_sum / r.density_ranked.where(r.density_ranked > 0)
-    rows = metrics.verified(log)[["client", "round", "t_verify", "t_queue"]]
+    rows = verified(log)[["client", "round", "t_verify", "t_queue"]]
     r = r.drop(columns=["density_rank_sum", "density_ranked"]).merge(rows, on=["client", "round"], how="inner")
     r["est_error"] = r.t_verify / r.t_hat_batch.where(r.t_hat_batch > 0) - 1
     return r

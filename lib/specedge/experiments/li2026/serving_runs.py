@@ -50,7 +50,9 @@ from ...serving.policies.allocation import FixedS
 from ...serving.analysis.capacity import Curve
 from ...serving.timemodels.estimator import COEFFICIENTS, Estimator
 from ...serving.timemodels.shape_scaling import scale_coefficients, weight_bytes
-from ...serving.sim.twin import Times, TraceAcceptance, gc_paused, simulate
+from ...serving.interfaces import Times
+from ...serving.sim.engine import gc_paused
+from ...serving.sim.twin import TraceAcceptance, simulate
 from ...serving.workload import ClientSpec, Workload
 
 CLASSES = (2, 4, 6, 8)
@@ -213,7 +215,7 @@ def former(point: Point, est: Estimator):
 
 def times(point: Point, est: Estimator) -> Times:
     """The point's step times: k draft passes at ``draft_rate`` tokens/s (a round the stop rule ended takes
-    one pass more than its S tokens: ``twin.Times``), eq (19) with the setting's noise, ``latency`` each way."""
+    one pass more than its S tokens: ``interfaces.Times``), eq (19) with the setting's noise, ``latency`` each way."""
     st = point.setting
     return time_models.times([time_models.DraftRate(st.draft_rate)] * point.devices, time_models.Latency(st.latency),
                              time_models.noisy(est, st.noise, point.seed))

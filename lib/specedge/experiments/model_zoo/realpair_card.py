@@ -33,7 +33,7 @@ from ... import decoding, host
 from ...solvers import zheng2025
 from ...zoo import load_pair
 from ...zoo.acceptance import live_rounds, teacher_card
-from ...zoo.realpair import ALL_DOMAINS, DRAFT, FILES, MEASURED, TARGET, TRACES, load, records  # noqa: F401  (read by other drivers)
+from ...zoo.realpair import ALL_DOMAINS, DRAFT, FILES, MEASURED, TARGET, TRACES, load, records
 
 KS = (1, 3, 32, 320, 3_200, 32_000)
 

@@ -24,7 +24,7 @@ import pandas as pd
 from ... import decoding, host, paths
 from ...serving import policies
 from ...serving.log import verified
-from ...zoo import DOMAINS
+from ...zoo.corpus import DOMAINS
 from ...zoo.realpair import DRAFT, TARGET
 
 PIN = (0, 1)   # the server on core 0, every drafter on core 1 (as the zoo's validation runs)
@@ -56,7 +56,8 @@ def serve(target, clients: int = 2, tokens: int = 24, capacity: int = 8, allocat
     ``gguf`` the draft's file for llama.cpp (default ``default_gguf()``). ``reference``: {prompt: greedy tokens}, filled and reused across
     calls (the target's own decoding of a prompt is computed once). The log gets ``n_clients``, ``capacity``,
     ``backend`` and ``load_1min`` (the host's load when each run started)."""
-    from ...serving.real.run import prompt_stream, run_real
+    from ...serving.real.drafter import prompt_stream
+    from ...serving.real.run import run_real
 
     if backend not in BACKENDS:
         raise ValueError(f"backend: expected one of {sorted(BACKENDS)}, got {backend!r}")
@@ -87,7 +88,7 @@ def serve(target, clients: int = 2, tokens: int = 24, capacity: int = 8, allocat
 
 
 def runs(name: str = "serving_runs") -> dict[tuple[str, str, int], pd.DataFrame]:
-    """The committed real-pair serving runs ``name`` (a ``realpair_card.FILES`` key) by run: {(setting, allocator,
+    """The committed real-pair serving runs ``name`` (a ``zoo.realpair.FILES`` key) by run: {(setting, allocator,
     clients): log}; the setting is ``"realpair"``, or ``"realpair, <backend> drafter"`` in a file with several
     drafter backends."""
     from ...zoo.realpair import load
@@ -107,14 +108,14 @@ REPLAYS = ("measured passes", "eq (19) fitted on the other run")
 
 def serve_replay(seed: int = 0, name: str = "serving_runs") -> pd.DataFrame:
     """The committed real-pair serving runs ``name`` (``runs``) against two replays, p50/p90/p99 per metric
-    (``serving_validation.compare``), judged at the validation's 5 % / 10 % (``within``), column ``verify``:
-    ``REPLAYS[0]`` takes each pass's measured time (``serving_validation.replay_measured``; with the runs' own
+    (``validation.compare``), judged at the validation's 5 % / 10 % (``within``), column ``verify``:
+    ``REPLAYS[0]`` takes each pass's measured time (``validation.replay_measured``; with the runs' own
     rounds, only the queueing delay is modelled: bookkeeping); ``REPLAYS[1]`` predicts every pass with eq (19)
     fitted on the other runs' passes (``runtime.fit_log_batches``), as the zoo's validation does."""
     from ...serving.log import dispatch_latency, turnaround_latency
     from ...serving.sim.replay import replay
     from ...serving.timemodels.runtime import fit_log_batches, log_batches
-    from . import runs as sv
+    from ...serving.analysis import validation
 
     logs = runs(name)
     tables = []
@@ -127,12 +128,12 @@ def serve_replay(seed: int = 0, name: str = "serving_runs") -> pd.DataFrame:
             args = (log, serve_workload(n, tokens, cap, seed), policies.former("sync"), policies.allocator(pol, capacity=cap, clients=n, seed=seed))
             d, t = float(np.median(dispatch_latency(log))), turnaround_latency(log)
             if verify == REPLAYS[0]:
-                twin, _ = sv.replay_measured(*args, pol, d, t, seed)
+                twin, _ = validation.replay_measured(*args, pol, d, t, seed)
             else:
                 other = pd.concat([log_batches(g) for k, g in logs.items() if k != key], ignore_index=True)
                 twin = replay(*args, fit_log_batches(other, seed), label=pol, dispatch=d, turnaround=t, seed=seed)
             pairs[key] = (log, twin)
-        tables.append(sv.judge(sv.compare(pairs), sv.floor_s({k: v[0] for k, v in pairs.items()})).assign(verify=verify))
+        tables.append(validation.judge(validation.compare(pairs), validation.floor_s({k: v[0] for k, v in pairs.items()})).assign(verify=verify))
     return pd.concat(tables, ignore_index=True)
 
 

@@ -24,10 +24,8 @@ from ... import paths
 from ...serving import policies as named, scenario
 from ...serving.real import real_logs
 from ...serving.analysis import twin_error
-from ...serving.analysis.validation import (METRICS, QUANTILES, TOLERANCE, VERIFY, Setup, compare, dispatch,  # noqa: F401
-                                            draft_passes, drafting_time, figure, fit_times, floor_s, judge, mechanisms,
-                                            metric_values, modelled_rounds, notes, per_pass, replay_measured,
-                                            stochastic_note, stochastic_twin, turnaround, verify_model, worst)
+from ...serving.analysis.validation import (METRICS, TOLERANCE, VERIFY, Setup, dispatch, draft_passes, floor_s,
+                                            metric_values, modelled_rounds, stochastic_twin, turnaround, verify_model)
 from ...serving.analysis import validation as _validation
 from ...serving.scenario import Fleet
 from ...serving.workload import Workload
@@ -41,7 +39,6 @@ REAL_RUNS = paths.DATA / "serving_validation" / "real_runs.csv"
 REPEATS = REAL_RUNS.with_name("real_runs_repeats.csv")   # the same runs measured again (``measure_repeats``)
 TRACES = REAL_RUNS.with_name("serving_traces.csv.gz")    # the real runs' prompts as their drafters see them (``traces``)
 POLICIES = {name: tuple(p for p, _ in st.policies) for name, st in SCENARIO.setups}
-time_models = fit_times      # the name the paper drivers call
 
 
 def _tran2025_workload(n: int, scale: str = "full", seed: int = 0) -> Workload:
@@ -152,7 +149,7 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0) ->
     from ...serving.timemodels import measured_times
     from ...serving.analysis import twin_attribution
     from ...serving.log import dispatch_latency
-    from ...serving.real.run import PROMPT_TOKENS
+    from ...serving.real.drafter import PROMPT_TOKENS
     from ...serving.sim.twin import simulate
 
     keys = [k for k in runs if k[0] == paper] if keys is None else list(keys)
@@ -217,8 +214,8 @@ def trace_pairs(sizes=SIZES, scale: str = "full", seed: int = 0) -> dict[tuple[s
 
 def traces(sizes=SIZES, window: int = 8, tokens: int | None = None, target: str = "target-m", progress: bool = True,
            pairs=None) -> pd.DataFrame:
-    """Fixed-window traces (``predictor.generate_traces``: T = 0, ``window`` drafts per round) of every draft and domain of
-    the real runs (``trace_pairs``) on the real runs' own prompts as their drafters see them (``serving.real.run.prompt_stream``:
+    """Fixed-window traces (``predictor.traces.generate_traces``: T = 0, ``window`` drafts per round) of every draft and domain of
+    the real runs (``trace_pairs``) on the real runs' own prompts as their drafters see them (``serving.real.drafter.prompt_stream``:
     the tokenizer's ids, the last ``PROMPT_TOKENS``; the zoo's traces keep the last 96), each prompt decoded alone (no
     padding), ``tokens`` per prompt (the runs'): at T = 0 the drafter's logits at every position of the target's path
     are those the real drafter computed, so its stop rule's features are. ``prompt`` is the prompt's index within its
@@ -226,8 +223,8 @@ def traces(sizes=SIZES, window: int = 8, tokens: int | None = None, target: str 
     import torch
 
     from ... import zoo
-    from ...predictor import generate_traces
-    from ...serving.real.run import prompt_stream
+    from ...predictor.traces import generate_traces
+    from ...serving.real.drafter import prompt_stream
     from ...serving.workload import ClientSpec
 
     pairs = trace_pairs(sizes) if pairs is None else pairs
@@ -327,8 +324,8 @@ def acceptances(paper: str, traces_path=TRACES):
                                 "`python -m specedge.experiments.serving_validation.runs traces` writes them")
     if paper != "li2026":
         return TraceAcceptance(), PromptAcceptance(traces_path)
-    from ... import predictor
-    rules = {"mlp": predictor.load(paths.DATA / "predictor", "mlp")}
+    from ...predictor import persistence
+    rules = {"mlp": persistence.load(paths.DATA / "predictor", "mlp")}
     return TraceAcceptance(stop_rules=rules), PromptAcceptance(traces_path, stop_rules=rules)
 
 

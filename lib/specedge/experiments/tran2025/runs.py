@@ -20,7 +20,8 @@ from ...serving.analysis.round_series import expected_goodput, time_split, utili
 from ...serving.timemodels.runtime import verify_model
 from ...serving.scenario import Fleet
 from ...serving.timemodels.time_models import DraftTime, Link
-from ...serving.sim.twin import TRACES, Times, TraceAcceptance, simulate
+from ...serving.interfaces import Times
+from ...serving.sim.twin import TRACES, TraceAcceptance, simulate
 from ...serving.workload import ClientSpec, Workload
 from ...zoo.realpair import DRAFT as PAIR_DRAFT
 

@@ -42,8 +42,8 @@ def adapters(target, tok, dtype, s, progress=True) -> early_exit.EarlyExits:
     """Stages 1-3 (``early_exit.offline.build``, resumable): hidden states, trained adapters, held-out agreement."""
     torch.manual_seed(s["seed"])
     ee = early_exit.EarlyExits(target, param_fraction=PARAM_FRACTION, per_layer=1)
-    train = [r for d in zoo.DOMAINS for r in corpus.load("train", d)[: s["train_per_domain"]]]
-    held = [r for d in zoo.DOMAINS for r in zoo.eval_records(d, s["held_per_domain"])]
+    train = [r for d in corpus.DOMAINS for r in corpus.load("train", d)[: s["train_per_domain"]]]
+    held = [r for d in corpus.DOMAINS for r in zoo.eval_records(d, s["held_per_domain"])]
     train_ids, held_ids = offline.token_records(tok, train, s["context"]), offline.token_records(tok, held, s["held_context"])
     card, agree = offline.build(ee, train_ids, held_ids, [r["domain"] for r in held], CACHE, dict(target=TARGET, dtype=dtype),
                                 progress=progress, group_column="domain",

@@ -21,10 +21,9 @@ import torch
 
 from ... import claims, decoding, hardware, paths, sampling, zoo
 from ...compare import null_tolerance
-from ...zoo import eval_sequences, realpair  # noqa: F401  (eval_sequences: the notebook's name)
-from ...serving.real.payload import WIRE_VALUES, wire_frame, wire_kbit  # noqa: F401  (the notebook's names)
+from ...zoo import realpair
 from ...solvers import zheng2025 as tkslt
-from ...solvers.zheng2025 import PAPER_K, PAPER_VOCAB, Costs, as2_map, best_speedup, fig2_frame, fig4_frame, gamma_cell  # noqa: F401
+from ...solvers.zheng2025 import PAPER_K, PAPER_VOCAB, Costs, gamma_cell
 
 GAMMA_ROWS = ((0.0, "row1"), (1.0, "row2"))   # Table II's γ* rows: 3 2 2 1 1 is T = 0, 2 2 2 2 1 is T = 1 (table2_row_reading)
 # the trivial draft for a γ* cell's null: a uniform draft agrees with a greedy target with probability 1/|V|, so

@@ -76,7 +76,7 @@ def with_total(splits: pd.DataFrame) -> pd.DataFrame:
 
 
 def sync_round_seconds(times, k) -> float:
-    """One synchronous round's seconds under ``times`` (``twin.Times``) when client i drafts ``k[i]`` tokens: the
+    """One synchronous round's seconds under ``times`` (``interfaces.Times``) when client i drafts ``k[i]`` tokens: the
     slowest drafter, the longest request on the link, the batched pass over every client and the reply."""
     batch = [Pending(client=i, session="", round=0, arrival=0.0, n_draft=int(s), n_new=int(s) + 1) for i, s in enumerate(k)]
     return (max(times.draft[i](int(s)) for i, s in enumerate(k)) + times.up(0, int(max(k))) + times.verify(batch)

@@ -30,15 +30,17 @@ import seaborn as sns
 from ... import plotting
 from ..timemodels import runtime
 from .. import slo
-from ...predictor import draft_passes as controller_passes
+from ...predictor.controller import draft_passes as controller_passes
 from ..timemodels.estimator import features
 from ..interfaces import LOG_COLUMNS
 from .metrics import client_goodput
 from ..log import verified
 from ..log import NEEDED, dispatch_latency, real_rounds, turnaround_latency
 from ..sim.replay import MeasuredPasses, mismatches, replay
-from ..real.run import PROMPT_TOKENS, run_real
-from ..sim.twin import Times, simulate
+from ..real.drafter import PROMPT_TOKENS
+from ..real.run import run_real
+from ..interfaces import Times
+from ..sim.twin import simulate
 from ..log import parse_batch
 
 

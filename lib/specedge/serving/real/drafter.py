@@ -192,10 +192,11 @@ def stop_rule_for(spec: ClientSpec):
     data/predictor, WISP's stop before the first predicted rejection), or None."""
     if not spec.draft_rule.stops:
         return None
-    from ... import paths, predictor
+    from ... import paths
+    from ...predictor import controller, persistence
 
-    pred = predictor.load(paths.DATA / "predictor", spec.draft_rule.model)
-    return predictor.StopAtFirstPredictedRejection(pred, spec.gamma).stop_rule
+    pred = persistence.load(paths.DATA / "predictor", spec.draft_rule.model)
+    return controller.StopAtFirstPredictedRejection(pred, spec.gamma).stop_rule
 
 
 def shifted_clock(offset: float):

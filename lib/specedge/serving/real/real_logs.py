@@ -13,7 +13,7 @@ import pandas as pd
 
 def save(df: pd.DataFrame, out) -> Path:
     """Write a real run's log, tagged with the CPU and the Python version it was measured with."""
-    from ...profiling import cpu_name
+    from ...host import cpu_name
 
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

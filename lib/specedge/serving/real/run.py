@@ -22,7 +22,7 @@ import pandas as pd
 
 from ... import zoo
 from .codec import host_port
-from .drafter import PROMPT_TOKENS, DrafterError, Link, client_main, parse_fault, prompt_stream, stop_rule_for, threads
+from .drafter import PROMPT_TOKENS, DrafterError, Link, client_main, parse_fault, threads
 from ..interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator
 from ..log import verified
 from .server import CLIENT_TIMEOUT, MAX_CACHE_BYTES, VerificationServer
@@ -314,5 +314,4 @@ def workload_summary(workload: Workload) -> str:
     return ", ".join(f"client {i}: {c.draft} on {'/'.join(c.domains)}" for i, c in enumerate(workload.clients))
 
 
-__all__ = ["run_real", "client_main", "prompt_stream", "stop_rule_for", "summary", "failed_clients",
-           "RunFailed", "RunInterrupted", "check_memory", "PROMPT_TOKENS"]
+__all__ = ["run_real", "summary", "failed_clients", "RunFailed", "RunInterrupted", "check_memory"]

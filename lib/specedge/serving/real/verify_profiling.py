@@ -39,6 +39,7 @@ from __future__ import annotations
 import itertools
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -220,16 +221,17 @@ TARGETS = {
 
 
 def load_target(kind: str):
-    """The profiled target: the zoo's target-m as trained, or widened (``zoo.widen``, same logits) to
+    """The profiled target: the zoo's target-m as trained, or widened (``zoo.net2net.widen``, same logits) to
     a 0.1 B-parameter bfloat16 Llama whose passes are memory-bound as on an accelerator."""
     from ... import zoo
+    from ...zoo import net2net
 
     if kind not in TARGETS:
         raise ValueError(f"target: expected one of {sorted(TARGETS)}, got {kind!r}")
     name, shape, dtype, _ = TARGETS[kind]
     model = zoo.load_model(name).eval()
     if shape is not None:
-        model = zoo.widen(model.to(dtype), *shape).eval()
+        model = net2net.widen(model.to(dtype), *shape).eval()
     return model
 
 
@@ -247,7 +249,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(paths.DATA / "li2026"))
     args = ap.parse_args(argv)
     threads(args.threads)
-    out = paths.Path(args.out)
+    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for kind in args.targets:
         model = load_target(kind)

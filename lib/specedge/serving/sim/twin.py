@@ -30,9 +30,8 @@ import pandas as pd
 
 from ... import paths
 from .. import slo
-from ..interfaces import Times  # noqa: F401  (Times, gc_paused: the twin's own names)
-from .engine import gc_paused  # noqa: F401  (Times, gc_paused: the twin's own names)
-from ..interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Pending
+from ..interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Pending, Times
+from .engine import gc_paused
 from .processes import Server, Simulation, turnarounds
 from .uniform_ints import Ints
 from ..workload import Workload
@@ -74,7 +73,7 @@ class TraceAcceptance:
     count is the leading run of accepted positions; eq (3)'s sum of min(1, p/q) comes from the traced
     p and q of the same positions.
 
-    ``stop_rules`` (name -> a ``predictor.Predictor``) adds WISP's drafting controller
+    ``stop_rules`` (name -> a ``predictor.models.Predictor``) adds WISP's drafting controller
     (``draw_controlled``): the traced rounds were drafted with a fixed window, and a drafter with a
     stop rule sees exactly the same draft features up to where it stops, so applying the predictor to
     the traced positions gives the round it would have drafted (stop before the first position
@@ -86,7 +85,7 @@ class TraceAcceptance:
     def __init__(self, path=TRACES, target: str = "target-m", stop_rules: dict | None = None):
         """``path``: a traces file, or a frame with its columns (e.g. the real pair's,
         ``experiments.model_zoo.realpair_twin.twin_traces()``)."""
-        from ...predictor import FEATURES
+        from ...predictor.dataset import FEATURES
 
         cols = ["draft", "target", "domain", "temperature", "prompt", "round", "i", "q", "p", "accepted"]
         cols += [c for c in FEATURES if c != "i"] if stop_rules else []

@@ -8,7 +8,7 @@
 - the verifier: a profile's verification model by kind (``runtime.verify_model``); ``noisy`` makes the true
   pass time of an estimate (a log-normal factor, median 1), so that a former deciding with the estimate is
   not an oracle.
-- ``times(drafts, link, verify)``: the ``twin.Times`` the engine consumes, built in one place.
+- ``times(drafts, link, verify)``: the ``interfaces.Times`` the engine consumes, built in one place.
 """
 from __future__ import annotations
 
