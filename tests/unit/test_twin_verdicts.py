@@ -264,7 +264,8 @@ def test_reversals_and_the_conclusion_in_words():
     assert r.mechanism.tolist() == ["", "queueing", "queueing"] and r.beyond_twin_error.tolist() == [True, False, False]
     assert math.isnan(r.iloc[2].twin_error_pct)
     text = ho.conclusion_text(r.reset_index())
-    import pathlib, tempfile
+    import pathlib
+    import tempfile
     with tempfile.TemporaryDirectory() as d:
         words = ho.conclusion_section(v, rec, "queueing", pathlib.Path(d))
         assert (pathlib.Path(d) / "reversals.csv").exists() and words.loc["A (1: holds)", "holds under"] == "WISP"
