@@ -152,3 +152,31 @@ def test_the_spot_check_refuses_combinations_it_cannot_run():
         with pytest.raises(ValueError, match="combo: the spot check runs edge combinations"):
             spot.point(combo, 2, scn)
     assert isinstance(spot.point(spot.COMBOS[2], 8, scn), arena.Point)
+
+
+def test_each_twin_gets_the_runs_dispatch_and_turnaround_in_their_places(runs, monkeypatch):
+    """The three predictions of one committed run take the server's wake-up on an arrival (``dispatch``) and its
+    time between back-to-back passes (``turnaround``) as fitted on the other runs, each in its own argument."""
+    from specedge.serving.analysis import validation
+
+    seen = {}
+
+    def spy(name, fn):
+        def wrapped(*args, **kwargs):
+            seen[name] = (args, kwargs)
+            return fn(*args, **kwargs)
+        return wrapped
+
+    monkeypatch.setattr(spot, "replay", spy("replay", spot.replay))
+    monkeypatch.setattr(validation, "replay_measured", spy("measured", validation.replay_measured))
+    key = next(k for k in runs if k[2] == min(j[2] for j in runs))
+    others = spot.sv.load_real_runs() | {j: v for j, v in runs.items() if j != key}
+    spot.twins(runs[key], key, others, spot.acceptance_sources.acceptance(spot.ZOO), spot.scenario(0), 0)
+    every = {**others, key: runs[key]}
+    d, t = validation.dispatch(every, key), validation.turnaround(every, key)
+    assert d != pytest.approx(float(np.median(t)))    # the two differ, so a swap shows
+    assert seen["replay"][1]["dispatch"] == d
+    np.testing.assert_array_equal(seen["replay"][1]["turnaround"], t)
+    args = seen["measured"][0]
+    assert args[5] == d
+    np.testing.assert_array_equal(args[6], t)
