@@ -81,6 +81,18 @@ def test_protocol_errors(draft, prompt):
     d.propose(2)
     with pytest.raises(ValueError, match=r"accepted: -1 outside"):
         d.commit(Result(-1, 1, False, 0.0))
+    with pytest.raises(ValueError, match=r"token: a token id is >= 0, got -4"):
+        d.commit(Result(1, -4, False, 0.0))
+
+
+def test_a_refused_verdict_leaves_the_round_proposed(draft, prompt):
+    d = D.Drafter(draft, prompt, 8, "s")
+    req, _ = d.propose(2)
+    with pytest.raises(ValueError, match="accepted"):
+        d.commit(Result(3, 1, False, 0.0))
+    assert (d.rounds, d.output) == (0, [])
+    assert d.reopen("s~1").draft_ids == req.draft_ids          # still proposed: it can be sent again
+    assert d.commit(Result(2, 6, False, 1.0)) == [*req.draft_ids, 6] and d.rounds == 1
 
 
 def test_reopen_sends_the_whole_context_with_the_same_drafts(draft, prompt):

@@ -109,13 +109,16 @@ class Drafter:
         return Request(session, list(self._unseen), list(self._drafts), self._q, self.temperature)
 
     def commit(self, result: Result) -> list[int]:
-        """Apply the server's verdict; returns the tokens committed this round."""
+        """Apply the server's verdict; returns the tokens committed this round. A verdict refused (its accepted
+        count outside the round's drafts, a negative token id) changes nothing: the round stays proposed."""
         n = int(result.accepted)
         if not self._pending:
             raise RuntimeError(f"session {self.session}: commit() without a proposed round")
-        self._pending = False
         if not 0 <= n <= len(self._drafts):
             raise ValueError(f"accepted: {n} outside [0, {len(self._drafts)}]")
+        if int(result.token) < 0:
+            raise ValueError(f"token: a token id is >= 0, got {int(result.token)}")
+        self._pending = False
         new = self._drafts[:n] + [int(result.token)]
         base = len(self._context)
         self._context.extend(new)
