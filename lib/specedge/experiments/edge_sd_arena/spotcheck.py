@@ -6,7 +6,7 @@ pinned as the twin's validation runs are, at each combination of ``COMBOS`` for 
 emulated edge link at the scenario's RTT and ``BANDWIDTH``; the zoo's pair, greedy, γ = 4 (docs/arena.md says
 why not the real pair). ``compare`` computes the twin's prediction of the same points as the twin is validated
 (``serving_validation``): the **replay**, the replay with each pass its measured time (``MEASURED``) and the
-**stochastic twin**; per point and metric (p50, ``serving_validation.metric_values``) the difference from the
+**stochastic twin**; per point and metric (p50, ``serving.analysis.validation.metric_values``) the difference from the
 real run in %, judged against the twin's validated error for that metric (``serving.analysis.twin_error``); ``outside``
 names the measured mechanism of each row beyond it (``mechanisms``), and ``spotcheck`` is the notebook's section.
 SLO attainment here is the validation's per-device share of rounds meeting the class (eq 4's speed), not the

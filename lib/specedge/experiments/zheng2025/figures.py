@@ -41,7 +41,7 @@ def pair_slug(models) -> str:
 
 
 def pair_profile_name(models) -> str:
-    """The profile ``zheng2025_measure`` writes for ``models``: ``zoo_cpu`` for the zoo's own models (what
+    """The profile ``measure`` writes for ``models``: ``zoo_cpu`` for the zoo's own models (what
     ``make profiles`` measures), otherwise ``measured_<names>`` (``pair_slug``) — a new, git-ignored profile in
     ``data/profiles/``, never a committed one."""
     names = [str(m) for m in models]
