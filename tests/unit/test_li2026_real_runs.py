@@ -1,6 +1,6 @@
-"""WISP's real runs (``experiments.li2026.real``, on the validation's WISP devices) and WISP's twin on the real pair
-(``experiments.li2026.realpair``): the devices cycle drafts, domains and classes as documented, the measuring step
-refuses a run with events and stacks both policies, a missing profile names its step, and the real pair's window caps K."""
+"""WISP's real runs (``experiments.li2026.real``) and WISP's twin on the real pair (``experiments.li2026.realpair``):
+the devices cycle drafts, domains and classes as documented, the measuring step refuses a run with events and
+stacks both policies, a missing profile names its step, and the real pair's window caps K."""
 from dataclasses import replace
 
 import pandas as pd
