@@ -22,6 +22,14 @@ def test_devices_cycle_drafts_domains_and_classes():
     c = wl.clients[1]
     assert (c.prompts, c.max_new_tokens, c.gamma, c.draft_rule, c.temperature, c.seed) == (2, 10, 8, "predictor:mlp", 0.0, 5)
     assert 0 < c.alpha <= 1 and c.alpha == wl.clients[4].alpha     # one draft, one reported alpha
+    # each device reports its own draft's eq (5) alpha: the MLP stop rule, window 8, greedy, over the six domains
+    from specedge.serving import acceptance_sources
+    from specedge.serving.analysis import client_mix
+
+    acc, six = acceptance_sources.acceptance("zoo"), ("chat", "code", "math", "qa", "sql", "summarize")
+    for spec in wl.clients[:3]:
+        assert spec.alpha == client_mix.reported_alpha(acc, spec.draft, True, 8, 0.0, 4000, six)
+    assert len({spec.alpha for spec in wl.clients[:3]}) == 3
 
 
 def test_the_workload_scales():
