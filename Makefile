@@ -131,7 +131,7 @@ profiles: venv
 # for 1.5B, float32, one thread: two contend on a shared machine; our loop vs assisted generation vs AR, γ = 1..5, and
 # llama.cpp's AR and SD on the same pair as GGUF files); decoding with the zoo pair as trained (tiny
 # float32 target: framework overhead dominates) and with its target widened to 0.43 B parameters in
-# bfloat16 (specedge.zoo.widen: same logits, memory-bound passes as on an accelerator); then the serving
+# bfloat16 (specedge.zoo.net2net.widen: same logits, memory-bound passes as on an accelerator); then the serving
 # layer (batched vs separate verification, server overhead per round); then WISP's batch
 # former (µs per decision vs queue length) and a whole Table 2 sweep (Qwen3-32B, 20 s horizons) on 1 and 2 workers;
 # the twin's client-rounds per CPU-second at 8 and 64 clients (sync rounds and WISP's former).

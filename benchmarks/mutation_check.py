@@ -283,7 +283,7 @@ MUTATIONS = [
     M("arena_capacity.first_bracket: a violation rate exactly at the level counts as a miss", "experiments/edge_sd_arena/capacity.py",
       "capacity.rate(int(v), int(t)) > 1 - scn.capacity_attainment", "capacity.rate(int(v), int(t)) >= 1 - scn.capacity_attainment",
       ("tests/unit/test_bracket_dataset_edges.py",)),
-    M("predictor.build_dataset: positions after the first rejection kept as rejections", "predictor/dataset.py",
+    M("predictor.dataset.build_dataset: positions after the first rejection kept as rejections", "predictor/dataset.py",
       'out = traces[acc | rej].copy()\n    out["label"] = acc[acc | rej].astype(int).to_numpy()',
       'out = traces[acc | rej | ~acc].copy()\n    out["label"] = acc[acc | rej | ~acc].astype(int).to_numpy()', ("tests/unit/test_bracket_dataset_edges.py",)),
     # --- the serving processes' logic and WISP's rows, reached in process (unit lane)

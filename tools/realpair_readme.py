@@ -186,7 +186,7 @@ def readme_block() -> str:
 
 def serving_llamacpp_lines() -> list[str]:
     """The real serving system with the draft on llama.cpp beside float32 transformers drafters
-    (``data/realpair/serving_runs_llamacpp.csv``, ``realpair_serving.drafting``)."""
+    (``data/realpair/serving_runs_llamacpp.csv``, ``experiments.serving_validation.realpair.drafting``)."""
     from specedge.experiments.serving_validation.realpair import drafting
 
     d = drafting("serving_runs_llamacpp")

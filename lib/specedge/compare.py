@@ -827,7 +827,7 @@ def render_readme(text: str, table: str, start: str = START, end: str = END) -> 
 
 def rewrite_block(readme: Path, block: str, start: str, end: str, check: bool = False) -> bool:
     """Rewrite (or with ``check`` only compare) the README's block between ``start`` and ``end`` with ``block``;
-    True when it is/was stale (the generated blocks of ``realpair_readme`` and ``arena_results``)."""
+    True when it is/was stale (the generated blocks of ``tools/realpair_readme.py`` and ``tools/arena_readme.py``)."""
     text = Path(readme).read_text()
     new = render_readme(text, block, start, end)
     if new != text and not check:

@@ -86,7 +86,7 @@ def test_the_checks_can_fail():
     found = imports.imports_of(lib / "serving" / "policies" / "allocation.py", known, "specedge.serving.policies.allocation")
     assert "specedge.solvers.tran2025" in found and "specedge.serving.interfaces" in found
     found = imports.imports_of(lib / "experiments" / "li2026" / "real.py", known, "specedge.experiments.li2026.real")
-    assert {"specedge.serving.real.run", "specedge.zoo", "specedge.experiments.li2026.serving_runs"} <= found   # lazy ones too
+    assert {"specedge.serving.real.run", "specedge.zoo", "specedge.experiments.serving_validation.runs"} <= found   # lazy ones too
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
     assert RANK["serving"] > RANK["solvers"] > RANK["hardware"] > RANK["paths"]
@@ -159,3 +159,59 @@ def test_the_serving_checks_can_fail():
                                                                           "specedge.serving.log"}})
     assert not serving_arrows_up({"specedge.serving.scenario": {"specedge.serving.sim.centralized"}})
     assert part("specedge.serving.new_module") == "unplaced" and part("specedge.zoo") is None
+
+
+# experiments/: one folder per paper key (data/papers.yaml) and the twin's validation against real runs, which two
+# papers' drivers share; a paper's driver imports its own folder and SHARED, never another paper's folder, and SHARED
+# imports no paper's folder (what two papers share moves down: a scenario file, the serving layer, or SHARED).
+SHARED = "serving_validation"
+
+
+def folder(module: str) -> str | None:
+    """The experiments folder of ``module``; None outside one (the package itself, or outside experiments)."""
+    parts = module.split(".")
+    return parts[2] if parts[:2] == ["specedge", "experiments"] and len(parts) > 2 else None
+
+
+def cross_paper_arrows(graph: dict[str, set[str]]) -> list[str]:
+    """Every import from one experiments folder into another, but those from a paper's folder into ``SHARED``."""
+    bad = []
+    for a, targets in graph.items():
+        fa = folder(a)
+        for b in sorted(targets):
+            fb = folder(b)
+            if fa is None or fb is None or fa == fb or (fb == SHARED and fa != SHARED):
+                continue
+            bad.append(f"{a} -> {b} ({fa} imports {fb})")
+    return bad
+
+
+def test_every_experiments_folder_is_a_paper_key_or_shared():
+    from specedge import papers
+
+    folders = {p.name for p in (imports.LIB / "experiments").iterdir() if (p / "__init__.py").exists()}
+    assert folders - {SHARED} == set(papers.load().papers), \
+        f"experiments/ folders that are no paper key of data/papers.yaml: {sorted(folders - {SHARED} - set(papers.load().papers))}"
+
+
+def test_no_paper_driver_imports_another_papers(graph):
+    bad = cross_paper_arrows(graph)
+    assert not bad, "imports between papers' folders (move the shared piece down):\n" + "\n".join(bad)
+
+
+def test_the_paper_checks_can_fail(graph, tmp_path):
+    """A driver importing another paper's, or the shared folder importing a paper's, is flagged (eagerly or lazily, by
+    relative or absolute import); a paper importing the shared folder is not."""
+    name, src = "specedge.experiments.edge_sd_arena.planted", tmp_path / "planted.py"
+    src.write_text("from ..li2026 import real\n\ndef f():\n    from specedge.experiments.tran2025.runs import workload\n")
+    planted = {name: imports.imports_of(src, set(imports.module_files()) | {name}, name)}
+    assert cross_paper_arrows(planted) == [
+        f"{name} -> specedge.experiments.li2026.real (edge_sd_arena imports li2026)",
+        f"{name} -> specedge.experiments.tran2025.runs (edge_sd_arena imports tran2025)"]
+    assert cross_paper_arrows({"specedge.experiments.serving_validation.runs": {"specedge.experiments.tran2025.runs"}})
+    assert not cross_paper_arrows({"specedge.experiments.tran2025.figures": {"specedge.experiments.serving_validation.realpair",
+                                                                             "specedge.experiments.tran2025.runs",
+                                                                             "specedge.serving.workload"}})
+    assert cross_paper_arrows({"specedge.experiments.zhu2025.runs": {"specedge.experiments.li2026"}})   # a package's own names
+    assert folder("specedge.experiments") is None and folder("specedge.serving.workload") is None
+    assert any(folder(b) == SHARED for b in graph["specedge.experiments.li2026.real"])   # the allowed arrow is seen

@@ -8,11 +8,13 @@ import pytest
 
 from specedge.experiments.li2026 import serving_runs as ex
 from specedge.experiments.li2026 import real as lr
+from specedge.experiments.serving_validation import runs as sv
+from specedge.serving.timemodels import estimator
 from specedge.experiments.li2026 import realpair as rp
 
 
 def test_devices_cycle_drafts_domains_and_classes():
-    wl = lr.devices(7, prompts=2, tokens=10, seed=5, capacity=3)
+    wl = sv.devices(7, prompts=2, tokens=10, seed=5, capacity=3)
     assert wl.target == "target-m" and wl.cache and wl.capacity == 3
     assert [c.draft for c in wl.clients] == ["draft-xs", "draft-s", "draft-m"] * 2 + ["draft-xs"]
     assert [c.domains[0] for c in wl.clients] == list(ex.DOMAINS) + [ex.DOMAINS[0]]
@@ -20,10 +22,19 @@ def test_devices_cycle_drafts_domains_and_classes():
     c = wl.clients[1]
     assert (c.prompts, c.max_new_tokens, c.gamma, c.draft_rule, c.temperature, c.seed) == (2, 10, 8, "predictor:mlp", 0.0, 5)
     assert 0 < c.alpha <= 1 and c.alpha == wl.clients[4].alpha     # one draft, one reported alpha
+    # each device reports its own draft's eq (5) alpha: the MLP stop rule, window 8, greedy, over the six domains
+    from specedge.serving import acceptance_sources
+    from specedge.serving.analysis import client_mix
+
+    acc, six = acceptance_sources.acceptance("zoo"), ("chat", "code", "math", "qa", "sql", "summarize")
+    for spec in wl.clients[:3]:
+        assert spec.alpha == client_mix.reported_alpha(acc, spec.draft, True, 8, 0.0, 4000, six)
+    assert len({spec.alpha for spec in wl.clients[:3]}) == 3
 
 
 def test_the_workload_scales():
     full, ci = lr.workload("full"), lr.workload("ci")
+    assert full == sv.devices(3, 2, 64) and ci == sv.devices(2, 1, 24)
     assert (len(full.clients), full.clients[0].prompts, full.clients[0].max_new_tokens) == (3, 2, 64)
     assert (len(ci.clients), ci.clients[0].prompts, ci.clients[0].max_new_tokens) == (2, 1, 24)
 
@@ -40,14 +51,21 @@ def test_centralized_prompts_are_the_devices_own_and_at_most_max_n_4():
     assert lr.centralized_prompts(lr.workload("ci")) == [p for s in lr.workload("ci").clients for p in prompt_stream(s, tok)]
 
 
-def test_fitted_names_the_step_when_the_profile_is_missing(tmp_path, monkeypatch):
-    monkeypatch.setattr(lr, "PROFILE", tmp_path / "none.csv")
-    lr.fitted.cache_clear()
+def test_zoo_fit_names_the_step_when_the_profile_is_missing(tmp_path, monkeypatch):
+    monkeypatch.setattr(estimator, "ZOO_PROFILE", tmp_path / "none.csv")
+    estimator.zoo_fit.cache_clear()
     try:
         with pytest.raises(FileNotFoundError, match="none.csv is missing: `make profiles` measures it"):
-            lr.fitted(0)
+            estimator.zoo_fit(0)
     finally:
-        lr.fitted.cache_clear()
+        estimator.zoo_fit.cache_clear()
+
+
+def test_zoo_fit_is_the_fit_of_the_committed_profile():
+    fit = estimator.zoo_fit(0)
+    again = estimator.fit(pd.read_csv(estimator.ZOO_PROFILE), seed=0)
+    assert fit.estimator == again.estimator and fit.delta == again.delta > 0
+    assert estimator.zoo_fit(0) is fit                     # fitted once per process
 
 
 def test_the_committed_real_runs_hold_both_policies():
@@ -67,7 +85,7 @@ def fake_runs(monkeypatch):
     from specedge.serving.timemodels.estimator import Estimator
 
     est = Estimator(1e-3, 1e-6, 1e-5, 0.01)
-    monkeypatch.setattr(lr, "fitted", lambda seed: SimpleNamespace(estimator=est, delta=0.02))
+    monkeypatch.setattr(lr, "zoo_fit", lambda seed: SimpleNamespace(estimator=est, delta=0.02))
 
     def run_real(wl, former, alloc, label, seed):
         seen.update(wl=wl, former=former, alloc=alloc, label=label, seed=seed)

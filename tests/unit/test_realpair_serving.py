@@ -11,7 +11,6 @@ import torch
 
 from specedge import paths
 from specedge.experiments.serving_validation import realpair as rs
-from specedge.experiments.model_zoo import realpair_twin
 from specedge.serving.real import drafter as drafter_mod, run as run_mod
 from specedge.zoo.realpair import DRAFT, FILES, TARGET
 
@@ -219,19 +218,24 @@ def test_drafting_table_counts_every_clients_tokens():
     assert len(both) and (both["realpair, llamacpp drafter"] < both["realpair, transformers drafter"]).all()
 
 
-# ------------------------------------------------------------------------------------------ realpair_twin
-def test_twin_workload_gives_client_i_domains_i_and_i_plus_4():
+# ------------------------------------------------------------------------------------------ the twins' input
+def test_the_realpair_workload_gives_client_i_domains_i_and_i_plus_4():
+    from specedge.experiments.tran2025 import runs as ex
+    from specedge.serving.scenario import Fleet
     from specedge.zoo.realpair import ALL_DOMAINS
 
-    wl = realpair_twin.twin_workload(10, capacity=40, max_tokens=16, seed=3, temperature=0.5)
+    cfg = Fleet(name="", paper_models="", clients=10, capacity=40, max_new_tokens=16, drafts=("draft-xs",))
+    wl = ex.realpair_workload(cfg, seed=3)
     assert wl.target == TARGET and wl.capacity == 40 and len(wl.clients) == 10
     for i, c in enumerate(wl.clients):
         assert c.draft == DRAFT and c.domains == (ALL_DOMAINS[i % 8], ALL_DOMAINS[(i + 4) % 8])
-        assert c.max_new_tokens == 16 and c.temperature == 0.5 and c.seed == 3
+        assert c.max_new_tokens == 16 and c.temperature == 0.0 and c.prompts == 1 and c.seed == 3
 
 
-def test_twin_traces_name_the_pair():
-    t = realpair_twin.twin_traces()
+def test_the_realpair_sources_traces_name_the_pair():
+    from specedge.serving import acceptance_sources
+
+    t = acceptance_sources.traces("realpair")
     assert len(t) and (t.draft == DRAFT).all() and (t.target == TARGET).all()
 
 

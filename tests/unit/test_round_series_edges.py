@@ -165,6 +165,22 @@ def test_one_domain_workload_needs_distinct_domains():
             client_mix.one_domain_workload("t", bad, capacity=2, max_tokens=8)
 
 
+def test_a_switching_workload_cycles_drafts_and_switches_half_way_round():
+    from specedge.serving.workload import switching
+
+    wl = switching("t", ("a", "b"), 5, capacity=7, max_new_tokens=9, domains=("d0", "d1", "d2", "d3", "d4"), prompts=2,
+                   temperature=0.5, seed=4)
+    assert (wl.target, wl.capacity, len(wl.clients)) == ("t", 7, 5)
+    # five domains: the second one is i + 2 (mod 5), an odd count's lower half
+    assert [(c.draft, c.domains) for c in wl.clients] == [("a", ("d0", "d2")), ("b", ("d1", "d3")), ("a", ("d2", "d4")),
+                                                          ("b", ("d3", "d0")), ("a", ("d4", "d1"))]
+    assert {(c.prompts, c.max_new_tokens, c.temperature, c.seed, c.draft_rule) for c in wl.clients} == {(2, 9, 0.5, 4, "server")}
+    assert switching("t", ["a"], 0, 1, 1, ("x", "y")).clients == ()
+    for drafts, domains in (((), ("x", "y")), (("a",), ("x",))):
+        with pytest.raises(ValueError, match="need a draft and two domains"):
+            switching("t", drafts, 2, 2, 8, domains)
+
+
 def test_read_traces_names_a_missing_file_and_a_missing_target(tmp_path):
     with pytest.raises(FileNotFoundError, match="traces file missing"):
         client_mix.read_traces(tmp_path / "none.csv", "t")

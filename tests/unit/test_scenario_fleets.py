@@ -47,19 +47,21 @@ def test_a_broken_fleet_is_named_by_file_and_key(tmp_path):
 
 # --------------------------------------------------------------------------- the twin's validation setups
 def test_the_validation_setups_build_the_objects_the_driver_built_in_code():
-    from specedge.experiments.li2026 import real as li2026_real
     from specedge.experiments.serving_validation import runs as sv
     from specedge.serving import policies as named
     from specedge.serving.policies.allocation import PAPER_BETA, FixedS
     from specedge.serving.scenario import Fleet
 
     assert sv.SIZES == (1, 2, 4, 8) and sv.POLICIES == {"tran2025": ("GOODSPEED", "Fixed-S"), "li2026": ("WISP", "FCFS")}
-    fit = li2026_real.fitted(0)
+    from specedge.serving.timemodels.estimator import zoo_fit
+
+    fit = zoo_fit(0)
     for n in (1, 3):
         for scale, (prompts, tokens) in (("full", (2, 48)), ("ci", (1, 12))):
             cfg = Fleet(name="", paper_models="", clients=n, capacity=6 * n, max_new_tokens=tokens, drafts=("draft-xs",))
             assert sv.workload("tran2025", n, scale) == tran2025.workload(cfg, prompts, tokens)
-            assert sv.workload("li2026", n, scale) == li2026_real.devices(n, prompts, tokens, capacity=8 * n)
+            li = sv.workload("li2026", n, scale)
+            assert li == sv.devices(n, prompts, tokens, capacity=8 * n, drafts=("draft-xs", "draft-s", "draft-m"))
         before = {("tran2025", p): (named.former("sync"), tran2025.allocator(p, dataclasses.replace(cfg, capacity=6 * n), 0))
                   for p in ("GOODSPEED", "Fixed-S")}
         before["li2026", "WISP"] = (named.former("wisp", estimator=fit.estimator, delta=fit.delta, memory_budget=1e12),

@@ -100,7 +100,7 @@ def test_verify_model_is_built_by_the_profiles_kind():
 def test_trace_acceptance_from_a_frame_equals_from_the_file_and_the_real_pair_loads():
     import pandas as pd
 
-    from specedge.experiments.model_zoo import realpair_twin
+    from specedge.serving import acceptance_sources
     from specedge.zoo import realpair
     from specedge.serving.sim.twin import TRACES
     frame = pd.read_csv(TRACES)
@@ -111,7 +111,7 @@ def test_trace_acceptance_from_a_frame_equals_from_the_file_and_the_real_pair_lo
             np.testing.assert_array_equal(x, y)
     with pytest.raises(ValueError, match=r"missing columns \['q'\]"):
         TraceAcceptance(frame.drop(columns="q"))
-    real = TraceAcceptance(realpair_twin.twin_traces(), target=realpair.TARGET)
+    real = TraceAcceptance(acceptance_sources.traces("realpair"), target=realpair.TARGET)
     assert {d for _, d, _ in real.rounds} == set(realpair.ALL_DOMAINS)   # the pair's eight domains, both T
     assert len(real.rounds) == 2 * len(realpair.ALL_DOMAINS)
 

@@ -47,10 +47,10 @@ def _iid_alpha(raw: pd.DataFrame, draft: str, domain: str) -> float:
 def test_alpha_comes_from_each_clients_own_traces(acc):
     """α of a client = sampling.iid_acceptance over the leading accepted runs of its (draft, domain)'s traced
     rounds, recomputed here from the raw trace frames (a zoo draft's and the real pair's)."""
-    from specedge.experiments.model_zoo import realpair_twin
+    from specedge.serving import acceptance_sources
     from specedge.serving.sim.twin import TRACES
 
-    raw = pd.concat([client_mix.read_traces(TRACES, "target-m"), realpair_twin.twin_traces()])
+    raw = pd.concat([client_mix.read_traces(TRACES, "target-m"), acceptance_sources.traces("realpair")])
     wl = ex.hetero_workload(ex.table1()[2])
     alpha = client_mix.client_alpha(acc, wl)
     for c, a in zip(wl.clients, alpha):

@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -479,7 +478,8 @@ def build(targets: Sequence[str] | None = None, steps: int = 200, context: int =
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="Early-exit adapters for the zoo targets (venkatesha2025).")
+    ap = argparse.ArgumentParser(prog="python -m specedge.early_exit",
+                                 description="Early-exit adapters for the zoo targets (venkatesha2025).")
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="train adapters for every zoo target (resumable)")
     b.add_argument("--targets", nargs="*", default=None)
@@ -495,7 +495,3 @@ def main(argv: list[str] | None = None) -> int:
                        per_layer=args.per_layer):
             print(f"[early_exit] {p.relative_to(paths.ROOT) if p.is_relative_to(paths.ROOT) else p}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

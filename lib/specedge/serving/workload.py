@@ -68,3 +68,16 @@ class Workload:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def switching(target: str, drafts, clients: int, capacity: int, max_new_tokens: int, domains, *, prompts: int = 1,
+              temperature: float = 0.0, seed: int = 0) -> Workload:
+    """``clients`` clients whose prompts switch domain half-way (GOODSPEED's non-stationary acceptance): client i
+    drafts with ``drafts[i % len(drafts)]`` on ``domains`` i and i + len(domains) // 2 (mod len), in that order,
+    ``prompts`` prompts of each."""
+    n, drafts = len(domains), tuple(drafts)
+    if not drafts or n < 2:
+        raise ValueError(f"drafts, domains: need a draft and two domains at least, got {drafts!r}, {tuple(domains)!r}")
+    return Workload(target, tuple(ClientSpec(drafts[i % len(drafts)], (domains[i % n], domains[(i + n // 2) % n]), prompts,
+                                             max_new_tokens, temperature=temperature, seed=seed) for i in range(clients)),
+                    capacity=capacity)

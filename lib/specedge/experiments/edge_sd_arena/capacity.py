@@ -71,7 +71,7 @@ def capacity_of(search: Search) -> dict:
 
 
 def first_bracket(rows: pd.DataFrame, label: str, bandwidth_bps: float, mix: str, scn: Scenario) -> int | None:
-    """The smallest N of the sweep's ``rows`` (``arena.run_point``'s) where ``label`` at (bandwidth, mix) misses
+    """The smallest N of the sweep's ``rows`` (``runs.run_point``'s) where ``label`` at (bandwidth, mix) misses
     the attainment level, its seeds' responses pooled (at most ``capacity_max_devices``); None when it misses at none."""
     g = rows[(rows.combination == label) & (rows.bandwidth_bps == bandwidth_bps) & (rows.mix == mix)]
     pooled = g.groupby("devices")[["violations", "responses"]].sum()

@@ -2,7 +2,7 @@
 matters where, the ablation, the Pareto front and the sentences of docs/arena.md (written there by
 ``tools/arena_readme.py``) — all from the rows of
 ``experiments.edge_sd_arena.runs.run_point`` (one per combination, point and seed), every comparison paired by seed with
-``claims.mean_interval``'s 95 % interval. Kept apart from ``arena`` so that an edit here keeps the sweep cache."""
+``claims.mean_interval``'s 95 % interval. Kept apart from ``runs`` so that an edit here keeps the sweep cache."""
 from __future__ import annotations
 
 import dataclasses
@@ -203,7 +203,7 @@ def _helps(t: pd.DataFrame) -> str:
 
 def readme_sentences(tmap: pd.DataFrame, regime: pd.DataFrame, cap: pd.DataFrame | None = None) -> list[str]:
     """The results block's sentences, each number computed from ``technique_map``, ``regime_map`` and (with ``cap``)
-    ``arena_capacity.capacity_table`` rows: the payload's gain by bandwidth, the former's by device mix and
+    ``capacity.capacity_table`` rows: the payload's gain by bandwidth, the former's by device mix and
     the draft policy's, who wins where, and the capacity of each combination searched."""
     pay, former, draft = (tmap[tmap.technique == t] for t in ("payload", "former", "draft"))
     bws = sorted(pay.bandwidth_bps.unique())

@@ -6,7 +6,7 @@ pinned as the twin's validation runs are, at each combination of ``COMBOS`` for 
 emulated edge link at the scenario's RTT and ``BANDWIDTH``; the zoo's pair, greedy, γ = 4 (docs/arena.md says
 why not the real pair). ``compare`` computes the twin's prediction of the same points as the twin is validated
 (``serving_validation``): the **replay**, the replay with each pass its measured time (``MEASURED``) and the
-**stochastic twin**; per point and metric (p50, ``serving_validation.metric_values``) the difference from the
+**stochastic twin**; per point and metric (p50, ``serving.analysis.validation.metric_values``) the difference from the
 real run in %, judged against the twin's validated error for that metric (``serving.analysis.twin_error``); ``outside``
 names the measured mechanism of each row beyond it (``mechanisms``), and ``spotcheck`` is the notebook's section.
 SLO attainment here is the validation's per-device share of rounds meeting the class (eq 4's speed), not the
@@ -27,7 +27,7 @@ from ...serving.real import real_logs
 from ...serving.analysis import client_mix, twin_error, validation
 from ...serving import scenario as serving_scenario
 from ...serving.real.drafter import Link
-from ...serving.timemodels.estimator import Estimator
+from ...serving.timemodels.estimator import Estimator, zoo_fit
 from ...serving.log import verified
 from ...serving.sim.replay import mismatches, replay
 from ...serving.real.drafter import PROMPT_TOKENS
@@ -37,7 +37,6 @@ from ...serving.workload import Workload
 from . import runs as arena
 from ..serving_validation import runs as sv
 from .results import replay_error_pct, stochastic_error_pct
-from ..li2026.real import CLASSES, fitted
 
 COMBOS = (arena.Combination("fixed", "dense", "sync"), arena.Combination("fixed", "ids", "fcfs"),
           arena.Combination("wisp-stop", "ids", "wisp"))
@@ -55,9 +54,9 @@ MEASURED = "replay, measured passes"
 @lru_cache(maxsize=None)
 def scenario(seed: int = 0) -> Scenario:
     """The arena scenario with this machine's server: WISP's former decides with eq (19) fitted on the zoo
-    target's profile (``li2026_real.fitted``, its guard time δ), no memory bound (as the validation runs),
+    target's profile (``timemodels.estimator.zoo_fit``, its guard time δ), no memory bound (as the validation runs),
     the zoo's vocabulary for the payload's bytes."""
-    fit = fitted(seed)
+    fit = zoo_fit(seed)
     vocab = int(zoo.load_model(DRAFT).config.vocab_size)
     return dataclasses.replace(arena.load_scenario(), server=tuple((k, float(v)) for k, v in dataclasses.asdict(fit.estimator).items()),
                                memory_gb=1e3, delta_s=float(fit.delta), noise=0.0, vocab_size=vocab)
@@ -78,7 +77,7 @@ def workload(p: arena.Point):
     alpha = client_mix.reported_alpha(acceptance_sources.acceptance(ZOO), DRAFT, rule.stops, scn.gamma,
                                       domains=domains)
     clients = serving_scenario.clients(scn, p.devices, DRAFT, domains, rule, alpha, p.seed, offset=3, prompts=prompts,
-                                       max_new_tokens=tokens, classes=CLASSES, prompt_tokens=PROMPT_TOKENS)
+                                       max_new_tokens=tokens, classes=sv.CLASSES, prompt_tokens=PROMPT_TOKENS)
     return Workload(TARGET, clients, capacity=scn.gamma * p.devices, cache=True,
                     top_k=scn.top_k if p.combo.payload == "topk" else None)
 

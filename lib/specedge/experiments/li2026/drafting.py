@@ -1,14 +1,14 @@
 """li2026 (WISP), drafting side, the predictor's accuracy: the paper's settings and comparison rows behind
 ``notebooks/li2026_wisp.ipynb`` (the controller's wasted drafting, Theorem 1, Table 5 and Fig 1, is
-``li2026_drafting_waste``).
+``drafting_waste``).
 
 The notebook reads the paper's numbers from the statement inventory (``data/coverage/li2026.yaml``, via
 ``coverage.paper_values``); what any predictor user needs lives in ``specedge.predictor`` (evaluation at the
-thresholds, the controller's runs and replays); the rules deciding its claims are ``li2026_drafting_verdicts``, its
-figures ``li2026_drafting_figures``. Here, per section of the paper:
+thresholds, the controller's runs and replays); the rules deciding its claims are ``drafting_verdicts``, its
+figures ``drafting_figures``. Here, per section of the paper:
 
 - Table 8 (App B): ``table8`` rows on the predictor's data set;
-- Figs 2-3 (Sec 3.3): ``stat_claims`` (the rules: ``li2026_drafting_verdicts``);
+- Figs 2-3 (Sec 3.3): ``stat_claims`` (the rules: ``drafting_verdicts``);
 - Tables 4, 10 (Sec 5.4, App B.1): ``table4_paper_op`` the primary rows at the paper's operating points over split
   seeds (``predictor.operating``), ``fpr_figure``; ``table4`` (sensitivity: validation-BalAcc thresholds) / ``table10``;
 - Table 11 (App B): ``table11`` rows from the committed latency measurement;
@@ -79,7 +79,7 @@ def table8(cmp: Comparison, paper: Mapping, table8: pd.DataFrame, data: pd.DataF
 def stat_claims(cmp: Comparison, fig2: pd.DataFrame, pooled: pd.DataFrame, who: str = "", on: str = "") -> None:
     models = "real pair" if who else "zoo"
     """Fig 3's sign and Fig 2's monotone relation per statistic (Sec 3.3's stated direction), as rows of
-    artifacts "Fig 3" / "Fig 2" + ``who``; the rules and thresholds: ``li2026_drafting_verdicts``."""
+    artifacts "Fig 3" / "Fig 2" + ``who``; the rules and thresholds: ``drafting_verdicts``."""
     r = pooled["both"]
     for s, sign in verdicts.SIGNS.items():
         by_t = ", ".join(f"{t}: {pooled.loc[s, t]:+.3f}" for t in pooled.columns if t != "both")
@@ -203,7 +203,7 @@ def table4_paper_op(cmp: Comparison, paper: Mapping, op: pd.DataFrame, who: str 
 
 
 def fpr_figure(paper: Mapping, summaries: Mapping[str, pd.DataFrame]):
-    """Table 4's FPR at the paper's operating points (``li2026_drafting_figures.operating_fpr_figure``), the paper's as marks."""
+    """Table 4's FPR at the paper's operating points (``drafting_figures.operating_fpr_figure``), the paper's as marks."""
     return operating_fpr_figure(summaries, paper_table4(paper).FPR)
 
 

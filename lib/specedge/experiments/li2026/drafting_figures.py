@@ -80,7 +80,7 @@ def theorem1_figure(thm: pd.DataFrame, points: pd.DataFrame):
 
 
 def operating_fpr_figure(summaries, paper_fpr):
-    """FPR at the paper's operating points: per pair (``li2026_drafting.operating_summary`` frames by name) the seed mean and its
+    """FPR at the paper's operating points: per pair (``drafting.operating_summary`` frames by name) the seed mean and its
     95 % t-interval per family, the MLP without the penalty beside them; ``paper_fpr`` (family label -> FPR, the
     paper's Table 4) as black marks."""
     families = [LABELS[f] for f in FAMILIES]

@@ -1,5 +1,5 @@
 """li2026 (WISP), wasted drafting: the paper's rows on the stop-at-first-predicted-rejection controller behind
-``notebooks/li2026_wisp.ipynb`` (the accuracy side, Tables 4, 8, 10, 11 and Figs 2-3, is ``li2026_drafting``).
+``notebooks/li2026_wisp.ipynb`` (the accuracy side, Tables 4, 8, 10, 11 and Figs 2-3, is ``drafting``).
 
 - Theorem 1 (App A): ``theorem1_points`` (the closed form at our and the paper's (Rec1, FPR)), ``theorem1_rows``;
   live ``theorem1_live_rows``; the real pair's ``theorem1_real_rows`` (curves and measurements: ``predictor.waste``);

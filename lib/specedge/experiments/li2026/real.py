@@ -3,8 +3,8 @@
 Two real runs on the zoo's target-m:
 
 - **WISP**: the gRPC verification server with WISP's batch former (Algorithm 1 on the eq (19) estimator
-  fitted to ``data/li2026/verify_profile_zoo.csv``, δ from its prediction interval) and one drafter
-  process per device (zoo drafts with the MLP stop rule, SLO classes 8 / 4 / 2 tok/s), prefix caches on.
+  fitted to ``data/li2026/verify_profile_zoo.csv``: ``serving.timemodels.estimator.zoo_fit``, δ from its prediction
+  interval) and one drafter process per device (zoo drafts with the MLP stop rule, SLO classes 8 / 4 / 2 tok/s), prefix caches on.
 - **Centralized**: the same devices' prompts generated on the server by transformers' continuous
   batching (``serving.sim.centralized.run_real``).
 
@@ -15,44 +15,21 @@ the real multi-process system.
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
 import pandas as pd
 
 from ... import paths
-from ...serving.workload import ClientSpec, Workload
-from . import serving_runs as ex
+from ...serving.timemodels.estimator import zoo_fit
+from ...serving.workload import Workload
+from ..serving_validation.runs import devices
 
 REAL_RUNS = paths.DATA / "li2026" / "real_runs.csv"
-PROFILE = paths.DATA / "li2026" / "verify_profile_zoo.csv"
-CLASSES = (8, 4, 2)
-
-
-def devices(n: int, prompts: int, tokens: int, seed: int = 0, capacity: int = 8, drafts=ex.DRAFTS[:len(CLASSES)]) -> Workload:
-    """``n`` real devices: device i drafts with ``drafts[i % len]`` on ``DOMAINS[i % 6]`` in class ``CLASSES[i % 3]``,
-    ``prompts`` prompts of ``tokens`` tokens, window 8, the MLP stop rule, prefix caches."""
-    k, d = len(CLASSES), len(drafts)
-    return Workload("target-m", tuple(
-        ClientSpec(drafts[i % d], (ex.DOMAINS[i % len(ex.DOMAINS)],), prompts, tokens, 8, "predictor:mlp", 0.0, CLASSES[i % k],
-                   ex.alpha(drafts[i % d], True), seed=seed) for i in range(n)), capacity=capacity, cache=True)
 
 
 def workload(scale: str = "full", seed: int = 0) -> Workload:
-    """3 devices x 2 prompts x 64 tokens (CI: 2 devices x 1 prompt x 24 tokens) (``devices``)."""
+    """3 devices x 2 prompts x 64 tokens (CI: 2 devices x 1 prompt x 24 tokens): the validation's WISP devices
+    (``serving_validation.runs.devices``)."""
     n, prompts, tokens = (3, 2, 64) if scale == "full" else (2, 1, 24)
     return devices(n, prompts, tokens, seed)
-
-
-@lru_cache(maxsize=None)
-def fitted(seed: int = 0):
-    """The eq (19) fit on the zoo target's profile (what the real server's former decides with); fitted once
-    per process (a bootstrap of the committed profile: ~1 s, asked for by every WISP replay)."""
-    from ...serving.timemodels import estimator
-
-    if not PROFILE.exists():
-        raise FileNotFoundError(f"{PROFILE} is missing: `make profiles` measures it "
-                                "(python -m specedge.serving.real.verify_profiling --targets zoo)")
-    return estimator.fit(pd.read_csv(PROFILE), seed=seed)
 
 
 def centralized_prompts(wl: Workload) -> list[list[int]]:
@@ -73,7 +50,7 @@ def measure_real(scale: str = "full", seed: int = 0) -> pd.DataFrame:
     from ...serving.real.run import run_real
     from ...serving.policies.wisp_batching import WISPBatcher
 
-    fit = fitted(seed)
+    fit = zoo_fit(seed)
     wl = workload(scale, seed)
     n = len(wl.clients)
     rlog, _ = run_real(wl, WISPBatcher(fit.estimator, delta=fit.delta, memory_budget=1e12), FixedS(8 * n, n),

@@ -19,8 +19,8 @@ the prompt, assistant turn = the reference completion).
   ``data/traces/realpair_traces.csv.gz``  every drafted position with its draft-logit statistics (WISP's
                               features) and outcome, the input of the predictor and the twins' acceptance.
 Built on these files elsewhere: the real serving runs (``python -m specedge.experiments.serving_validation.realpair``
--> ``serving_runs.csv``), the twins' input (``realpair_twin``), WISP's twin on the pair (``li2026_realpair``),
-the γ sweep (``realpair_gamma``), the tables of docs/real-pair.md (``python tools/realpair_readme.py``).
+-> ``serving_runs.csv``), the twins' input (``serving.acceptance_sources``' ``realpair``), WISP's twin on the pair
+(``experiments.li2026.realpair``), the γ sweep (``model_zoo.realpair_gamma``), the tables of docs/real-pair.md (``python tools/realpair_readme.py``).
 """
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ N in ``SIZES`` clients and
 - tran2025 (GOODSPEED's setting): synchronous rounds, allocators GOODSPEED and Fixed-S, C = 6 N
   (Table I's 4 clients / C = 24), every client on draft-xs over two domains;
 - li2026 (WISP's setting): batch formers WISP (Algorithm 1 on the eq (19) fit of the zoo target) and
-  FCFS, drafters with the MLP stop rule and SLO classes 8 / 4 / 2 tok/s (``li2026_real``'s devices,
-  cycled).
+  FCFS, drafters with the MLP stop rule and SLO classes 8 / 4 / 2 tok/s (``devices``, cycled: li2026's own
+  real run's devices too).
 
 ``SETUPS`` gives ``serving.analysis.validation`` each setting's clients and policy objects as data; ``section`` is a
 notebook's Validation section (the replay and the stochastic twin against these runs, per metric and quantile).
@@ -21,16 +21,14 @@ import os
 import pandas as pd
 
 from ... import paths
-from ...serving import policies as named, scenario
+from ...serving import acceptance_sources, policies as named, scenario
 from ...serving.real import real_logs
-from ...serving.analysis import twin_error
+from ...serving.analysis import client_mix, twin_error
 from ...serving.analysis.validation import (METRICS, TOLERANCE, VERIFY, Setup, dispatch, draft_passes, floor_s,
                                             metric_values, modelled_rounds, stochastic_twin, turnaround, verify_model)
 from ...serving.analysis import validation as _validation
-from ...serving.scenario import Fleet
-from ...serving.workload import Workload
-from ..tran2025 import runs as tran2025
-from ..li2026.real import devices, fitted
+from ...serving.timemodels.estimator import zoo_fit
+from ...serving.workload import ClientSpec, Workload, switching
 
 SCENARIO = scenario.setups("serving_validation")   # data/scenarios/: each setting's fleet and policies, by name
 SIZES = SCENARIO.sizes
@@ -39,19 +37,34 @@ REAL_RUNS = paths.DATA / "serving_validation" / "real_runs.csv"
 REPEATS = REAL_RUNS.with_name("real_runs_repeats.csv")   # the same runs measured again (``measure_repeats``)
 TRACES = REAL_RUNS.with_name("serving_traces.csv.gz")    # the real runs' prompts as their drafters see them (``traces``)
 POLICIES = {name: tuple(p for p, _ in st.policies) for name, st in SCENARIO.setups}
+ZOO = acceptance_sources.source("zoo")   # the zoo's pairs: every setting's drafts, target and domains
+CLASSES = (8, 4, 2)          # WISP's setting: device i's SLO class (tok/s), cycled
 
 
 def _tran2025_workload(n: int, scale: str = "full", seed: int = 0) -> Workload:
-    """GOODSPEED's setting: N clients, C = ``capacity_per_client`` x N (``tran2025.workload``)."""
+    """GOODSPEED's setting: N clients, C = ``capacity_per_client`` x N, client i on the zoo's domains i and i + 3
+    (``workload.switching``, as tran2025's own runs)."""
     st, (prompts, tokens) = dict(SCENARIO.setups)["tran2025"], SCENARIO.size(scale)
-    cfg = Fleet(name=f"{n} clients, C={st.capacity_per_client * n}", paper_models="zoo", clients=n,
-                capacity=st.capacity_per_client * n, max_new_tokens=tokens, drafts=st.drafts)
-    return tran2025.workload(cfg, prompts, tokens, seed=seed)
+    return switching(ZOO.target, st.drafts, n, st.capacity_per_client * n, tokens, ZOO.domains, prompts=prompts, seed=seed)
+
+
+def devices(n: int, prompts: int, tokens: int, seed: int = 0, capacity: int = 8, drafts=ZOO.drafts[:len(CLASSES)]) -> Workload:
+    """``n`` real WISP devices: device i drafts with ``drafts[i % len]`` on the zoo's domain i (mod 6) in class
+    ``CLASSES[i % 3]``, ``prompts`` prompts of ``tokens`` tokens, window 8, the MLP stop rule reporting its eq (5)
+    alpha (``client_mix.reported_alpha`` on the zoo's traces), prefix caches."""
+    k, d, doms = len(CLASSES), len(drafts), ZOO.domains
+    return Workload(ZOO.target, tuple(
+        ClientSpec(drafts[i % d], (doms[i % len(doms)],), prompts, tokens, 8, "predictor:mlp", 0.0, CLASSES[i % k],
+                   _reported_alpha(drafts[i % d]), seed=seed) for i in range(n)), capacity=capacity, cache=True)
+
+
+def _reported_alpha(draft: str) -> float:
+    """Eq (5)'s alpha a device of ``draft`` reports with the MLP stop rule, window 8, greedy, over the zoo's domains."""
+    return client_mix.reported_alpha(acceptance_sources.acceptance("zoo"), draft, True, 8, 0.0, 4000, ZOO.domains)
 
 
 def _li2026_workload(n: int, scale: str = "full", seed: int = 0) -> Workload:
-    """WISP's setting: li2026_real's devices of the setting's drafts (``li2026_real.devices``), C =
-    ``capacity_per_client`` x N."""
+    """WISP's setting: ``devices`` of the setting's drafts, C = ``capacity_per_client`` x N."""
     st = dict(SCENARIO.setups)["li2026"]
     return devices(n, *SCENARIO.size(scale), seed, capacity=st.capacity_per_client * n, drafts=st.drafts)
 
@@ -59,14 +72,14 @@ def _li2026_workload(n: int, scale: str = "full", seed: int = 0) -> Workload:
 def _policies(paper: str):
     """``Setup.policies`` of setting ``paper``: its policy's batch former and allocator by registry name (with the
     scenario's parameters), C = ``capacity_per_client`` x N; a former that decides with an estimate gets the zoo
-    target's eq (19) fit (``li2026_real.fitted``, the real server's)."""
+    target's eq (19) fit (``timemodels.estimator.zoo_fit``, the real server's)."""
     st = dict(SCENARIO.setups)[paper]
 
     def build(policy: str, n: int, seed: int = 0):
         former, alloc = st.policy(policy)
         context = {}
         if "estimator" in named.KINDS["former"].takes(former.name):
-            context = dict(estimator=fitted(seed).estimator, delta=fitted(seed).delta)
+            context = dict(estimator=zoo_fit(seed).estimator, delta=zoo_fit(seed).delta)
         return former.build("former", **context), alloc.build("allocator", capacity=st.capacity_per_client * n,
                                                                clients=n, seed=seed)
     return build

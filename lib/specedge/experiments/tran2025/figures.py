@@ -643,13 +643,12 @@ def assumption1_row(iterations: int) -> dict:
 def fig4_realpair(configs, *, seeds, iterations: int, beta: float, eta: float, seed: int, files=twin_error.SETTINGS):
     """Fig 4's final U over seeds with the real pair's acceptance; returns (final utilities with 95 %
     intervals, comparison rows)."""
-    from ...zoo.realpair import TARGET
-    from ..model_zoo import realpair_twin
+    from ...serving import acceptance_sources
 
-    acc_rp = twin.TraceAcceptance(realpair_twin.twin_traces(), target=TARGET)
+    acc_rp = twin.TraceAcceptance(acceptance_sources.traces(ex.REALPAIR), target=acceptance_sources.source(ex.REALPAIR).target)
     out, rows = [], []
     for cfg in configs:
-        wl_rp = lambda sd, cfg=cfg: realpair_twin.twin_workload(cfg.clients, cfg.capacity, cfg.max_new_tokens, sd)
+        wl_rp = lambda sd, cfg=cfg: ex.realpair_workload(cfg, sd)
         alpha_rp = client_mix.client_alpha(acc_rp, wl_rp(seed))
         fu = ex.final_utilities(cfg, ex.POLICIES, acc_rp, seeds=seeds, rounds=iterations, beta=beta, eta=eta, wl_of=wl_rp)
         f = fu.pivot(index="seed", columns="policy", values="utility")
@@ -676,7 +675,7 @@ REALPAIR_REPLAYS = {"serving_runs": "realpair_twin_vs_real", "serving_runs_llama
 
 def realpair_replay(seed: int, out, name: str = "serving_runs") -> tuple[pd.DataFrame, list[dict]]:
     """The real pair's committed serving runs ``name`` (the transformers drafters', or the llama.cpp drafters' beside
-    them) against their replays (``realpair_serving.serve_replay``), written to ``out`` as ``REALPAIR_REPLAYS[name]``,
+    them) against their replays (``serving_validation.realpair.serve_replay``), written to ``out`` as ``REALPAIR_REPLAYS[name]``,
     and their check rows (``realpair_validation_rows``)."""
     from pathlib import Path
 

@@ -12,7 +12,7 @@ import pandas as pd
 
 from ... import hardware, paths
 from ...serving.analysis import client_mix
-from ...serving import policies, scenario
+from ...serving import acceptance_sources, policies, scenario
 from ...serving.timemodels import time_models
 from ...serving.policies.allocation import PAPER_BETA, GoodspeedAllocator
 from ...serving.policies.batching import SyncRounds
@@ -22,7 +22,7 @@ from ...serving.scenario import Fleet
 from ...serving.timemodels.time_models import DraftTime, Link
 from ...serving.interfaces import Times
 from ...serving.sim.twin import TRACES, TraceAcceptance, simulate
-from ...serving.workload import ClientSpec, Workload
+from ...serving.workload import Workload, switching
 from ...zoo.realpair import DRAFT as PAIR_DRAFT
 
 DOMAINS = ("chat", "code", "math", "qa", "sql", "summarize")
@@ -44,12 +44,19 @@ STAND_INS = {"Qwen3-14B": "target-m", "Qwen3-0.6B": "draft-xs", "Qwen3-1.7B": "d
 
 def workload(cfg: Fleet, prompts_per_domain: int = 1, max_tokens: int | None = None,
              temperature: float = 0.0, seed: int = 0) -> Workload:
-    """Client i drafts with ``cfg.drafts[i % len]`` on domains i and i+3 (mod 6), in that order."""
-    clients = tuple(ClientSpec(cfg.drafts[i % len(cfg.drafts)], (DOMAINS[i % 6], DOMAINS[(i + 3) % 6]),
-                               prompts_per_domain, max_tokens or cfg.max_new_tokens, temperature=temperature,
-                               seed=seed)
-                    for i in range(cfg.clients))
-    return Workload("target-m", clients, capacity=cfg.capacity)
+    """Client i drafts with ``cfg.drafts[i % len]`` on domains i and i+3 (mod 6), in that order (``workload.switching``)."""
+    return switching("target-m", cfg.drafts, cfg.clients, cfg.capacity, max_tokens or cfg.max_new_tokens, DOMAINS,
+                     prompts=prompts_per_domain, temperature=temperature, seed=seed)
+
+
+REALPAIR = "realpair"       # the real pair's acceptance source (``serving.acceptance_sources``)
+
+
+def realpair_workload(cfg: Fleet, seed: int = 0) -> Workload:
+    """``cfg``'s clients on the real pair (``REALPAIR``): client i drafts on domains i and i + 4 (mod 8) of the pair's
+    eight, in that order (``workload``'s switch of domain half-way, with the pair's spread of alpha)."""
+    src = acceptance_sources.source(REALPAIR)
+    return switching(src.target, src.drafts, cfg.clients, cfg.capacity, cfg.max_new_tokens, src.domains, seed=seed)
 
 
 # Heterogeneous clients, the primary setting (Table I: different drafts; Sec IV-A2: "each draft server was
@@ -62,8 +69,7 @@ HETERO = {4: (("draft-xs", "math"), (PAIR_DRAFT, "chat"), ("draft-s", "code"), (
 
 def hetero_acceptance() -> TraceAcceptance:
     """The zoo's traces (target-m) pooled with the real pair's (``client_mix.pooled_traces``)."""
-    from ..model_zoo import realpair_twin
-    sources = {"zoo": client_mix.read_traces(TRACES, "target-m"), "real pair": realpair_twin.twin_traces()}
+    sources = {"zoo": client_mix.read_traces(TRACES, "target-m"), "real pair": acceptance_sources.traces(REALPAIR)}
     return TraceAcceptance(client_mix.pooled_traces(sources), target=client_mix.POOLED)
 
 
@@ -259,6 +265,6 @@ if __name__ == "__main__":
     raise SystemExit(_main())
 
 
-__all__ = ["table1", "workload", "HETERO", "hetero_acceptance", "hetero_workload", "clients_frame", "allocator",
+__all__ = ["table1", "workload", "realpair_workload", "HETERO", "hetero_acceptance", "hetero_workload", "clients_frame", "allocator",
            "paper_times", "run_twin", "final_utilities", "iid_model", "averaged_distance", "fig3_region", "FLOOR",
            "real_config", "measure_real", "load_real_runs", "sync_times", "POLICIES", "STAND_INS"]

@@ -109,7 +109,7 @@ def load_outputs(folder=OUT) -> dict:
 def section(cmp, paper, prof, local, zoo_avg: pd.DataFrame, base: sim.FSDConfig, paper_t7, n_boot: int = 1000,
             threads=range(1, 31), seed: int = 0) -> dict:
     """The notebook's real-pair section from the committed files: every frame, and the rows of Table 2, Table 6
-    (``venkatesha2025_tables.realpair``), Table 7 and Fig 4a (GSM8K's stand-in on ``base``, as for the zoo), Fig 4b
+    (``tables.realpair``), Table 7 and Fig 4a (GSM8K's stand-in on ``base``, as for the zoo), Fig 4b
     (every prompt, ``early_exit.draft_length``) and the threaded run's check. ``zoo_avg``: the zoo's Table 6 average;
     ``paper_t7``: ``venkatesha2025_tables.paper_table7``."""
     from . import tables as vt

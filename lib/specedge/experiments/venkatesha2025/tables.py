@@ -476,7 +476,7 @@ REAL = "real pair Qwen2.5-Coder 0.5B->1.5B"
 
 
 def realpair(cmp: Comparison, paper: Mapping, meta: Mapping, q: pd.DataFrame, t6r: pd.DataFrame, zoo_avg: pd.DataFrame) -> None:
-    """Table 2 and Table 6 on the real pair (``venkatesha2025_realpair``): ``meta`` (adapters.json), ``q``
+    """Table 2 and Table 6 on the real pair (``realpair``): ``meta`` (adapters.json), ``q``
     (``sim.stated_intervals``: τ and the paper's cache-miss rate and Avg EE with prompt-bootstrap intervals), ``t6r``
     (``sim.evaluate_sources`` per timing source), ``zoo_avg`` (the zoo's Table 6 average, for the notes)."""
     p, sid = paper["table2-vicuna7b"], "table2-vicuna7b"

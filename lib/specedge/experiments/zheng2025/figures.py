@@ -41,7 +41,7 @@ def pair_slug(models) -> str:
 
 
 def pair_profile_name(models) -> str:
-    """The profile ``zheng2025_measure`` writes for ``models``: ``zoo_cpu`` for the zoo's own models (what
+    """The profile ``measure`` writes for ``models``: ``zoo_cpu`` for the zoo's own models (what
     ``make profiles`` measures), otherwise ``measured_<names>`` (``pair_slug``) — a new, git-ignored profile in
     ``data/profiles/``, never a committed one."""
     names = [str(m) for m in models]
@@ -387,7 +387,7 @@ def wire_rows(wire: pd.DataFrame, paper: dict, rp_vocab: int) -> list[dict]:
             dict(artifact="Sec I", quantity="uplink of one dense distribution, |V| = 32,000 (the real system's wire: float32 values)",
                  kind="setting", models="", reproduced=round(float(dense.kbit), 1), unit="kbit", paper="",
                  statements="intro-500kbit",
-                 note="serving.codec sends float32 probabilities (int32 indices for top-K): twice the paper's FP16; "
+                 note="serving.real.codec sends float32 probabilities (int32 indices for top-K): twice the paper's FP16; "
                       "wire_kbit_per_token.csv has every K"),
             dict(artifact="Sec III", quantity="TK-SLT cuts the uplink (dense / top-320 bytes per token, |V| = 32,000, our wire "
                  "with FP16 values)", paper="significantly", claim=claims.above(cut16, 10.0), strength="trend", unit="x",

@@ -84,7 +84,7 @@ class TraceAcceptance:
 
     def __init__(self, path=TRACES, target: str = "target-m", stop_rules: dict | None = None):
         """``path``: a traces file, or a frame with its columns (e.g. the real pair's,
-        ``experiments.model_zoo.realpair_twin.twin_traces()``)."""
+        ``acceptance_sources.traces("realpair")``)."""
         from ...predictor.dataset import FEATURES
 
         cols = ["draft", "target", "domain", "temperature", "prompt", "round", "i", "q", "p", "accepted"]

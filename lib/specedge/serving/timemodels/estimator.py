@@ -20,11 +20,13 @@ training rows, 1000-resample bootstrap 95 % CIs of the coefficients, 5-fold CV R
 the held-out test rows, errors per regime, and the guard time delta of eq (17) from the fit's 95 %
 prediction interval (the upper bound's distance from the mean prediction, t-quantile x residual
 standard error x sqrt(1 + leverage), at its 95th percentile over the training batches) instead of the
-paper's "from experience".
+paper's "from experience". ``zoo_fit`` is that fit on the zoo target's committed profile (``ZOO_PROFILE``): what the
+real server's WISP former decides with, in every real run on this machine.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -35,6 +37,7 @@ from sklearn.metrics import (max_error, mean_absolute_error, mean_absolute_perce
                              mean_squared_error, r2_score)
 from sklearn.model_selection import KFold, cross_val_score
 
+from ... import paths
 from ..interfaces import Pending
 
 COEFFICIENTS = ("a", "b_compute", "b_read", "c")
@@ -190,3 +193,16 @@ def fit(profile: pd.DataFrame, *, seed: int = 0, bootstrap: int = 1000, folds: i
                               measured=y, predicted=pred))
     return Fit(est, coef, metrics, dict(mean=float(cvs.mean()), std=float(cvs.std()), folds=[float(v) for v in cvs]),
                pd.DataFrame(rows), preds, float(np.percentile(half, 95)))
+
+
+ZOO_PROFILE = paths.DATA / "li2026" / "verify_profile_zoo.csv"
+
+
+@lru_cache(maxsize=None)
+def zoo_fit(seed: int = 0) -> Fit:
+    """``fit`` on the zoo target's committed profile (``ZOO_PROFILE``): the eq (19) estimate and guard time δ the real
+    server's WISP former decides with; fitted once per process (a bootstrap of the profile: ~1 s)."""
+    if not ZOO_PROFILE.exists():
+        raise FileNotFoundError(f"{ZOO_PROFILE} is missing: `make profiles` measures it "
+                                "(python -m specedge.serving.real.verify_profiling --targets zoo)")
+    return fit(pd.read_csv(ZOO_PROFILE), seed=seed)
