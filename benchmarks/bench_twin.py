@@ -38,8 +38,8 @@ def _sync(n: int, policy: str, acc, vectorised: bool = False):
 
 
 def _wisp(n: int, slo_class: int | None = None, target: str = "Qwen3-32B", horizon: float | None = None):
-    setting = li.Setting(horizon=25.0 * 64 / n if horizon is None else horizon, warmup=5.0)
-    point = li.Point("WISP", n, slo_class, target, seed=0, setting=setting)
+    setting = li.SCENARIO.setting(horizon_s=25.0 * 64 / n if horizon is None else horizon, warmup_s=5.0)
+    point = li.SCENARIO.point("WISP", n, slo_class, target, seed=0, setting=setting)
     li.workload(point)                    # the devices' alphas and the traces are loaded outside the clock
     return lambda: li.run_log(point)
 

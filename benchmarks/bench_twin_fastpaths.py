@@ -64,8 +64,8 @@ def _arena_runs(every: int):
 
 
 def _li2026_point():
-    setting = li.Setting(horizon=25.0, warmup=5.0)
-    point = li.Point("WISP", 64, None, "Qwen3-32B", seed=0, setting=setting)
+    setting = li.SCENARIO.setting(horizon_s=25.0, warmup_s=5.0)
+    point = li.SCENARIO.point("WISP", 64, None, "Qwen3-32B", seed=0, setting=setting)
     li.workload(point)
     return "li2026 WISP point, 64 devices", lambda variant: [li.run_log(point)]
 

@@ -25,12 +25,12 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--epsilon", type=float, default=0.05)
     ap.add_argument("--hi", type=int, default=512)
-    ap.add_argument("--horizon", type=float, default=ex.Setting().horizon)
-    ap.add_argument("--warmup", type=float, default=ex.Setting().warmup)
+    ap.add_argument("--horizon", type=float, default=ex.SCENARIO.base.horizon_s)
+    ap.add_argument("--warmup", type=float, default=ex.SCENARIO.base.warmup_s)
     ap.add_argument("--targets", nargs="+", default=["Qwen3-32B", "Qwen3-14B"])
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
-    setting = ex.replace(ex.Setting(), horizon=args.horizon, warmup=args.warmup)
+    setting = ex.SCENARIO.setting(horizon_s=args.horizon, warmup_s=args.warmup)
     rows, tables = [], {}
     for n_jobs in (1, 2):
         run = lambda configs, fn=ex.run_point: sweep.run(fn, configs, backend="loky", n_jobs=n_jobs,  # noqa: E731

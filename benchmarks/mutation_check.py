@@ -326,7 +326,7 @@ MUTATIONS = [
     M("li2026_real.centralized_prompts: only one prompt per device", "experiments/li2026/real.py",
       "[: max(len(wl.clients), 4)]", "[: len(wl.clients)]", ("tests/unit/test_li2026_real_runs.py",)),
     M("li2026_realpair.run_log: the traced window itself refused", "experiments/li2026/realpair.py",
-      "if point.setting.window > WINDOW:", "if point.setting.window >= WINDOW:", ("tests/unit/test_li2026_real_runs.py",)),
+      "if point.setting.gamma > WINDOW:", "if point.setting.gamma >= WINDOW:", ("tests/unit/test_li2026_real_runs.py",)),
     M("li2026_drafting.table11: the fastest of the three under 1 ms instead of the slowest", "experiments/li2026/drafting.py",
       "claims.below(float(mean[fast].max()), 1.0)", "claims.below(float(mean[fast].min()), 1.0)",
       ("tests/unit/test_li2026_drafting_rows.py",)),

@@ -16,7 +16,7 @@ everything a point reads, so a stale point can never be read back and an unrelat
   directly or not, also inside functions (``specedge.imports``) — not the rest of the library;
 - the files it reads: those its module lists in ``SWEEP_INPUTS`` (traces, predictor weights, ...);
 - the numbers it is given: the configuration itself (a hardware profile's coefficients belong in it,
-  e.g. ``experiments.li2026.serving_runs.Setting.from_profile``, never a profile's name or path).
+  e.g. ``experiments.li2026.serving_runs.SCENARIO.setting(profile=...)``, never a profile's name or path).
 
 Pass a fixed string as ``version`` to keep a cache across edits you know to be irrelevant.
 

@@ -163,7 +163,7 @@ def test_an_edited_input_file_or_profile_gives_new_rows(tmp_path, monkeypatch):
     path = tmp_path / "mine.yaml"
     doc = yaml.safe_load(hardware.profile_path("li2026_paper").read_text())
     path.write_text(yaml.safe_dump({**doc, "name": "mine"}))
-    point = lambda: li2026.Point("WISP", 4, setting=li2026.Setting.from_profile(path))  # noqa: E731
+    point = lambda: li2026.SCENARIO.point("WISP", 4, setting=li2026.SCENARIO.setting(profile=path))  # noqa: E731
     k0 = sweep.key(li2026.run_point, point(), "v")
     assert sweep.key(li2026.run_point, point(), "v") == k0
     doc["runtime"]["verify"]["a"] *= 1.01                                 # the profile edited in place

@@ -104,9 +104,9 @@ def test_table2_search_stays_below_its_bracket_within_an_eighth_of_the_throughpu
     the search returns a run that met epsilon, with the bracket it left open."""
     from specedge.experiments.li2026 import serving_runs as li
 
-    st = li.Setting.from_profile("li2026_paper")
+    st = li.SCENARIO.setting(profile="li2026_paper")
     for system, cls in (("WISP", 2), ("WISP", 8), ("Centralized", 4), ("SLED", 2)):
-        p = li.Point(system, 1, cls, setting=st)
+        p = li.SCENARIO.point(system, 1, cls, setting=st)
         bound = li.throughput_bound(p, 0.05)
         knee = int(0.6 * bound)
         runs = []

@@ -75,11 +75,11 @@ def test_sweep_points_carry_the_profiles_content_not_its_name(tmp_path):
     path = tmp_path / "mine_li2026.yaml"
     path.write_text(yaml.safe_dump({**data, "name": "mine_li2026"}))
     prof = hardware.load_profile(path)
-    setting = li2026.Setting.from_profile(prof)
+    setting = li2026.SCENARIO.setting(profile=prof)
     path.unlink()
-    est = li2026.estimator(li2026.Point("WISP", 4, setting=setting))
+    est = li2026.estimator(li2026.SCENARIO.point("WISP", 4, setting=setting))
     assert est.a == pytest.approx(prof.coefficients("verify")["a"]) and setting.profile == "mine_li2026"
-    assert est.a == pytest.approx(3 * li2026.estimator(li2026.Point("WISP", 4)).a)
+    assert est.a == pytest.approx(3 * li2026.estimator(li2026.SCENARIO.point("WISP", 4)).a)
 
     tprof = hardware.load_profile(copy_profile("tran2025_paper", tmp_path / "t"))
     Path(tprof.path).unlink()

@@ -69,7 +69,7 @@ def _log_hash(point):
 def test_a_sweep_point_is_unchanged_by_last_digit_noise_in_verify_times(system, monkeypatch):
     """A whole twin run (mixed classes, 24 devices, 30 s): the scheduler's estimates and the true
     verification times each a few ulps off give the same log, byte for byte."""
-    point = li.Point(system, 24, None, seed=3, setting=li.Setting(horizon=30.0, warmup=5.0))
+    point = li.SCENARIO.point(system, 24, None, seed=3, setting=li.SCENARIO.setting(horizon_s=30.0, warmup_s=5.0))
     base = _log_hash(point)
     make = li.estimator
     for ulps in (-4, 4):

@@ -7,15 +7,15 @@ from specedge.serving.policies.wisp_batching import WISPBatcher
 
 
 def test_each_systems_former_is_built_by_the_registry_with_the_keywords_its_builder_takes():
-    est = ex.estimator(ex.Point("WISP", 2))
-    built = {s: ex.former(ex.Point(s, 2, target="Qwen3-14B"), est) for s in ex.SYSTEMS if ex.SYSTEM[s].former}
-    assert set(built) == set(ex.SYSTEMS) - {"Centralized"}
-    budget = ex.kv_budget(ex.Point("SLED", 2, target="Qwen3-14B"))
-    assert budget > ex.Setting().memory_gb * 1e9                    # the 14B target's lighter weights leave more
+    est = ex.estimator(ex.SCENARIO.point("WISP", 2))
+    built = {s: ex.former(ex.SCENARIO.point(s, 2, target="Qwen3-14B"), est) for s in ex.SCENARIO.system_names if ex.SCENARIO.system(s).former}
+    assert set(built) == set(ex.SCENARIO.system_names) - {"Centralized"}
+    budget = ex.kv_budget(ex.SCENARIO.point("SLED", 2, target="Qwen3-14B"))
+    assert budget > ex.SCENARIO.base.memory_gb * 1e9                    # the 14B target's lighter weights leave more
     for system, f in built.items():
         assert f.memory_budget == budget and f.label == system
-        if ex.SYSTEM[system].former == "fcfs":
+        if ex.SCENARIO.system(system).former == "fcfs":
             assert type(f) is FCFS and not hasattr(f, "delta")
         else:
-            assert type(f) is WISPBatcher and f.estimator is est and f.delta == ex.Setting().delta
+            assert type(f) is WISPBatcher and f.estimator is est and f.delta == ex.SCENARIO.base.delta_s
     assert built["EDF-only"].density is False and built["WISP-drop"].reading == "drop"

@@ -1,7 +1,6 @@
 """WISP's real runs (``experiments.li2026.real``) and WISP's twin on the real pair (``experiments.li2026.realpair``):
 the devices cycle drafts, domains and classes as documented, the measuring step refuses a run with events and
 stacks both policies, a missing profile names its step, and the real pair's window caps K."""
-from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -118,23 +117,23 @@ def test_measure_real_refuses_a_run_with_events(fake_runs):
 
 # ------------------------------------------------------------------------------------ the real pair's twin
 def test_realpair_setting_sets_k_to_the_traced_window_and_keeps_the_rest():
-    base = replace(ex.Setting(), horizon=7.0)
+    base = ex.SCENARIO.setting(horizon_s=7.0)
     s = rp.setting(base)
-    assert s.window == rp.WINDOW == 4 and s.horizon == 7.0
-    assert rp.setting().window == 4 and rp.setting().horizon == ex.Setting().horizon
+    assert s.gamma == rp.WINDOW == 4 and s.horizon_s == 7.0
+    assert rp.setting().gamma == 4 and rp.setting().horizon_s == ex.SCENARIO.base.horizon_s
 
 
 def test_realpair_run_log_refuses_a_window_beyond_the_traces():
     with pytest.raises(ValueError, match="the real pair's traces hold 4 drafts per round, got K = 5"):
-        rp.run_log(ex.Point("WISP", 2, setting=replace(ex.Setting(), window=5)))
+        rp.run_log(ex.SCENARIO.point("WISP", 2, setting=ex.SCENARIO.setting(gamma=5)))
 
 
 def test_realpair_point_runs_on_the_pairs_draft_and_its_alpha_rises_with_the_stop_rule():
-    st = replace(rp.setting(), horizon=6.0, warmup=1.0, max_new_tokens=16)
-    log = rp.run_log(ex.Point("WISP", 2, slo_class=8, setting=st))
+    st = ex.SCENARIO.setting(rp.setting(), horizon_s=6.0, warmup_s=1.0, max_new_tokens=16)
+    log = rp.run_log(ex.SCENARIO.point("WISP", 2, slo_class=8, setting=st))
     rounds = log[log.event == ""]
     assert len(rounds) and rounds.S.max() <= rp.WINDOW                 # never more than the traced window
-    row = rp.run_point(ex.Point("WISP", 2, slo_class=8, setting=st))
+    row = rp.run_point(ex.SCENARIO.point("WISP", 2, slo_class=8, setting=st))
     assert (row["system"], row["devices"], row["slo_class"]) == ("WISP", 2, 8)
     off, on = rp.device_alpha(False), rp.device_alpha(True)
     assert 0 < off < on <= 1       # stopping before predicted rejections raises the accepted share

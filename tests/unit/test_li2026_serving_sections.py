@@ -29,7 +29,7 @@ def fake_run(points) -> pd.DataFrame:
 
 
 def test_tables_3_and_6_and_the_settings_before_the_fit(tmp_path):
-    st = ex.Setting()
+    st = ex.SCENARIO.base
     raw3, t3 = lf.table3(st, 60, [0, 1], fake_run, tmp_path)
     assert t3.to_dict() == pytest.approx({"SLED": 723.6, "Centralized": 1447.2, "WISP": 2170.8})   # base x 6 x 1.2 x 1.005
     assert (tmp_path / "table3_goodput.csv").exists() and len(raw3) == 6
@@ -45,7 +45,7 @@ def test_tables_3_and_6_and_the_settings_before_the_fit(tmp_path):
 
 
 def test_the_real_pairs_points_and_tables():
-    pts = lf.realpair_points(ex.Setting(), (150,), 60, [0, 1])
+    pts = lf.realpair_points(ex.SCENARIO.base, (150,), 60, [0, 1])
     assert len(pts) == 2 * 2 + 2 * 2 + 2 * 2 and {p.system for p in pts} == {"WISP", "FCFS", "Centralized"}
     table1, good, t6 = lf.realpair_tables(fake_run(pts), (150,), 60)
     assert table1.loc[(150, "FCFS"), 8] == pytest.approx(0.40) and good["WISP"] == pytest.approx(2170.8)
@@ -53,7 +53,7 @@ def test_the_real_pairs_points_and_tables():
 
 
 def test_figures_and_capacity_tables(tmp_path):
-    raw = fake_run([ex.Point(s, n, None, seed=0) for s in ("WISP", "FCFS") for n in (100, 150, 200)])
+    raw = fake_run([ex.SCENARIO.point(s, n, None, seed=0) for s in ("WISP", "FCFS") for n in (100, 150, 200)])
     from specedge.serving.analysis import metrics
     f7 = metrics.per_class(raw, ["system", "devices"], ex.CLASSES)
     lf.fig7(f7, tmp_path)
@@ -80,7 +80,7 @@ def test_capacity_searches_split_table2_its_sensitivity_and_more(monkeypatch):
         return pd.DataFrame([dict(system=c.system, target=c.target, speed=c.slo_class, epsilon=c.epsilon, capacity=i,
                                   censored=False) for i, c in enumerate(curves)])
     monkeypatch.setattr(ex, "capacities", capacities)
-    st, cur = ex.Setting(), ex.Setting(memory_gb=2.0)
+    st, cur = ex.SCENARIO.base, ex.SCENARIO.setting(memory_gb=2.0)
     more = ex.curves(["WISP-stop"], ["Qwen3-32B"], ex.CLASSES, epsilon=0.05, seeds=1, seed=0, setting=st, hi=64)
     t2, eps, t2c, mr = lf.capacity_searches(["SLED", "WISP"], ["Qwen3-32B", "Qwen3-14B"], scale="ci", epsilon=0.05, seeds=1, seed=0,
                                             setting=st, current=cur, hi=64, run=None, cache="", more=more)
@@ -96,10 +96,10 @@ def test_readings_runner_ups_and_the_record(tmp_path):
     record with the twin's error columns, the spread and the fit in words."""
     from specedge.serving.timemodels import calibration
     from specedge.serving.analysis import metrics
-    st = ex.Setting()
+    st = ex.SCENARIO.base
     paper = coverage.paper_values("li2026_serving")
     loads, seeds = [100, 150, 200], [0, 1]
-    raw7 = fake_run([ex.Point(s, n, None, seed=k, setting=st) for s in ("WISP", "FCFS") for n in loads for k in seeds])
+    raw7 = fake_run([ex.SCENARIO.point(s, n, None, seed=k, setting=st) for s in ("WISP", "FCFS") for n in loads for k in seeds])
     t2 = pd.DataFrame([dict(system=s, target=t, speed=c, capacity=k * c * 10, censored=False, setting=st)
                        for t in ("Qwen3-32B",) for k, s in enumerate(("SLED", "Centralized", "WISP"), 1) for c in ex.CLASSES])
     more = pd.DataFrame([dict(system="WISP-stop", target="Qwen3-32B", speed=c, capacity=0, censored=False, setting=st) for c in ex.CLASSES])
@@ -117,7 +117,7 @@ def test_readings_runner_ups_and_the_record(tmp_path):
                           reproduced={})
     ru = ho.runner_up_candidates(fit.searched, ["memory_gb"], k=1)
     assert ru == [dict(memory_gb=2.0, loss=0.2, rank=2)]
-    st2 = ex.replace(st, memory_gb=2.0)
+    st2 = ex.SCENARIO.setting(st, memory_gb=2.0)
     more2 = pd.concat([t2.assign(setting=[st2] * len(t2))], ignore_index=True)
     rec = ho.runner_up_record(ru, fit, st, more2, paper, 150, 60, [0], fake_run, "Qwen3-32B", 0.05)
     assert (rec["rank"] == 2).all() and (rec.memory_gb == 2.0).all() and (rec.role == "held-out").all()

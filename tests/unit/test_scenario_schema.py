@@ -10,7 +10,8 @@ from specedge.serving import scenario, scenario_schema as schema
 
 SECTIONS = {name: getattr(schema, name) for name in ("TOP", "SERVER", "TARGET", "DEVICE_PROFILE", "DEVICE_STATED", "LINK",
                                                    "WORKLOAD", "REFERENCE", "SWEEP", "CI", "AR_ON_THE_EDGE", "CAPACITY",
-                                                   "POLICIES", "FLEET", "VALIDATION", "RUN_SIZE", "SETUP", "SETUP_POLICY")}
+                                                   "POLICIES", "FLEET", "VALIDATION", "RUN_SIZE", "SETUP", "SETUP_POLICY",
+                                                   "SYSTEM", "SHAPE")}
 SUFFIX_UNITS = {"_s": "s", "_bps": "bit/s", "_gb": "GB", "s_per_token": "s/token"}
 
 

@@ -112,7 +112,7 @@ def test_li2026_calibrate_recovers_planted_settings_through_its_runs():
     def goodput(p):
         st = p.setting
         base = {"SLED": 4e4 / st.prompt_tokens, "Centralized": 1e5 / st.prompt_tokens * (st.memory_gb / 14) ** 0.3,
-                "WISP": 3 * st.draft_rate * 1e3 / (st.prompt_tokens + 200)}[p.system]
+                "WISP": 3 / st.s_per_token * 1e3 / (st.prompt_tokens + 200)}[p.system]
         return base * (1 + 0.01 * (p.seed % 3 - 1))
 
     batches = []
@@ -121,21 +121,21 @@ def test_li2026_calibrate_recovers_planted_settings_through_its_runs():
         batches.append(points)
         return pd.DataFrame(dict(goodput=[goodput(p) for p in points]))
 
-    st = ex.Setting.from_profile("li2026_paper")
-    planted = ex.replace(st, prompt_tokens=256, draft_rate=15.0, memory_gb=3.5)
+    st = ex.SCENARIO.setting(profile="li2026_paper")
+    planted = ex.SCENARIO.setting(st, prompt_tokens=256, s_per_token=0.05, memory_gb=3.5)
     seeds = (7, 8, 9)
-    targets = {ex.T3.format(s): float(np.mean([goodput(ex.Point(s, 120, None, seed=k, setting=planted)) for k in seeds]))
+    targets = {ex.T3.format(s): float(np.mean([goodput(ex.SCENARIO.point(s, 120, None, seed=k, setting=planted)) for k in seeds]))
                for s in ex.TABLE3}
-    grid = {"prompt_tokens": [128, 256, 384], "draft_rate": [10.0, 15.0, 50.0], "memory_gb": [3.5, 14.0]}
+    grid = {"prompt_tokens": [128, 256, 384], "s_per_token": [0.1, 0.05, 0.02], "memory_gb": [3.5, 14.0]}
     res = ex.calibrate(st, grid, targets, 120, seeds, run, rounds=0)      # no range extended: one batch
-    assert res.values == {"prompt_tokens": 256, "draft_rate": 15.0, "memory_gb": 3.5}
-    assert res.interior == {"prompt_tokens": True, "draft_rate": True, "memory_gb": False}
+    assert res.values == {"prompt_tokens": 256, "s_per_token": 0.05, "memory_gb": 3.5}
+    assert res.interior == {"prompt_tokens": True, "s_per_token": True, "memory_gb": False}
     assert {f"loss_seed{k}" for k in seeds} <= set(res.searched.columns)
     assert res.loss == pytest.approx(0.0, abs=1e-20)
     assert len(batches) == 1
     central = [p for p in batches[0] if p.system == "Centralized"]
     assert len(central) == 3 * 2 * len(seeds)                       # one per prompt x memory x seed, not per speed
-    assert {p.setting.draft_rate for p in central} == {st.draft_rate}
+    assert {p.setting.s_per_token for p in central} == {st.s_per_token}
 
 
 def test_the_open_settings_list_names_every_setting_with_its_sentence():
@@ -147,7 +147,7 @@ def test_the_open_settings_list_names_every_setting_with_its_sentence():
         g = ex.calibration_grid(scale)
         assert list(g) == list(o.setting[o.role == "fit"])
         for name, values in g.items():
-            assert values and all(type(v) is type(getattr(ex.Setting(), name)) for v in values)
+            assert values and all(type(v) is type(getattr(ex.SCENARIO.base, name)) for v in values)
     with pytest.raises(ValueError, match="scale"):
         ex.calibration_grid("huge")
 

@@ -169,7 +169,7 @@ def test_typed_log_columns_hold_one_python_type(monkeypatch):
     wl = Workload("target-m", tuple(ClientSpec("draft-s", ("code",), 2, 40) for _ in range(3)), capacity=6)
     times = Times([lambda s: 0] * 3, AffineTokens(0, 0), up=lambda c, s: 0, down=lambda c: c)
     twin.simulate(wl, SyncRounds(), GoodspeedAllocator(6), times, twin.TraceAcceptance(), rounds=50, until=30)
-    li.run_log(li.Point("WISP", 6, None, seed=1, setting=li.Setting(horizon=3.0, warmup=1.0)))
+    li.run_log(li.SCENARIO.point("WISP", 6, None, seed=1, setting=li.SCENARIO.setting(horizon_s=3.0, warmup_s=1.0)))
     for rows in seen:
         for k, name in enumerate(twin._ROW):
             if name in twin._TYPED:

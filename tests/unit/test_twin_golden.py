@@ -64,7 +64,7 @@ def test_stream_and_fcfs_logs_are_unchanged(sync_setup):
 
 @pytest.mark.parametrize("system", ["WISP", "FCFS", "SLED", "EDF-only"])
 def test_wisp_sweep_logs_and_rows_are_unchanged(system):
-    p = li.Point(system, 24, None, seed=7, setting=li.Setting(horizon=30.0, warmup=5.0))
+    p = li.SCENARIO.point(system, 24, None, seed=7, setting=li.SCENARIO.setting(horizon_s=30.0, warmup_s=5.0))
     assert _h(li.run_log(p)) == GOLDEN["li_" + system]
     row = hashlib.sha256(repr(sorted(li.run_point(p).items())).encode()).hexdigest()[:16]
     assert (row, 0) == GOLDEN["li_row_" + system]
@@ -73,7 +73,7 @@ def test_wisp_sweep_logs_and_rows_are_unchanged(system):
 def test_capacity_searches_share_points_through_the_cache(tmp_path, monkeypatch):
     """capacity_of with a point cache gives the same row as without, and a second search meeting the
     same (N, seed) points (the epsilon sensitivity next to Table 2) simulates none of them again."""
-    st = li.Setting(horizon=8.0, warmup=2.0)
+    st = li.SCENARIO.setting(horizon_s=8.0, warmup_s=2.0)
     plain = li.capacity_of(Curve("WISP", "Qwen3-32B", 8, 0.05, 1, 0, 12, st))
     calls = []
     run_point = li.run_point

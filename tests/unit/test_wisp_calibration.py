@@ -30,9 +30,9 @@ def test_the_stated_drafting_capacity_would_be_caught_and_is_an_input():
     planted = pd.DataFrame(dict(setting=["draft_rate"], unit=["tokens/s"], role=["fit"],
                                 paper_terms=["drafting capacity|drafting speed|draft rate"]))
     assert cal.stated(planted, _statements()) == {"draft_rate": ["fig1-draft-capacity"]}
-    assert ex.Setting().draft_rate == 50.0
+    assert ex.SCENARIO.base.s_per_token == 0.02                     # 50 tokens/s
     for scale in ("ci", "full"):
-        assert "draft_rate" not in ex.calibration_grid(scale)
+        assert not {"draft_rate", "s_per_token"} & set(ex.calibration_grid(scale))
     # the same sentence in other units or without the term names nothing
     other = planted.assign(unit=["GB"])
     assert cal.stated(other, _statements()) == {"draft_rate": []}
@@ -102,8 +102,8 @@ def test_a_candidate_whose_memory_cannot_hold_one_response_is_infeasible_not_run
     """Qwen3-32B's KV is 256 KiB per token: a 512 + 128-token response needs 167.8 MB, so 0.16 GB cannot hold
     it (centralized serving would refuse the run); 0.2 GB can. The calibration gives such a candidate an infinite
     loss without running it, and its range extension stops there."""
-    st = ex.Setting.from_profile("li2026_paper")
-    assert not ex.fits(ex.replace(st, prompt_tokens=512, memory_gb=0.16)) and ex.fits(ex.replace(st, prompt_tokens=512, memory_gb=0.2))
+    st = ex.SCENARIO.setting(profile="li2026_paper")
+    assert not ex.fits(ex.SCENARIO.setting(st, prompt_tokens=512, memory_gb=0.16)) and ex.fits(ex.SCENARIO.setting(st, prompt_tokens=512, memory_gb=0.2))
     ran = []
 
     def run(points):

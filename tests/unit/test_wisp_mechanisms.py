@@ -179,7 +179,7 @@ def test_the_recorder_follows_each_request_through_the_decisions():
 
 def _setting():
     import types
-    return types.SimpleNamespace(max_new_tokens=4, warmup=0.0, horizon=100.0)
+    return types.SimpleNamespace(max_new_tokens=4, warmup_s=0.0, horizon_s=100.0)
 
 
 def test_delayed_pairs_each_devices_kth_response_and_sums_its_requests():
@@ -221,7 +221,7 @@ def test_sections_on_a_small_twin_run(tmp_path):
     tables are written, a delayed response is one WISP violates and FCFS meets, every verified request of WISP's
     run is followed, and its density rank lies in [0, 1]."""
     from specedge.experiments.li2026 import serving_runs as lx
-    st = lx.Setting(horizon=8.0, warmup=1.0, max_new_tokens=16, prompt_tokens=64)
+    st = lx.SCENARIO.setting(horizon_s=8.0, warmup_s=1.0, max_new_tokens=16, prompt_tokens=64)
     att, eq, dec, note = mech.section(st, 24, 0, ["WISP-stop"], 50, 1.5, tmp_path)
     # the literal stop stalls on its first late request: it may decide no response in so short a run
     assert {"WISP", "FCFS"} <= set(att.system) and set(dec.system) == {"WISP", "WISP-stop"}

@@ -378,7 +378,7 @@ def test_capacity_searches_run_in_lockstep_and_give_each_search_its_own_answer(m
     from specedge.experiments.li2026 import serving_runs as li
 
     monkeypatch.setattr(li, "run_point", _fake_point(KNEES))
-    st = li.Setting.from_profile("li2026_paper")
+    st = li.SCENARIO.setting(profile="li2026_paper")
     curves = [c for e in (0.01, 0.05) for c in li.curves(["SLED", "WISP"], ["Qwen3-32B"], [2, 8], epsilon=e, seeds=1,
                                                          seed=0, setting=st, hi=4096, resolution=1 / 64)]
     calls = []
@@ -404,7 +404,7 @@ def test_a_point_one_seed_decides_skips_its_other_seeds_and_the_answer_counts_ev
     resumes and ends where the all-seeds search ends."""
     from specedge.experiments.li2026 import serving_runs as li
 
-    st = li.Setting.from_profile("li2026_paper")
+    st = li.SCENARIO.setting(profile="li2026_paper")
     curves = li.curves(["SLED", "WISP"], ["Qwen3-32B"], [2, 8], epsilon=0.05, seeds=3, seed=0, setting=st, hi=4096,
                        resolution=1 / 64)
     same = ["capacity", "censored", "resolution", "violation_rate_at_capacity", "wilson_low", "wilson_high"]
@@ -428,18 +428,18 @@ def test_a_point_one_seed_decides_skips_its_other_seeds_and_the_answer_counts_ev
 
 
 def test_wisp_times_draft_at_the_quotient_and_wait_the_latency_each_way():
-    """The point's Times: k passes take k / draft_rate itself (not k x its inverse), up, down and the server's
-    send each the one-way latency, the engine's logged bytes."""
+    """The point's Times: k passes take k / (1 / s_per_token) itself, the rate as the paper states it (not k x
+    s_per_token), up, down and the server's send each half the round trip, the engine's logged bytes."""
     from specedge.experiments.li2026 import serving_runs as li
     from specedge.serving.interfaces import Times
 
-    pt = li.Point("WISP", 3, None, setting=li.replace(li.Setting(), draft_rate=5.0, latency=0.013))
+    pt = li.SCENARIO.point("WISP", 3, None, setting=li.SCENARIO.setting(s_per_token=0.2, rtt_s=0.026))
     t = li.times(pt, li.estimator(pt))
     assert [t.draft[c](k) for c in range(3) for k in (3, 6, 7)] == [k / 5.0 for _ in range(3) for k in (3, 6, 7)]
     assert t.draft[0](3) != 3 * (1 / 5.0)                     # the case the quotient is there for
     assert (t.up(1, 8), t.down(1), t.send(1)) == (0.013, 0.013, 0.013)
     assert (t.bytes_up(8), t.bytes_down) == (Times.bytes_up(8), Times.bytes_down)
-    assert li.former(li.Point("SLED", 2), li.estimator(pt)).label == "SLED"
+    assert li.former(li.SCENARIO.point("SLED", 2), li.estimator(pt)).label == "SLED"
 
 
 def test_deadline_attribution_by_hand_and_steady_trims_the_warmup():

@@ -108,7 +108,7 @@ def test_centralized_twin_refuses_a_zero_time_step():
 
 
 def test_qwen3_14b_derivation():
-    f = shape_scaling.scaling(L.QWEN3["Qwen3-32B"], L.QWEN3["Qwen3-14B"])
+    f = shape_scaling.scaling(L.SCENARIO.target("Qwen3-32B"), L.SCENARIO.target("Qwen3-14B"))
     assert f["c"] == pytest.approx(40 / 64) and f["b_read"] == pytest.approx(40 / 64)
     assert f["b_compute"] == pytest.approx(40 * 40 / (64 * 64))
     assert 0.40 < f["a"] < 0.45                                   # 13.2 B vs 31.2 B non-embedding weights
@@ -151,8 +151,8 @@ def test_the_profile_parameter_reaches_the_twin_estimator(tmp_path):
     data["name"] = "mine"
     data["runtime"]["verify"]["a"] *= 2
     (tmp_path / "mine.yaml").write_text(yaml.safe_dump(data))
-    base = L.estimator(L.Point("WISP", 4))
-    mine = L.estimator(L.Point("WISP", 4, setting=L.Setting(profile=str(tmp_path / "mine.yaml"))))
+    base = L.estimator(L.SCENARIO.point("WISP", 4))
+    mine = L.estimator(L.SCENARIO.point("WISP", 4, setting=L.SCENARIO.setting(profile=str(tmp_path / "mine.yaml"))))
     assert mine.a == pytest.approx(2 * base.a) and mine.b_read == base.b_read
 
 
@@ -160,14 +160,14 @@ def test_every_li2026_system_keeps_its_kv_within_the_same_14_gb():
     """Every system's forward pass holds at most 14 GB of KV (WISP's memory model, eq 14): centralized
     serving's running responses (each reserving prompt + response) and the speculative systems'
     verification batches (without it, 474 devices would decode at once at 2 tok/s, more KV than 14 GB holds)."""
-    st = L.Setting(horizon=12.0, warmup=2.0)
+    st = L.SCENARIO.setting(horizon_s=12.0, warmup_s=2.0)
     kv = L.kv_bytes_per_token("Qwen3-32B")
     slots = int(st.memory_gb * 1e9 // ((st.prompt_tokens + st.max_new_tokens) * kv))
     assert slots == 208
-    log = L.run_log(L.Point("Centralized", 260, 2, setting=st))
+    log = L.run_log(L.SCENARIO.point("Centralized", 260, 2, setting=st))
     assert log.groupby("round").size().max() == slots                  # 260 before: all at once
     for system in ("FCFS", "SLED", "WISP"):
-        former = L.former(L.Point(system, 4, 2, setting=st), L.estimator(L.Point(system, 4, 2, setting=st)))
+        former = L.former(L.SCENARIO.point(system, 4, 2, setting=st), L.estimator(L.SCENARIO.point(system, 4, 2, setting=st)))
         assert former.memory_budget == st.memory_gb * 1e9, system
 
 
@@ -188,7 +188,7 @@ def test_capacity_search_runs_nothing_above_the_servers_throughput_bound():
     cannot serve the class (``throughput_guess``), not by evaluating N = hi (before: N = 512, the
     costliest run of every search), and runs nothing at or above that bracket when the capacity lies
     well below it; the capacity found lies below that bound and below the cap."""
-    st = L.Setting.from_profile("li2026_paper")
+    st = L.SCENARIO.setting(profile="li2026_paper")
     row = L.capacity_of(Curve("SLED", "Qwen3-32B", 8, 0.05, 1, 0, 512, st))
     evaluated = [int(e.split(":")[0]) for e in row["evaluated"].split()]
     assert not row["censored"] and 0 < row["capacity"] < row["guess"] < 512

@@ -13,10 +13,11 @@ against it before any work, built by keywords: every error names the file and th
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping
 
+import numpy as np
 import pandas as pd
 
 from .. import hardware, paths
@@ -29,6 +30,7 @@ from .interfaces import Times
 from .timemodels.estimator import COEFFICIENTS
 from .scenario_schema import ScenarioError
 from .timemodels.time_models import DEVICE_KINDS, draft_time
+from .policies.wisp_batching import READINGS
 from .workload import ClientSpec, DraftRule, Workload
 
 SCENARIOS = paths.DATA / "scenarios"
@@ -162,10 +164,10 @@ def _policies(file, pol: dict, options: Mapping[str, tuple]) -> dict:
     return out
 
 
-def _needs(file, pol: dict, stated: dict) -> None:
-    """Per-option requirements (``scenario_schema.NEEDS``): what the chosen formers' builders take, stated
-    (``stated``: key -> its value in the file, None where absent)."""
-    takes = set().union(*(policies.KINDS["former"].takes(p.name) for _, p in pol["formers"]))
+def _needs(file, formers, stated: dict) -> None:
+    """Per-option requirements (``scenario_schema.NEEDS``): what the builders of the chosen ``formers`` (registry
+    names) take, stated (``stated``: key -> its value in the file, None where absent)."""
+    takes = set().union(*(policies.KINDS["former"].takes(name) for name in formers))
     for keyword, (key, expected, ok) in schema.NEEDS.items():
         value = stated[key]
         if keyword in takes and not ok(value):
@@ -196,7 +198,7 @@ def load(name_or_path, scale: str = "full", *, windows: Mapping[str, int] | None
         raise ScenarioError(file, "name", f"the file stem {file.stem!r}", data["name"])
     pol = _policies(file, data["policies"], options)
     srv = schema.read(file, "server.", data["server"], schema.SERVER)
-    _needs(file, pol, {"server.delta_s": srv["delta_s"], "policies.verify_model": pol["verify_model"]})
+    _needs(file, [p.name for _, p in pol["formers"]], {"server.delta_s": srv["delta_s"], "policies.verify_model": pol["verify_model"]})
     prof = hardware.load_profile(srv["profile"])
     if srv["runtime"] not in prof.runtime or prof.kind(srv["runtime"]) != pol["verify_model"]:
         raise ScenarioError(file, "server.runtime", f"a runtime model of {prof.name} of kind {pol['verify_model']} "
@@ -349,6 +351,188 @@ def setups(name_or_path) -> Setups:
     return Setups(sizes=tuple(val["sizes"]),
                   run_size=tuple((sc, (v["prompts_per_domain"], v["max_new_tokens"])) for sc, v in sizes.items()),
                   setups=tuple(out))
+
+
+# --------------------------------------------------------------------------- a serving sweep's points
+@dataclass(frozen=True)
+class System:
+    """Where a serving system differs (``scenario_schema.SYSTEM``): its batch former (``policies.former``'s name;
+    None: centralized serving, the server decoding every token), the verifier's prefix cache, and whether its
+    devices may stop drafting by the predictor (else a fixed window γ)."""
+    former: str | None
+    prefix_cache: bool
+    predictor: bool
+
+
+@dataclass(frozen=True)
+class Setting:
+    """The values one sweep point runs under, each under the schema's key and in its unit
+    (``scenario_schema.SETTING``); a scenario's own by default (``SweepScenario.setting``)."""
+    s_per_token: float                # a device's seconds per drafted token
+    rtt_s: float                      # the link's round trip (half of it each way)
+    prompt_tokens: int
+    max_new_tokens: int
+    gamma: int                        # K, also the predictor's maximum
+    temperature: float
+    noise: float                      # relative spread of the true verification time around eq (19)
+    delta_s: float | None             # WISP's guard time
+    memory_gb: float
+    horizon_s: float                  # simulated seconds per run
+    warmup_s: float                   # seconds discarded at the start (steady state)
+    profile: str                      # hardware profile holding eq (19)'s coefficients (runtime.verify)
+    # those coefficients, carried into every sweep worker (and its cache key) so that no worker loads the
+    # profile again (``SweepScenario.setting(profile=...)``); empty: load ``profile`` by name or path
+    verify: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class Point:
+    """One sweep point, a plain configuration (``specedge.sweep`` caches it and hands it to its workers):
+    ``system`` at ``devices`` devices, each of SLO class ``slo_class`` (None: mixed classes, drawn per seed),
+    serving ``target``, drafting by the predictor where the system does (``predictor``), its ``seed`` and
+    ``setting``. ``SweepScenario.point`` builds one, its names checked against the scenario."""
+    system: str
+    devices: int
+    slo_class: int | None
+    target: str
+    predictor: bool
+    seed: int
+    setting: Setting
+
+    def __post_init__(self):
+        if not isinstance(self.devices, int) or isinstance(self.devices, bool) or self.devices < 1:
+            raise ValueError(f"devices: must be a positive int, got {self.devices!r}")
+
+
+@dataclass(frozen=True)
+class SweepScenario:
+    """A serving sweep's scenario (``scenario_schema``'s ``SYSTEM``, ``SHAPE`` and ``SETTING`` sections): its
+    systems, Algorithm 1's readings (reading -> system), the targets' shapes, the SLO classes, the acceptance
+    source its devices draft on (``pair``) and the setting every point runs under unless told otherwise."""
+    name: str
+    file: str
+    systems: tuple[tuple[str, System], ...]
+    readings: tuple[tuple[str, str], ...]
+    targets: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
+    slo_classes: tuple[int, ...]
+    pair: str
+    base: Setting
+
+    @property
+    def system_names(self) -> tuple[str, ...]:
+        return tuple(n for n, _ in self.systems)
+
+    def system(self, name: str) -> System:
+        table = dict(self.systems)
+        if name not in table:
+            raise ValueError(f"system: expected one of {self.system_names} (scenario {self.name}), got {name!r}")
+        return table[name]
+
+    def reading(self, name: str) -> str:
+        """The system of Algorithm 1's reading ``name`` of a late request."""
+        table = dict(self.readings)
+        if name not in table:
+            raise ValueError(f"reading: expected one of {list(table)} (scenario {self.name}), got {name!r}")
+        return table[name]
+
+    def target(self, name: str) -> dict[str, int]:
+        """The shape of target ``name`` (config.json: layers, hidden, heads, kv_heads, head_dim, intermediate)."""
+        table = dict(self.targets)
+        if name not in table:
+            raise ValueError(f"target: expected one of {sorted(table)} (scenario {self.name}), got {name!r}")
+        return dict(table[name])
+
+    def setting(self, base: Setting | None = None, *, profile=None, **values) -> Setting:
+        """``base`` (default: the scenario's) with ``values`` changed, each checked against its declaration
+        (``scenario_schema.SETTING``: an unknown name with the nearest known one, a wrong type or a value outside
+        its rule is a ``ScenarioError``); ``profile`` (loaded, or a name or path): its name, and eq (19)'s
+        coefficients carried in ``verify``."""
+        base = self.base if base is None else base
+        fields = tuple(replace(fd, default=getattr(base, fd.key)) for fds in schema.SETTING.values() for fd in fds)
+        values = {k: v.item() if isinstance(v, np.generic) else v for k, v in values.items()}   # a table's numbers
+        got = schema.read(f"{self.file} (a setting's values)", "", values, fields)
+        got = {fd.key: _typed(fd, got[fd.key]) for fd in fields}
+        if profile is not None:
+            prof = hardware.as_profile(profile)
+            co = prof.coefficients("verify")
+            got.update(profile=prof.name, verify=tuple((k, float(co[k])) for k in COEFFICIENTS))
+        return replace(base, **got)
+
+    def point(self, system: str, devices: int, slo_class: int | None = None, target: str | None = None, *,
+              predictor: bool = True, seed: int = 0, setting: Setting | None = None) -> Point:
+        """A sweep point of ``system`` (one of the scenario's) at ``devices`` devices of class ``slo_class`` (one of
+        its SLO classes, None: mixed), serving ``target`` (one of its targets; default the first), under
+        ``setting`` (default the scenario's)."""
+        self.system(system)
+        if slo_class is not None and slo_class not in self.slo_classes:
+            raise ValueError(f"slo_class: expected one of {self.slo_classes} or None, got {slo_class!r}")
+        target = self.targets[0][0] if target is None else target
+        self.target(target)
+        return Point(system, devices, slo_class, target, predictor, seed, self.base if setting is None else setting)
+
+
+def _typed(fd: schema.Field, value):
+    """A checked value as its declaration's Python type (a count an int, a number a float)."""
+    if value is None:
+        return None
+    return int(value) if fd.type == "count" else float(value) if fd.type == "number" else value
+
+
+# the sections a serving sweep's scenario (WISP's) reads
+SWEEP = ("systems", "readings", "targets", "server", "device", "link", "workload", "sweep")
+
+
+def sweep_scenario(name_or_path) -> SweepScenario:
+    """The serving sweep of the scenario ``data/scenarios/<name>.yaml`` (or a path), checked against
+    ``scenario_schema`` before any work: every system's former by registry name (with what its builder takes:
+    ``NEEDS``), every reading of Algorithm 1, every target's shape, and the setting's values under their keys and
+    units. Errors name the file and the key (``ScenarioError``)."""
+    file = _existing(name_or_path)
+    data = schema.sections(file, schema.load_yaml(file), SWEEP)
+    if data["name"] != file.stem:
+        raise ScenarioError(file, "name", f"the file stem {file.stem!r}", data["name"])
+    systems = {}
+    for name, spec in data["systems"].items():
+        v = schema.read(file, f"systems.{name}.", spec, schema.SYSTEM)
+        known = policies.KINDS["former"]
+        if v["former"] is not None and v["former"] not in known:
+            raise ScenarioError(file, f"systems.{name}.former", f"a former of serving.policies, one of {known.names()}, "
+                                "or null (centralized serving)", v["former"])
+        systems[str(name)] = System(**v)
+    if not systems:
+        raise ScenarioError(file, "systems", "at least one system", data["systems"])
+    readings = schema.read(file, "readings.", data["readings"], tuple(schema.spec(r, "text", default=None) for r in READINGS))
+    readings = {r: system for r, system in readings.items() if system is not None}
+    for r, system in readings.items():
+        if system not in systems or systems[system].former is None:
+            raise ScenarioError(file, f"readings.{r}", f"a system of the scenario with a batch former {sorted(systems)}", system)
+    targets = {str(t): schema.read(file, f"targets.{t}.", spec, schema.SHAPE) for t, spec in data["targets"].items()}
+    if not targets:
+        raise ScenarioError(file, "targets", "at least one target's shape", data["targets"])
+    srv = schema.read(file, "server.", data["server"], schema.SWEEP_SERVER)
+    dev = schema.read(file, "device.", data["device"], schema.DEVICE_STATED)
+    link = schema.read(file, "link.", data["link"], schema.SWEEP_LINK)
+    wl = schema.read(file, "workload.", data["workload"], schema.SWEEP_WORKLOAD)
+    run = schema.read(file, "sweep.", data["sweep"], schema.SWEEP_RUN)
+    _needs(file, [s.former for s in systems.values() if s.former is not None],
+           {"server.delta_s": srv["delta_s"], "policies.verify_model": "affine_interactions"})
+    prof = hardware.load_profile(srv["profile"])
+    if "verify" not in prof.runtime or prof.kind("verify") != "affine_interactions":
+        raise ScenarioError(file, "server.profile", "a profile whose runtime.verify is eq (19) (kind affine_interactions)",
+                            srv["profile"])
+    windows = acceptance_sources.windows()
+    if wl["pair"] not in windows:
+        raise ScenarioError(file, "workload.pair", f"one of {sorted(windows)} (the traced pairs with a stop rule)", wl["pair"])
+    if wl["gamma"] > windows[wl["pair"]]:
+        raise ScenarioError(file, "workload.gamma", f"at most the traces' window ({windows[wl['pair']]})", wl["gamma"])
+    if not run["warmup_s"] < run["horizon_s"]:
+        raise ScenarioError(file, "sweep.warmup_s", f"below horizon_s = {float(run['horizon_s'])}", run["warmup_s"])
+    stated = {**dev, **link, **srv, **wl, **run}
+    base = Setting(**{fd.key: _typed(fd, stated[fd.key]) for fds in schema.SETTING.values() for fd in fds})
+    return SweepScenario(name=data["name"], file=str(file), systems=tuple(systems.items()),
+                         readings=tuple(readings.items()),
+                         targets=tuple((t, tuple(sh.items())) for t, sh in targets.items()),
+                         slo_classes=tuple(wl["slo_classes"]), pair=wl["pair"], base=base)
 
 
 # --------------------------------------------------------------------------- what a scenario builds

@@ -49,6 +49,8 @@ TYPES = {
                "a non-empty list of positive integers"),
     "texts": (lambda v: isinstance(v, list) and bool(v) and all(TYPES["text"][0](x) for x in v),
               "a non-empty list of names"),
+    "flag": (lambda v: isinstance(v, bool), "true or false"),
+    "name or none": (lambda v: v is None or (isinstance(v, str) and bool(v)), "a name, or null"),
 }
 
 
@@ -105,8 +107,21 @@ def read(file, where: str, data, fields: tuple[Field, ...]) -> dict:
     return {k: fd.check(file, where, data[k]) if k in data else fd.default for k, fd in known.items()}
 
 
+# other names for a quantity the schema declares (the papers' words, a runtime model's): name -> (the schema's key,
+# how to convert a value)
+SYNONYMS = {"latency": ("rtt_s", "the round trip: twice the one-way latency"),
+            "window": ("gamma", "K, the drafts per round"),
+            "draft_rate": ("s_per_token", "1 / the rate in tokens/s"),
+            "tok_per_s": ("s_per_token", "1 / the rate in tokens/s")}
+
+
 def unknown_key(key: str, known: dict[str, Field]) -> str:
-    """What an unknown key was expected to be: the schema's key of its quantity (another unit), else the keys."""
+    """What an unknown key was expected to be: the schema's key of its quantity (another unit or another name),
+    else the keys."""
+    if key in SYNONYMS and SYNONYMS[key][0] in known:
+        to, how = SYNONYMS[key]
+        unit = f" in {known[to].unit}" if known[to].unit else ""
+        return f"{to!r}{unit} ({how}; one name and one unit per quantity)"
     same = [k for k in known if _stem(k) == _stem(key) and k != key]
     if same:
         unit = f" in {known[same[0]].unit}" if known[same[0]].unit else ""
@@ -125,7 +140,7 @@ def load_yaml(file: Path) -> dict:
 
 # --------------------------------------------------------------------------- the sections
 SECTIONS = ("server", "device_classes", "mixes", "link", "workload", "policies", "sweep", "ci", "ar_on_the_edge",
-            "capacity", "fleets", "runs", "validation", "setups")
+            "capacity", "fleets", "runs", "validation", "setups", "systems", "readings", "targets", "device")
 # a scenario names itself and its source; each kind of run requires the sections it reads (``sections``)
 TOP = (spec("name", "text", doc="the file stem"), spec("source", "text", doc="where the numbers come from"),
        *(spec(k, "mapping", default=None) for k in SECTIONS))
@@ -173,6 +188,31 @@ SETUP = (spec("capacity_per_client", "count", doc="C / N: draft tokens per verif
          spec("drafts", "texts", doc="client i drafts with drafts[i % len(drafts)]"),
          spec("policies", "mapping", doc="policy -> its batch former and allocator by registry name"))
 SETUP_POLICY = (spec("former", "mapping"), spec("allocator", "mapping"))
+
+
+# a serving sweep (WISP's, ``li2026_serving.yaml``): its systems and targets, and the values every sweep point
+# runs under, each quantity under the key (and unit) the sections above declare for it
+SYSTEM = (spec("former", "name or none", doc="its batch former by registry name (null: centralized serving, the "
+               "server decoding every token)"),
+          spec("prefix_cache", "flag", doc="whether the verifier reuses a prefix's KV"),
+          spec("predictor", "flag", doc="whether its devices may stop drafting by the predictor (else a fixed window γ)"))
+SHAPE = tuple(spec(k, "count") for k in ("layers", "hidden", "heads", "kv_heads", "head_dim", "intermediate"))
+
+
+def pick(fields: tuple[Field, ...], *keys: str) -> tuple[Field, ...]:
+    """The declarations of ``keys`` in ``fields`` (a section above): a section of another kind of scenario that
+    holds some of the same quantities declares them by these, never again."""
+    known = {fd.key: fd for fd in fields}
+    return tuple(known[k] for k in keys)
+
+
+SWEEP_SERVER = pick(SERVER, "profile", "memory_gb", "delta_s", "noise")
+SWEEP_LINK = pick(LINK, "rtt_s")
+SWEEP_WORKLOAD = pick(WORKLOAD, "pair", "temperature", "gamma", "prompt_tokens", "max_new_tokens", "slo_classes")
+SWEEP_RUN = pick(SWEEP, "horizon_s", "warmup_s")
+# the values of one sweep point (``serving.scenario.Setting``): section -> its keys, each a ``Setting`` field
+SETTING = {"device": pick(DEVICE_STATED, "s_per_token"), "link": SWEEP_LINK, "server": SWEEP_SERVER,
+           "workload": pick(WORKLOAD, "temperature", "gamma", "prompt_tokens", "max_new_tokens"), "sweep": SWEEP_RUN}
 
 
 def sections(file, data, needed: tuple[str, ...]) -> dict:

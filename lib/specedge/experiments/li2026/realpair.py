@@ -1,20 +1,19 @@
 """WISP's serving twin driven by the real pair: Qwen2.5-Coder 0.5B devices drafting for the 1.5B.
 
-The same systems, runtime model and ``Setting`` as ``experiments.li2026.serving_runs`` (the paper's eq (19) verifier of
+The same systems, runtime model and setting as ``experiments.li2026.serving_runs`` (its scenario) (the paper's eq (19) verifier of
 Qwen3-32B, SLO classes 2/4/6/8 tok/s; the notebook passes the settings fitted to Table 3, drafting speed
 included); only what depends on how a draft and a target behave changes: every device drafts with the real
 pair's 0.5B, its per-position acceptance is drawn from the real pair's committed traces
 (``realpair_twin.twin_traces``: 8 domains x T in {0, 1}, window 4), and its stop rule is the MLP retrained on
-those traces (``predictor.persistence.REALPAIR``). The traces' window is 4 drafts, so K = 4 here (``setting``; the zoo's
-runs use K = 8). Device i drafts on domains i and i + 4 of the pair's eight.
+those traces (``predictor.persistence.REALPAIR``). The traces' window is 4 drafts, so K = γ = 4 here (``setting``; the zoo's
+runs use γ = 8). Device i drafts on domains i and i + 4 of the pair's eight.
 """
 from __future__ import annotations
-
-from dataclasses import replace
 
 import pandas as pd
 
 from . import serving_runs as ex
+from ...serving.scenario import Point, Setting
 from ...zoo.realpair import ALL_DOMAINS
 from ...serving import acceptance_sources
 from ...zoo.realpair import DRAFT, TARGET
@@ -29,22 +28,22 @@ def acceptance():
     return acceptance_sources.acceptance("realpair")
 
 
-def setting(base: ex.Setting | None = None) -> ex.Setting:
-    """``base`` (default ``li2026.Setting()``) with K = the real pair's window."""
-    return replace(base or ex.Setting(), window=WINDOW)
+def setting(base: Setting | None = None) -> Setting:
+    """``base`` (default: the scenario's, ``li2026.SCENARIO.base``) with γ = K = the real pair's window."""
+    return ex.SCENARIO.setting(base, gamma=WINDOW)
 
 
-def run_log(point: ex.Point) -> pd.DataFrame:
+def run_log(point: Point) -> pd.DataFrame:
     """The per-round log of ``point`` with the real pair's devices and traces (``li2026.run_log``)."""
-    if point.setting.window > WINDOW:
-        raise ValueError(f"point.setting.window: the real pair's traces hold {WINDOW} drafts per round, "
-                         f"got K = {point.setting.window} (use realpair.setting())")
+    if point.setting.gamma > WINDOW:
+        raise ValueError(f"point.setting.gamma: the real pair's traces hold {WINDOW} drafts per round, "
+                         f"got K = {point.setting.gamma} (use realpair.setting())")
     acc = acceptance()
     wl = ex.workload(point, drafts=(DRAFT,), domains=ALL_DOMAINS, acc=acc, target=TARGET)
     return ex.run_log(point, wl, acc)
 
 
-def run_point(point: ex.Point) -> dict:
+def run_point(point: Point) -> dict:
     """One sweep row (``li2026.run_point``'s columns) of ``point`` on the real pair."""
     return ex.run_point(point, run_log(point))
 

@@ -17,6 +17,7 @@ from ... import claims, compare, plotting
 from ...compare import unless_null_holds
 from ...serving.analysis import capacity, metrics, twin_error, validation
 from . import serving_runs as ex
+from ...serving.scenario import Point, Setting
 from . import realpair as rp
 from ..serving_validation import twin_verdicts
 
@@ -426,8 +427,8 @@ def capacity_searches(systems, targets, *, scale: str, epsilon: float, seeds: in
 def current_tables(current, table1_n: int, n3: int, seeds, run):
     """Under the settings ``current``, every seed run by ``run``: Table 1 (violation rate per system x class at
     ``table1_n``), Table 3 (mean goodput per system at ``n3``) and Table 6 (mean goodput OFF / ON, gain %)."""
-    rows = run([ex.Point(s, table1_n, None, seed=k, setting=current) for s in ("WISP", "FCFS") for k in seeds]
-               + ex.table3_points(current, n3, seeds) + [ex.Point("WISP", n, None, predictor=p, seed=k, setting=current)
+    rows = run([ex.SCENARIO.point(s, table1_n, None, seed=k, setting=current) for s in ("WISP", "FCFS") for k in seeds]
+               + ex.table3_points(current, n3, seeds) + [ex.SCENARIO.point("WISP", n, None, predictor=p, seed=k, setting=current)
                                                          for n in (2, 4, 8, 16) for p in (False, True) for k in seeds])
     t1 = metrics.per_class(rows[(rows.devices == table1_n) & rows.system.isin(["WISP", "FCFS"]) & rows.predictor], ["system"], ex.CLASSES)
     t3 = rows[(rows.devices == n3) & rows.system.isin(ex.TABLE3)].groupby("system").goodput.mean()
@@ -442,13 +443,13 @@ RP_NOTE = (f"the twin with the real pair's traces and retrained MLP, K = {rp.WIN
 RP_WHO = " (real pair Qwen2.5-Coder 0.5B->1.5B, twin)"
 
 
-def realpair_points(base: ex.Setting, loads, n3: int, seeds) -> list[ex.Point]:
+def realpair_points(base: Setting, loads, n3: int, seeds) -> list[Point]:
     """The §9 runs on ``li2026_realpair.setting(base)``, each with every seed: WISP and FCFS at Table 1's ``loads``, centralized
     and WISP at Table 3's load ``n3``, WISP with N = 16 and the predictor OFF / ON (Table 6)."""
     st = rp.setting(base)
-    return ([ex.Point(s, n, None, seed=k, setting=st) for s in ("WISP", "FCFS") for n in loads for k in seeds]
-            + [ex.Point(s, n3, None, seed=k, setting=st) for s in ("Centralized", "WISP") for k in seeds]
-            + [ex.Point("WISP", 16, None, predictor=p, seed=k, setting=st) for p in (False, True) for k in seeds])
+    return ([ex.SCENARIO.point(s, n, None, seed=k, setting=st) for s in ("WISP", "FCFS") for n in loads for k in seeds]
+            + [ex.SCENARIO.point(s, n3, None, seed=k, setting=st) for s in ("Centralized", "WISP") for k in seeds]
+            + [ex.SCENARIO.point("WISP", 16, None, predictor=p, seed=k, setting=st) for p in (False, True) for k in seeds])
 
 
 def realpair_tables(rows: pd.DataFrame, loads, n3: int):
@@ -529,7 +530,7 @@ def table3(setting, n3: int, seeds, run, out):
 def table6(setting, seeds, run, out):
     """Table 6's runs (WISP with the predictor OFF / ON at N = 2, 4, 8, 16, every seed, ``run``) and its mean goodputs
     and improvement (%), written as ``table6_predictor_goodput.csv``. Returns (the runs' rows, the table)."""
-    raw = run([ex.Point("WISP", n, None, predictor=p, seed=k, setting=setting)
+    raw = run([ex.SCENARIO.point("WISP", n, None, predictor=p, seed=k, setting=setting)
                for n in (2, 4, 8, 16) for p in (False, True) for k in seeds])
     t6 = raw.groupby(["devices", "predictor"]).goodput.mean().unstack("predictor").rename(columns={False: "OFF", True: "ON"})
     t6["improvement_pct"] = 100 * (t6.ON / t6.OFF - 1)

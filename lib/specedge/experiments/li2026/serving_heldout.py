@@ -29,6 +29,7 @@ import pandas as pd
 from ... import claims
 from ...serving.analysis import capacity, metrics, twin_error
 from . import serving_runs as ex
+from ...serving.scenario import Setting
 from ..serving_validation import twin_verdicts
 from .serving_figures import SETTING, knee_margin, stated_numbers, steps_pct
 
@@ -153,7 +154,7 @@ def runner_up_candidates(searched: pd.DataFrame, names, k: int = 2) -> list[dict
     """The ``k`` candidates after the best one of a fit's ``searched`` table (least loss first, the first on a tie),
     as {setting: value} plus their ``loss`` and ``rank`` (2, 3, ...)."""
     order = searched.reset_index(drop=True).sort_values("loss", kind="stable")
-    kinds = {n: type(getattr(ex.Setting(), n)) for n in names}
+    kinds = {n: type(getattr(ex.SCENARIO.base, n)) for n in names}
     return [dict({n: kinds[n](r[n]) for n in names}, loss=float(r["loss"]), rank=i + 2)
             for i, (_, r) in enumerate(order.iloc[1:1 + k].iterrows())]
 
@@ -182,7 +183,7 @@ def verdicts(paper: dict, cap: pd.DataFrame, censored: pd.DataFrame, targets, ra
 
 
 # --------------------------------------------------------------------------- the notebook's sections, as calls
-def calibration_section(current: ex.Setting, grid: dict, targets: dict, n3: int, seeds, run, out, k: int = 2):
+def calibration_section(current: Setting, grid: dict, targets: dict, n3: int, seeds, run, out, k: int = 2):
     """The calibration (``li2026.calibrate`` over every seed, ranges extended until interior), its landscape
     (``calibration_search.csv`` and the ``calibration_landscape`` figure), its ``k`` runner-ups, and whether
     every seed alone picks the same candidate. Returns (fit, runner_ups, per_seed: seed column -> its best)."""
@@ -198,15 +199,15 @@ def calibration_section(current: ex.Setting, grid: dict, targets: dict, n3: int,
     return fit, runner_up_candidates(fit.searched, names, k), per_seed
 
 
-def more_curves(readings, runner_ups, fit, systems, targets, setting: ex.Setting, **one) -> list:
+def more_curves(readings, runner_ups, fit, systems, targets, setting: Setting, **one) -> list:
     """Table 2's searches beyond its own, one seed each (``one``: ``li2026.curves``' keywords): every reading of
     Algorithm 1 on both targets, every runner-up candidate's ``systems`` on the first target."""
     return ex.curves(readings, targets, ex.CLASSES, setting=setting, **one) + [
-        c for r in runner_ups for c in ex.curves(systems, targets[:1], ex.CLASSES, setting=ex.replace(
+        c for r in runner_ups for c in ex.curves(systems, targets[:1], ex.CLASSES, setting=ex.SCENARIO.setting(
             setting, **{n: r[n] for n in fit.grid}), **one)]
 
 
-def readings_section(setting: ex.Setting, readings, loads, seeds, run, raw7, table2, more_rows, paper, targets,
+def readings_section(setting: Setting, readings, loads, seeds, run, raw7, table2, more_rows, paper, targets,
                      epsilon: float, out):
     """§ Readings: Fig 7's sweep for every other reading (each seed, beside WISP's and FCFS's ``raw7``), its
     figure, Table 2 with the readings' capacities, and every reading's verdicts (``verdicts``). Returns
@@ -214,7 +215,7 @@ def readings_section(setting: ex.Setting, readings, loads, seeds, run, raw7, tab
     from ... import plotting
     from .serving_figures import fig7_readings
 
-    raw = pd.concat([raw7, run([ex.Point(s, n, None, seed=k, setting=setting) for s in readings for n in loads
+    raw = pd.concat([raw7, run([ex.SCENARIO.point(s, n, None, seed=k, setting=setting) for s in readings for n in loads
                                 for k in seeds])], ignore_index=True)
     fig7_all = metrics.per_class(raw, ["system", "devices"], ex.CLASSES)
     fig7_readings(fig7_all, out)
@@ -228,7 +229,7 @@ def readings_section(setting: ex.Setting, readings, loads, seeds, run, raw7, tab
     return fig7_all, cap_all.loc[(slice(None), ["WISP", *readings]), :], v
 
 
-def runner_up_record(runner_ups, fit, setting: ex.Setting, more_rows, paper, table1_n: int, n3: int, seeds, run,
+def runner_up_record(runner_ups, fit, setting: Setting, more_rows, paper, table1_n: int, n3: int, seeds, run,
                      target: str, epsilon: float) -> pd.DataFrame:
     """Each runner-up candidate's held-out predictions (``held_out`` of its Tables 1 and 6 with every seed and its
     Table 2 on ``target`` from ``more_rows``), as ``calibration.table``'s held-out rows with ``rank``, its settings
@@ -238,7 +239,7 @@ def runner_up_record(runner_ups, fit, setting: ex.Setting, more_rows, paper, tab
 
     rows = []
     for r in runner_ups:
-        st = ex.replace(setting, **{n: r[n] for n in fit.grid})
+        st = ex.SCENARIO.setting(setting, **{n: r[n] for n in fit.grid})
         t1, _, t6 = current_tables(st, table1_n, n3, seeds, run)
         mr = more_rows[[s == st for s in more_rows.setting]]
         cap = mr.pivot_table(index=["target", "system"], columns="speed", values="capacity")
@@ -280,7 +281,7 @@ def describe_fit(fit, per_seed: dict, runner_ups) -> str:
 
 
 def record_section(fit, t3: pd.Series, targets3: dict, held: dict, current_tables_: tuple, table2_cur: pd.DataFrame, paper: dict,
-                   runner_ups, setting: ex.Setting, more_rows, table1_n: int, n3: int, seeds, run, target: str, epsilon: float,
+                   runner_ups, setting: Setting, more_rows, table1_n: int, n3: int, seeds, run, target: str, epsilon: float,
                    out, margins: dict | None = None):
     """``calibration.csv`` (``calibration.table``: the fit with Table 3 over every seed, the held-out statements
     ``held``, their values under the settings before the fit: ``current_tables_`` = its Tables 1, 3, 6 and

@@ -28,6 +28,7 @@ import pandas as pd
 from ...serving.analysis import metrics
 from ...serving.log import verified
 from . import serving_runs as ex
+from ...serving.scenario import Setting
 
 PARTS = ("drafting", "link", "verification", "queueing")
 
@@ -108,7 +109,7 @@ class Recorder:
                 r["skipped_after_critical_stop"] += int(stopped and pos >= n_crit)
 
 
-def mechanism_runs(setting: ex.Setting, devices: int, seed: int, systems=("WISP", "FCFS"), window: int = 50,
+def mechanism_runs(setting: Setting, devices: int, seed: int, systems=("WISP", "FCFS"), window: int = 50,
                    tau: float = 1.5):
     """Each of ``systems`` at ``devices`` mixed-class devices (one run each, ``seed``): (responses: every decided
     response with its attribution, by system; eq21: eq (21)'s label of each verification event that missed its
@@ -116,20 +117,20 @@ def mechanism_runs(setting: ex.Setting, devices: int, seed: int, systems=("WISP"
     phase, the mean queue, critical and late requests per decision, the mean batch)."""
     resp, eq21, dec = [], [], []
     for s in systems:
-        point = ex.Point(s, devices, None, seed=seed, setting=setting)
+        point = ex.SCENARIO.point(s, devices, None, seed=seed, setting=setting)
         rec = []
 
         def wrap(f):
             rec.append(Recorder(f))
             return rec[-1]
 
-        log = ex.run_log(point, wrap=wrap if ex.SYSTEM[s].former.startswith("wisp") else None)
-        resp.append(response_attribution(log, setting.max_new_tokens, setting.warmup, setting.horizon).assign(system=s))
-        att = metrics.deadline_attribution(metrics.steady(log, setting.warmup), window=window, tau=tau)
+        log = ex.run_log(point, wrap=wrap if ex.SCENARIO.system(s).former.startswith("wisp") else None)
+        resp.append(response_attribution(log, setting.max_new_tokens, setting.warmup_s, setting.horizon_s).assign(system=s))
+        att = metrics.deadline_attribution(metrics.steady(log, setting.warmup_s), window=window, tau=tau)
         eq21.append(att[att.violated].assign(system=s))
         if rec:
             d = pd.DataFrame(rec[0].decisions)
-            d = d[d.now >= setting.warmup]
+            d = d[d.now >= setting.warmup_s]
             dec.append(dict(system=s, decisions=len(d), stopped_in_critical=float(d.stopped_in_critical.mean()),
                             queued=float(d.queued.mean()), critical=float(d.critical.mean()), late=float(d.late.mean()),
                             with_late=float((d.late > 0).mean()), batch=float(d.batch.mean())))
@@ -151,16 +152,16 @@ def request_table(requests: dict, log: pd.DataFrame) -> pd.DataFrame:
     return r
 
 
-def _per_response(log: pd.DataFrame, setting: ex.Setting) -> pd.DataFrame:
+def _per_response(log: pd.DataFrame, setting: Setting) -> pd.DataFrame:
     """``response_attribution`` of ``log`` with each device's responses numbered (``k``: 0, 1, ... by start) and the
     rounds of each (client, response start) listed."""
-    r = response_attribution(log, setting.max_new_tokens, setting.warmup, setting.horizon)
-    every = metrics.responses(log, setting.max_new_tokens, setting.horizon).sort_values(["client", "start"])
+    r = response_attribution(log, setting.max_new_tokens, setting.warmup_s, setting.horizon_s)
+    every = metrics.responses(log, setting.max_new_tokens, setting.horizon_s).sort_values(["client", "start"])
     every["k"] = every.groupby("client").cumcount()
     return r.merge(every[["client", "start", "k"]], on=["client", "start"], how="left")
 
 
-def delayed(wisp_log: pd.DataFrame, fcfs_log: pd.DataFrame, requests: pd.DataFrame, setting: ex.Setting) -> pd.DataFrame:
+def delayed(wisp_log: pd.DataFrame, fcfs_log: pd.DataFrame, requests: pd.DataFrame, setting: Setting) -> pd.DataFrame:
     """WISP's decided responses paired with FCFS's by (client, k: the device's k-th response, the same prompt and
     class in both runs), with ``delayed`` (WISP violates it, FCFS meets it) and WISP's requests of the response
     (``request_table``'s rows whose arrival lies in it) summed: requests, their wait, decisions passed over and
@@ -200,7 +201,7 @@ def delayed_table(pairs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def delayed_section(setting: ex.Setting, devices: int, seed: int, out, note: str = ""):
+def delayed_section(setting: Setting, devices: int, seed: int, out, note: str = ""):
     """WISP and FCFS at ``devices`` (one seed each, the same devices): every verification request of WISP's run
     (``request_table``), the paired responses (``delayed``) and ``delayed_table``, written as
     ``mechanism_requests.csv`` (the paired responses, one a row) and ``mechanism_delayed.csv`` (per class), and
@@ -214,8 +215,8 @@ def delayed_section(setting: ex.Setting, devices: int, seed: int, out, note: str
         rec.append(Recorder(f))
         return rec[-1]
 
-    wl = ex.run_log(ex.Point("WISP", devices, None, seed=seed, setting=setting), wrap=wrap)
-    fl = ex.run_log(ex.Point("FCFS", devices, None, seed=seed, setting=setting))
+    wl = ex.run_log(ex.SCENARIO.point("WISP", devices, None, seed=seed, setting=setting), wrap=wrap)
+    fl = ex.run_log(ex.SCENARIO.point("FCFS", devices, None, seed=seed, setting=setting))
     pairs = delayed(wl, fl, request_table(rec[0].requests, wl), setting)
     table = delayed_table(pairs)
     plotting.write_csv(pairs, out / "mechanism_requests.csv")
@@ -268,7 +269,7 @@ def note(att: pd.DataFrame, eq21: pd.DataFrame, dec: pd.DataFrame, devices: int,
             + f"; eq (21) calls {cd:.1%} of missed deadlines compute-dominant")
 
 
-def section(setting: ex.Setting, devices: int, seed: int, readings, window: int, tau: float, out):
+def section(setting: Setting, devices: int, seed: int, readings, window: int, tau: float, out):
     """§ Mechanisms: ``mechanism_runs`` of WISP, FCFS and every reading at ``devices``, written as
     ``mechanism_attribution.csv``, ``mechanism_eq21.csv`` and ``mechanism_decisions.csv``. Returns
     (attribution table, eq (21) table, decisions, the failing rows' ``note``)."""
@@ -281,14 +282,14 @@ def section(setting: ex.Setting, devices: int, seed: int, readings, window: int,
     return att, eq, dec, note(att, eq, dec, devices)
 
 
-def noise_section(setting: ex.Setting, devices: int, seeds, run, out, factors=(0.0, 1.0, 3.0)) -> pd.DataFrame:
+def noise_section(setting: Setting, devices: int, seeds, run, out, factors=(0.0, 1.0, 3.0)) -> pd.DataFrame:
     """Whether WISP's order against FCFS survives the twin's verification-time error: the violation rate per class
     of both at ``devices`` with eq (19)'s noise times each of ``factors`` (every seed, ``run``), written as
     ``mechanism_noise.csv``."""
     from ... import plotting
 
     zs = [f * setting.noise for f in factors]
-    rows = run([ex.Point(s, devices, None, seed=k, setting=ex.replace(setting, noise=z)) for z in zs for s in ("WISP", "FCFS")
+    rows = run([ex.SCENARIO.point(s, devices, None, seed=k, setting=ex.SCENARIO.setting(setting, noise=z)) for z in zs for s in ("WISP", "FCFS")
                 for k in seeds])
     rows["noise"] = [z for z in zs for _ in ("WISP", "FCFS") for _ in seeds]
     t = metrics.per_class(rows, ["noise", "system"], ex.CLASSES)

@@ -1,6 +1,7 @@
 """WISP's serving-side experiments (li2026 Sections 3.1, 5.2, 5.3, 5.4.1) on the serving layer's twin.
 
-Three systems share one set of devices, traces and runtime model, and differ only where the paper says:
+Its systems share one set of devices, traces and runtime model, and differ only where the paper says (each
+system's former, cache and drafting rule: the scenario ``data/scenarios/li2026_serving.yaml``, ``SCENARIO``):
 
 =============  =====================  ======================  ======================================
 system         drafting               verifier cache          batch former
@@ -15,14 +16,14 @@ WISP-continue  predictor stop (<= K)  prefix cache            Algorithm 1, utili
 Centralized    none: the server decodes every token, continuously batched (``serving.sim.centralized``)
 =============  =====================  ======================  ======================================
 
-Each point of a sweep is a pure function of a plain ``Point`` (``run_point``), so ``specedge.sweep`` can
-cache and fan them out. What the paper leaves open is listed, each with the sentence that leaves it open,
+Each point of a sweep is a pure function of a plain ``serving.scenario.Point`` (``run_point``; built by
+``SCENARIO.point``), so ``specedge.sweep`` can cache and fan them out. What the paper leaves open is listed, each with the sentence that leaves it open,
 in ``data/li2026/serving_open_settings.csv`` (``open_settings``): the prompt length and the server's KV memory
-are fitted to Table 3's three goodputs (``calibrate``, a grid search), the rest kept at the values of ``Setting``.
+are fitted to Table 3's three goodputs (``calibrate``, a grid search), the rest kept at the scenario's values (``SCENARIO.base``).
 What the paper states is an input: the devices draft at 50 tokens/s ("the device spends a growing fraction of
 its fixed drafting capacity (50 tokens/s)", Sec 3.2).
 
-- response length 128 tokens, one-way network latency 10 ms, window K = 8;
+- response length 128 tokens, a 20 ms round trip (10 ms each way), window K = γ = 8;
 - devices cycle through the zoo's four drafts (the paper's Qwen3-0.6B/1.7B/4B/8B) and six domains, with
   per-position acceptance drawn from the zoo's traces (``twin.TraceAcceptance``); the predictor is the
   committed MLP (``data/predictor``);
@@ -35,7 +36,7 @@ its fixed drafting capacity (50 tokens/s)", Sec 3.2).
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace as _dc_replace
+from dataclasses import replace as _dc_replace
 from typing import Mapping
 
 import numpy as np
@@ -45,49 +46,28 @@ from ... import hardware, paths
 from ...serving.timemodels import calibration, time_models
 from ...serving.analysis import capacity, client_mix, metrics
 from ...serving.sim import centralized
-from ...serving import acceptance_sources, policies
+from ...serving import acceptance_sources, policies, scenario
 from ...serving.policies.allocation import FixedS
 from ...serving.analysis.capacity import Curve
 from ...serving.timemodels.estimator import COEFFICIENTS, Estimator
 from ...serving.timemodels.shape_scaling import scale_coefficients, weight_bytes
 from ...serving.interfaces import Times
+from ...serving.scenario import Point, Setting
 from ...serving.sim.engine import gc_paused
 from ...serving.sim.twin import TraceAcceptance, simulate
 from ...serving.workload import ClientSpec, Workload
 
-CLASSES = (2, 4, 6, 8)
-
-
-@dataclass(frozen=True)
-class System:
-    """Where a system differs (module docstring's table): its batch former (``policies.former``'s name; None:
-    centralized serving, the server decoding every token), the verifier's prefix cache, and whether its devices
-    may stop drafting by the predictor (else a fixed window K)."""
-    former: str | None
-    prefix_cache: bool
-    predictor: bool
-
-
-SYSTEM = {"SLED": System("fcfs", False, False), "FCFS": System("fcfs", True, True), "WISP": System("wisp", True, True),
-          "EDF-only": System("edf", True, True), "Centralized": System(None, True, False),
-          # Algorithm 1's other readings of a late request (``wisp_batching.READINGS``; docs/wisp-readings.md)
-          "WISP-stop": System("wisp-stop", True, True), "WISP-drop": System("wisp-drop", True, True),
-          "WISP-continue": System("wisp-continue", True, True)}
-READINGS = {"admit": "WISP", "stop": "WISP-stop", "drop": "WISP-drop", "continue": "WISP-continue"}   # reading -> system
-SYSTEMS = tuple(SYSTEM)
+# the systems, the targets' shapes, the SLO classes and the setting of every sweep point (``serving.scenario``'s
+# ``Setting`` and ``Point``, checked against ``scenario_schema`` when this module is imported)
+SCENARIO = scenario.sweep_scenario("li2026_serving")
+CLASSES = SCENARIO.slo_classes
 DRAFTS = ("draft-xs", "draft-s", "draft-m", "draft-l")
 DOMAINS = ("chat", "code", "math", "qa", "sql", "summarize")
 
-# Qwen3 shapes (config.json of Qwen/Qwen3-32B and Qwen/Qwen3-14B): what the 14B estimator is derived from.
-QWEN3 = {
-    "Qwen3-32B": dict(layers=64, hidden=5120, heads=64, kv_heads=8, head_dim=128, intermediate=25600),
-    "Qwen3-14B": dict(layers=40, hidden=5120, heads=40, kv_heads=8, head_dim=128, intermediate=17408),
-}
-
 
 def kv_bytes_per_token(model: str) -> float:
-    """Bytes of ``model``'s bf16 KV cache per token (``hardware.kv_bytes_per_token`` of its Qwen3 shape)."""
-    a = QWEN3[model]
+    """Bytes of ``model``'s bf16 KV cache per token (``hardware.kv_bytes_per_token`` of its shape in ``SCENARIO``)."""
+    a = SCENARIO.target(model)
     return hardware.kv_bytes_per_token(a["layers"], a["kv_heads"], a["head_dim"])
 
 
@@ -95,71 +75,20 @@ def paper_coefficients(target: str = "Qwen3-32B", profile="li2026_paper") -> dic
     """Eq (19)'s coefficients for Qwen3-32B from ``profile`` (Table 12's in ``li2026_paper``); Qwen3-14B's
     carried to its shape (``shape_scaling``: the paper gives none for it). ``profile``: eq (19)'s coefficients themselves
     (a mapping, as a ``Setting`` carries them), a loaded profile, or a profile's name or path."""
+    shape = SCENARIO.target(target)
     co = profile if isinstance(profile, Mapping) else hardware.as_profile(profile).coefficients("verify")
-    if target not in QWEN3:
-        raise ValueError(f"target: expected one of {sorted(QWEN3)}, got {target!r}")
     if target == "Qwen3-32B":
         return {k: float(co[k]) for k in COEFFICIENTS}
-    return scale_coefficients(co, QWEN3["Qwen3-32B"], QWEN3[target])
-
-
-@dataclass(frozen=True)
-class Setting:
-    """The values the paper leaves open (module docstring)."""
-    draft_rate: float = 50.0          # tok/s on the device: stated (Sec 3.2), never fitted
-    latency: float = 0.010            # s one way
-    prompt_tokens: int = 128
-    max_new_tokens: int = 128
-    window: int = 8                   # K, also the predictor's maximum
-    temperature: float = 0.0
-    noise: float = 0.06               # relative spread of the true verification time around eq (19)
-    delta: float = 0.010              # WISP's guard time (s)
-    memory_gb: float = 14.0
-    horizon: float = 120.0            # simulated seconds per run
-    warmup: float = 20.0              # s discarded at the start (steady state)
-    profile: str = "li2026_paper"     # hardware profile holding eq (19)'s coefficients (runtime.verify)
-    # those coefficients, carried into every sweep worker (and its cache key) so that no worker loads the
-    # profile again (``from_profile``); empty: load ``profile`` by name or path
-    verify: tuple[tuple[str, float], ...] = ()
-
-    @classmethod
-    def from_profile(cls, profile, **values) -> "Setting":
-        """The setting of ``profile`` (loaded, or a name or path): its name, and eq (19)'s coefficients."""
-        prof = hardware.as_profile(profile)
-        co = prof.coefficients("verify")
-        return cls(profile=prof.name, verify=tuple((k, float(co[k])) for k in COEFFICIENTS), **values)
-
-
-@dataclass(frozen=True)
-class Point:
-    """One sweep point: a pure configuration."""
-    system: str
-    devices: int
-    slo_class: int | None = None      # every device in this class; None: mixed classes (Sec 5.3)
-    target: str = "Qwen3-32B"
-    predictor: bool = True            # WISP/FCFS/EDF-only drafting rule (Table 6 switches it off)
-    seed: int = 0
-    setting: Setting = field(default_factory=Setting)
-
-    def __post_init__(self):
-        if self.system not in SYSTEMS:
-            raise ValueError(f"system: expected one of {SYSTEMS}, got {self.system!r}")
-        if not isinstance(self.devices, int) or self.devices < 1:
-            raise ValueError(f"devices: must be a positive int, got {self.devices!r}")
-        if self.slo_class is not None and self.slo_class not in CLASSES:
-            raise ValueError(f"slo_class: expected one of {CLASSES} or None, got {self.slo_class!r}")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+    return scale_coefficients(co, SCENARIO.target("Qwen3-32B"), shape)
 
 
 # the files a sweep point reads: their content is part of its cache key (``sweep.point_version``)
-SWEEP_INPUTS = acceptance_sources.source("zoo").sweep_inputs
+SWEEP_INPUTS = acceptance_sources.source(SCENARIO.pair).sweep_inputs
 
 
 def acceptance() -> TraceAcceptance:
-    """The zoo's traces with the committed MLP as the stop rule ``mlp`` (``acceptance_sources``' ``zoo``)."""
-    return acceptance_sources.acceptance("zoo")
+    """The scenario's traces with their stop rules (``acceptance_sources``' ``zoo``: the committed MLP as ``mlp``)."""
+    return acceptance_sources.acceptance(SCENARIO.pair)
 
 
 def alpha(draft: str, controlled: bool, window: int = 8, temperature: float = 0.0, draws: int = 4000,
@@ -181,14 +110,14 @@ def workload(point: Point, drafts=DRAFTS, domains=DOMAINS, acc: TraceAcceptance 
     """The point's devices: device i drafts with ``drafts[i % len]`` on domains i and i + len/2 of ``domains``,
     reporting the α of its drafting rule over the traces ``acc`` (default: the zoo's)."""
     st = point.setting
-    system = SYSTEM[point.system]
+    system = SCENARIO.system(point.system)
     controlled = point.predictor and system.predictor
     clients, n = [], len(domains)
     for i, c in enumerate(classes_for(point)):
         draft = drafts[i % len(drafts)]
         clients.append(ClientSpec(draft, (domains[i % n], domains[(i + n // 2) % n]), 1,
-                                  st.max_new_tokens, st.window, "predictor:mlp" if controlled else "fixed",
-                                  st.temperature, c, alpha(draft, controlled, st.window, st.temperature, acc=acc,
+                                  st.max_new_tokens, st.gamma, "predictor:mlp" if controlled else "fixed",
+                                  st.temperature, c, alpha(draft, controlled, st.gamma, st.temperature, acc=acc,
                                                            domains=domains),
                                   st.prompt_tokens, seed=point.seed))
     return Workload(target, tuple(clients), capacity=10**9, cache=system.prefix_cache,
@@ -203,21 +132,22 @@ def estimator(point: Point) -> Estimator:
 def kv_budget(point: Point) -> float:
     """Bytes of KV the server holds: ``memory_gb`` beside Qwen3-32B's weights; a smaller target's bf16 weights
     leave the difference free as well (Qwen3-14B: 36 GB more)."""
-    return point.setting.memory_gb * 1e9 + (weight_bytes(QWEN3["Qwen3-32B"]) - weight_bytes(QWEN3[point.target]))
+    return point.setting.memory_gb * 1e9 + (weight_bytes(SCENARIO.target("Qwen3-32B")) - weight_bytes(SCENARIO.target(point.target)))
 
 
 def former(point: Point, est: Estimator):
     """The point's batch former (``policies.former`` by the system's name), within ``kv_budget``: the registry hands
     each builder the keywords it takes (WISP's the estimate and guard time; FCFS its log label, e.g. SLED)."""
-    return policies.former(SYSTEM[point.system].former, estimator=est, delta=point.setting.delta,
+    return policies.former(SCENARIO.system(point.system).former, estimator=est, delta=point.setting.delta_s,
                            memory_budget=kv_budget(point), label=point.system)
 
 
 def times(point: Point, est: Estimator) -> Times:
-    """The point's step times: k draft passes at ``draft_rate`` tokens/s (a round the stop rule ended takes
-    one pass more than its S tokens: ``interfaces.Times``), eq (19) with the setting's noise, ``latency`` each way."""
+    """The point's step times: k draft passes of ``s_per_token`` seconds each, taken as the stated rate 1 /
+    ``s_per_token`` tokens/s (``time_models.DraftRate``; a round the stop rule ended takes one pass more than its S
+    tokens: ``interfaces.Times``), eq (19) with the setting's noise, half of ``rtt_s`` each way."""
     st = point.setting
-    return time_models.times([time_models.DraftRate(st.draft_rate)] * point.devices, time_models.Latency(st.latency),
+    return time_models.times([time_models.DraftRate(1 / st.s_per_token)] * point.devices, time_models.Latency(st.rtt_s / 2),
                              time_models.noisy(est, st.noise, point.seed))
 
 
@@ -229,13 +159,13 @@ def run_log(point: Point, wl: Workload | None = None, acc=None, wrap=None) -> pd
     st = point.setting
     est = estimator(point)
     wl = workload(point) if wl is None else wl
-    if SYSTEM[point.system].former is None:
+    if SCENARIO.system(point.system).former is None:
         with gc_paused():
-            return centralized.simulate(wl, time_models.noisy(est, st.noise, point.seed), until=st.horizon, rtt=2 * st.latency,
+            return centralized.simulate(wl, time_models.noisy(est, st.noise, point.seed), until=st.horizon_s, rtt=st.rtt_s,
                                         memory_budget=kv_budget(point))
     f = former(point, est)
-    return simulate(wl, f if wrap is None else wrap(f), FixedS(st.window * point.devices, point.devices), times(point, est),
-                    acceptance() if acc is None else acc, until=st.horizon, seed=point.seed, label=point.system)
+    return simulate(wl, f if wrap is None else wrap(f), FixedS(st.gamma * point.devices, point.devices), times(point, est),
+                    acceptance() if acc is None else acc, until=st.horizon_s, seed=point.seed, label=point.system)
 
 
 def run_point(point: Point, log: pd.DataFrame | None = None) -> dict:
@@ -245,7 +175,7 @@ def run_point(point: Point, log: pd.DataFrame | None = None) -> dict:
     log = run_log(point) if log is None else log
     return dict(system=point.system, devices=point.devices, slo_class=point.slo_class, target=point.target,
                 predictor=point.predictor, seed=point.seed,
-                **metrics.slo_summary(log, st.max_new_tokens, st.warmup, st.horizon, CLASSES))
+                **metrics.slo_summary(log, st.max_new_tokens, st.warmup_s, st.horizon_s, CLASSES))
 
 
 # --------------------------------------------------------------------------- the open settings, fitted to Table 3
@@ -264,12 +194,12 @@ def calibration_grid(scale: str) -> dict[str, list]:
     """The fitted settings (``open_settings`` role ``fit``) and their candidates at ``scale`` ("ci" or "full")."""
     if scale not in ("ci", "full"):
         raise ValueError(f"scale: expected 'ci' or 'full', got {scale!r}")
-    return calibration.open_grid(open_settings(), scale, {k: type(v) for k, v in asdict(Setting()).items()})
+    return calibration.open_grid(open_settings(), scale, {k: type(v) for k, v in vars(SCENARIO.base).items()})
 
 
 def table3_points(setting: Setting, n3: int, seeds) -> list[Point]:
     """Table 3's runs: SLED, centralized serving and WISP at ``n3`` devices of mixed classes, each seed."""
-    return [Point(s, n3, None, seed=k, setting=setting) for s in TABLE3 for k in seeds]
+    return [SCENARIO.point(s, n3, None, seed=k, setting=setting) for s in TABLE3 for k in seeds]
 
 
 def fits(setting: Setting, target: str = "Qwen3-32B") -> bool:
@@ -277,7 +207,7 @@ def fits(setting: Setting, target: str = "Qwen3-32B") -> bool:
     leaves it: else centralized serving can hold no response and a candidate of the calibration is infeasible
     (an infinite loss, never run)."""
     return kv_bytes_per_token(target) * (setting.prompt_tokens + setting.max_new_tokens) <= kv_budget(
-        Point("SLED", 1, target=target, setting=setting))
+        SCENARIO.point("SLED", 1, target=target, setting=setting))
 
 
 def calibrate(setting: Setting, grid: dict, targets: dict, n3: int, seeds, run, rounds: int = 4) -> calibration.Fit:
@@ -291,11 +221,11 @@ def calibrate(setting: Setting, grid: dict, targets: dict, n3: int, seeds, run, 
     good: dict = {}
 
     def points(st: Setting) -> list[Point]:
-        return [_dc_replace(p, setting=replace(st, draft_rate=setting.draft_rate)) if p.system == "Centralized" else p
+        return [_dc_replace(p, setting=SCENARIO.setting(st, s_per_token=setting.s_per_token)) if p.system == "Centralized" else p
                 for p in table3_points(st, n3, seeds)]
 
     def evaluate(cands: list[dict]) -> list[dict]:
-        per = [points(replace(setting, **c)) if fits(replace(setting, **c)) else [] for c in cands]
+        per = [points(SCENARIO.setting(setting, **c)) if fits(SCENARIO.setting(setting, **c)) else [] for c in cands]
         unique = [p for p in dict.fromkeys(p for ps in per for p in ps) if p not in good]
         if unique:
             good.update(zip(unique, run(unique).goodput, strict=True))
@@ -305,14 +235,13 @@ def calibrate(setting: Setting, grid: dict, targets: dict, n3: int, seeds, run, 
     fit = calibration.fit_interior(evaluate, grid, targets, rounds)
     for k in seeds:
         fit.searched[f"loss_seed{k}"] = [
-            calibration.loss({T3.format(s): good[p] for p in points(replace(setting, **c)) if p.seed == k for s in [p.system]},
-                             targets) if fits(replace(setting, **c)) else np.inf
+            calibration.loss({T3.format(s): good[p] for p in points(SCENARIO.setting(setting, **c)) if p.seed == k for s in [p.system]},
+                             targets) if fits(SCENARIO.setting(setting, **c)) else np.inf
             for c in fit.searched[list(fit.grid)].to_dict("records")]
     return fit
 
 
 # --------------------------------------------------------------------------- tables from sweep rows
-replace = _dc_replace      # a Setting with some of its values changed
 
 
 def throughput_bound(point: Point, epsilon: float) -> float:
@@ -320,9 +249,9 @@ def throughput_bound(point: Point, epsilon: float) -> float:
     (prompt + max_new_tokens / 2), the traced rounds of each of ``DRAFTS`` under the system's drafting rule."""
     if point.slo_class is None:
         raise ValueError("point.slo_class: a capacity search needs one class for every device")
-    st, system = point.setting, SYSTEM[point.system]
+    st, system = point.setting, SCENARIO.system(point.system)
     rounds = None if system.former is None else [
-        client_mix.round_sums(acceptance(), d, point.predictor and system.predictor, st.window, st.temperature,
+        client_mix.round_sums(acceptance(), d, point.predictor and system.predictor, st.gamma, st.temperature,
                               domains=DOMAINS) for d in DRAFTS]
     return capacity.throughput_bound(estimator(point), st.prompt_tokens + st.max_new_tokens / 2, point.slo_class, epsilon,
                                      rounds, system.prefix_cache)
@@ -351,17 +280,17 @@ def capacities(curves: list[Curve], run=None, decisive: float | None = capacity.
 
 
 def _point(curve: Curve, n: int, seed: int) -> Point:
-    return Point(curve.system, n, curve.slo_class, curve.target, seed=seed, setting=curve.setting)
+    return SCENARIO.point(curve.system, n, curve.slo_class, curve.target, seed=seed, setting=curve.setting)
 
 
 def _guess(curve: Curve) -> int:
-    return throughput_guess(Point(curve.system, 1, curve.slo_class, curve.target, setting=curve.setting), curve.epsilon)
+    return throughput_guess(SCENARIO.point(curve.system, 1, curve.slo_class, curve.target, setting=curve.setting), curve.epsilon)
 
 
 def _point_cost(point: Point) -> float:
     """A point's expected cost, for ordering a round's points: its devices (centralized serving's token
     steps are cheaper to simulate)."""
-    return point.devices * (1.0 if SYSTEM[point.system].former else 0.3)
+    return point.devices * (1.0 if SCENARIO.system(point.system).former else 0.3)
 
 
 def curves(systems, targets, classes, *, epsilon: float, seeds: int, seed: int, setting: Setting, hi: int,
