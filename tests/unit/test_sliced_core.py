@@ -14,25 +14,7 @@ from specedge.serving.sim.engine import EventLoop
 from specedge.serving.sim.processes import SharedCore, SlicedCore, Simulation
 from specedge.serving.sim.twin import PromptAcceptance, simulate
 from specedge.serving.workload import ClientSpec, Workload
-from test_twin_error_attribution import FRAME
-
-
-def _finishes(works, starts, core_slice):
-    """Each job's finish time on the drafters' core of a ``Simulation`` (``core_slice`` None: processor sharing)."""
-    sim = Simulation(FixedS(16, max(len(works), 1)), len(works), core_slice)
-    done = {}
-
-    def job(i):
-        yield float(starts[i])
-        sim.core.add(gens[i], works[i])
-        yield None
-        done[i] = sim.loop.now
-
-    gens = [job(i) for i in range(len(works))]
-    for g in gens:
-        sim.loop.process(g)
-    sim.loop.run()
-    return done
+from test_twin_error_attribution import FRAME, _core_finishes as _finishes
 
 
 def test_one_job_alone_runs_at_full_speed_over_many_slices():
@@ -118,16 +100,17 @@ def _log(arrivals, starts, tv):
 
 
 def test_queueing_mechanism_splits_requests_by_whether_a_pass_was_running():
-    """Pass 0 runs [0, 1); requests arriving at 0.5 and 0.9 wait for pass 1 at 1.1 (in a pass), the one at 3.0 finds the
-    server idle and waits 0.1 s for pass 2; the first request waited 0."""
-    log = _log([0.0, 0.5, 0.9, 3.0], [0.0, 1.1, 1.1, 3.1], [1.0, 1.0, 1.0, 0.5])
+    """Pass 0 runs [0, 1); requests arriving at 0.3 and 0.9 wait for pass 1 at 1.1 (in a pass, one in its first half),
+    the one at 3.0 finds the server idle and waits 0.1 s for pass 2; the first request waited 0."""
+    log = _log([0.0, 0.3, 0.9, 3.0], [0.0, 1.1, 1.1, 3.1], [1.0, 1.0, 1.0, 0.5])
     m = twin_attribution.queueing_mechanism(log)
-    assert m["in_pass_share"] == pytest.approx(0.5)
-    assert m["queue_in_pass_p50_s"] == pytest.approx(0.4)      # waits 0.6 and 0.2
+    assert m["in_pass_share"] == pytest.approx(0.5) and m["early_in_pass_share"] == pytest.approx(0.5)
+    assert m["queue_in_pass_p50_s"] == pytest.approx(0.5)      # waits 0.8 and 0.2
     assert m["queue_idle_p50_s"] == pytest.approx(0.05)        # waits 0 and 0.1
     assert m["requests_per_pass"] == pytest.approx(4 / 3) and m["pass_p50_s"] == pytest.approx(1.0)
     three = twin_attribution.queueing_mechanism(_log([0.0, 0.5, 0.9], [0.0, 1.1, 1.1], [1.0, 1.0, 1.0]))
     assert three["in_pass_share"] == pytest.approx(2 / 3) and three["requests_per_pass"] == pytest.approx(1.5)
+    assert three["early_in_pass_share"] == 0.0                 # 0.5 and 0.9 of a pass of 1.0: its second half
     with pytest.raises(ValueError, match="verified"):
         twin_attribution.queueing_mechanism(log.assign(event="dropped"))
 
@@ -135,9 +118,10 @@ def test_queueing_mechanism_splits_requests_by_whether_a_pass_was_running():
 def test_mechanism_rows_average_the_seeds_and_name_their_quantile():
     real = _log([0.0, 0.5, 0.9, 3.0], [0.0, 1.1, 1.1, 3.1], [1.0, 1.0, 1.0, 0.5])
     idle = _log([0.0, 2.0, 4.0], [0.0, 2.1, 4.1], [1.0, 1.0, 1.0])              # nobody arrives in a pass
-    busy = _log([0.0, 0.5], [0.0, 1.0], [1.0, 1.0])                              # half in a pass
+    busy = _log([0.0, 0.25], [0.0, 1.0], [1.0, 1.0])                             # half in a pass
     rows = {r["metric"]: r for r in twin_attribution.mechanism_differences(real, [idle, busy])}
     assert set(rows) == set(twin_attribution.QUEUEING)
     assert rows["in_pass_share"]["twin"] == pytest.approx(0.25) and rows["in_pass_share"]["quantile"] == "mean"
     assert rows["in_pass_share"]["diff_pct"] == pytest.approx(-50.0)
     assert rows["pass_p50_s"]["quantile"] == "p50" and rows["requests_per_pass"]["twin"] == pytest.approx(1.0)
+    assert rows["early_in_pass_share"]["twin"] == pytest.approx(1.0)   # idle has none in a pass; busy's at 0.25 of 1.0

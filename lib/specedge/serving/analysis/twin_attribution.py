@@ -174,6 +174,7 @@ def differences(real: pd.DataFrame, logs: list[pd.DataFrame], quantiles=(50, 90)
 # where a queueing delay comes from (``queueing_mechanism``): a request that arrives while a verification pass runs waits
 # for the rest of it, one that finds the server idle waits for its wake-up; the p50 lies between the two populations
 QUEUEING = {"in_pass_share": "share of requests arriving while a pass runs",
+            "early_in_pass_share": "share of those arriving in the pass's first half (0.5 if uniform over it)",
             "queue_in_pass_p50_s": "p50 queueing delay of those (s)",
             "queue_idle_p50_s": "p50 queueing delay of the others: the wake-up (s)",
             "requests_per_pass": "requests verified per pass",
@@ -192,8 +193,11 @@ def queueing_mechanism(log: pd.DataFrame) -> dict[str, float]:
     start, tv = b["start"].to_numpy(float), b["tv"].to_numpy(float)
     arrival, queue = r["arrival"].to_numpy(float), r["t_queue"].to_numpy(float)
     i = np.searchsorted(start, arrival, side="left") - 1
-    inside = (i >= 0) & (arrival < (start + tv)[np.clip(i, 0, None)])
+    j = np.clip(i, 0, None)
+    inside = (i >= 0) & (arrival < (start + tv)[j])
+    early = inside & (arrival - start[j] < tv[j] / 2)
     return dict(in_pass_share=float(inside.mean()),
+                early_in_pass_share=float(early.sum() / inside.sum()) if inside.any() else np.nan,
                 queue_in_pass_p50_s=float(np.median(queue[inside])) if inside.any() else np.nan,
                 queue_idle_p50_s=float(np.median(queue[~inside])) if (~inside).any() else np.nan,
                 requests_per_pass=len(r) / len(b), pass_p50_s=float(np.median(tv)))
