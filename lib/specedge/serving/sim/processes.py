@@ -7,9 +7,9 @@ processes on ``engine.EventLoop``; they differ only in where a client's rounds c
 
 A client's ``rounds`` object gives its rounds as a generator, ``feed()``, that the client process drives: it
 yields the client's own seconds before a round (only where ``gaps`` is true: the replay's time between rounds),
-then the round's drafting + uplink seconds (or, on the drafters' shared core, ``SharedCore``: (CPU work before the
-send, uplink seconds, CPU work once the reply is in, done before the next round drafts: a real round ends when its
-reply is in, the drafter commits it after)); it is sent the time the request reaches the server and yields the
+then the round's drafting + uplink seconds (or, on the drafters' shared core, ``SharedCore`` or ``SlicedCore``: (CPU
+work before the send, uplink seconds, CPU work once the reply is in, done before the next round drafts: a real round
+ends when its reply is in, the drafter commits it after)); it is sent the time the request reaches the server and yields the
 ``Pending`` request; it is sent (the verdict, the round's seconds) once the reply is in the client's hands and
 goes on to the next round, or yields None when the client's stream ended. The server asks the client's
 ``verdict(p, b, start, end, tv, first, last)`` for its answer to a verified request (the value the client is
