@@ -78,9 +78,10 @@ def test_outcome_caps_at_the_response_end_and_dispatches_on_the_rule():
     assert s == 3 and 0 <= n <= 3
 
 
-def _core_finishes(works, starts):
-    """Each job's finish time on one ``SharedCore`` (``works`` seconds of work arriving at ``starts``)."""
-    sim = Simulation(FixedS(16, max(len(works), 1)), len(works))
+def _core_finishes(works, starts, core_slice=None):
+    """Each job's finish time on the drafters' core of a ``Simulation`` (``works`` seconds of work arriving at
+    ``starts``): one ``SharedCore``, or with ``core_slice`` a ``SlicedCore``."""
+    sim = Simulation(FixedS(16, max(len(works), 1)), len(works), core_slice)
     done = {}
 
     def job(i):

@@ -93,7 +93,8 @@ class Times:
     the link (the log's ``t_send``, what the real server measures; ``None``: ``down(c)``); ``shared_core``: ``draft[c](k)`` is CPU work on one core every
     drafter shares (``processes.SharedCore``: processor sharing), not seconds of a device of its own; then ``post(c)``
     (``None``: none) is client c's CPU work on that core once its reply is in (taking it in, committing it), done
-    before its next drafting and outside the round's time, drawn with the round's ``draft[c]``."""
+    before its next drafting and outside the round's time, drawn with the round's ``draft[c]``; ``core_slice``: that
+    core's discipline, None for processor sharing, else seconds of a round-robin time slice (``processes.SlicedCore``)."""
     draft: Sequence[Callable[[int], float]]
     verify: Callable[[Sequence[Pending]], float]
     up: Callable[[int, int], float] = lambda c, s: 0.0
@@ -103,6 +104,7 @@ class Times:
     send: Callable[[int], float] | None = None
     shared_core: bool = False
     post: Callable[[int], float] | None = None
+    core_slice: float | None = None
 
 
 REPLY_BYTES = 50   # a VerifyReply (accepted, token, bonus, next S, batch, 5 doubles): the twin's default

@@ -47,6 +47,9 @@ COMPONENTS = {
     "stochastic twin (prompt and position, held-out, shared drafter core)":
         "PromptAcceptance, drafting and the drafter processes' other CPU as held-out work on the drafters' shared core, "
         "other times held-out and drawn",
+    "stochastic twin (prompt and position, held-out, time-sliced drafter core)":
+        "the same, the drafters' core run in the kernel's time slices, round-robin (``processes.SlicedCore``), not "
+        "processor-shared",
 }
 
 
@@ -141,6 +144,8 @@ def variant(ctx: Context, component: str, seed: int) -> pd.DataFrame:
         return ctx.stochastic("held-out", seed)
     elif component == "stochastic twin (prompt and position, held-out, shared drafter core)":
         return ctx.stochastic("shared core", seed)
+    elif component == "stochastic twin (prompt and position, held-out, time-sliced drafter core)":
+        return ctx.stochastic("sliced core", seed)
     return replay(ctx.real, ctx.workload, former, alloc, verify, rounds=rounds, acceptance=acceptance, **kw)
 
 
@@ -166,9 +171,57 @@ def differences(real: pd.DataFrame, logs: list[pd.DataFrame], quantiles=(50, 90)
     return rows
 
 
-def attribution(contexts: dict, components=None, seeds=range(5), progress: bool = True) -> pd.DataFrame:
+# where a queueing delay comes from (``queueing_mechanism``): a request that arrives while a verification pass runs waits
+# for the rest of it, one that finds the server idle waits for its wake-up; the p50 lies between the two populations
+QUEUEING = {"in_pass_share": "share of requests arriving while a pass runs",
+            "early_in_pass_share": "share of those arriving in the pass's first half (0.5 if uniform over it)",
+            "queue_in_pass_p50_s": "p50 queueing delay of those (s)",
+            "queue_idle_p50_s": "p50 queueing delay of the others: the wake-up (s)",
+            "requests_per_pass": "requests verified per pass",
+            "pass_p50_s": "p50 verification pass (s)"}
+
+
+def queueing_mechanism(log: pd.DataFrame) -> dict[str, float]:
+    """The quantities a log's queueing delay is made of (``QUEUEING``), from its verified rounds: a request is in a pass
+    when its arrival lies in [start, start + t_verify) of the latest pass started before it."""
+    from ..log import verified
+
+    r = verified(log)
+    if r.empty:
+        raise ValueError("log: no verified rounds to take the queueing delay's mechanism from")
+    b = r.groupby("batch").agg(start=("start", "first"), tv=("t_verify", "first")).sort_values("start")
+    start, tv = b["start"].to_numpy(float), b["tv"].to_numpy(float)
+    arrival, queue = r["arrival"].to_numpy(float), r["t_queue"].to_numpy(float)
+    i = np.searchsorted(start, arrival, side="left") - 1
+    j = np.clip(i, 0, None)
+    inside = (i >= 0) & (arrival < (start + tv)[j])
+    early = inside & (arrival - start[j] < tv[j] / 2)
+    return dict(in_pass_share=float(inside.mean()),
+                early_in_pass_share=float(early.sum() / inside.sum()) if inside.any() else np.nan,
+                queue_in_pass_p50_s=float(np.median(queue[inside])) if inside.any() else np.nan,
+                queue_idle_p50_s=float(np.median(queue[~inside])) if (~inside).any() else np.nan,
+                requests_per_pass=len(r) / len(b), pass_p50_s=float(np.median(tv)))
+
+
+def mechanism_differences(real: pd.DataFrame, logs: list[pd.DataFrame]) -> list[dict]:
+    """``differences``' rows for the queueing delay's mechanism (``queueing_mechanism``; the seeds' values averaged),
+    quantile "mean" except the medians named p50."""
+    a = queueing_mechanism(real)
+    vals = [queueing_mechanism(lg) for lg in logs]
+    rows = []
+    for m, x in a.items():
+        ys = np.array([v[m] for v in vals], float)
+        y = float(ys[np.isfinite(ys)].mean()) if np.isfinite(ys).any() else np.nan   # none in a pass: no wait of theirs
+        rows.append(dict(metric=m, quantile="p50" if m.endswith("p50_s") else "mean", real=x, twin=y, diff=y - x,
+                         diff_pct=100 * (y / x - 1) if x else np.nan))
+    return rows
+
+
+def attribution(contexts: dict, components=None, seeds=range(5), progress: bool = True,
+                mechanism: bool = False) -> pd.DataFrame:
     """Per component (``COMPONENTS``, or those given), real run and metric/quantile: the difference of the
-    component's variant (its ``seeds`` pooled) from the real run."""
+    component's variant (its ``seeds`` pooled) from the real run; ``mechanism``: also the queueing delay's
+    mechanism (``mechanism_differences``)."""
     from tqdm.auto import tqdm
 
     components = list(COMPONENTS) if components is None else list(components)
@@ -177,7 +230,7 @@ def attribution(contexts: dict, components=None, seeds=range(5), progress: bool 
     for key, comp in tqdm(jobs, desc="twin error attribution", disable=not progress):
         ctx = contexts[key]
         logs = [variant(ctx, comp, s) for s in seeds]
-        for r in differences(ctx.real, logs):
+        for r in differences(ctx.real, logs) + (mechanism_differences(ctx.real, logs) if mechanism else []):
             rows.append(dict(paper=key[0], policy=key[1], n_clients=key[2], repeat=key[3] if len(key) > 3 else 0,
                              component=comp, **r))
     return pd.DataFrame(rows)

@@ -7,9 +7,9 @@ processes on ``engine.EventLoop``; they differ only in where a client's rounds c
 
 A client's ``rounds`` object gives its rounds as a generator, ``feed()``, that the client process drives: it
 yields the client's own seconds before a round (only where ``gaps`` is true: the replay's time between rounds),
-then the round's drafting + uplink seconds (or, on the drafters' shared core, ``SharedCore``: (CPU work before the
-send, uplink seconds, CPU work once the reply is in, done before the next round drafts: a real round ends when its
-reply is in, the drafter commits it after)); it is sent the time the request reaches the server and yields the
+then the round's drafting + uplink seconds (or, on the drafters' shared core, ``SharedCore`` or ``SlicedCore``: (CPU
+work before the send, uplink seconds, CPU work once the reply is in, done before the next round drafts: a real round
+ends when its reply is in, the drafter commits it after)); it is sent the time the request reaches the server and yields the
 ``Pending`` request; it is sent (the verdict, the round's seconds) once the reply is in the client's hands and
 goes on to the next round, or yields None when the client's stream ended. The server asks the client's
 ``verdict(p, b, start, end, tv, first, last)`` for its answer to a verified request (the value the client is
@@ -21,6 +21,7 @@ process cost.
 from __future__ import annotations
 
 import heapq
+from collections import deque
 from typing import Callable
 
 import numpy as np
@@ -33,7 +34,7 @@ class Simulation:
     """What the processes share: the loop, the queue of requests, the clients still drafting, the
     allocation the allocator last gave, the server while it waits for a request, and the stop flag."""
 
-    def __init__(self, allocator: DraftAllocator, n_clients: int):
+    def __init__(self, allocator: DraftAllocator, n_clients: int, core_slice: float | None = None):
         self.loop = EventLoop()
         self.queue: list[Pending] = []
         self.active: set[int] = set()
@@ -41,7 +42,8 @@ class Simulation:
         self.idle: list = []        # the server's process while it waits for a request (empty while it works)
         self.stopped = False
         self.clients: dict[int, Client] = {}
-        self.core = SharedCore(self.loop)   # used only by clients whose rounds yield (work, uplink)
+        # used only by clients whose rounds yield (work, uplink): processor sharing, or time slices of ``core_slice`` s
+        self.core = SharedCore(self.loop) if core_slice is None else SlicedCore(self.loop, core_slice)
 
     def notify(self):
         """Wake the waiting server now, where SimPy schedules the succeeded event it waits on."""
@@ -102,11 +104,84 @@ class SharedCore:
         self._schedule()
 
 
+# The drafters' core as the kernel runs it: the real runs' drafters are processes pinned to one core under Linux's
+# fair scheduler, which runs one at a time for a slice. Its length is the kernel's, not fitted: the real runs were
+# measured on Linux 6.18 (EEVDF), whose base slice is ``sysctl_sched_base_slice`` = 0.75 ms normalised
+# (kernel/sched/fair.c, ``normalized_sysctl_sched_base_slice = 750000ULL``), scaled at boot by
+# ``get_update_sysctl_factor()`` = 1 + ilog2(min(online CPUs, 8)) under the default logarithmic
+# ``sched_tunable_scaling``: 2 online CPUs give 1.5 ms (the same rule scaled CFS's ``sched_min_granularity_ns``
+# before 6.6). This host exposes neither ``/sys/kernel/debug/sched/base_slice_ns`` nor a ``/proc/sys/kernel/sched_*``
+# slice to read back, so the value is the kernel's documented default for its CPU count.
+KERNEL_BASE_SLICE_S = 0.75e-3
+
+
+def kernel_slice(cpus: int = 2, base: float = KERNEL_BASE_SLICE_S) -> float:
+    """The fair scheduler's slice (s) on a host of ``cpus`` online CPUs: ``base`` x (1 + floor(log2(min(cpus, 8))))."""
+    if cpus < 1:
+        raise ValueError(f"cpus: must be >= 1, got {cpus}")
+    return base * (1 + (min(int(cpus), 8).bit_length() - 1))
+
+
+DRAFTER_CORE_SLICE_S = kernel_slice(2)   # the real runs' host: 2 online CPUs (a 2-core AMD EPYC, Zen 4)
+
+
+class SlicedCore:
+    """One processor the drafters share, run in time slices of ``slice_s`` seconds, round-robin: the job at the head
+    of the queue runs alone at full speed until its work is done or its slice ends with others waiting, then goes to
+    the back; a new job joins the back. So drafters that start together finish one after another, a slice apart,
+    where ``SharedCore`` (processor sharing, the limit of a slice towards 0) finishes them together. A job alone runs to
+    its end; one arriving then cuts it at the end of the slice it is in. ``add(gen, work)`` as ``SharedCore``'s."""
+
+    def __init__(self, loop: EventLoop, slice_s: float):
+        if not slice_s > 0:
+            raise ValueError(f"slice_s: must be > 0 seconds, got {slice_s}")
+        self.loop, self.slice, self.token = loop, float(slice_s), 0
+        self.queue: deque = deque()     # [gen, work left when it last started running]; the head runs
+        self.since = 0.0                # when the head started running
+        self.until = 0.0                # when its run ends (its work done, or its slice)
+
+    def _run(self, end: float):
+        self.token += 1
+        self.until = end
+        heapq.heappush(self.loop._heap, (end, NORMAL, next(self.loop._seq), _Done(self, self.token), None))
+
+    def _start(self):
+        now = self.loop.now
+        self.since = now
+        head = self.queue[0]
+        self._run(now + (min(head[1], self.slice) if len(self.queue) > 1 else head[1]))
+
+    def add(self, gen, work: float):
+        q = self.queue
+        q.append([gen, max(float(work), 0.0)])
+        if len(q) == 1:
+            self._start()
+        elif len(q) == 2:                                # the head ran alone: it keeps the slice it is in
+            now, since = self.loop.now, self.since
+            boundary = since + self.slice * ((now - since) // self.slice + 1)
+            if boundary < self.until:
+                self._run(boundary)
+
+    def done(self, token: int):
+        if token != self.token:
+            return
+        q = self.queue
+        head = q.popleft()
+        head[1] -= self.loop.now - self.since
+        if head[1] <= 1e-12:
+            self.loop.wake(head[0], None)
+        else:
+            q.append(head)
+        if q:
+            self._start()
+
+
 class _Done:
-    """A scheduled completion of ``SharedCore`` on the loop's heap: resumed like a generator, it ends at once."""
+    """A scheduled completion of ``SharedCore`` or ``SlicedCore`` on the loop's heap: resumed like a generator, it
+    ends at once."""
     __slots__ = ("core", "token")
 
-    def __init__(self, core: SharedCore, token: int):
+    def __init__(self, core, token: int):
         self.core, self.token = core, token
 
     def send(self, _):

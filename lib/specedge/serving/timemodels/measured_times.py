@@ -147,7 +147,8 @@ def split(alone: ClientTimes) -> tuple[float, float, float]:
     return share, share * x, (1 - share) * x
 
 
-def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone: Drawn | None = None) -> Times:
+def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone: Drawn | None = None,
+          core_slice: float | None = None) -> Times:
     """The engine's ``Times`` drawn from ``model`` (client c of the twin's workload: the fitted runs' client c):
     drafting (e0 + e1 k) x a measured factor + a measured gap, a measured uplink and reply, eq (19) ``verify``
     x a measured factor. ``shared_core``: drafting is its CPU time's line x a measured factor, the work on the
@@ -157,7 +158,8 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     drafter process's CPU besides drafting (``other_cpu``), each round draws one value of it and charges it on the
     core too, ``split``'s share before the send (request serialisation) and the rest once the reply is in (taking it
     in and committing it, before the next drafting: ``interfaces.Times.post``); the gap, uplink and reply of ``alone`` then lose the part of
-    that CPU they hold (its median, placed alike), so that a client alone on its core takes as long as before."""
+    that CPU they hold (its median, placed alike), so that a client alone on its core takes as long as before.
+    ``core_slice``: the shared core's discipline (``interfaces.Times.core_slice``: None, processor sharing)."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, 19]))
     cs = model.clients
     fac = [_Draws(c.cpu_factors if shared_core else c.factors, rng) for c in cs]
@@ -175,7 +177,8 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     verify_time = lambda batch: float(verify(batch)) * vf()   # noqa: E731
     if not client_cpu:
         return Times([drafter(i) for i in range(len(cs))], verify_time,
-                     up=lambda c, s: up[c](), down=lambda c: down[c](), shared_core=shared_core)
+                     up=lambda c, s: up[c](), down=lambda c: down[c](), shared_core=shared_core,
+                     core_slice=core_slice if shared_core else None)
     share, held_pre, held_post = split(link[0])
     other = [_Draws(c.other_cpu, rng) for c in cs]
     after = [0.0] * len(cs)       # this round's CPU once the reply is in, drawn with its drafting
@@ -191,4 +194,5 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
 
     return Times([working(i) for i in range(len(cs))], verify_time,
                  up=lambda c, s: max(gap[c]() + up[c]() - held_pre, 0.0),
-                 down=lambda c: max(down[c]() - held_post, 0.0), shared_core=True, post=lambda c: after[c])
+                 down=lambda c: max(down[c]() - held_post, 0.0), shared_core=True, post=lambda c: after[c],
+                 core_slice=core_slice)
