@@ -45,16 +45,20 @@ def test_a_batch_with_a_first_round_has_no_window():
     assert cb.budget(late).empty
 
 
-def test_start_delays():
-    d = cb.start_delays(TWO).sort_values("client")
+def test_cycles_split_at_the_drafting():
+    d = cb.cycles(TWO).sort_values("client")
     assert d["round"].tolist() == [1, 1]
     assert d["delay"].tolist() == pytest.approx([1.4 - 0.6, 1.1 - 0.6])
     assert d["in_hand"].tolist() == pytest.approx([1.4 - 1.2, 1.1 - 1.0])
+    assert d["cycle"].tolist() == pytest.approx([2.9 - 1.2, 2.6 - 1.0])
+    assert d["t_round"].tolist() == pytest.approx([2.9 - 1.4, 2.6 - 1.1])
+    assert d["reply"].tolist() == pytest.approx([0.4, 0.1])
+    assert (d["cycle"] - d["in_hand"] - d["t_round"]).abs().max() < 1e-12
 
 
 def test_empty_and_missing_columns():
     empty = _rounds([])
-    assert cb.budget(empty).empty and cb.start_delays(empty).empty
+    assert cb.budget(empty).empty and cb.cycles(empty).empty
     with pytest.raises(ValueError, match="missing columns.*cpu"):
         cb.budget(TWO.drop(columns=["cpu"]))
 
@@ -69,3 +73,43 @@ def test_real_core_rounds_reads_the_drafters_clocks():
     assert r["drafted"].tolist() == pytest.approx([0.2, 1.5])
     assert r["cpu"].tolist() == pytest.approx([0.3, 0.4])
     assert np.isnan(cb.real_core_rounds(log.drop(columns=["t_client_cpu"]))["cpu"]).all()
+
+
+def test_the_twins_rounds_read_back_from_its_recorded_draws():
+    """Three drafters on one processor-shared core: drafting 0.01 s of CPU per pass, 0.002 s once each reply is in,
+    replies 0.001 s on the way: every reply reaches its drafter 0.001 s after its pass, the round's CPU is what was
+    drawn, a cycle is its in-hand wait plus its round, and one core never does more work than its window holds; replies
+    of 1-4 ms drawn at random: the first draw of each pair is the reply's delay, the second the logged ``t_send``."""
+    from specedge.serving.interfaces import Times
+    from specedge.serving.policies.allocation import FixedS
+    from specedge.serving.policies.batching import FCFS
+    from specedge.serving.sim.twin import PromptAcceptance, simulate
+    from specedge.serving.workload import ClientSpec, Workload
+    from test_twin_error_attribution import FRAME
+
+    wl = Workload("target-m", tuple(ClientSpec("draft-xs", ("code",), 1, 12, gamma=2, draft_rule="fixed")
+                                    for _ in range(3)), capacity=6)
+    rng = np.random.default_rng(3)
+    times = Times(draft=[lambda k: 0.01 * k] * 3, verify=lambda b: 0.005, up=lambda c, s: 0.0005,
+                  down=lambda c: float(rng.uniform(0.001, 0.004)), shared_core=True, post=lambda c: 0.002)
+    rec = cb.Recorder(share_before=0.5)
+    log = simulate(wl, FCFS(), FixedS(6, 3), rec.wrap(times), PromptAcceptance(FRAME), seed=1)
+    r = cb.twin_core_rounds(log, rec)
+    assert len(r) == len(log)
+    reply = (r["received"] - r["left"]).to_numpy()
+    assert reply.min() >= 0.001 and reply.max() <= 0.004
+    assert (reply != log.sort_values(["client", "round"])["t_send"].to_numpy()).all()
+    assert r["cpu"].to_numpy() == pytest.approx(0.01 * log.sort_values(["client", "round"])["S"].to_numpy() + 0.002)
+    assert r["draft_cpu"].to_numpy() == pytest.approx(r["cpu"].to_numpy() - 0.004)   # the CPU besides: 0.002 / 0.5
+    c = cb.cycles(r)
+    assert (c["cycle"] - c["in_hand"] - c["t_round"]).abs().max() < 1e-12
+    assert c["in_hand"].min() >= 0.002 - 1e-12           # the reply's work is done before the next drafting
+    assert (r["drafted"] <= r["arrival"] - 0.0005 + 1e-12).all()
+    b = cb.budget(r)
+    assert len(b) and (b["busy"] <= 1 + 1e-9).all()
+    with pytest.raises(ValueError, match="shared-core"):
+        cb.Recorder().wrap(Times(draft=[lambda k: 0.0], verify=lambda b: 0.0))
+    short = cb.Recorder()
+    short.draft, short.post, short.down = {0: [0.0]}, {0: [0.0]}, {0: [0.0]}
+    with pytest.raises(ValueError, match="fewer recorded draws"):
+        cb.twin_core_rounds(log, short)

@@ -12,7 +12,7 @@ holds, per verified round of one client, the timestamps (on the server's clock) 
 ``real_core_rounds`` reads them from a real run's log (``received`` = ``end`` + ``t_send``, ``drafted`` =
 ``received`` - ``t_round``, ``cpu`` = ``t_client_cpu``), ``twin_core_rounds`` from the twin's log and the draws its
 ``Times`` made (``Recorder``). ``budget`` gives per batch the CPU charged (Σ over its rounds) and its window on the
-core; ``start_delays`` per round the seconds from the previous reply leaving the server to the drafting's start.
+core; ``cycles`` per round the seconds from the previous reply to this one, split at the drafting's start.
 """
 from __future__ import annotations
 
@@ -51,13 +51,18 @@ def budget(rounds: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns=["opened", "closed"]).reset_index()
 
 
-def start_delays(rounds: pd.DataFrame) -> pd.DataFrame:
-    """Per round after a client's first: ``delay``, seconds from its previous reply leaving the server (``left``) to
-    this round's drafting's start, and ``in_hand``, from that reply reaching the drafter to the same start."""
+def cycles(rounds: pd.DataFrame) -> pd.DataFrame:
+    """Per round after a client's first, seconds from its previous reply to: this reply reaching it (``cycle``), this
+    round's drafting's start (``in_hand``; from the previous reply leaving the server: ``delay``); and of the round
+    itself: ``t_round`` (drafting's start to the reply in, the compared round time) and ``reply`` (the reply leaving
+    the server to reaching the drafter). ``cycle`` = ``in_hand`` + ``t_round``."""
     r = _check(rounds)
     prev = r.groupby("client")[["left", "received"]].shift(1)
-    out = r.assign(delay=r["drafted"] - prev["left"], in_hand=r["drafted"] - prev["received"])
-    return out.loc[prev["left"].notna(), ["batch", "client", "round", "delay", "in_hand"]].reset_index(drop=True)
+    out = r.assign(delay=r["drafted"] - prev["left"], in_hand=r["drafted"] - prev["received"],
+                   cycle=r["received"] - prev["received"], t_round=r["received"] - r["drafted"],
+                   reply=r["received"] - r["left"])
+    return out.loc[prev["left"].notna(), ["batch", "client", "round", "delay", "in_hand", "cycle", "t_round",
+                                          "reply"]].reset_index(drop=True)
 
 
 def real_core_rounds(log: pd.DataFrame) -> pd.DataFrame:
