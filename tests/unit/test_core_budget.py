@@ -113,3 +113,17 @@ def test_the_twins_rounds_read_back_from_its_recorded_draws():
     short.draft, short.post, short.down = {0: [0.0]}, {0: [0.0]}, {0: [0.0]}
     with pytest.raises(ValueError, match="fewer recorded draws"):
         cb.twin_core_rounds(log, short)
+
+
+def test_held_out_pool_of_the_same_policy():
+    """``held_out(..., same_policy=True)`` keeps the judged run's policy among the other repeats; where its campaign has
+    no other repeat (repeat 0) the pool is the other policy's run, as without it."""
+    from specedge.experiments.serving_validation.runs import held_out
+
+    runs = {(p, pol, n, r): None for p in ("a",) for pol in ("X", "Y") for n in (4, 8) for r in (0, 1, 2)}
+    key = ("a", "X", 4, 1)
+    assert sorted(held_out(runs, key)) == [("a", "X", 4, 2), ("a", "Y", 4, 2)]
+    assert held_out(runs, key, same_policy=True) == [("a", "X", 4, 2)]
+    assert held_out(runs, ("a", "X", 4, 0), same_policy=True) == [("a", "Y", 4, 0)] == held_out(runs, ("a", "X", 4, 0))
+    alone = {k: None for k in runs if k[1] == "Y" or k[3] != 2}   # X's other repeat gone: the other policy's
+    assert held_out(alone, key, same_policy=True) == [("a", "Y", 4, 2)] == held_out(alone, key)

@@ -141,19 +141,20 @@ def campaign(runs: dict, key) -> dict:
     return {k: v for k, v in runs.items() if (k[3] == 0) == (key[3] == 0)}
 
 
-def held_out(runs: dict, key) -> list:
+def held_out(runs: dict, key, same_policy: bool = False) -> list:
     """The runs the held-out time models of run ``key`` are fitted on: the other runs of its setting and N in its
     campaign (``campaign``), from other repeats where there are any (not the same run again), else the other
-    policy's (the same clients)."""
+    policy's (the same clients). ``same_policy``: of those, only ``key``'s policy's where there are any (tried, not
+    kept: docs/twin-validation.md, "GOODSPEED's round time, budgeted on the drafters' core")."""
     same = [k for k in campaign(runs, key) if k[0] == key[0] and k[2] == key[2] and k != key]
-    other = [k for k in same if len(k) > 3 and k[3] != key[3]]
-    return other or same
+    other = [k for k in same if len(k) > 3 and k[3] != key[3]] or same
+    return [k for k in other if k[1] == key[1]] or other if same_policy else other
 
 
-def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0) -> dict:
+def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, same_policy: bool = False) -> dict:
     """``serving.analysis.twin_attribution.Context`` of each run of ``paper`` (or of ``keys``): its setting's clients and
     policy objects, eq (19) fitted on the other runs, the server's wake-up and turnaround of the other runs, the
-    held-out time models (``held_out``, ``serving.timemodels.measured_times``), acceptance ``trace`` (a ``TraceAcceptance``)
+    held-out time models (``held_out``, with its ``same_policy``; ``serving.timemodels.measured_times``), acceptance ``trace`` (a ``TraceAcceptance``)
     and ``prompt`` (a ``PromptAcceptance``)."""
     from dataclasses import replace as _replace
 
@@ -179,7 +180,7 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0) ->
         twin_wl = _replace(wl, clients=tuple(_replace(c, prompt_tokens=PROMPT_TOKENS) for c in wl.clients))
         verify = verify_model(runs, key, seed)
         passes = (lambda r, c, wl=wl: draft_passes(r, wl.clients[c]))
-        drawn = measured_times.fit(runs, held_out(runs, key), passes, verify)
+        drawn = measured_times.fit(runs, held_out(runs, key, same_policy), passes, verify)
         alone_keys = [k for k in runs if k[0] == paper and k[2] == 1 and k != key]
         alone = measured_times.fit(runs, alone_keys, passes, verify) if alone_keys else None
         drawn = _client_cpu(drawn, everything, paper, n, passes, verify)
@@ -210,12 +211,13 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0) ->
 
 
 def core_budget_table(paper: str = "tran2025", policy: str = "GOODSPEED", sizes=(4, 8), seeds: int = 2,
-                      runs: dict | None = None, kind: str = "shared core") -> pd.DataFrame:
+                      runs: dict | None = None, kind: str = "shared core", same_policy: bool = False) -> pd.DataFrame:
     """The drafters' core per synchronous round (``serving.analysis.core_budget``), real against the validated twin
-    (``kind``: processor sharing, or "sliced core"; its held-out models; ``seeds`` seeds pooled), for the repeats (1-5) of ``policy`` at each N of
+    (``kind``: processor sharing, or "sliced core"; its held-out models, ``held_out``'s ``same_policy``; ``seeds`` seeds
+    pooled), for the repeats (1-5) of ``policy`` at each N of
     ``sizes``: per run and side the means over full batches of the CPU charged (``cpu``), the core's window
     (``window``), the pass (``t_verify``) and the pass's end to the first reply in (``first_reply``), and over rounds
-    of ``cycles``' quantities (means; ``t_round_p50`` and ``in_hand_p90`` too), in ms."""
+    of ``cycles``' quantities (means; ``t_round_p50``, ``in_hand_p90`` and ``delay_p50`` too), in ms."""
     from ...serving.analysis import core_budget as cb
     from ...serving.log import verified
 
@@ -224,7 +226,7 @@ def core_budget_table(paper: str = "tran2025", policy: str = "GOODSPEED", sizes=
     if not keys:
         raise ValueError(f"runs: no repeats of {paper!r} {policy!r} at N in {sizes}")
     trace, prompt = acceptances(paper)
-    ctxs = contexts(runs, paper, trace, prompt, keys)
+    ctxs = contexts(runs, paper, trace, prompt, keys, same_policy=same_policy)
 
     def side(logs_rounds, n):
         b, c = [], []
@@ -239,7 +241,8 @@ def core_budget_table(paper: str = "tran2025", policy: str = "GOODSPEED", sizes=
         return dict(cpu=ms(b["cpu"].mean()), window=ms(b["window"].mean()), t_verify=ms(b["tv"].mean()),
                     first_reply=ms(b["first_reply"].mean()), **{k: ms(c[k].mean()) for k in
                                                                   ("cycle", "in_hand", "t_round", "reply")},
-                    t_round_p50=ms(c["t_round"].median()), in_hand_p90=ms(c["in_hand"].quantile(0.9)))
+                    t_round_p50=ms(c["t_round"].median()), in_hand_p90=ms(c["in_hand"].quantile(0.9)),
+                    delay_p50=ms(c["delay"].median()))
 
     rows = []
     for key in keys:
