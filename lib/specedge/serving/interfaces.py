@@ -3,7 +3,7 @@
 A scheduler never sees tensors, sockets or clocks: the real server (``server``) and the SimPy
 twin (``twin``) both describe each queued verification request as a ``Pending``, pass the current
 time in seconds as ``now``, and report each verification back as an ``Outcome``. That is what lets
-one policy object run unchanged in both.
+one policy object run unchanged in both. Both write the same per-round log, a ``LogRow`` per round.
 """
 from __future__ import annotations
 
