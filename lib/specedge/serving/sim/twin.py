@@ -2,8 +2,8 @@
 
 ``simulate(workload, former, allocator, times, acceptance)`` runs the policy objects it is given
 (unchanged: they get the simulated ``now``) against simulated drafting, network and verification
-times and returns the per-round log of ``interfaces.LOG_COLUMNS`` (``system="twin"``), the same table
-the real run writes, so one set of metric definitions serves both (LLMServingSim's validation habit).
+times and returns the per-round log, an ``interfaces.LogRow`` per verified round (``system="twin"``), the same
+table the real run writes, so one set of metric definitions serves both (LLMServingSim's validation habit).
 
 - Clients are synchronous drafters (GOODSPEED's draft servers): draft S tokens (``times.draft``),
   send (``times.up``), wait for the reply (``times.down``), repeat; a client walks through its prompt
@@ -406,7 +406,7 @@ class ModelledRounds:
         self.i, self.spec, self.workload, self.times, self.acceptance, self.rng = i, spec, workload, times, acceptance, rng
         self.alloc, self.rows, self.label, self.wrap, self.slo = alloc, rows, label, wrap, slo_of.get(i, (None, None))
         self.limit, self.down, self.bytes_down = spec.max_new_tokens, times.down, times.bytes_down
-        self.current = None   # the request in flight: (drafting seconds, its draw or drawn outcome, tokens made before it)
+        self.current = None   # the request in flight: (its draw or drawn outcome, tokens made before it)
 
     def feed(self):
         """The rounds, as ``processes.Client`` consumes them: yields a round's drafting + uplink seconds, is sent the
