@@ -4,8 +4,8 @@
 verified, ``t_round`` and ``t_send`` filled by index once the reply was in, converted by its own column-by-column
 ``_frame``), in the same process. The baseline is kept here only: ``ListRounds`` is the twin's rounds as they were,
 the shipped ``ModelledRounds`` with the old row. Each case runs both variants alternately, ``--repeats`` times, and
-keeps each one's fastest wall time (``time.perf_counter``; CPU time beside it); the two logs must be identical, byte
-for byte. Cases: sync rounds (GOODSPEED's setting, Fixed-S and GOODSPEED allocators, trace-driven acceptance) at 8
+keeps each one's fastest wall time (``time.perf_counter``; CPU time beside it); the two logs must be identical (values,
+dtypes, columns). Cases: sync rounds (GOODSPEED's setting, Fixed-S and GOODSPEED allocators, trace-driven acceptance) at 8
 and 64 clients, and FCFS batches of at most 4 at 16 clients with SLO classes (deadlines in every row).
 
     python benchmarks/bench_log_rows.py --out figures/bench/log_rows.csv
@@ -321,8 +321,8 @@ def main(argv=None) -> int:
                     log = run()
                     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
                 best[variant] = (min(best[variant][0], wall), min(best[variant][1], cpu))
-                logs[variant] = log.to_csv(index=False)
-        same = logs[SHIPPED] == logs[BASELINE]
+                logs[variant] = log
+        same = logs[SHIPPED].equals(logs[BASELINE]) and list(logs[SHIPPED].columns) == list(logs[BASELINE].columns)
         rounds = len(log)
         base = best[BASELINE][0]
         for variant, (wall, cpu) in best.items():
