@@ -154,6 +154,7 @@ bench: venv
 	$(PY) benchmarks/bench_wisp_scheduler.py --out figures/bench/wisp_scheduler.csv
 	$(PY) benchmarks/bench_wisp_table2.py --horizon 20 --warmup 5 --targets Qwen3-32B --out figures/bench/wisp_table2.csv
 	$(PY) benchmarks/bench_twin.py --out figures/bench/twin_speed.csv
+	$(PY) benchmarks/bench_log_rows.py --out figures/bench/log_rows.csv
 
 # On a machine with a CUDA GPU (never in CI): the real pair's shapes with random weights, the cost of a k-token
 # pass against k and the round cost model's SD-over-AR per gamma with the pair's committed acceptance (~2 min)

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from specedge.serving import log as serving_log
 from specedge.serving.sim import twin
 from specedge.serving.policies import wisp_batching
 from specedge.serving.timemodels.estimator import Estimator
@@ -13,25 +14,30 @@ from specedge.serving.sim.uniform_ints import Ints
 
 
 def _rows_frame(rows):
-    out = pd.DataFrame([tuple(r) for r in rows], columns=list(twin._ROW))
-    out.insert(0, "system", "twin")
-    return out[LOG_COLUMNS]
+    return pd.DataFrame([tuple(r) for r in rows], columns=LOG_COLUMNS)
+
+
+def _frame(rows):
+    """``log.frame`` as the twin calls it."""
+    return serving_log.frame(rows, twin._EXACT, twin._CONSTANT)
 
 
 @pytest.mark.parametrize("values", [[1, None, 3], [None, None], [1.5, None, 2.0], [1, 2.5, 3], [np.float64(1.0), 2.0],
                                     ["a", "b"], [True, False], [1, 2**40], [1, np.int64(2)], [2, 4, 8],
                                     [0.5, 0.5, 2, 2], [1, 1, 2.0, None]])
 def test_log_frame_is_built_as_from_rows(values):
-    """_frame (column by column) gives pd.DataFrame(rows)'s frame: dtypes, values and CSV bytes."""
-    rows = [["p", k, 0, k, 1, 1, 2, 0.1 * k, 0.0, 0.0, 0.1, 0.0, 0.2, 10, 5, 0.5, 1.0, 1.5, v, v, ""]
+    """log.frame (column by column) gives pd.DataFrame(rows)'s frame: dtypes, values and CSV bytes, with the twin's
+    exact and constant fields and with none."""
+    rows = [("twin", "p", k, 0, k, 1, 1, 2, 0.1 * k, 0.0, 0.0, 0.1, 0.0, 0.2, 10, 5, 0.5, 1.0, 1.5, v, v, "")
             for k, v in enumerate(values)]
-    old, new = _rows_frame(rows), twin._frame(rows)
-    pd.testing.assert_frame_equal(old, new)
-    assert old.to_csv(index=False) == new.to_csv(index=False)
-    many = [r[:] for r in rows for _ in range(twin._BLOCK // 2 + 1)]   # the values over blocks (their kinds differ)
-    pd.testing.assert_frame_equal(_rows_frame(many), twin._frame(many))
-    empty = twin._frame([])
-    assert list(empty.columns) == LOG_COLUMNS and empty.empty
+    many = [r for r in rows for _ in range(serving_log._BLOCK // 2 + 1)]   # the values over blocks (their kinds differ)
+    for convert in (_frame, serving_log.frame):
+        old, new = _rows_frame(rows), convert(rows)
+        pd.testing.assert_frame_equal(old, new)
+        assert old.to_csv(index=False) == new.to_csv(index=False)
+        pd.testing.assert_frame_equal(_rows_frame(many), convert(many))
+        empty = convert([])
+        assert list(empty.columns) == LOG_COLUMNS and empty.empty
 
 
 def _numpy_draw(acc, rng, draft, domain, temperature, s):
@@ -155,7 +161,7 @@ def test_greedy_in_place_replacement_allocates_as_pop_then_push():
 
 
 def test_typed_log_columns_hold_one_python_type(monkeypatch):
-    """_frame converts twin._TYPED's columns without looking: simulate fills them with ints / floats only
+    """log.frame converts twin._EXACT's fields without looking: simulate fills them with ints / floats only
     (sync rounds with times given as ints, and WISP's former with SLO deadlines)."""
     from specedge.experiments.li2026 import serving_runs as li
     from specedge.serving.policies.allocation import GoodspeedAllocator
@@ -164,17 +170,18 @@ def test_typed_log_columns_hold_one_python_type(monkeypatch):
     from specedge.serving.workload import ClientSpec, Workload
 
     seen = []
-    frame = twin._frame
-    monkeypatch.setattr(twin, "_frame", lambda rows: seen.append(rows) or frame(rows))
+    frame = twin.frame
+    monkeypatch.setattr(twin, "frame", lambda rows, *a: seen.append(rows) or frame(rows, *a))
     wl = Workload("target-m", tuple(ClientSpec("draft-s", ("code",), 2, 40) for _ in range(3)), capacity=6)
     times = Times([lambda s: 0] * 3, AffineTokens(0, 0), up=lambda c, s: 0, down=lambda c: c)
     twin.simulate(wl, SyncRounds(), GoodspeedAllocator(6), times, twin.TraceAcceptance(), rounds=50, until=30)
     li.run_log(li.SCENARIO.point("WISP", 6, None, seed=1, setting=li.SCENARIO.setting(horizon_s=3.0, warmup_s=1.0)))
     for rows in seen:
-        for k, name in enumerate(twin._ROW):
-            if name in twin._TYPED:
-                kind = int if twin._TYPED[name] is np.int64 else float
-                assert {type(r[k]) for r in rows} == {kind}, name
+        for k, name in enumerate(LOG_COLUMNS):
+            if name in twin._EXACT:
+                assert {type(r[k]) for r in rows} == {twin._EXACT[name]}, name
+            if name in twin._CONSTANT:
+                assert len({r[k] for r in rows}) == 1, name
 
 
 def test_regreedy_allocates_as_the_greedy_from_any_start():

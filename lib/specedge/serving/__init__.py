@@ -4,9 +4,10 @@ Layout (Vidur's split: policies with no I/O, a runtime model, the things that fl
 (``tests/unit/test_layering.py`` states the order: a wing imports the ground and the wings below it only):
 
 - the ground, here: ``interfaces`` (what flows and the two policy protocols: ``Pending``, ``Outcome``,
-  ``BatchFormer``, ``DraftAllocator``, ``VerifyTimeModel``, the step times ``Times``, and ``LOG_COLUMNS``, the
-  per-round log that the real run and the twin both write, so one set of metric definitions serves both),
-  ``log`` (the log's readers every wing shares: ``verified``, ``real_rounds``, ``parse_batch``, ...),
+  ``BatchFormer``, ``DraftAllocator``, ``VerifyTimeModel``, the step times ``Times``, and ``LogRow``, a row of the
+  per-round log that the real run and the twin both write, its fields the log's columns ``LOG_COLUMNS``, so one set
+  of metric definitions serves both), ``log`` (the log of rows, ``frame``, and its readers every wing shares:
+  ``verified``, ``real_rounds``, ``parse_batch``, ...),
   ``workload`` (``ClientSpec`` / ``Workload``: who drafts what, with which model, for how long), ``slo``,
   ``timegrid``.
 - ``timemodels/``  verification runtime models (``runtime``), the verification estimator (``estimator``, li2026

@@ -3,12 +3,12 @@
 A scheduler never sees tensors, sockets or clocks: the real server (``server``) and the SimPy
 twin (``twin``) both describe each queued verification request as a ``Pending``, pass the current
 time in seconds as ``now``, and report each verification back as an ``Outcome``. That is what lets
-one policy object run unchanged in both.
+one policy object run unchanged in both. Both write the same per-round log, a ``LogRow`` per round.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence, runtime_checkable
+from typing import Callable, NamedTuple, Protocol, Sequence, runtime_checkable
 
 
 @dataclass
@@ -110,28 +110,35 @@ class Times:
 REPLY_BYTES = 50   # a VerifyReply (accepted, token, bonus, next S, batch, 5 doubles): the twin's default
 
 
-# The per-round log: one row per (client, round), written by the real run and by the twin alike.
-LOG_COLUMNS = [
-    "system",        # "real" or "twin"
-    "policy",        # allocator / batch former label, e.g. "GOODSPEED", "Fixed-S", "WISP"
-    "batch",         # index of the verification batch (forward pass) the request went into
-    "round",         # the client's round counter
-    "client",
-    "S",             # draft length allocated / drafted this round
-    "accepted",      # accepted draft tokens
-    "tokens",        # committed tokens this round (accepted + 1, fewer at the end of a session)
-    "t_draft",       # s: the drafter's drafting time this round
-    "t_receive",     # s: from the batch's first arrival to its last (GOODSPEED's receiving time)
-    "t_queue",       # s: this request's wait from its arrival to the batch start
-    "t_verify",      # s: the batch's verification forward pass (+ acceptance)
-    "t_send",        # s: replying (serialisation + send) to this client
-    "t_round",       # s: the client's wall time for the round, draft start to reply received
-    "bytes_up",      # request payload bytes
-    "bytes_down",    # reply payload bytes
-    "arrival",       # s since the run started: the request reached the server
-    "start",         # s: the batch's verification started
-    "end",           # s: the reply was sent
-    "slo_class",     # tok/s or empty
-    "deadline",      # s or empty
-    "event",         # "" normally; "dropped: <why>" / "error: <field>" rows say what happened
-]
+class LogRow(NamedTuple):
+    """One row of the per-round log: one verified (client, round), written alike by the real run, the twin, the
+    replay and the centralized baseline (one row per generated token there); the log's columns are these fields
+    in this order (``LOG_COLUMNS``). ``serving.log.frame`` makes the log of a batch of rows. Seconds are on the
+    run's own clock (0 when it started); a field a system cannot know holds 0 / NaN / empty (its module says
+    which)."""
+    system: str                 # "real", "twin", "replay"
+    policy: str                 # allocator / batch former label, e.g. "GOODSPEED", "Fixed-S", "WISP"
+    batch: int                  # index of the verification batch (forward pass) the request went into
+    round: int                  # the client's round counter (0, 1, ...)
+    client: int                 # index of the drafter
+    S: int                      # tokens drafted this round (the allocated draft length, or fewer)
+    accepted: int               # tokens of the S drafts accepted
+    tokens: int                 # tokens committed this round (accepted + 1, fewer at the end of a session)
+    t_draft: float              # s: the drafter's drafting time this round
+    t_receive: float            # s: from the batch's first arrival to its last (GOODSPEED's receiving time)
+    t_queue: float              # s: this request's wait from its arrival to the batch start
+    t_verify: float             # s: the batch's verification forward pass (+ acceptance)
+    t_send: float               # s: the server replying (serialisation + send) to this client
+    t_round: float              # s: the client's wall time for the round, draft start to reply received
+    bytes_up: int               # bytes: the request's payload
+    bytes_down: int             # bytes: the reply's payload
+    arrival: float              # s: the request reached the server
+    start: float                # s: the batch's verification started
+    end: float                  # s: the reply was sent
+    slo_class: int | None       # tok/s: the client's WISP token-speed class, empty without an SLO
+    deadline: float | None      # s: the request's deadline (WISP eq 12), empty without an SLO
+    event: str                  # "" for a verified round; "dropped: <why>" / "error: <field>" rows say what happened
+
+
+# The per-round log's columns: ``LogRow``'s fields, in its order.
+LOG_COLUMNS = list(LogRow._fields)

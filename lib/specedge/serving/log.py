@@ -1,5 +1,9 @@
-"""The per-round log both serving systems write (``interfaces.LOG_COLUMNS``): the readers every wing shares.
+"""The per-round log both serving systems write (``interfaces.LogRow``, its fields ``interfaces.LOG_COLUMNS``): how
+it is made of rows, and the readers every wing shares.
 
+- ``frame``: the log of a batch of ``LogRow``s (the twin's, the replay's, the centralized baseline's), converted
+  column by column (the twin's log is made once per simulation: its cost is part of every run's);
+  ``from_columns``: the log of whole columns (the vectorised twin's);
 - ``verified``: the log's verified rounds (every metric and every driver selects rounds through it);
 - ``parse_batch`` / ``packed_products``: a verification profile's ``batch`` column ('L_new:L_cached ...') back
   into pairs, and the query-key products a dense kernel computes on such a packed row;
@@ -10,8 +14,60 @@
 """
 from __future__ import annotations
 
+from typing import Collection, Mapping, Sequence
+
 import numpy as np
 import pandas as pd
+
+from .interfaces import LOG_COLUMNS, LogRow
+
+_BLOCK = 512   # rows ``frame`` reads together: one block's values stay in the CPU's cache across its columns
+
+
+def frame(rows: Sequence[tuple], exact: Mapping[str, type] | None = None, constant: Collection[str] = ()) -> pd.DataFrame:
+    """The log (``LOG_COLUMNS``) of ``rows`` (``LogRow``s: tuples in its fields' order), as
+    ``pd.DataFrame(rows, columns=LOG_COLUMNS)`` builds it, column by column: a column of Python floats (ints) only
+    becomes float64 (int64) at once, any other is left to pandas' inference, as from rows. ``exact``: fields whose
+    values are all of one Python type (``int`` or ``float``) by their producer's construction, converted without
+    looking at each value; ``constant``: fields holding one value in every row by construction (the system, the run's
+    label), its first value repeated (which pandas infers as from the rows). Rows are read ``_BLOCK`` at a time
+    (each block's columns converted while its values are at hand), the blocks' arrays joined at the end."""
+    if not rows:
+        return pd.DataFrame(rows, columns=LOG_COLUMNS)
+    exact = exact or {}
+    unknown = sorted((set(exact) | set(constant)) - set(LOG_COLUMNS))
+    if unknown:
+        raise ValueError(f"exact / constant: {unknown} are not fields of LogRow ({LOG_COLUMNS})")
+    typed = [{int: np.int64, float: float}[exact[name]] if name in exact else None for name in LOG_COLUMNS]
+    skip = [name in constant for name in LOG_COLUMNS]
+    kinds = [set() for _ in LOG_COLUMNS]     # per column: the Python types of its values
+    blocks = [[] for _ in LOG_COLUMNS]       # per column and block: (its values, their array or None)
+    for a in range(0, len(rows), _BLOCK):
+        for j, col in enumerate(zip(*rows[a: a + _BLOCK])):
+            if skip[j]:
+                continue
+            if typed[j] is not None:
+                blocks[j].append((col, np.array(col, typed[j])))
+                continue
+            kind = set(map(type, col))
+            kinds[j] |= kind
+            blocks[j].append((col, np.array(col, float) if kind == {float} else
+                              np.array(col, np.int64) if kind == {int} else None))
+    data = {}
+    for j, name in enumerate(LOG_COLUMNS):
+        if skip[j]:
+            data[name] = [rows[0][j]] * len(rows)
+        elif typed[j] is not None or kinds[j] in ({float}, {int}):
+            data[name] = np.concatenate([arr for _, arr in blocks[j]])
+        else:
+            data[name] = [v for col, _ in blocks[j] for v in col]
+    return pd.DataFrame(data)
+
+
+def from_columns(**columns) -> pd.DataFrame:
+    """The log (``LOG_COLUMNS``) of whole columns named by ``LogRow``'s fields, each an array or one value for every
+    row (every field given exactly once: ``LogRow``'s own keywords check it)."""
+    return pd.DataFrame(LogRow(**columns)._asdict())
 
 
 def verified(log: pd.DataFrame) -> pd.DataFrame:

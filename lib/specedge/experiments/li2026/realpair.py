@@ -4,7 +4,7 @@ The same systems, runtime model and setting as ``experiments.li2026.serving_runs
 Qwen3-32B, SLO classes 2/4/6/8 tok/s; the notebook passes the settings fitted to Table 3, drafting speed
 included); only what depends on how a draft and a target behave changes: every device drafts with the real
 pair's 0.5B, its per-position acceptance is drawn from the real pair's committed traces
-(``realpair_twin.twin_traces``: 8 domains x T in {0, 1}, window 4), and its stop rule is the MLP retrained on
+(``serving.acceptance_sources``' ``realpair``: 8 domains x T in {0, 1}, window 4), and its stop rule is the MLP retrained on
 those traces (``predictor.persistence.REALPAIR``). The traces' window is 4 drafts, so K = γ = 4 here (``setting``; the zoo's
 runs use γ = 8). Device i drafts on domains i and i + 4 of the pair's eight.
 """

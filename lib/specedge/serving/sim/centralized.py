@@ -28,24 +28,23 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 import pandas as pd
 
-from ..interfaces import LOG_COLUMNS, Pending, VerifyTimeModel
+from ..interfaces import Pending, VerifyTimeModel
+from ..log import from_columns
 from ..workload import ClientSpec, Workload
 
 if TYPE_CHECKING:
     from ..timemodels.estimator import Estimator
 
 
-def _rows_frame(rows: list[tuple], system: str, label: str) -> pd.DataFrame:
-    cols = ["round", "client", "tokens", "t_verify", "t_round", "start", "end", "slo_class"]
-    df = pd.DataFrame(rows, columns=cols)
-    df.insert(0, "system", system)
-    df.insert(1, "policy", label)
-    for c in LOG_COLUMNS:
-        if c not in df:
-            df[c] = 0.0 if c.startswith(("t_", "bytes")) or c in ("S", "accepted", "batch", "arrival") else ""
-    df["batch"] = df["round"] if system == "twin" else -1
-    df["arrival"], df["deadline"] = df["start"], np.nan
-    return df[LOG_COLUMNS]
+def _tokens(system: str, label: str, round, client, t_verify, t_round, start, end, slo_class) -> pd.DataFrame:
+    """The log of generated tokens, given as columns (one value per token): the ``round``-th token of device
+    ``client``, decoded in a step from ``start`` to ``end`` (s) that took ``t_verify`` (s; NaN: unknown), ``t_round``
+    s after the device's previous token, the device's ``slo_class``. The twin's step is its batch (the real run's:
+    -1, unknown); nothing drafted, nothing on the link (0), no deadline (NaN)."""
+    return from_columns(system=system, policy=label, batch=round if system == "twin" else -1, round=round, client=client,
+                        S=0.0, accepted=0.0, tokens=1, t_draft=0.0, t_receive=0.0, t_queue=0.0, t_verify=t_verify,
+                        t_send=0.0, t_round=t_round, bytes_up=0.0, bytes_down=0.0, arrival=start, start=start, end=end,
+                        slo_class=slo_class, deadline=np.nan, event="")
 
 
 def simulate(workload: Workload, step_time: VerifyTimeModel, *, until: float, rtt: float = 0.0,
@@ -77,7 +76,8 @@ def simulate(workload: Workload, step_time: VerifyTimeModel, *, until: float, rt
     if memory_budget < math.inf and (need > memory_budget).any():
         c = int(np.argmax(need > memory_budget))
         raise ValueError(f"client {c}: one response needs {need[c]:g} bytes of KV, over memory_budget {memory_budget:g}")
-    now, step, rows = 0.0, 0, []
+    now, step = 0.0, 0
+    devices, t_round, steps = [], [], []   # per step: its devices, their tokens' t_round, (start, seconds, end)
     while now < until:
         joining = ~running & (ready <= now)
         if memory_budget < math.inf and joining.any():
@@ -101,8 +101,10 @@ def simulate(workload: Workload, step_time: VerifyTimeModel, *, until: float, rt
             break
         running |= joining
         ctx[joining] = prompt[joining]
-        for c in np.flatnonzero(running):
-            rows.append((step, int(c), 1, dt, end - last[c], now, end, slo[c]))
+        decoding = np.flatnonzero(running)
+        devices.append(decoding)
+        t_round.append(end - last[decoding])
+        steps.append((now, dt, end))
         last[running] = end
         ctx[running] += 1
         made[running] += 1
@@ -112,7 +114,11 @@ def simulate(workload: Workload, step_time: VerifyTimeModel, *, until: float, rt
         ready[done] = end + rtt
         last[done] = end + rtt
         now, step = end, step + 1
-    return _rows_frame(rows, "twin", label)
+    counts = [len(d) for d in devices]
+    client = np.concatenate(devices) if devices else np.zeros(0, np.int64)
+    start, t_verify, end = (np.repeat(np.array(col, float), counts) for col in (zip(*steps) if steps else [()] * 3))
+    return _tokens("twin", label, np.repeat(np.arange(len(steps)), counts), client, t_verify,
+                   np.concatenate(t_round) if t_round else np.zeros(0), start, end, np.array(slo, object)[client].tolist())
 
 
 @lru_cache(maxsize=64)
@@ -175,6 +181,8 @@ def run_real(model, prompts: Sequence[Sequence[int]], max_new_tokens: int, *,
             raise RuntimeError(f"request {c}: {o.error}")
         prev = o.created_time
         for k, t in enumerate(o.timestamps):
-            rows.append((k, c, 1, np.nan, t - prev, prev - t0, t - t0, slo_classes[c]))
+            rows.append((k, c, t - prev, prev - t0, t - t0, slo_classes[c]))
             prev = t
-    return _rows_frame(rows, "real", label)
+    k, c, t_round, start, end, slo = (list(col) for col in zip(*rows)) if rows else ([],) * 6
+    return _tokens("real", label, np.array(k, np.int64), np.array(c, np.int64), np.full(len(rows), np.nan),
+                   np.array(t_round, float), np.array(start, float), np.array(end, float), slo)

@@ -40,8 +40,8 @@ import numpy as np
 import pandas as pd
 
 from .. import slo
-from ..interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Pending, VerifyTimeModel
-from ..log import real_rounds, verified
+from ..interfaces import BatchFormer, DraftAllocator, LogRow, Pending, VerifyTimeModel
+from ..log import frame, real_rounds, verified
 from .processes import Server, Simulation, turnarounds
 from .twin import outcome
 from ..workload import Workload
@@ -75,12 +75,12 @@ class LoggedRounds:
     server allocates it (module docstring: a mismatch), the reply's measured way back (``down``) once woken."""
     gaps = True
 
-    def __init__(self, c: int, spec, real: pd.DataFrame, per_token: float, cache: bool, rows: list, alloc: dict,
-                 label: str, acceptance=None, rng=None):
+    def __init__(self, c: int, spec, real: pd.DataFrame, per_token: float, cache: bool, rows: list, extra: list,
+                 alloc: dict, label: str, acceptance=None, rng=None):
         self.c, self.spec, self.real, self.per_token, self.cache = c, spec, real, per_token, cache
-        self.rows, self.alloc, self.label = rows, alloc, label
+        self.rows, self.extra, self.alloc, self.label = rows, extra, alloc, label   # per round: its LogRow, its EXTRA
         self.acceptance, self.rng = acceptance, rng
-        self.current = None   # the request in flight: (its real row, drafting seconds, accepted, eq (3)'s sum, tokens, S differs)
+        self.current = None   # the request in flight: (its real row, accepted, eq (3)'s sum)
 
     def feed(self):
         """As ``twin.ModelledRounds.feed``, each round opened by the client's measured gap before it."""
@@ -112,23 +112,22 @@ class LoggedRounds:
                 acc = min(int(rr.accepted), s)
                 aps = float(rr.accept_prob_sum) * (s / s_real if s_real else 0.0) if s != s_real else float(rr.accept_prob_sum)
                 tokens = max(int(rr.tokens) - (int(rr.accepted) - acc), 1)
-            self.current = (rr, td, acc, aps, tokens, s != s_real)
-            row, t_round = yield p
-            row["t_round"] = t_round
-            row["t_send"] = float(rr.t_send)
-            self.rows.append(row)
+            self.current = (rr, acc, aps)
+            (b, start, end, tv, receive), t_round = yield p
+            self.rows.append(LogRow(
+                system="replay", policy=self.label, batch=b, round=p.round, client=c, S=s, accepted=acc, tokens=tokens,
+                t_draft=td, t_receive=receive, t_queue=start - p.arrival, t_verify=float(tv), t_send=float(rr.t_send),
+                t_round=t_round, bytes_up=p.payload_bytes, bytes_down=rr.bytes_down, arrival=p.arrival, start=start,
+                end=end, slo_class=p.slo_class, deadline=p.deadline, event=""))
+            self.extra.append((rr.up, p.n_new, p.n_cached, aps, s != s_real))
             made += tokens
             if k == last:
                 yield None
 
     def verdict(self, p: Pending, b: int, start: float, end: float, tv, first: float, last: float):
-        rr, td, acc, aps, tokens, mismatch = self.current
-        row = dict(system="replay", policy=self.label, batch=b, round=p.round, client=p.client, S=p.n_draft, accepted=acc,
-                   tokens=tokens, t_draft=td, t_receive=last - first, t_queue=start - p.arrival, t_verify=float(tv),
-                   bytes_up=p.payload_bytes, bytes_down=rr.bytes_down, arrival=p.arrival, start=start, end=end,
-                   slo_class=p.slo_class, deadline=p.deadline, event="", up=rr.up, n_new=p.n_new, n_cached=p.n_cached,
-                   accept_prob_sum=aps, mismatch=mismatch)
-        return row, acc, aps, 0.0
+        """The real round's outcome; the value holds the server's side of the round's log row."""
+        _, acc, aps = self.current
+        return (b, start, end, tv, last - first), acc, aps, 0.0
 
     def after_reply(self) -> float:
         return float(self.current[0].down)
@@ -154,21 +153,21 @@ def replay(log: pd.DataFrame, workload: Workload, former: BatchFormer, allocator
     if set(rounds) - set(range(len(specs))):
         raise ValueError(f"log: clients {sorted(set(rounds) - set(range(len(specs))))} are not in the workload "
                          f"({len(specs)} clients)")
-    sim, out = Simulation(allocator, len(specs)), []
+    sim, out, extra = Simulation(allocator, len(specs)), [], []
     clients = {}
     for c in sorted(rounds):
         d = rounds[c][rounds[c]["S"] > 0]
         per_token = float((d["t_draft"] / d["S"]).median()) if len(d) else 0.0   # seconds per drafted token
-        clients[c] = LoggedRounds(c, specs[c], rounds[c], per_token, workload.cache, out, sim.alloc, label, acceptance,
-                                  np.random.default_rng(np.random.SeedSequence([seed, c, 41])))
+        clients[c] = LoggedRounds(c, specs[c], rounds[c], per_token, workload.cache, out, extra, sim.alloc, label,
+                                  acceptance, np.random.default_rng(np.random.SeedSequence([seed, c, 41])))
     # the real server opens its queue once every client said Hello: here when the last client started drafting
     barrier = max(float(r["gap"].iloc[0]) for r in rounds.values())
     server = Server(sim, former, allocator, verify, barrier=barrier, dispatch=dispatch, turnaround=turns, rng=rng)
     sim.run(server, clients)
     if sim.queue:
         raise RuntimeError(f"replay: {len(sim.queue)} requests were never verified (the former {former!r} left them)")
-    df = pd.DataFrame(out)
-    return df[LOG_COLUMNS + list(EXTRA)].sort_values(["client", "round"]).reset_index(drop=True)
+    df = pd.concat([frame(out), pd.DataFrame(extra, columns=list(EXTRA))], axis=1)
+    return df.sort_values(["client", "round"]).reset_index(drop=True)
 
 
 def mismatches(replayed: pd.DataFrame) -> tuple[int, int]:

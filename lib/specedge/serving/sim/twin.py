@@ -2,8 +2,8 @@
 
 ``simulate(workload, former, allocator, times, acceptance)`` runs the policy objects it is given
 (unchanged: they get the simulated ``now``) against simulated drafting, network and verification
-times and returns the per-round log of ``interfaces.LOG_COLUMNS`` (``system="twin"``), the same table
-the real run writes, so one set of metric definitions serves both (LLMServingSim's validation habit).
+times and returns the per-round log, an ``interfaces.LogRow`` per verified round (``system="twin"``), the same
+table the real run writes, so one set of metric definitions serves both (LLMServingSim's validation habit).
 
 - Clients are synchronous drafters (GOODSPEED's draft servers): draft S tokens (``times.draft``),
   send (``times.up``), wait for the reply (``times.down``), repeat; a client walks through its prompt
@@ -30,7 +30,8 @@ import pandas as pd
 
 from ... import paths
 from .. import slo
-from ..interfaces import LOG_COLUMNS, BatchFormer, DraftAllocator, Pending, Times
+from ..interfaces import BatchFormer, DraftAllocator, Pending, Times
+from ..log import frame
 from .engine import gc_paused
 from .processes import Server, Simulation, turnarounds
 from .uniform_ints import Ints
@@ -405,7 +406,7 @@ class ModelledRounds:
         self.i, self.spec, self.workload, self.times, self.acceptance, self.rng = i, spec, workload, times, acceptance, rng
         self.alloc, self.rows, self.label, self.wrap, self.slo = alloc, rows, label, wrap, slo_of.get(i, (None, None))
         self.limit, self.down, self.bytes_down = spec.max_new_tokens, times.down, times.bytes_down
-        self.current = None   # the request in flight: (drafting seconds, its draw or drawn outcome, tokens made before it)
+        self.current = None   # the request in flight: (its draw or drawn outcome, tokens made before it)
 
     def feed(self):
         """The rounds, as ``processes.Client`` consumes them: yields a round's drafting + uplink seconds, is sent the
@@ -428,7 +429,7 @@ class ModelledRounds:
         inf = math.inf
         fixed = spec.draft_rule != "server"
         s_alloc = alloc[i]
-        rows, wrap = self.rows, self.wrap
+        rows, wrap, label, bytes_down = self.rows, self.wrap, self.label, self.bytes_down
         # per domain: the stop rule's outcome table (a controlled draw is one index into it) or the server's draw
         # of this client's outcome; the same numbers as the general calls, fewer lookups
         ints = rng.integers if isinstance(rng, Ints) else None
@@ -489,14 +490,16 @@ class ModelledRounds:
                 else:                                   # slo.budget names the bad value
                     budget = slo.budget(a_c, s, speed, td, tn)
                 deadline = now + budget
-            self.current = (td, draw, drawn, made)
-            (n, tokens, row), t_round = yield Pending(
+            self.current = (draw, drawn, made)
+            payload = bytes_up(s)
+            (n, tokens, b, start, end, tv, receive), t_round = yield Pending(
                 client=i, session=session, round=rnd, arrival=now, n_draft=s, n_new=n_new, n_cached=n_cached,
                 slo_class=slo_class, deadline=deadline, expected_tokens=g, memory=(n_new + n_cached) * kv,
-                payload_bytes=bytes_up(s))
-            row[T_ROUND] = t_round
-            row[T_SEND] = send(i)
-            rows.append(row)
+                payload_bytes=payload)
+            # the round's log row, made once its reply is in (a ``LogRow``: a tuple in its fields' order, a literal
+            # here for the speed of the twin's hot path; its values of ``_EXACT``'s fields are of one type)
+            rows.append(("twin", label, b, rnd, i, s, n, tokens, td, receive, start - now, tv, send(i), t_round,
+                         payload, bytes_down, now, start, end, slo_class, deadline, ""))
             ctx += unseen + n
             made += tokens
             rnd += 1
@@ -512,15 +515,13 @@ class ModelledRounds:
 
     def verdict(self, p: Pending, b: int, start: float, end: float, tv, first: float, last: float):
         """(the client's value, accepted, eq (3)'s sum, seconds until the reply reaches it) of its verified
-        request: the outcome drawn now unless the stop rule drew it, its log row (``_ROW``)."""
-        c, s, arrival = p.client, p.n_draft, p.arrival
-        td, draw, drawn, made = self.current
-        n, aps = drawn if drawn is not None else draw(s)
+        request: the outcome drawn now unless the stop rule drew it; the value holds the server's side of the
+        round's log row (its batch, start, end, verification and receiving seconds)."""
+        draw, drawn, made = self.current
+        n, aps = drawn if drawn is not None else draw(p.n_draft)
         left = self.limit - made
         tokens = n + 1 if n + 1 < left else left
-        row = [self.label, b, p.round, c, s, n, tokens, td, last - first, start - arrival, tv, 0.0, 0.0,
-               p.payload_bytes, self.bytes_down, arrival, start, end, p.slo_class, p.deadline, ""]
-        return (n, tokens, row), n, aps, float(self.down(c))
+        return (n, tokens, b, start, end, tv, last - first), n, aps, float(self.down(p.client))
 
 
 def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator, times: Times,
@@ -552,7 +553,7 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             slo.budget(a_c, 0, spec.slo_class, 0.0, 0.0)
             slo_of[i] = (float(a_c), float(spec.slo_class))
     sim = Simulation(allocator, len(specs), times.core_slice)
-    rows: list[list] = []
+    rows: list[tuple] = []
     wrap = rounds is not None or until is not None
     clients = [ModelledRounds(i, spec, workload, times, acceptance, rng, sim.alloc, rows, label, wrap, slo_of)
                for i, spec in enumerate(specs)]
@@ -561,60 +562,13 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
                     rng=np.random.default_rng(np.random.SeedSequence([seed, 7])))
     with gc_paused():
         sim.run(server, clients, until=until)
-        return _frame(rows)
+        return frame(rows, _EXACT, _CONSTANT)
 
 
-_ROW = ("policy", "batch", "round", "client", "S", "accepted", "tokens", "t_draft", "t_receive", "t_queue",
-        "t_verify", "t_send", "t_round", "bytes_up", "bytes_down", "arrival", "start", "end", "slo_class",
-        "deadline", "event")
-T_SEND, T_ROUND = _ROW.index("t_send"), _ROW.index("t_round")   # filled by the client once the reply arrived
+# ``LogRow`` fields ``simulate`` fills with values it makes itself, of one Python type by construction (counters and
+# indices; differences of the loop's float clock): ``log.frame`` converts them without looking at each value
+_EXACT = {"batch": int, "round": int, "client": int, "t_receive": float, "t_queue": float, "t_round": float,
+          "arrival": float, "start": float, "end": float}
 
-
-# columns ``simulate`` fills with values it makes itself, of one Python type by construction (counters and
-# indices; differences of the loop's float clock): ``_frame`` converts them without looking at each value
-_TYPED = {"batch": np.int64, "round": np.int64, "client": np.int64, "t_receive": float, "t_queue": float,
-          "t_round": float, "arrival": float, "start": float, "end": float}
-
-
-# columns holding one value in every row by construction (the run's label; no event): ``_frame`` repeats it
-_CONSTANT = {"policy", "event"}
-
-
-_BLOCK = 512   # rows ``_frame`` reads together: one block's values stay in the CPU's cache across its columns
-
-
-def _frame(rows: list[list]) -> pd.DataFrame:
-    """The log (LOG_COLUMNS) of the twin's rows (``_ROW``'s order), as ``pd.DataFrame(rows)`` builds it,
-    column by column: a column of Python floats (ints) only becomes float64 (int64) at once, any other
-    is left to pandas' inference, as from rows (``_TYPED`` columns are such by construction; a ``_CONSTANT``
-    column is its first value repeated, which pandas infers as from the rows). Rows are
-    read ``_BLOCK`` at a time (each block's columns converted while its values are at hand), the
-    blocks' arrays joined at the end."""
-    if not rows:
-        out = pd.DataFrame(rows, columns=list(_ROW))
-        out.insert(0, "system", "twin")
-        return out[LOG_COLUMNS]
-    typed = [_TYPED.get(name) for name in _ROW]
-    skip = [name in _CONSTANT for name in _ROW]
-    kinds = [set() for _ in _ROW]            # per column: the Python types of its values
-    blocks = [[] for _ in _ROW]              # per column and block: (its values, their array or None)
-    for a in range(0, len(rows), _BLOCK):
-        for j, col in enumerate(zip(*rows[a: a + _BLOCK])):
-            if skip[j]:
-                continue
-            if typed[j] is not None:
-                blocks[j].append((col, np.array(col, typed[j])))
-                continue
-            kind = set(map(type, col))
-            kinds[j] |= kind
-            blocks[j].append((col, np.array(col, float) if kind == {float} else
-                              np.array(col, np.int64) if kind == {int} else None))
-    data = {"system": ["twin"] * len(rows)}
-    for j, name in enumerate(_ROW):
-        if skip[j]:
-            data[name] = [rows[0][j]] * len(rows)
-        elif typed[j] is not None or kinds[j] in ({float}, {int}):
-            data[name] = np.concatenate([arr for _, arr in blocks[j]])
-        else:
-            data[name] = [v for col, _ in blocks[j] for v in col]
-    return pd.DataFrame({c: data[c] for c in LOG_COLUMNS})
+# fields holding one value in every row by construction (the system, the run's label; no event)
+_CONSTANT = ("system", "policy", "event")

@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 
 from ..policies.allocation import FixedS
-from ..interfaces import LOG_COLUMNS, DraftAllocator, Outcome
+from ..interfaces import DraftAllocator, Outcome
+from ..log import from_columns
 from ..timemodels.runtime import AffineTokens
 from ..workload import Workload
 
@@ -128,12 +129,7 @@ def simulate_sync(workload: Workload, allocator: DraftAllocator, draft_per_token
         prompt = np.where(done, (prompt + 1) % n_prompts, prompt)
     flat = {c: v.ravel() for c, v in out.items()}
     ints = ("S", "accepted", "tokens", "round")
-    log = pd.DataFrame({c: flat[c].astype(int) if c in ints else flat[c] for c in flat})
-    log["batch"] = np.repeat(np.arange(rounds), n)
-    log["client"] = np.tile(clients, rounds)
-    log["t_send"] = np.tile(t_down, rounds)
-    log["bytes_up"] = 40 + 8 * log["S"]
-    log["bytes_down"] = 50
-    log["system"], log["policy"] = "twin", label
-    log["slo_class"], log["deadline"], log["event"] = None, None, ""
-    return log[LOG_COLUMNS]
+    flat.update({c: flat[c].astype(int) for c in ints})
+    return from_columns(system="twin", policy=label, batch=np.repeat(np.arange(rounds), n), client=np.tile(clients, rounds),
+                        t_send=np.tile(t_down, rounds), bytes_up=40 + 8 * flat["S"], bytes_down=50, slo_class=None,
+                        deadline=None, event="", **flat)
