@@ -141,19 +141,20 @@ def campaign(runs: dict, key) -> dict:
     return {k: v for k, v in runs.items() if (k[3] == 0) == (key[3] == 0)}
 
 
-def held_out(runs: dict, key) -> list:
+def held_out(runs: dict, key, same_policy: bool = False) -> list:
     """The runs the held-out time models of run ``key`` are fitted on: the other runs of its setting and N in its
     campaign (``campaign``), from other repeats where there are any (not the same run again), else the other
-    policy's (the same clients)."""
+    policy's (the same clients). ``same_policy``: of those, only ``key``'s policy's where there are any (tried, not
+    kept: docs/twin-validation.md, "GOODSPEED's round time, budgeted on the drafters' core")."""
     same = [k for k in campaign(runs, key) if k[0] == key[0] and k[2] == key[2] and k != key]
-    other = [k for k in same if len(k) > 3 and k[3] != key[3]]
-    return other or same
+    other = [k for k in same if len(k) > 3 and k[3] != key[3]] or same
+    return [k for k in other if k[1] == key[1]] or other if same_policy else other
 
 
-def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0) -> dict:
+def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, same_policy: bool = False) -> dict:
     """``serving.analysis.twin_attribution.Context`` of each run of ``paper`` (or of ``keys``): its setting's clients and
     policy objects, eq (19) fitted on the other runs, the server's wake-up and turnaround of the other runs, the
-    held-out time models (``held_out``, ``serving.timemodels.measured_times``), acceptance ``trace`` (a ``TraceAcceptance``)
+    held-out time models (``held_out``, with its ``same_policy``; ``serving.timemodels.measured_times``), acceptance ``trace`` (a ``TraceAcceptance``)
     and ``prompt`` (a ``PromptAcceptance``)."""
     from dataclasses import replace as _replace
 
@@ -179,7 +180,7 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0) ->
         twin_wl = _replace(wl, clients=tuple(_replace(c, prompt_tokens=PROMPT_TOKENS) for c in wl.clients))
         verify = verify_model(runs, key, seed)
         passes = (lambda r, c, wl=wl: draft_passes(r, wl.clients[c]))
-        drawn = measured_times.fit(runs, held_out(runs, key), passes, verify)
+        drawn = measured_times.fit(runs, held_out(runs, key, same_policy), passes, verify)
         alone_keys = [k for k in runs if k[0] == paper and k[2] == 1 and k != key]
         alone = measured_times.fit(runs, alone_keys, passes, verify) if alone_keys else None
         drawn = _client_cpu(drawn, everything, paper, n, passes, verify)
@@ -187,14 +188,18 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0) ->
         others = [k for k in runs if k != key]
 
         def stochastic(kind, s, real=runs[key], pol=pol, n=n, wl=twin_wl, verify=verify, drawn=drawn, alone=alone,
-                       core_slice=DRAFTER_CORE_SLICE_S):
+                       core_slice=DRAFTER_CORE_SLICE_S, recorder=None):
             former, alloc = st.policies(pol, n, seed)   # the real run's policy objects; ``s`` seeds the twin's draws
             if kind == "own":
                 return stochastic_twin(real, wl, former, alloc, verify, trace, label=pol, seed=s)
             shared = kind in ("shared core", "sliced core")
             sliced = core_slice if kind == "sliced core" else None
-            return simulate(wl, former, alloc, measured_times.times(drawn, verify, s, shared, alone, sliced),
-                            prompt, seed=s, label=pol, dispatch=drawn.dispatch, turnaround=drawn.turnaround)
+            times = measured_times.times(drawn, verify, s, shared, alone, sliced)
+            if recorder is not None:   # ``core_budget.Recorder``: the draws of a shared-core twin, recorded
+                recorder.share = measured_times.split(alone.clients[0])[0] if alone is not None else 1.0
+                times = recorder.wrap(times)
+            return simulate(wl, former, alloc, times, prompt, seed=s, label=pol, dispatch=drawn.dispatch,
+                            turnaround=drawn.turnaround)
 
         out[key] = twin_attribution.Context(
             key=key, real=runs[key], workload=wl, policies=(lambda s, pol=pol, n=n: st.policies(pol, n, seed)),
@@ -203,6 +208,54 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0) ->
             drawn=drawn, trace=trace, prompt=prompt, passes=passes,
             fitted_rounds=(lambda rounds, which, wl=wl: modelled_rounds(rounds, wl, which)), stochastic=stochastic)
     return out
+
+
+def core_budget_table(paper: str = "tran2025", policy: str = "GOODSPEED", sizes=(4, 8), seeds: int = 2,
+                      runs: dict | None = None, kind: str = "shared core", same_policy: bool = False) -> pd.DataFrame:
+    """The drafters' core per synchronous round (``serving.analysis.core_budget``), real against the validated twin
+    (``kind``: processor sharing, or "sliced core"; its held-out models, ``held_out``'s ``same_policy``; ``seeds`` seeds
+    pooled), for the repeats (1-5) of ``policy`` at each N of
+    ``sizes``: per run and side the means over full batches of the CPU charged (``cpu``), the core's window
+    (``window``), the pass (``t_verify``) and the pass's end to the first reply in (``first_reply``), and over rounds
+    of ``cycles``' quantities (means; ``t_round_p50``, ``in_hand_p90`` and ``delay_p50`` too), in ms."""
+    from ...serving.analysis import core_budget as cb
+    from ...serving.log import verified
+
+    runs = _all_runs() if runs is None else runs
+    keys = [k for k in runs if k[0] == paper and k[1] == policy and k[2] in sizes and len(k) > 3 and k[3] > 0]
+    if not keys:
+        raise ValueError(f"runs: no repeats of {paper!r} {policy!r} at N in {sizes}")
+    trace, prompt = acceptances(paper)
+    ctxs = contexts(runs, paper, trace, prompt, keys, same_policy=same_policy)
+
+    def side(logs_rounds, n):
+        b, c = [], []
+        for log, rounds in logs_rounds:
+            v = verified(log).groupby("batch").agg(start=("start", "first"), tv=("t_verify", "first"))
+            first = rounds.groupby("batch")["received"].min()
+            bb = cb.budget(rounds).set_index("batch").join(v)
+            b.append(bb.assign(first_reply=first.reindex(bb.index) - bb["start"] - bb["tv"])[bb["clients"] == n])
+            c.append(cb.cycles(rounds))
+        b, c = pd.concat(b), pd.concat(c)
+        ms = lambda x: 1e3 * float(x)   # noqa: E731
+        return dict(cpu=ms(b["cpu"].mean()), window=ms(b["window"].mean()), t_verify=ms(b["tv"].mean()),
+                    first_reply=ms(b["first_reply"].mean()), **{k: ms(c[k].mean()) for k in
+                                                                  ("cycle", "in_hand", "t_round", "reply")},
+                    t_round_p50=ms(c["t_round"].median()), in_hand_p90=ms(c["in_hand"].quantile(0.9)),
+                    delay_p50=ms(c["delay"].median()))
+
+    rows = []
+    for key in keys:
+        ctx = ctxs[key]
+        rows.append(dict(policy=key[1], n_clients=key[2], repeat=key[3], side="real",
+                         **side([(ctx.real, cb.real_core_rounds(ctx.real))], key[2])))
+        twins = []
+        for s in range(seeds):
+            rec = cb.Recorder()
+            log = ctx.stochastic(kind, s, recorder=rec)
+            twins.append((log, cb.twin_core_rounds(log, rec)))
+        rows.append(dict(policy=key[1], n_clients=key[2], repeat=key[3], side="twin", **side(twins, key[2])))
+    return pd.DataFrame(rows)
 
 
 def _client_cpu(drawn, runs: dict, paper: str, n: int, passes, verify):
