@@ -192,9 +192,11 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
             former, alloc = st.policies(pol, n, seed)   # the real run's policy objects; ``s`` seeds the twin's draws
             if kind == "own":
                 return stochastic_twin(real, wl, former, alloc, verify, trace, label=pol, seed=s)
-            shared = kind in ("shared core", "sliced core")
-            sliced = core_slice if kind == "sliced core" else None
+            shared = kind in ("shared core", "sliced core", "queued core")
+            sliced = core_slice if kind in ("sliced core", "queued core") else None
             times = measured_times.times(drawn, verify, s, shared, alone, sliced)
+            if kind == "queued core":   # the round starts when the drafter's job first gets the core
+                times = _replace(times, core_queued=True)
             if recorder is not None:   # ``core_budget.Recorder``: the draws of a shared-core twin, recorded
                 recorder.share = measured_times.split(alone.clients[0])[0] if alone is not None else 1.0
                 times = recorder.wrap(times)
@@ -213,7 +215,7 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
 def core_budget_table(paper: str = "tran2025", policy: str = "GOODSPEED", sizes=(4, 8), seeds: int = 2,
                       runs: dict | None = None, kind: str = "shared core", same_policy: bool = False) -> pd.DataFrame:
     """The drafters' core per synchronous round (``serving.analysis.core_budget``), real against the validated twin
-    (``kind``: processor sharing, or "sliced core"; its held-out models, ``held_out``'s ``same_policy``; ``seeds`` seeds
+    (``kind``: processor sharing, "sliced core" or "queued core"; its held-out models, ``held_out``'s ``same_policy``; ``seeds`` seeds
     pooled), for the repeats (1-5) of ``policy`` at each N of
     ``sizes``: per run and side the means over full batches of the CPU charged (``cpu``), the core's window
     (``window``), the pass (``t_verify``) and the pass's end to the first reply in (``first_reply``), and over rounds
@@ -377,6 +379,7 @@ def main(argv=None) -> int:
 STOCHASTIC = twin_error.VALIDATED
 BEFORE = twin_error.DOMAIN_IID
 SLICED = "stochastic twin (prompt and position, held-out, time-sliced drafter core)"
+QUEUED = "stochastic twin (prompt and position, held-out, queued drafter core)"
 SEEDS = 5
 # a queueing delay within this of the real one at p50 is within tolerance (or within the real runs' own spread)
 QUEUE_P50 = 15.0
