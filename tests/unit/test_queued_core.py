@@ -7,28 +7,14 @@ import pytest
 from specedge.serving.interfaces import Times
 from specedge.serving.policies.allocation import FixedS
 from specedge.serving.policies.batching import FCFS
-from specedge.serving.sim.processes import Simulation
 from specedge.serving.sim.twin import PromptAcceptance, simulate
 from specedge.serving.workload import ClientSpec, Workload
-from test_twin_error_attribution import FRAME
+from test_twin_error_attribution import FRAME, _core_finishes
 
 
 def _first_runs(works, starts, core_slice=None):
     """Per job (``works`` seconds arriving at ``starts``): (the time the core says it first ran, its finish)."""
-    sim = Simulation(FixedS(16, max(len(works), 1)), len(works), core_slice)
-    out = {}
-
-    def job(i):
-        yield float(starts[i])
-        sim.core.add(gens[i], works[i])
-        first = yield None
-        out[i] = (first, sim.loop.now)
-
-    gens = [job(i) for i in range(len(works))]
-    for g in gens:
-        sim.loop.process(g)
-    sim.loop.run()
-    return out
+    return _core_finishes(works, starts, core_slice, first=True)
 
 
 def test_a_sliced_core_starts_tied_jobs_a_slice_apart_in_arrival_order():

@@ -374,8 +374,9 @@ def main(argv=None) -> int:
     return 0
 
 
-# the stochastic twin the serving notebooks validate, the one it replaced, and one tried beside it: the drafters' core
-# in the kernel's time slices instead of processor sharing (``twin_attribution.COMPONENTS``; not kept: the doc's numbers)
+# the stochastic twin the serving notebooks validate, the one it replaced, and two tried beside it: the drafters' core
+# in the kernel's time slices instead of processor sharing, and on that core a round started when the drafter's job
+# first gets the core (``twin_attribution.COMPONENTS``; neither kept: the doc's numbers)
 STOCHASTIC = twin_error.VALIDATED
 BEFORE = twin_error.DOMAIN_IID
 SLICED = "stochastic twin (prompt and position, held-out, time-sliced drafter core)"
@@ -455,7 +456,7 @@ def spread(runs: dict, quantiles=(50, 90)) -> pd.DataFrame:
 
 def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seeds: int = SEEDS):
     """The stochastic twins (the validated one, ``STOCHASTIC``, the one it replaced, ``BEFORE``, and the one tried,
-    ``SLICED``) against every committed real run of ``paper`` (N 1-2 at CI scale), ``seeds`` seeds each, its time
+    ``SLICED`` and ``QUEUED``) against every committed real run of ``paper`` (N 1-2 at CI scale), ``seeds`` seeds each, its time
     models fitted on the other repeats (``held_out``): writes ``stochastic_vs_real.csv`` (per run, metric and quantile,
     with the queueing delay's mechanism, ``twin_attribution.queueing_mechanism``) and
     ``real_run_spread.csv`` (``spread`` over the repeats of ``REPEATS``, measured together: repeat 0 was measured in
@@ -464,7 +465,7 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
 
     runs = _all_runs()
     keys = [k for k in runs if k[0] == paper and (scale == "full" or k[2] <= 2)]
-    table = ta.attribution(contexts(runs, paper, trace, prompt, keys), components=(BEFORE, STOCHASTIC, SLICED),
+    table = ta.attribution(contexts(runs, paper, trace, prompt, keys), components=(BEFORE, STOCHASTIC, SLICED, QUEUED),
                            seeds=range(seeds), mechanism=True)
     sp = spread({k: runs[k] for k in keys if k[3] > 0})   # the repeats' campaign
     plotting = _plotting()
