@@ -78,17 +78,18 @@ def test_outcome_caps_at_the_response_end_and_dispatches_on_the_rule():
     assert s == 3 and 0 <= n <= 3
 
 
-def _core_finishes(works, starts, core_slice=None):
+def _core_finishes(works, starts, core_slice=None, first=False):
     """Each job's finish time on the drafters' core of a ``Simulation`` (``works`` seconds of work arriving at
-    ``starts``): one ``SharedCore``, or with ``core_slice`` a ``SlicedCore``."""
+    ``starts``): one ``SharedCore``, or with ``core_slice`` a ``SlicedCore``; ``first``: (the time the core says the
+    job first ran, its finish)."""
     sim = Simulation(FixedS(16, max(len(works), 1)), len(works), core_slice)
     done = {}
 
     def job(i):
         yield float(starts[i])
         sim.core.add(gens[i], works[i])
-        yield None
-        done[i] = sim.loop.now
+        ran = yield None
+        done[i] = (ran, sim.loop.now) if first else sim.loop.now
 
     gens = [job(i) for i in range(len(works))]
     for g in gens:

@@ -82,12 +82,16 @@ def test_sections_write_the_tables_and_the_checks(runs, accept, tmp_path):
     assert (tmp_path / "stochastic_vs_real.csv").exists() and (tmp_path / "real_run_spread.csv").exists()
     assert set(table.repeat) == {0, 1, 2, 3, 4, 5} and set(table.n_clients) == {1, 2}
     assert set(sp.repeats) == {5} and (sp.spread_pct >= 0).all()          # the quiet repeats 1-5
-    assert set(table.component) == {sv.BEFORE, sv.STOCHASTIC, sv.SLICED}
+    assert set(table.component) == {sv.BEFORE, sv.STOCHASTIC, sv.SLICED, sv.QUEUED}
     assert set(ta.QUEUEING) <= set(table.metric) and set(ta.QUEUEING) <= set(summ.metric)   # the queueing's mechanism
     # the time-sliced twin runs its drafters on its own core: at N = 2 its requests come in at other times
     two = table[(table.n_clients == 2) & (table.metric == "queue_s")].pivot_table(
         index=["policy", "repeat", "quantile"], columns="component", values="twin")
     assert (two[sv.SLICED] != two[sv.STOCHASTIC]).any()
+    # the queued twin starts a round when its drafter's job first gets the core: other round times than the slices'
+    rounds = table[(table.n_clients == 2) & (table.metric == "round_time_s")].pivot_table(
+        index=["policy", "repeat", "quantile"], columns="component", values="twin")
+    assert (rounds[sv.QUEUED] < rounds[sv.SLICED]).any()
     cmp = compare.Comparison("li2026_serving")
     sv.add_stochastic_rows(cmp, table, sp, validation.floor_s(runs), "WISP and FCFS", seeds=1)
     checks = cmp.checks_frame()

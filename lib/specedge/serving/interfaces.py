@@ -94,7 +94,10 @@ class Times:
     drafter shares (``processes.SharedCore``: processor sharing), not seconds of a device of its own; then ``post(c)``
     (``None``: none) is client c's CPU work on that core once its reply is in (taking it in, committing it), done
     before its next drafting and outside the round's time, drawn with the round's ``draft[c]``; ``core_slice``: that
-    core's discipline, None for processor sharing, else seconds of a round-robin time slice (``processes.SlicedCore``)."""
+    core's discipline, None for processor sharing, else seconds of a round-robin time slice (``processes.SlicedCore``);
+    ``core_queued``: client c's ``post(c)`` and its next drafting are one job on that core, and the round's time counts
+    from when the job first runs (its wait for the core before it, outside the round), not from when the post-reply
+    work is done."""
     draft: Sequence[Callable[[int], float]]
     verify: Callable[[Sequence[Pending]], float]
     up: Callable[[int, int], float] = lambda c, s: 0.0
@@ -105,6 +108,7 @@ class Times:
     shared_core: bool = False
     post: Callable[[int], float] | None = None
     core_slice: float | None = None
+    core_queued: bool = False
 
 
 REPLY_BYTES = 50   # a VerifyReply (accepted, token, bonus, next S, batch, 5 doubles): the twin's default

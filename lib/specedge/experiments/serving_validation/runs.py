@@ -192,9 +192,11 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
             former, alloc = st.policies(pol, n, seed)   # the real run's policy objects; ``s`` seeds the twin's draws
             if kind == "own":
                 return stochastic_twin(real, wl, former, alloc, verify, trace, label=pol, seed=s)
-            shared = kind in ("shared core", "sliced core")
-            sliced = core_slice if kind == "sliced core" else None
+            shared = kind in ("shared core", "sliced core", "queued core")
+            sliced = core_slice if kind in ("sliced core", "queued core") else None
             times = measured_times.times(drawn, verify, s, shared, alone, sliced)
+            if kind == "queued core":   # the round starts when the drafter's job first gets the core
+                times = _replace(times, core_queued=True)
             if recorder is not None:   # ``core_budget.Recorder``: the draws of a shared-core twin, recorded
                 recorder.share = measured_times.split(alone.clients[0])[0] if alone is not None else 1.0
                 times = recorder.wrap(times)
@@ -213,7 +215,7 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
 def core_budget_table(paper: str = "tran2025", policy: str = "GOODSPEED", sizes=(4, 8), seeds: int = 2,
                       runs: dict | None = None, kind: str = "shared core", same_policy: bool = False) -> pd.DataFrame:
     """The drafters' core per synchronous round (``serving.analysis.core_budget``), real against the validated twin
-    (``kind``: processor sharing, or "sliced core"; its held-out models, ``held_out``'s ``same_policy``; ``seeds`` seeds
+    (``kind``: processor sharing, "sliced core" or "queued core"; its held-out models, ``held_out``'s ``same_policy``; ``seeds`` seeds
     pooled), for the repeats (1-5) of ``policy`` at each N of
     ``sizes``: per run and side the means over full batches of the CPU charged (``cpu``), the core's window
     (``window``), the pass (``t_verify``) and the pass's end to the first reply in (``first_reply``), and over rounds
@@ -372,11 +374,13 @@ def main(argv=None) -> int:
     return 0
 
 
-# the stochastic twin the serving notebooks validate, the one it replaced, and one tried beside it: the drafters' core
-# in the kernel's time slices instead of processor sharing (``twin_attribution.COMPONENTS``; not kept: the doc's numbers)
+# the stochastic twin the serving notebooks validate, the one it replaced, and two tried beside it: the drafters' core
+# in the kernel's time slices instead of processor sharing, and on that core a round started when the drafter's job
+# first gets the core (``twin_attribution.COMPONENTS``; neither kept: the doc's numbers)
 STOCHASTIC = twin_error.VALIDATED
 BEFORE = twin_error.DOMAIN_IID
 SLICED = "stochastic twin (prompt and position, held-out, time-sliced drafter core)"
+QUEUED = "stochastic twin (prompt and position, held-out, queued drafter core)"
 SEEDS = 5
 # a queueing delay within this of the real one at p50 is within tolerance (or within the real runs' own spread)
 QUEUE_P50 = 15.0
@@ -452,7 +456,7 @@ def spread(runs: dict, quantiles=(50, 90)) -> pd.DataFrame:
 
 def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seeds: int = SEEDS):
     """The stochastic twins (the validated one, ``STOCHASTIC``, the one it replaced, ``BEFORE``, and the one tried,
-    ``SLICED``) against every committed real run of ``paper`` (N 1-2 at CI scale), ``seeds`` seeds each, its time
+    ``SLICED`` and ``QUEUED``) against every committed real run of ``paper`` (N 1-2 at CI scale), ``seeds`` seeds each, its time
     models fitted on the other repeats (``held_out``): writes ``stochastic_vs_real.csv`` (per run, metric and quantile,
     with the queueing delay's mechanism, ``twin_attribution.queueing_mechanism``) and
     ``real_run_spread.csv`` (``spread`` over the repeats of ``REPEATS``, measured together: repeat 0 was measured in
@@ -461,7 +465,7 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
 
     runs = _all_runs()
     keys = [k for k in runs if k[0] == paper and (scale == "full" or k[2] <= 2)]
-    table = ta.attribution(contexts(runs, paper, trace, prompt, keys), components=(BEFORE, STOCHASTIC, SLICED),
+    table = ta.attribution(contexts(runs, paper, trace, prompt, keys), components=(BEFORE, STOCHASTIC, SLICED, QUEUED),
                            seeds=range(seeds), mechanism=True)
     sp = spread({k: runs[k] for k in keys if k[3] > 0})   # the repeats' campaign
     plotting = _plotting()

@@ -50,6 +50,9 @@ COMPONENTS = {
     "stochastic twin (prompt and position, held-out, time-sliced drafter core)":
         "the same, the drafters' core run in the kernel's time slices, round-robin (``processes.SlicedCore``), not "
         "processor-shared",
+    "stochastic twin (prompt and position, held-out, queued drafter core)":
+        "the same time slices, a drafter's post-reply work and next drafting one job whose round starts when it first "
+        "runs (``interfaces.Times.core_queued``): its wait for the core before the round, not inside it",
 }
 
 
@@ -146,6 +149,8 @@ def variant(ctx: Context, component: str, seed: int) -> pd.DataFrame:
         return ctx.stochastic("shared core", seed)
     elif component == "stochastic twin (prompt and position, held-out, time-sliced drafter core)":
         return ctx.stochastic("sliced core", seed)
+    elif component == "stochastic twin (prompt and position, held-out, queued drafter core)":
+        return ctx.stochastic("queued core", seed)
     return replay(ctx.real, ctx.workload, former, alloc, verify, rounds=rounds, acceptance=acceptance, **kw)
 
 

@@ -34,7 +34,8 @@ class Simulation:
     """What the processes share: the loop, the queue of requests, the clients still drafting, the
     allocation the allocator last gave, the server while it waits for a request, and the stop flag."""
 
-    def __init__(self, allocator: DraftAllocator, n_clients: int, core_slice: float | None = None):
+    def __init__(self, allocator: DraftAllocator, n_clients: int, core_slice: float | None = None,
+                 core_queued: bool = False):
         self.loop = EventLoop()
         self.queue: list[Pending] = []
         self.active: set[int] = set()
@@ -44,6 +45,8 @@ class Simulation:
         self.clients: dict[int, Client] = {}
         # used only by clients whose rounds yield (work, uplink): processor sharing, or time slices of ``core_slice`` s
         self.core = SharedCore(self.loop) if core_slice is None else SlicedCore(self.loop, core_slice)
+        # a client's post-reply work and next drafting as one job on the core, its round from when it first runs
+        self.core_queued = bool(core_queued)
 
     def notify(self):
         """Wake the waiting server now, where SimPy schedules the succeeded event it waits on."""
@@ -67,11 +70,12 @@ class SharedCore:
     """One processor the drafters share (the real runs pin every drafter to one core): a drafting of ``work``
     seconds of CPU progresses at 1 / (the number of draftings in progress), processor sharing, so that drafters
     drafting together finish together, each later than alone. ``add(gen, work)``: the client ``gen`` is woken
-    when its work is done. A completion is scheduled as the loop's sleeping generator (an object with ``send``);
+    when its work is done, sent the time its job first ran (here: when it was added, every job runs at once). A completion is scheduled as the loop's sleeping generator (an object with ``send``);
     one made stale by a later arrival is dropped (its ``token`` no longer the current one)."""
 
     def __init__(self, loop: EventLoop):
         self.loop, self.jobs, self.last, self.token = loop, {}, 0.0, 0
+        self.started: dict = {}
 
     def _advance(self):
         now, jobs = self.loop.now, self.jobs
@@ -91,6 +95,7 @@ class SharedCore:
     def add(self, gen, work: float):
         self._advance()
         self.jobs[gen] = float(work)
+        self.started[gen] = self.loop.now
         self._schedule()
 
     def done(self, token: int):
@@ -100,7 +105,7 @@ class SharedCore:
         finished = [g for g, w in self.jobs.items() if w <= 1e-12]
         for g in finished:
             del self.jobs[g]
-            self.loop.wake(g, None)
+            self.loop.wake(g, self.started.pop(g))
         self._schedule()
 
 
@@ -130,13 +135,14 @@ class SlicedCore:
     of the queue runs alone at full speed until its work is done or its slice ends with others waiting, then goes to
     the back; a new job joins the back. So drafters that start together finish one after another, a slice apart,
     where ``SharedCore`` (processor sharing, the limit of a slice towards 0) finishes them together. A job alone runs to
-    its end; one arriving then cuts it at the end of the slice it is in. ``add(gen, work)`` as ``SharedCore``'s."""
+    its end; one arriving then cuts it at the end of the slice it is in. ``add(gen, work)`` as ``SharedCore``'s: the
+    client is sent the time its job first ran (its wait in the queue before it is the time before that)."""
 
     def __init__(self, loop: EventLoop, slice_s: float):
         if not slice_s > 0:
             raise ValueError(f"slice_s: must be > 0 seconds, got {slice_s}")
         self.loop, self.slice, self.token = loop, float(slice_s), 0
-        self.queue: deque = deque()     # [gen, work left when it last started running]; the head runs
+        self.queue: deque = deque()     # [gen, work left when it last started running, first ran]; the head runs
         self.since = 0.0                # when the head started running
         self.until = 0.0                # when its run ends (its work done, or its slice)
 
@@ -149,11 +155,13 @@ class SlicedCore:
         now = self.loop.now
         self.since = now
         head = self.queue[0]
+        if head[2] is None:
+            head[2] = now
         self._run(now + (min(head[1], self.slice) if len(self.queue) > 1 else head[1]))
 
     def add(self, gen, work: float):
         q = self.queue
-        q.append([gen, max(float(work), 0.0)])
+        q.append([gen, max(float(work), 0.0), None])
         if len(q) == 1:
             self._start()
         elif len(q) == 2:                                # the head ran alone: it keeps the slice it is in
@@ -169,7 +177,7 @@ class SlicedCore:
         head = q.popleft()
         head[1] -= self.loop.now - self.since
         if head[1] <= 1e-12:
-            self.loop.wake(head[0], None)
+            self.loop.wake(head[0], head[2])
         else:
             q.append(head)
         if q:
@@ -205,6 +213,7 @@ class Client:
         feed = rounds.feed()
         send = feed.send
         out = next(feed)                         # the first round's first sleep
+        queued = sim.core_queued
         post = 0.0                               # the shared core's work once the last reply was in
         while not sim.stopped:
             if gaps:
@@ -212,12 +221,16 @@ class Client:
                 out = next(feed)
             t0 = loop.now
             if type(out) is tuple:               # (work on the drafters' shared core, the uplink, work once the reply is in)
-                if post > 0:                     # the last reply taken in and committed, before this round drafts
-                    sim.core.add(self.gen, post)
+                if queued:                       # the last reply's work and this drafting as one job: the round
+                    sim.core.add(self.gen, post + out[0])   # starts when it first runs (sent by the core)
+                    t0 = yield None
+                else:
+                    if post > 0:                 # the last reply taken in and committed, before this round drafts
+                        sim.core.add(self.gen, post)
+                        yield None
+                        t0 = loop.now
+                    sim.core.add(self.gen, out[0])
                     yield None
-                    t0 = loop.now
-                sim.core.add(self.gen, out[0])
-                yield None
                 out, post = out[1], out[2]
             yield out                            # drafting, then the uplink
             queue.append(send(loop.now))         # the request, as the server receives it
