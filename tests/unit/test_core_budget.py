@@ -127,3 +127,28 @@ def test_held_out_pool_of_the_same_policy():
     assert held_out(runs, ("a", "X", 4, 0), same_policy=True) == [("a", "Y", 4, 0)] == held_out(runs, ("a", "X", 4, 0))
     alone = {k: None for k in runs if k[1] == "Y" or k[3] != 2}   # X's other repeat gone: the other policy's
     assert held_out(alone, key, same_policy=True) == [("a", "Y", 4, 2)] == held_out(alone, key)
+
+
+def test_core_budget_table_on_two_committed_repeats():
+    """``serving_validation.core_budget_table`` on GOODSPEED's repeats 1-2 at N = 4 (the held-out pool: the other repeat
+    and Fixed-S's two): a real and a twin row per run, the real core saturated in its window (nothing else runs on it),
+    every quantity positive and the cycle split into the wait in hand and the round; and its refusal of no repeats."""
+    from specedge.experiments.serving_validation import runs as sv
+
+    every = sv.load_repeats()
+    runs = {k: v for k, v in every.items() if k[0] == "tran2025" and k[2] == 4 and k[3] in (1, 2)}
+    table = sv.core_budget_table(sizes=(4,), seeds=1, runs=runs)
+    assert list(zip(table.repeat, table.side)) == [(1, "real"), (1, "twin"), (2, "real"), (2, "twin")]
+    assert set(table.policy) == {"GOODSPEED"} and set(table.n_clients) == {4}
+    real, twin = table[table.side == "real"], table[table.side == "twin"]
+    assert np.allclose(real.cpu / real.window, 1.0, atol=0.05), real[["cpu", "window"]]
+    assert (twin.cpu <= twin.window * 1.05).all()
+    cols = ["cpu", "window", "t_verify", "cycle", "in_hand", "t_round", "t_round_p50", "delay_p50"]
+    assert (table[cols] > 0).all().all()
+    assert np.allclose(table.cycle, table.in_hand + table.t_round, rtol=0.02)
+    queued = sv.core_budget_table(sizes=(4,), seeds=1, runs=runs, kind="queued core")
+    assert queued[queued.side == "real"].equals(real)                 # the real side does not depend on the twin
+    # its wait falls before the round: the tail of the wait in hand grows by a third or more
+    assert (queued[queued.side == "twin"].in_hand_p90.values > 1.3 * twin.in_hand_p90.values).all()
+    with pytest.raises(ValueError, match="no repeats of 'tran2025' 'GOODSPEED' at N in \\(16,\\)"):
+        sv.core_budget_table(sizes=(16,), runs=runs)
