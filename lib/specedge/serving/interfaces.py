@@ -97,7 +97,8 @@ class Times:
     core's discipline, None for processor sharing, else seconds of a round-robin time slice (``processes.SlicedCore``);
     ``core_queued``: client c's ``post(c)`` and its next drafting are one job on that core, and the round's time counts
     from when the job first runs (its wait for the core before it, outside the round), not from when the post-reply
-    work is done."""
+    work is done; ``core_speed(t)``: (None: 1) the shared core's slowness at time t, a factor on the work of every
+    job added to it then, common to all the drafters on it (``measured_times``: the machine's state, measured)."""
     draft: Sequence[Callable[[int], float]]
     verify: Callable[[Sequence[Pending]], float]
     up: Callable[[int, int], float] = lambda c, s: 0.0
@@ -109,6 +110,7 @@ class Times:
     post: Callable[[int], float] | None = None
     core_slice: float | None = None
     core_queued: bool = False
+    core_speed: Callable[[float], float] | None = None
 
 
 REPLY_BYTES = 50   # a VerifyReply (accepted, token, bonus, next S, batch, 5 doubles): the twin's default

@@ -151,11 +151,13 @@ def held_out(runs: dict, key, same_policy: bool = False) -> list:
     return [k for k in other if k[1] == key[1]] or other if same_policy else other
 
 
-def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, same_policy: bool = False) -> dict:
+def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, same_policy: bool = False,
+             core_bin_s: float | None = None) -> dict:
     """``serving.analysis.twin_attribution.Context`` of each run of ``paper`` (or of ``keys``): its setting's clients and
     policy objects, eq (19) fitted on the other runs, the server's wake-up and turnaround of the other runs, the
     held-out time models (``held_out``, with its ``same_policy``; ``serving.timemodels.measured_times``), acceptance ``trace`` (a ``TraceAcceptance``)
-    and ``prompt`` (a ``PromptAcceptance``)."""
+    and ``prompt`` (a ``PromptAcceptance``); ``core_bin_s``: the interval of the drafters' core's slowness (None:
+    ``measured_times.CORE_BIN_S``; another only for the doc's sensitivity)."""
     from dataclasses import replace as _replace
 
     import numpy as np
@@ -180,7 +182,8 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
         twin_wl = _replace(wl, clients=tuple(_replace(c, prompt_tokens=PROMPT_TOKENS) for c in wl.clients))
         verify = verify_model(runs, key, seed)
         passes = (lambda r, c, wl=wl: draft_passes(r, wl.clients[c]))
-        drawn = measured_times.fit(runs, held_out(runs, key, same_policy), passes, verify)
+        drawn = measured_times.fit(runs, held_out(runs, key, same_policy), passes, verify,
+                                   measured_times.CORE_BIN_S if core_bin_s is None else core_bin_s)
         alone_keys = [k for k in runs if k[0] == paper and k[2] == 1 and k != key]
         alone = measured_times.fit(runs, alone_keys, passes, verify) if alone_keys else None
         drawn = _client_cpu(drawn, everything, paper, n, passes, verify)
@@ -192,9 +195,9 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
             former, alloc = st.policies(pol, n, seed)   # the real run's policy objects; ``s`` seeds the twin's draws
             if kind == "own":
                 return stochastic_twin(real, wl, former, alloc, verify, trace, label=pol, seed=s)
-            shared = kind in ("shared core", "sliced core", "queued core")
+            shared = kind in ("shared core", "sliced core", "queued core", "core speed")
             sliced = core_slice if kind in ("sliced core", "queued core") else None
-            times = measured_times.times(drawn, verify, s, shared, alone, sliced)
+            times = measured_times.times(drawn, verify, s, shared, alone, sliced, core_speed=kind == "core speed")
             if kind == "queued core":   # the round starts when the drafter's job first gets the core
                 times = _replace(times, core_queued=True)
             if recorder is not None:   # ``core_budget.Recorder``: the draws of a shared-core twin, recorded
@@ -374,11 +377,13 @@ def main(argv=None) -> int:
     return 0
 
 
-# the stochastic twin the serving notebooks validate, the one it replaced, and two tried beside it: the drafters' core
-# in the kernel's time slices instead of processor sharing, and on that core a round started when the drafter's job
-# first gets the core (``twin_attribution.COMPONENTS``; neither kept: the doc's numbers)
+# the stochastic twin the serving notebooks validate, the one the sweeps run, the validated one before its core's speed
+# was measured, and two tried beside that one: the drafters' core in the kernel's time slices instead of processor
+# sharing, and on that core a round started when the drafter's job first gets the core (``twin_attribution.COMPONENTS``;
+# neither kept: the doc's numbers)
 STOCHASTIC = twin_error.VALIDATED
 BEFORE = twin_error.DOMAIN_IID
+CONSTANT_CORE = "stochastic twin (prompt and position, held-out, shared drafter core)"
 SLICED = "stochastic twin (prompt and position, held-out, time-sliced drafter core)"
 QUEUED = "stochastic twin (prompt and position, held-out, queued drafter core)"
 SEEDS = 5
@@ -454,9 +459,29 @@ def spread(runs: dict, quantiles=(50, 90)) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def core_slowness(runs: dict, keys) -> pd.DataFrame:
+    """Per real run of ``keys``: its drafting rounds, the spread of their drafting CPU over the client's line (sd of
+    its log) and the share of that variance common to the drafters on the core within ``measured_times.CORE_BIN_S``
+    (``measured_times.core_share``: what the validated twin draws as the core's slowness), in %."""
+    import numpy as np
+
+    from ...serving.timemodels import measured_times
+
+    rows = []
+    for key in keys:
+        wl = setup(key[0]).workload(key[2], "full", 0)
+        m = measured_times.fit(runs, [key], lambda r, c, wl=wl: draft_passes(r, wl.clients[c]), None)
+        f = np.concatenate([np.log(np.asarray(c.cpu_factors, float)) for c in m.clients])
+        f = f[np.isfinite(f)]
+        rows.append(dict(paper=key[0], policy=key[1], n_clients=key[2], repeat=key[3] if len(key) > 3 else 0,
+                         rounds=len(f), sd_log_factor=float(np.std(f)) if len(f) else np.nan,
+                         core_share_pct=100 * measured_times.core_share(m), bin_s=measured_times.CORE_BIN_S))
+    return pd.DataFrame(rows)
+
+
 def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seeds: int = SEEDS):
-    """The stochastic twins (the validated one, ``STOCHASTIC``, the one it replaced, ``BEFORE``, and the one tried,
-    ``SLICED`` and ``QUEUED``) against every committed real run of ``paper`` (N 1-2 at CI scale), ``seeds`` seeds each, its time
+    """The stochastic twins (the validated one, ``STOCHASTIC``, the one the sweeps run, ``BEFORE``, the validated one
+    with a core of constant speed, ``CONSTANT_CORE``, and the two tried on that one, ``SLICED`` and ``QUEUED``) against every committed real run of ``paper`` (N 1-2 at CI scale), ``seeds`` seeds each, its time
     models fitted on the other repeats (``held_out``): writes ``stochastic_vs_real.csv`` (per run, metric and quantile,
     with the queueing delay's mechanism, ``twin_attribution.queueing_mechanism``) and
     ``real_run_spread.csv`` (``spread`` over the repeats of ``REPEATS``, measured together: repeat 0 was measured in
@@ -465,11 +490,13 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
 
     runs = _all_runs()
     keys = [k for k in runs if k[0] == paper and (scale == "full" or k[2] <= 2)]
-    table = ta.attribution(contexts(runs, paper, trace, prompt, keys), components=(BEFORE, STOCHASTIC, SLICED, QUEUED),
+    table = ta.attribution(contexts(runs, paper, trace, prompt, keys),
+                           components=(BEFORE, CONSTANT_CORE, STOCHASTIC, SLICED, QUEUED),
                            seeds=range(seeds), mechanism=True)
     sp = spread({k: runs[k] for k in keys if k[3] > 0})   # the repeats' campaign
     plotting = _plotting()
     plotting.write_csv(table, out / "stochastic_vs_real.csv")
+    plotting.write_csv(core_slowness(runs, keys), out / "core_slowness.csv")
     plotting.write_csv(sp, out / "real_run_spread.csv")
     return table, sp
 

@@ -53,6 +53,9 @@ COMPONENTS = {
     "stochastic twin (prompt and position, held-out, queued drafter core)":
         "the same time slices, a drafter's post-reply work and next drafting one job whose round starts when it first "
         "runs (``interfaces.Times.core_queued``): its wait for the core before the round, not inside it",
+    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed)":
+        "the shared drafter core, its slowness common to the drafters on it: a held-out value per 0.1 s of simulated "
+        "time, each drafting's own factor the residual (``interfaces.Times.core_speed``)",
 }
 
 
@@ -151,6 +154,8 @@ def variant(ctx: Context, component: str, seed: int) -> pd.DataFrame:
         return ctx.stochastic("sliced core", seed)
     elif component == "stochastic twin (prompt and position, held-out, queued drafter core)":
         return ctx.stochastic("queued core", seed)
+    elif component == "stochastic twin (prompt and position, held-out, shared drafter core of measured speed)":
+        return ctx.stochastic("core speed", seed)
     return replay(ctx.real, ctx.workload, former, alloc, verify, rounds=rounds, acceptance=acceptance, **kw)
 
 

@@ -21,7 +21,7 @@ STOCHASTIC = tuple(f.with_name("stochastic_vs_replay.csv") for f in VALIDATION)
 # (``twin_attribution.COMPONENTS``), metric and quantile)
 SETTINGS = {"tran2025": paths.FIGURES / "tran2025" / "stochastic_vs_real.csv",
             "li2026": paths.FIGURES / "li2026_serving" / "stochastic_vs_real.csv"}
-VALIDATED = "stochastic twin (prompt and position, held-out, shared drafter core)"
+VALIDATED = "stochastic twin (prompt and position, held-out, shared drafter core of measured speed)"
 DOMAIN_IID = "stochastic twin (domain i.i.d., this run's medians)"
 
 

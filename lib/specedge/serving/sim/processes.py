@@ -35,7 +35,7 @@ class Simulation:
     allocation the allocator last gave, the server while it waits for a request, and the stop flag."""
 
     def __init__(self, allocator: DraftAllocator, n_clients: int, core_slice: float | None = None,
-                 core_queued: bool = False):
+                 core_queued: bool = False, core_speed: Callable[[float], float] | None = None):
         self.loop = EventLoop()
         self.queue: list[Pending] = []
         self.active: set[int] = set()
@@ -45,6 +45,8 @@ class Simulation:
         self.clients: dict[int, Client] = {}
         # used only by clients whose rounds yield (work, uplink): processor sharing, or time slices of ``core_slice`` s
         self.core = SharedCore(self.loop) if core_slice is None else SlicedCore(self.loop, core_slice)
+        if core_speed is not None:  # the core's slowness when a job is added: its work scaled by it
+            self.core = _Slowed(self.core, core_speed)
         # a client's post-reply work and next drafting as one job on the core, its round from when it first runs
         self.core_queued = bool(core_queued)
 
@@ -182,6 +184,18 @@ class SlicedCore:
             q.append(head)
         if q:
             self._start()
+
+
+class _Slowed:
+    """A drafters' core (``SharedCore`` or ``SlicedCore``) whose speed varies in time: a job added at t does
+    ``speed(t)`` times its work (the machine's state when the drafting starts, common to every drafter on the core)."""
+    __slots__ = ("core", "speed", "loop")
+
+    def __init__(self, core, speed: Callable[[float], float]):
+        self.core, self.speed, self.loop = core, speed, core.loop
+
+    def add(self, gen, work: float):
+        self.core.add(gen, work * self.speed(self.loop.now))
 
 
 class _Done:

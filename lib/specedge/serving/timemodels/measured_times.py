@@ -7,6 +7,9 @@ round, not taken at its median:
 
 - drafting: per client, e0 + e1 k for k draft passes (least squares over the rounds after the first), times a
   factor drawn from the fitted runs' measured time / fit (the spread: the drafters share one core, heavy-tailed);
+  on the drafters' shared core that factor is split (``core_slowness``) into the core's slowness, common to the
+  drafters whose rounds begin within ``CORE_BIN_S`` of each other and drawn per interval of simulated time, and each
+  round's own residual;
 - the drafter process's CPU besides its drafting (``t_client_cpu - t_draft_cpu``: gRPC's threads, serialising the
   request, taking the reply in, committing it), per client, values drawn from the fitted runs' measured ones (logs
   without ``t_client_cpu``: none; ``with_client_cpu`` takes them from other runs);
@@ -29,6 +32,13 @@ from ..interfaces import Times
 from ..log import dispatch_latency, real_rounds, turnaround_latency
 
 
+# The interval over which the drafters' core's slowness is taken as one value: drafters that draft at the same time
+# move together, their drafting CPU above or below their lines alike (``core_share`` of the real runs,
+# ``serving_validation.core_slowness``); 0.1 s holds one to two synchronous batches at N = 8 (other lengths: the
+# doc's sensitivity, not used to choose)
+CORE_BIN_S = 0.1
+
+
 @dataclass(frozen=True)
 class ClientTimes:
     """One client's fitted drafting line and the measured values its times are drawn from."""
@@ -42,6 +52,7 @@ class ClientTimes:
     cpu_e1: float = 0.0
     cpu_factors: np.ndarray = None
     other_cpu: np.ndarray = None   # the process's CPU besides drafting per round (``t_client_cpu - t_draft_cpu``)
+    cpu_residuals: np.ndarray = None   # ``cpu_factors`` over the core's slowness when the drafting began (``Drawn.core``)
 
 
 @dataclass(frozen=True)
@@ -52,6 +63,24 @@ class Drawn:
     dispatch: np.ndarray
     turnaround: np.ndarray
     runs: tuple
+    core: np.ndarray = None   # the drafters' core's slowness per ``core_bin_s`` of the fitted runs (``core_slowness``)
+    core_bin_s: float = CORE_BIN_S
+
+
+def core_slowness(began: np.ndarray, log_factor: np.ndarray, run: np.ndarray, bin_s: float = CORE_BIN_S):
+    """Split the drafting CPU's log factors (each round's measured CPU over its client's line) into the core's part,
+    the mean over all the drafters' rounds that began in the same ``bin_s`` of the same run, and each round's residual:
+    returns (exp of each bin's mean, exp of each round's residual); their product is the measured factor."""
+    began, log_factor, run = (np.asarray(a) for a in (began, log_factor, run))
+    ok = np.isfinite(log_factor) & np.isfinite(began)
+    if not ok.any():
+        return np.ones(1), np.ones(len(log_factor))
+    key = run[ok].astype(np.int64) * (1 << 40) + np.floor(began[ok] / bin_s).astype(np.int64)   # (run, bin)
+    mean = pd.Series(log_factor[ok]).groupby(key).transform("mean").to_numpy(float)
+    residual = np.full(len(log_factor), np.nan)
+    residual[ok] = log_factor[ok] - mean
+    bins = pd.Series(log_factor[ok]).groupby(key).mean().to_numpy(float)
+    return np.exp(bins), np.exp(residual)
 
 
 def _line(k: np.ndarray, t: np.ndarray) -> tuple[float, float]:
@@ -62,10 +91,11 @@ def _line(k: np.ndarray, t: np.ndarray) -> tuple[float, float]:
     return 0.0, float(np.median(t / k))   # one window size (or a negative intercept): per pass
 
 
-def fit(runs: dict, keys, passes, verify_model) -> Drawn:
+def fit(runs: dict, keys, passes, verify_model, bin_s: float = CORE_BIN_S) -> Drawn:
     """The models fitted on the real runs ``keys`` of ``runs`` (one setting, one N). ``passes(rounds, c)``: the
     draft passes the twin charges for client c's real rounds (``validation.draft_passes``); ``verify_model``: eq
-    (19) as the twin uses it (its ``time`` of a batch's features), whose measured factors are drawn."""
+    (19) as the twin uses it (its ``time`` of a batch's features), whose measured factors are drawn (None: none, a
+    factor of 1)."""
     from .estimator import features
     from .runtime import log_batches
     from ..log import parse_batch
@@ -74,10 +104,10 @@ def fit(runs: dict, keys, passes, verify_model) -> Drawn:
     if not keys:
         raise ValueError("keys: no real runs to fit the time models on")
     per_client: dict[int, list[pd.DataFrame]] = {}
-    for k in keys:
+    for j, k in enumerate(keys):
         for c, r in real_rounds(runs[k]).items():
-            per_client.setdefault(c, []).append(r.assign(k_passes=passes(r, c)))
-    clients = []
+            per_client.setdefault(c, []).append(r.assign(k_passes=passes(r, c), run=j))
+    clients, began, logf, run, counts = [], [], [], [], []
     for c in sorted(per_client):
         r = pd.concat(per_client[c], ignore_index=True)
         later = r[(r["round"] > 0) & (r["k_passes"] > 0)]
@@ -90,19 +120,43 @@ def fit(runs: dict, keys, passes, verify_model) -> Drawn:
         other = r[r["round"] > 0]
         other = ((other["t_client_cpu"] - other["t_draft_cpu"]).dropna().to_numpy(float)
                  if {"t_client_cpu", "t_draft_cpu"} <= set(r.columns) else np.zeros(0))
+        cf = cpu / np.where(cpred > 0, cpred, np.nan) if len(later) else np.ones(1)
         clients.append(ClientTimes(e0, e1, t / np.where(pred > 0, pred, np.nan) if len(later) else np.ones(1),
                                    r.loc[r["round"] > 0, "gap"].to_numpy(float), r["up"].to_numpy(float),
-                                   r["down"].to_numpy(float), c0, c1,
-                                   cpu / np.where(cpred > 0, cpred, np.nan) if len(later) else np.ones(1), other))
+                                   r["down"].to_numpy(float), c0, c1, cf, other))
+        if len(later):
+            began.append((later["arrival"] - later["up"] - later["t_draft"]).to_numpy(float))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                logf.append(np.log(cf))
+            run.append(later["run"].to_numpy(int))
+        counts.append(len(later))
+    core, residuals = (core_slowness(np.concatenate(began), np.concatenate(logf), np.concatenate(run), bin_s)
+                       if began else (np.ones(1), np.zeros(0)))
+    at = 0
+    for i, n in enumerate(counts):
+        clients[i] = replace(clients[i], cpu_residuals=residuals[at:at + n] if n else np.ones(1))
+        at += n
     factors = []
-    for k in keys:
+    for k in keys if verify_model is not None else ():
         prof = log_batches(runs[k])
         pred = np.array([verify_model.time(*features(parse_batch(b))) for b in prof["batch"]])
         factors.append(prof["seconds"].to_numpy(float) / pred)
     dl = np.concatenate([dispatch_latency(runs[k]) for k in keys])
     ta = np.concatenate([turnaround_latency(runs[k]) for k in keys])
-    return Drawn(tuple(clients), np.concatenate(factors), dl if len(dl) else np.zeros(1),
-                 ta if len(ta) else np.zeros(1), tuple(keys))
+    return Drawn(tuple(clients), np.concatenate(factors) if factors else np.ones(1), dl if len(dl) else np.zeros(1),
+                 ta if len(ta) else np.zeros(1), tuple(keys), core, float(bin_s))
+
+
+def core_share(model: Drawn) -> float:
+    """The share of the drafting CPU's log-variance (each round's measured CPU over its client's line, pooled over
+    ``model``'s clients) that the core's slowness carries (``core_slowness``): 1 - var(log residual) / var(log factor);
+    NaN with fewer than two rounds."""
+    f = np.concatenate([np.log(np.asarray(c.cpu_factors, float)) for c in model.clients])
+    r = np.concatenate([np.log(np.asarray(c.cpu_residuals, float)) for c in model.clients])
+    f, r = f[np.isfinite(f)], r[np.isfinite(r)]
+    if len(f) < 2 or not np.var(f) > 0:
+        return float("nan")
+    return float(1 - np.var(r) / np.var(f))
 
 
 class _Draws:
@@ -119,6 +173,20 @@ class _Draws:
             self.idx = iter(self.rng.integers(len(self.values), size=4096).tolist())
             i = next(self.idx)
         return self.values[i]
+
+
+class _Binned:
+    """A value per ``bin_s`` of time, each drawn from ``values`` when first asked for."""
+
+    def __init__(self, values: np.ndarray, bin_s: float, rng: np.random.Generator):
+        self.draw, self.bin_s, self.drawn = _Draws(values, rng), float(bin_s), {}
+
+    def __call__(self, t: float) -> float:
+        b = int(t // self.bin_s)
+        v = self.drawn.get(b)
+        if v is None:
+            v = self.drawn[b] = self.draw()
+        return v
 
 
 def with_client_cpu(model: Drawn, source: Drawn) -> Drawn:
@@ -148,7 +216,7 @@ def split(alone: ClientTimes) -> tuple[float, float, float]:
 
 
 def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone: Drawn | None = None,
-          core_slice: float | None = None) -> Times:
+          core_slice: float | None = None, core_speed: bool = False) -> Times:
     """The engine's ``Times`` drawn from ``model`` (client c of the twin's workload: the fitted runs' client c):
     drafting (e0 + e1 k) x a measured factor + a measured gap, a measured uplink and reply, eq (19) ``verify``
     x a measured factor. ``shared_core``: drafting is its CPU time's line x a measured factor, the work on the
@@ -159,10 +227,14 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     core too, ``split``'s share before the send (request serialisation) and the rest once the reply is in (taking it
     in and committing it, before the next drafting: ``interfaces.Times.post``); the gap, uplink and reply of ``alone`` then lose the part of
     that CPU they hold (its median, placed alike), so that a client alone on its core takes as long as before.
-    ``core_slice``: the shared core's discipline (``interfaces.Times.core_slice``: None, processor sharing)."""
+    ``core_slice``: the shared core's discipline (``interfaces.Times.core_slice``: None, processor sharing);
+    ``core_speed``: the core's slowness common to its drafters, one value of ``model.core`` drawn per ``core_bin_s`` of
+    simulated time (``interfaces.Times.core_speed``), each drafting's own factor its residual (``cpu_residuals``)."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, 19]))
     cs = model.clients
-    fac = [_Draws(c.cpu_factors if shared_core else c.factors, rng) for c in cs]
+    common = shared_core and core_speed and model.core is not None
+    fac = [_Draws((c.cpu_residuals if common else c.cpu_factors) if shared_core else c.factors, rng) for c in cs]
+    speed = _Binned(model.core, model.core_bin_s, np.random.default_rng(np.random.SeedSequence([seed, 23]))) if common else None
     link = [alone.clients[0]] * len(cs) if (shared_core and alone is not None) else cs
     gap = [_Draws(c.gaps, rng) for c in link]
     up, down = [_Draws(c.up, rng) for c in link], [_Draws(c.down, rng) for c in link]
@@ -178,7 +250,7 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     if not client_cpu:
         return Times([drafter(i) for i in range(len(cs))], verify_time,
                      up=lambda c, s: up[c](), down=lambda c: down[c](), shared_core=shared_core,
-                     core_slice=core_slice if shared_core else None)
+                     core_slice=core_slice if shared_core else None, core_speed=speed)
     share, held_pre, held_post = split(link[0])
     other = [_Draws(c.other_cpu, rng) for c in cs]
     after = [0.0] * len(cs)       # this round's CPU once the reply is in, drawn with its drafting
@@ -195,4 +267,4 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     return Times([working(i) for i in range(len(cs))], verify_time,
                  up=lambda c, s: max(gap[c]() + up[c]() - held_pre, 0.0),
                  down=lambda c: max(down[c]() - held_post, 0.0), shared_core=True, post=lambda c: after[c],
-                 core_slice=core_slice)
+                 core_slice=core_slice, core_speed=speed)
