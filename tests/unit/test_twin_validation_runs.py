@@ -80,9 +80,15 @@ def test_sections_write_the_tables_and_the_checks(runs, accept, tmp_path):
     assert set(summ.component) == set(ta.COMPONENTS) and set(summ.runs) == {4}   # N 1-2, both policies, repeat 0
     table, sp = sv.stochastic_section("li2026", tmp_path, trace, prompt, scale="ci", seeds=1)
     assert (tmp_path / "stochastic_vs_real.csv").exists() and (tmp_path / "real_run_spread.csv").exists()
+    slow = pd.read_csv(tmp_path / "core_slowness.csv")   # the real runs' drafting CPU: the core's share of its spread
+    assert len(slow) == 2 * 2 * 6 and slow.core_share_pct.between(0, 100).all()
     assert set(table.repeat) == {0, 1, 2, 3, 4, 5} and set(table.n_clients) == {1, 2}
     assert set(sp.repeats) == {5} and (sp.spread_pct >= 0).all()          # the quiet repeats 1-5
-    assert set(table.component) == {sv.BEFORE, sv.STOCHASTIC, sv.SLICED, sv.QUEUED}
+    assert set(table.component) == {sv.BEFORE, sv.CONSTANT_CORE, sv.STOCHASTIC, sv.SLICED, sv.QUEUED}
+    # the validated twin's core of measured speed: other round times than on the core of constant speed
+    speed = table[(table.metric == "round_time_s")].pivot_table(index=["policy", "n_clients", "repeat", "quantile"],
+                                                               columns="component", values="twin")
+    assert (speed[sv.STOCHASTIC] != speed[sv.CONSTANT_CORE]).any()
     assert set(ta.QUEUEING) <= set(table.metric) and set(ta.QUEUEING) <= set(summ.metric)   # the queueing's mechanism
     # the time-sliced twin runs its drafters on its own core: at N = 2 its requests come in at other times
     two = table[(table.n_clients == 2) & (table.metric == "queue_s")].pivot_table(
