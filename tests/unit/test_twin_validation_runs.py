@@ -84,7 +84,7 @@ def test_sections_write_the_tables_and_the_checks(runs, accept, tmp_path):
     assert len(slow) == 2 * 2 * 6 and slow.core_share_pct.between(0, 100).all()
     assert set(table.repeat) == {0, 1, 2, 3, 4, 5} and set(table.n_clients) == {1, 2}
     assert set(sp.repeats) == {5} and (sp.spread_pct >= 0).all()          # the quiet repeats 1-5
-    assert set(table.component) == {sv.BEFORE, sv.CONSTANT_CORE, sv.STOCHASTIC, sv.SLICED, sv.QUEUED}
+    assert set(table.component) == {sv.BEFORE, sv.CONSTANT_CORE, sv.STOCHASTIC, sv.SLICED, sv.QUEUED, sv.WOKEN}
     # the validated twin's core of measured speed: other round times than on the core of constant speed
     speed = table[(table.metric == "round_time_s")].pivot_table(index=["policy", "n_clients", "repeat", "quantile"],
                                                                columns="component", values="twin")

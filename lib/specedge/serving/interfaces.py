@@ -98,7 +98,9 @@ class Times:
     ``core_queued``: client c's ``post(c)`` and its next drafting are one job on that core, and the round's time counts
     from when the job first runs (its wait for the core before it, outside the round), not from when the post-reply
     work is done; ``core_speed(t)``: (None: 1) the shared core's slowness at time t, a factor on the work of every
-    job added to it then, common to all the drafters on it (``measured_times``: the machine's state, measured)."""
+    job added to it then, common to all the drafters on it (``measured_times``: the machine's state, measured);
+    ``wake_first``: with ``core_slice``, that core serves a job added to it (a drafter woken) first, alone, for a slice
+    once the running jobs' slice ends, and the rest of the time processor-shared (``processes.WakeFirstCore``)."""
     draft: Sequence[Callable[[int], float]]
     verify: Callable[[Sequence[Pending]], float]
     up: Callable[[int, int], float] = lambda c, s: 0.0
@@ -111,6 +113,7 @@ class Times:
     core_slice: float | None = None
     core_queued: bool = False
     core_speed: Callable[[float], float] | None = None
+    wake_first: bool = False
 
 
 REPLY_BYTES = 50   # a VerifyReply (accepted, token, bonus, next S, batch, 5 doubles): the twin's default

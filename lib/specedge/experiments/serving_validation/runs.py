@@ -195,11 +195,14 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
             former, alloc = st.policies(pol, n, seed)   # the real run's policy objects; ``s`` seeds the twin's draws
             if kind == "own":
                 return stochastic_twin(real, wl, former, alloc, verify, trace, label=pol, seed=s)
-            shared = kind in ("shared core", "sliced core", "queued core", "core speed")
-            sliced = core_slice if kind in ("sliced core", "queued core") else None
-            times = measured_times.times(drawn, verify, s, shared, alone, sliced, core_speed=kind == "core speed")
-            if kind == "queued core":   # the round starts when the drafter's job first gets the core
+            shared = kind in ("shared core", "sliced core", "queued core", "core speed", "woken first")
+            sliced = core_slice if kind in ("sliced core", "queued core", "woken first") else None
+            times = measured_times.times(drawn, verify, s, shared, alone, sliced,
+                                         core_speed=kind in ("core speed", "woken first"))
+            if kind in ("queued core", "woken first"):   # the round starts when the drafter's job first gets the core
                 times = _replace(times, core_queued=True)
+            if kind == "woken first":    # a drafter woken by its reply runs first, for a slice (``WakeFirstCore``)
+                times = _replace(times, wake_first=True)
             if recorder is not None:   # ``core_budget.Recorder``: the draws of a shared-core twin, recorded
                 recorder.share = measured_times.split(alone.clients[0])[0] if alone is not None else 1.0
                 times = recorder.wrap(times)
@@ -379,13 +382,15 @@ def main(argv=None) -> int:
 
 # the stochastic twin the serving notebooks validate, the one the sweeps run, the validated one before its core's speed
 # was measured, and two tried beside that one: the drafters' core in the kernel's time slices instead of processor
-# sharing, and on that core a round started when the drafter's job first gets the core (``twin_attribution.COMPONENTS``;
-# neither kept: the doc's numbers)
+# sharing, and on that core a round started when the drafter's job first gets the core; and one tried beside the
+# validated one: a drafter woken by its reply served first, for a slice (``twin_attribution.COMPONENTS``; none of the
+# three kept: the doc's numbers)
 STOCHASTIC = twin_error.VALIDATED
 BEFORE = twin_error.DOMAIN_IID
 CONSTANT_CORE = "stochastic twin (prompt and position, held-out, shared drafter core)"
 SLICED = "stochastic twin (prompt and position, held-out, time-sliced drafter core)"
 QUEUED = "stochastic twin (prompt and position, held-out, queued drafter core)"
+WOKEN = "stochastic twin (prompt and position, held-out, woken-first drafter core of measured speed)"
 SEEDS = 5
 # a queueing delay within this of the real one at p50 is within tolerance (or within the real runs' own spread)
 QUEUE_P50 = 15.0
@@ -481,7 +486,8 @@ def core_slowness(runs: dict, keys) -> pd.DataFrame:
 
 def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seeds: int = SEEDS):
     """The stochastic twins (the validated one, ``STOCHASTIC``, the one the sweeps run, ``BEFORE``, the validated one
-    with a core of constant speed, ``CONSTANT_CORE``, and the two tried on that one, ``SLICED`` and ``QUEUED``) against every committed real run of ``paper`` (N 1-2 at CI scale), ``seeds`` seeds each, its time
+    with a core of constant speed, ``CONSTANT_CORE``, the two tried on that one, ``SLICED`` and ``QUEUED``, and the one
+    tried on the validated one, ``WOKEN``) against every committed real run of ``paper`` (N 1-2 at CI scale), ``seeds`` seeds each, its time
     models fitted on the other repeats (``held_out``): writes ``stochastic_vs_real.csv`` (per run, metric and quantile,
     with the queueing delay's mechanism, ``twin_attribution.queueing_mechanism``) and
     ``real_run_spread.csv`` (``spread`` over the repeats of ``REPEATS``, measured together: repeat 0 was measured in
@@ -491,7 +497,7 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
     runs = _all_runs()
     keys = [k for k in runs if k[0] == paper and (scale == "full" or k[2] <= 2)]
     table = ta.attribution(contexts(runs, paper, trace, prompt, keys),
-                           components=(BEFORE, CONSTANT_CORE, STOCHASTIC, SLICED, QUEUED),
+                           components=(BEFORE, CONSTANT_CORE, STOCHASTIC, SLICED, QUEUED, WOKEN),
                            seeds=range(seeds), mechanism=True)
     sp = spread({k: runs[k] for k in keys if k[3] > 0})   # the repeats' campaign
     plotting = _plotting()

@@ -56,6 +56,10 @@ COMPONENTS = {
     "stochastic twin (prompt and position, held-out, shared drafter core of measured speed)":
         "the shared drafter core, its slowness common to the drafters on it: a held-out value per 0.1 s of simulated "
         "time, each drafting's own factor the residual (``interfaces.Times.core_speed``)",
+    "stochastic twin (prompt and position, held-out, woken-first drafter core of measured speed)":
+        "that core served as the kernel serves a task that wakes: a drafter woken by its reply runs first, alone, for a "
+        "slice once the running ones' slice ends (``processes.WakeFirstCore``), its post-reply work and next drafting "
+        "one job whose round starts when it first runs",
 }
 
 
@@ -156,6 +160,8 @@ def variant(ctx: Context, component: str, seed: int) -> pd.DataFrame:
         return ctx.stochastic("queued core", seed)
     elif component == "stochastic twin (prompt and position, held-out, shared drafter core of measured speed)":
         return ctx.stochastic("core speed", seed)
+    elif component == "stochastic twin (prompt and position, held-out, woken-first drafter core of measured speed)":
+        return ctx.stochastic("woken first", seed)
     return replay(ctx.real, ctx.workload, former, alloc, verify, rounds=rounds, acceptance=acceptance, **kw)
 
 

@@ -35,7 +35,8 @@ class Simulation:
     allocation the allocator last gave, the server while it waits for a request, and the stop flag."""
 
     def __init__(self, allocator: DraftAllocator, n_clients: int, core_slice: float | None = None,
-                 core_queued: bool = False, core_speed: Callable[[float], float] | None = None):
+                 core_queued: bool = False, core_speed: Callable[[float], float] | None = None,
+                 wake_first: bool = False):
         self.loop = EventLoop()
         self.queue: list[Pending] = []
         self.active: set[int] = set()
@@ -44,7 +45,8 @@ class Simulation:
         self.stopped = False
         self.clients: dict[int, Client] = {}
         # used only by clients whose rounds yield (work, uplink): processor sharing, or time slices of ``core_slice`` s
-        self.core = SharedCore(self.loop) if core_slice is None else SlicedCore(self.loop, core_slice)
+        self.core = (SharedCore(self.loop) if core_slice is None else
+                     WakeFirstCore(self.loop, core_slice) if wake_first else SlicedCore(self.loop, core_slice))
         if core_speed is not None:  # the core's slowness when a job is added: its work scaled by it
             self.core = _Slowed(self.core, core_speed)
         # a client's post-reply work and next drafting as one job on the core, its round from when it first runs
@@ -184,6 +186,85 @@ class SlicedCore:
             q.append(head)
         if q:
             self._start()
+
+
+class WakeFirstCore:
+    """One processor the drafters share as the kernel's fair scheduler (EEVDF) serves a task that wakes: placed with the
+    earliest deadline, it runs next, alone, for up to one slice (``slice_s``), then shares the core with the others
+    (processor sharing, ``SharedCore``'s), and it does not cut the running ones short (``RUN_TO_PARITY``): they keep
+    the core to the end of the slice they are in, slices counted from when they began running without a break. Jobs
+    woken together take their first slices in the order they woke; the shared jobs stand still meanwhile.
+    ``add(gen, work)`` as ``SharedCore``'s: the client is sent the time its job first ran (its first slice's start)."""
+
+    def __init__(self, loop: EventLoop, slice_s: float):
+        if not slice_s > 0:
+            raise ValueError(f"slice_s: must be > 0 seconds, got {slice_s}")
+        self.loop, self.slice, self.token = loop, float(slice_s), 0
+        self.fresh: deque = deque()     # woken jobs in their order: [gen, work left, first ran, its slice's start]
+        self.jobs: dict = {}            # the shared jobs: gen -> [work left, first ran]
+        self.hold = None                # the woken head waits until then (the shared jobs' slice ends), or None
+        self.since = 0.0                # when the shared jobs began running without a break
+        self.last = 0.0                 # when the running work last advanced
+
+    def _pool_runs(self) -> bool:
+        return bool(self.jobs) and (not self.fresh or self.hold is not None)
+
+    def _advance(self):
+        now = self.loop.now
+        dt = now - self.last
+        if dt > 0:
+            if self._pool_runs():
+                done = dt / len(self.jobs)
+                for j in self.jobs.values():
+                    j[0] -= done
+            elif self.fresh:
+                self.fresh[0][1] -= dt
+        self.last = now
+
+    def _schedule(self):
+        self.token += 1
+        now, ends = self.loop.now, []
+        if self.fresh and self.hold is None:
+            head = self.fresh[0]
+            if head[2] is None:
+                head[2] = head[3] = now
+            ends.append(now + max(min(head[1], self.slice - (now - head[3])), 0.0))
+        if self.hold is not None:
+            ends.append(self.hold)
+        if self._pool_runs():
+            ends.append(now + max(min(j[0] for j in self.jobs.values()), 0.0) * len(self.jobs))
+        if ends:
+            heapq.heappush(self.loop._heap, (min(ends), NORMAL, next(self.loop._seq), _Done(self, self.token), None))
+
+    def add(self, gen, work: float):
+        self._advance()
+        now = self.loop.now
+        if not self.fresh and self.jobs:    # the shared jobs keep the core to the end of their slice
+            self.hold = self.since + self.slice * ((now - self.since) // self.slice + 1)
+        self.fresh.append([gen, max(float(work), 0.0), None, None])
+        self._schedule()
+
+    def done(self, token: int):
+        if token != self.token:
+            return
+        self._advance()
+        now, pool_ran = self.loop.now, self._pool_runs()
+        if pool_ran:
+            for g in [g for g, j in self.jobs.items() if j[0] <= 1e-12]:
+                self.loop.wake(g, self.jobs.pop(g)[1])
+        if self.hold is not None and (now >= self.hold - 1e-15 or not self.jobs):
+            self.hold = None                # the slice is over, or nothing shares the core: the woken head runs
+        elif self.fresh and self.hold is None:
+            head = self.fresh[0]
+            if head[1] <= 1e-12:
+                self.fresh.popleft()
+                self.loop.wake(head[0], head[2])
+            elif now - head[3] >= self.slice - 1e-12:   # its slice is over: it shares the core from now
+                self.fresh.popleft()
+                self.jobs[head[0]] = [head[1], head[2]]
+        if self._pool_runs() and not pool_ran:
+            self.since = now
+        self._schedule()
 
 
 class _Slowed:

@@ -552,7 +552,7 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             a_c = spec.alpha if spec.alpha is not None else 1.0
             slo.budget(a_c, 0, spec.slo_class, 0.0, 0.0)
             slo_of[i] = (float(a_c), float(spec.slo_class))
-    sim = Simulation(allocator, len(specs), times.core_slice, times.core_queued, times.core_speed)
+    sim = Simulation(allocator, len(specs), times.core_slice, times.core_queued, times.core_speed, times.wake_first)
     rows: list[tuple] = []
     wrap = rounds is not None or until is not None
     clients = [ModelledRounds(i, spec, workload, times, acceptance, rng, sim.alloc, rows, label, wrap, slo_of)
