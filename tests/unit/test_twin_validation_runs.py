@@ -82,6 +82,8 @@ def test_sections_write_the_tables_and_the_checks(runs, accept, tmp_path):
     assert (tmp_path / "stochastic_vs_real.csv").exists() and (tmp_path / "real_run_spread.csv").exists()
     slow = pd.read_csv(tmp_path / "core_slowness.csv")   # the real runs' drafting CPU: the core's share of its spread
     assert len(slow) == 2 * 2 * 6 and slow.core_share_pct.between(0, 100).all()
+    stretch = pd.read_csv(tmp_path / "drafting_stretch.csv")    # per run and number of draft passes
+    assert set(stretch.n_clients) == {1, 2} and (stretch.stretch > 0.5).all() and (stretch.k_passes >= 1).all()
     assert set(table.repeat) == {0, 1, 2, 3, 4, 5} and set(table.n_clients) == {1, 2}
     assert set(sp.repeats) == {5} and (sp.spread_pct >= 0).all()          # the quiet repeats 1-5
     assert set(table.component) == {sv.BEFORE, sv.CONSTANT_CORE, sv.STOCHASTIC, sv.SLICED, sv.QUEUED, sv.WOKEN}

@@ -82,3 +82,19 @@ def test_the_twin_on_it_makes_the_same_responses():
                      PromptAcceptance(FRAME), seed=2)
     assert woken["tokens"].sum() == shared["tokens"].sum() == 3 * 12
     assert not woken[["arrival", "t_round"]].equals(shared[["arrival", "t_round"]])
+
+
+def test_the_real_drafters_short_rounds_run_at_their_own_speed():
+    """The real runs' drafting wall time over its CPU by the number of passes (``drafting_stretch``): WISP's rounds of
+    one pass (S = 0) take about their own CPU at N = 8, longer ones several times theirs: what processor sharing,
+    which stretches every drafting alike, cannot give."""
+    from specedge.experiments.serving_validation import runs as sv
+    runs = sv.load_repeats()
+    t = sv.drafting_stretch(runs, [("li2026", "WISP", 8, 1), ("tran2025", "Fixed-S", 1, 1)])
+    assert list(t.columns) == ["paper", "policy", "n_clients", "repeat", "k_passes", "rounds", "cpu_ms", "wall_ms",
+                               "stretch"]
+    w = t[t.paper == "li2026"].set_index("k_passes")
+    assert w.loc[1, "stretch"] < 1.3 and w.loc[1, "rounds"] > 100
+    assert (w.loc[2:, "stretch"] > 2.5).all()
+    alone = t[t.paper == "tran2025"]
+    assert alone.stretch.between(0.9, 1.2).all()     # one drafter alone on its core: wall = CPU

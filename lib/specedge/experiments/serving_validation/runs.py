@@ -484,6 +484,28 @@ def core_slowness(runs: dict, keys) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def drafting_stretch(runs: dict, keys) -> pd.DataFrame:
+    """Per real run of ``keys`` and number of draft passes k of a round (``draft_passes``, rounds after each client's
+    first): the rounds, their median drafting CPU and wall time (ms) and the median wall / CPU: how much longer a
+    drafting took than its own CPU, the other drafters on the core taking the rest."""
+    import numpy as np
+
+    from ...serving.log import real_rounds
+
+    rows = []
+    for key in keys:
+        wl = setup(key[0]).workload(key[2], "full", 0)
+        per = [r.assign(k=draft_passes(r, wl.clients[c])) for c, r in real_rounds(runs[key]).items()]
+        d = pd.concat(per, ignore_index=True)
+        d = d[(d["round"] > 0) & (d["k"] > 0) & (d["t_draft_cpu"] > 0)]
+        for k, g in d.groupby("k"):
+            rows.append(dict(paper=key[0], policy=key[1], n_clients=key[2], repeat=key[3] if len(key) > 3 else 0,
+                             k_passes=int(k), rounds=len(g), cpu_ms=1e3 * float(g["t_draft_cpu"].median()),
+                             wall_ms=1e3 * float(g["t_draft"].median()),
+                             stretch=float(np.median(g["t_draft"] / g["t_draft_cpu"]))))
+    return pd.DataFrame(rows)
+
+
 def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seeds: int = SEEDS):
     """The stochastic twins (the validated one, ``STOCHASTIC``, the one the sweeps run, ``BEFORE``, the validated one
     with a core of constant speed, ``CONSTANT_CORE``, the two tried on that one, ``SLICED`` and ``QUEUED``, and the one
@@ -503,6 +525,7 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
     plotting = _plotting()
     plotting.write_csv(table, out / "stochastic_vs_real.csv")
     plotting.write_csv(core_slowness(runs, keys), out / "core_slowness.csv")
+    plotting.write_csv(drafting_stretch(runs, keys), out / "drafting_stretch.csv")
     plotting.write_csv(sp, out / "real_run_spread.csv")
     return table, sp
 
