@@ -221,7 +221,8 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
 def core_budget_table(paper: str = "tran2025", policy: str = "GOODSPEED", sizes=(4, 8), seeds: int = 2,
                       runs: dict | None = None, kind: str = "shared core", same_policy: bool = False) -> pd.DataFrame:
     """The drafters' core per synchronous round (``serving.analysis.core_budget``), real against the validated twin
-    (``kind``: processor sharing, "sliced core" or "queued core"; its held-out models, ``held_out``'s ``same_policy``; ``seeds`` seeds
+    (``kind``: processor sharing on a core of constant speed, "core speed" (of measured speed: the validated twin),
+    "sliced core", "queued core" or "woken first"; its held-out models, ``held_out``'s ``same_policy``; ``seeds`` seeds
     pooled), for the repeats (1-5) of ``policy`` at each N of
     ``sizes``: per run and side the means over full batches of the CPU charged (``cpu``), the core's window
     (``window``), the pass (``t_verify``) and the pass's end to the first reply in (``first_reply``), and over rounds
