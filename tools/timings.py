@@ -93,8 +93,9 @@ def minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f} min"
 
 
-def block(records: dict[str, dict]) -> str:
-    """The README's timings block (between its markers) from one record per command."""
+def block(records: dict[str, dict], cold_cache: bool | None = None) -> str:
+    """The README's timings block (between its markers) from one record per command; ``cold_cache``: whether the
+    figures' run began with an empty sweep cache (``notebooks.json``'s ``cold_sweep_cache``; None: not recorded)."""
     missing = [COMMANDS[n] for n in COMMANDS if n not in records]
     if missing:
         raise ValueError(f"no recorded run of {', '.join(missing)}")
@@ -107,7 +108,8 @@ def block(records: dict[str, dict]) -> str:
              f"with `.venv` already built{built}:",
              "", "| command | takes | ends with |", "|---|---|---|"]
     for name, typed in COMMANDS.items():
-        note = {"figures": f" (notebooks {min(cores, len(list(paths.NOTEBOOKS.glob('*.ipynb'))))} at a time)",
+        cache = "" if cold_cache is None else ", `build/sweeps/` empty" if cold_cache else ", `build/sweeps/` already filled"
+        note = {"figures": f" (notebooks {min(cores, len(list(paths.NOTEBOOKS.glob('*.ipynb'))))} at a time{cache})",
                 "test-fast": " (unit tests only)"}.get(name, "")
         lines.append(f"| `{typed}` | {minutes(records[name]['seconds'])}{note} | `{records[name]['ends_with']}` |")
     return "\n".join(lines)
@@ -129,8 +131,10 @@ def replace_block(path: Path, begin: str, end: str, new: str) -> None:
 def update_readme(readme: Path = README, folder: Path = FOLDER) -> bool:
     """Rewrite ``readme``'s timings block from the records; False (and says why) if one is missing."""
     records = load(folder)
+    nb = folder / "notebooks.json"
+    cold = json.loads(nb.read_text()).get("cold_sweep_cache") if nb.exists() else None
     try:
-        new = block(records)
+        new = block(records, cold)
     except ValueError as e:
         print(f"[specedge] kept {readme.name}'s timings block: {e} in {folder}", flush=True)
         return False

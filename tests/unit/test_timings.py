@@ -71,6 +71,13 @@ def test_block_names_the_machine_and_every_command():
     assert "| `make test-fast` | 1.5 min (unit tests only) | `877 passed` |" in text
 
 
+def test_block_says_whether_the_figures_began_with_the_sweep_cache_filled():
+    assert "| `make figures` | 15.5 min (notebooks 2 at a time, `build/sweeps/` already filled) |" in \
+        timings.block(_records(), cold_cache=False)
+    assert "| `make figures` | 15.5 min (notebooks 2 at a time, `build/sweeps/` empty) |" in \
+        timings.block(_records(), cold_cache=True)
+
+
 def test_block_names_the_venv_build_when_it_was_recorded():
     recs = {**_records(), "venv": {"command": "venv", "seconds": 174.0, "ends_with": ".venv ready", **HOST}}
     assert timings.block(recs).splitlines()[0].endswith("with `.venv` already built (building it took 2.9 min):")
