@@ -465,6 +465,12 @@ def spread(runs: dict, quantiles=(50, 90)) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _passes(key):
+    """``draft_passes`` of the run ``key``'s clients: (rounds, client) -> the draft passes of each round."""
+    wl = setup(key[0]).workload(key[2], "full", 0)
+    return lambda r, c: draft_passes(r, wl.clients[c])
+
+
 def core_slowness(runs: dict, keys) -> pd.DataFrame:
     """Per real run of ``keys``: its drafting rounds, the spread of their drafting CPU over the client's line (sd of
     its log) and the share of that variance common to the drafters on the core within ``measured_times.CORE_BIN_S``
@@ -475,8 +481,7 @@ def core_slowness(runs: dict, keys) -> pd.DataFrame:
 
     rows = []
     for key in keys:
-        wl = setup(key[0]).workload(key[2], "full", 0)
-        m = measured_times.fit(runs, [key], lambda r, c, wl=wl: draft_passes(r, wl.clients[c]), None)
+        m = measured_times.fit(runs, [key], _passes(key), None)
         f = np.concatenate([np.log(np.asarray(c.cpu_factors, float)) for c in m.clients])
         f = f[np.isfinite(f)]
         rows.append(dict(paper=key[0], policy=key[1], n_clients=key[2], repeat=key[3] if len(key) > 3 else 0,
@@ -495,8 +500,8 @@ def drafting_stretch(runs: dict, keys) -> pd.DataFrame:
 
     rows = []
     for key in keys:
-        wl = setup(key[0]).workload(key[2], "full", 0)
-        per = [r.assign(k=draft_passes(r, wl.clients[c])) for c, r in real_rounds(runs[key]).items()]
+        passes = _passes(key)
+        per = [r.assign(k=passes(r, c)) for c, r in real_rounds(runs[key]).items()]
         d = pd.concat(per, ignore_index=True)
         d = d[(d["round"] > 0) & (d["k"] > 0) & (d["t_draft_cpu"] > 0)]
         for k, g in d.groupby("k"):

@@ -112,10 +112,24 @@ class _Noisy:
         return float(self.model(batch)) * self.draw()
 
 
+# the stochastic twins among the components: the kind of ``Context.stochastic`` each one runs
+_TWINS = {
+    "stochastic twin (domain i.i.d., this run's medians)": "own",
+    "stochastic twin (prompt and position, held-out drawn times)": "held-out",
+    "stochastic twin (prompt and position, held-out, shared drafter core)": "shared core",
+    "stochastic twin (prompt and position, held-out, time-sliced drafter core)": "sliced core",
+    "stochastic twin (prompt and position, held-out, queued drafter core)": "queued core",
+    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed)": "core speed",
+    "stochastic twin (prompt and position, held-out, woken-first drafter core of measured speed)": "woken first",
+}
+
+
 def variant(ctx: Context, component: str, seed: int) -> pd.DataFrame:
     """The log of ``component`` (``COMPONENTS``) for the real run of ``ctx``, seed ``seed``."""
     if component not in COMPONENTS:
         raise ValueError(f"component: expected one of {list(COMPONENTS)}, got {component!r}")
+    if component in _TWINS:
+        return ctx.stochastic(_TWINS[component], seed)
     former, alloc = ctx.policies(seed)
     kw = dict(label=ctx.key[1], dispatch=ctx.dispatch, turnaround=ctx.turnaround, seed=seed)
     verify, rounds, acceptance = ctx.verify, None, None
@@ -148,20 +162,6 @@ def variant(ctx: Context, component: str, seed: int) -> pd.DataFrame:
         rounds = _swap_drawn(own, ctx.drawn, ctx.passes, {"drafting", "gap", "link"}, seed)
         verify = _Noisy(ctx.verify, ctx.drawn.verify_factors, seed)
         kw.update(dispatch=ctx.dispatches)
-    elif component == "stochastic twin (domain i.i.d., this run's medians)":
-        return ctx.stochastic("own", seed)
-    elif component == "stochastic twin (prompt and position, held-out drawn times)":
-        return ctx.stochastic("held-out", seed)
-    elif component == "stochastic twin (prompt and position, held-out, shared drafter core)":
-        return ctx.stochastic("shared core", seed)
-    elif component == "stochastic twin (prompt and position, held-out, time-sliced drafter core)":
-        return ctx.stochastic("sliced core", seed)
-    elif component == "stochastic twin (prompt and position, held-out, queued drafter core)":
-        return ctx.stochastic("queued core", seed)
-    elif component == "stochastic twin (prompt and position, held-out, shared drafter core of measured speed)":
-        return ctx.stochastic("core speed", seed)
-    elif component == "stochastic twin (prompt and position, held-out, woken-first drafter core of measured speed)":
-        return ctx.stochastic("woken first", seed)
     return replay(ctx.real, ctx.workload, former, alloc, verify, rounds=rounds, acceptance=acceptance, **kw)
 
 

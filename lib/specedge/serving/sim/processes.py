@@ -268,7 +268,7 @@ class WakeFirstCore:
 
 
 class _Slowed:
-    """A drafters' core (``SharedCore`` or ``SlicedCore``) whose speed varies in time: a job added at t does
+    """A drafters' core (``SharedCore``, ``SlicedCore`` or ``WakeFirstCore``) whose speed varies in time: a job added at t does
     ``speed(t)`` times its work (the machine's state when the drafting starts, common to every drafter on the core)."""
     __slots__ = ("core", "speed", "loop")
 
