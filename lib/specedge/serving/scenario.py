@@ -307,6 +307,8 @@ class Setup:
     capacity_per_client: int
     drafts: tuple[str, ...]
     policies: tuple[tuple[str, tuple[Policy, Policy]], ...]     # policy -> (former, allocator)
+    slo_classes: tuple[int, ...] | None = None                   # client i's class (tok/s): slo_classes[i % len]
+    campaign: str = ""                                           # its own runs' file (stem), else the common ones
 
     def policy(self, name: str) -> tuple[Policy, Policy]:
         table = dict(self.policies)
@@ -347,7 +349,9 @@ def setups(name_or_path) -> Setups:
             pols.append((str(pol), (_policy(file, f"{where}.policies.{pol}.former", p["former"], "former"),
                                     _policy(file, f"{where}.policies.{pol}.allocator", p["allocator"], "draft"))))
         out.append((str(name), Setup(name=str(name), capacity_per_client=st["capacity_per_client"],
-                                     drafts=tuple(st["drafts"]), policies=tuple(pols))))
+                                     drafts=tuple(st["drafts"]), policies=tuple(pols),
+                                     slo_classes=None if st["slo_classes"] is None else tuple(st["slo_classes"]),
+                                     campaign=st["campaign"])))
     return Setups(sizes=tuple(val["sizes"]),
                   run_size=tuple((sc, (v["prompts_per_domain"], v["max_new_tokens"])) for sc, v in sizes.items()),
                   setups=tuple(out))

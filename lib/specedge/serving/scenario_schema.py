@@ -186,7 +186,11 @@ VALIDATION = (spec("sizes", "counts", doc="N: the clients of each real run"), sp
 RUN_SIZE = (spec("prompts_per_domain", "count"), spec("max_new_tokens", "count"))
 SETUP = (spec("capacity_per_client", "count", doc="C / N: draft tokens per verification pass per client"),
          spec("drafts", "texts", doc="client i drafts with drafts[i % len(drafts)]"),
-         spec("policies", "mapping", doc="policy -> its batch former and allocator by registry name"))
+         spec("policies", "mapping", doc="policy -> its batch former and allocator by registry name"),
+         spec("slo_classes", "counts", unit="tok/s", default=None, doc="client i's SLO class, slo_classes[i % len], cycled "
+              "(none: no classes)"),
+         spec("campaign", "text", default="", doc="measured on its own (its runs' file under data/serving_validation/): "
+              "the file's stem; empty: the settings' common files"))
 SETUP_POLICY = (spec("former", "mapping"), spec("allocator", "mapping"))
 
 

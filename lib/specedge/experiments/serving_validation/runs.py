@@ -9,7 +9,10 @@ N in ``SIZES`` clients and
   (Table I's 4 clients / C = 24), every client on draft-xs over two domains;
 - li2026 (WISP's setting): batch formers WISP (Algorithm 1 on the eq (19) fit of the zoo target) and
   FCFS, drafters with the MLP stop rule and SLO classes 8 / 4 / 2 tok/s (``devices``, cycled: li2026's own
-  real run's devices too).
+  real run's devices too);
+- li2026_binding: WISP's setting with its classes x 10 (80 / 40 / 20 tok/s), which bind on this CPU where 8 / 4 /
+  2 never do; measured in a campaign of its own (``measure --setting li2026_binding --repeats 5``, its file
+  ``campaign_file``), so that the twin's violation rate, and WISP's against FCFS's, can be judged.
 
 ``SETUPS`` gives ``serving.analysis.validation`` each setting's clients and policy objects as data; ``section`` is a
 notebook's Validation section (the replay and the stochastic twin against these runs, per metric and quantile).
@@ -38,7 +41,9 @@ REPEATS = REAL_RUNS.with_name("real_runs_repeats.csv")   # the same runs measure
 TRACES = REAL_RUNS.with_name("serving_traces.csv.gz")    # the real runs' prompts as their drafters see them (``traces``)
 POLICIES = {name: tuple(p for p, _ in st.policies) for name, st in SCENARIO.setups}
 ZOO = acceptance_sources.source("zoo")   # the zoo's pairs: every setting's drafts, target and domains
-CLASSES = (8, 4, 2)          # WISP's setting: device i's SLO class (tok/s), cycled
+CLASSES = dict(SCENARIO.setups)["li2026"].slo_classes   # WISP's setting: device i's SLO class (tok/s), cycled
+# the settings measured in the common files (``REAL_RUNS``, ``REPEATS``), and those measured in a campaign of their own
+COMMON = tuple(name for name, st in SCENARIO.setups if not st.campaign)
 
 
 def _tran2025_workload(n: int, scale: str = "full", seed: int = 0) -> Workload:
@@ -48,13 +53,14 @@ def _tran2025_workload(n: int, scale: str = "full", seed: int = 0) -> Workload:
     return switching(ZOO.target, st.drafts, n, st.capacity_per_client * n, tokens, ZOO.domains, prompts=prompts, seed=seed)
 
 
-def devices(n: int, prompts: int, tokens: int, seed: int = 0, capacity: int = 8, drafts=ZOO.drafts[:len(CLASSES)]) -> Workload:
+def devices(n: int, prompts: int, tokens: int, seed: int = 0, capacity: int = 8, drafts=ZOO.drafts[:len(CLASSES)],
+            classes=CLASSES) -> Workload:
     """``n`` real WISP devices: device i drafts with ``drafts[i % len]`` on the zoo's domain i (mod 6) in class
-    ``CLASSES[i % 3]``, ``prompts`` prompts of ``tokens`` tokens, window 8, the MLP stop rule reporting its eq (5)
-    alpha (``client_mix.reported_alpha`` on the zoo's traces), prefix caches."""
-    k, d, doms = len(CLASSES), len(drafts), ZOO.domains
+    ``classes[i % len]`` (tok/s), ``prompts`` prompts of ``tokens`` tokens, window 8, the MLP stop rule reporting its
+    eq (5) alpha (``client_mix.reported_alpha`` on the zoo's traces), prefix caches."""
+    k, d, doms = len(classes), len(drafts), ZOO.domains
     return Workload(ZOO.target, tuple(
-        ClientSpec(drafts[i % d], (doms[i % len(doms)],), prompts, tokens, 8, "predictor:mlp", 0.0, CLASSES[i % k],
+        ClientSpec(drafts[i % d], (doms[i % len(doms)],), prompts, tokens, 8, "predictor:mlp", 0.0, classes[i % k],
                    _reported_alpha(drafts[i % d]), seed=seed) for i in range(n)), capacity=capacity, cache=True)
 
 
@@ -63,10 +69,14 @@ def _reported_alpha(draft: str) -> float:
     return client_mix.reported_alpha(acceptance_sources.acceptance("zoo"), draft, True, 8, 0.0, 4000, ZOO.domains)
 
 
-def _li2026_workload(n: int, scale: str = "full", seed: int = 0) -> Workload:
-    """WISP's setting: ``devices`` of the setting's drafts, C = ``capacity_per_client`` x N."""
-    st = dict(SCENARIO.setups)["li2026"]
-    return devices(n, *SCENARIO.size(scale), seed, capacity=st.capacity_per_client * n, drafts=st.drafts)
+def _wisp_workload(name: str):
+    """A setting of WISP's (one with SLO classes): ``devices`` of its drafts and classes, C = ``capacity_per_client`` x N."""
+    st = dict(SCENARIO.setups)[name]
+
+    def build(n: int, scale: str = "full", seed: int = 0) -> Workload:
+        return devices(n, *SCENARIO.size(scale), seed, capacity=st.capacity_per_client * n, drafts=st.drafts,
+                       classes=st.slo_classes)
+    return build
 
 
 def _policies(paper: str):
@@ -85,7 +95,8 @@ def _policies(paper: str):
     return build
 
 
-SETUPS = {"tran2025": Setup(_tran2025_workload, _policies("tran2025")), "li2026": Setup(_li2026_workload, _policies("li2026"))}
+SETUPS = {name: Setup(_tran2025_workload if st.slo_classes is None else _wisp_workload(name), _policies(name))
+          for name, st in SCENARIO.setups}
 
 
 def setup(paper: str) -> Setup:
@@ -104,12 +115,21 @@ def policies(paper: str, policy: str, n: int, seed: int = 0):
     return setup(paper).policies(policy, n, seed)
 
 
-def measure(scale: str = "full", seed: int = 0, sizes=SIZES) -> pd.DataFrame:
-    """Every real run, pinned (module docstring; ``serving.analysis.validation.measure``)."""
-    return _validation.measure(SETUPS, POLICIES, sizes, scale, seed, PIN)
+def campaign_file(setting: str):
+    """The file of ``setting``'s runs when it is measured in a campaign of its own (scenario key ``campaign``), else None."""
+    setup(setting)
+    name = dict(SCENARIO.setups)[setting].campaign
+    return REAL_RUNS.with_name(f"{name}.csv") if name else None
 
 
-def measure_repeats(repeats: int, scale: str = "full", seed: int = 0, sizes=SIZES) -> pd.DataFrame:
+def measure(scale: str = "full", seed: int = 0, sizes=SIZES, settings=COMMON) -> pd.DataFrame:
+    """Every real run of ``settings``, pinned (module docstring; ``serving.analysis.validation.measure``)."""
+    for st in settings:
+        setup(st)
+    return _validation.measure(SETUPS, {st: POLICIES[st] for st in settings}, sizes, scale, seed, PIN)
+
+
+def measure_repeats(repeats: int, scale: str = "full", seed: int = 0, sizes=SIZES, settings=COMMON) -> pd.DataFrame:
     """``measure`` ``repeats`` times over (repeat 1, 2, ...; the committed ``REAL_RUNS`` are repeat 0): the same
     prompts and policies, so that the runs differ only by the real system's own timing (its run-to-run spread)
     and the stochastic twin can be judged on runs no model was fitted to. Each run keeps its load at start
@@ -119,7 +139,7 @@ def measure_repeats(repeats: int, scale: str = "full", seed: int = 0, sizes=SIZE
         raise ValueError(f"repeats: must be >= 1, got {repeats}")
     out = []
     for r in range(1, repeats + 1):
-        df = measure(scale, seed, sizes)
+        df = measure(scale, seed, sizes, settings)
         out.append(df.assign(repeat=r, load_1min_end=os.getloadavg()[0]))
     return pd.concat(out, ignore_index=True)
 
@@ -127,18 +147,40 @@ def measure_repeats(repeats: int, scale: str = "full", seed: int = 0, sizes=SIZE
 def load_repeats(path=REPEATS, base=REAL_RUNS) -> dict[tuple[str, str, int, int], pd.DataFrame]:
     """Every committed run by (paper, policy, N, repeat): ``REAL_RUNS`` as repeat 0, then ``REPEATS``'s."""
     runs = {(*k, 0): g for k, g in load_real_runs(base).items()}
-    df = real_logs.read(path, "python -m specedge.experiments.serving_validation.runs measure --repeats 5")
+    runs.update(_repeats(path, "python -m specedge.experiments.serving_validation.runs measure --repeats 5"))
+    return runs
+
+
+def _repeats(path, command: str) -> dict:
+    """The runs of a file of repeats by (paper, policy, N, repeat)."""
+    df = real_logs.read(path, command)
+    runs = {}
     for r, g in df.groupby("repeat", sort=True):
         runs.update({(*k, int(r)): v for k, v in _validation.by_run(g).items()})
     return runs
 
 
+def load_campaign(setting: str) -> dict[tuple[str, str, int, int], pd.DataFrame]:
+    """The runs of a setting measured in a campaign of its own (``campaign_file``) by (paper, policy, N, repeat)."""
+    path = campaign_file(setting)
+    if path is None:
+        raise ValueError(f"setting: {setting!r} is measured in the common files, not in a campaign of its own")
+    return _repeats(path, f"python -m specedge.experiments.serving_validation.runs measure --setting {setting} --repeats 5")
+
+
+def _campaign_of(key) -> tuple[str, bool]:
+    """The campaign ``key`` was measured in: its setting's own (``campaign_file``), else the common files' repeat 0
+    (``REAL_RUNS``) or their repeats (``REPEATS``)."""
+    return dict(SCENARIO.setups)[key[0]].campaign if key[0] in SETUPS else "", key[3] == 0
+
+
 def campaign(runs: dict, key) -> dict:
-    """The runs measured in the same campaign as ``key`` (repeat 0, the committed ``REAL_RUNS``; or the repeats of
-    ``REPEATS``, measured together under another load): models are fitted within one machine state."""
+    """The runs measured in the same campaign as ``key`` (repeat 0, the committed ``REAL_RUNS``; the repeats of
+    ``REPEATS``, measured together under another load; or a setting's own, ``campaign_file``): models are fitted
+    within one machine state."""
     if len(key) < 4:
         return runs
-    return {k: v for k, v in runs.items() if (k[3] == 0) == (key[3] == 0)}
+    return {k: v for k, v in runs.items() if _campaign_of(k) == _campaign_of(key)}
 
 
 def held_out(runs: dict, key, same_policy: bool = False) -> list:
@@ -352,8 +394,9 @@ def section(paper: str, acceptance, out, scale: str = "full", seed: int = 0):
 
 
 def main(argv=None) -> int:
-    """``measure`` (``REAL_RUNS``), ``measure --repeats K`` (``REPEATS``: K more repeats of every run) or ``traces``
-    (``TRACES``: no timing, the models' outputs)."""
+    """``measure`` (``REAL_RUNS``), ``measure --repeats K`` (``REPEATS``: K more repeats of every run), ``measure
+    --setting S --repeats K`` (a setting measured in a campaign of its own: K repeats into its ``campaign_file``) or
+    ``traces`` (``TRACES``: no timing, the models' outputs)."""
     import argparse
     import sys
     from pathlib import Path
@@ -373,11 +416,15 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="measure the pinned real runs again (run-to-run spread, held-out runs)")
     ap.add_argument("cmd", choices=["measure"])
     ap.add_argument("--repeats", type=int, required=True)
-    ap.add_argument("--out", default=str(REPEATS))
+    ap.add_argument("--setting", choices=[s for s in SETUPS if s not in COMMON], default=None,
+                    help="a setting measured in a campaign of its own (default: every setting of the common files)")
+    ap.add_argument("--out", default=None, help=f"default: {REPEATS} (the setting's own file with --setting)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    df = measure_repeats(args.repeats, "full", args.seed)
-    print(f"{len(df)} rows -> {real_logs.save(df, args.out)}")
+    settings = COMMON if args.setting is None else (args.setting,)
+    out = args.out or str(REPEATS if args.setting is None else campaign_file(args.setting))
+    df = measure_repeats(args.repeats, "full", args.seed, settings=settings)
+    print(f"{len(df)} rows -> {real_logs.save(df, out)}")
     return 0
 
 
@@ -438,8 +485,13 @@ def _plotting():
 
 
 def _all_runs() -> dict:
-    """Every committed run keyed (paper, policy, N, repeat): the repeats where measured, else repeat 0 alone."""
-    return load_repeats() if REPEATS.exists() else {(*k, 0): g for k, g in load_real_runs().items()}
+    """Every committed run keyed (paper, policy, N, repeat): the repeats where measured, else repeat 0 alone; then
+    the runs of every setting measured in a campaign of its own whose file is committed (``load_campaign``)."""
+    runs = load_repeats() if REPEATS.exists() else {(*k, 0): g for k, g in load_real_runs().items()}
+    for st in SETUPS:
+        if st not in COMMON and campaign_file(st).exists():
+            runs.update(load_campaign(st))
+    return runs
 
 
 def spread(runs: dict, quantiles=(50, 90)) -> pd.DataFrame:
