@@ -456,10 +456,11 @@ def acceptances(paper: str, traces_path=TRACES):
     if not Path(traces_path).exists():
         raise FileNotFoundError(f"{traces_path}: the real runs' prompts' traces are missing; "
                                 "`python -m specedge.experiments.serving_validation.runs traces` writes them")
-    if paper != "li2026":
+    models = sorted({a.rule.model for _, (_, a) in dict(SCENARIO.setups)[paper].policies if a.rule.kind == "predictor"})
+    if not models:
         return TraceAcceptance(), PromptAcceptance(traces_path)
     from ...predictor import persistence
-    rules = {"mlp": persistence.load(paths.DATA / "predictor", "mlp")}
+    rules = {m: persistence.load(paths.DATA / "predictor", m) for m in models}
     return TraceAcceptance(stop_rules=rules), PromptAcceptance(traces_path, stop_rules=rules)
 
 
@@ -586,6 +587,84 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
     plotting.write_csv(drafting_stretch(runs, keys), out / "drafting_stretch.csv")
     plotting.write_csv(sp, out / "real_run_spread.csv")
     return table, sp
+
+
+BINDING = "li2026_binding"   # WISP's setting with classes that bind (``binding_section``)
+
+
+def binding_section(out, scale: str = "full", seeds: int = SEEDS, setting: str = BINDING):
+    """WISP's setting with classes that bind (``setting``, measured in a campaign of its own: ``campaign_file``): the
+    stochastic twins (``BEFORE``, ``STOCHASTIC``) against every run of it (N 1-2 at CI scale), ``seeds`` seeds each, time
+    models fitted on the other repeats of its N (``held_out``), and their SLO outcomes per class
+    (``serving.analysis.slo_outcomes``): writes ``slo_binding_vs_real.csv`` (as ``stochastic_vs_real.csv``),
+    ``slo_binding_spread.csv`` (``spread``), ``slo_binding_outcomes.csv`` (per run, side and class: rounds, violation
+    and deadline-miss rates, the twin's seeds pooled) and ``slo_binding_gap.csv`` (WISP's rates minus FCFS's, real
+    against each twin, per N and class: ``slo_outcomes.gap_summary``); returns (table, spread, outcomes, gap)."""
+    from ...serving.analysis import slo_outcomes as so
+    from ...serving.analysis import twin_attribution as ta
+
+    runs = _all_runs()
+    keys = [k for k in runs if k[0] == setting and (scale == "full" or k[2] <= 2)]
+    if not keys:
+        raise FileNotFoundError(f"{campaign_file(setting)}: no runs of {setting!r}; `python -m "
+                                f"specedge.experiments.serving_validation.runs measure --setting {setting} --repeats 5` "
+                                "measures them")
+    trace, prompt = acceptances(setting)
+    logs: dict = {}
+    table = ta.attribution(contexts(runs, setting, trace, prompt, keys), components=(BEFORE, STOCHASTIC),
+                           seeds=range(seeds), keep=logs)
+    ids = lambda k: dict(paper=k[0], policy=k[1], n_clients=k[2], repeat=k[3])   # noqa: E731
+    outcomes = pd.concat([so.by_class([runs[k]]).assign(**ids(k), side="real") for k in keys]
+                         + [so.by_class(v).assign(**ids(k), side=comp) for (k, comp), v in logs.items()], ignore_index=True)
+    outcomes = outcomes[["paper", "policy", "n_clients", "repeat", "side", "slo_class", "rounds", *so.RATES]]
+    gap = pd.concat([so.gap_summary(so.policy_gap(outcomes, "WISP", "FCFS"), rate=r).assign(rate=r) for r in so.RATES],
+                    ignore_index=True)
+    sp = spread({k: runs[k] for k in keys})
+    plotting = _plotting()
+    for name, df in (("vs_real", table), ("spread", sp), ("gap", gap)):
+        plotting.write_csv(df, out / f"slo_binding_{name}.csv")
+    plotting.save(so.figure(outcomes).figure, outcomes, out, "slo_binding_outcomes")
+    return table, sp, outcomes, gap
+
+
+BINDING_WHAT = "WISP's setting with classes that bind (80 / 40 / 20 tok/s)"
+VIOLATION_POINTS = 5.0   # a class's violation rate within this many points of the real run's (or its runs' own spread)
+
+
+def add_binding_rows(cmp, binding, floor: float, what: str = BINDING_WHAT, seeds: int = SEEDS) -> None:
+    """The checks of the stochastic twins on the setting with classes that bind (``binding_section``'s result): the
+    compared metrics on every repeat at the runs' own spread (``add_stochastic_rows``); per class the violation rate,
+    worst |difference| in percentage points over the runs, within ``VIOLATION_POINTS`` or the real runs' own spread
+    (max - min over the repeats of a policy and N, worst) where larger; per N WISP's violation rate minus FCFS's, the
+    twin's mean over the repeats against the real runs' mean, within the real runs' range of it."""
+    from ...serving.analysis import slo_outcomes as so
+
+    table, sp, outcomes, gap = binding
+    add_stochastic_rows(cmp, table, sp, floor, what, seeds)
+    ids = ["policy", "n_clients", "repeat", "slo_class"]
+    real = outcomes[outcomes["side"] == "real"]
+    own = real.groupby(["policy", "n_clients", "slo_class"])["violation_pct"].agg(lambda v: v.max() - v.min())
+    n_runs = real.groupby(["policy", "n_clients", "repeat"]).ngroups
+    for comp in (BEFORE, STOCHASTIC):
+        d = outcomes[outcomes["side"] == comp].merge(real, on=ids, suffixes=("", "_real"))
+        d = d.assign(err=(d["violation_pct"] - d["violation_pct_real"]).abs())
+        for cls, g in d.groupby("slo_class", sort=True):
+            sprd = float(own.xs(cls, level="slo_class").max())
+            tol = max(VIOLATION_POINTS, sprd)
+            c = "every class pooled" if cls == so.ALL else f"the {cls} tok/s class"
+            cmp.check(f"{comp} vs real ({what})",
+                      f"SLO violation rate (eq 4, share of rounds) of {c}, worst |difference| over {n_runs} runs x {seeds} "
+                      "seeds (percentage points)", round(float(g["err"].max()), 1), 0.0, tolerance=round(tol, 1),
+                      note=f"the real runs' own spread (max - min over the repeats, worst run): {sprd:.1f} points"
+                           + ("; judged at it" if sprd > VIOLATION_POINTS else ""), unit="points")
+        for n, g in gap[(gap["side"] == comp) & (gap["slo_class"] == so.ALL) & (gap["rate"] == "violation_pct")].groupby("n_clients"):
+            r = g.iloc[0]
+            cmp.check(f"{comp} vs real ({what})",
+                      f"WISP's SLO violation rate minus FCFS's at N = {n}, every class pooled: the twin's mean over "
+                      f"{int(r.repeats)} repeats ({r.twin_mean:+.1f} points) minus the real runs' ({r.real_mean:+.1f})",
+                      round(float(r.error), 1), 0.0, tolerance=round(float(r.real_max - r.real_min), 1),
+                      note=f"the real runs' range of it: {r.real_min:+.1f} to {r.real_max:+.1f} points (max - min: the "
+                           "tolerance)", unit="points")
 
 
 def twin_error_sections(paper: str, out, scale: str = "full", seeds: int = SEEDS):

@@ -234,10 +234,10 @@ def mechanism_differences(real: pd.DataFrame, logs: list[pd.DataFrame]) -> list[
 
 
 def attribution(contexts: dict, components=None, seeds=range(5), progress: bool = True,
-                mechanism: bool = False) -> pd.DataFrame:
+                mechanism: bool = False, keep: dict | None = None) -> pd.DataFrame:
     """Per component (``COMPONENTS``, or those given), real run and metric/quantile: the difference of the
     component's variant (its ``seeds`` pooled) from the real run; ``mechanism``: also the queueing delay's
-    mechanism (``mechanism_differences``)."""
+    mechanism (``mechanism_differences``); ``keep``: a dict that receives each (run, component)'s logs, one per seed."""
     from tqdm.auto import tqdm
 
     components = list(COMPONENTS) if components is None else list(components)
@@ -246,6 +246,8 @@ def attribution(contexts: dict, components=None, seeds=range(5), progress: bool 
     for key, comp in tqdm(jobs, desc="twin error attribution", disable=not progress):
         ctx = contexts[key]
         logs = [variant(ctx, comp, s) for s in seeds]
+        if keep is not None:
+            keep[key, comp] = logs
         for r in differences(ctx.real, logs) + (mechanism_differences(ctx.real, logs) if mechanism else []):
             rows.append(dict(paper=key[0], policy=key[1], n_clients=key[2], repeat=key[3] if len(key) > 3 else 0,
                              component=comp, **r))

@@ -1,0 +1,94 @@
+"""The SLO outcomes of serving logs, real or the twin's, per class: what WISP's verdicts are made of.
+
+- ``by_class``: per SLO class (and over all of them, ``ALL``) the verified rounds, the share slower than their class
+  (eq 4's speed, ``slo.violations``) and the share whose pass ended after the server's deadline (eq 12,
+  ``metrics.deadline_attribution``'s rule), several logs (a twin's seeds) pooled;
+- ``policy_gap``: one policy's rates minus another's, per run of the same setting, N and repeat, on each side;
+- ``gap_summary``: per N, the real runs' gap (mean and range over the repeats) beside each twin's and its error.
+
+Rates are in % of rounds; differences between rates in percentage points.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from .. import slo
+from ..log import verified
+from ..timegrid import ns
+
+ALL = "all"        # the class of the rows that pool every class (classes are named by their speed, as text: "8", ...)
+RATES = ("violation_pct", "deadline_miss_pct")
+
+
+def by_class(logs: list[pd.DataFrame]) -> pd.DataFrame:
+    """Per SLO class of the pooled ``logs`` (every verified round must have one) and over all (``ALL``): rounds,
+    ``violation_pct`` (eq 4: the round's speed below its class) and ``deadline_miss_pct`` (eq 12: its pass ended
+    after its deadline; NaN where no round has a deadline)."""
+    if not logs:
+        raise ValueError("logs: need at least one log")
+    r = pd.concat([verified(lg) for lg in logs], ignore_index=True)
+    if r.empty:
+        raise ValueError("logs: no verified rounds")
+    late = slo.violations(r)
+    dl = pd.to_numeric(r["deadline"], errors="coerce").to_numpy(float)
+    has = np.isfinite(dl)
+    miss = np.where(has, ns(r["end"].to_numpy(float)) > ns(np.where(has, dl, 0.0)), False)
+    cls = pd.to_numeric(r["slo_class"]).to_numpy(float)
+    rows = []
+    for c in [*np.unique(cls), ALL]:
+        m = np.ones(len(r), bool) if c == ALL else cls == c
+        d = has & m
+        rows.append(dict(slo_class=c if c == ALL else f"{c:g}", rounds=int(m.sum()),
+                         violation_pct=100 * float(late[m].mean()),
+                         deadline_miss_pct=100 * float(miss[d].mean()) if d.any() else np.nan))
+    return pd.DataFrame(rows)
+
+
+def policy_gap(table: pd.DataFrame, policy: str, baseline: str, by=("paper", "n_clients", "repeat", "side")) -> pd.DataFrame:
+    """``policy``'s rates minus ``baseline``'s (percentage points) per class and group of ``by`` of a table of
+    ``by_class`` rows with a ``policy`` column; a group without both policies is left out."""
+    keys = [*by, "slo_class"]
+    a = table[table["policy"] == policy].set_index(keys)[list(RATES)]
+    b = table[table["policy"] == baseline].set_index(keys)[list(RATES)]
+    if a.index.duplicated().any() or b.index.duplicated().any():
+        raise ValueError(f"table: more than one row per {keys} and policy")
+    gap = (a - b).dropna(how="all")
+    return gap.reset_index().rename(columns={r: f"{r}_gap" for r in RATES})
+
+
+def gap_summary(gaps: pd.DataFrame, real: str = "real", rate: str = "violation_pct") -> pd.DataFrame:
+    """Per setting, N, class and twin side (every side but ``real``): the real runs' gap of ``rate`` (mean, min and max
+    over the repeats), the twin's (mean) and the twin's error (its mean minus the real mean; and the worst
+    |difference| over the repeats, run by run), in percentage points."""
+    col = f"{rate}_gap"
+    keys = ["paper", "n_clients", "slo_class"]
+    r = gaps[gaps["side"] == real].set_index([*keys, "repeat"])[col]
+    rows = []
+    for side, g in gaps[gaps["side"] != real].groupby("side", sort=False):
+        t = g.set_index([*keys, "repeat"])[col]
+        both = pd.concat([r.rename("real"), t.rename("twin")], axis=1, join="inner")
+        for k, v in both.groupby(level=keys, sort=True):
+            rows.append(dict(zip(keys, k), side=side, repeats=len(v), real_mean=float(v["real"].mean()),
+                             real_min=float(v["real"].min()), real_max=float(v["real"].max()),
+                             twin_mean=float(v["twin"].mean()), error=float(v["twin"].mean() - v["real"].mean()),
+                             worst_run_error=float((v["twin"] - v["real"]).abs().max())))
+    return pd.DataFrame(rows)
+
+
+def figure(outcomes: pd.DataFrame, real: str = "real"):
+    """Violation rate (%) per class against N: each real run (points) and each twin (the mean over the runs of its
+    sides), one panel per class and policy."""
+    d = outcomes[outcomes["slo_class"] != ALL]
+    order = sorted(set(d["slo_class"]), key=float, reverse=True)
+    g = sns.relplot(data=d[d["side"] != real], x="n_clients", y="violation_pct", hue="side", row="policy", col="slo_class",
+                    col_order=order, kind="line", marker="o", errorbar=None, height=2.6, aspect=1.1,
+                    facet_kws=dict(legend_out=True))
+    for (pol, cls), ax in g.axes_dict.items():
+        r = d[(d["side"] == real) & (d["policy"] == pol) & (d["slo_class"] == cls)]
+        ax.scatter(r["n_clients"], r["violation_pct"], color="black", s=12, zorder=3, label="real runs")
+        ax.set_xscale("log", base=2)
+    g.set_titles(row_template="{row_name}", col_template="{col_name} tok/s")
+    g.set_axis_labels("clients N", "SLO violation rate (% of rounds)")
+    return g
