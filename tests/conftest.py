@@ -18,10 +18,13 @@ def twin_files(tmp_path):
     """Stand-in ``stochastic_vs_real.csv`` tables: ``make({setting: {metric: pct}})`` writes, per setting, rows of
     the sweeps' twin kind (``twin_error.DOMAIN_IID``) whose largest |difference| at p50 of each metric is ``pct``
     (a smaller one and a p90 beside it, and a larger one of the validated kind, which must not be read), and
-    returns {setting: path} for the ``files`` arguments."""
+    returns {setting: path} for the ``files`` arguments. A setting with runs whose classes bind
+    (``twin_error.BINDING``) gets beside it the same rows as its table of those runs, and their violation rates, the
+    sweeps' twin ``points`` percentage points from the real runs' at worst (a validated twin 50 points off beside it,
+    and a pooled row 90 points off: neither may be read)."""
     from specedge.serving.analysis import twin_error
 
-    def make(errors: dict) -> dict:
+    def make(errors: dict, points: float = 12.0) -> dict:
         out = {}
         for setting, by_metric in errors.items():
             rows = []
@@ -35,6 +38,14 @@ def twin_files(tmp_path):
             import pandas as pd
             pd.DataFrame(rows).to_csv(path, index=False)
             out[setting] = path
+            if setting in twin_error.BINDING:
+                pd.DataFrame(rows).to_csv(tmp_path / f"{setting}_slo_binding_vs_real.csv", index=False)
+                run = dict(paper=setting, policy="P", n_clients=4, repeat=1, rounds=100, deadline_miss_pct=0.0)
+                pd.DataFrame([dict(run, side=side, slo_class=c, violation_pct=v) for side, c, v in [
+                    ("real", "80", 40.0), ("real", "40", 10.0), ("real", "all", 5.0),
+                    (twin_error.DOMAIN_IID, "80", 40.0 + points), (twin_error.DOMAIN_IID, "40", 10.0 - points / 2),
+                    (twin_error.DOMAIN_IID, "all", 95.0), (twin_error.VALIDATED, "80", 90.0)]]).to_csv(
+                    tmp_path / f"{setting}_slo_binding_outcomes.csv", index=False)
         return out
 
     return make

@@ -136,7 +136,10 @@ def test_readings_runner_ups_and_the_record(tmp_path):
     from specedge.serving.analysis import twin_error as te
     want = te.stochastic_pct("goodput_tok_s", "li2026", te.DOMAIN_IID)     # the committed table's, read at run time
     h = record[record.role == "held-out"].set_index("setting")
-    assert (h.twin_error_pct.dropna() == want).all() and h.twin_error_pct.isna().any()      # violation rates: unmeasured
+    rates = h.twin_metric == "slo_violation_rate"      # in points, measured where the classes bind
+    assert rates.any() and (h.twin_error_pct[rates] == te.violation_points("li2026")).all()
+    assert (h.twin_error_unit[rates] == "points").all() and (h.twin_error_unit[~rates] == "%").all()
+    assert (h.twin_error_pct[~rates].dropna() == want).all()
     q = "Sec 5.2.1: WISP has the highest capacity, Qwen3-32B, 8 tok/s (1: holds)"     # 240 against 160 + 16: 26.7 %
     assert h.loc[q, "margin_pct"] == pytest.approx(100 * (1 - 176 / 240))
     assert h.loc[q, "beyond_twin_error"] == (h.loc[q, "margin_pct"] > want)

@@ -52,7 +52,9 @@ def test_the_validation_setups_build_the_objects_the_driver_built_in_code():
     from specedge.serving.policies.allocation import PAPER_BETA, FixedS
     from specedge.serving.scenario import Fleet
 
-    assert sv.SIZES == (1, 2, 4, 8) and sv.POLICIES == {"tran2025": ("GOODSPEED", "Fixed-S"), "li2026": ("WISP", "FCFS")}
+    assert sv.SIZES == (1, 2, 4, 8) and sv.POLICIES == {"tran2025": ("GOODSPEED", "Fixed-S"), "li2026": ("WISP", "FCFS"),
+                                                        "li2026_binding": ("WISP", "FCFS")}
+    assert sv.COMMON == ("tran2025", "li2026") and sv.CLASSES == (8, 4, 2)
     from specedge.serving.timemodels.estimator import zoo_fit
 
     fit = zoo_fit(0)
@@ -62,11 +64,17 @@ def test_the_validation_setups_build_the_objects_the_driver_built_in_code():
             assert sv.workload("tran2025", n, scale) == tran2025.workload(cfg, prompts, tokens)
             li = sv.workload("li2026", n, scale)
             assert li == sv.devices(n, prompts, tokens, capacity=8 * n, drafts=("draft-xs", "draft-s", "draft-m"))
+            # the setting with classes that bind: the same devices, each class x 10
+            bound = sv.workload("li2026_binding", n, scale)
+            assert bound == sv.devices(n, prompts, tokens, capacity=8 * n, drafts=("draft-xs", "draft-s", "draft-m"),
+                                       classes=(80, 40, 20))
+            assert [c.slo_class for c in bound.clients] == [10 * c.slo_class for c in li.clients]
         before = {("tran2025", p): (named.former("sync"), tran2025.allocator(p, dataclasses.replace(cfg, capacity=6 * n), 0))
                   for p in ("GOODSPEED", "Fixed-S")}
         before["li2026", "WISP"] = (named.former("wisp", estimator=fit.estimator, delta=fit.delta, memory_budget=1e12),
                                     FixedS(8 * n, n))
         before["li2026", "FCFS"] = (named.former("fcfs"), FixedS(8 * n, n))
+        before["li2026_binding", "WISP"], before["li2026_binding", "FCFS"] = before["li2026", "WISP"], before["li2026", "FCFS"]
         for (paper, pol), objects in before.items():
             built = sv.policies(paper, pol, n)
             for new, old in zip(built, objects, strict=True):

@@ -214,3 +214,75 @@ def test_the_committed_traces_are_what_the_code_writes(monkeypatch, tmp_path):
     monkeypatch.setattr(sv, "traces", lambda: new)
     assert sv.main(["traces", "--out", str(tmp_path / "t.csv.gz")]) == 0
     assert len(pd.read_csv(tmp_path / "t.csv.gz")) == len(new)
+
+
+# --------------------------------------------------------------------------- the setting whose classes bind
+@pytest.fixture(scope="module")
+def bound():
+    return sv.load_campaign(sv.BINDING)
+
+
+def test_the_binding_campaign_is_its_own(runs, bound):
+    counts = pd.Series([k[:3] for k in bound]).value_counts()
+    assert len(counts) == 8 and set(counts) == {5} and {k[3] for k in bound} == {1, 2, 3, 4, 5}
+    assert {k[1] for k in bound} == {"WISP", "FCFS"} and {k[0] for k in bound} == {sv.BINDING}
+    for k, log in bound.items():
+        r = log[log["event"] == ""]
+        # client i in class (80, 40, 20)[i % 3], every one of them; the drafters' whole CPU logged
+        assert (r["slo_class"] == r["client"].map(lambda i: (80, 40, 20)[i % 3])).all(), k
+        assert r["t_client_cpu"].notna().all() and r["deadline"].notna().all(), k
+    # the classes bind: at N = 8 most of the 80 tok/s class's rounds are slower than it, in every run
+    from specedge.serving import slo
+    for k in [k for k in bound if k[2] == 8]:
+        r = bound[k][bound[k]["event"] == ""]
+        assert slo.violations(r[r["slo_class"] == 80]).mean() > 0.5, k
+    # its campaign and its held-out runs are its own, never the common repeats measured on another day
+    every = {**runs, **bound}
+    key = (sv.BINDING, "WISP", 4, 3)
+    assert set(sv.campaign(every, key)) == set(bound)
+    assert sorted(sv.held_out(every, key)) == sorted(k for k in bound if k[2] == 4 and k[3] != 3)
+    assert set(sv.campaign(every, ("li2026", "WISP", 4, 3))) == {k for k in runs if k[3] > 0}
+    assert sv.campaign_file("tran2025") is None and sv.campaign_file(sv.BINDING).name == "real_runs_binding.csv"
+    with pytest.raises(ValueError, match="common files"):
+        sv.load_campaign("li2026")
+    with pytest.raises(ValueError, match="paper"):
+        sv.campaign_file("li2027")
+    with pytest.raises(SystemExit):      # only a setting measured on its own takes --setting
+        sv.main(["measure", "--setting", "li2026", "--repeats", "1"])
+    with pytest.raises(ValueError, match="repeats"):
+        sv.measure_repeats(0, settings=(sv.BINDING,))
+
+
+def test_the_binding_section_and_its_checks(bound, accept, tmp_path):
+    from specedge.serving.analysis import slo_outcomes as so
+    assert accept[sv.BINDING][1].rules and not accept["tran2025"][1].rules     # the stop rule where the drafters use it
+    binding = sv.binding_section(tmp_path, scale="ci", seeds=1)
+    table, sp, outcomes, gap = binding
+    for name in ("vs_real", "spread", "outcomes", "gap"):
+        assert (tmp_path / f"slo_binding_{name}.csv").exists()
+    assert (tmp_path / "slo_binding_outcomes.png").exists()
+    assert set(table.n_clients) == {1, 2} and set(table.repeat) == {1, 2, 3, 4, 5} and "slo_attainment" in set(table.metric)
+    assert set(outcomes.side) == {"real", sv.BEFORE, sv.STOCHASTIC}
+    # the real side is each run's own log, by class
+    k = (sv.BINDING, "FCFS", 2, 4)
+    mine = so.by_class([bound[k]]).set_index("slo_class")
+    got = outcomes[(outcomes.side == "real") & (outcomes.policy == "FCFS") & (outcomes.n_clients == 2) & (outcomes.repeat == 4)]
+    assert got.set_index("slo_class").violation_pct.to_dict() == mine.violation_pct.to_dict()
+    cmp = compare.Comparison("li2026_serving")
+    sv.add_binding_rows(cmp, binding, 2e-4, seeds=1)
+    checks = cmp.checks_frame()
+    rates = checks[checks.quantity.str.startswith("SLO violation rate")]
+    gaps = checks[checks.quantity.str.startswith("WISP's SLO violation rate minus FCFS's")]
+    assert len(rates) == 2 * 3 and len(gaps) == 2 * 2     # two twins x (40, 80, all) at N 1-2; x N = 1, 2
+    assert len(checks) == len(rates) + len(gaps) + 2 * 4 * 2     # and the four metrics at p50 / p90 on every repeat
+    # a rate's check is its worst |twin - real| over the runs, judged at 5 points or the runs' own spread
+    real = outcomes[outcomes.side == "real"].set_index(["policy", "n_clients", "repeat", "slo_class"]).violation_pct
+    twin = outcomes[outcomes.side == sv.STOCHASTIC].set_index(["policy", "n_clients", "repeat", "slo_class"]).violation_pct
+    worst = (twin - real).abs().groupby(level="slo_class").max()
+    row = rates[rates.check.str.startswith(sv.STOCHASTIC) & rates.quantity.str.contains("of the 80 tok/s class")].iloc[0]
+    assert row.ours == round(worst["80"], 1) and row.tolerance >= sv.VIOLATION_POINTS and row.unit == "points"
+    own = real.xs("80", level="slo_class").groupby(level=["policy", "n_clients"]).agg(lambda v: v.max() - v.min()).max()
+    assert row.tolerance == round(max(sv.VIOLATION_POINTS, own), 1)
+    g = gap[(gap.side == sv.STOCHASTIC) & (gap.slo_class == so.ALL) & (gap.rate == "violation_pct") & (gap.n_clients == 2)].iloc[0]
+    grow = gaps[gaps.check.str.startswith(sv.STOCHASTIC) & gaps.quantity.str.contains("N = 2")].iloc[0]
+    assert grow.ours == round(g.error, 1) and grow.tolerance == round(g.real_max - g.real_min, 1)

@@ -29,7 +29,7 @@ def files(twin_files):
 
 def _quoted(note: str) -> float:
     """The error a row's note quotes (NaN for 'unmeasured')."""
-    m = re.search(re.escape(tv.PREFIX) + r" in \w+'s setting \([^)]*\)[^:]*: (unmeasured|[0-9.]+ %)", note)
+    m = re.search(re.escape(tv.PREFIX) + r" in \w+'s setting \([^)]*\)[^:]*: (unmeasured|[0-9.]+ (?:%|points))", note)
     assert m, note
     return math.nan if m.group(1) == "unmeasured" else float(m.group(1).split()[0])
 
@@ -50,6 +50,19 @@ def test_margin_error_by_metric(files):
     for m in te.UNMEASURED:
         err, what = te.margin_error(m, "li2026", files=files)
         assert math.isnan(err) and "unmeasured" in what
+    # measured where the classes bind: attainment in % as every metric, a violation rate in points (the sweeps' twin's
+    # worst class, never the pooled row or the validated kind's)
+    assert te.margin_error("slo_attainment", "li2026", files=files)[0] == 0.0
+    err, what = te.margin_error("slo_violation_rate", "li2026", files=files)
+    assert err == 12.0 and "percentage points" in what and te.unit("slo_violation_rate") == "points"
+    assert te.violation_points("li2026", te.VALIDATED, files=files) == 50.0
+    assert te.unit("goodput_tok_s") == "%"
+    for m in te.FROM_BINDING:     # GOODSPEED's setting has no runs with classes
+        err, what = te.margin_error(m, "tran2025", files=files)
+        assert math.isnan(err) and "no real runs of this setting with SLO classes" in what
+    gone = dict(files, li2026=files["li2026"].with_name("elsewhere_stochastic_vs_real.csv"))
+    with pytest.raises(FileNotFoundError, match="slo_binding_vs_real"):
+        te.margin_error("slo_violation_rate", "li2026", files=gone)
     with pytest.raises(ValueError, match="setting"):
         te.margin_error("slo_violation_rate", "li2025", files=files)
     with pytest.raises(ValueError, match="setting"):
@@ -93,11 +106,18 @@ def test_a_failing_claim_within_the_error_is_a_tie_too_and_the_comparison_accept
     rows = [tv.judged(_claim_row(False), 5.0, "capacity", "li2026", files=files),
             tv.judged(dict(artifact="T", quantity="a number", paper=10.0, reproduced=12.0, unit="x", tolerance=1.0, null=1.0,
                            models="zoo", cause="models", note="n", statements="s2"), 20.0, "capacity", "li2026", files=files),
-            tv.judged(_claim_row(), 1e9, "slo_violation_rate", "li2026", files=files)]     # unmeasured: undecided
-    assert c.extend(rows, {}) == ["not-reproducible"] * 3
+            tv.judged(_claim_row(), 1e9, "missed_deadline_share", "li2026", files=files),      # unmeasured: undecided
+            tv.judged(_claim_row(), np.nan, "slo_violation_rate", "li2026", files=files),      # no margin: undecided
+            tv.judged(_claim_row(), 12.0, "slo_violation_rate", "li2026", files=files)]        # at the error: a tie
+    assert c.extend(rows, {}) == ["not-reproducible"] * 5
     f = c.frame()
-    assert f.reproduced.tolist() == ["3 > 2", 12.0, "3 > 2"]
+    assert f.reproduced.tolist() == ["3 > 2", 12.0, "3 > 2", "3 > 2", "3 > 2"]
     assert "the claim fails in the twin" in f.note[0] and "undecided" in f.note[2] and math.isnan(_quoted(f.note[2]))
+    assert "12.0 points; the verdict's margin nan points, no margin to judge against it: the verdict is undecided" in f.note[3]
+    assert "within it" in f.note[4]
+    assert _quoted(f.note[4]) == 12.0
+    beyond = tv.judged(_claim_row(), 12.5, "slo_violation_rate", "li2026", files=files)   # 12.5 points > 12
+    assert "status" not in beyond and "12.0 points; the verdict's margin 12.5 points, beyond it" in beyond["note"]
     assert compare.problems(f.astype(str).replace({"None": "", "nan": ""})) == []
     # a stated row (or a check) is left alone, and without the prefix a stated not-reproducible number is refused
     stated = dict(artifact="T", quantity="q", paper=1.0, reproduced="unbounded", status="deviates", cause="models", note="x" * 30)
@@ -191,7 +211,7 @@ def test_li2026_rows_quote_wisps_error_and_a_wrong_setting_lookup_is_caught(file
         _check_li_rows(_li_rows(files), files)
 
 
-def test_violation_rate_rows_are_undecided_and_knees_judged_as_capacities(files):
+def test_violation_rate_rows_judged_in_points_and_knees_as_capacities(files):
     from specedge.serving.analysis import metrics
     from specedge.experiments.li2026 import serving_runs as lx
     rows = []
@@ -213,8 +233,18 @@ def test_violation_rate_rows_are_undecided_and_knees_judged_as_capacities(files)
             assert "status" not in r and r["claim"].holds and _quoted(r["note"]) == 20.0   # 200 vs 100: +100 %, beyond 20 %
         elif r.get("status") and r["note"].startswith("the null "):   # undecidable before any error: left as it was
             assert tv.PREFIX not in r["note"]
-        else:   # a violation rate: its error is unmeasured
-            assert r["status"] == "not-reproducible" and "undecided" in r["note"] and math.isnan(_quoted(r["note"])), q
+        elif "violation rate at" in q:   # a rate: its margin to the paper's ± 10 points against the error's 12 points
+            paper = coverage.paper_values("li2026_serving")[r["statements"]]
+            sys_, sp = q.split(":")[0], int(q.split(" at ")[1].split()[0])
+            margin = lf.tolerance_points(100 * float(table1.loc[sys_, sp]), paper, 10.0)
+            assert _quoted(r["note"]) == 12.0 and f"margin {margin:.1f} points" in r["note"], q
+            assert ("beyond it" in r["note"]) == (margin > 12.0) == ("status" not in r or not r["note"].startswith(tv.PREFIX)), q
+        else:   # a claim without a margin: undecided, the error quoted
+            assert r["status"] == "not-reproducible" and "undecided" in r["note"] and _quoted(r["note"]) == 12.0, q
+    decided = [q for q, r in by.items() if "violation rate at" in q and "beyond it" in r["note"]]
+    assert decided and len(decided) < 8      # the planted rates lie both within and beyond the error
+    assert lf.tolerance_points(25.0, 10.0, 10.0) == 5.0 and lf.tolerance_points(12.0, 10.0, 10.0) == 8.0
+    assert math.isnan(lf.tolerance_points(np.nan, 10.0, 10.0))
     assert lf.knee_margin(pd.Series({("WISP", 8): 200.0, ("FCFS", 8): 200.0}), [8]) == 0.0      # equal knees: a tie
     assert math.isnan(lf.knee_margin(pd.Series({("WISP", 2): np.inf, ("FCFS", 2): np.inf}), [2]))
     assert lf.steps_pct([50, 44, 35, 30]) == pytest.approx(12.0)          # 44 against 50
@@ -246,8 +276,11 @@ def test_held_out_rows_carry_their_twin_error_and_margin(files):
         tv.ratio_pct(1.3, 1.25))
     n = "Table 6: goodput at N = 16, predictor ON (tokens/s)"
     assert t.loc[n, "margin_pct"] == pytest.approx(100 * abs(110 / paper["table6-on-16"] - 1))
-    v = "Table 1: WISP violation rate at 8 tok/s (%)"
-    assert t.loc[v, "twin_metric"] == "slo_violation_rate" and math.isnan(t.loc[v, "twin_error_pct"]) and not t.loc[v, "beyond_twin_error"]
+    v = "Table 1: WISP violation rate at 8 tok/s (%)"     # 10 % against the paper's, in points, against 12 points
+    assert t.loc[v, "twin_metric"] == "slo_violation_rate" and t.loc[v, "twin_error_pct"] == 12.0
+    assert t.loc[v, "twin_error_unit"] == "points" and t.loc[q, "twin_error_unit"] == "%"
+    assert t.loc[v, "margin_pct"] == pytest.approx(abs(10.0 - paper["table1-wisp-8"]))
+    assert t.loc[v, "beyond_twin_error"] == (abs(10.0 - paper["table1-wisp-8"]) > 12.0)
     assert t.loc["memory_gb", "twin_metric"] == "" and not t.loc["memory_gb", "beyond_twin_error"]
     assert ho.twin_metric("Sec 5.3: most missed deadlines compute-dominant, eq (21) (1: holds)") == "missed_deadline_share"
     assert ho.twin_metric("Sec 5.3: WISP's knee at a larger N than FCFS's, 8 tok/s (1: holds)") == "capacity"

@@ -134,18 +134,23 @@ def twin_metric(quantity: str) -> str:
 def twin_columns(record: pd.DataFrame, margins: dict, files=twin_error.SETTINGS) -> pd.DataFrame:
     """``record`` (``calibration.table``) with, on each held-out row, ``twin_metric``, ``twin_error_pct`` (the twin's
     validated error of that metric in WISP's setting, ``twin_error.margin_error``; NaN: unmeasured), ``margin_pct``
-    (a claim's margin from ``margins``; a number's |relative error| in %) and ``beyond_twin_error`` (the margin
-    larger than the error; False where either is undefined: a verdict the twin's error leaves open)."""
+    (a claim's margin from ``margins``; a number's |relative error| in %, or for a violation rate its |difference| from
+    the paper's in points), ``twin_error_unit`` (both columns' unit: ``twin_error.unit``) and ``beyond_twin_error``
+    (the margin larger than the error; False where either is undefined: a verdict the twin's error leaves open)."""
     out = record.copy()
     held = out.role == "held-out"
     metric = out.setting.where(held).map(lambda q: twin_metric(q) if isinstance(q, str) else "")
     err = {m: twin_error.margin_error(m, SETTING, files=files)[0] for m in set(metric[held])}
-    number = (out.error_kind == "relative") & ~out.setting.map(margins.__contains__)
+    number = out.error_kind.isin(["relative", "absolute"]) & ~out.setting.map(margins.__contains__)
+    points = metric.map(lambda m: twin_error.unit(m) == "points")
     margin = pd.Series([margins.get(q, np.nan) for q in out.setting], index=out.index, dtype=float)
-    margin = margin.where(~number, 100 * pd.to_numeric(out.error, errors="coerce").abs())
+    rel = 100 * pd.to_numeric(out.error, errors="coerce").abs()
+    diff = (pd.to_numeric(out.reproduced, errors="coerce") - pd.to_numeric(out.paper, errors="coerce")).abs()
+    margin = margin.where(~number, rel.where(~points, diff).where((out.error_kind == "relative") | points))
     out["twin_metric"] = metric.where(held, "")
     out["twin_error_pct"] = [err[m] if h else np.nan for m, h in zip(metric, held)]
     out["margin_pct"] = margin.where(held)
+    out["twin_error_unit"] = [twin_error.unit(m) if h else "" for m, h in zip(metric, held)]
     out["beyond_twin_error"] = held & (out.margin_pct > out.twin_error_pct)
     return out
 
@@ -322,9 +327,15 @@ def reversals(verdicts_: pd.DataFrame, record: pd.DataFrame, mechanism: str = ""
                          twin_metric=twin.twin_metric if twin is not None else "",
                          twin_error_pct=twin.twin_error_pct if twin is not None else np.nan,
                          margin_pct=twin.margin_pct if twin is not None else np.nan,
+                         twin_error_unit=twin.get("twin_error_unit", "") if twin is not None else "",
                          beyond_twin_error=bool(twin.beyond_twin_error) if twin is not None else False,
                          mechanism=mechanism if fails else ""))
     return pd.DataFrame(rows)
+
+
+def _unit(r) -> str:
+    """The unit of a ``reversals`` row's margin and error (% where the table predates the column)."""
+    return str(r.get("twin_error_unit", "") or "%")
 
 
 def conclusion_text(rev: pd.DataFrame) -> str:
@@ -333,13 +344,14 @@ def conclusion_text(rev: pd.DataFrame) -> str:
     fmt = lambda r: f"{r.statement} [{', '.join(f'{s} {r[s]:.2f}' for s in r.index if s.startswith('WISP'))}]"
     twin = lambda r: (f" — WISP's {'holds' if r['WISP'] == 1 else 'fails'}, "
                       + ("beyond the twin's error" if r.beyond_twin_error else "not beyond the twin's error")
-                      + (f" ({r.margin_pct:.1f} % against {r.twin_error_pct:.1f} %)" if np.isfinite(r.twin_error_pct) and np.isfinite(r.margin_pct)
-                         else " (its error unmeasured)" if not np.isfinite(r.twin_error_pct) else ""))
+                      + (f" ({r.margin_pct:.1f} {_unit(r)} against {r.twin_error_pct:.1f} {_unit(r)})"
+                         if np.isfinite(r.twin_error_pct) and np.isfinite(r.margin_pct)
+                         else " (its error unmeasured)" if not np.isfinite(r.twin_error_pct) else " (no margin to judge)"))
     held, failed = rev[~rev.fails_under_every_reading], rev[rev.fails_under_every_reading]
     beyond = rev[rev.beyond_twin_error]
     lines = [f"{len(rev)} claims of Secs 5.2.1 and 5.3; {len(held)} hold under at least one reading of Algorithm 1, "
              f"{len(failed)} under none; {len(beyond)} of the default reading's verdicts lie beyond the twin's validated error "
-             "(the rest: a margin within it, or a violation rate whose error is unmeasured, so undecided)."]
+             "(the rest: a margin within it, no margin to judge, or an error unmeasured, so undecided)."]
     lines += [f"holds under {r.holds_under}: {fmt(r)}{twin(r)}" for _, r in held.iterrows()]
     lines += [f"fails under every reading: {fmt(r)}{twin(r)}" for _, r in failed.iterrows()]
     return "\n".join(lines)

@@ -32,26 +32,26 @@ def ratio_pct(a: float, b: float) -> float:
     return flip_pct(b, [a])
 
 
-def _error_text(err: float, what: str, setting: str) -> str:
-    e = "unmeasured" if not np.isfinite(err) else f"{err:.1f} %"
+def _error_text(err: float, what: str, setting: str, unit: str = "%") -> str:
+    e = "unmeasured" if not np.isfinite(err) else f"{err:.1f} {unit}"
     return f"{PREFIX} in {setting}'s setting ({what}, the sweeps' twin, p50): {e}"
 
 
-def quote(err: float, what: str, setting: str, margin: float) -> str:
-    return f"{_error_text(err, what, setting)}; the verdict's margin {margin:.1f} %"
+def quote(err: float, what: str, setting: str, margin: float, unit: str = "%") -> str:
+    return f"{_error_text(err, what, setting, unit)}; the verdict's margin {margin:.1f} {unit}"
 
 
 def judged(row: dict, margin_pct: float, metric: str, setting: str, twin: str = DOMAIN_IID, files=SETTINGS) -> dict:
     """A comparison row (``compare.Comparison.extend``'s keyword arguments) judged against the twin's validated
-    error: ``margin_pct`` is how far (%) the twin's number(s) must move to change the row's verdict (``flip_pct``,
-    ``ratio_pct``). A margin at or below the error of ``metric`` in ``setting`` (``serving.analysis.twin_error.margin_error``),
+    error: ``margin_pct`` is how far the twin's number(s) must move to change the row's verdict, in the unit of
+    ``metric``'s error (``twin_error.unit``: % for ``flip_pct``, ``ratio_pct``; percentage points for a violation rate). A margin at or below the error of ``metric`` in ``setting`` (``serving.analysis.twin_error.margin_error``),
     an unmeasured error or an undefined margin make the row a tie: a stated ``not-reproducible`` (cause ``models``)
     whose note opens with ``PREFIX``; otherwise the row keeps its verdict and its note quotes the error. A row already stated
     (it has a ``status``) is returned unchanged."""
     if "status" in row or "check" in row:
         return row
     err, what = twin_error.margin_error(metric, setting, twin, files)
-    q = quote(err, what, setting, margin_pct)
+    q = quote(err, what, setting, margin_pct, twin_error.unit(metric))
     note = str(row.get("note", "")).strip()
     if np.isfinite(err) and not np.isnan(margin_pct) and abs(margin_pct) > err:   # inf: no edge to cross
         return dict(row, note=f"{note}; {q}, beyond it" if note else f"{q}, beyond it")
@@ -59,7 +59,9 @@ def judged(row: dict, margin_pct: float, metric: str, setting: str, twin: str = 
     shown = row.get("reproduced", getattr(claim, "evidence", ""))
     out = {k: v for k, v in row.items()
            if k not in ("claim", "null_claim", "strength", "cause", "tolerance", "null", "bound", "feasible", "sibling")}
-    why = f"{q}, within it: a tie the twin cannot decide" if np.isfinite(err) else f"{q}: the verdict is undecided"
+    why = (f"{q}: the verdict is undecided" if not np.isfinite(err) else
+           f"{q}, no margin to judge against it: the verdict is undecided" if np.isnan(margin_pct) else
+           f"{q}, within it: a tie the twin cannot decide")
     if claim is not None:
         why += f" (the claim {'holds' if claim.holds else 'fails'} in the twin: {claim.evidence})"
     out.update(status="not-reproducible", cause="models", reproduced=shown, note=f"{why}; {note}" if note else why)
@@ -77,6 +79,7 @@ def quoted(row: dict, metric: str, setting: str, why: str, twin: str = DOMAIN_II
     row can be judged against it (e.g. a ratio of the twin to itself that a uniform error cancels); its verdict stays."""
     if "status" in row or "check" in row:
         return row
-    q = f"{_error_text(*twin_error.margin_error(metric, setting, twin, files), setting)}, not a margin of this verdict: {why}"
+    q = (f"{_error_text(*twin_error.margin_error(metric, setting, twin, files), setting, twin_error.unit(metric))}, "
+         f"not a margin of this verdict: {why}")
     note = str(row.get("note", "")).strip()
     return dict(row, note=f"{note}; {q}" if note else q)

@@ -6,7 +6,8 @@ the twin from the real gRPC system in % (``twin_vs_real.csv``: the replay agains
 twin against held-out real runs, per setting). ``largest_pct`` reads a metric's largest |difference| at p50 over such
 tables, ``stochastic_pct`` the stochastic twin's validated error of one setting, ``judge`` adds to a table of new differences that error and whether each
 lies within it, ``lowest_real`` the lowest real value the error was measured at (where it is known to hold),
-``margin_error`` the error a verdict's margin in a metric is judged against.
+``margin_error`` the error a verdict's margin in a metric is judged against: in % of the metric, or for a violation
+rate (``POINTS``) in percentage points, measured where the classes bind (``BINDING``: ``violation_points``).
 """
 from __future__ import annotations
 
@@ -21,6 +22,10 @@ STOCHASTIC = tuple(f.with_name("stochastic_vs_replay.csv") for f in VALIDATION)
 # (``twin_attribution.COMPONENTS``), metric and quantile)
 SETTINGS = {"tran2025": paths.FIGURES / "tran2025" / "stochastic_vs_real.csv",
             "li2026": paths.FIGURES / "li2026_serving" / "stochastic_vs_real.csv"}
+# the stochastic twin against real runs whose SLO classes bind (WISP's setting with its classes x 10, a campaign of its
+# own: ``experiments.serving_validation.runs.binding_section``): per run as ``SETTINGS``' tables, and per run, side and
+# class its violation rate (``slo_binding_outcomes.csv``, ``serving.analysis.slo_outcomes.by_class``)
+BINDING = {"li2026": paths.FIGURES / "li2026_serving" / "slo_binding_vs_real.csv"}
 VALIDATED = "stochastic twin (prompt and position, held-out, shared drafter core of measured speed)"
 DOMAIN_IID = "stochastic twin (domain i.i.d., this run's medians)"
 
@@ -71,20 +76,73 @@ def judge(table: pd.DataFrame, error) -> pd.DataFrame:
 # E % more or fewer of them at the same rate), Fig 4's utility (a sum of the logs of per-client goodputs) and GOODSPEED's
 # distance to x* (in per-client goodput)
 FROM_GOODPUT = ("capacity", "utility", "goodput_distance")
-# metrics whose error is unmeasured: the real runs' SLO classes never bound (attainment equal in every run), so a
-# violation rate at a fixed load, an SLO attainment or a share of missed deadlines has no validated error, and a
-# verdict on one is undecided (a tie), never "beyond error"
-UNMEASURED = ("slo_violation_rate", "slo_attainment", "missed_deadline_share")
+# metrics whose error is unmeasured: the real runs' missed deadlines are not labelled by eq (21) against the twin's, so
+# a share of them has no validated error, and a verdict on one is undecided (a tie), never "beyond error"
+UNMEASURED = ("missed_deadline_share",)
+# metrics measured where the classes bind (``BINDING``): per-client SLO attainment in % of itself, as every metric of
+# ``SETTINGS``' tables; a violation rate in percentage points (``violation_points``: a rate's error does not scale
+# with the rate near 0 or 100 %), and every margin in it in points too
+FROM_BINDING = ("slo_attainment", "slo_violation_rate")
+POINTS = ("slo_violation_rate",)
+
+
+def unit(metric: str) -> str:
+    """The unit of ``metric``'s validated error and of a margin judged against it: "points" (``POINTS``) or "%"."""
+    return "points" if metric in POINTS else "%"
+
+
+def _sibling(path, stem: str):
+    """The table ``stem`` beside ``path`` (a ``stochastic_vs_real.csv``), with the same prefix to its name."""
+    return path.with_name(path.name.replace("stochastic_vs_real", stem))
+
+
+def binding_file(setting: str, files=SETTINGS):
+    """``setting``'s table of the twin against runs whose classes bind, beside its ``files`` table
+    (``BINDING``'s name), or None where it has none."""
+    if setting not in files:
+        raise ValueError(f"setting: expected one of {sorted(files)}, got {setting!r}")
+    if setting not in BINDING:
+        return None
+    path = _sibling(files[setting], BINDING[setting].stem)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: missing; the li2026_wisp_serving notebook's validation section writes it")
+    return path
+
+
+def violation_points(setting: str, twin: str = DOMAIN_IID, files=SETTINGS) -> float:
+    """The twin's validated error of a class's SLO violation rate in ``setting``, in percentage points: the largest
+    |twin - real| over the runs whose classes bind and their classes (``slo_binding_outcomes.csv``, each run's rate
+    against the twin's over its seeds), for the twin kind ``twin``; NaN where the setting has none."""
+    path = binding_file(setting, files)
+    if path is None:
+        return np.nan
+    path = _sibling(files[setting], "slo_binding_outcomes")
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: missing; the li2026_wisp_serving notebook's validation section writes it")
+    t = pd.read_csv(path, dtype={"slo_class": str})
+    t = t[t["slo_class"] != "all"]
+    ids = ["policy", "n_clients", "repeat", "slo_class"]
+    d = t[t["side"] == twin].merge(t[t["side"] == "real"], on=ids, suffixes=("", "_real"))
+    return float((d["violation_pct"] - d["violation_pct_real"]).abs().max()) if len(d) else np.nan
 
 
 def margin_error(metric: str, setting: str, twin: str = DOMAIN_IID, files=SETTINGS) -> tuple[float, str]:
-    """The error (%) a margin in ``metric`` is judged against in ``setting``, and what it is: the stochastic twin's
-    validated error of the metric (``stochastic_pct`` of the twin kind ``twin``: the sweeps run ``DOMAIN_IID``), or of
-    per-client goodput for a metric computed from it (``FROM_GOODPUT``); NaN for an ``UNMEASURED`` metric."""
+    """The error a margin in ``metric`` is judged against in ``setting`` (in ``unit(metric)``), and what it is: the
+    stochastic twin's validated error of the metric (``stochastic_pct`` of the twin kind ``twin``: the sweeps run
+    ``DOMAIN_IID``), of per-client goodput for a metric computed from it (``FROM_GOODPUT``), or measured where the
+    classes bind (``FROM_BINDING``: NaN in a setting without such runs); NaN for an ``UNMEASURED`` metric."""
     if metric in UNMEASURED:
         if setting not in files:
             raise ValueError(f"setting: expected one of {sorted(files)}, got {setting!r}")
-        return np.nan, f"{metric}: unmeasured (the real runs' SLO classes never bound)"
+        return np.nan, f"{metric}: unmeasured (the real runs' missed deadlines are not labelled by eq (21))"
+    if metric in FROM_BINDING:
+        path = binding_file(setting, files)
+        if path is None:
+            return np.nan, f"{metric}: unmeasured (no real runs of this setting with SLO classes)"
+        where = "on the real runs whose classes bind"
+        if metric in POINTS:
+            return violation_points(setting, twin, files), f"{metric}, {where}, in percentage points"
+        return stochastic_pct(metric, setting, twin, files={setting: path}, repeats=None), f"{metric}, {where}"
     source = "goodput_tok_s" if metric in FROM_GOODPUT else metric
     err = stochastic_pct(source, setting, twin, files=files)
     what = source if source == metric else f"{source}, which {metric} is computed from"
