@@ -114,7 +114,8 @@ realpair-exits: venv
 # (venkatesha2025) -> data/profiles/cpu_local_fsd.yaml, data/venkatesha2025/; GOODSPEED's real gRPC runs
 # (tran2025) -> data/tran2025/real_runs.csv and, heterogeneous zoo clients, real_runs_hetero.csv; batched verification over WISP's Appendix C design and its
 # Fig 4 interference runs, then WISP's and centralized serving's real runs (li2026) -> data/li2026/; the pinned
-# real runs the twin is validated against (server on core 0, drafters on core 1; ~5 min) -> data/serving_validation/;
+# real runs the twin is validated against (server on core 0, drafters on core 1; ~5 min), five repeats of them (~25 min)
+# and five of WISP's setting with classes that bind (~6 min) -> data/serving_validation/;
 # the arena's real-run spot check (3 combinations x N in {2, 8}, pinned, a 10 Mbit/s link emulated; ~3 min) -> data/arena/.
 profiles: venv
 	$(PY) -m specedge.profiling --name cpu_local
@@ -125,6 +126,8 @@ profiles: venv
 	$(PY) -m specedge.serving.real.verify_profiling
 	$(PY) -m specedge.experiments.li2026.real measure
 	$(PY) -m specedge.experiments.serving_validation.runs measure
+	$(PY) -m specedge.experiments.serving_validation.runs measure --repeats 5
+	$(PY) -m specedge.experiments.serving_validation.runs measure --setting li2026_binding --repeats 5
 	$(PY) -m specedge.experiments.edge_sd_arena.spotcheck measure
 
 # Seven runs (~12 + ~2 + ~4 + ~4 + ~1 + ~1 + ~1 min), results in figures/bench/: the real pair (Qwen2.5-Coder 0.5B drafting

@@ -592,9 +592,9 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
 BINDING = "li2026_binding"   # WISP's setting with classes that bind (``binding_section``)
 
 
-def binding_section(out, scale: str = "full", seeds: int = SEEDS, setting: str = BINDING):
+def binding_section(out, scale: str = "full", seeds: int = SEEDS, setting: str = BINDING, components=(BEFORE, STOCHASTIC)):
     """WISP's setting with classes that bind (``setting``, measured in a campaign of its own: ``campaign_file``): the
-    stochastic twins (``BEFORE``, ``STOCHASTIC``) against every run of it (N 1-2 at CI scale), ``seeds`` seeds each, time
+    stochastic twins (``components``: ``BEFORE`` and ``STOCHASTIC``, others for the doc) against every run of it (N 1-2 at CI scale), ``seeds`` seeds each, time
     models fitted on the other repeats of its N (``held_out``), and their SLO outcomes per class
     (``serving.analysis.slo_outcomes``): writes ``slo_binding_vs_real.csv`` (as ``stochastic_vs_real.csv``),
     ``slo_binding_spread.csv`` (``spread``), ``slo_binding_outcomes.csv`` (per run, side and class: rounds, violation
@@ -611,8 +611,8 @@ def binding_section(out, scale: str = "full", seeds: int = SEEDS, setting: str =
                                 "measures them")
     trace, prompt = acceptances(setting)
     logs: dict = {}
-    table = ta.attribution(contexts(runs, setting, trace, prompt, keys), components=(BEFORE, STOCHASTIC),
-                           seeds=range(seeds), keep=logs)
+    table = ta.attribution(contexts(runs, setting, trace, prompt, keys), components=components, seeds=range(seeds),
+                           keep=logs)
     ids = lambda k: dict(paper=k[0], policy=k[1], n_clients=k[2], repeat=k[3])   # noqa: E731
     outcomes = pd.concat([so.by_class([runs[k]]).assign(**ids(k), side="real") for k in keys]
                          + [so.by_class(v).assign(**ids(k), side=comp) for (k, comp), v in logs.items()], ignore_index=True)
@@ -623,7 +623,8 @@ def binding_section(out, scale: str = "full", seeds: int = SEEDS, setting: str =
     plotting = _plotting()
     for name, df in (("vs_real", table), ("spread", sp), ("gap", gap)):
         plotting.write_csv(df, out / f"slo_binding_{name}.csv")
-    plotting.save(so.figure(outcomes).figure, outcomes, out, "slo_binding_outcomes")
+    labels = {BEFORE: "the sweeps' twin (domain i.i.d.)", STOCHASTIC: "the validated twin", WOKEN: "woken first (not kept)"}
+    plotting.save(so.figure(outcomes, labels).figure, outcomes, out, "slo_binding_outcomes")
     return table, sp, outcomes, gap
 
 

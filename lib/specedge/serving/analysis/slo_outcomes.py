@@ -77,18 +77,26 @@ def gap_summary(gaps: pd.DataFrame, real: str = "real", rate: str = "violation_p
     return pd.DataFrame(rows)
 
 
-def figure(outcomes: pd.DataFrame, real: str = "real"):
-    """Violation rate (%) per class against N: each real run (points) and each twin (the mean over the runs of its
-    sides), one panel per class and policy."""
+def figure(outcomes: pd.DataFrame, labels: dict | None = None, real: str = "real"):
+    """Violation rate (% of rounds) per class against N: each real run (black points) and each twin (the mean over the
+    runs of its side, named by ``labels``), one panel per policy and class."""
+    import matplotlib.lines as mlines
+
     d = outcomes[outcomes["slo_class"] != ALL]
+    d = d.assign(side=d["side"].map(lambda s: (labels or {}).get(s, s)))
     order = sorted(set(d["slo_class"]), key=float, reverse=True)
     g = sns.relplot(data=d[d["side"] != real], x="n_clients", y="violation_pct", hue="side", row="policy", col="slo_class",
-                    col_order=order, kind="line", marker="o", errorbar=None, height=2.6, aspect=1.1,
-                    facet_kws=dict(legend_out=True))
+                    col_order=order, kind="line", marker="o", errorbar=None, height=2.4, aspect=1.2)
     for (pol, cls), ax in g.axes_dict.items():
         r = d[(d["side"] == real) & (d["policy"] == pol) & (d["slo_class"] == cls)]
-        ax.scatter(r["n_clients"], r["violation_pct"], color="black", s=12, zorder=3, label="real runs")
+        ax.scatter(r["n_clients"], r["violation_pct"], color="black", s=10, zorder=3)
         ax.set_xscale("log", base=2)
+        ax.set_xticks(sorted(set(d["n_clients"])), [str(n) for n in sorted(set(d["n_clients"]))])
     g.set_titles(row_template="{row_name}", col_template="{col_name} tok/s")
-    g.set_axis_labels("clients N", "SLO violation rate (% of rounds)")
+    g.set_axis_labels("clients N", "violation rate (%)")
+    handles = [*g.legend.legend_handles, mlines.Line2D([], [], color="black", marker="o", ls="", ms=4)]
+    names = [t.get_text() for t in g.legend.texts] + ["real runs (one per repeat)"]
+    g.legend.remove()
+    g.figure.legend(handles, names, loc="lower center", ncol=3, frameon=False, bbox_to_anchor=(0.5, -0.02))
+    g.figure.subplots_adjust(bottom=0.2)
     return g
