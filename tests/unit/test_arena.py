@@ -307,23 +307,29 @@ def test_twin_error_is_the_stochastic_twins_against_real_runs_worst_of_both_sett
 
     files = {}
     for setting, errs in (("tran2025", [-4.0, 30.0, 2.0, 80.0]), ("li2026", [-9.0, 1.0, 3.0, 1.0])):
-        files[setting] = tmp_path / f"{setting}.csv"
+        files[setting] = tmp_path / f"{setting}_stochastic_vs_real.csv"
         pd.DataFrame(dict(metric=["goodput_tok_s"] * 3 + ["queue_s"], quantile=["p50", "p90", "p50", "p50"],
                           component=res.TWIN, diff_pct=errs)).to_csv(files[setting], index=False)
     assert res.twin_error_pct("goodput_tok_s", files) == 9.0            # li2026's 9 %, not the p90 or queueing
     assert np.isnan(res.twin_error_pct("jain", files))
     other = {s: f for s, f in files.items()}
-    pd.read_csv(files["li2026"]).assign(component="another twin").to_csv(tmp_path / "x.csv", index=False)
-    other["li2026"] = tmp_path / "x.csv"
+    pd.read_csv(files["li2026"]).assign(component="another twin").to_csv(tmp_path / "x_stochastic_vs_real.csv", index=False)
+    other["li2026"] = tmp_path / "x_stochastic_vs_real.csv"
     assert res.twin_error_pct("goodput_tok_s", other) == 4.0            # only rows of the arena's twin kind count
     committed = res.twin_error_pct("goodput_tok_s")
     assert committed == max(twin_error.stochastic_pct("goodput_tok_s", s, res.TWIN) for s in twin_error.SETTINGS)
     assert committed != res.replay_error_pct("goodput_tok_s")
-    # SLO attainment equal in every run (the classes never bound): no error judges a margin in it
-    pd.DataFrame(dict(metric="slo_attainment", quantile="p50", component=res.TWIN, diff_pct=[0.0, -0.0])).to_csv(
-        tmp_path / "s.csv", index=False)
-    assert res.stochastic_error_pct("slo_attainment", {"li2026": tmp_path / "s.csv"}) == 0.0
-    assert np.isnan(res.twin_error_pct("slo_attainment", {"li2026": tmp_path / "s.csv"}))
+    # SLO attainment, equal in every committed run (the classes never bind), is judged by its error where they bind:
+    # WISP's setting's table of those runs beside its own (the arena's twin kind, p50), GOODSPEED's has none
+    pd.DataFrame(dict(metric="slo_attainment", quantile=["p50", "p50", "p90", "p50"], repeat=[1, 2, 1, 1],
+                      component=[res.TWIN, res.TWIN, res.TWIN, twin_error.VALIDATED],
+                      diff_pct=[-30.0, 5.0, 90.0, 60.0])).to_csv(tmp_path / "li2026_slo_binding_vs_real.csv", index=False)
+    assert res.twin_error_pct("slo_attainment", files) == 30.0
+    with pytest.raises(FileNotFoundError, match="slo_binding_vs_real"):
+        res.twin_error_pct("slo_attainment", other)
+    with pytest.raises(ValueError, match="stochastic_vs_real"):
+        res.twin_error_pct("slo_attainment", {"li2026": tmp_path / "s.csv"})
+    assert res.twin_error_pct("slo_attainment") == twin_error.margin_error("slo_attainment", "li2026")[0] > 0
 
 
 def test_regime_map_judges_margins_against_the_stochastic_error(monkeypatch):

@@ -501,10 +501,10 @@ def realpair_rows(rows: pd.DataFrame, loads, n3: int, files=twin_error.SETTINGS)
 
 
 # --------------------------------------------------------------------------- the twin against the real system
-def centralized_validation(scale: str, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+def centralized_validation(scale: str, seed: int, out=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Centralized serving's real run (transformers' continuous batching; committed at full scale, live at CI
     scale) against the twin with the run's median decode step: the token interval per quantile, real and
-    twin, and their difference (%)."""
+    twin, and their difference (%); with ``out``, the first written there as ``centralized_twin_vs_real.csv``."""
     from . import real
 
     wl = real.workload(scale, seed)
@@ -513,8 +513,11 @@ def centralized_validation(scale: str, seed: int) -> tuple[pd.DataFrame, pd.Data
         print("centralized run measured on", logs["Centralized"].device.iloc[0])
     else:                  # a live run: the real multi-process system is exercised on every CI run
         logs = {pol: g.reset_index(drop=True) for pol, g in real.measure_real(scale, seed).groupby("policy", sort=False)}
-    return validation.centralized_twin(logs["Centralized"], [len(p) for p in real.centralized_prompts(wl)],
-                                       wl.clients[0].max_new_tokens)
+    cval, cdiff = validation.centralized_twin(logs["Centralized"], [len(p) for p in real.centralized_prompts(wl)],
+                                              wl.clients[0].max_new_tokens)
+    if out is not None:
+        plotting.write_csv(cval, out / "centralized_twin_vs_real.csv")
+    return cval, cdiff
 
 
 def centralized_row(cdiff: pd.DataFrame) -> dict:

@@ -628,6 +628,15 @@ def binding_section(out, scale: str = "full", seeds: int = SEEDS, setting: str =
     return table, sp, outcomes, gap
 
 
+def binding(cmp, out, floor: float, scale: str = "full", seeds: int = SEEDS) -> pd.DataFrame:
+    """A notebook's section on the setting with classes that bind: ``binding_section`` (its tables and figure in
+    ``out``) and its checks in ``cmp`` (``add_binding_rows``); returns the violation rates per policy, N and class, real
+    against each twin (means over the runs), for display."""
+    result = binding_section(out, scale, seeds)
+    add_binding_rows(cmp, result, floor, seeds=seeds)
+    return result[2].pivot_table(index=["policy", "n_clients", "slo_class"], columns="side", values="violation_pct").round(1)
+
+
 BINDING_WHAT = "WISP's setting with classes that bind (80 / 40 / 20 tok/s)"
 VIOLATION_POINTS = 5.0   # a class's violation rate within this many points of the real run's (or its runs' own spread)
 

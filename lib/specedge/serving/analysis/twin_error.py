@@ -93,6 +93,8 @@ def unit(metric: str) -> str:
 
 def _sibling(path, stem: str):
     """The table ``stem`` beside ``path`` (a ``stochastic_vs_real.csv``), with the same prefix to its name."""
+    if "stochastic_vs_real" not in path.name:
+        raise ValueError(f"{path}: expected a stochastic_vs_real.csv (its tables of runs whose classes bind lie beside it)")
     return path.with_name(path.name.replace("stochastic_vs_real", stem))
 
 
