@@ -108,9 +108,12 @@ def test_outside_names_each_row_beyond_the_error_with_its_measured_mechanism():
     # SLO attainment beyond its error: the threshold named, and where the error was measured
     slo = [dict(rows[2], metric="slo_attainment", real=0.66, twin=0.95, diff_pct=44.0, twin_error_pct=30.0, within=False)]
     o = spot.outside(pd.DataFrame(slo), mech)
-    assert len(o) == 1 and "8 tok/s class binding (real p50 0.660)" in o.why.iloc[0]
+    assert len(o) == 1 and "while here the 8 tok/s class binds (real p50 0.660)" in o.why.iloc[0]
     assert "its 30.00 % is measured on WISP's setting with classes that bind" in o.why.iloc[0]
     assert "0.70 accepted tokens per round against the run's 0.60" in o.why.iloc[0]
+    # the replay's error is the replay validation's, on runs whose classes never bound
+    o = spot.outside(pd.DataFrame([dict(slo[0], twin_mode="replay", twin_error_pct=0.5)]), mech)
+    assert "the validation's classes never bound (its lowest p50 1.000), so its 0.50 % is measured at attainment 1" in o.why.iloc[0]
 
 
 def test_the_runs_schema_is_checked_naming_the_file_and_column(runs, tmp_path):

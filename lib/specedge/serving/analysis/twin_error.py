@@ -5,7 +5,8 @@ the twin from the real gRPC system in % (``twin_vs_real.csv``: the replay agains
 ``stochastic_vs_replay.csv``: the stochastic twin against the replay; ``stochastic_vs_real.csv``: the stochastic
 twin against held-out real runs, per setting). ``largest_pct`` reads a metric's largest |difference| at p50 over such
 tables, ``stochastic_pct`` the stochastic twin's validated error of one setting, ``judge`` adds to a table of new differences that error and whether each
-lies within it, ``margin_error`` the error a verdict's margin in a metric is judged against: in % of the metric, or for a violation
+lies within it, ``lowest_real`` the lowest real value the error was measured at (where it is known to hold),
+``margin_error`` the error a verdict's margin in a metric is judged against: in % of the metric, or for a violation
 rate (``POINTS``) in percentage points, measured where the classes bind (``BINDING``: ``violation_points``).
 """
 from __future__ import annotations
@@ -54,6 +55,12 @@ def largest_pct(metric: str, files=VALIDATION) -> float:
     """The largest |twin - real| (%) at p50 of the validation metric ``metric`` over ``files``; NaN if none compares it."""
     v = _p50(metric, files)
     return float(v.diff_pct.abs().max()) if len(v) else np.nan
+
+
+def lowest_real(metric: str, files=VALIDATION) -> float:
+    """The lowest real p50 of ``metric`` in ``files``: the error was measured at and above it."""
+    v = _p50(metric, files)
+    return float(v["real"].min()) if len(v) else np.nan
 
 
 def judge(table: pd.DataFrame, error) -> pd.DataFrame:
