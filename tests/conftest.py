@@ -40,8 +40,10 @@ def twin_files(tmp_path):
             out[setting] = path
             if setting in twin_error.BINDING:
                 pd.DataFrame(rows).to_csv(tmp_path / f"{setting}_slo_binding_vs_real.csv", index=False)
-                run = dict(paper=setting, policy="P", n_clients=4, repeat=1, rounds=100, deadline_miss_pct=0.0)
-                pd.DataFrame([dict(run, side=side, slo_class=c, violation_pct=v) for side, c, v in [
+                # per run: rounds' rates; responses (50 a class) whose rates differ as the rounds' do
+                run = dict(paper=setting, policy="P", n_clients=4, repeat=1, rounds=100, deadline_miss_pct=0.0, responses=50)
+                pd.DataFrame([dict(run, side=side, slo_class=c, violation_pct=v, response_violations=round(v / 2),
+                                   response_violation_pct=v) for side, c, v in [
                     ("real", "80", 40.0), ("real", "40", 10.0), ("real", "all", 5.0),
                     (twin_error.DOMAIN_IID, "80", 40.0 + points), (twin_error.DOMAIN_IID, "40", 10.0 - points / 2),
                     (twin_error.DOMAIN_IID, "all", 95.0), (twin_error.VALIDATED, "80", 90.0)]]).to_csv(

@@ -71,3 +71,27 @@ def test_gap_summary_real_against_twin_run_by_run():
     assert (row.real_mean, row.real_min, row.real_max) == (-20.0, -30.0, -10.0)
     assert row.twin_mean == pytest.approx(-17.0) and row.error == pytest.approx(3.0)
     assert row.worst_run_error == 10.0
+
+
+def test_responses_by_class_and_the_twins_error_per_run_and_per_response():
+    # client 0 (class 10): a response of 4 tokens in 0.2 s (20 tok/s, met), then 4 in 0.8 s (5 tok/s, violated);
+    # client 1 (class 40): 4 tokens in 0.2 s (20 tok/s, violated), then 2 tokens of a response still running
+    rows = [(0, 10, 2, 0.1, 0.1), (0, 10, 2, 0.1, 0.2), (0, 10, 4, 0.8, 1.0), (1, 40, 4, 0.2, 0.2), (1, 40, 2, 0.1, 0.3)]
+    log = pd.DataFrame(rows, columns=["client", "slo_class", "tokens", "t_round", "end"]).assign(
+        event="", t_send=0.0, deadline=np.nan)
+    t = so.by_class([log], max_new_tokens=4).set_index("slo_class")
+    assert t.loc["10", "responses"] == 2 and t.loc["10", "response_violations"] == 1
+    assert t.loc["10", "response_violation_pct"] == 50.0
+    assert t.loc["40", "responses"] == 1 and t.loc["40", "response_violation_pct"] == 100.0     # the running one left out
+    assert t.loc[so.ALL, "responses"] == 3 and t.loc[so.ALL, "response_violations"] == 2
+    assert "responses" not in so.by_class([log]).columns
+    # the twin's error: per run of its rounds, or per policy and N of its responses, the runs pooled
+    cols = ["policy", "n_clients", "repeat", "side", "slo_class", "violation_pct", "responses", "response_violations"]
+    out = pd.DataFrame([("P", 8, 1, "real", "80", 60.0, 6, 6), ("P", 8, 2, "real", "80", 70.0, 6, 3),
+                        ("P", 8, 1, "twin", "80", 90.0, 30, 27), ("P", 8, 2, "twin", "80", 95.0, 30, 27),
+                        ("P", 8, 1, "real", so.ALL, 0.0, 6, 0), ("P", 8, 1, "twin", so.ALL, 100.0, 30, 30)], columns=cols)
+    assert so.twin_error(out, "twin") == 30.0                       # run 1: 90 - 60; the pooled row never
+    assert so.twin_error(out, "twin", "response") == pytest.approx(90.0 - 75.0)   # 54 / 60 against 9 / 12
+    assert np.isnan(so.twin_error(out, "other")) and np.isnan(so.twin_error(out, "other", "response"))
+    with pytest.raises(ValueError, match="level"):
+        so.twin_error(out, "twin", "token")

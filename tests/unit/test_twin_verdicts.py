@@ -54,8 +54,9 @@ def test_margin_error_by_metric(files):
     # worst class, never the pooled row or the validated kind's)
     assert te.margin_error("slo_attainment", "li2026", files=files)[0] == 0.0
     err, what = te.margin_error("slo_violation_rate", "li2026", files=files)
-    assert err == 12.0 and "percentage points" in what and te.unit("slo_violation_rate") == "points"
+    assert err == 12.0 and "percentage points" in what and "per response" in what and te.unit("slo_violation_rate") == "points"
     assert te.violation_points("li2026", te.VALIDATED, files=files) == 50.0
+    assert te.violation_points("li2026", files=files, level="round") == 12.0
     assert te.unit("goodput_tok_s") == "%"
     for m in te.FROM_BINDING:     # GOODSPEED's setting has no runs with classes
         err, what = te.margin_error(m, "tran2025", files=files)

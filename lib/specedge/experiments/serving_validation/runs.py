@@ -614,9 +614,12 @@ def binding_section(out, scale: str = "full", seeds: int = SEEDS, setting: str =
     table = ta.attribution(contexts(runs, setting, trace, prompt, keys), components=components, seeds=range(seeds),
                            keep=logs)
     ids = lambda k: dict(paper=k[0], policy=k[1], n_clients=k[2], repeat=k[3])   # noqa: E731
-    outcomes = pd.concat([so.by_class([runs[k]]).assign(**ids(k), side="real") for k in keys]
-                         + [so.by_class(v).assign(**ids(k), side=comp) for (k, comp), v in logs.items()], ignore_index=True)
-    outcomes = outcomes[["paper", "policy", "n_clients", "repeat", "side", "slo_class", "rounds", *so.RATES]]
+    tokens = SCENARIO.size("full")[1]     # per response: the runs' (``contexts`` builds every twin at full size)
+    outcomes = pd.concat([so.by_class([runs[k]], tokens).assign(**ids(k), side="real") for k in keys]
+                         + [so.by_class(v, tokens).assign(**ids(k), side=comp) for (k, comp), v in logs.items()],
+                         ignore_index=True)
+    outcomes = outcomes[["paper", "policy", "n_clients", "repeat", "side", "slo_class", "rounds", *so.RATES,
+                         "responses", "response_violations", "response_violation_pct"]]
     gap = pd.concat([so.gap_summary(so.policy_gap(outcomes, "WISP", "FCFS"), rate=r).assign(rate=r) for r in so.RATES],
                     ignore_index=True)
     sp = spread({k: runs[k] for k in keys})

@@ -2,7 +2,11 @@
 
 - ``by_class``: per SLO class (and over all of them, ``ALL``) the verified rounds, the share slower than their class
   (eq 4's speed, ``slo.violations``) and the share whose pass ended after the server's deadline (eq 12,
-  ``metrics.deadline_attribution``'s rule), several logs (a twin's seeds) pooled;
+  ``metrics.deadline_attribution``'s rule), several logs (a twin's seeds) pooled; and the complete responses and the
+  share slower than their class (Sec 5.3's violation: tokens over the response's summed round times,
+  ``metrics.responses``), the rate WISP's Table 1 and Fig 7 count;
+- ``twin_error``: a twin's worst |difference| from the real runs in a class's violation rate, per run and round, or
+  per response over each policy and N's runs pooled (a run holds a few responses of a class);
 - ``policy_gap``: one policy's rates minus another's, per run of the same setting, N and repeat, on each side;
 - ``gap_summary``: per N, the real runs' gap (mean and range over the repeats) beside each twin's and its error.
 
@@ -17,15 +21,18 @@ import seaborn as sns
 from .. import slo
 from ..log import verified
 from ..timegrid import ns
+from .metrics import responses as _responses
 
 ALL = "all"        # the class of the rows that pool every class (classes are named by their speed, as text: "8", ...)
 RATES = ("violation_pct", "deadline_miss_pct")
 
 
-def by_class(logs: list[pd.DataFrame]) -> pd.DataFrame:
+def by_class(logs: list[pd.DataFrame], max_new_tokens: int | None = None) -> pd.DataFrame:
     """Per SLO class of the pooled ``logs`` (every verified round must have one) and over all (``ALL``): rounds,
     ``violation_pct`` (eq 4: the round's speed below its class) and ``deadline_miss_pct`` (eq 12: its pass ended
-    after its deadline; NaN where no round has a deadline)."""
+    after its deadline; NaN where no round has a deadline); with ``max_new_tokens`` (tokens per response) also the
+    complete ``responses``, those slower than their class (``response_violations``) and their share
+    (``response_violation_pct``, NaN where none is complete)."""
     if not logs:
         raise ValueError("logs: need at least one log")
     r = pd.concat([verified(lg) for lg in logs], ignore_index=True)
@@ -36,14 +43,42 @@ def by_class(logs: list[pd.DataFrame]) -> pd.DataFrame:
     has = np.isfinite(dl)
     miss = np.where(has, ns(r["end"].to_numpy(float)) > ns(np.where(has, dl, 0.0)), False)
     cls = pd.to_numeric(r["slo_class"]).to_numpy(float)
+    if max_new_tokens is not None:
+        resp = pd.concat([_responses(lg, max_new_tokens, np.inf) for lg in logs], ignore_index=True)
+        resp = resp[resp["complete"]]
+        rcls = pd.to_numeric(resp["slo_class"]).to_numpy(float)
+        rlate = slo.slower(resp["tokens"], resp["seconds"], rcls)
     rows = []
     for c in [*np.unique(cls), ALL]:
         m = np.ones(len(r), bool) if c == ALL else cls == c
         d = has & m
-        rows.append(dict(slo_class=c if c == ALL else f"{c:g}", rounds=int(m.sum()),
-                         violation_pct=100 * float(late[m].mean()),
-                         deadline_miss_pct=100 * float(miss[d].mean()) if d.any() else np.nan))
+        row = dict(slo_class=c if c == ALL else f"{c:g}", rounds=int(m.sum()), violation_pct=100 * float(late[m].mean()),
+                   deadline_miss_pct=100 * float(miss[d].mean()) if d.any() else np.nan)
+        if max_new_tokens is not None:
+            k = np.ones(len(resp), bool) if c == ALL else rcls == c
+            row.update(responses=int(k.sum()), response_violations=int(rlate[k].sum()),
+                       response_violation_pct=100 * float(rlate[k].mean()) if k.any() else np.nan)
+        rows.append(row)
     return pd.DataFrame(rows)
+
+
+def twin_error(outcomes: pd.DataFrame, twin: str, level: str = "round", real: str = "real") -> float:
+    """The worst |``twin`` - real| (percentage points) of a class's violation rate in ``outcomes`` (``by_class`` rows
+    with paper, policy, n_clients, repeat and side), over the classes (not ``ALL``): per run of its rounds
+    (``level`` "round"), or per policy and N of its responses, each side's runs pooled ("response"); NaN where the
+    twin has no rows."""
+    t = outcomes[outcomes["slo_class"] != ALL]
+    if level == "round":
+        ids = ["policy", "n_clients", "repeat", "slo_class"]
+        d = t[t["side"] == twin].merge(t[t["side"] == real], on=ids, suffixes=("", "_real"))
+        return float((d["violation_pct"] - d["violation_pct_real"]).abs().max()) if len(d) else np.nan
+    if level != "response":
+        raise ValueError(f"level: expected 'round' or 'response', got {level!r}")
+    cells = t.groupby(["side", "policy", "n_clients", "slo_class"])[["responses", "response_violations"]].sum()
+    rate = 100 * cells["response_violations"] / cells["responses"].where(cells["responses"] > 0)
+    if twin not in rate.index.get_level_values("side"):
+        return np.nan
+    return float((rate.xs(twin, level="side") - rate.xs(real, level="side")).abs().max())
 
 
 def policy_gap(table: pd.DataFrame, policy: str, baseline: str, by=("paper", "n_clients", "repeat", "side")) -> pd.DataFrame:

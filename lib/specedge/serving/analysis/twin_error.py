@@ -111,21 +111,24 @@ def binding_file(setting: str, files=SETTINGS):
     return path
 
 
-def violation_points(setting: str, twin: str = DOMAIN_IID, files=SETTINGS) -> float:
-    """The twin's validated error of a class's SLO violation rate in ``setting``, in percentage points: the largest
-    |twin - real| over the runs whose classes bind and their classes (``slo_binding_outcomes.csv``, each run's rate
-    against the twin's over its seeds), for the twin kind ``twin``; NaN where the setting has none."""
+def violation_points(setting: str, twin: str = DOMAIN_IID, files=SETTINGS, level: str = "response") -> float:
+    """The twin's validated error of a class's SLO violation rate in ``setting``, in percentage points, on the runs whose
+    classes bind (``slo_binding_outcomes.csv``; ``slo_outcomes.twin_error``): per response (Sec 5.3's violation, the
+    rate WISP's Table 1 and Fig 7 count), each policy and N's runs and the twin's seeds pooled, or per run of its rounds
+    (``level`` "round", eq 4); for the twin kind ``twin``; NaN where the setting has none."""
     path = binding_file(setting, files)
     if path is None:
         return np.nan
     path = _sibling(files[setting], "slo_binding_outcomes")
     if not path.exists():
         raise FileNotFoundError(f"{path}: missing; the li2026_wisp_serving notebook's validation section writes it")
+    from .slo_outcomes import twin_error
     t = pd.read_csv(path, dtype={"slo_class": str})
-    t = t[t["slo_class"] != "all"]
-    ids = ["policy", "n_clients", "repeat", "slo_class"]
-    d = t[t["side"] == twin].merge(t[t["side"] == "real"], on=ids, suffixes=("", "_real"))
-    return float((d["violation_pct"] - d["violation_pct_real"]).abs().max()) if len(d) else np.nan
+    need = {"response": ["responses", "response_violations"], "round": ["violation_pct"]}.get(level, [])
+    if missing := [c for c in need if c not in t.columns]:
+        raise ValueError(f"{path}: no column {missing} (written by an older version); the li2026_wisp_serving "
+                         "notebook's validation section writes it anew")
+    return twin_error(t, twin, level)
 
 
 def margin_error(metric: str, setting: str, twin: str = DOMAIN_IID, files=SETTINGS) -> tuple[float, str]:
@@ -143,7 +146,8 @@ def margin_error(metric: str, setting: str, twin: str = DOMAIN_IID, files=SETTIN
             return np.nan, f"{metric}: unmeasured (no real runs of this setting with SLO classes)"
         where = "on the real runs whose classes bind"
         if metric in POINTS:
-            return violation_points(setting, twin, files), f"{metric}, {where}, in percentage points"
+            return (violation_points(setting, twin, files), f"{metric}, per response, {where} (each policy and N's runs "
+                    "pooled), in percentage points")
         return stochastic_pct(metric, setting, twin, files={setting: path}, repeats=None), f"{metric}, {where}"
     source = "goodput_tok_s" if metric in FROM_GOODPUT else metric
     err = stochastic_pct(source, setting, twin, files=files)
