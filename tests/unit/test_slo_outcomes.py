@@ -91,6 +91,7 @@ def test_responses_by_class_and_the_twins_error_per_run_and_per_response():
                         ("P", 8, 1, "twin", "80", 90.0, 30, 27), ("P", 8, 2, "twin", "80", 95.0, 30, 27),
                         ("P", 8, 1, "real", so.ALL, 0.0, 6, 0), ("P", 8, 1, "twin", so.ALL, 100.0, 30, 30)], columns=cols)
     assert so.twin_error(out, "twin") == 30.0                       # run 1: 90 - 60; the pooled row never
+    assert so.run_errors(out, "twin").to_dict() == {"80": 30.0, so.ALL: 100.0}      # per class, the pooled row kept
     assert so.twin_error(out, "twin", "response") == pytest.approx(90.0 - 75.0)   # 54 / 60 against 9 / 12
     assert np.isnan(so.twin_error(out, "other")) and np.isnan(so.twin_error(out, "other", "response"))
     with pytest.raises(ValueError, match="level"):

@@ -144,9 +144,9 @@ def twin_columns(record: pd.DataFrame, margins: dict, files=twin_error.SETTINGS)
     number = out.error_kind.isin(["relative", "absolute"]) & ~out.setting.map(margins.__contains__)
     points = metric.map(lambda m: twin_error.unit(m) == "points")
     margin = pd.Series([margins.get(q, np.nan) for q in out.setting], index=out.index, dtype=float)
-    rel = 100 * pd.to_numeric(out.error, errors="coerce").abs()
+    rel = (100 * pd.to_numeric(out.error, errors="coerce").abs()).where(out.error_kind == "relative")
     diff = (pd.to_numeric(out.reproduced, errors="coerce") - pd.to_numeric(out.paper, errors="coerce")).abs()
-    margin = margin.where(~number, rel.where(~points, diff).where((out.error_kind == "relative") | points))
+    margin = margin.where(~number, diff.where(points, rel))     # a stated number: in points for a rate, else in %
     out["twin_metric"] = metric.where(held, "")
     out["twin_error_pct"] = [err[m] if h else np.nan for m, h in zip(metric, held)]
     out["margin_pct"] = margin.where(held)

@@ -62,16 +62,24 @@ def by_class(logs: list[pd.DataFrame], max_new_tokens: int | None = None) -> pd.
     return pd.DataFrame(rows)
 
 
+def run_errors(outcomes: pd.DataFrame, twin: str, real: str = "real") -> pd.Series:
+    """Per class of ``outcomes`` (``by_class`` rows with policy, n_clients, repeat and side; ``ALL`` included): the
+    worst |``twin`` - real| of its rounds' violation rate over the runs (percentage points); empty where the twin has
+    no rows."""
+    ids = ["policy", "n_clients", "repeat", "slo_class"]
+    d = outcomes[outcomes["side"] == twin].merge(outcomes[outcomes["side"] == real], on=ids, suffixes=("", "_real"))
+    return (d["violation_pct"] - d["violation_pct_real"]).abs().groupby(d["slo_class"]).max()
+
+
 def twin_error(outcomes: pd.DataFrame, twin: str, level: str = "round", real: str = "real") -> float:
     """The worst |``twin`` - real| (percentage points) of a class's violation rate in ``outcomes`` (``by_class`` rows
     with paper, policy, n_clients, repeat and side), over the classes (not ``ALL``): per run of its rounds
-    (``level`` "round"), or per policy and N of its responses, each side's runs pooled ("response"); NaN where the
-    twin has no rows."""
+    (``level`` "round", ``run_errors``), or per policy and N of its responses, each side's runs pooled ("response");
+    NaN where the twin has no rows."""
     t = outcomes[outcomes["slo_class"] != ALL]
     if level == "round":
-        ids = ["policy", "n_clients", "repeat", "slo_class"]
-        d = t[t["side"] == twin].merge(t[t["side"] == real], on=ids, suffixes=("", "_real"))
-        return float((d["violation_pct"] - d["violation_pct_real"]).abs().max()) if len(d) else np.nan
+        e = run_errors(t, twin, real)
+        return float(e.max()) if len(e) else np.nan
     if level != "response":
         raise ValueError(f"level: expected 'round' or 'response', got {level!r}")
     cells = t.groupby(["side", "policy", "n_clients", "slo_class"])[["responses", "response_violations"]].sum()

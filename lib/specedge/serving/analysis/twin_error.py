@@ -91,24 +91,25 @@ def unit(metric: str) -> str:
     return "points" if metric in POINTS else "%"
 
 
-def _sibling(path, stem: str):
-    """The table ``stem`` beside ``path`` (a ``stochastic_vs_real.csv``), with the same prefix to its name."""
-    if "stochastic_vs_real" not in path.name:
-        raise ValueError(f"{path}: expected a stochastic_vs_real.csv (its tables of runs whose classes bind lie beside it)")
-    return path.with_name(path.name.replace("stochastic_vs_real", stem))
-
-
-def binding_file(setting: str, files=SETTINGS):
-    """``setting``'s table of the twin against runs whose classes bind, beside its ``files`` table
-    (``BINDING``'s name), or None where it has none."""
+def _beside(setting: str, stem: str, files=SETTINGS):
+    """The table ``stem`` of ``setting``'s runs whose classes bind, beside its ``files`` table (a
+    ``stochastic_vs_real.csv``, the same prefix to its name), or None where the setting has none (``BINDING``)."""
     if setting not in files:
         raise ValueError(f"setting: expected one of {sorted(files)}, got {setting!r}")
     if setting not in BINDING:
         return None
-    path = _sibling(files[setting], BINDING[setting].stem)
+    if "stochastic_vs_real" not in files[setting].name:
+        raise ValueError(f"{files[setting]}: expected a stochastic_vs_real.csv (its tables of runs whose classes bind "
+                         "lie beside it)")
+    path = files[setting].with_name(files[setting].name.replace("stochastic_vs_real", stem))
     if not path.exists():
         raise FileNotFoundError(f"{path}: missing; the li2026_wisp_serving notebook's validation section writes it")
     return path
+
+
+def binding_file(setting: str, files=SETTINGS):
+    """``setting``'s table of the twin against runs whose classes bind (``BINDING``'s name), or None where it has none."""
+    return _beside(setting, BINDING[setting].stem if setting in BINDING else "", files)
 
 
 def violation_points(setting: str, twin: str = DOMAIN_IID, files=SETTINGS, level: str = "response") -> float:
@@ -116,13 +117,11 @@ def violation_points(setting: str, twin: str = DOMAIN_IID, files=SETTINGS, level
     classes bind (``slo_binding_outcomes.csv``; ``slo_outcomes.twin_error``): per response (Sec 5.3's violation, the
     rate WISP's Table 1 and Fig 7 count), each policy and N's runs and the twin's seeds pooled, or per run of its rounds
     (``level`` "round", eq 4); for the twin kind ``twin``; NaN where the setting has none."""
-    path = binding_file(setting, files)
+    from .slo_outcomes import twin_error
+
+    path = _beside(setting, "slo_binding_outcomes", files)
     if path is None:
         return np.nan
-    path = _sibling(files[setting], "slo_binding_outcomes")
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: missing; the li2026_wisp_serving notebook's validation section writes it")
-    from .slo_outcomes import twin_error
     t = pd.read_csv(path, dtype={"slo_class": str})
     need = {"response": ["responses", "response_violations"], "round": ["violation_pct"]}.get(level, [])
     if missing := [c for c in need if c not in t.columns]:
