@@ -126,6 +126,52 @@ def test_summary_takes_the_worst_run_and_floors_small_queueing():
     assert s.loc["queue_s", "error_pct"] == 50.0          # the 400 % within the wake-up floor counts as 0
 
 
+def test_own_repeats_predict_each_run_by_the_median_of_its_other_repeats(monkeypatch):
+    from specedge.serving.analysis import validation
+    monkeypatch.setattr(validation, "metric_values", lambda x: x)   # each "log" is its metric values already
+    runs = {("p", "X", 2, r): {"round_time_s": np.array([t])} for r, t in zip((1, 2, 3, 4), (1.0, 2.0, 4.0, 10.0))}
+    runs[("p", "Y", 2, 1)] = {"round_time_s": np.array([5.0])}      # no other repeat: not predicted
+    t = twin_attribution.own_repeats(runs, quantiles=(50,)).set_index("repeat")
+    assert set(t.component) == {twin_attribution.OWN} and set(t.policy) == {"X"}
+    assert t.twin.to_dict() == {1: 4.0, 2: 4.0, 3: 2.0, 4: 2.0}            # the median of the three others
+    assert t.loc[4, "diff"] == pytest.approx(-8.0) and t.loc[4, "diff_pct"] == pytest.approx(-80.0)
+    assert t.loc[1, "diff_pct"] == pytest.approx(300.0)                    # asymmetric: in % of the judged run
+    assert twin_attribution.own_repeats({("p", "X", 1, 1): None}).empty
+
+
+def _judged(component, diffs, real=1.0, metric="round_time_s", ns=(1,)):
+    return pd.DataFrame([dict(paper="p", policy="X", n_clients=n, repeat=r, component=component, metric=metric,
+                              quantile="p50", real=real, twin=real * (1 + d / 100), diff=real * d / 100, diff_pct=d)
+                         for n in ns for r, d in enumerate(diffs, 1)])
+
+
+def test_beyond_own_is_the_mean_error_above_the_real_runs_own_on_the_same_runs():
+    own = _judged(twin_attribution.OWN, [10.0, -20.0, 0.0])
+    twin = _judged("twin", [15.0, -5.0, 40.0, 100.0])          # a fourth run without an own prediction is not counted
+    e = twin_attribution.beyond_own(pd.concat([own, twin]), 2e-4, "twin").iloc[0]
+    assert e.runs == 3 and e.mean_pct == pytest.approx(20.0) and e.own_mean_pct == pytest.approx(10.0)
+    assert e.excess_pct == pytest.approx(10.0) and e.worst_pct == 40.0 and e.own_worst_pct == 20.0
+    # a queueing delay within the floor counts as 0 on both sides
+    q = pd.concat([_judged(twin_attribution.OWN, [50.0], real=1e-4, metric="queue_s"),
+                   _judged("twin", [150.0], real=1e-4, metric="queue_s")])
+    assert twin_attribution.beyond_own(q, 2e-4, "twin").iloc[0][["mean_pct", "own_mean_pct"]].tolist() == [0.0, 0.0]
+
+
+def test_bias_is_the_geometric_mean_ratio_per_n_with_its_standard_error():
+    t = pd.concat([_judged("twin", [100.0, -50.0], ns=(2,)), _judged("twin", [10.0, 10.0, 10.0], ns=(4,)),
+                   _judged("other", [500.0], ns=(2,))])
+    b = twin_attribution.bias(t, 2e-4, "twin").set_index("n_clients")
+    assert b.loc[2, "bias_pct"] == pytest.approx(0.0, abs=1e-9)       # x2 and x0.5: no bias, though the mean of % is +25
+    assert b.loc[2, "se_pct"] == pytest.approx(100 * np.std(np.log([2.0, 0.5]), ddof=1) / np.sqrt(2))
+    assert b.loc[4, "bias_pct"] == pytest.approx(10.0) and b.loc[4, "se_pct"] == pytest.approx(0.0)
+    assert b.runs.to_dict() == {2: 2, 4: 3}
+    zero = pd.concat([_judged("twin", [-100.0, 20.0], ns=(2,)),                      # a twin value of 0: left out
+                      _judged("twin", [150.0], real=1e-4, metric="queue_s", ns=(2,))])   # within the floor: ratio 1
+    z = twin_attribution.bias(zero, 2e-4, "twin").set_index("metric")
+    assert z.loc["round_time_s", "bias_pct"] == pytest.approx(20.0) and z.loc["round_time_s", "runs"] == 1
+    assert z.loc["queue_s", "bias_pct"] == pytest.approx(0.0)
+
+
 def test_variant_rejects_an_unknown_component():
     with pytest.raises(ValueError, match="component"):
         twin_attribution.variant(None, "no such component", 0)

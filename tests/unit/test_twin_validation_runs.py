@@ -86,7 +86,8 @@ def test_sections_write_the_tables_and_the_checks(runs, accept, tmp_path):
     assert set(stretch.n_clients) == {1, 2} and (stretch.stretch > 0.5).all() and (stretch.k_passes >= 1).all()
     assert set(table.repeat) == {0, 1, 2, 3, 4, 5} and set(table.n_clients) == {1, 2}
     assert set(sp.repeats) == {5} and (sp.spread_pct >= 0).all()          # the quiet repeats 1-5
-    assert set(table.component) == {sv.BEFORE, sv.CONSTANT_CORE, sv.STOCHASTIC, sv.SLICED, sv.QUEUED, sv.WOKEN}
+    assert set(table.component) == {sv.BEFORE, sv.CONSTANT_CORE, sv.STOCHASTIC, sv.SLICED, sv.QUEUED, sv.WOKEN, ta.OWN}
+    assert set(table[table.component == ta.OWN].repeat) == {1, 2, 3, 4, 5}    # the real runs' own: the repeats alone
     # the validated twin's core of measured speed: other round times than on the core of constant speed
     speed = table[(table.metric == "round_time_s")].pivot_table(index=["policy", "n_clients", "repeat", "quantile"],
                                                                columns="component", values="twin")
@@ -103,7 +104,9 @@ def test_sections_write_the_tables_and_the_checks(runs, accept, tmp_path):
     cmp = compare.Comparison("li2026_serving")
     sv.add_stochastic_rows(cmp, table, sp, validation.floor_s(runs), "WISP and FCFS", seeds=1)
     checks = cmp.checks_frame()
-    assert len(checks) == 2 * 2 * 4 * 2         # (committed, every repeat) x two twins x four metrics x p50/p90
+    own = checks[checks["check"].str.contains("beyond the real runs' own error|bias")]
+    assert len(checks) - len(own) == 2 * 2 * 4 * 2    # (committed, every repeat) x two twins x four metrics x p50/p90
+    assert len(own) == 2 * 4 * 2 and own["check"].str.startswith(sv.STOCHASTIC).all()   # the held-out twin alone
     every = checks[checks["check"].str.contains("every repeat")]
     assert every.note.str.contains("run-to-run spread").all()
     # a check on every repeat is judged at the real runs' spread where that is larger than the tolerance
@@ -124,6 +127,31 @@ def test_spread_is_the_range_over_the_repeats_by_their_median(monkeypatch):
     assert sp.spread_pct.iloc[0] == pytest.approx(100 * 0.3 / 1.0) and sp.repeats.iloc[0] == 3
     assert sp.spread.iloc[0] == pytest.approx(0.3)
     assert sv.spread({("p", "X", 1, 0): None}).empty                    # one repeat: no spread
+
+
+def _rows(component, n, diffs, metric="goodput_tok_s"):
+    return [dict(paper="p", policy="X", n_clients=n, repeat=r, component=component, metric=metric, quantile="p50",
+                 real=1.0, twin=1 + d / 100, diff=d / 100, diff_pct=d) for r, d in enumerate(diffs, 1)]
+
+
+def test_own_rows_judge_the_excess_and_the_bias_at_the_n_furthest_beyond_its_tolerance():
+    # N = 2: a bias of +20 % whose spread allows 2 se = 21 %; N = 4: +8 % tightly, beyond the 5 %
+    twin = _rows(sv.STOCHASTIC, 2, [0.0, 20.0, 44.0]) + _rows(sv.STOCHASTIC, 4, [7.0, 8.0, 9.0])
+    own = _rows(ta.OWN, 2, [5.0, -5.0, 5.0]) + _rows(ta.OWN, 4, [5.0, -5.0, 5.0])
+    before = _rows(sv.BEFORE, 2, [90.0] * 3)              # fitted on the judged run's own medians: not judged here
+    cmp = compare.Comparison("p")
+    sv.add_own_rows(cmp, pd.DataFrame(twin + own + before), 2e-4, "X")
+    c = cmp.checks_frame().set_index("check")
+    assert len(c) == 2 and c.index.str.startswith(sv.STOCHASTIC).all()
+    ex = c.loc[f"{sv.STOCHASTIC} vs real (beyond the real runs' own error)"]
+    assert ex.ours == pytest.approx(round(np.mean([0, 20, 44, 7, 8, 9]) - 5.0, 1)) and ex.tolerance == 5.0
+    assert not ex.passed and "the real runs' own 5.0 %" in ex.note
+    b = c.loc[f"{sv.STOCHASTIC} vs real (bias)"]
+    assert b.ours == pytest.approx(8.0, abs=0.05) and b.tolerance == 5.0 and not b.passed
+    assert "N = 2: +20.0 ± 10.5 %" in b.note and "N = 4: +8.0 ± 0.5 %" in b.note
+    cmp = compare.Comparison("p")
+    sv.add_own_rows(cmp, pd.DataFrame(twin), 2e-4, "X")       # no own predictions: no excess row, the bias alone
+    assert cmp.checks_frame()["check"].str.endswith("(bias)").all()
 
 
 def test_bad_inputs_are_refused_before_any_work(tmp_path):
@@ -274,7 +302,8 @@ def test_the_binding_section_and_its_checks(bound, accept, tmp_path):
     rates = checks[checks.quantity.str.startswith("SLO violation rate")]
     gaps = checks[checks.quantity.str.startswith("WISP's SLO violation rate minus FCFS's")]
     assert len(rates) == 2 * 3 and len(gaps) == 2 * 2     # two twins x (40, 80, all) at N 1-2; x N = 1, 2
-    assert len(checks) == len(rates) + len(gaps) + 2 * 4 * 2     # and the four metrics at p50 / p90 on every repeat
+    # and the four metrics at p50 / p90 on every repeat, and the held-out twin's beyond the runs' own and its bias
+    assert len(checks) == len(rates) + len(gaps) + 2 * 4 * 2 + 2 * 4 * 2
     # a rate's check is its worst |twin - real| over the runs, judged at 5 points or the runs' own spread
     real = outcomes[outcomes.side == "real"].set_index(["policy", "n_clients", "repeat", "slo_class"]).violation_pct
     twin = outcomes[outcomes.side == sv.STOCHASTIC].set_index(["policy", "n_clients", "repeat", "slo_class"]).violation_pct

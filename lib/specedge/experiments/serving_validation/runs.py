@@ -580,7 +580,9 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
     table = ta.attribution(contexts(runs, paper, trace, prompt, keys),
                            components=(BEFORE, CONSTANT_CORE, STOCHASTIC, SLICED, QUEUED, WOKEN),
                            seeds=range(seeds), mechanism=True)
-    sp = spread({k: runs[k] for k in keys if k[3] > 0})   # the repeats' campaign
+    repeats = {k: runs[k] for k in keys if k[3] > 0}   # the repeats' campaign
+    table = pd.concat([table, ta.own_repeats(repeats)], ignore_index=True)
+    sp = spread(repeats)
     plotting = _plotting()
     plotting.write_csv(table, out / "stochastic_vs_real.csv")
     plotting.write_csv(core_slowness(runs, keys), out / "core_slowness.csv")
@@ -614,6 +616,7 @@ def binding_section(out, scale: str = "full", seeds: int = SEEDS, setting: str =
     logs: dict = {}
     table = ta.attribution(contexts(runs, setting, trace, prompt, keys), components=components, seeds=range(seeds),
                            keep=logs)
+    table = pd.concat([table, ta.own_repeats({k: runs[k] for k in keys})], ignore_index=True)
     ids = lambda k: dict(paper=k[0], policy=k[1], n_clients=k[2], repeat=k[3])   # noqa: E731
     tokens = SCENARIO.size("full")[1]     # per response: the runs' (``contexts`` builds every twin at full size)
     outcomes = pd.concat([so.by_class([runs[k]], tokens).assign(**ids(k), side="real") for k in keys]
@@ -728,6 +731,51 @@ def add_stochastic_rows(cmp, table: pd.DataFrame, sp: pd.DataFrame, floor: float
                         tol, note = sprd, note + "; judged at it"
                     cmp.check(name, label, round(float(row.error_pct.iloc[0]), 1), 0.0, tolerance=round(tol, 1),
                               note=note, unit="%")
+    if ta.OWN in set(table["component"]):
+        add_own_rows(cmp, table, floor, what, seeds)
+
+
+def add_own_rows(cmp, table: pd.DataFrame, floor: float, what: str, seeds: int = SEEDS) -> None:
+    """The checks of the validated stochastic twin (``STOCHASTIC``, its time models held out) against the real runs'
+    own held-out error (``twin_attribution.own_repeats``: each repeat predicted by the median of its other repeats),
+    on the runs that have repeats: per metric and quantile, (1) its mean |difference| over the runs beyond the real
+    runs' own (``twin_attribution.beyond_own``), and (2) its bias, the geometric mean of twin / real over one N's runs
+    (``twin_attribution.bias``) at the N where it is furthest beyond its tolerance; both within 5 % at p50, 10 % at
+    p90 and ``QUEUE_P50`` % for the queueing delay at p50, a bias within twice its standard error where larger."""
+    import numpy as np
+
+    from ...serving.analysis import twin_attribution as ta
+
+    for comp in (STOCHASTIC,):     # the held-out twin: ``BEFORE`` is fitted on the judged run's own medians
+        if comp not in set(table["component"]):
+            continue
+        excess = ta.beyond_own(table, floor, comp)
+        biases = ta.bias(table[table["repeat"] > 0], floor, comp)
+        for m in [m for m in METRICS if m in set(excess.metric)]:
+            for q, tol in TOLERANCE.items():
+                tol = QUEUE_P50 if (m == "queue_s" and q == "p50") else tol
+                e = excess[(excess.metric == m) & (excess["quantile"] == q)]
+                if e.empty:
+                    continue
+                e = e.iloc[0]
+                cmp.check(f"{comp} vs real (beyond the real runs' own error)",
+                          f"{METRICS[m]}: mean |difference| at {q} over {what}'s {int(e.runs)} repeated runs x {seeds} "
+                          "seeds, minus the real runs' own (each run against the median of its other repeats)",
+                          round(float(e.excess_pct), 1), 0.0, tolerance=tol, unit="points of %",
+                          note=f"mean |difference|: the twin {e.mean_pct:.1f} %, the real runs' own {e.own_mean_pct:.1f} %; "
+                               f"worst run: the twin {e.worst_pct:.1f} %, the real runs' own {e.own_worst_pct:.1f} %")
+                b = biases[(biases.metric == m) & (biases["quantile"] == q)].assign(
+                    allowed=lambda d: np.maximum(tol, 2 * d["se_pct"]))
+                if b.empty:
+                    continue
+                worst = b.loc[(b["bias_pct"].abs() - b["allowed"]).idxmax()]
+                per_n = "; ".join(f"N = {int(r.n_clients)}: {r.bias_pct:+.1f} ± {r.se_pct:.1f} %" for r in b.itertuples())
+                cmp.check(f"{comp} vs real (bias)",
+                          f"{METRICS[m]}: the twin's bias at {q}, the geometric mean of twin / real over the repeated runs "
+                          f"of one N of {what} ({seeds} seeds), at the N furthest beyond its tolerance",
+                          round(float(worst.bias_pct), 1), 0.0, tolerance=round(float(worst.allowed), 1), unit="%",
+                          note=f"per N, bias ± its standard error: {per_n}; tolerance {tol:g} %, or twice the "
+                               "standard error where larger")
 
 
 if __name__ == "__main__":

@@ -254,16 +254,80 @@ def attribution(contexts: dict, components=None, seeds=range(5), progress: bool 
     return pd.DataFrame(rows)
 
 
+def _within_floor(table: pd.DataFrame, floor: float) -> pd.Series:
+    """The rows whose queueing delay is within ``floor`` seconds of the real one (the server's wake-up:
+    ``validation.floor_s``): a difference the judgement counts as 0."""
+    return (table["metric"] == "queue_s") & (table["diff"].abs() <= floor)
+
+
+def errors(table: pd.DataFrame, floor: float) -> pd.DataFrame:
+    """``table`` (``attribution``'s rows) with ``error_pct``: each row's |difference| (%), a queueing delay within
+    ``floor`` seconds of the real one counting as 0."""
+    return table.assign(error_pct=table["diff_pct"].abs().where(~_within_floor(table, floor), 0.0))
+
+
 def summary(table: pd.DataFrame, floor: float) -> pd.DataFrame:
-    """Per component, metric and quantile: the worst and the mean |difference| (%) over the runs, a queueing delay
-    within ``floor`` seconds of the real one counting as 0 (the server's wake-up: ``validation.floor_s``)."""
-    t = table.assign(abs_pct=table["diff_pct"].abs())
-    small = (t["metric"] == "queue_s") & (t["diff"].abs() <= floor)
-    t["error_pct"] = t["abs_pct"].where(~small, 0.0)
-    out = (t.groupby(["paper", "component", "metric", "quantile"], sort=False)
-           .agg(error_pct=("error_pct", "max"), mean_error_pct=("error_pct", "mean"), runs=("error_pct", "size"))
-           .reset_index())
-    return out
+    """Per component, metric and quantile: the worst and the mean |difference| (%) over the runs (``errors``)."""
+    return (errors(table, floor).groupby(["paper", "component", "metric", "quantile"], sort=False)
+            .agg(error_pct=("error_pct", "max"), mean_error_pct=("error_pct", "mean"), runs=("error_pct", "size"))
+            .reset_index())
+
+
+# the real runs as their own held-out model: each run predicted by the median of its other repeats (``own_repeats``)
+OWN = "the real run's other repeats (their median)"
+
+
+def own_repeats(runs: dict, quantiles=(50, 90)) -> pd.DataFrame:
+    """Each real run of ``runs`` (keyed (paper, policy, N, repeat), one campaign: the repeats of one machine's state
+    each) that has other repeats of its paper, policy and N, predicted by them: per metric and quantile the median
+    of their values, as ``attribution``'s rows of component ``OWN``. The real system's own held-out error: the
+    machine's state differs between repeats, and no model fitted on the other runs sees the judged run's."""
+    from .validation import metric_values
+
+    groups: dict = {}
+    for k in runs:
+        groups.setdefault(k[:3], []).append(k)
+    rows = []
+    for ks in groups.values():
+        if len(ks) < 2:
+            continue
+        vals = {k: metric_values(runs[k]) for k in ks}
+        for key in ks:
+            for m in vals[key]:
+                for q in quantiles:
+                    x = float(np.percentile(vals[key][m], q))
+                    y = float(np.median([np.percentile(vals[k][m], q) for k in ks if k != key]))
+                    rows.append(dict(paper=key[0], policy=key[1], n_clients=key[2], repeat=key[3], component=OWN,
+                                     metric=m, quantile=f"p{q}", real=x, twin=y, diff=y - x,
+                                     diff_pct=100 * (y / x - 1) if x else np.nan))
+    return pd.DataFrame(rows)
+
+
+def beyond_own(table: pd.DataFrame, floor: float, component: str) -> pd.DataFrame:
+    """Per paper, metric and quantile, over the runs that have ``OWN`` rows (``own_repeats``): the mean |difference|
+    (``errors``) of ``component`` and of ``OWN``, the first's excess over the second (points of %), and both worst
+    values. The error a model adds beyond the real runs' own."""
+    e = errors(table, floor)
+    idx = ["paper", "policy", "n_clients", "repeat", "metric", "quantile"]
+    both = e[e["component"] == component].merge(e[e["component"] == OWN], on=idx, suffixes=("", "_own"))
+    out = (both.groupby(["paper", "metric", "quantile"], sort=False)
+           .agg(mean_pct=("error_pct", "mean"), own_mean_pct=("error_pct_own", "mean"), worst_pct=("error_pct", "max"),
+                own_worst_pct=("error_pct_own", "max"), runs=("error_pct", "size")).reset_index())
+    return out.assign(excess_pct=out["mean_pct"] - out["own_mean_pct"])
+
+
+def bias(table: pd.DataFrame, floor: float, component: str) -> pd.DataFrame:
+    """Per paper, N, metric and quantile: ``component``'s bias over the runs, the geometric mean of twin / real − 1
+    (%), with its standard error (%, of the mean log ratio) and the runs' count; a queueing delay within ``floor``
+    seconds of the real one counts as no difference (log ratio 0), a value of 0 on either side is left out."""
+    t = table[(table["component"] == component) & (table["real"] > 0) & (table["twin"] > 0)]
+    t = t.assign(log_ratio=np.log(t["twin"] / t["real"]).where(~_within_floor(t, floor), 0.0))
+    out = (t.groupby(["paper", "n_clients", "metric", "quantile"], sort=False)["log_ratio"]
+           .agg(["mean", "std", "size"]).reset_index())
+    se = out["std"].fillna(0.0) / np.sqrt(out["size"])
+    return pd.DataFrame(dict(paper=out["paper"], n_clients=out["n_clients"], metric=out["metric"],
+                             quantile=out["quantile"], bias_pct=100 * np.expm1(out["mean"]), se_pct=100 * se,
+                             runs=out["size"]))
 
 
 def figure(summ: pd.DataFrame, metrics=("round_time_s", "queue_s", "goodput_tok_s")):
