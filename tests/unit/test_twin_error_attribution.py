@@ -118,6 +118,38 @@ def test_twin_on_a_shared_core_is_slower_than_on_own_devices():
     assert shared["tokens"].sum() == own["tokens"].sum() == 3 * 12    # the same responses, later
 
 
+def test_staggered_starts_hold_each_client_and_the_servers_queue_until_the_last_has_started():
+    wl = Workload("target-m", tuple(ClientSpec("draft-xs", ("code",), 1, 12, gamma=2, draft_rule="fixed")
+                                    for _ in range(3)), capacity=6)
+    acc = PromptAcceptance(FRAME)
+    base = dict(draft=[lambda k: 0.01 * k] * 3, verify=lambda b: 0.005, shared_core=True)
+    at_once = simulate(wl, FCFS(), FixedS(6, 3), Times(**base), acc, seed=1)
+    assert at_once.equals(simulate(wl, FCFS(), FixedS(6, 3), Times(**base, starts=None), acc, seed=1))
+    late = simulate(wl, FCFS(), FixedS(6, 3), Times(**base, starts=(0.2, 0.0, 0.5)), acc, seed=1)
+    first = late.sort_values("round").groupby("client").first()
+    began = first["arrival"] - first["t_draft"]
+    assert began[0] >= 0.2 - 1e-12 and began[1] < 0.1 and began[2] >= 0.5 - 1e-12   # each at its own start
+    assert late["start"].min() >= 0.5 - 1e-12          # the queue opens once the last client has started
+    assert first.loc[1, "t_queue"] > 0.4               # the first client's first request waits for it
+    assert late["tokens"].sum() == at_once["tokens"].sum()   # the same responses
+    for bad in ((0.1, 0.2), (0.0, -0.1, 0.0), (0.0, float("nan"), 0.0)):
+        with pytest.raises(ValueError, match="starts"):
+            simulate(wl, FCFS(), FixedS(6, 3), Times(**base, starts=bad), acc, seed=1)
+
+
+def test_first_starts_draw_one_fitted_runs_starts_after_its_first_client():
+    model = measured_times.Drawn((), np.ones(1), np.zeros(1), np.zeros(1), ("a", "b", "c"),
+                                 starts=np.array([[0.0, 0.3, 0.1], [0.2, 0.0, np.nan], [0.5, 0.0, 0.4]]))
+    drawn = {measured_times.first_starts(model, 3, seed) for seed in range(40)}
+    assert drawn == {(0.0, 0.3, 0.1), (0.5, 0.0, 0.4)}         # whole runs, never the one missing a client
+    assert measured_times.first_starts(model, 2, 0) in {(0.0, 0.3), (0.2, 0.0), (0.5, 0.0)}
+    assert measured_times.first_starts(model, 3, 7) == measured_times.first_starts(model, 3, 7)   # seeded
+    with pytest.raises(ValueError, match="start for each of 4 clients"):
+        measured_times.first_starts(model, 4)
+    with pytest.raises(ValueError, match="no fitted run"):
+        measured_times.first_starts(measured_times.Drawn((), np.ones(1), np.zeros(1), np.zeros(1), ()), 1)
+
+
 def test_summary_takes_the_worst_run_and_floors_small_queueing():
     t = pd.DataFrame(dict(paper="p", component="c", metric=["round_time_s"] * 2 + ["queue_s"] * 2, quantile="p50",
                           diff_pct=[3.0, -8.0, 400.0, 50.0], diff=[0.001, -0.002, 1e-4, 0.01], real=1.0, twin=1.0))

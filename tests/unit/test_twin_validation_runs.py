@@ -59,6 +59,11 @@ def test_held_out_models_are_fitted_on_the_other_repeats(runs, accept):
     c = ctx.drawn.clients[0]
     assert c.e1 > 0 and c.cpu_e1 > 0 and np.nanmedian(c.factors) == pytest.approx(1.0, abs=0.15)
     assert np.nanmedian(ctx.drawn.verify_factors) == pytest.approx(1.0, abs=0.25)
+    # each held-out run's clients' first drafting starts, after its first client's (the harness's staggered start)
+    from specedge.serving.log import real_rounds
+    assert ctx.drawn.starts.shape == (len(ctx.drawn.runs), 2) and (np.nanmin(ctx.drawn.starts, axis=1) == 0).all()
+    first = [float(r["gap"].iloc[0]) for _, r in sorted(real_rounds(runs[ctx.drawn.runs[0]]).items())]
+    assert ctx.drawn.starts[0] == pytest.approx(np.array(first) - min(first))
     # the drafter CPU besides drafting: the other repeats' own, 0.4-1.2 ms per round at the median on this host
     assert 4e-4 < np.median(c.other_cpu) < 1.2e-3 and (c.other_cpu >= -1e-6).all()
     # repeat 0 predates the column: its twin draws that CPU from the repeats' runs of its setting and N (another
@@ -86,12 +91,17 @@ def test_sections_write_the_tables_and_the_checks(runs, accept, tmp_path):
     assert set(stretch.n_clients) == {1, 2} and (stretch.stretch > 0.5).all() and (stretch.k_passes >= 1).all()
     assert set(table.repeat) == {0, 1, 2, 3, 4, 5} and set(table.n_clients) == {1, 2}
     assert set(sp.repeats) == {5} and (sp.spread_pct >= 0).all()          # the quiet repeats 1-5
-    assert set(table.component) == {sv.BEFORE, sv.CONSTANT_CORE, sv.STOCHASTIC, sv.SLICED, sv.QUEUED, sv.WOKEN, ta.OWN}
+    assert set(table.component) == {sv.BEFORE, sv.CONSTANT_CORE, sv.CORE_SPEED, sv.STOCHASTIC, sv.SLICED, sv.QUEUED,
+                                    sv.WOKEN, ta.OWN}
     assert set(table[table.component == ta.OWN].repeat) == {1, 2, 3, 4, 5}    # the real runs' own: the repeats alone
     # the validated twin's core of measured speed: other round times than on the core of constant speed
     speed = table[(table.metric == "round_time_s")].pivot_table(index=["policy", "n_clients", "repeat", "quantile"],
                                                                columns="component", values="twin")
-    assert (speed[sv.STOCHASTIC] != speed[sv.CONSTANT_CORE]).any()
+    assert (speed[sv.CORE_SPEED] != speed[sv.CONSTANT_CORE]).any()
+    # its staggered start: each client's first round later, the goodput over the span from it lower at N = 2
+    gp = table[(table.metric == "goodput_tok_s") & (table.n_clients == 2)].pivot_table(
+        index=["policy", "repeat", "quantile"], columns="component", values="twin")
+    assert (gp[sv.STOCHASTIC] < gp[sv.CORE_SPEED]).mean() > 0.5
     assert set(ta.QUEUEING) <= set(table.metric) and set(ta.QUEUEING) <= set(summ.metric)   # the queueing's mechanism
     # the time-sliced twin runs its drafters on its own core: at N = 2 its requests come in at other times
     two = table[(table.n_clients == 2) & (table.metric == "queue_s")].pivot_table(

@@ -100,7 +100,11 @@ class Times:
     work is done; ``core_speed(t)``: (None: 1) the shared core's slowness at time t, a factor on the work of every
     job added to it then, common to all the drafters on it (``measured_times``: the machine's state, measured);
     ``wake_first``: with ``core_slice``, that core serves a job added to it (a drafter woken) first, alone, for a slice
-    once the running jobs' slice ends, and the rest of the time processor-shared (``processes.WakeFirstCore``)."""
+    once the running jobs' slice ends, and the rest of the time processor-shared (``processes.WakeFirstCore``);
+    ``starts``: (None: every client at 0, the server's queue open at once) seconds after the run's first client each
+    client starts its first round, the server opening its queue once the last has started (the real runs' start
+    barrier: ``serving.real.server`` waits for every drafter's Hello, and the drafter processes load one after
+    another)."""
     draft: Sequence[Callable[[int], float]]
     verify: Callable[[Sequence[Pending]], float]
     up: Callable[[int, int], float] = lambda c, s: 0.0
@@ -114,6 +118,7 @@ class Times:
     core_queued: bool = False
     core_speed: Callable[[float], float] | None = None
     wake_first: bool = False
+    starts: Sequence[float] | None = None
 
 
 REPLY_BYTES = 50   # a VerifyReply (accepted, token, bonus, next S, batch, 5 doubles): the twin's default

@@ -237,10 +237,11 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
             former, alloc = st.policies(pol, n, seed)   # the real run's policy objects; ``s`` seeds the twin's draws
             if kind == "own":
                 return stochastic_twin(real, wl, former, alloc, verify, trace, label=pol, seed=s)
-            shared = kind in ("shared core", "sliced core", "queued core", "core speed", "woken first")
+            shared = kind in ("shared core", "sliced core", "queued core", "core speed", "woken first", "staggered start")
             sliced = core_slice if kind in ("sliced core", "queued core", "woken first") else None
             times = measured_times.times(drawn, verify, s, shared, alone, sliced,
-                                         core_speed=kind in ("core speed", "woken first"))
+                                         core_speed=kind in ("core speed", "woken first", "staggered start"),
+                                         starts=kind == "staggered start")
             if kind in ("queued core", "woken first"):   # the round starts when the drafter's job first gets the core
                 times = _replace(times, core_queued=True)
             if kind == "woken first":    # a drafter woken by its reply runs first, for a slice (``WakeFirstCore``)
@@ -439,6 +440,7 @@ CONSTANT_CORE = "stochastic twin (prompt and position, held-out, shared drafter 
 SLICED = "stochastic twin (prompt and position, held-out, time-sliced drafter core)"
 QUEUED = "stochastic twin (prompt and position, held-out, queued drafter core)"
 WOKEN = "stochastic twin (prompt and position, held-out, woken-first drafter core of measured speed)"
+CORE_SPEED = "stochastic twin (prompt and position, held-out, shared drafter core of measured speed)"   # before the start
 SEEDS = 5
 # a queueing delay within this of the real one at p50 is within tolerance (or within the real runs' own spread)
 QUEUE_P50 = 15.0
@@ -567,18 +569,20 @@ def drafting_stretch(runs: dict, keys) -> pd.DataFrame:
 
 def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seeds: int = SEEDS):
     """The stochastic twins (the validated one, ``STOCHASTIC``, the one the sweeps run, ``BEFORE``, the validated one
-    with a core of constant speed, ``CONSTANT_CORE``, the two tried on that one, ``SLICED`` and ``QUEUED``, and the one
-    tried on the validated one, ``WOKEN``) against every committed real run of ``paper`` (N 1-2 at CI scale), ``seeds`` seeds each, its time
-    models fitted on the other repeats (``held_out``): writes ``stochastic_vs_real.csv`` (per run, metric and quantile,
-    with the queueing delay's mechanism, ``twin_attribution.queueing_mechanism``) and
-    ``real_run_spread.csv`` (``spread`` over the repeats of ``REPEATS``, measured together: repeat 0 was measured in
-    another campaign, its machine state another); returns (table, spread)."""
+    before its staggered start, ``CORE_SPEED``, and with a core of constant speed, ``CONSTANT_CORE``, the two tried on
+    that one, ``SLICED`` and ``QUEUED``, and the one tried on the core of measured speed, ``WOKEN``) against every
+    committed real run of ``paper`` (N 1-2 at CI scale), ``seeds`` seeds each, its time models fitted on the other
+    repeats (``held_out``), with the real runs' own held-out error beside them (``twin_attribution.own_repeats``):
+    writes ``stochastic_vs_real.csv`` (per run, metric and quantile, with the queueing delay's mechanism,
+    ``twin_attribution.queueing_mechanism``) and ``real_run_spread.csv`` (``spread`` over the repeats of ``REPEATS``,
+    measured together: repeat 0 was measured in another campaign, its machine state another); returns (table,
+    spread)."""
     from ...serving.analysis import twin_attribution as ta
 
     runs = _all_runs()
     keys = [k for k in runs if k[0] == paper and (scale == "full" or k[2] <= 2)]
     table = ta.attribution(contexts(runs, paper, trace, prompt, keys),
-                           components=(BEFORE, CONSTANT_CORE, STOCHASTIC, SLICED, QUEUED, WOKEN),
+                           components=(BEFORE, CONSTANT_CORE, CORE_SPEED, STOCHASTIC, SLICED, QUEUED, WOKEN),
                            seeds=range(seeds), mechanism=True)
     repeats = {k: runs[k] for k in keys if k[3] > 0}   # the repeats' campaign
     table = pd.concat([table, ta.own_repeats(repeats)], ignore_index=True)

@@ -60,6 +60,9 @@ COMPONENTS = {
         "that core served as the kernel serves a task that wakes: a drafter woken by its reply runs first, alone, for a "
         "slice once the running ones' slice ends (``processes.WakeFirstCore``), its post-reply work and next drafting "
         "one job whose round starts when it first runs",
+    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start)":
+        "that core, the clients starting as in a held-out run and the server's queue opening once the last has started "
+        "(the real runs' start barrier: ``interfaces.Times.starts``)",
 }
 
 
@@ -121,6 +124,8 @@ _TWINS = {
     "stochastic twin (prompt and position, held-out, queued drafter core)": "queued core",
     "stochastic twin (prompt and position, held-out, shared drafter core of measured speed)": "core speed",
     "stochastic twin (prompt and position, held-out, woken-first drafter core of measured speed)": "woken first",
+    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start)":
+        "staggered start",
 }
 
 

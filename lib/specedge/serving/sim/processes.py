@@ -36,8 +36,9 @@ class Simulation:
 
     def __init__(self, allocator: DraftAllocator, n_clients: int, core_slice: float | None = None,
                  core_queued: bool = False, core_speed: Callable[[float], float] | None = None,
-                 wake_first: bool = False):
+                 wake_first: bool = False, starts=None):
         self.loop = EventLoop()
+        self.starts = starts        # seconds before each client's first round (``interfaces.Times.starts``), or None
         self.queue: list[Pending] = []
         self.active: set[int] = set()
         self.alloc = dict(allocator.initial(list(range(n_clients))))
@@ -310,6 +311,8 @@ class Client:
         out = next(feed)                         # the first round's first sleep
         queued = sim.core_queued
         post = 0.0                               # the shared core's work once the last reply was in
+        if sim.starts is not None and sim.starts[self.idx] > 0:
+            yield float(sim.starts[self.idx])    # the client starts later than the run's first
         while not sim.stopped:
             if gaps:
                 yield out                        # the client's own time before the round

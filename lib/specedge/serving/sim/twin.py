@@ -552,12 +552,17 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             a_c = spec.alpha if spec.alpha is not None else 1.0
             slo.budget(a_c, 0, spec.slo_class, 0.0, 0.0)
             slo_of[i] = (float(a_c), float(spec.slo_class))
-    sim = Simulation(allocator, len(specs), times.core_slice, times.core_queued, times.core_speed, times.wake_first)
+    starts = None if times.starts is None else [float(t) for t in times.starts]
+    if starts is not None and (len(starts) != len(specs) or not all(np.isfinite(t) and t >= 0 for t in starts)):
+        raise ValueError(f"times.starts: one start >= 0 s per client ({len(specs)}), got {times.starts!r}")
+    sim = Simulation(allocator, len(specs), times.core_slice, times.core_queued, times.core_speed, times.wake_first,
+                     starts)
     rows: list[tuple] = []
     wrap = rounds is not None or until is not None
     clients = [ModelledRounds(i, spec, workload, times, acceptance, rng, sim.alloc, rows, label, wrap, slo_of)
                for i, spec in enumerate(specs)]
     server = Server(sim, former, allocator, times.verify, rounds=rounds, on_batch=on_batch, dispatch=dispatch,
+                    barrier=None if starts is None else max(starts),   # open once the last client has started
                     turnaround=None if turnaround is None else turnarounds(turnaround),
                     rng=np.random.default_rng(np.random.SeedSequence([seed, 7])))
     with gc_paused():

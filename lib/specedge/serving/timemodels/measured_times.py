@@ -65,6 +65,7 @@ class Drawn:
     runs: tuple
     core: np.ndarray = None   # the drafters' core's slowness per ``core_bin_s`` of the fitted runs (``core_slowness``)
     core_bin_s: float = CORE_BIN_S
+    starts: np.ndarray = None  # per fitted run (row) and client, its first round's start after the run's first client's
 
 
 def core_slowness(began: np.ndarray, log_factor: np.ndarray, run: np.ndarray, bin_s: float = CORE_BIN_S):
@@ -104,9 +105,13 @@ def fit(runs: dict, keys, passes, verify_model, bin_s: float = CORE_BIN_S) -> Dr
     if not keys:
         raise ValueError("keys: no real runs to fit the time models on")
     per_client: dict[int, list[pd.DataFrame]] = {}
+    starts = []
     for j, k in enumerate(keys):
-        for c, r in real_rounds(runs[k]).items():
+        rr = real_rounds(runs[k])
+        for c, r in rr.items():
             per_client.setdefault(c, []).append(r.assign(k_passes=passes(r, c), run=j))
+        first = {c: float(r["gap"].iloc[0]) for c, r in rr.items()}   # its first drafting's start on the run's clock
+        starts.append([first.get(c, np.nan) - min(first.values()) for c in range(max(first) + 1)])
     clients, began, logf, run, counts = [], [], [], [], []
     for c in sorted(per_client):
         r = pd.concat(per_client[c], ignore_index=True)
@@ -143,8 +148,10 @@ def fit(runs: dict, keys, passes, verify_model, bin_s: float = CORE_BIN_S) -> Dr
         factors.append(prof["seconds"].to_numpy(float) / pred)
     dl = np.concatenate([dispatch_latency(runs[k]) for k in keys])
     ta = np.concatenate([turnaround_latency(runs[k]) for k in keys])
+    width = max(len(s) for s in starts)
+    starts = np.array([s + [np.nan] * (width - len(s)) for s in starts], float)
     return Drawn(tuple(clients), np.concatenate(factors) if factors else np.ones(1), dl if len(dl) else np.zeros(1),
-                 ta if len(ta) else np.zeros(1), tuple(keys), core, float(bin_s))
+                 ta if len(ta) else np.zeros(1), tuple(keys), core, float(bin_s), starts)
 
 
 def core_share(model: Drawn) -> float:
@@ -215,8 +222,21 @@ def split(alone: ClientTimes) -> tuple[float, float, float]:
     return share, share * x, (1 - share) * x
 
 
+def first_starts(model: Drawn, n_clients: int, seed: int = 0) -> tuple[float, ...]:
+    """The seconds after the first client each of ``n_clients`` clients starts its first round, as in one of
+    ``model``'s fitted runs drawn at random (``seed``): the real harness starts its drafter processes one after
+    another, each loading its models on the drafters' core, and its server opens its queue once every one has
+    said Hello. One run's starts together keep their order and spacing."""
+    rows = [] if model.starts is None else [r[:n_clients] for r in np.atleast_2d(model.starts)
+                                            if len(r) >= n_clients and np.isfinite(r[:n_clients]).all()]
+    if not rows:
+        raise ValueError(f"model: no fitted run with a start for each of {n_clients} clients (runs {model.runs})")
+    row = rows[int(np.random.default_rng(np.random.SeedSequence([seed, 29])).integers(len(rows)))]
+    return tuple(float(t) for t in row - row.min())
+
+
 def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone: Drawn | None = None,
-          core_slice: float | None = None, core_speed: bool = False) -> Times:
+          core_slice: float | None = None, core_speed: bool = False, starts: bool = False) -> Times:
     """The engine's ``Times`` drawn from ``model`` (client c of the twin's workload: the fitted runs' client c):
     drafting (e0 + e1 k) x a measured factor + a measured gap, a measured uplink and reply, eq (19) ``verify``
     x a measured factor. ``shared_core``: drafting is its CPU time's line x a measured factor, the work on the
@@ -229,7 +249,10 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     that CPU they hold (its median, placed alike), so that a client alone on its core takes as long as before.
     ``core_slice``: the shared core's discipline (``interfaces.Times.core_slice``: None, processor sharing);
     ``core_speed``: the core's slowness common to its drafters, one value of ``model.core`` drawn per ``core_bin_s`` of
-    simulated time (``interfaces.Times.core_speed``), each drafting's own factor its residual (``cpu_residuals``)."""
+    simulated time (``interfaces.Times.core_speed``), each drafting's own factor its residual (``cpu_residuals``);
+    ``starts``: the clients start as in one fitted run, drawn (``first_starts``), the server's queue opening once the
+    last has started (``interfaces.Times.starts``)."""
+    first = first_starts(model, len(model.clients), seed) if starts else None
     rng = np.random.default_rng(np.random.SeedSequence([seed, 19]))
     cs = model.clients
     common = shared_core and core_speed and model.core is not None
@@ -250,7 +273,7 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     if not client_cpu:
         return Times([drafter(i) for i in range(len(cs))], verify_time,
                      up=lambda c, s: up[c](), down=lambda c: down[c](), shared_core=shared_core,
-                     core_slice=core_slice if shared_core else None, core_speed=speed)
+                     core_slice=core_slice if shared_core else None, core_speed=speed, starts=first)
     share, held_pre, held_post = split(link[0])
     other = [_Draws(c.other_cpu, rng) for c in cs]
     after = [0.0] * len(cs)       # this round's CPU once the reply is in, drawn with its drafting
@@ -267,4 +290,4 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     return Times([working(i) for i in range(len(cs))], verify_time,
                  up=lambda c, s: max(gap[c]() + up[c]() - held_pre, 0.0),
                  down=lambda c: max(down[c]() - held_post, 0.0), shared_core=True, post=lambda c: after[c],
-                 core_slice=core_slice, core_speed=speed)
+                 core_slice=core_slice, core_speed=speed, starts=first)
