@@ -143,6 +143,9 @@ def test_first_starts_draw_one_fitted_runs_starts_after_its_first_client():
     drawn = {measured_times.first_starts(model, 3, seed) for seed in range(40)}
     assert drawn == {(0.0, 0.3, 0.1), (0.5, 0.0, 0.4)}         # whole runs, never the one missing a client
     assert measured_times.first_starts(model, 2, 0) in {(0.0, 0.3), (0.2, 0.0), (0.5, 0.0)}
+    # the first clients of a run whose first client is beyond them: their starts after the earliest of them
+    late = measured_times.Drawn((), np.ones(1), np.zeros(1), np.zeros(1), ("a",), starts=np.array([[0.3, 0.5, 0.0]]))
+    assert measured_times.first_starts(late, 2) == pytest.approx((0.0, 0.2))
     assert measured_times.first_starts(model, 3, 7) == measured_times.first_starts(model, 3, 7)   # seeded
     with pytest.raises(ValueError, match="start for each of 4 clients"):
         measured_times.first_starts(model, 4)
