@@ -750,36 +750,36 @@ def add_own_rows(cmp, table: pd.DataFrame, floor: float, what: str, seeds: int =
 
     from ...serving.analysis import twin_attribution as ta
 
-    for comp in (STOCHASTIC,):     # the held-out twin: ``BEFORE`` is fitted on the judged run's own medians
-        if comp not in set(table["component"]):
-            continue
-        excess = ta.beyond_own(table, floor, comp)
-        biases = ta.bias(table[table["repeat"] > 0], floor, comp)
-        for m in [m for m in METRICS if m in set(excess.metric)]:
-            for q, tol in TOLERANCE.items():
-                tol = QUEUE_P50 if (m == "queue_s" and q == "p50") else tol
-                e = excess[(excess.metric == m) & (excess["quantile"] == q)]
-                if e.empty:
-                    continue
-                e = e.iloc[0]
-                cmp.check(f"{comp} vs real (beyond the real runs' own error)",
-                          f"{METRICS[m]}: mean |difference| at {q} over {what}'s {int(e.runs)} repeated runs x {seeds} "
-                          "seeds, minus the real runs' own (each run against the median of its other repeats)",
-                          round(float(e.excess_pct), 1), 0.0, tolerance=tol, unit="points of %",
-                          note=f"mean |difference|: the twin {e.mean_pct:.1f} %, the real runs' own {e.own_mean_pct:.1f} %; "
-                               f"worst run: the twin {e.worst_pct:.1f} %, the real runs' own {e.own_worst_pct:.1f} %")
-                b = biases[(biases.metric == m) & (biases["quantile"] == q)].assign(
-                    allowed=lambda d: np.maximum(tol, 2 * d["se_pct"]))
-                if b.empty:
-                    continue
-                worst = b.loc[(b["bias_pct"].abs() - b["allowed"]).idxmax()]
-                per_n = "; ".join(f"N = {int(r.n_clients)}: {r.bias_pct:+.1f} ± {r.se_pct:.1f} %" for r in b.itertuples())
-                cmp.check(f"{comp} vs real (bias)",
-                          f"{METRICS[m]}: the twin's bias at {q}, the geometric mean of twin / real over the repeated runs "
-                          f"of one N of {what} ({seeds} seeds), at the N furthest beyond its tolerance",
-                          round(float(worst.bias_pct), 1), 0.0, tolerance=round(float(worst.allowed), 1), unit="%",
-                          note=f"per N, bias ± its standard error: {per_n}; tolerance {tol:g} %, or twice the "
-                               "standard error where larger")
+    comp = STOCHASTIC     # the held-out twin: ``BEFORE`` is fitted on the judged run's own medians
+    if comp not in set(table["component"]):
+        return
+    excess = ta.beyond_own(table, floor, comp)
+    biases = ta.bias(table[table["repeat"] > 0], floor, comp)
+    for m in [m for m in METRICS if m in set(excess.metric)]:
+        for q, tol in TOLERANCE.items():
+            tol = QUEUE_P50 if (m == "queue_s" and q == "p50") else tol
+            e = excess[(excess.metric == m) & (excess["quantile"] == q)]
+            if e.empty:
+                continue
+            e = e.iloc[0]
+            cmp.check(f"{comp} vs real (beyond the real runs' own error)",
+                      f"{METRICS[m]}: mean |difference| at {q} over {what}'s {int(e.runs)} repeated runs x {seeds} "
+                      "seeds, minus the real runs' own (each run against the median of its other repeats)",
+                      round(float(e.excess_pct), 1), 0.0, tolerance=tol, unit="points of %",
+                      note=f"mean |difference|: the twin {e.mean_pct:.1f} %, the real runs' own {e.own_mean_pct:.1f} %; "
+                           f"worst run: the twin {e.worst_pct:.1f} %, the real runs' own {e.own_worst_pct:.1f} %")
+            b = biases[(biases.metric == m) & (biases["quantile"] == q)].assign(
+                allowed=lambda d: np.maximum(tol, 2 * d["se_pct"]))
+            if b.empty:
+                continue
+            worst = b.loc[(b["bias_pct"].abs() - b["allowed"]).idxmax()]
+            per_n = "; ".join(f"N = {int(r.n_clients)}: {r.bias_pct:+.1f} ± {r.se_pct:.1f} %" for r in b.itertuples())
+            cmp.check(f"{comp} vs real (bias)",
+                      f"{METRICS[m]}: the twin's bias at {q}, the geometric mean of twin / real over the repeated runs "
+                      f"of one N of {what} ({seeds} seeds), at the N furthest beyond its tolerance",
+                      round(float(worst.bias_pct), 1), 0.0, tolerance=round(float(worst.allowed), 1), unit="%",
+                      note=f"per N, bias ± its standard error: {per_n}; tolerance {tol:g} %, or twice the "
+                           "standard error where larger")
 
 
 if __name__ == "__main__":
