@@ -137,6 +137,71 @@ def test_staggered_starts_hold_each_client_and_the_servers_queue_until_the_last_
             simulate(wl, FCFS(), FixedS(6, 3), Times(**base, starts=bad), acc, seed=1)
 
 
+def _log(rows):
+    """A real log of verified rounds: (batch, client, arrival, up, start, t_verify, end) per row."""
+    df = pd.DataFrame(rows, columns=["batch", "client", "arrival", "up", "start", "t_verify", "end"])
+    return df.assign(event="")
+
+
+def test_intake_delays_time_a_request_that_reached_the_server_in_a_pass_from_the_idle_requests_link():
+    from specedge.serving.log import intake_delays
+
+    # passes: batch 0 [1.000, 1.005) replies by 1.006; batch 1 [1.0062, 1.0112), replies by 1.012
+    log = _log([(0, 0, 0.9990, 0.0010, 1.0000, 0.005, 1.0060),      # sent at 0.998, the server idle: link 1 ms
+                (0, 1, 0.9995, 0.0010, 1.0000, 0.005, 1.0060),      # idle too
+                (1, 2, 1.0040, 0.0030, 1.0062, 0.005, 1.0120),      # sent 1.001 (in pass 0), reached 1.002: waited 2 ms
+                (1, 3, 1.0050, 0.0011, 1.0062, 0.005, 1.0120),      # sent 1.0039 (in pass 0), reached 1.0049 in it
+                (2, 0, 1.0300, 0.0010, 1.0301, 0.004, 1.0345)])     # idle
+    x = intake_delays(log)
+    assert x.shape == (2, 2)
+    assert x[0] == pytest.approx([0.002, 0.002]) and x[1] == pytest.approx([0.0049, 0.0001])
+    # the link is the idle requests' median (1 ms), not every request's: with client 2's 3 ms counted it would move
+    slow = log.assign(up=[0.0010, 0.0010, 0.0030, 0.0011, 0.0010])
+    slow.loc[[0, 1, 4], "up"] = [0.0008, 0.0012, 0.0010]
+    assert intake_delays(slow)[0] == pytest.approx([0.002, 0.002])
+    assert intake_delays(log.assign(event="refused")).shape == (0, 2)             # no verified round
+    assert intake_delays(log.drop(columns="up")).shape == (0, 2)
+
+
+def test_intake_draws_a_wait_of_requests_that_came_as_far_into_a_pass():
+    records = np.array([[0.0002, 0.003], [0.0004, 0.003], [0.0021, -0.0002], [0.0023, 0.0001], [0.009, 0.0005]])
+    rng = np.random.default_rng(0)
+    take = measured_times.Intake(records, rng)
+    assert {take(0.0001) for _ in range(50)} == {0.003}                    # the first 0.5 ms: its own waits
+    assert {take(0.0022) for _ in range(50)} == {0.0, 0.0001}              # never below 0
+    assert {take(0.0012) for _ in range(50)} == {0.003}                    # an empty interval: the nearest earlier one
+    assert {take(0.05) for _ in range(50)} == {0.0005}                     # past the last interval: the latest's
+    late = measured_times.Intake(np.array([[0.003, 0.001]]), rng)          # nothing early: the first interval with one
+    assert late(0.0) == 0.001
+    with pytest.raises(ValueError, match="no request reached the server during a pass"):
+        measured_times.Intake(np.zeros((0, 2)), rng)
+
+
+def test_a_request_reaching_the_server_during_a_pass_waits_for_its_intake_and_one_reaching_it_idle_does_not():
+    wl = Workload("target-m", tuple(ClientSpec("draft-xs", ("code",), 1, 12, gamma=2, draft_rule="fixed")
+                                    for _ in range(2)), capacity=6)
+    acc = PromptAcceptance(FRAME)
+    # client 1 drafts 2 ms longer than client 0: its request reaches the server 2 ms into client 0's 5 ms pass
+    base = dict(draft=[lambda k: 0.010, lambda k: 0.012], verify=lambda b: 0.005)
+    seen = []
+
+    def intake(into):
+        seen.append(into)
+        return 0.004
+    plain = simulate(wl, FCFS(), FixedS(2, 2), Times(**base), acc, seed=1)
+    taken = simulate(wl, FCFS(), FixedS(2, 2), Times(**base, intake=intake), acc, seed=1)
+    assert plain.equals(simulate(wl, FCFS(), FixedS(2, 2), Times(**base, intake=None), acc, seed=1))
+    assert seen and all(0 <= t < 0.005 for t in seen)                   # asked only during a pass, with its time into it
+    assert seen[0] == pytest.approx(0.002)
+    r0, r1 = (taken[(taken["client"] == 1) & (taken["round"] == 0)].iloc[0],
+              plain[(plain["client"] == 1) & (plain["round"] == 0)].iloc[0])
+    assert r0["arrival"] == pytest.approx(r1["arrival"] + 0.004)       # taken in 4 ms after it reached the server
+    assert r1["t_queue"] == pytest.approx(0.003) and r0["t_queue"] == pytest.approx(0.0)   # after its pass: no wait
+    first = taken[(taken["client"] == 0) & (taken["round"] == 0)].iloc[0]
+    assert first["arrival"] == pytest.approx(0.010)                     # the server idle: at once
+    assert taken["tokens"].sum() == plain["tokens"].sum()               # the same responses
+
+
 def test_first_starts_draw_one_fitted_runs_starts_after_its_first_client():
     model = measured_times.Drawn((), np.ones(1), np.zeros(1), np.zeros(1), ("a", "b", "c"),
                                  starts=np.array([[0.0, 0.3, 0.1], [0.2, 0.0, np.nan], [0.5, 0.0, 0.4]]))

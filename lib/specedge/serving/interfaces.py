@@ -104,7 +104,9 @@ class Times:
     ``starts``: (None: every client at 0, the server's queue open at once) seconds after the run's first client each
     client starts its first round, the server opening its queue once the last has started (the real runs' start
     barrier: ``serving.real.server`` waits for every drafter's Hello, and the drafter processes load one after
-    another)."""
+    another); ``intake(into)``: (None: none) the seconds a request that reaches the server ``into`` seconds after the
+    start of the pass running then waits before the server takes it in (the real server's handler thread shares its
+    core, and the interpreter, with the pass: ``serving.log.intake_delays``)."""
     draft: Sequence[Callable[[int], float]]
     verify: Callable[[Sequence[Pending]], float]
     up: Callable[[int, int], float] = lambda c, s: 0.0
@@ -119,6 +121,7 @@ class Times:
     core_speed: Callable[[float], float] | None = None
     wake_first: bool = False
     starts: Sequence[float] | None = None
+    intake: Callable[[float], float] | None = None
 
 
 REPLY_BYTES = 50   # a VerifyReply (accepted, token, bonus, next S, batch, 5 doubles): the twin's default

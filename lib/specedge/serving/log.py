@@ -122,6 +122,32 @@ def dispatch_latency(log: pd.DataFrame) -> np.ndarray:
     return (b["start"] - b["last"])[idle & (b["start"] >= b["last"])].to_numpy(float)
 
 
+def intake_delays(log: pd.DataFrame) -> np.ndarray:
+    """Per request that reached the server while a pass ran: (seconds it reached it after the pass's start, seconds
+    from then until the server took it in), shape (k, 2). The real server stamps a request's arrival when its gRPC
+    handler first runs, a thread of the process whose scheduling thread runs the passes on the same core: a request
+    can wait for it. It reached the server at its send (``arrival - up``) plus the run's link, the median ``up`` of the
+    requests sent while the server was idle (neither in a pass nor replying to one); the rest of its ``up`` is the
+    wait (negative: a link shorter than the median)."""
+    rows = verified(log)
+    if rows.empty or "up" not in rows:
+        return np.zeros((0, 2))
+    b = rows.groupby("batch").agg(start=("start", "first"), tv=("t_verify", "first"), end=("end", "max")).sort_values("start")
+    start, stop, busy = (b[c].to_numpy(float) for c in ("start", "tv", "end"))
+    stop = start + stop
+    up = rows["up"].to_numpy(float)
+    sent = rows["arrival"].to_numpy(float) - up
+    k = np.searchsorted(start, sent, side="right") - 1
+    idle = (k < 0) | (sent >= busy[np.clip(k, 0, None)])
+    if not (idle & np.isfinite(up)).any():
+        return np.zeros((0, 2))
+    reached = sent + float(np.median(up[idle & np.isfinite(up)]))
+    j = np.searchsorted(start, reached, side="right") - 1
+    jj = np.clip(j, 0, None)
+    inside = (j >= 0) & (reached < stop[jj]) & np.isfinite(up)
+    return np.column_stack([(reached - start[jj])[inside], (rows["arrival"].to_numpy(float) - reached)[inside]])
+
+
 def turnaround_latency(log: pd.DataFrame) -> np.ndarray:
     """Per batch that had a request waiting when the previous pass ended: seconds from that pass's end
     to this batch's start."""

@@ -237,11 +237,12 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
             former, alloc = st.policies(pol, n, seed)   # the real run's policy objects; ``s`` seeds the twin's draws
             if kind == "own":
                 return stochastic_twin(real, wl, former, alloc, verify, trace, label=pol, seed=s)
-            shared = kind in ("shared core", "sliced core", "queued core", "core speed", "woken first", "staggered start")
+            shared = kind in ("shared core", "sliced core", "queued core", "core speed", "woken first", "staggered start",
+                              "server intake")
             sliced = core_slice if kind in ("sliced core", "queued core", "woken first") else None
             times = measured_times.times(drawn, verify, s, shared, alone, sliced,
-                                         core_speed=kind in ("core speed", "woken first", "staggered start"),
-                                         starts=kind == "staggered start")
+                                         core_speed=kind in ("core speed", "woken first", "staggered start", "server intake"),
+                                         starts=kind in ("staggered start", "server intake"), intake=kind == "server intake")
             if kind in ("queued core", "woken first"):   # the round starts when the drafter's job first gets the core
                 times = _replace(times, core_queued=True)
             if kind == "woken first":    # a drafter woken by its reply runs first, for a slice (``WakeFirstCore``)
@@ -441,6 +442,8 @@ SLICED = "stochastic twin (prompt and position, held-out, time-sliced drafter co
 QUEUED = "stochastic twin (prompt and position, held-out, queued drafter core)"
 WOKEN = "stochastic twin (prompt and position, held-out, woken-first drafter core of measured speed)"
 CORE_SPEED = "stochastic twin (prompt and position, held-out, shared drafter core of measured speed)"   # before the start
+# the validated one before the server's intake during a pass
+STAGGERED = "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start)"
 SEEDS = 5
 # a queueing delay within this of the real one at p50 is within tolerance (or within the real runs' own spread)
 QUEUE_P50 = 15.0
@@ -569,7 +572,8 @@ def drafting_stretch(runs: dict, keys) -> pd.DataFrame:
 
 def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seeds: int = SEEDS):
     """The stochastic twins (the validated one, ``STOCHASTIC``, the one the sweeps run, ``BEFORE``, the validated one
-    before its staggered start, ``CORE_SPEED``, and with a core of constant speed, ``CONSTANT_CORE``, the two tried on
+    before the server's intake, ``STAGGERED``, and before its staggered start, ``CORE_SPEED``, and with a core of
+    constant speed, ``CONSTANT_CORE``, the two tried on
     that one, ``SLICED`` and ``QUEUED``, and the one tried on the core of measured speed, ``WOKEN``) against every
     committed real run of ``paper`` (N 1-2 at CI scale), ``seeds`` seeds each, its time models fitted on the other
     repeats (``held_out``), with the real runs' own held-out error beside them (``twin_attribution.own_repeats``):
@@ -582,7 +586,7 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
     runs = _all_runs()
     keys = [k for k in runs if k[0] == paper and (scale == "full" or k[2] <= 2)]
     table = ta.attribution(contexts(runs, paper, trace, prompt, keys),
-                           components=(BEFORE, CONSTANT_CORE, CORE_SPEED, STOCHASTIC, SLICED, QUEUED, WOKEN),
+                           components=(BEFORE, CONSTANT_CORE, CORE_SPEED, STAGGERED, STOCHASTIC, SLICED, QUEUED, WOKEN),
                            seeds=range(seeds), mechanism=True)
     repeats = {k: runs[k] for k in keys if k[3] > 0}   # the repeats' campaign
     table = pd.concat([table, ta.own_repeats(repeats)], ignore_index=True)

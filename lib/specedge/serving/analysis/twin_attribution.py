@@ -63,6 +63,10 @@ COMPONENTS = {
     "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start)":
         "that core, the clients starting as in a held-out run and the server's queue opening once the last has started "
         "(the real runs' start barrier: ``interfaces.Times.starts``)",
+    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start, "
+    "server intake)":
+        "that twin, a request that reaches the server during a pass waiting for the server's intake as the held-out "
+        "runs' requests did that far into a pass (``interfaces.Times.intake``)",
 }
 
 
@@ -126,6 +130,8 @@ _TWINS = {
     "stochastic twin (prompt and position, held-out, woken-first drafter core of measured speed)": "woken first",
     "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start)":
         "staggered start",
+    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start, "
+    "server intake)": "server intake",
 }
 
 

@@ -36,9 +36,11 @@ class Simulation:
 
     def __init__(self, allocator: DraftAllocator, n_clients: int, core_slice: float | None = None,
                  core_queued: bool = False, core_speed: Callable[[float], float] | None = None,
-                 wake_first: bool = False, starts=None):
+                 wake_first: bool = False, starts=None, intake: Callable[[float], float] | None = None):
         self.loop = EventLoop()
         self.starts = starts        # seconds before each client's first round (``interfaces.Times.starts``), or None
+        self.intake = intake        # a request's wait for the server's intake during a pass (``Times.intake``), or None
+        self.passing = (0.0, 0.0)   # the server's latest pass: (its start, its end)
         self.queue: list[Pending] = []
         self.active: set[int] = set()
         self.alloc = dict(allocator.initial(list(range(n_clients))))
@@ -309,7 +311,7 @@ class Client:
         feed = rounds.feed()
         send = feed.send
         out = next(feed)                         # the first round's first sleep
-        queued = sim.core_queued
+        queued, intake = sim.core_queued, sim.intake
         post = 0.0                               # the shared core's work once the last reply was in
         if sim.starts is not None and sim.starts[self.idx] > 0:
             yield float(sim.starts[self.idx])    # the client starts later than the run's first
@@ -331,6 +333,12 @@ class Client:
                     yield None
                 out, post = out[1], out[2]
             yield out                            # drafting, then the uplink
+            if intake is not None:               # reached the server during a pass: it waits for the server's intake
+                began, ends = sim.passing
+                if began <= loop.now < ends:
+                    wait = intake(loop.now - began)
+                    if wait > 0:
+                        yield wait
             queue.append(send(loop.now))         # the request, as the server receives it
             if idle:
                 wake(idle.pop(), None)
@@ -393,6 +401,7 @@ class Server:
                 queue[:] = [p for p in queue if p.client not in chosen]
             start = loop.now
             tv = verify(batch)
+            sim.passing = (start, start + float(tv))
             yield float(tv)
             arrivals = [p.arrival for p in batch]
             first, last = min(arrivals), max(arrivals)

@@ -17,7 +17,9 @@ round, not taken at its median:
   fitted runs' measured ones;
 - verification: eq (19) (the caller's model) times a factor drawn from the fitted runs' measured pass / eq (19);
 - the server: its wake-up after waiting for a request (``log.dispatch_latency``) and its time between
-  back-to-back passes (``log.turnaround_latency``), drawn from the fitted runs' values.
+  back-to-back passes (``log.turnaround_latency``), drawn from the fitted runs' values; its intake of a request that
+  reaches it during a pass (``log.intake_delays``: the wait for its handler thread), drawn from the fitted runs'
+  requests that reached it as far into a pass (``INTAKE_BIN_S``).
 
 ``Drawn`` holds them; ``times`` / ``server`` give the engine's ``Times`` and the server's draws of one seed.
 """
@@ -29,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..interfaces import Times
-from ..log import dispatch_latency, real_rounds, turnaround_latency
+from ..log import dispatch_latency, intake_delays, real_rounds, turnaround_latency
 
 
 # The interval over which the drafters' core's slowness is taken as one value: drafters that draft at the same time
@@ -37,6 +39,12 @@ from ..log import dispatch_latency, real_rounds, turnaround_latency
 # ``serving_validation.core_slowness``); 0.1 s holds one to two synchronous batches at N = 8 (other lengths: the
 # doc's sensitivity, not used to choose)
 CORE_BIN_S = 0.1
+
+# The width of the intervals of time into a pass whose requests' intake waits are drawn together (``Intake``); a wait
+# depends on how far into the pass its request came (the real runs: half of those reaching the server in a pass's
+# first 2 ms wait over 1 ms for its handler, under a tenth of those after 3 ms); past ``INTAKE_LAST_S`` one interval
+INTAKE_BIN_S = 0.5e-3
+INTAKE_LAST_S = 4e-3
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,7 @@ class Drawn:
     core: np.ndarray = None   # the drafters' core's slowness per ``core_bin_s`` of the fitted runs (``core_slowness``)
     core_bin_s: float = CORE_BIN_S
     starts: np.ndarray = None  # per fitted run (row) and client, its first round's start after the run's first client's
+    intake: np.ndarray = None  # (seconds into a pass, the server's intake wait) of the fitted runs' requests (``log.intake_delays``)
 
 
 def core_slowness(began: np.ndarray, log_factor: np.ndarray, run: np.ndarray, bin_s: float = CORE_BIN_S):
@@ -148,10 +157,11 @@ def fit(runs: dict, keys, passes, verify_model, bin_s: float = CORE_BIN_S) -> Dr
         factors.append(prof["seconds"].to_numpy(float) / pred)
     dl = np.concatenate([dispatch_latency(runs[k]) for k in keys])
     ta = np.concatenate([turnaround_latency(runs[k]) for k in keys])
+    intake = np.concatenate([intake_delays(runs[k]) for k in keys])
     width = max(len(s) for s in starts)
     starts = np.array([s + [np.nan] * (width - len(s)) for s in starts], float)
     return Drawn(tuple(clients), np.concatenate(factors) if factors else np.ones(1), dl if len(dl) else np.zeros(1),
-                 ta if len(ta) else np.zeros(1), tuple(keys), core, float(bin_s), starts)
+                 ta if len(ta) else np.zeros(1), tuple(keys), core, float(bin_s), starts, intake)
 
 
 def core_share(model: Drawn) -> float:
@@ -196,6 +206,31 @@ class _Binned:
         return v
 
 
+class Intake:
+    """The server's intake wait of a request that reaches it ``into`` seconds after the start of the pass running then:
+    a wait of the fitted runs' requests that reached it in the same interval of ``bin_s`` (past ``last_s``: any later;
+    an interval without one: the nearest earlier that has one), drawn uniformly, never below 0."""
+
+    def __init__(self, records: np.ndarray, rng: np.random.Generator, bin_s: float = INTAKE_BIN_S,
+                 last_s: float = INTAKE_LAST_S):
+        records = np.asarray(records, float).reshape(-1, 2)
+        records = records[np.isfinite(records).all(axis=1) & (records[:, 0] >= 0)]
+        if not len(records):
+            raise ValueError("records: no request reached the server during a pass in the fitted runs")
+        self.bin_s, self.n = float(bin_s), int(np.ceil(last_s / bin_s))
+        idx = np.minimum(records[:, 0] // self.bin_s, self.n).astype(int)
+        self.bins, have = [], None
+        for b in range(self.n + 1):
+            values = records[idx == b, 1]
+            have = _Draws(np.maximum(values, 0.0), rng) if len(values) else have
+            self.bins.append(have)
+        first = next(d for d in self.bins if d is not None)
+        self.bins = [first if d is None else d for d in self.bins]
+
+    def __call__(self, into: float) -> float:
+        return self.bins[min(int(into // self.bin_s), self.n)]()
+
+
 def with_client_cpu(model: Drawn, source: Drawn) -> Drawn:
     """``model`` with each client's CPU besides drafting (``other_cpu``) drawn from ``source`` instead: runs of the same
     setting and N logged with ``t_client_cpu`` (another campaign's, where ``model``'s runs predate the column)."""
@@ -236,7 +271,7 @@ def first_starts(model: Drawn, n_clients: int, seed: int = 0) -> tuple[float, ..
 
 
 def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone: Drawn | None = None,
-          core_slice: float | None = None, core_speed: bool = False, starts: bool = False) -> Times:
+          core_slice: float | None = None, core_speed: bool = False, starts: bool = False, intake: bool = False) -> Times:
     """The engine's ``Times`` drawn from ``model`` (client c of the twin's workload: the fitted runs' client c):
     drafting (e0 + e1 k) x a measured factor + a measured gap, a measured uplink and reply, eq (19) ``verify``
     x a measured factor. ``shared_core``: drafting is its CPU time's line x a measured factor, the work on the
@@ -251,8 +286,12 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     ``core_speed``: the core's slowness common to its drafters, one value of ``model.core`` drawn per ``core_bin_s`` of
     simulated time (``interfaces.Times.core_speed``), each drafting's own factor its residual (``cpu_residuals``);
     ``starts``: the clients start as in one fitted run, drawn (``first_starts``), the server's queue opening once the
-    last has started (``interfaces.Times.starts``)."""
+    last has started (``interfaces.Times.starts``); ``intake``: a request that reaches the server during a pass waits for
+    its intake as the fitted runs' did that far into a pass (``Intake``; ``interfaces.Times.intake``; none where no
+    request of theirs reached it during a pass: one client)."""
     first = first_starts(model, len(model.clients), seed) if starts else None
+    taken = (Intake(model.intake, np.random.default_rng(np.random.SeedSequence([seed, 31])))
+             if intake and model.intake is not None and len(model.intake) else None)
     rng = np.random.default_rng(np.random.SeedSequence([seed, 19]))
     cs = model.clients
     common = shared_core and core_speed and model.core is not None
@@ -273,7 +312,7 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     if not client_cpu:
         return Times([drafter(i) for i in range(len(cs))], verify_time,
                      up=lambda c, s: up[c](), down=lambda c: down[c](), shared_core=shared_core,
-                     core_slice=core_slice if shared_core else None, core_speed=speed, starts=first)
+                     core_slice=core_slice if shared_core else None, core_speed=speed, starts=first, intake=taken)
     share, held_pre, held_post = split(link[0])
     other = [_Draws(c.other_cpu, rng) for c in cs]
     after = [0.0] * len(cs)       # this round's CPU once the reply is in, drawn with its drafting
@@ -290,4 +329,4 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     return Times([working(i) for i in range(len(cs))], verify_time,
                  up=lambda c, s: max(gap[c]() + up[c]() - held_pre, 0.0),
                  down=lambda c: max(down[c]() - held_post, 0.0), shared_core=True, post=lambda c: after[c],
-                 core_slice=core_slice, core_speed=speed, starts=first)
+                 core_slice=core_slice, core_speed=speed, starts=first, intake=taken)
