@@ -202,6 +202,52 @@ def test_a_request_reaching_the_server_during_a_pass_waits_for_its_intake_and_on
     assert taken["tokens"].sum() == plain["tokens"].sum()               # the same responses
 
 
+def test_prompt_lengths_are_each_sessions_first_verification_less_its_drafts_in_stream_order():
+    from specedge.serving.log import prompt_lengths
+
+    log = pd.DataFrame(dict(client=[0, 0, 0, 1, 1, 0], round=[0, 1, 2, 0, 1, 3], S=[2, 1, 0, 3, 0, 1],
+                            n_new=[27, 2, 1, 51, 1, 10], n_cached=[0, 27, 29, 0, 54, 0], event=""))
+    assert prompt_lengths(log) == {0: (25, 9), 1: (48,)}
+    shuffled = log.sample(frac=1.0, random_state=3)
+    assert prompt_lengths(shuffled) == {0: (25, 9), 1: (48,)}                 # the stream's order, not the log's
+    assert prompt_lengths(log.assign(event="refused")) == {}
+    with pytest.raises(ValueError, match="n_cached"):
+        prompt_lengths(log.drop(columns="n_cached"))
+
+
+def test_each_prompt_feeds_its_own_length_to_its_sessions_first_verification():
+    acc = PromptAcceptance(FRAME)
+    spec = dict(draft="draft-xs", domains=("code",), prompts=3, max_new_tokens=6, gamma=2, draft_rule="fixed")
+    seen = []
+
+    def verify(batch):
+        seen.extend((p.n_new, p.n_cached, p.n_draft) for p in batch)
+        return 0.001
+    one = Workload("target-m", (ClientSpec(**spec, prompt_tokens=(30, 7, 12)),), capacity=4)
+    simulate(one, FCFS(), FixedS(2, 1), Times(draft=[lambda k: 0.001], verify=verify), acc, seed=0)
+    firsts = [new - s for new, cached, s in seen if cached == 0]
+    assert firsts == [30, 7, 12]                                             # each prompt's own, in the stream's order
+    seen.clear()
+    same = Workload("target-m", (ClientSpec(**spec, prompt_tokens=30),), capacity=4)
+    simulate(same, FCFS(), FixedS(2, 1), Times(draft=[lambda k: 0.001], verify=verify), acc, seed=0)
+    assert [new - s for new, cached, s in seen if cached == 0] == [30, 30, 30]
+    for bad in ((), (5, -1), (2.5,)):
+        with pytest.raises(ValueError, match="prompt_tokens"):
+            ClientSpec(**spec, prompt_tokens=bad)
+
+
+def test_the_held_out_runs_give_each_client_its_prompts_lengths():
+    from specedge.experiments.serving_validation import runs as sv
+
+    def log(lengths_by_client):
+        rows = [dict(client=c, round=j, S=1, n_new=t + 1, n_cached=0, event="")
+                for c, ts in lengths_by_client.items() for j, t in enumerate(ts)]
+        return pd.DataFrame(rows)
+    runs = {"a": log({0: (20, 9), 1: (48,)}), "b": log({0: (20,), 1: (48, 31), 2: (5,)})}
+    assert sv._prompt_lengths(runs, ["a", "b"], 2) == {0: (20, 9), 1: (48, 31)}   # the fullest stream; clients < N
+    assert sv._prompt_lengths(runs, [], 2) == {}
+
+
 def test_first_starts_draw_one_fitted_runs_starts_after_its_first_client():
     model = measured_times.Drawn((), np.ones(1), np.zeros(1), np.zeros(1), ("a", "b", "c"),
                                  starts=np.array([[0.0, 0.3, 0.1], [0.2, 0.0, np.nan], [0.5, 0.0, 0.4]]))

@@ -98,7 +98,8 @@ def test_sections_write_the_tables_and_the_checks(runs, accept, tmp_path):
     assert set(stretch.n_clients) == {1, 2} and (stretch.stretch > 0.5).all() and (stretch.k_passes >= 1).all()
     assert set(table.repeat) == {0, 1, 2, 3, 4, 5} and set(table.n_clients) == {1, 2}
     assert set(sp.repeats) == {5} and (sp.spread_pct >= 0).all()          # the quiet repeats 1-5
-    assert set(table.component) == {sv.BEFORE, sv.CONSTANT_CORE, sv.CORE_SPEED, sv.STAGGERED, sv.STOCHASTIC, sv.SLICED, sv.QUEUED,
+    assert set(table.component) == {sv.BEFORE, sv.CONSTANT_CORE, sv.CORE_SPEED, sv.STAGGERED, sv.INTAKE, sv.STOCHASTIC,
+                                    sv.SLICED, sv.QUEUED,
                                     sv.WOKEN, ta.OWN}
     assert set(table[table.component == ta.OWN].repeat) == {1, 2, 3, 4, 5}    # the real runs' own: the repeats alone
     # the validated twin's core of measured speed: other round times than on the core of constant speed

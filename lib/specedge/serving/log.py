@@ -122,6 +122,17 @@ def dispatch_latency(log: pd.DataFrame) -> np.ndarray:
     return (b["start"] - b["last"])[idle & (b["start"] >= b["last"])].to_numpy(float)
 
 
+def prompt_lengths(log: pd.DataFrame) -> dict[int, tuple[int, ...]]:
+    """Per client, the tokens of each of its prompts in its stream's order, as the server verified them: a session's
+    first verification holds its prompt and its drafts (``n_new - S`` of a round with nothing cached)."""
+    rows = verified(log)
+    missing = [c for c in ("n_new", "n_cached") if c not in rows]
+    if missing:
+        raise ValueError(f"log: missing columns {missing}; a real run's log has them (older logs lack n_new/n_cached)")
+    first = rows[rows["n_cached"] == 0].sort_values(["client", "round"])
+    return {int(c): tuple(int(x) for x in (g["n_new"] - g["S"])) for c, g in first.groupby("client")}
+
+
 def intake_delays(log: pd.DataFrame) -> np.ndarray:
     """Per request that reached the server while a pass ran: (seconds it reached it after the pass's start, seconds
     from then until the server took it in), shape (k, 2). The real server stamps a request's arrival when its gRPC

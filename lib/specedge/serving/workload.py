@@ -49,11 +49,16 @@ class ClientSpec:
     temperature: float = 0.0
     slo_class: int | None = None     # WISP token-speed class (tok/s)
     alpha: float | None = None       # WISP eq (5): the acceptance rate the device reports (g = alpha * N_d)
-    prompt_tokens: int = 0           # twin: prompt length fed by a session's first verification (0: not modelled)
+    prompt_tokens: int | tuple[int, ...] = 0   # twin: prompt length fed by a session's first verification (0: not
+    #                                            modelled), or one per prompt of its stream in order (repeated past its end)
     seed: int = 0
 
     def __post_init__(self):
         object.__setattr__(self, "draft_rule", DraftRule(self.draft_rule))    # parsed once, checked on construction
+        if isinstance(self.prompt_tokens, (tuple, list)):
+            if not self.prompt_tokens or any(int(t) != t or t < 0 for t in self.prompt_tokens):
+                raise ValueError(f"prompt_tokens: one count >= 0 per prompt, got {self.prompt_tokens!r}")
+            object.__setattr__(self, "prompt_tokens", tuple(int(t) for t in self.prompt_tokens))
 
 
 @dataclass(frozen=True)

@@ -231,18 +231,25 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
         drawn = _client_cpu(drawn, everything, paper, n, passes, verify)
         alone = _client_cpu(alone, everything, paper, 1, passes, verify) if alone is not None else None
         others = [k for k in runs if k != key]
+        lengths = _prompt_lengths(runs, held_out(runs, key, same_policy), n)
+        own_wl = _replace(wl, clients=tuple(_replace(c, prompt_tokens=lengths.get(i, PROMPT_TOKENS))
+                                            for i, c in enumerate(wl.clients)))
 
         def stochastic(kind, s, real=runs[key], pol=pol, n=n, wl=twin_wl, verify=verify, drawn=drawn, alone=alone,
-                       core_slice=DRAFTER_CORE_SLICE_S, recorder=None):
+                       core_slice=DRAFTER_CORE_SLICE_S, recorder=None, own_wl=own_wl):
             former, alloc = st.policies(pol, n, seed)   # the real run's policy objects; ``s`` seeds the twin's draws
             if kind == "own":
                 return stochastic_twin(real, wl, former, alloc, verify, trace, label=pol, seed=s)
             shared = kind in ("shared core", "sliced core", "queued core", "core speed", "woken first", "staggered start",
-                              "server intake")
+                              "server intake", "prompt lengths")
             sliced = core_slice if kind in ("sliced core", "queued core", "woken first") else None
             times = measured_times.times(drawn, verify, s, shared, alone, sliced,
-                                         core_speed=kind in ("core speed", "woken first", "staggered start", "server intake"),
-                                         starts=kind in ("staggered start", "server intake"), intake=kind == "server intake")
+                                         core_speed=kind in ("core speed", "woken first", "staggered start", "server intake",
+                                                             "prompt lengths"),
+                                         starts=kind in ("staggered start", "server intake", "prompt lengths"),
+                                         intake=kind in ("server intake", "prompt lengths"))
+            if kind == "prompt lengths":     # each prompt's own length, as the held-out runs' server verified it
+                wl = own_wl
             if kind in ("queued core", "woken first"):   # the round starts when the drafter's job first gets the core
                 times = _replace(times, core_queued=True)
             if kind == "woken first":    # a drafter woken by its reply runs first, for a slice (``WakeFirstCore``)
@@ -259,6 +266,20 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
             dispatches=np.concatenate([dispatch_latency(runs[k]) for k in others]), turnaround=turnaround(runs, key),
             drawn=drawn, trace=trace, prompt=prompt, passes=passes,
             fitted_rounds=(lambda rounds, which, wl=wl: modelled_rounds(rounds, wl, which)), stochastic=stochastic)
+    return out
+
+
+def _prompt_lengths(runs: dict, keys, n: int) -> dict[int, tuple[int, ...]]:
+    """Per client (of ``n``), its prompts' lengths in tokens as the first of the runs ``keys`` that verified each of its
+    prompts logged them (``serving.log.prompt_lengths``; every run of a setting drafts the same prompts): the real
+    drafters cut each prompt to its last ``PROMPT_TOKENS`` ids, and the shorter ones keep their own length."""
+    from ...serving.log import prompt_lengths
+
+    out: dict[int, tuple[int, ...]] = {}
+    for k in keys:
+        for c, lengths in prompt_lengths(runs[k]).items():
+            if c < n and len(lengths) > len(out.get(c, ())):
+                out[c] = lengths
     return out
 
 
@@ -442,8 +463,9 @@ SLICED = "stochastic twin (prompt and position, held-out, time-sliced drafter co
 QUEUED = "stochastic twin (prompt and position, held-out, queued drafter core)"
 WOKEN = "stochastic twin (prompt and position, held-out, woken-first drafter core of measured speed)"
 CORE_SPEED = "stochastic twin (prompt and position, held-out, shared drafter core of measured speed)"   # before the start
-# the validated one before the server's intake during a pass
+# the validated one before the server's intake during a pass, and before the prompts' own lengths
 STAGGERED = "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start)"
+INTAKE = "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start, server intake)"
 SEEDS = 5
 # a queueing delay within this of the real one at p50 is within tolerance (or within the real runs' own spread)
 QUEUE_P50 = 15.0
@@ -572,8 +594,8 @@ def drafting_stretch(runs: dict, keys) -> pd.DataFrame:
 
 def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seeds: int = SEEDS):
     """The stochastic twins (the validated one, ``STOCHASTIC``, the one the sweeps run, ``BEFORE``, the validated one
-    before the server's intake, ``STAGGERED``, and before its staggered start, ``CORE_SPEED``, and with a core of
-    constant speed, ``CONSTANT_CORE``, the two tried on
+    before the prompts' own lengths, ``INTAKE``, before the server's intake, ``STAGGERED``, and before its staggered
+    start, ``CORE_SPEED``, and with a core of constant speed, ``CONSTANT_CORE``, the two tried on
     that one, ``SLICED`` and ``QUEUED``, and the one tried on the core of measured speed, ``WOKEN``) against every
     committed real run of ``paper`` (N 1-2 at CI scale), ``seeds`` seeds each, its time models fitted on the other
     repeats (``held_out``), with the real runs' own held-out error beside them (``twin_attribution.own_repeats``):
@@ -586,7 +608,8 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
     runs = _all_runs()
     keys = [k for k in runs if k[0] == paper and (scale == "full" or k[2] <= 2)]
     table = ta.attribution(contexts(runs, paper, trace, prompt, keys),
-                           components=(BEFORE, CONSTANT_CORE, CORE_SPEED, STAGGERED, STOCHASTIC, SLICED, QUEUED, WOKEN),
+                           components=(BEFORE, CONSTANT_CORE, CORE_SPEED, STAGGERED, INTAKE, STOCHASTIC, SLICED, QUEUED,
+                                       WOKEN),
                            seeds=range(seeds), mechanism=True)
     repeats = {k: runs[k] for k in keys if k[3] > 0}   # the repeats' campaign
     table = pd.concat([table, ta.own_repeats(repeats)], ignore_index=True)

@@ -67,6 +67,10 @@ COMPONENTS = {
     "server intake)":
         "that twin, a request that reaches the server during a pass waiting for the server's intake as the held-out "
         "runs' requests did that far into a pass (``interfaces.Times.intake``)",
+    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start, "
+    "server intake, prompts' own lengths)":
+        "that twin, each prompt of its length as the held-out runs' server verified it (the drafters cut a prompt to "
+        "its last 48 tokens; a shorter one keeps its own length), not 48 tokens",
 }
 
 
@@ -132,6 +136,8 @@ _TWINS = {
         "staggered start",
     "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start, "
     "server intake)": "server intake",
+    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start, "
+    "server intake, prompts' own lengths)": "prompt lengths",
 }
 
 

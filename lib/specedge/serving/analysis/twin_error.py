@@ -27,7 +27,7 @@ SETTINGS = {"tran2025": paths.FIGURES / "tran2025" / "stochastic_vs_real.csv",
 # class its violation rate (``slo_binding_outcomes.csv``, ``serving.analysis.slo_outcomes.by_class``)
 BINDING = {"li2026": paths.FIGURES / "li2026_serving" / "slo_binding_vs_real.csv"}
 VALIDATED = ("stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start, "
-             "server intake)")
+             "server intake, prompts' own lengths)")
 DOMAIN_IID = "stochastic twin (domain i.i.d., this run's medians)"
 
 

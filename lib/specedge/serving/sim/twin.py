@@ -418,7 +418,7 @@ class ModelledRounds:
         draft, temperature, gamma, limit = spec.draft, spec.temperature, spec.gamma, spec.max_new_tokens
         domains, per_domain, slo_class = spec.domains, spec.prompts, spec.slo_class
         n_domains = len(domains)
-        prompt_tokens = max(spec.prompt_tokens, 1)
+        lengths = [max(t, 1) for t in (spec.prompt_tokens if isinstance(spec.prompt_tokens, tuple) else (spec.prompt_tokens,))]
         times = self.times
         draft_time, up, down, bytes_up = times.draft[i], times.up, times.down, times.bytes_up
         send = down if times.send is None else times.send
@@ -474,7 +474,7 @@ class ModelledRounds:
             # drafting, then the uplink: the request arrives (drafting as work on the drafters' shared core, with the
             # work once the reply is in)
             now = yield ((float(td), float(tu), float(post(i))) if shared else float(td + tu))
-            unseen = prompt_tokens if made == 0 else 1    # the prompt, or last round's correction
+            unseen = lengths[prompt % len(lengths)] if made == 0 else 1    # the prompt, or last round's correction
             if cache:
                 n_new, n_cached = unseen + s, ctx
             else:
