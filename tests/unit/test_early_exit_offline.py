@@ -199,6 +199,30 @@ def test_concurrent_against_simulation_rows_per_seed():
     assert frame.miss_rate_sim.between(0, 1).all() and frame.miss_rate_concurrent.nunique() == 1
 
 
+def test_concurrent_against_simulation_by_domain_gives_a_row_per_set_client_and_domain(monkeypatch):
+    from specedge import zoo
+    from specedge.early_exit import concurrent
+    target = _llama(layers=3, sharp=1.0)
+    ee = early_exit.EarlyExits(target, rank=2)
+    draft = _llama(layers=2, seed=1, sharp=1.0)
+    g = torch.Generator().manual_seed(2)
+    prompts = {d: [torch.randint(0, V, (6,), generator=g).tolist()] for d in ("code", "chat")}
+    monkeypatch.setattr(zoo, "eval_prompts", lambda domain, n=None: prompts[domain][:n])
+    cfg = sim.FSDConfig(gamma=3, T_d=0.01, T_t=0.2, T_c=0.02, threads=2, client_queue="random")
+    asked = []
+
+    def from_profile(cls, prof, runtime, **kw):
+        asked.append(runtime)
+        return cfg
+    monkeypatch.setattr(sim.FSDConfig, "from_profile", classmethod(from_profile))
+    frame = concurrent.against_simulation_by_domain({"tiny": ("d", "t", draft, ee, None)}, prof=None, clients=("jetson",),
+                                                    domains=("code", "chat"), n_prompts=1, max_new=8, time_scale=0.05)
+    assert list(frame.domain) == ["code", "chat"] and set(frame.set) == {"tiny"} and asked == ["jetson_tiny"] * 2
+    assert (frame.prompts == 1).all() and (frame.tokens > 0).all() and (frame.threads == 2).all()
+    assert frame.miss_rate_sim.between(0, 1).all() and frame.miss_rate_concurrent.between(0, 1).all()
+    assert (frame.speedup_sd_fsd_sim > 0).all() and (frame.speedup_sd_fsd_concurrent > 0).all()
+
+
 def test_collect_trace_frames_equals_the_decoder_traces():
     target = _llama(layers=3, sharp=1.0)
     draft = _llama(layers=2, seed=1, sharp=1.0)

@@ -32,7 +32,8 @@ from ..interfaces import BatchFormer, DraftAllocator, Outcome, Pending
 
 class Simulation:
     """What the processes share: the loop, the queue of requests, the clients still drafting, the
-    allocation the allocator last gave, the server while it waits for a request, and the stop flag."""
+    allocation the allocator last gave, the server while it waits for a request, its latest pass (for a request's
+    wait for the server's intake during one: ``interfaces.Times.intake``), and the stop flag."""
 
     def __init__(self, allocator: DraftAllocator, n_clients: int, core_slice: float | None = None,
                  core_queued: bool = False, core_speed: Callable[[float], float] | None = None,
