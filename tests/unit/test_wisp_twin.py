@@ -87,6 +87,9 @@ def test_centralized_twin_closed_form():
     assert len(first) == 3 and np.allclose(first["t_verify"], 0.1 + 0.01 * 24)   # three prefills together
     decode = log[(log["round"] > 0) & (log["round"] < 10)]
     assert np.allclose(decode["t_round"], 0.13) and (log.groupby("client").size() > 10).all()
+    mixed = Workload("target-m", (ClientSpec("draft-xs", ("code",), 2, 10, prompt_tokens=(8, 5)),))
+    with pytest.raises(ValueError, match=r"clients\[0\]\.prompt_tokens: one length for every prompt"):
+        centralized.simulate(mixed, step, until=5.0)
 
 
 def test_centralized_real_run_through_transformers_continuous_batching():

@@ -63,6 +63,10 @@ def simulate(workload: Workload, step_time: VerifyTimeModel, *, until: float, rt
         raise ValueError(f"until: must be > 0 seconds, got {until}")
     if not memory_budget > 0:
         raise ValueError(f"memory_budget: must be > 0 bytes, got {memory_budget!r}")
+    per_prompt = [c for c, s in enumerate(specs) if isinstance(s.prompt_tokens, tuple)]
+    if per_prompt:
+        raise ValueError(f"workload.clients[{per_prompt[0]}].prompt_tokens: one length for every prompt here (the "
+                         f"centralized baseline), got one per prompt {specs[per_prompt[0]].prompt_tokens!r}")
     n = len(specs)
     ctx = np.zeros(n, int)                 # tokens of the running response in the KV cache
     made = np.zeros(n, int)
