@@ -71,6 +71,8 @@ def test_held_out_models_are_fitted_on_the_other_repeats(runs, accept):
     assert (staggered.groupby("client")["arrival"].min() >= np.array(starts) - 1e-9).all()   # none before its start
     assert staggered["start"].min() >= max(starts) - 1e-9 and max(starts) > 0
     assert at_once["start"].min() < max(starts)
+    with pytest.raises(ValueError, match="kind: expected 'own' or one of"):
+        ctx.stochastic("staggered", 0)
     # the drafter CPU besides drafting: the other repeats' own, 0.4-1.2 ms per round at the median on this host
     assert 4e-4 < np.median(c.other_cpu) < 1.2e-3 and (c.other_cpu >= -1e-6).all()
     # repeat 0 predates the column: its twin draws that CPU from the repeats' runs of its setting and N (another
@@ -331,3 +333,15 @@ def test_the_binding_section_and_its_checks(bound, accept, tmp_path):
     g = gap[(gap.side == sv.STOCHASTIC) & (gap.slo_class == so.ALL) & (gap.rate == "violation_pct") & (gap.n_clients == 2)].iloc[0]
     grow = gaps[gaps.check.str.startswith(sv.STOCHASTIC) & gaps.quantity.str.contains("N = 2")].iloc[0]
     assert grow.ours == round(g.error, 1) and grow.tolerance == round(g.real_max - g.real_min, 1)
+
+
+def test_every_held_out_twin_kind_of_the_attribution_is_one_contexts_builds():
+    from specedge.experiments.serving_validation import runs as sv
+    from specedge.serving.analysis import twin_attribution as ta
+
+    assert {k for k in ta._TWINS.values() if k != "own"} <= set(sv.KINDS)
+    # each kind adds to the one before it what its name says (the validated twin: every addition kept)
+    assert sv.KINDS["prompt lengths"] - sv.KINDS["server intake"] == {"lengths"}
+    assert sv.KINDS["server intake"] - sv.KINDS["staggered start"] == {"intake"}
+    assert sv.KINDS["staggered start"] - sv.KINDS["core speed"] == {"starts"}
+    assert ta._TWINS[sv.STOCHASTIC] == "prompt lengths"

@@ -144,8 +144,8 @@ def intake_delays(log: pd.DataFrame) -> np.ndarray:
     if rows.empty or "up" not in rows:
         return np.zeros((0, 2))
     b = rows.groupby("batch").agg(start=("start", "first"), tv=("t_verify", "first"), end=("end", "max")).sort_values("start")
-    start, stop, busy = (b[c].to_numpy(float) for c in ("start", "tv", "end"))
-    stop = start + stop
+    start, tv, busy = (b[c].to_numpy(float) for c in ("start", "tv", "end"))
+    stop = start + tv
     up = rows["up"].to_numpy(float)
     sent = rows["arrival"].to_numpy(float) - up
     k = np.searchsorted(start, sent, side="right") - 1

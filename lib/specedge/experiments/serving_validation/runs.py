@@ -193,6 +193,24 @@ def held_out(runs: dict, key, same_policy: bool = False) -> list:
     return [k for k in other if k[1] == key[1]] or other if same_policy else other
 
 
+# The held-out stochastic twins of ``contexts``' ``stochastic(kind, seed)`` (``twin_attribution``'s ``_TWINS``): what each
+# adds to the held-out drawn times, "held-out": the drafters' shared core ("shared"), run in the kernel's time slices
+# ("sliced"), a round started when its drafter's job first runs ("queued"), a woken drafter served first ("woken"), the
+# core's measured slowness ("speed"), the staggered start ("starts"), the server's intake during a pass ("intake"), the
+# prompts' own lengths ("lengths")
+KINDS = {
+    "held-out": frozenset(),
+    "shared core": frozenset({"shared"}),
+    "sliced core": frozenset({"shared", "sliced"}),
+    "queued core": frozenset({"shared", "sliced", "queued"}),
+    "core speed": frozenset({"shared", "speed"}),
+    "woken first": frozenset({"shared", "sliced", "queued", "woken", "speed"}),
+    "staggered start": frozenset({"shared", "speed", "starts"}),
+    "server intake": frozenset({"shared", "speed", "starts", "intake"}),
+    "prompt lengths": frozenset({"shared", "speed", "starts", "intake", "lengths"}),
+}
+
+
 def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, same_policy: bool = False,
              core_bin_s: float | None = None) -> dict:
     """``serving.analysis.twin_attribution.Context`` of each run of ``paper`` (or of ``keys``): its setting's clients and
@@ -224,14 +242,15 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
         twin_wl = _replace(wl, clients=tuple(_replace(c, prompt_tokens=PROMPT_TOKENS) for c in wl.clients))
         verify = verify_model(runs, key, seed)
         passes = (lambda r, c, wl=wl: draft_passes(r, wl.clients[c]))
-        drawn = measured_times.fit(runs, held_out(runs, key, same_policy), passes, verify,
+        fitted = held_out(runs, key, same_policy)
+        drawn = measured_times.fit(runs, fitted, passes, verify,
                                    measured_times.CORE_BIN_S if core_bin_s is None else core_bin_s)
         alone_keys = [k for k in runs if k[0] == paper and k[2] == 1 and k != key]
         alone = measured_times.fit(runs, alone_keys, passes, verify) if alone_keys else None
         drawn = _client_cpu(drawn, everything, paper, n, passes, verify)
         alone = _client_cpu(alone, everything, paper, 1, passes, verify) if alone is not None else None
         others = [k for k in runs if k != key]
-        lengths = _prompt_lengths(runs, held_out(runs, key, same_policy), n)
+        lengths = _prompt_lengths(runs, fitted, n)
         own_wl = _replace(wl, clients=tuple(_replace(c, prompt_tokens=lengths.get(i, PROMPT_TOKENS))
                                             for i, c in enumerate(wl.clients)))
 
@@ -240,19 +259,17 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
             former, alloc = st.policies(pol, n, seed)   # the real run's policy objects; ``s`` seeds the twin's draws
             if kind == "own":
                 return stochastic_twin(real, wl, former, alloc, verify, trace, label=pol, seed=s)
-            shared = kind in ("shared core", "sliced core", "queued core", "core speed", "woken first", "staggered start",
-                              "server intake", "prompt lengths")
-            sliced = core_slice if kind in ("sliced core", "queued core", "woken first") else None
-            times = measured_times.times(drawn, verify, s, shared, alone, sliced,
-                                         core_speed=kind in ("core speed", "woken first", "staggered start", "server intake",
-                                                             "prompt lengths"),
-                                         starts=kind in ("staggered start", "server intake", "prompt lengths"),
-                                         intake=kind in ("server intake", "prompt lengths"))
-            if kind == "prompt lengths":     # each prompt's own length, as the held-out runs' server verified it
+            if kind not in KINDS:
+                raise ValueError(f"kind: expected 'own' or one of {sorted(KINDS)}, got {kind!r}")
+            has = KINDS[kind]
+            times = measured_times.times(drawn, verify, s, "shared" in has, alone,
+                                         core_slice if "sliced" in has else None, core_speed="speed" in has,
+                                         starts="starts" in has, intake="intake" in has)
+            if "lengths" in has:         # each prompt's own length, as the held-out runs' server verified it
                 wl = own_wl
-            if kind in ("queued core", "woken first"):   # the round starts when the drafter's job first gets the core
+            if "queued" in has:          # the round starts when the drafter's job first gets the core
                 times = _replace(times, core_queued=True)
-            if kind == "woken first":    # a drafter woken by its reply runs first, for a slice (``WakeFirstCore``)
+            if "woken" in has:           # a drafter woken by its reply runs first, for a slice (``WakeFirstCore``)
                 times = _replace(times, wake_first=True)
             if recorder is not None:   # ``core_budget.Recorder``: the draws of a shared-core twin, recorded
                 recorder.share = measured_times.split(alone.clients[0])[0] if alone is not None else 1.0
