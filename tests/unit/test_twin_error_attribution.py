@@ -202,6 +202,83 @@ def test_a_request_reaching_the_server_during_a_pass_waits_for_its_intake_and_on
     assert taken["tokens"].sum() == plain["tokens"].sum()               # the same responses
 
 
+def _rounds_log(rows):
+    """A real log of verified rounds: (batch, client, round, t_draft, up, arrival, start, t_verify, t_send) per row,
+    its reply leaving as its pass ends."""
+    df = pd.DataFrame(rows, columns=["batch", "client", "round", "t_draft", "up", "arrival", "start", "t_verify", "t_send"])
+    return df.assign(end=df["start"] + df["t_verify"], S=2, accepted=1, tokens=2, n_new=3, n_cached=0, event="")
+
+
+def test_wake_waits_pair_a_replys_way_and_the_wait_in_hand_with_the_others_busy_as_its_pass_ended():
+    from specedge.serving.log import wake_waits
+
+    # client 0 drafts [0, 10) ms, verified [11, 16), reply in at 17, drafts again from 19; client 1 drafts [0, 14),
+    # verified [16, 21), reply in at 23, drafts again from 26: as pass 0 ends client 1 waits for the server (0 busy),
+    # as pass 1 ends client 0 drafts (1 busy)
+    log = _rounds_log([(0, 0, 0, 0.010, 0.001, 0.011, 0.011, 0.005, 0.001),
+                       (1, 1, 0, 0.014, 0.001, 0.015, 0.016, 0.005, 0.002),
+                       (2, 0, 1, 0.010, 0.001, 0.030, 0.030, 0.005, 0.001),
+                       (3, 1, 1, 0.010, 0.001, 0.037, 0.037, 0.005, 0.001)])
+    np.testing.assert_allclose(wake_waits(log), [[0, 0.001, 0.002], [1, 0.002, 0.003]], atol=1e-12)
+    # ties: two requests of one pass each count the other busy from its end (taking its own reply in)
+    tied = _rounds_log([(0, 0, 0, 0.010, 0.001, 0.011, 0.012, 0.005, 0.001),
+                        (0, 1, 0, 0.010, 0.001, 0.011, 0.012, 0.005, 0.003),
+                        (1, 0, 1, 0.010, 0.001, 0.031, 0.031, 0.005, 0.001),
+                        (2, 1, 1, 0.010, 0.001, 0.040, 0.040, 0.005, 0.001)])
+    np.testing.assert_allclose(wake_waits(tied)[:, 0], [1, 1])
+    np.testing.assert_allclose(wake_waits(tied)[:, 1], [0.001, 0.003], atol=1e-12)
+    assert wake_waits(log[log["round"] == 0]).shape == (0, 3)       # no round followed by another
+    with pytest.raises(ValueError, match="missing columns"):
+        wake_waits(log.drop(columns="t_send"))
+
+
+def test_wake_draws_a_pair_of_rounds_with_as_many_others_busy():
+    records = np.array([[0, 0.001, 0.002], [0, 0.003, 0.004], [2, 0.005, -0.001], [2, 0.007, 0.008]])
+    rng = np.random.default_rng(0)
+    wake = measured_times.Wake(records, rng)
+    assert {wake(0) for _ in range(60)} == {(0.001, 0.002), (0.003, 0.004)}   # its own bin, the pairs kept together
+    assert {wake(1) for _ in range(60)} == {(0.001, 0.002), (0.003, 0.004)}   # none with 1 busy: the nearest fewer
+    assert {wake(9) for _ in range(60)} == {(0.005, 0.0), (0.007, 0.008)}     # past the most busy; never below 0
+    crowded = measured_times.Wake(np.array([[3, 0.004, 0.005]]), rng)        # none fewer: the nearest more
+    assert crowded(0) == (0.004, 0.005)
+    with pytest.raises(ValueError, match="no round of the fitted runs"):
+        measured_times.Wake(np.zeros((0, 3)), rng)
+
+
+def test_a_reply_takes_its_drawn_way_and_the_next_drafting_waits_in_hand_with_the_post_work_meanwhile():
+    one = Workload("target-m", (ClientSpec("draft-xs", ("code",), 1, 12, gamma=2, draft_rule="fixed"),), capacity=2)
+    acc = PromptAcceptance(FRAME)
+    seen = []
+
+    def wake(busy):
+        seen.append(busy)
+        return 0.003, 0.004
+
+    base = dict(draft=[lambda k: 0.010], verify=lambda b: 0.005, shared_core=True)
+    plain = simulate(one, FCFS(), FixedS(2, 1), Times(**base), acc, seed=1)
+    assert plain.equals(simulate(one, FCFS(), FixedS(2, 1), Times(**base, wake=None), acc, seed=1))
+    woken = simulate(one, FCFS(), FixedS(2, 1), Times(**base, wake=wake), acc, seed=1)
+    assert set(seen) == {0}                                                  # alone: nobody else busy
+    np.testing.assert_allclose(plain["t_round"], 0.015)                     # drafting 10 ms + its pass 5 ms
+    np.testing.assert_allclose(woken["t_round"], 0.018)                     # + the reply's way
+    np.testing.assert_allclose(np.diff(woken["arrival"]), 0.022)            # + the wait in hand, outside the round
+    # the reply's work runs on the core during the wait in hand: the drafting starts at the later of the two
+    short = simulate(one, FCFS(), FixedS(2, 1), Times(**base, wake=wake, post=lambda c: 0.002), acc, seed=1)
+    np.testing.assert_allclose(np.diff(short["arrival"]), 0.022)
+    long = simulate(one, FCFS(), FixedS(2, 1), Times(**base, wake=wake, post=lambda c: 0.006), acc, seed=1)
+    np.testing.assert_allclose(np.diff(long["arrival"]), 0.024)
+    assert woken["tokens"].sum() == plain["tokens"].sum()                   # the same responses
+    # two clients verified together: each counts the other busy taking its own reply in
+    two = Workload("target-m", one.clients * 2, capacity=4)
+    seen.clear()
+    both = simulate(two, FCFS(), FixedS(4, 2), Times(**{**base, "draft": [lambda k: 0.010] * 2}, wake=wake), acc, seed=1)
+    assert both.groupby("batch")["client"].size().tolist() == [2] * 5 + [1]
+    assert seen == [1] * 10 + [0]                       # the last pass's: the other's stream had ended
+    np.testing.assert_allclose(sorted(set(both["arrival"].round(9)))[:2], [0.020, 0.052])   # 20 + 5 + 3 + 4 + 20 ms
+    with pytest.raises(ValueError, match="shared core"):
+        simulate(one, FCFS(), FixedS(2, 1), Times(draft=[lambda k: 0.010], verify=lambda b: 0.005, wake=wake), acc, seed=1)
+
+
 def test_prompt_lengths_are_each_sessions_first_verification_less_its_drafts_in_stream_order():
     from specedge.serving.log import prompt_lengths
 

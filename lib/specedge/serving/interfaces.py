@@ -106,7 +106,11 @@ class Times:
     barrier: ``serving.real.server`` waits for every drafter's Hello, and the drafter processes load one after
     another); ``intake(into)``: (None: none) the seconds a request that reaches the server ``into`` seconds after the
     start of the pass running then waits before the server takes it in (the real server's handler thread shares its
-    core, and the interpreter, with the pass: ``serving.log.intake_delays``)."""
+    core, and the interpreter, with the pass: ``serving.log.intake_delays``); ``wake(busy)``: (None: ``down``, and the
+    next drafting as soon as ``post`` is done) on the shared core, the seconds from a pass's end until its reply is in
+    the client's hands and from then until its next drafting may begin (its ``post`` work on the core meanwhile), when
+    ``busy`` other clients are busy on the drafters' side (the real drafters wait for their one core:
+    ``serving.log.wake_waits``)."""
     draft: Sequence[Callable[[int], float]]
     verify: Callable[[Sequence[Pending]], float]
     up: Callable[[int, int], float] = lambda c, s: 0.0
@@ -122,6 +126,7 @@ class Times:
     wake_first: bool = False
     starts: Sequence[float] | None = None
     intake: Callable[[float], float] | None = None
+    wake: Callable[[int], tuple[float, float]] | None = None
 
 
 REPLY_BYTES = 50   # a VerifyReply (accepted, token, bonus, next S, batch, 5 doubles): the twin's default

@@ -159,6 +159,28 @@ def intake_delays(log: pd.DataFrame) -> np.ndarray:
     return np.column_stack([(reached - start[jj])[inside], (rows["arrival"].to_numpy(float) - reached)[inside]])
 
 
+def wake_waits(log: pd.DataFrame) -> np.ndarray:
+    """Per verified round that its client follows with another: (the other clients busy on the drafters' side when its
+    pass ended, the seconds from then until the reply was in the drafter's hands, the seconds from then until the
+    drafter's next drafting began), shape (k, 3). A client is busy from its previous pass's end (its first round: its
+    drafting's start) until its request reaches the server: drafting, committing, or waiting for its reply or for the
+    core; the real drafters, one core between them, take their reply in and start drafting later the more of them
+    are busy (``real_rounds``' ``down`` and ``gap``)."""
+    rounds = real_rounds(log)
+    opens, closes, ends, after = [], [], [], []
+    for r in rounds.values():
+        end = (r["start"] + r["t_verify"]).to_numpy(float)
+        began = (r["arrival"] - r["up"] - r["t_draft"]).to_numpy(float)
+        opens.append(np.concatenate([began[:1], end[:-1]]))
+        closes.append(r["arrival"].to_numpy(float))
+        ends.append(end[:-1])
+        after.append(np.column_stack([r["down"].to_numpy(float)[:-1], r["gap"].to_numpy(float)[1:]]))
+    opens, closes, ends = np.sort(np.concatenate(opens)), np.sort(np.concatenate(closes)), np.concatenate(ends)
+    # busy at t: intervals opened at or before t and not closed; the client's own next round opens at t
+    busy = np.searchsorted(opens, ends, side="right") - np.searchsorted(closes, ends, side="right") - 1
+    return np.column_stack([busy, np.concatenate(after)]) if len(ends) else np.zeros((0, 3))
+
+
 def turnaround_latency(log: pd.DataFrame) -> np.ndarray:
     """Per batch that had a request waiting when the previous pass ended: seconds from that pass's end
     to this batch's start."""

@@ -197,7 +197,7 @@ def held_out(runs: dict, key, same_policy: bool = False) -> list:
 # adds to the held-out drawn times, "held-out": the drafters' shared core ("shared"), run in the kernel's time slices
 # ("sliced"), a round started when its drafter's job first runs ("queued"), a woken drafter served first ("woken"), the
 # core's measured slowness ("speed"), the staggered start ("starts"), the server's intake during a pass ("intake"), the
-# prompts' own lengths ("lengths")
+# prompts' own lengths ("lengths"), the drafters' wake-up drawn by how many others are busy ("wake")
 KINDS = {
     "held-out": frozenset(),
     "shared core": frozenset({"shared"}),
@@ -208,6 +208,7 @@ KINDS = {
     "staggered start": frozenset({"shared", "speed", "starts"}),
     "server intake": frozenset({"shared", "speed", "starts", "intake"}),
     "prompt lengths": frozenset({"shared", "speed", "starts", "intake", "lengths"}),
+    "drafter wake": frozenset({"shared", "speed", "starts", "intake", "lengths", "wake"}),
 }
 
 
@@ -264,7 +265,8 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
             has = KINDS[kind]
             times = measured_times.times(drawn, verify, s, "shared" in has, alone,
                                          core_slice if "sliced" in has else None, core_speed="speed" in has,
-                                         starts="starts" in has, intake="intake" in has)
+                                         starts="starts" in has, intake="intake" in has,
+                                         wake="wake" in has)
             if "lengths" in has:         # each prompt's own length, as the held-out runs' server verified it
                 wl = own_wl
             if "queued" in has:          # the round starts when the drafter's job first gets the core
@@ -483,6 +485,8 @@ CORE_SPEED = "stochastic twin (prompt and position, held-out, shared drafter cor
 # the validated one before the server's intake during a pass, and before the prompts' own lengths
 STAGGERED = "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start)"
 INTAKE = "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start, server intake)"
+# tried on the validated one, not kept: a reply's way and its drafter's wait in hand drawn by how many others are busy
+WAKE = STOCHASTIC[:-1] + ", drafters' wake-up)"
 SEEDS = 5
 # a queueing delay within this of the real one at p50 is within tolerance (or within the real runs' own spread)
 QUEUE_P50 = 15.0
@@ -613,7 +617,8 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
     """The stochastic twins (the validated one, ``STOCHASTIC``, the one the sweeps run, ``BEFORE``, the validated one
     before the prompts' own lengths, ``INTAKE``, before the server's intake, ``STAGGERED``, and before its staggered
     start, ``CORE_SPEED``, and with a core of constant speed, ``CONSTANT_CORE``, the two tried on
-    that one, ``SLICED`` and ``QUEUED``, and the one tried on the core of measured speed, ``WOKEN``) against every
+    that one, ``SLICED`` and ``QUEUED``, the one tried on the core of measured speed, ``WOKEN``, and the one tried on the
+    validated one, ``WAKE``) against every
     committed real run of ``paper`` (N 1-2 at CI scale), ``seeds`` seeds each, its time models fitted on the other
     repeats (``held_out``), with the real runs' own held-out error beside them (``twin_attribution.own_repeats``):
     writes ``stochastic_vs_real.csv`` (per run, metric and quantile, with the queueing delay's mechanism,
@@ -626,7 +631,7 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
     keys = [k for k in runs if k[0] == paper and (scale == "full" or k[2] <= 2)]
     table = ta.attribution(contexts(runs, paper, trace, prompt, keys),
                            components=(BEFORE, CONSTANT_CORE, CORE_SPEED, STAGGERED, INTAKE, STOCHASTIC, SLICED, QUEUED,
-                                       WOKEN),
+                                       WOKEN, WAKE),
                            seeds=range(seeds), mechanism=True)
     repeats = {k: runs[k] for k in keys if k[3] > 0}   # the repeats' campaign
     table = pd.concat([table, ta.own_repeats(repeats)], ignore_index=True)

@@ -71,6 +71,10 @@ COMPONENTS = {
     "server intake, prompts' own lengths)":
         "that twin, each prompt of its length as the held-out runs' server verified it (the drafters cut a prompt to "
         "its last 48 tokens; a shorter one keeps its own length), not 48 tokens",
+    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start, "
+    "server intake, prompts' own lengths, drafters' wake-up)":
+        "that twin, a reply's way and its drafter's wait before its next drafting drawn together from the held-out "
+        "runs' rounds with as many other drafters busy (``interfaces.Times.wake``), not the way of one-client runs",
 }
 
 
@@ -138,6 +142,8 @@ _TWINS = {
     "server intake)": "server intake",
     "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start, "
     "server intake, prompts' own lengths)": "prompt lengths",
+    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start, "
+    "server intake, prompts' own lengths, drafters' wake-up)": "drafter wake",
 }
 
 

@@ -37,11 +37,15 @@ class Simulation:
 
     def __init__(self, allocator: DraftAllocator, n_clients: int, core_slice: float | None = None,
                  core_queued: bool = False, core_speed: Callable[[float], float] | None = None,
-                 wake_first: bool = False, starts=None, intake: Callable[[float], float] | None = None):
+                 wake_first: bool = False, starts=None, intake: Callable[[float], float] | None = None,
+                 wake: Callable[[int], tuple[float, float]] | None = None):
         self.loop = EventLoop()
         self.starts = starts        # seconds before each client's first round (``interfaces.Times.starts``), or None
         self.intake = intake        # a request's wait for the server's intake during a pass (``Times.intake``), or None
         self.passing = (0.0, 0.0)   # the server's latest pass: (its start, its end)
+        self.wake = wake            # a reply's way and its client's wait in hand, given the others busy (``Times.wake``), or None
+        self.busy = 0               # clients busy on the drafters' side: from their reply's pass end to their request's arrival
+        self.in_hand: dict[int, float] = {}   # per client, its drawn wait from its reply in hand to its next drafting
         self.queue: list[Pending] = []
         self.active: set[int] = set()
         self.alloc = dict(allocator.initial(list(range(n_clients))))
@@ -316,6 +320,8 @@ class Client:
         post = 0.0                               # the shared core's work once the last reply was in
         if sim.starts is not None and sim.starts[self.idx] > 0:
             yield float(sim.starts[self.idx])    # the client starts later than the run's first
+        sim.busy += 1
+        received = loop.now                      # when the last reply was in its hands
         while not sim.stopped:
             if gaps:
                 yield out                        # the client's own time before the round
@@ -330,6 +336,11 @@ class Client:
                         sim.core.add(self.gen, post)
                         yield None
                         t0 = loop.now
+                    if sim.in_hand:              # and not before the drawn wait in hand has passed
+                        rest = received + sim.in_hand.pop(self.idx, 0.0) - loop.now
+                        if rest > 0:
+                            yield rest
+                            t0 = loop.now
                     sim.core.add(self.gen, out[0])
                     yield None
                 out, post = out[1], out[2]
@@ -341,13 +352,16 @@ class Client:
                     if wait > 0:
                         yield wait
             queue.append(send(loop.now))         # the request, as the server receives it
+            sim.busy -= 1
             if idle:
                 wake(idle.pop(), None)
             value = yield None                   # woken by the server with its verdict
             if after is not None:
                 yield after()
+            received = loop.now
             out = send((value, loop.now - t0))   # the round committed: the next round's first sleep
             if out is None:                      # its stream ended
+                sim.busy -= 1
                 sim.active.discard(self.idx)
                 sim.notify()
                 return
@@ -408,9 +422,13 @@ class Server:
             first, last = min(arrivals), max(arrivals)
             outcomes = []
             now = loop.now
+            woken = sim.wake
+            sim.busy += len(batch)                       # its clients busy from now, taking their replies in
             for p in batch:
                 c = p.client
                 value, n, aps, delay = verdicts[c](p, b, start, now, tv, first, last)
+                if woken is not None:                    # the reply's way and the wait in hand, as busy as now
+                    delay, sim.in_hand[c] = woken(sim.busy - 1)
                 if not static:
                     outcomes.append(Outcome(c, p.n_draft, n, aps))
                 # the client resumes ``delay`` seconds from now: pushed directly, which orders as SimPy's

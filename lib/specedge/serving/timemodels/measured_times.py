@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..interfaces import Times
-from ..log import dispatch_latency, intake_delays, real_rounds, turnaround_latency
+from ..log import dispatch_latency, intake_delays, real_rounds, turnaround_latency, wake_waits
 
 
 # The interval over which the drafters' core's slowness is taken as one value: drafters that draft at the same time
@@ -75,6 +75,7 @@ class Drawn:
     core_bin_s: float = CORE_BIN_S
     starts: np.ndarray = None  # per fitted run (row) and client, its first round's start after the run's first client's
     intake: np.ndarray = None  # (seconds into a pass, the server's intake wait) of the fitted runs' requests (``log.intake_delays``)
+    wake: np.ndarray = None    # (others busy, the reply's way, the wait in hand) of the fitted runs' rounds (``log.wake_waits``)
 
 
 def core_slowness(began: np.ndarray, log_factor: np.ndarray, run: np.ndarray, bin_s: float = CORE_BIN_S):
@@ -158,10 +159,11 @@ def fit(runs: dict, keys, passes, verify_model, bin_s: float = CORE_BIN_S) -> Dr
     dl = np.concatenate([dispatch_latency(runs[k]) for k in keys])
     ta = np.concatenate([turnaround_latency(runs[k]) for k in keys])
     intake = np.concatenate([intake_delays(runs[k]) for k in keys])
+    wake = np.concatenate([wake_waits(runs[k]) for k in keys])
     width = max(len(s) for s in starts)
     starts = np.array([s + [np.nan] * (width - len(s)) for s in starts], float)
     return Drawn(tuple(clients), np.concatenate(factors) if factors else np.ones(1), dl if len(dl) else np.zeros(1),
-                 ta if len(ta) else np.zeros(1), tuple(keys), core, float(bin_s), starts, intake)
+                 ta if len(ta) else np.zeros(1), tuple(keys), core, float(bin_s), starts, intake, wake)
 
 
 def core_share(model: Drawn) -> float:
@@ -231,6 +233,32 @@ class Intake:
         return self.bins[min(int(into // self.bin_s), self.n)]()
 
 
+class Wake:
+    """A drafter's reply's way from the server's pass end and its wait from the reply in hand to its next drafting,
+    when ``busy`` other clients are busy on the drafters' side: a pair of the fitted runs' rounds with as many busy
+    (none with as many: the nearest fewer, else the nearest more), drawn uniformly (``log.wake_waits``)."""
+
+    def __init__(self, records: np.ndarray, rng: np.random.Generator):
+        records = np.asarray(records, float).reshape(-1, 3)
+        records = records[np.isfinite(records).all(axis=1) & (records[:, 0] >= 0)]
+        if not len(records):
+            raise ValueError("records: no round of the fitted runs was followed by another")
+        busy = records[:, 0].astype(int)
+        self.bins = [None] * (busy.max() + 1)
+        for b in np.unique(busy):
+            pairs = np.maximum(records[busy == b, 1:], 0.0)
+            self.bins[b] = (_Draws(np.arange(len(pairs)), rng), pairs.tolist())
+        have = None
+        for b in range(len(self.bins)):
+            have = self.bins[b] = self.bins[b] or have
+        first = next(x for x in self.bins if x is not None)
+        self.bins = [first if x is None else x for x in self.bins]
+
+    def __call__(self, busy: int) -> tuple[float, float]:
+        draw, pairs = self.bins[min(max(int(busy), 0), len(self.bins) - 1)]
+        return tuple(pairs[int(draw())])
+
+
 def with_client_cpu(model: Drawn, source: Drawn) -> Drawn:
     """``model`` with each client's CPU besides drafting (``other_cpu``) drawn from ``source`` instead: runs of the same
     setting and N logged with ``t_client_cpu`` (another campaign's, where ``model``'s runs predate the column)."""
@@ -271,7 +299,8 @@ def first_starts(model: Drawn, n_clients: int, seed: int = 0) -> tuple[float, ..
 
 
 def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone: Drawn | None = None,
-          core_slice: float | None = None, core_speed: bool = False, starts: bool = False, intake: bool = False) -> Times:
+          core_slice: float | None = None, core_speed: bool = False, starts: bool = False, intake: bool = False,
+          wake: bool = False) -> Times:
     """The engine's ``Times`` drawn from ``model`` (client c of the twin's workload: the fitted runs' client c):
     drafting (e0 + e1 k) x a measured factor + a measured gap, a measured uplink and reply, eq (19) ``verify``
     x a measured factor. ``shared_core``: drafting is its CPU time's line x a measured factor, the work on the
@@ -288,10 +317,14 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     ``starts``: the clients start as in one fitted run, drawn (``first_starts``), the server's queue opening once the
     last has started (``interfaces.Times.starts``); ``intake``: a request that reaches the server during a pass waits for
     its intake as the fitted runs' did that far into a pass (``Intake``; ``interfaces.Times.intake``; none where no
-    request of theirs reached it during a pass: one client)."""
+    request of theirs reached it during a pass: one client); ``wake``: a reply's way and its client's wait before its next
+    drafting are drawn together from the fitted runs' rounds with as many other clients busy (``Wake``;
+    ``interfaces.Times.wake``), the way losing the CPU it holds as the reply's does."""
     first = first_starts(model, len(model.clients), seed) if starts else None
     taken = (Intake(model.intake, np.random.default_rng(np.random.SeedSequence([seed, 31])))
              if intake and model.intake is not None and len(model.intake) else None)
+    woken = (Wake(model.wake, np.random.default_rng(np.random.SeedSequence([seed, 37])))
+             if wake and model.wake is not None and len(model.wake) else None)
     rng = np.random.default_rng(np.random.SeedSequence([seed, 19]))
     cs = model.clients
     common = shared_core and core_speed and model.core is not None
@@ -312,7 +345,8 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     if not client_cpu:
         return Times([drafter(i) for i in range(len(cs))], verify_time,
                      up=lambda c, s: up[c](), down=lambda c: down[c](), shared_core=shared_core,
-                     core_slice=core_slice if shared_core else None, core_speed=speed, starts=first, intake=taken)
+                     core_slice=core_slice if shared_core else None, core_speed=speed, starts=first, intake=taken,
+                     wake=_held(woken, 0.0) if shared_core else None)
     share, held_pre, held_post = split(link[0])
     other = [_Draws(c.other_cpu, rng) for c in cs]
     after = [0.0] * len(cs)       # this round's CPU once the reply is in, drawn with its drafting
@@ -329,4 +363,15 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     return Times([working(i) for i in range(len(cs))], verify_time,
                  up=lambda c, s: max(gap[c]() + up[c]() - held_pre, 0.0),
                  down=lambda c: max(down[c]() - held_post, 0.0), shared_core=True, post=lambda c: after[c],
-                 core_slice=core_slice, core_speed=speed, starts=first, intake=taken)
+                 core_slice=core_slice, core_speed=speed, starts=first, intake=taken, wake=_held(woken, held_post))
+
+
+def _held(woken, held: float):
+    """``Wake``'s draws with the reply's way less the CPU ``held`` that the core is charged once the reply is in."""
+    if woken is None:
+        return None
+
+    def draw(busy: int) -> tuple[float, float]:
+        way, hand = woken(busy)
+        return max(way - held, 0.0), hand
+    return draw
