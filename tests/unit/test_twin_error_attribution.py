@@ -243,6 +243,15 @@ def test_wake_draws_a_pair_of_rounds_with_as_many_others_busy():
     assert crowded(0) == (0.004, 0.005)
     with pytest.raises(ValueError, match="no round of the fitted runs"):
         measured_times.Wake(np.zeros((0, 3)), rng)
+    # the engine's draws: the way less the CPU charged once the reply is in (here 1 ms: ``split`` of the alone runs)
+    from dataclasses import replace
+    alone = _model(np.array([0.002]))
+    for other, way in ((np.array([0.004]), 0.002), (np.zeros(0), 0.003)):
+        model = replace(_model(other), wake=np.array([[0, 0.003, 0.004]]))
+        t = measured_times.times(model, lambda b: 0.004, shared_core=True, alone=alone, wake=True)
+        assert t.wake(0) == (pytest.approx(way), 0.004) and t.wake(5) == t.wake(0)
+        assert measured_times.times(model, lambda b: 0.004, shared_core=True, alone=alone).wake is None
+    assert measured_times.times(model, lambda b: 0.004, wake=True).wake is None    # only on the drafters' shared core
 
 
 def test_a_reply_takes_its_drawn_way_and_the_next_drafting_waits_in_hand_with_the_post_work_meanwhile():

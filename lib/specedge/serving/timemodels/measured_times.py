@@ -19,7 +19,9 @@ round, not taken at its median:
 - the server: its wake-up after waiting for a request (``log.dispatch_latency``) and its time between
   back-to-back passes (``log.turnaround_latency``), drawn from the fitted runs' values; its intake of a request that
   reaches it during a pass (``log.intake_delays``: the wait for its handler thread), drawn from the fitted runs'
-  requests that reached it as far into a pass (``INTAKE_BIN_S``).
+  requests that reached it as far into a pass (``INTAKE_BIN_S``);
+- tried, not kept: the drafters' wake-up, a reply's way and the drafter's wait before its next drafting, drawn
+  together from the fitted runs' rounds with as many other drafters busy (``log.wake_waits``, ``Wake``).
 
 ``Drawn`` holds them; ``times`` / ``server`` give the engine's ``Times`` and the server's draws of one seed.
 """
@@ -244,15 +246,10 @@ class Wake:
         if not len(records):
             raise ValueError("records: no round of the fitted runs was followed by another")
         busy = records[:, 0].astype(int)
-        self.bins = [None] * (busy.max() + 1)
-        for b in np.unique(busy):
-            pairs = np.maximum(records[busy == b, 1:], 0.0)
-            self.bins[b] = (_Draws(np.arange(len(pairs)), rng), pairs.tolist())
-        have = None
-        for b in range(len(self.bins)):
-            have = self.bins[b] = self.bins[b] or have
-        first = next(x for x in self.bins if x is not None)
-        self.bins = [first if x is None else x for x in self.bins]
+        have = {int(b): (_Draws(np.arange((busy == b).sum()), rng), np.maximum(records[busy == b, 1:], 0.0).tolist())
+                for b in np.unique(busy)}
+        known = sorted(have)
+        self.bins = [have[max((k for k in known if k <= b), default=known[0])] for b in range(known[-1] + 1)]
 
     def __call__(self, busy: int) -> tuple[float, float]:
         draw, pairs = self.bins[min(max(int(busy), 0), len(self.bins) - 1)]
