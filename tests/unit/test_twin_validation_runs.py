@@ -339,6 +339,10 @@ def test_every_held_out_twin_kind_of_the_attribution_is_one_contexts_builds():
     from specedge.serving.analysis import twin_attribution as ta
 
     assert {k for k in ta._TWINS.values() if k != "own"} <= set(sv.KINDS)
+    assert len(set(ta._TWINS.values())) == len(ta._TWINS)                        # one name per kind, read by kind
+    assert all(ta.twin_named(kind) == name for name, kind in ta._TWINS.items())
+    with pytest.raises(ValueError, match="kind"):
+        ta.twin_named("no such core")
     # each kind adds to the one before it what its name says (the validated twin: every addition kept)
     assert sv.KINDS["drafter wake"] - sv.KINDS["prompt lengths"] == {"wake"}      # tried on the validated twin
     assert ta._TWINS[sv.WAKE] == "drafter wake"

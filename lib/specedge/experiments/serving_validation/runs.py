@@ -26,7 +26,7 @@ import pandas as pd
 from ... import paths
 from ...serving import acceptance_sources, policies as named, scenario
 from ...serving.real import real_logs
-from ...serving.analysis import client_mix, twin_error
+from ...serving.analysis import client_mix, twin_attribution as _ta, twin_error
 from ...serving.analysis.validation import (METRICS, TOLERANCE, VERIFY, Setup, dispatch, draft_passes, floor_s,
                                             metric_values, modelled_rounds, stochastic_twin, turnaround, verify_model)
 from ...serving.analysis import validation as _validation
@@ -473,20 +473,21 @@ def main(argv=None) -> int:
 # the stochastic twin the serving notebooks validate, the one the sweeps run, the validated one before its core's speed
 # was measured, and two tried beside that one: the drafters' core in the kernel's time slices instead of processor
 # sharing, and on that core a round started when the drafter's job first gets the core; and one tried beside the
-# validated one: a drafter woken by its reply served first, for a slice (``twin_attribution.COMPONENTS``; none of the
-# three kept: the doc's numbers)
+# validated one: a drafter woken by its reply served first, for a slice, and one tried on the validated one: the drafters'
+# wake-up drawn by how many others are busy (their names: ``twin_attribution.TWINS``; none of the four kept: the doc's
+# numbers)
 STOCHASTIC = twin_error.VALIDATED
 BEFORE = twin_error.DOMAIN_IID
-CONSTANT_CORE = "stochastic twin (prompt and position, held-out, shared drafter core)"
-SLICED = "stochastic twin (prompt and position, held-out, time-sliced drafter core)"
-QUEUED = "stochastic twin (prompt and position, held-out, queued drafter core)"
-WOKEN = "stochastic twin (prompt and position, held-out, woken-first drafter core of measured speed)"
-CORE_SPEED = "stochastic twin (prompt and position, held-out, shared drafter core of measured speed)"   # before the start
+CONSTANT_CORE = _ta.twin_named("shared core")
+SLICED = _ta.twin_named("sliced core")
+QUEUED = _ta.twin_named("queued core")
+WOKEN = _ta.twin_named("woken first")
+CORE_SPEED = _ta.twin_named("core speed")   # before the start
 # the validated one before the server's intake during a pass, and before the prompts' own lengths
-STAGGERED = "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start)"
-INTAKE = "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start, server intake)"
+STAGGERED = _ta.twin_named("staggered start")
+INTAKE = _ta.twin_named("server intake")
 # tried on the validated one, not kept: a reply's way and its drafter's wait in hand drawn by how many others are busy
-WAKE = STOCHASTIC[:-1] + ", drafters' wake-up)"
+WAKE = _ta.twin_named("drafter wake")
 SEEDS = 5
 # a queueing delay within this of the real one at p50 is within tolerance (or within the real runs' own spread)
 QUEUE_P50 = 15.0

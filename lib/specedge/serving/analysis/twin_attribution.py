@@ -22,11 +22,68 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from . import twin_error
 from ..timemodels import measured_times
 from ..log import real_rounds
 from ..sim.replay import replay
 
 REPLAY = "replay (eq (19) of the other runs)"
+# the stochastic twins among the components: name -> (the kind of ``Context.stochastic`` it runs, what it puts in the
+# replay's place); each name is written here once, ``twin_named`` gives it by kind
+TWINS = {
+    twin_error.DOMAIN_IID: ("own", "the stochastic twin as it was: trace draws, this run's fit"),
+    "stochastic twin (prompt and position, held-out drawn times)":
+        ("held-out", "PromptAcceptance, every time held-out and drawn"),
+    "stochastic twin (prompt and position, held-out, shared drafter core)": (
+        "shared core",
+        "PromptAcceptance, drafting and the drafter processes' other CPU as held-out work on the drafters' shared core, "
+        "other times held-out and drawn"),
+    "stochastic twin (prompt and position, held-out, time-sliced drafter core)": (
+        "sliced core",
+        "the same, the drafters' core run in the kernel's time slices, round-robin (``processes.SlicedCore``), not "
+        "processor-shared"),
+    "stochastic twin (prompt and position, held-out, queued drafter core)": (
+        "queued core",
+        "the same time slices, a drafter's post-reply work and next drafting one job whose round starts when it first "
+        "runs (``interfaces.Times.core_queued``): its wait for the core before the round, not inside it"),
+    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed)": (
+        "core speed",
+        "the shared drafter core, its slowness common to the drafters on it: a held-out value per 0.1 s of simulated "
+        "time, each drafting's own factor the residual (``interfaces.Times.core_speed``)"),
+    "stochastic twin (prompt and position, held-out, woken-first drafter core of measured speed)": (
+        "woken first",
+        "that core served as the kernel serves a task that wakes: a drafter woken by its reply runs first, alone, for a "
+        "slice once the running ones' slice ends (``processes.WakeFirstCore``), its post-reply work and next drafting "
+        "one job whose round starts when it first runs"),
+    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start)": (
+        "staggered start",
+        "that core, the clients starting as in a held-out run and the server's queue opening once the last has started "
+        "(the real runs' start barrier: ``interfaces.Times.starts``)"),
+    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start, "
+    "server intake)": (
+        "server intake",
+        "that twin, a request that reaches the server during a pass waiting for the server's intake as the held-out "
+        "runs' requests did that far into a pass (``interfaces.Times.intake``)"),
+    twin_error.VALIDATED: (
+        "prompt lengths",
+        "that twin, each prompt of its length as the held-out runs' server verified it (the drafters cut a prompt to "
+        "its last 48 tokens; a shorter one keeps its own length), not 48 tokens"),
+    twin_error.VALIDATED[:-1] + ", drafters' wake-up)": (
+        "drafter wake",
+        "that twin, a reply's way and its drafter's wait before its next drafting drawn together from the held-out "
+        "runs' rounds with as many other drafters busy (``interfaces.Times.wake``), not the way of one-client runs"),
+}
+_TWINS = {name: kind for name, (kind, _) in TWINS.items()}
+
+
+def twin_named(kind: str) -> str:
+    """The component name of the stochastic twin of ``kind`` (``Context.stochastic``'s)."""
+    names = [name for name, k in _TWINS.items() if k == kind]
+    if not names:
+        raise ValueError(f"kind: expected one of {sorted(_TWINS.values())}, got {kind!r}")
+    return names[0]
+
+
 # component -> what it puts in the replay's place (module docstring); the order of the table and the figure
 COMPONENTS = {
     REPLAY: "nothing: the run's own outcomes and times, eq (19) fitted on the other runs",
@@ -42,39 +99,7 @@ COMPONENTS = {
     "acceptance: prompt and position": "outcomes of the prompt's traced sequence at the round's position (PromptAcceptance)",
     "(a) own acceptance, the twin's time models": "drafting e0 + e1 k, median gap and link, no wake-up: the run's outcomes",
     "(a') own acceptance, held-out drawn times": "every time drawn from the models of the other runs of this N",
-    "stochastic twin (domain i.i.d., this run's medians)": "the stochastic twin as it was: trace draws, this run's fit",
-    "stochastic twin (prompt and position, held-out drawn times)": "PromptAcceptance, every time held-out and drawn",
-    "stochastic twin (prompt and position, held-out, shared drafter core)":
-        "PromptAcceptance, drafting and the drafter processes' other CPU as held-out work on the drafters' shared core, "
-        "other times held-out and drawn",
-    "stochastic twin (prompt and position, held-out, time-sliced drafter core)":
-        "the same, the drafters' core run in the kernel's time slices, round-robin (``processes.SlicedCore``), not "
-        "processor-shared",
-    "stochastic twin (prompt and position, held-out, queued drafter core)":
-        "the same time slices, a drafter's post-reply work and next drafting one job whose round starts when it first "
-        "runs (``interfaces.Times.core_queued``): its wait for the core before the round, not inside it",
-    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed)":
-        "the shared drafter core, its slowness common to the drafters on it: a held-out value per 0.1 s of simulated "
-        "time, each drafting's own factor the residual (``interfaces.Times.core_speed``)",
-    "stochastic twin (prompt and position, held-out, woken-first drafter core of measured speed)":
-        "that core served as the kernel serves a task that wakes: a drafter woken by its reply runs first, alone, for a "
-        "slice once the running ones' slice ends (``processes.WakeFirstCore``), its post-reply work and next drafting "
-        "one job whose round starts when it first runs",
-    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start)":
-        "that core, the clients starting as in a held-out run and the server's queue opening once the last has started "
-        "(the real runs' start barrier: ``interfaces.Times.starts``)",
-    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start, "
-    "server intake)":
-        "that twin, a request that reaches the server during a pass waiting for the server's intake as the held-out "
-        "runs' requests did that far into a pass (``interfaces.Times.intake``)",
-    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start, "
-    "server intake, prompts' own lengths)":
-        "that twin, each prompt of its length as the held-out runs' server verified it (the drafters cut a prompt to "
-        "its last 48 tokens; a shorter one keeps its own length), not 48 tokens",
-    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start, "
-    "server intake, prompts' own lengths, drafters' wake-up)":
-        "that twin, a reply's way and its drafter's wait before its next drafting drawn together from the held-out "
-        "runs' rounds with as many other drafters busy (``interfaces.Times.wake``), not the way of one-client runs",
+    **{name: what for name, (_, what) in TWINS.items()},
 }
 
 
@@ -125,26 +150,6 @@ class _Noisy:
 
     def __call__(self, batch):
         return float(self.model(batch)) * self.draw()
-
-
-# the stochastic twins among the components: the kind of ``Context.stochastic`` each one runs
-_TWINS = {
-    "stochastic twin (domain i.i.d., this run's medians)": "own",
-    "stochastic twin (prompt and position, held-out drawn times)": "held-out",
-    "stochastic twin (prompt and position, held-out, shared drafter core)": "shared core",
-    "stochastic twin (prompt and position, held-out, time-sliced drafter core)": "sliced core",
-    "stochastic twin (prompt and position, held-out, queued drafter core)": "queued core",
-    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed)": "core speed",
-    "stochastic twin (prompt and position, held-out, woken-first drafter core of measured speed)": "woken first",
-    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start)":
-        "staggered start",
-    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start, "
-    "server intake)": "server intake",
-    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start, "
-    "server intake, prompts' own lengths)": "prompt lengths",
-    "stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start, "
-    "server intake, prompts' own lengths, drafters' wake-up)": "drafter wake",
-}
 
 
 def variant(ctx: Context, component: str, seed: int) -> pd.DataFrame:
