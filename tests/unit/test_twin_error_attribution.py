@@ -163,6 +163,17 @@ def test_intake_delays_time_a_request_that_reached_the_server_in_a_pass_from_the
     assert intake_delays(log.drop(columns="up")).shape == (0, 2)
 
 
+def test_running_pass_takes_the_latest_pass_started_before_a_time_and_its_end_as_outside():
+    from specedge.serving.log import running_pass
+
+    start, stop = np.array([1.0, 2.0, 3.0]), np.array([1.5, 2.5, 3.5])
+    i, inside = running_pass(start, stop, np.array([0.5, 1.0, 1.2, 1.5, 2.0, 2.2, 3.9]))
+    assert i.tolist() == [-1, -1, 0, 0, 0, 1, 2]            # at a pass's start: the one before (the server idle)
+    assert inside.tolist() == [False, False, True, False, False, True, False]   # at its stop: out of it
+    i, inside = running_pass(np.zeros(0), np.zeros(0), np.array([1.0]))
+    assert i.tolist() == [-1] and inside.tolist() == [False]
+
+
 def test_intake_draws_a_wait_of_requests_that_came_as_far_into_a_pass():
     records = np.array([[0.0002, 0.003], [0.0004, 0.003], [0.0021, -0.0002], [0.0023, 0.0001], [0.009, 0.0005]])
     rng = np.random.default_rng(0)

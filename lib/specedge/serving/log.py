@@ -133,6 +133,17 @@ def prompt_lengths(log: pd.DataFrame) -> dict[int, tuple[int, ...]]:
     return {int(c): tuple(int(x) for x in (g["n_new"] - g["S"])) for c, g in first.groupby("client")}
 
 
+def running_pass(start: np.ndarray, stop: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each time of ``t``: the latest pass that started before it (its index into ``start``, sorted; -1: none) and
+    whether ``t`` lies in it, before its ``stop``. A time equal to a pass's start is not in it: the server was idle
+    until then."""
+    t = np.asarray(t, float)
+    i = np.searchsorted(start, t, side="left") - 1
+    if not len(start):                  # no pass: none running
+        return i, np.zeros(len(t), bool)
+    return i, (i >= 0) & (t < stop[np.clip(i, 0, None)])
+
+
 def intake_delays(log: pd.DataFrame) -> np.ndarray:
     """Per request that reached the server while a pass ran: (seconds it reached it after the pass's start, seconds
     from then until the server took it in), shape (k, 2). The real server stamps a request's arrival when its gRPC
@@ -145,18 +156,16 @@ def intake_delays(log: pd.DataFrame) -> np.ndarray:
         return np.zeros((0, 2))
     b = rows.groupby("batch").agg(start=("start", "first"), tv=("t_verify", "first"), end=("end", "max")).sort_values("start")
     start, tv, busy = (b[c].to_numpy(float) for c in ("start", "tv", "end"))
-    stop = start + tv
     up = rows["up"].to_numpy(float)
     sent = rows["arrival"].to_numpy(float) - up
-    k = np.searchsorted(start, sent, side="right") - 1
-    idle = (k < 0) | (sent >= busy[np.clip(k, 0, None)])
+    idle = ~running_pass(start, busy, sent)[1]
     if not (idle & np.isfinite(up)).any():
         return np.zeros((0, 2))
     reached = sent + float(np.median(up[idle & np.isfinite(up)]))
-    j = np.searchsorted(start, reached, side="right") - 1
-    jj = np.clip(j, 0, None)
-    inside = (j >= 0) & (reached < stop[jj]) & np.isfinite(up)
-    return np.column_stack([(reached - start[jj])[inside], (rows["arrival"].to_numpy(float) - reached)[inside]])
+    j, inside = running_pass(start, start + tv, reached)
+    inside &= np.isfinite(up)
+    j = np.clip(j, 0, None)
+    return np.column_stack([(reached - start[j])[inside], (rows["arrival"].to_numpy(float) - reached)[inside]])
 
 
 def wake_waits(log: pd.DataFrame) -> np.ndarray:

@@ -227,8 +227,8 @@ QUEUEING = {"in_pass_share": "share of requests arriving while a pass runs",
 
 def queueing_mechanism(log: pd.DataFrame) -> dict[str, float]:
     """The quantities a log's queueing delay is made of (``QUEUEING``), from its verified rounds: a request is in a pass
-    when its arrival lies in [start, start + t_verify) of the latest pass started before it."""
-    from ..log import verified
+    when its arrival lies in (start, start + t_verify) of the latest pass started before it (``log.running_pass``)."""
+    from ..log import running_pass, verified
 
     r = verified(log)
     if r.empty:
@@ -236,9 +236,8 @@ def queueing_mechanism(log: pd.DataFrame) -> dict[str, float]:
     b = r.groupby("batch").agg(start=("start", "first"), tv=("t_verify", "first")).sort_values("start")
     start, tv = b["start"].to_numpy(float), b["tv"].to_numpy(float)
     arrival, queue = r["arrival"].to_numpy(float), r["t_queue"].to_numpy(float)
-    i = np.searchsorted(start, arrival, side="left") - 1
+    i, inside = running_pass(start, start + tv, arrival)
     j = np.clip(i, 0, None)
-    inside = (i >= 0) & (arrival < (start + tv)[j])
     early = inside & (arrival - start[j] < tv[j] / 2)
     return dict(in_pass_share=float(inside.mean()),
                 early_in_pass_share=float(early.sum() / inside.sum()) if inside.any() else np.nan,
