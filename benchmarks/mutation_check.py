@@ -97,7 +97,7 @@ MUTATIONS = [
       "return tuple(float(t) for t in row - row.min())", "return tuple(float(t) for t in row)",
       ("tests/unit/test_twin_error_attribution.py",)),
     M("server intake: a request waits for it even when the server is idle", "serving/sim/processes.py",
-      "                if began < loop.now < ends:", "                if True:",
+      "                if began <= loop.now < ends:", "                if True:",
       ("tests/unit/test_twin_error_attribution.py",)),
     M("server intake: the wait drawn without how far into the pass its request came", "serving/timemodels/measured_times.py",
       "        return self.bins[min(int(into // self.bin_s), self.n)]()", "        return self.bins[0]()",

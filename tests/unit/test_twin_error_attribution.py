@@ -163,13 +163,13 @@ def test_intake_delays_time_a_request_that_reached_the_server_in_a_pass_from_the
     assert intake_delays(log.drop(columns="up")).shape == (0, 2)
 
 
-def test_running_pass_takes_the_latest_pass_started_before_a_time_and_its_end_as_outside():
+def test_a_pass_runs_from_its_start_to_before_its_end():
     from specedge.serving.log import running_pass
 
     start, stop = np.array([1.0, 2.0, 3.0]), np.array([1.5, 2.5, 3.5])
     i, inside = running_pass(start, stop, np.array([0.5, 1.0, 1.2, 1.5, 2.0, 2.2, 3.9]))
-    assert i.tolist() == [-1, -1, 0, 0, 0, 1, 2]            # at a pass's start: the one before (the server idle)
-    assert inside.tolist() == [False, False, True, False, False, True, False]   # at its stop: out of it
+    assert i.tolist() == [-1, 0, 0, 0, 1, 1, 2]             # at a pass's start: that pass
+    assert inside.tolist() == [False, True, True, False, True, True, False]     # at its stop: out of it
     i, inside = running_pass(np.zeros(0), np.zeros(0), np.array([1.0]))
     assert i.tolist() == [-1] and inside.tolist() == [False]
 

@@ -134,11 +134,12 @@ def prompt_lengths(log: pd.DataFrame) -> dict[int, tuple[int, ...]]:
 
 
 def running_pass(start: np.ndarray, stop: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each time of ``t``: the latest pass that started before it (its index into ``start``, sorted; -1: none) and
-    whether ``t`` lies in it, before its ``stop``. A time equal to a pass's start is not in it: the server was idle
-    until then."""
+    """For each time of ``t``: the latest pass started at or before it (its index into ``start``, sorted; -1: none) and
+    whether ``t`` lies in it, before its ``stop``: a pass runs from its start to its stop, [start, stop). The logs'
+    times are in microseconds, so a time can equal a pass's start (a request reaching the server, or stamped, as a
+    pass begins); a pass's own requests arrived before it starts (the server's wake-up is never 0)."""
     t = np.asarray(t, float)
-    i = np.searchsorted(start, t, side="left") - 1
+    i = np.searchsorted(start, t, side="right") - 1
     if not len(start):                  # no pass: none running
         return i, np.zeros(len(t), bool)
     return i, (i >= 0) & (t < stop[np.clip(i, 0, None)])

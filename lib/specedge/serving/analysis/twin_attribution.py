@@ -227,7 +227,7 @@ QUEUEING = {"in_pass_share": "share of requests arriving while a pass runs",
 
 def queueing_mechanism(log: pd.DataFrame) -> dict[str, float]:
     """The quantities a log's queueing delay is made of (``QUEUEING``), from its verified rounds: a request is in a pass
-    when its arrival lies in (start, start + t_verify) of the latest pass started before it (``log.running_pass``)."""
+    when its arrival lies in [start, start + t_verify) of a pass (``log.running_pass``)."""
     from ..log import running_pass, verified
 
     r = verified(log)

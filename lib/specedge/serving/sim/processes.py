@@ -347,7 +347,7 @@ class Client:
             yield out                            # drafting, then the uplink
             if intake is not None:               # reached the server during a pass: it waits for the server's intake
                 began, ends = sim.passing
-                if began < loop.now < ends:      # as ``log.running_pass``: at its start the server was idle
+                if began <= loop.now < ends:     # a pass runs from its start to its end (``log.running_pass``)
                     wait = intake(loop.now - began)
                     if wait > 0:
                         yield wait
