@@ -170,6 +170,9 @@ def test_a_pass_runs_from_its_start_to_before_its_end():
     i, inside = running_pass(start, stop, np.array([0.5, 1.0, 1.2, 1.5, 2.0, 2.2, 3.9]))
     assert i.tolist() == [-1, 0, 0, 0, 1, 1, 2]             # at a pass's start: that pass
     assert inside.tolist() == [False, True, True, False, True, True, False]     # at its stop: out of it
+    i, inside = running_pass(start, stop, np.array([0.5, 1.0, 1.2, 2.0, 2.2]), at_start=False)
+    assert i.tolist() == [-1, -1, 0, 0, 1]                  # at a pass's start: not in it (the request opened it)
+    assert inside.tolist() == [False, False, True, False, True]
     i, inside = running_pass(np.zeros(0), np.zeros(0), np.array([1.0]))
     assert i.tolist() == [-1] and inside.tolist() == [False]
 

@@ -133,13 +133,15 @@ def prompt_lengths(log: pd.DataFrame) -> dict[int, tuple[int, ...]]:
     return {int(c): tuple(int(x) for x in (g["n_new"] - g["S"])) for c, g in first.groupby("client")}
 
 
-def running_pass(start: np.ndarray, stop: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each time of ``t``: the latest pass started at or before it (its index into ``start``, sorted; -1: none) and
-    whether ``t`` lies in it, before its ``stop``: a pass runs from its start to its stop, [start, stop). The logs'
-    times are in microseconds, so a time can equal a pass's start (a request reaching the server, or stamped, as a
-    pass begins); a pass's own requests arrived before it starts (the server's wake-up is never 0)."""
+def running_pass(start: np.ndarray, stop: np.ndarray, t: np.ndarray, at_start: bool = True
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """For each time of ``t``: the latest pass started before it (its index into ``start``, sorted; -1: none) and
+    whether ``t`` lies in it, before its ``stop``. A pass runs from its start to its stop; the logs' times are in
+    microseconds, so a time can equal a pass's start, and ``at_start`` says whether that time is in the pass: yes for a
+    request reaching the server as a pass begins (it waits for it), no for a request stamped as its own pass begins
+    (it opened the pass: a server without a wake-up starts a pass at the instant its request arrives)."""
     t = np.asarray(t, float)
-    i = np.searchsorted(start, t, side="right") - 1
+    i = np.searchsorted(start, t, side="right" if at_start else "left") - 1
     if not len(start):                  # no pass: none running
         return i, np.zeros(len(t), bool)
     return i, (i >= 0) & (t < stop[np.clip(i, 0, None)])

@@ -227,7 +227,8 @@ QUEUEING = {"in_pass_share": "share of requests arriving while a pass runs",
 
 def queueing_mechanism(log: pd.DataFrame) -> dict[str, float]:
     """The quantities a log's queueing delay is made of (``QUEUEING``), from its verified rounds: a request is in a pass
-    when its arrival lies in [start, start + t_verify) of a pass (``log.running_pass``)."""
+    when its arrival lies in (start, start + t_verify) of a pass (``log.running_pass``: one arriving as a pass begins
+    opened it)."""
     from ..log import running_pass, verified
 
     r = verified(log)
@@ -236,7 +237,7 @@ def queueing_mechanism(log: pd.DataFrame) -> dict[str, float]:
     b = r.groupby("batch").agg(start=("start", "first"), tv=("t_verify", "first")).sort_values("start")
     start, tv = b["start"].to_numpy(float), b["tv"].to_numpy(float)
     arrival, queue = r["arrival"].to_numpy(float), r["t_queue"].to_numpy(float)
-    i, inside = running_pass(start, start + tv, arrival)
+    i, inside = running_pass(start, start + tv, arrival, at_start=False)
     j = np.clip(i, 0, None)
     early = inside & (arrival - start[j] < tv[j] / 2)
     return dict(in_pass_share=float(inside.mean()),
