@@ -160,6 +160,11 @@ def test_intake_delays_time_a_request_that_reached_the_server_in_a_pass_from_the
     slow.loc[[0, 1, 4], "up"] = [0.0008, 0.0012, 0.0010]
     assert intake_delays(slow)[0] == pytest.approx([0.002, 0.002])
     assert intake_delays(log.assign(event="refused")).shape == (0, 2)             # no verified round
+    # ties (the logs' times are in microseconds): a request reaching the server as a pass begins is in that pass
+    tied = _log([(0, 0, 0.75, 0.25, 1.0, 0.5, 1.5),      # sent at 0.5, the server idle: link 0.25 s
+                 (1, 2, 1.25, 0.25, 1.5, 0.5, 2.0),      # sent as pass 0 begins (in it, not idle), reached at 1.25
+                 (2, 1, 2.0, 0.75, 2.5, 0.5, 3.0)])      # sent at 1.25, reached at 1.5 as pass 1 begins: waited 0.5 s
+    np.testing.assert_array_equal(intake_delays(tied), [[0.25, 0.0], [0.0, 0.5]])
     assert intake_delays(log.drop(columns="up")).shape == (0, 2)
 
 
