@@ -305,6 +305,8 @@ def test_a_reply_takes_its_drawn_way_and_the_next_drafting_waits_in_hand_with_th
     np.testing.assert_allclose(sorted(set(both["arrival"].round(9)))[:2], [0.020, 0.052])   # 20 + 5 + 3 + 4 + 20 ms
     with pytest.raises(ValueError, match="shared core"):
         simulate(one, FCFS(), FixedS(2, 1), Times(draft=[lambda k: 0.010], verify=lambda b: 0.005, wake=wake), acc, seed=1)
+    with pytest.raises(ValueError, match="core_queued"):      # one job there: no wait in hand to place
+        simulate(one, FCFS(), FixedS(2, 1), Times(**base, wake=wake, core_queued=True), acc, seed=1)
 
 
 def test_prompt_lengths_are_each_sessions_first_verification_less_its_drafts_in_stream_order():

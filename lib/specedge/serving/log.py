@@ -135,8 +135,8 @@ def prompt_lengths(log: pd.DataFrame) -> dict[int, tuple[int, ...]]:
 
 def running_pass(start: np.ndarray, stop: np.ndarray, t: np.ndarray, at_start: bool = True
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """For each time of ``t``: the latest pass started before it (its index into ``start``, sorted; -1: none) and
-    whether ``t`` lies in it, before its ``stop``. A pass runs from its start to its stop; the logs' times are in
+    """For each time of ``t``: the latest pass started before it, or at it where ``at_start`` (its index into ``start``,
+    sorted; -1: none), and whether ``t`` lies in it, before its ``stop``. A pass runs from its start to its stop; the logs' times are in
     microseconds, so a time can equal a pass's start, and ``at_start`` says whether that time is in the pass: yes for a
     request reaching the server as a pass begins (it waits for it), no for a request stamped as its own pass begins
     (it opened the pass: a server without a wake-up starts a pass at the instant its request arrives)."""

@@ -393,6 +393,7 @@ class Server:
         static = getattr(allocator, "static", False)    # update() returns initial()'s mapping every round
         turns = self.turnaround
         verdicts = {i: c.rounds.verdict for i, c in clients.items()}
+        woken = sim.wake                                 # a reply's way and the wait in hand, drawn (or None)
         gens = {i: c.gen for i, c in clients.items()}
         if self.barrier is not None:
             yield float(self.barrier)
@@ -422,7 +423,6 @@ class Server:
             first, last = min(arrivals), max(arrivals)
             outcomes = []
             now = loop.now
-            woken = sim.wake
             sim.busy += len(batch)                       # its clients busy from now, taking their replies in
             for p in batch:
                 c = p.client

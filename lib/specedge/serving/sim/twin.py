@@ -552,8 +552,9 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
             a_c = spec.alpha if spec.alpha is not None else 1.0
             slo.budget(a_c, 0, spec.slo_class, 0.0, 0.0)
             slo_of[i] = (float(a_c), float(spec.slo_class))
-    if times.wake is not None and not times.shared_core:
-        raise ValueError("times.wake: the wait in hand is for the drafters' shared core (times.shared_core)")
+    if times.wake is not None and (not times.shared_core or times.core_queued):
+        raise ValueError("times.wake: the wait in hand is for the drafters' shared core (times.shared_core), its "
+                         "post-reply work a job of its own (not times.core_queued)")
     starts = None if times.starts is None else [float(t) for t in times.starts]
     if starts is not None and (len(starts) != len(specs) or not all(np.isfinite(t) and t >= 0 for t in starts)):
         raise ValueError(f"times.starts: one start >= 0 s per client ({len(specs)}), got {times.starts!r}")
