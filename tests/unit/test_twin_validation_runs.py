@@ -101,7 +101,7 @@ def test_sections_write_the_tables_and_the_checks(runs, accept, tmp_path):
     assert set(table.repeat) == {0, 1, 2, 3, 4, 5} and set(table.n_clients) == {1, 2}
     assert set(sp.repeats) == {5} and (sp.spread_pct >= 0).all()          # the quiet repeats 1-5
     assert set(table.component) == {sv.BEFORE, sv.CONSTANT_CORE, sv.CORE_SPEED, sv.STAGGERED, sv.INTAKE, sv.STOCHASTIC,
-                                    sv.SLICED, sv.QUEUED, sv.WOKEN, sv.WAKE, ta.OWN}
+                                    sv.SLICED, sv.QUEUED, sv.WOKEN, sv.WAKE, sv.WOKEN_VALIDATED, ta.OWN}
     assert set(table[table.component == ta.OWN].repeat) == {1, 2, 3, 4, 5}    # the real runs' own: the repeats alone
     # the validated twin's core of measured speed: other round times than on the core of constant speed
     speed = table[(table.metric == "round_time_s")].pivot_table(index=["policy", "n_clients", "repeat", "quantile"],
@@ -346,6 +346,10 @@ def test_every_held_out_twin_kind_of_the_attribution_is_one_contexts_builds():
     # each kind adds to the one before it what its name says (the validated twin: every addition kept)
     assert sv.KINDS["drafter wake"] - sv.KINDS["prompt lengths"] == {"wake"}      # tried on the validated twin
     assert ta._TWINS[sv.WAKE] == "drafter wake"
+    # the woken drafter served first on the validated twin: the validated one's features with the core of ``WOKEN``
+    assert (sv.KINDS["validated, woken first"] - sv.KINDS["prompt lengths"]
+            == sv.KINDS["woken first"] - sv.KINDS["core speed"] == {"sliced", "queued", "woken"})
+    assert ta._TWINS[sv.WOKEN_VALIDATED] == "validated, woken first"
     assert sv.KINDS["prompt lengths"] - sv.KINDS["server intake"] == {"lengths"}
     assert sv.KINDS["server intake"] - sv.KINDS["staggered start"] == {"intake"}
     assert sv.KINDS["staggered start"] - sv.KINDS["core speed"] == {"starts"}

@@ -197,7 +197,8 @@ def held_out(runs: dict, key, same_policy: bool = False) -> list:
 # adds to the held-out drawn times, "held-out": the drafters' shared core ("shared"), run in the kernel's time slices
 # ("sliced"), a round started when its drafter's job first runs ("queued"), a woken drafter served first ("woken"), the
 # core's measured slowness ("speed"), the staggered start ("starts"), the server's intake during a pass ("intake"), the
-# prompts' own lengths ("lengths"), the drafters' wake-up drawn by how many others are busy ("wake")
+# prompts' own lengths ("lengths"), the drafters' wake-up drawn by how many others are busy ("wake"); "drafter wake" and
+# "validated, woken first" are tried on the validated one
 KINDS = {
     "held-out": frozenset(),
     "shared core": frozenset({"shared"}),
@@ -209,6 +210,7 @@ KINDS = {
     "server intake": frozenset({"shared", "speed", "starts", "intake"}),
     "prompt lengths": frozenset({"shared", "speed", "starts", "intake", "lengths"}),
     "drafter wake": frozenset({"shared", "speed", "starts", "intake", "lengths", "wake"}),
+    "validated, woken first": frozenset({"shared", "speed", "starts", "intake", "lengths", "sliced", "queued", "woken"}),
 }
 
 
@@ -486,8 +488,10 @@ CORE_SPEED = _ta.twin_named("core speed")   # before the start
 # the validated one before the server's intake during a pass, and before the prompts' own lengths
 STAGGERED = _ta.twin_named("staggered start")
 INTAKE = _ta.twin_named("server intake")
-# tried on the validated one, not kept: a reply's way and its drafter's wait in hand drawn by how many others are busy
+# tried on the validated one, not kept: a reply's way and its drafter's wait in hand drawn by how many others are busy;
+# the woken drafter served first (``WOKEN``'s core) on the validated one
 WAKE = _ta.twin_named("drafter wake")
+WOKEN_VALIDATED = _ta.twin_named("validated, woken first")
 SEEDS = 5
 # a queueing delay within this of the real one at p50 is within tolerance (or within the real runs' own spread)
 QUEUE_P50 = 15.0
@@ -618,8 +622,8 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
     """The stochastic twins (the validated one, ``STOCHASTIC``, the one the sweeps run, ``BEFORE``, the validated one
     before the prompts' own lengths, ``INTAKE``, before the server's intake, ``STAGGERED``, and before its staggered
     start, ``CORE_SPEED``, and with a core of constant speed, ``CONSTANT_CORE``, the two tried on
-    that one, ``SLICED`` and ``QUEUED``, the one tried on the core of measured speed, ``WOKEN``, and the one tried on the
-    validated one, ``WAKE``) against every
+    that one, ``SLICED`` and ``QUEUED``, the one tried on the core of measured speed, ``WOKEN``, and the two tried on the
+    validated one, ``WAKE`` and ``WOKEN_VALIDATED``) against every
     committed real run of ``paper`` (N 1-2 at CI scale), ``seeds`` seeds each, its time models fitted on the other
     repeats (``held_out``), with the real runs' own held-out error beside them (``twin_attribution.own_repeats``):
     writes ``stochastic_vs_real.csv`` (per run, metric and quantile, with the queueing delay's mechanism,
@@ -632,7 +636,7 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
     keys = [k for k in runs if k[0] == paper and (scale == "full" or k[2] <= 2)]
     table = ta.attribution(contexts(runs, paper, trace, prompt, keys),
                            components=(BEFORE, CONSTANT_CORE, CORE_SPEED, STAGGERED, INTAKE, STOCHASTIC, SLICED, QUEUED,
-                                       WOKEN, WAKE),
+                                       WOKEN, WAKE, WOKEN_VALIDATED),
                            seeds=range(seeds), mechanism=True)
     repeats = {k: runs[k] for k in keys if k[3] > 0}   # the repeats' campaign
     table = pd.concat([table, ta.own_repeats(repeats)], ignore_index=True)

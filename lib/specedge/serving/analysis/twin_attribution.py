@@ -72,6 +72,11 @@ TWINS = {
         "drafter wake",
         "that twin, a reply's way and its drafter's wait before its next drafting drawn together from the held-out "
         "runs' rounds with as many other drafters busy (``interfaces.Times.wake``), not the way of one-client runs"),
+    twin_error.VALIDATED[:-1] + ", woken drafter served first)": (
+        "validated, woken first",
+        "that twin, its drafters' core served as the kernel serves a task that wakes (``processes.WakeFirstCore``, the "
+        "kernel's slice): a drafter woken by its reply runs first, alone, for a slice once the running ones' slice "
+        "ends, its post-reply work and next drafting one job whose round starts when it first runs"),
 }
 _TWINS = {name: kind for name, (kind, _) in TWINS.items()}
 
