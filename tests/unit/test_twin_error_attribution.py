@@ -251,6 +251,24 @@ def test_wake_waits_pair_a_replys_way_and_the_wait_in_hand_with_the_others_busy_
         wake_waits(log.drop(columns="t_send"))
 
 
+def test_batch_order_puts_a_synchronous_batchs_requests_in_their_order_of_arrival():
+    from specedge.serving.log import batch_order
+
+    # batch 0: client 1 starts at 2 ms and arrives first (at 8), client 0 starts at 0 and arrives at 12; batch 1: both
+    # arrive at 30 (a tie: the log's order kept), client 0 started at 20, client 1 at 24; batch 2 holds one request
+    log = _rounds_log([(0, 0, 0, 0.011, 0.001, 0.012, 0.012, 0.005, 0.001),
+                       (0, 1, 0, 0.005, 0.001, 0.008, 0.012, 0.005, 0.001),
+                       (1, 0, 1, 0.009, 0.001, 0.030, 0.030, 0.005, 0.001),
+                       (1, 1, 1, 0.005, 0.001, 0.030, 0.030, 0.005, 0.001),
+                       (2, 0, 2, 0.005, 0.001, 0.050, 0.050, 0.005, 0.001)])
+    np.testing.assert_allclose(batch_order(log), [[0, 0.002, 0.006], [1, 0.0, 0.012],
+                                                  [0, 0.0, 0.010], [1, 0.004, 0.006]], atol=1e-12)
+    np.testing.assert_allclose(batch_order(log[log["batch"] == 2]), [[0, 0.0, 0.006]], atol=1e-12)   # one client: full
+    assert batch_order(log.iloc[:0]).shape == (0, 3)
+    with pytest.raises(ValueError, match="missing columns"):
+        batch_order(log.drop(columns="up"))
+
+
 def test_wake_draws_a_pair_of_rounds_with_as_many_others_busy():
     records = np.array([[0, 0.001, 0.002], [0, 0.003, 0.004], [2, 0.005, -0.001], [2, 0.007, 0.008]])
     rng = np.random.default_rng(0)

@@ -193,6 +193,28 @@ def wake_waits(log: pd.DataFrame) -> np.ndarray:
     return np.column_stack([busy, np.concatenate(after)]) if len(ends) else np.zeros((0, 3))
 
 
+def batch_order(log: pd.DataFrame) -> np.ndarray:
+    """Per pass that verified one request of every client of the run (a synchronous round), its requests in the order
+    they arrived: (their place in that order, from 0; the seconds from the batch's first drafting start to this
+    request's; the seconds from this request's drafting start to its arrival), shape (k, 3). On one core a drafter woken
+    later by its reply starts later; whether it then arrives later by as much tells the core's discipline (processor
+    sharing from the start of each: as much later, or later still for more work)."""
+    rows = verified(log)
+    missing = [c for c in ("up", "t_draft") if c not in rows.columns]
+    if missing:
+        raise ValueError(f"log: missing columns {missing}; a real run's log has them")
+    n = rows["client"].nunique()
+    rows = rows.assign(began=rows["arrival"] - rows["up"] - rows["t_draft"])
+    out = []
+    for _, b in rows.groupby("batch"):
+        if len(b) != n:
+            continue
+        b = b.sort_values("arrival", kind="stable")
+        began = b["began"].to_numpy(float)
+        out.append(np.column_stack([np.arange(n), began - began.min(), b["arrival"].to_numpy(float) - began]))
+    return np.concatenate(out) if out else np.zeros((0, 3))
+
+
 def turnaround_latency(log: pd.DataFrame) -> np.ndarray:
     """Per batch that had a request waiting when the previous pass ended: seconds from that pass's end
     to this batch's start."""
