@@ -90,6 +90,11 @@ NEEDED = ("client", "round", "S", "accepted", "tokens", "t_draft", "t_verify", "
           "start", "end", "n_new", "n_cached")
 
 
+def drafting_began(rows: pd.DataFrame) -> pd.Series:
+    """Each round's drafting start on the server's clock: its request's arrival less its uplink and its drafting."""
+    return rows["arrival"] - rows["up"] - rows["t_draft"]
+
+
 def real_rounds(log: pd.DataFrame) -> dict[int, pd.DataFrame]:
     """Per client, its verified rounds in order with the replayed quantities (``sim.replay``'s module docstring):
     ``start`` of the client's first round, ``gap`` before each later one, ``down`` after each."""
@@ -105,7 +110,7 @@ def real_rounds(log: pd.DataFrame) -> dict[int, pd.DataFrame]:
         r = r.reset_index(drop=True).copy()
         r["down"] = (r["end"] - r["start"] - r["t_verify"]).clip(lower=0) + r["t_send"]
         t_recv = r["start"] + r["t_verify"] + r["down"]
-        began = r["arrival"] - r["up"] - r["t_draft"]
+        began = drafting_began(r)
         r["gap"] = (began - t_recv.shift(1)).fillna(began.iloc[0]).clip(lower=0)
         if "accept_prob_sum" not in r:
             r["accept_prob_sum"] = r["accepted"].astype(float)
@@ -182,7 +187,7 @@ def wake_waits(log: pd.DataFrame) -> np.ndarray:
     opens, closes, ends, after = [], [], [], []
     for r in rounds.values():
         end = (r["start"] + r["t_verify"]).to_numpy(float)
-        began = (r["arrival"] - r["up"] - r["t_draft"]).to_numpy(float)
+        began = drafting_began(r).to_numpy(float)
         opens.append(np.concatenate([began[:1], end[:-1]]))
         closes.append(r["arrival"].to_numpy(float))
         ends.append(end[:-1])
@@ -204,7 +209,7 @@ def batch_order(log: pd.DataFrame) -> np.ndarray:
     if missing:
         raise ValueError(f"log: missing columns {missing}; a real run's log has them")
     n = rows["client"].nunique()
-    rows = rows.assign(began=rows["arrival"] - rows["up"] - rows["t_draft"])
+    rows = rows.assign(began=drafting_began(rows))
     out = []
     for _, b in rows.groupby("batch"):
         if len(b) != n:

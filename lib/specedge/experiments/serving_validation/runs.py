@@ -475,9 +475,9 @@ def main(argv=None) -> int:
 # the stochastic twin the serving notebooks validate, the one the sweeps run, the validated one before its core's speed
 # was measured, and two tried beside that one: the drafters' core in the kernel's time slices instead of processor
 # sharing, and on that core a round started when the drafter's job first gets the core; and one tried beside the
-# validated one: a drafter woken by its reply served first, for a slice, and one tried on the validated one: the drafters'
-# wake-up drawn by how many others are busy (their names: ``twin_attribution.TWINS``; none of the four kept: the doc's
-# numbers)
+# validated one: a drafter woken by its reply served first, for a slice, and two tried on the validated one: the drafters'
+# wake-up drawn by how many others are busy, and that woken drafter served first (their names:
+# ``twin_attribution.TWINS``; none of the five kept: the doc's numbers)
 STOCHASTIC = twin_error.VALIDATED
 BEFORE = twin_error.DOMAIN_IID
 CONSTANT_CORE = _ta.twin_named("shared core")
