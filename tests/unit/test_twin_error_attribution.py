@@ -327,6 +327,48 @@ def test_a_reply_takes_its_drawn_way_and_the_next_drafting_waits_in_hand_with_th
         simulate(one, FCFS(), FixedS(2, 1), Times(**base, wake=wake, core_queued=True), acc, seed=1)
 
 
+def test_the_wake_up_read_on_the_drafters_clocks_moves_their_rounds_not_their_work():
+    one = Workload("target-m", (ClientSpec("draft-xs", ("code",), 1, 12, gamma=2, draft_rule="fixed"),), capacity=2)
+    acc = PromptAcceptance(FRAME)
+    base = dict(draft=[lambda k: 0.010], verify=lambda b: 0.005, shared_core=True)
+    plain = simulate(one, FCFS(), FixedS(2, 1), Times(**base), acc, seed=1)
+    wake = lambda busy: (0.003, 0.004)                                      # noqa: E731
+    stamped = simulate(one, FCFS(), FixedS(2, 1), Times(**base, wake=wake, wake_stamps=True), acc, seed=1)
+    rest = [c for c in plain.columns if c != "t_round"]
+    assert stamped[rest].equals(plain[rest])                                 # the same work, requests and passes
+    np.testing.assert_allclose(plain["t_round"], 0.015)
+    # the reply in hand 3 ms after its pass; alone on the core the drafting could not begin later than it did
+    np.testing.assert_allclose(stamped["t_round"], 0.018)
+    # nothing drawn: the rounds of the plain twin (a reply is never in hand before it came: here 2 ms after its pass)
+    down = dict(base, down=lambda c: 0.002)
+    none = simulate(one, FCFS(), FixedS(2, 1), Times(**down, wake=lambda b: (0.0, 0.0), wake_stamps=True), acc, seed=1)
+    assert none.equals(simulate(one, FCFS(), FixedS(2, 1), Times(**down), acc, seed=1))
+    # two clients verified together: each drafting shares the core, 20 ms for the two; on its clock the next one
+    # begins once the wait in hand has passed, 3 + 4 ms after the pass, 7 ms into the 20 (not later than the 10 ms
+    # of its own work leave), and ends 3 ms after the next pass: 20 + 5 + 3 - 7 ms
+    two = Workload("target-m", one.clients * 2, capacity=4)
+    both = dict(base, draft=[lambda k: 0.010] * 2)
+    plain2 = simulate(two, FCFS(), FixedS(4, 2), Times(**both), acc, seed=1)
+    seen = []
+    stamped2 = simulate(two, FCFS(), FixedS(4, 2), Times(**both, wake=lambda b: seen.append(b) or (0.003, 0.004),
+                                                         wake_stamps=True), acc, seed=1)
+    assert stamped2[rest].equals(plain2[rest]) and seen[:2] == [1, 1]       # the other busy taking its reply in
+    np.testing.assert_allclose(plain2.loc[plain2["round"] > 0, "t_round"].iloc[:4], 0.025)
+    np.testing.assert_allclose(stamped2.loc[stamped2["round"] == 0, "t_round"], 0.028)
+    np.testing.assert_allclose(stamped2.loc[(stamped2["round"] > 0) & (stamped2["batch"] < 4), "t_round"], 0.021)
+    # the stamps read ``wake``'s draws, whole (not less the CPU once the reply is in), and only with them
+    with pytest.raises(ValueError, match="times.wake is None"):
+        simulate(one, FCFS(), FixedS(2, 1), Times(**base, wake_stamps=True), acc, seed=1)
+    from dataclasses import replace
+    alone = _model(np.array([0.002]))
+    model = replace(_model(np.array([0.004])), wake=np.array([[0, 0.003, 0.004]]))
+    t = measured_times.times(model, lambda b: 0.004, shared_core=True, alone=alone, wake_stamps=True)
+    assert t.wake_stamps and t.wake(0) == (0.003, 0.004)
+    assert not measured_times.times(model, lambda b: 0.004, shared_core=True, alone=alone, wake=True).wake_stamps
+    with pytest.raises(ValueError, match="one of the two"):
+        measured_times.times(model, lambda b: 0.004, shared_core=True, alone=alone, wake=True, wake_stamps=True)
+
+
 def test_prompt_lengths_are_each_sessions_first_verification_less_its_drafts_in_stream_order():
     from specedge.serving.log import prompt_lengths
 

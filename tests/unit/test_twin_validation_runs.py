@@ -100,8 +100,8 @@ def test_sections_write_the_tables_and_the_checks(runs, accept, tmp_path):
     assert set(stretch.n_clients) == {1, 2} and (stretch.stretch > 0.5).all() and (stretch.k_passes >= 1).all()
     assert set(table.repeat) == {0, 1, 2, 3, 4, 5} and set(table.n_clients) == {1, 2}
     assert set(sp.repeats) == {5} and (sp.spread_pct >= 0).all()          # the quiet repeats 1-5
-    assert set(table.component) == {sv.BEFORE, sv.CONSTANT_CORE, sv.CORE_SPEED, sv.STAGGERED, sv.INTAKE, sv.STOCHASTIC,
-                                    sv.SLICED, sv.QUEUED, sv.WOKEN, sv.WAKE, sv.WOKEN_VALIDATED, ta.OWN}
+    assert set(table.component) == {sv.BEFORE, sv.CONSTANT_CORE, sv.CORE_SPEED, sv.STAGGERED, sv.INTAKE, sv.LENGTHS,
+                                    sv.STOCHASTIC, sv.SLICED, sv.QUEUED, sv.WOKEN, sv.WAKE, sv.WOKEN_VALIDATED, ta.OWN}
     assert set(table[table.component == ta.OWN].repeat) == {1, 2, 3, 4, 5}    # the real runs' own: the repeats alone
     # the validated twin's core of measured speed: other round times than on the core of constant speed
     speed = table[(table.metric == "round_time_s")].pivot_table(index=["policy", "n_clients", "repeat", "quantile"],
@@ -307,7 +307,7 @@ def test_the_binding_section_and_its_checks(bound, accept, tmp_path):
         assert (tmp_path / f"slo_binding_{name}.csv").exists()
     assert (tmp_path / "slo_binding_outcomes.png").exists()
     assert set(table.n_clients) == {1, 2} and set(table.repeat) == {1, 2, 3, 4, 5} and "slo_attainment" in set(table.metric)
-    assert set(outcomes.side) == {"real", sv.BEFORE, sv.STOCHASTIC}
+    assert set(outcomes.side) == {"real", sv.BEFORE, sv.LENGTHS, sv.STOCHASTIC}
     # the real side is each run's own log, by class
     k = (sv.BINDING, "FCFS", 2, 4)
     mine = so.by_class([bound[k]]).set_index("slo_class")
@@ -353,4 +353,7 @@ def test_every_held_out_twin_kind_of_the_attribution_is_one_contexts_builds():
     assert sv.KINDS["prompt lengths"] - sv.KINDS["server intake"] == {"lengths"}
     assert sv.KINDS["server intake"] - sv.KINDS["staggered start"] == {"intake"}
     assert sv.KINDS["staggered start"] - sv.KINDS["core speed"] == {"starts"}
-    assert ta._TWINS[sv.STOCHASTIC] == "prompt lengths"
+    assert ta._TWINS[sv.LENGTHS] == "prompt lengths"
+    # the validated twin: the drafters' wake-up of ``WAKE``, read on their clocks only
+    assert sv.KINDS["wake stamps"] - sv.KINDS["prompt lengths"] == {"stamps"}
+    assert ta._TWINS[sv.STOCHASTIC] == "wake stamps"

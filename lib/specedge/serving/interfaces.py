@@ -110,7 +110,13 @@ class Times:
     next drafting as soon as ``post`` is done) on the shared core, the seconds from a pass's end until its reply is in
     the client's hands and from then until its next drafting may begin (its ``post`` work on the core meanwhile), when
     ``busy`` other clients are busy on the drafters' side (the real drafters wait for their one core:
-    ``serving.log.wake_waits``)."""
+    ``serving.log.wake_waits``); ``wake_stamps``: ``wake``'s draws are read on the drafters' own clocks only, where
+    the real drafters stamp a round's start and end, and the work on the core runs as without them: a round ends when
+    its reply is in the drafter's hands on its clock (the pass's end plus the drawn way, not before the reply
+    came), and the next begins once the drawn wait in hand has passed (not before the core took its drafting up, nor
+    so late that its work could not be done in time). On one core the real drafters whose replies come in at the
+    same time take them in one after another, turn by turn, and those served last catch up on the core: their
+    requests arrive as those of processor sharing, their rounds start and end late on their clocks."""
     draft: Sequence[Callable[[int], float]]
     verify: Callable[[Sequence[Pending]], float]
     up: Callable[[int, int], float] = lambda c, s: 0.0
@@ -127,6 +133,7 @@ class Times:
     starts: Sequence[float] | None = None
     intake: Callable[[float], float] | None = None
     wake: Callable[[int], tuple[float, float]] | None = None
+    wake_stamps: bool = False
 
 
 REPLY_BYTES = 50   # a VerifyReply (accepted, token, bonus, next S, batch, 5 doubles): the twin's default

@@ -197,8 +197,9 @@ def held_out(runs: dict, key, same_policy: bool = False) -> list:
 # adds to the held-out drawn times, "held-out": the drafters' shared core ("shared"), run in the kernel's time slices
 # ("sliced"), a round started when its drafter's job first runs ("queued"), a woken drafter served first ("woken"), the
 # core's measured slowness ("speed"), the staggered start ("starts"), the server's intake during a pass ("intake"), the
-# prompts' own lengths ("lengths"), the drafters' wake-up drawn by how many others are busy ("wake"); "drafter wake" and
-# "validated, woken first" are tried on the validated one
+# prompts' own lengths ("lengths"), the drafters' wake-up drawn by how many others are busy ("wake"), the same read on
+# the drafters' own clocks only ("stamps": the validated twin); "drafter wake" and "validated, woken first" are tried on
+# the validated one before its stamps
 KINDS = {
     "held-out": frozenset(),
     "shared core": frozenset({"shared"}),
@@ -209,6 +210,7 @@ KINDS = {
     "staggered start": frozenset({"shared", "speed", "starts"}),
     "server intake": frozenset({"shared", "speed", "starts", "intake"}),
     "prompt lengths": frozenset({"shared", "speed", "starts", "intake", "lengths"}),
+    "wake stamps": frozenset({"shared", "speed", "starts", "intake", "lengths", "stamps"}),
     "drafter wake": frozenset({"shared", "speed", "starts", "intake", "lengths", "wake"}),
     "validated, woken first": frozenset({"shared", "speed", "starts", "intake", "lengths", "sliced", "queued", "woken"}),
 }
@@ -268,7 +270,7 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
             times = measured_times.times(drawn, verify, s, "shared" in has, alone,
                                          core_slice if "sliced" in has else None, core_speed="speed" in has,
                                          starts="starts" in has, intake="intake" in has,
-                                         wake="wake" in has)
+                                         wake="wake" in has, wake_stamps="stamps" in has)
             if "lengths" in has:         # each prompt's own length, as the held-out runs' server verified it
                 wl = own_wl
             if "queued" in has:          # the round starts when the drafter's job first gets the core
@@ -475,8 +477,8 @@ def main(argv=None) -> int:
 # the stochastic twin the serving notebooks validate, the one the sweeps run, the validated one before its core's speed
 # was measured, and two tried beside that one: the drafters' core in the kernel's time slices instead of processor
 # sharing, and on that core a round started when the drafter's job first gets the core; and one tried beside the
-# validated one: a drafter woken by its reply served first, for a slice, and two tried on the validated one: the drafters'
-# wake-up drawn by how many others are busy, and that woken drafter served first (their names:
+# validated one: a drafter woken by its reply served first, for a slice, and two tried on the validated one before its
+# stamps: the drafters' wake-up drawn by how many others are busy, and that woken drafter served first (their names:
 # ``twin_attribution.TWINS``; none of the five kept: the doc's numbers)
 STOCHASTIC = twin_error.VALIDATED
 BEFORE = twin_error.DOMAIN_IID
@@ -485,9 +487,11 @@ SLICED = _ta.twin_named("sliced core")
 QUEUED = _ta.twin_named("queued core")
 WOKEN = _ta.twin_named("woken first")
 CORE_SPEED = _ta.twin_named("core speed")   # before the start
-# the validated one before the server's intake during a pass, and before the prompts' own lengths
+# the validated one before the server's intake during a pass, before the prompts' own lengths, and before its drafters'
+# wake-up read on their clocks
 STAGGERED = _ta.twin_named("staggered start")
 INTAKE = _ta.twin_named("server intake")
+LENGTHS = twin_error.LENGTHS
 # tried on the validated one, not kept: a reply's way and its drafter's wait in hand drawn by how many others are busy;
 # the woken drafter served first (``WOKEN``'s core) on the validated one
 WAKE = _ta.twin_named("drafter wake")
@@ -620,10 +624,10 @@ def drafting_stretch(runs: dict, keys) -> pd.DataFrame:
 
 def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seeds: int = SEEDS):
     """The stochastic twins (the validated one, ``STOCHASTIC``, the one the sweeps run, ``BEFORE``, the validated one
-    before the prompts' own lengths, ``INTAKE``, before the server's intake, ``STAGGERED``, and before its staggered
-    start, ``CORE_SPEED``, and with a core of constant speed, ``CONSTANT_CORE``, the two tried on
-    that one, ``SLICED`` and ``QUEUED``, the one tried on the core of measured speed, ``WOKEN``, and the two tried on the
-    validated one, ``WAKE`` and ``WOKEN_VALIDATED``) against every
+    before its drafters' wake-up was read on their clocks, ``LENGTHS``, before the prompts' own lengths, ``INTAKE``,
+    before the server's intake, ``STAGGERED``, and before its staggered start, ``CORE_SPEED``, and with a core of
+    constant speed, ``CONSTANT_CORE``, the two tried on that one, ``SLICED`` and ``QUEUED``, the one tried on the core of
+    measured speed, ``WOKEN``, and the two tried on ``LENGTHS``, ``WAKE`` and ``WOKEN_VALIDATED``) against every
     committed real run of ``paper`` (N 1-2 at CI scale), ``seeds`` seeds each, its time models fitted on the other
     repeats (``held_out``), with the real runs' own held-out error beside them (``twin_attribution.own_repeats``):
     writes ``stochastic_vs_real.csv`` (per run, metric and quantile, with the queueing delay's mechanism,
@@ -635,8 +639,8 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
     runs = _all_runs()
     keys = [k for k in runs if k[0] == paper and (scale == "full" or k[2] <= 2)]
     table = ta.attribution(contexts(runs, paper, trace, prompt, keys),
-                           components=(BEFORE, CONSTANT_CORE, CORE_SPEED, STAGGERED, INTAKE, STOCHASTIC, SLICED, QUEUED,
-                                       WOKEN, WAKE, WOKEN_VALIDATED),
+                           components=(BEFORE, CONSTANT_CORE, CORE_SPEED, STAGGERED, INTAKE, LENGTHS, STOCHASTIC, SLICED,
+                                       QUEUED, WOKEN, WAKE, WOKEN_VALIDATED),
                            seeds=range(seeds), mechanism=True)
     repeats = {k: runs[k] for k in keys if k[3] > 0}   # the repeats' campaign
     table = pd.concat([table, ta.own_repeats(repeats)], ignore_index=True)
@@ -652,9 +656,10 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
 BINDING = "li2026_binding"   # WISP's setting with classes that bind (``binding_section``)
 
 
-def binding_section(out, scale: str = "full", seeds: int = SEEDS, setting: str = BINDING, components=(BEFORE, STOCHASTIC)):
+def binding_section(out, scale: str = "full", seeds: int = SEEDS, setting: str = BINDING,
+                    components=(BEFORE, LENGTHS, STOCHASTIC)):
     """WISP's setting with classes that bind (``setting``, measured in a campaign of its own: ``campaign_file``): the
-    stochastic twins (``components``: ``BEFORE`` and ``STOCHASTIC``, others for the doc) against every run of it (N 1-2
+    stochastic twins (``components``: ``BEFORE``, ``LENGTHS`` and ``STOCHASTIC``, others for the doc) against every run of it (N 1-2
     at CI scale), ``seeds`` seeds each, time models fitted on the other repeats of its N (``held_out``), and their SLO
     outcomes per class (``serving.analysis.slo_outcomes``): writes ``slo_binding_vs_real.csv`` (as
     ``stochastic_vs_real.csv``), ``slo_binding_spread.csv`` (``spread``), ``slo_binding_outcomes.csv`` and its figure
@@ -688,7 +693,8 @@ def binding_section(out, scale: str = "full", seeds: int = SEEDS, setting: str =
     plotting = _plotting()
     for name, df in (("vs_real", table), ("spread", sp), ("gap", gap)):
         plotting.write_csv(df, out / f"slo_binding_{name}.csv")
-    labels = {BEFORE: "the sweeps' twin (domain i.i.d.)", STOCHASTIC: "the validated twin", WOKEN: "woken first (not kept)"}
+    labels = {BEFORE: "the sweeps' twin (domain i.i.d.)", LENGTHS: "the validated twin, its wake-up not on the clocks",
+              STOCHASTIC: "the validated twin", WOKEN: "woken first (not kept)"}
     plotting.save(so.figure(outcomes, labels).figure, outcomes, out, "slo_binding_outcomes")
     return table, sp, outcomes, gap
 

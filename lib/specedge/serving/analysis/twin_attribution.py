@@ -64,15 +64,21 @@ TWINS = {
         "server intake",
         "that twin, a request that reaches the server during a pass waiting for the server's intake as the held-out "
         "runs' requests did that far into a pass (``interfaces.Times.intake``)"),
-    twin_error.VALIDATED: (
+    twin_error.LENGTHS: (
         "prompt lengths",
         "that twin, each prompt of its length as the held-out runs' server verified it (the drafters cut a prompt to "
         "its last 48 tokens; a shorter one keeps its own length), not 48 tokens"),
-    twin_error.VALIDATED[:-1] + ", drafters' wake-up)": (
+    twin_error.VALIDATED: (
+        "wake stamps",
+        "that twin, a reply's way and its drafter's wait in hand drawn together from the held-out runs' rounds with as "
+        "many other drafters busy, read on the drafters' own clocks only (``interfaces.Times.wake_stamps``): a round "
+        "ends when its reply is in the drafter's hands, the next begins once the wait in hand has passed; the work "
+        "on the core runs as before"),
+    twin_error.LENGTHS[:-1] + ", drafters' wake-up)": (
         "drafter wake",
         "that twin, a reply's way and its drafter's wait before its next drafting drawn together from the held-out "
         "runs' rounds with as many other drafters busy (``interfaces.Times.wake``), not the way of one-client runs"),
-    twin_error.VALIDATED[:-1] + ", woken drafter served first)": (
+    twin_error.LENGTHS[:-1] + ", woken drafter served first)": (
         "validated, woken first",
         "that twin, its drafters' core served as the kernel serves a task that wakes (``processes.WakeFirstCore``, the "
         "kernel's slice): a drafter woken by its reply runs first, alone, for a slice once the running ones' slice "

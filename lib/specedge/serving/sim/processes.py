@@ -38,7 +38,7 @@ class Simulation:
     def __init__(self, allocator: DraftAllocator, n_clients: int, core_slice: float | None = None,
                  core_queued: bool = False, core_speed: Callable[[float], float] | None = None,
                  wake_first: bool = False, starts=None, intake: Callable[[float], float] | None = None,
-                 wake: Callable[[int], tuple[float, float]] | None = None):
+                 wake: Callable[[int], tuple[float, float]] | None = None, wake_stamps: bool = False):
         self.loop = EventLoop()
         self.starts = starts        # seconds before each client's first round (``interfaces.Times.starts``), or None
         self.intake = intake        # a request's wait for the server's intake during a pass (``Times.intake``), or None
@@ -46,6 +46,10 @@ class Simulation:
         self.wake = wake            # a reply's way and its client's wait in hand, given the others busy (``Times.wake``), or None
         self.busy = 0               # clients busy on the drafters' side: from their reply's pass end to their request's arrival
         self.in_hand: dict[int, float] = {}   # per client, its drawn wait from its reply in hand to its next drafting
+        # ``wake`` read on the drafters' own clocks only (``Times.wake_stamps``): per client, (when its reply is in its
+        # hands on its clock, its wait in hand), drawn as its pass ends
+        self.wake_stamps = bool(wake_stamps)
+        self.stamp: dict[int, tuple[float, float]] = {}
         self.queue: list[Pending] = []
         self.active: set[int] = set()
         self.alloc = dict(allocator.initial(list(range(n_clients))))
@@ -322,6 +326,9 @@ class Client:
             yield float(sim.starts[self.idx])    # the client starts later than the run's first
         sim.busy += 1
         received = loop.now                      # when the last reply was in its hands
+        stamps, stamp = sim.wake_stamps, sim.stamp
+        seen, hand = received, None              # on the drafter's own clock (``Times.wake_stamps``): the last reply
+                                                 # in its hands (then this round's drafting start), its wait in hand
         while not sim.stopped:
             if gaps:
                 yield out                        # the client's own time before the round
@@ -343,6 +350,9 @@ class Client:
                             t0 = loop.now
                     sim.core.add(self.gen, out[0])
                     yield None
+                    if stamps:                   # on its clock the drafting began once the wait in hand had passed,
+                        # not before the core took it up, nor later than leaves its work's time before it is done
+                        seen = t0 if hand is None else max(t0, min(seen + hand, loop.now - out[0]))
                 out, post = out[1], out[2]
             yield out                            # drafting, then the uplink
             if intake is not None:               # reached the server during a pass: it waits for the server's intake
@@ -359,7 +369,12 @@ class Client:
             if after is not None:
                 yield after()
             received = loop.now
-            out = send((value, loop.now - t0))   # the round committed: the next round's first sleep
+            if stamps:                           # the reply in its hands on its clock: not before it came
+                began, (at, hand) = seen, stamp.pop(self.idx, (received, None))
+                seen = max(received, at)
+                out = send((value, seen - began))
+            else:
+                out = send((value, loop.now - t0))   # the round committed: the next round's first sleep
             if out is None:                      # its stream ended
                 sim.busy -= 1
                 sim.active.discard(self.idx)
@@ -427,7 +442,10 @@ class Server:
             for p in batch:
                 c = p.client
                 value, n, aps, delay = verdicts[c](p, b, start, now, tv, first, last)
-                if woken is not None:                    # the reply's way and the wait in hand, as busy as now
+                if woken is not None and sim.wake_stamps:   # the same, read on the drafter's clock only
+                    way, hand = woken(sim.busy - 1)
+                    sim.stamp[c] = (now + way, hand)
+                elif woken is not None:                  # the reply's way and the wait in hand, as busy as now
                     delay, sim.in_hand[c] = woken(sim.busy - 1)
                 if not static:
                     outcomes.append(Outcome(c, p.n_draft, n, aps))

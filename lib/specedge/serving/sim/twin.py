@@ -555,11 +555,13 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     if times.wake is not None and (not times.shared_core or times.core_queued):
         raise ValueError("times.wake: the wait in hand is for the drafters' shared core (times.shared_core), its "
                          "post-reply work a job of its own (not times.core_queued)")
+    if times.wake_stamps and times.wake is None:
+        raise ValueError("times.wake_stamps: reads times.wake's draws on the drafters' clocks; times.wake is None")
     starts = None if times.starts is None else [float(t) for t in times.starts]
     if starts is not None and (len(starts) != len(specs) or not all(np.isfinite(t) and t >= 0 for t in starts)):
         raise ValueError(f"times.starts: one start >= 0 s per client ({len(specs)}), got {times.starts!r}")
     sim = Simulation(allocator, len(specs), times.core_slice, times.core_queued, times.core_speed, times.wake_first,
-                     starts, times.intake, times.wake)
+                     starts, times.intake, times.wake, times.wake_stamps)
     rows: list[tuple] = []
     wrap = rounds is not None or until is not None
     clients = [ModelledRounds(i, spec, workload, times, acceptance, rng, sim.alloc, rows, label, wrap, slo_of)

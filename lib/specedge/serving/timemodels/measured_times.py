@@ -297,7 +297,7 @@ def first_starts(model: Drawn, n_clients: int, seed: int = 0) -> tuple[float, ..
 
 def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone: Drawn | None = None,
           core_slice: float | None = None, core_speed: bool = False, starts: bool = False, intake: bool = False,
-          wake: bool = False) -> Times:
+          wake: bool = False, wake_stamps: bool = False) -> Times:
     """The engine's ``Times`` drawn from ``model`` (client c of the twin's workload: the fitted runs' client c):
     drafting (e0 + e1 k) x a measured factor + a measured gap, a measured uplink and reply, eq (19) ``verify``
     x a measured factor. ``shared_core``: drafting is its CPU time's line x a measured factor, the work on the
@@ -316,12 +316,17 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     its intake as the fitted runs' did that far into a pass (``Intake``; ``interfaces.Times.intake``; none where no
     request of theirs reached it during a pass: one client); ``wake``: a reply's way and its client's wait before its next
     drafting are drawn together from the fitted runs' rounds with as many other clients busy (``Wake``;
-    ``interfaces.Times.wake``), the way losing the CPU it holds as the reply's does."""
+    ``interfaces.Times.wake``), the way losing the CPU it holds as the reply's does; ``wake_stamps``: the same pairs,
+    whole, read on the drafters' own clocks only (``interfaces.Times.wake_stamps``: the rounds' starts and ends), the
+    reply's way and the next drafting on the core as without them."""
+    if wake and wake_stamps:
+        raise ValueError("wake, wake_stamps: one of the two (the wake-up drawn as delays, or read on the clocks only)")
     first = first_starts(model, len(model.clients), seed) if starts else None
     taken = (Intake(model.intake, np.random.default_rng(np.random.SeedSequence([seed, 31])))
              if intake and model.intake is not None and len(model.intake) else None)
     woken = (Wake(model.wake, np.random.default_rng(np.random.SeedSequence([seed, 37])))
-             if wake and model.wake is not None and len(model.wake) else None)
+             if (wake or wake_stamps) and model.wake is not None and len(model.wake) else None)
+    stamped = wake_stamps and woken is not None and shared_core
     rng = np.random.default_rng(np.random.SeedSequence([seed, 19]))
     cs = model.clients
     common = shared_core and core_speed and model.core is not None
@@ -343,7 +348,7 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
         return Times([drafter(i) for i in range(len(cs))], verify_time,
                      up=lambda c, s: up[c](), down=lambda c: down[c](), shared_core=shared_core,
                      core_slice=core_slice if shared_core else None, core_speed=speed, starts=first, intake=taken,
-                     wake=_held(woken, 0.0) if shared_core else None)
+                     wake=(woken if stamped else _held(woken, 0.0)) if shared_core else None, wake_stamps=stamped)
     share, held_pre, held_post = split(link[0])
     other = [_Draws(c.other_cpu, rng) for c in cs]
     after = [0.0] * len(cs)       # this round's CPU once the reply is in, drawn with its drafting
@@ -360,7 +365,8 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     return Times([working(i) for i in range(len(cs))], verify_time,
                  up=lambda c, s: max(gap[c]() + up[c]() - held_pre, 0.0),
                  down=lambda c: max(down[c]() - held_post, 0.0), shared_core=True, post=lambda c: after[c],
-                 core_slice=core_slice, core_speed=speed, starts=first, intake=taken, wake=_held(woken, held_post))
+                 core_slice=core_slice, core_speed=speed, starts=first, intake=taken,
+                 wake=woken if stamped else _held(woken, held_post), wake_stamps=stamped)
 
 
 def _held(woken, held: float):
