@@ -269,6 +269,22 @@ def test_batch_order_puts_a_synchronous_batchs_requests_in_their_order_of_arriva
         batch_order(log.drop(columns="up"))
 
 
+def test_reply_order_puts_a_synchronous_passs_replies_in_the_order_they_were_in_hand():
+    from specedge.serving.log import reply_order
+
+    # pass 0 runs [12, 17) ms: client 1's reply is in hand at 18, its next drafting begins at 21 and arrives at 34;
+    # client 0's at 20, 22 and 33. Pass 1 is followed by no round of client 1, pass 2 holds client 0 alone: neither kept
+    log = _rounds_log([(0, 0, 0, 0.010, 0.001, 0.011, 0.012, 0.005, 0.003),
+                       (0, 1, 0, 0.010, 0.001, 0.012, 0.012, 0.005, 0.001),
+                       (1, 0, 1, 0.010, 0.001, 0.033, 0.034, 0.005, 0.001),
+                       (1, 1, 1, 0.012, 0.001, 0.034, 0.034, 0.005, 0.001),
+                       (2, 0, 2, 0.005, 0.001, 0.050, 0.050, 0.005, 0.001)])
+    np.testing.assert_allclose(reply_order(log), [[0, 0.001, 0.004, 0.017], [1, 0.003, 0.005, 0.016]], atol=1e-12)
+    assert reply_order(log[log["client"] == 0]).shape == (2, 4)          # one client: each pass but its last
+    with pytest.raises(ValueError, match="no verified rounds"):
+        reply_order(log.iloc[:0])
+
+
 def test_wake_draws_a_pair_of_rounds_with_as_many_others_busy():
     records = np.array([[0, 0.001, 0.002], [0, 0.003, 0.004], [2, 0.005, -0.001], [2, 0.007, 0.008]])
     rng = np.random.default_rng(0)

@@ -220,6 +220,32 @@ def batch_order(log: pd.DataFrame) -> np.ndarray:
     return np.concatenate(out) if out else np.zeros((0, 3))
 
 
+def reply_order(log: pd.DataFrame) -> np.ndarray:
+    """Per pass that verified one request of every client of the run (a synchronous round) and was followed by another
+    round of each, its requests in the order their replies were in the drafters' hands: (their place in that order,
+    from 0; the seconds from the pass's end until the reply was in hand; until the drafter's next drafting began; until
+    its next request reached the server), shape (k, 4). On one core the drafters answered by one pass take their
+    replies in one after another; whether the last ones' next requests come as much later tells how the core serves
+    them (``serving.interfaces.Times.wake_stamps``)."""
+    rounds = real_rounds(log)
+    n = len(rounds)
+    rows = []
+    for r in rounds.values():
+        end = (r["start"] + r["t_verify"]).to_numpy(float)
+        hand = end + r["down"].to_numpy(float)
+        began, arrival = drafting_began(r).to_numpy(float), r["arrival"].to_numpy(float)
+        rows.append(np.column_stack([r["batch"].to_numpy(float)[:-1], end[:-1], hand[:-1], began[1:], arrival[1:]]))
+    d = pd.DataFrame(np.concatenate(rows) if rows else np.zeros((0, 5)), columns=["batch", "end", "hand", "began", "arrival"])
+    out = []
+    for _, b in d.groupby("batch"):
+        if len(b) != n:
+            continue
+        b = b.sort_values("hand", kind="stable")
+        e = b["end"].to_numpy(float)
+        out.append(np.column_stack([np.arange(n), *(b[c].to_numpy(float) - e for c in ("hand", "began", "arrival"))]))
+    return np.concatenate(out) if out else np.zeros((0, 4))
+
+
 def turnaround_latency(log: pd.DataFrame) -> np.ndarray:
     """Per batch that had a request waiting when the previous pass ended: seconds from that pass's end
     to this batch's start."""
