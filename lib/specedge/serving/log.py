@@ -198,6 +198,14 @@ def wake_waits(log: pd.DataFrame) -> np.ndarray:
     return np.column_stack([busy, np.concatenate(after)]) if len(ends) else np.zeros((0, 3))
 
 
+def _synchronous(rows: pd.DataFrame, n: int, by: str):
+    """The passes (``batch``) of ``rows`` that hold one row of each of ``n`` clients, each sorted by ``by`` (ties: in
+    the log's order)."""
+    for _, b in rows.groupby("batch"):
+        if len(b) == n:
+            yield b.sort_values(by, kind="stable")
+
+
 def batch_order(log: pd.DataFrame) -> np.ndarray:
     """Per pass that verified one request of every client of the run (a synchronous round), its requests in the order
     they arrived: (their place in that order, from 0; the seconds from the batch's first drafting start to this
@@ -211,10 +219,7 @@ def batch_order(log: pd.DataFrame) -> np.ndarray:
     n = rows["client"].nunique()
     rows = rows.assign(began=drafting_began(rows))
     out = []
-    for _, b in rows.groupby("batch"):
-        if len(b) != n:
-            continue
-        b = b.sort_values("arrival", kind="stable")
+    for b in _synchronous(rows, n, "arrival"):
         began = b["began"].to_numpy(float)
         out.append(np.column_stack([np.arange(n), began - began.min(), b["arrival"].to_numpy(float) - began]))
     return np.concatenate(out) if out else np.zeros((0, 3))
@@ -237,10 +242,7 @@ def reply_order(log: pd.DataFrame) -> np.ndarray:
         rows.append(np.column_stack([r["batch"].to_numpy(float)[:-1], end[:-1], hand[:-1], began[1:], arrival[1:]]))
     d = pd.DataFrame(np.concatenate(rows) if rows else np.zeros((0, 5)), columns=["batch", "end", "hand", "began", "arrival"])
     out = []
-    for _, b in d.groupby("batch"):
-        if len(b) != n:
-            continue
-        b = b.sort_values("hand", kind="stable")
+    for b in _synchronous(d, n, "hand"):
         e = b["end"].to_numpy(float)
         out.append(np.column_stack([np.arange(n), *(b[c].to_numpy(float) - e for c in ("hand", "began", "arrival"))]))
     return np.concatenate(out) if out else np.zeros((0, 4))
