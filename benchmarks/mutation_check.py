@@ -116,7 +116,7 @@ MUTATIONS = [
       "    return rows[\"arrival\"] - rows[\"up\"] - rows[\"t_draft\"]", "    return rows[\"arrival\"] - rows[\"t_draft\"]",
       ("tests/unit/test_twin_error_attribution.py",)),
     M("batch order: a batch's requests in their order of drafting, not of arrival", "serving/log.py",
-      "        b = b.sort_values(\"arrival\", kind=\"stable\")", "        b = b.sort_values(\"began\", kind=\"stable\")",
+      "    for b in _synchronous(rows, n, \"arrival\"):", "    for b in _synchronous(rows, n, \"began\"):",
       ("tests/unit/test_twin_error_attribution.py",)),
     M("batch order: a batch with a client missing kept", "serving/log.py",
       "        if len(b) == n:", "        if len(b) <= n:",
