@@ -344,9 +344,9 @@ def test_every_held_out_twin_kind_of_the_attribution_is_one_contexts_builds():
     with pytest.raises(ValueError, match="kind"):
         ta.twin_named("no such core")
     # each kind adds to the one before it what its name says (the validated twin: every addition kept)
-    assert sv.KINDS["drafter wake"] - sv.KINDS["prompt lengths"] == {"wake"}      # tried on the validated twin
+    assert sv.KINDS["drafter wake"] - sv.KINDS["prompt lengths"] == {"wake"}      # tried before the wake stamps
     assert ta._TWINS[sv.WAKE] == "drafter wake"
-    # the woken drafter served first on the validated twin: the validated one's features with the core of ``WOKEN``
+    # the woken drafter served first on the validated twin before its stamps, with the core of ``WOKEN``
     assert (sv.KINDS["validated, woken first"] - sv.KINDS["prompt lengths"]
             == sv.KINDS["woken first"] - sv.KINDS["core speed"] == {"sliced", "queued", "woken"})
     assert ta._TWINS[sv.WOKEN_VALIDATED] == "validated, woken first"
