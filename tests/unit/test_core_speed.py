@@ -172,3 +172,107 @@ def test_the_table_of_the_real_runs(runs):
     assert ((t.core_share_pct > 0) & (t.core_share_pct < 100)).all() and (t.rounds > 50).all()
     # the repeats' GOODSPEED-setting drafters at N = 8 move together: most of the variance is the core's
     assert t.core_share_pct.iloc[0] > 50
+
+
+def test_busy_periods_join_the_draftings_that_overlap():
+    """In order of their beginnings, per run: a drafting that begins before every earlier one has ended joins their
+    period (one that begins as the last ends too), one that begins after them opens the next."""
+    began = np.array([0.0, 1.0, 5.0, 2.0, 10.0, 10.5, 0.0, 4.0, 6.0])
+    ended = np.array([3.0, 2.0, 6.0, 4.0, 11.0, 12.0, 1.0, 4.5, 7.0])
+    run = np.array([0, 0, 0, 0, 0, 0, 1, 0, 1])
+    # run 0: [0, 3], [1, 2], [2, 4] and [4, 4.5] (begins as [2, 4] ends) are one; [5, 6]; [10, 11] and [10.5, 12];
+    # run 1: [0, 1] then [6, 7], numbered apart from run 0
+    assert list(measured_times.busy_periods(began, ended, run)) == [0, 0, 1, 0, 2, 2, 0, 0, 1]
+    # a long drafting holds the period open past the ones that began after it and ended before
+    assert list(measured_times.busy_periods([0.0, 1.0, 3.0, 9.0], [8.0, 2.0, 4.0, 9.5], np.zeros(4, int))) == [0, 0, 0, 1]
+    assert len(measured_times.busy_periods(np.zeros(0), np.zeros(0), np.zeros(0, int))) == 0
+
+
+def test_the_split_by_busy_periods_multiplies_back_to_the_measured_factor():
+    """``core_slowness`` with the draftings' ends: the mean is taken over each busy period instead of each interval."""
+    began = np.array([0.00, 0.01, 0.30, 0.00])
+    ended = np.array([0.02, 0.03, 0.31, 0.05])
+    run = np.array([0, 0, 0, 1])
+    logf = np.log([1.2, 1.4, 0.9, 2.0])
+    periods, resid = measured_times.core_slowness(began, logf, run, ended=ended)
+    assert sorted(periods) == pytest.approx(sorted([np.sqrt(1.2 * 1.4), 0.9, 2.0]))
+    assert resid[0] * np.sqrt(1.2 * 1.4) == pytest.approx(1.2) and resid[1] * np.sqrt(1.2 * 1.4) == pytest.approx(1.4)
+    assert resid[2] == pytest.approx(1.0) and resid[3] == pytest.approx(1.0)   # alone in their periods
+    # the same rounds in 0.1 s intervals: [0, 0.1) of run 0 holds the first two, as their period does
+    bins, _ = measured_times.core_slowness(began, logf, run, bin_s=0.1)
+    assert sorted(bins) == pytest.approx(sorted(periods))
+    # a drafting with no end is in no period
+    _, resid = measured_times.core_slowness(began, logf, run, ended=np.array([0.02, np.nan, 0.31, 0.05]))
+    assert np.isnan(resid[1]) and resid[0] == pytest.approx(1.0)
+
+
+def _finishes_by_period(works, starts, draws):
+    values = iter(draws)
+    sim = Simulation(FixedS(16, max(len(works), 1)), len(works), core_period=lambda: next(values))
+    done = {}
+
+    def job(i):
+        yield float(starts[i])
+        sim.core.add(gens[i], works[i])
+        yield None
+        done[i] = sim.loop.now
+
+    gens = [job(i) for i in range(len(works))]
+    for g in gens:
+        sim.loop.process(g)
+    sim.loop.run()
+    return done
+
+
+def test_the_slowness_is_one_draw_per_busy_period_of_the_core():
+    """A job added to the idle core draws the slowness; one added while the core is busy does the same factor of its
+    work; once the core has emptied, the next job draws anew."""
+    # job 0 at 0 draws 2.0 (2 s of work alone until 1, then shared); job 1 joins at 1 with the same 2.0: both have
+    # 1 and 2 s left at 1, shared: job 0 ends at 3, job 1 at 3 + 1 = 4; job 2 at 5 finds the core idle, draws 3.0
+    done = _finishes_by_period([1.0, 1.0, 1.0], [0.0, 1.0, 5.0], [2.0, 3.0, 4.0])
+    assert done == {0: pytest.approx(3.0), 1: pytest.approx(4.0), 2: pytest.approx(8.0)}
+    with pytest.raises(ValueError, match="core_speed, core_period"):
+        Simulation(FixedS(4, 1), 1, core_speed=lambda t: 1.0, core_period=lambda: 1.0)
+
+
+@pytest.mark.parametrize("core_slice", [None, 0.25])
+def test_every_core_says_when_it_is_idle(core_slice):
+    from specedge.serving.sim.processes import WakeFirstCore
+    for wake_first in (False, True):
+        sim = Simulation(FixedS(4, 1), 1, core_slice, wake_first=wake_first and core_slice is not None)
+        assert sim.core.idle() is True
+        if wake_first and core_slice is not None:
+            assert isinstance(sim.core, WakeFirstCore)
+
+        def job():
+            sim.core.add(g, 1.0)
+            busy.append(sim.core.idle())
+            yield None
+            busy.append(sim.core.idle())
+        busy, g = [], None
+        g = job()
+        sim.loop.process(g)
+        sim.loop.run()
+        assert busy == [False, True]
+
+
+def test_the_model_draws_the_slowness_per_busy_period_only_on_request(runs):
+    key = ("tran2025", "GOODSPEED", 4, 1)
+    wl = sv.setup("tran2025").workload(4, "full", 0)
+    m = measured_times.fit(runs, [key], lambda r, c: sv.draft_passes(r, wl.clients[c]), None)
+    verify = lambda batch: 0.005   # noqa: E731
+    # the periods of a synchronous run hold its batches' draftings: fewer of them than rounds, more than the 0.1 s bins
+    rounds = sum(len(c.period_residuals) for c in m.clients)
+    assert len(m.core) < len(m.periods) < rounds
+    r = np.concatenate([np.log(c.period_residuals) for c in m.clients])
+    assert abs(np.mean(r)) < 1e-9 and 0 < np.std(r) < np.std(np.concatenate([np.log(c.cpu_residuals) for c in m.clients]))
+    assert measured_times.times(m, verify, 0, shared_core=True).core_period is None
+    t = measured_times.times(m, verify, 0, shared_core=True, core_periods=True)
+    assert t.core_speed is None and t.core_period() in set(m.periods)
+    with pytest.raises(ValueError, match="core_speed, core_periods"):
+        measured_times.times(m, verify, 0, shared_core=True, core_speed=True, core_periods=True)
+    bare = replace(m, clients=tuple(replace(c, other_cpu=None, gaps=np.zeros(1)) for c in m.clients))
+    c = m.clients[0]
+    t = measured_times.times(bare, verify, 0, shared_core=True, core_periods=True)
+    drawn = {round(t.draft[0](3) / (c.cpu_e0 + 3 * c.cpu_e1), 9) for _ in range(300)}
+    assert len(drawn) > 10 and drawn <= {round(v, 9) for v in c.period_residuals}

@@ -99,6 +99,8 @@ class Times:
     from when the job first runs (its wait for the core before it, outside the round), not from when the post-reply
     work is done; ``core_speed(t)``: (None: 1) the shared core's slowness at time t, a factor on the work of every
     job added to it then, common to all the drafters on it (``measured_times``: the machine's state, measured);
+    ``core_period()``: (None: none; not with ``core_speed``) the same slowness drawn once per busy period of that core:
+    a value drawn when a job is added to the idle core, held for every job added while it stays busy;
     ``wake_first``: with ``core_slice``, that core serves a job added to it (a drafter woken) first, alone, for a slice
     once the running jobs' slice ends, and the rest of the time processor-shared (``processes.WakeFirstCore``);
     ``starts``: (None: every client at 0, the server's queue open at once) seconds after the run's first client each
@@ -129,6 +131,7 @@ class Times:
     core_slice: float | None = None
     core_queued: bool = False
     core_speed: Callable[[float], float] | None = None
+    core_period: Callable[[], float] | None = None
     wake_first: bool = False
     starts: Sequence[float] | None = None
     intake: Callable[[float], float] | None = None

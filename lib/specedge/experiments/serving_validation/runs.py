@@ -211,6 +211,7 @@ KINDS = {
     "server intake": frozenset({"shared", "speed", "starts", "intake"}),
     "prompt lengths": frozenset({"shared", "speed", "starts", "intake", "lengths"}),
     "wake stamps": frozenset({"shared", "speed", "starts", "intake", "lengths", "stamps"}),
+    "busy periods": frozenset({"shared", "periods", "starts", "intake", "lengths", "stamps"}),
     "drafter wake": frozenset({"shared", "speed", "starts", "intake", "lengths", "wake"}),
     "validated, woken first": frozenset({"shared", "speed", "starts", "intake", "lengths", "sliced", "queued", "woken"}),
 }
@@ -270,7 +271,8 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
             times = measured_times.times(drawn, verify, s, "shared" in has, alone,
                                          core_slice if "sliced" in has else None, core_speed="speed" in has,
                                          starts="starts" in has, intake="intake" in has,
-                                         wake="wake" in has, wake_stamps="stamps" in has)
+                                         wake="wake" in has, wake_stamps="stamps" in has,
+                                         core_periods="periods" in has)
             if "lengths" in has:         # each prompt's own length, as the held-out runs' server verified it
                 wl = own_wl
             if "queued" in has:          # the round starts when the drafter's job first gets the core
@@ -487,11 +489,12 @@ SLICED = _ta.twin_named("sliced core")
 QUEUED = _ta.twin_named("queued core")
 WOKEN = _ta.twin_named("woken first")
 CORE_SPEED = _ta.twin_named("core speed")   # before the start
-# the validated one before the server's intake during a pass, before the prompts' own lengths, and before its drafters'
-# wake-up read on their clocks
+# the validated one before the server's intake during a pass, before the prompts' own lengths, before its drafters'
+# wake-up read on their clocks, and before its core's slowness drawn per busy period
 STAGGERED = _ta.twin_named("staggered start")
 INTAKE = _ta.twin_named("server intake")
 LENGTHS = twin_error.LENGTHS
+STAMPS = twin_error.STAMPS
 # tried on the validated one, not kept: a reply's way and its drafter's wait in hand drawn by how many others are busy;
 # the woken drafter served first (``WOKEN``'s core) on the validated one
 WAKE = _ta.twin_named("drafter wake")
@@ -624,7 +627,8 @@ def drafting_stretch(runs: dict, keys) -> pd.DataFrame:
 
 def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seeds: int = SEEDS):
     """The stochastic twins (the validated one, ``STOCHASTIC``, the one the sweeps run, ``BEFORE``, the validated one
-    before its drafters' wake-up was read on their clocks, ``LENGTHS``, before the prompts' own lengths, ``INTAKE``,
+    before its core's slowness was drawn per busy period, ``STAMPS``, before its drafters' wake-up was read on their
+    clocks, ``LENGTHS``, before the prompts' own lengths, ``INTAKE``,
     before the server's intake, ``STAGGERED``, and before its staggered start, ``CORE_SPEED``, and with a core of
     constant speed, ``CONSTANT_CORE``, the two tried on that one, ``SLICED`` and ``QUEUED``, the one tried on the core of
     measured speed, ``WOKEN``, and the two tried on ``LENGTHS``, ``WAKE`` and ``WOKEN_VALIDATED``) against every
@@ -639,8 +643,8 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
     runs = _all_runs()
     keys = [k for k in runs if k[0] == paper and (scale == "full" or k[2] <= 2)]
     table = ta.attribution(contexts(runs, paper, trace, prompt, keys),
-                           components=(BEFORE, CONSTANT_CORE, CORE_SPEED, STAGGERED, INTAKE, LENGTHS, STOCHASTIC, SLICED,
-                                       QUEUED, WOKEN, WAKE, WOKEN_VALIDATED),
+                           components=(BEFORE, CONSTANT_CORE, CORE_SPEED, STAGGERED, INTAKE, LENGTHS, STAMPS, STOCHASTIC,
+                                       SLICED, QUEUED, WOKEN, WAKE, WOKEN_VALIDATED),
                            seeds=range(seeds), mechanism=True)
     repeats = {k: runs[k] for k in keys if k[3] > 0}   # the repeats' campaign
     table = pd.concat([table, ta.own_repeats(repeats)], ignore_index=True)
@@ -657,9 +661,9 @@ BINDING = "li2026_binding"   # WISP's setting with classes that bind (``binding_
 
 
 def binding_section(out, scale: str = "full", seeds: int = SEEDS, setting: str = BINDING,
-                    components=(BEFORE, LENGTHS, STOCHASTIC)):
+                    components=(BEFORE, LENGTHS, STAMPS, STOCHASTIC)):
     """WISP's setting with classes that bind (``setting``, measured in a campaign of its own: ``campaign_file``): the
-    stochastic twins (``components``: ``BEFORE``, ``LENGTHS`` and ``STOCHASTIC``, others for the doc) against every run of it (N 1-2
+    stochastic twins (``components``: ``BEFORE``, ``LENGTHS``, ``STAMPS`` and ``STOCHASTIC``, others for the doc) against every run of it (N 1-2
     at CI scale), ``seeds`` seeds each, time models fitted on the other repeats of its N (``held_out``), and their SLO
     outcomes per class (``serving.analysis.slo_outcomes``): writes ``slo_binding_vs_real.csv`` (as
     ``stochastic_vs_real.csv``), ``slo_binding_spread.csv`` (``spread``), ``slo_binding_outcomes.csv`` and its figure
@@ -694,7 +698,8 @@ def binding_section(out, scale: str = "full", seeds: int = SEEDS, setting: str =
     for name, df in (("vs_real", table), ("spread", sp), ("gap", gap)):
         plotting.write_csv(df, out / f"slo_binding_{name}.csv")
     labels = {BEFORE: "the sweeps' twin (domain i.i.d.)", LENGTHS: "the validated twin, its wake-up not on the clocks",
-              STOCHASTIC: "the validated twin", WOKEN: "woken first (not kept)"}
+              STAMPS: "the validated twin, its core's slowness per 0.1 s", STOCHASTIC: "the validated twin",
+              WOKEN: "woken first (not kept)"}
     plotting.save(so.figure(outcomes, labels).figure, outcomes, out, "slo_binding_outcomes")
     return table, sp, outcomes, gap
 

@@ -68,12 +68,17 @@ TWINS = {
         "prompt lengths",
         "that twin, each prompt of its length as the held-out runs' server verified it (the drafters cut a prompt to "
         "its last 48 tokens; a shorter one keeps its own length), not 48 tokens"),
-    twin_error.VALIDATED: (
+    twin_error.STAMPS: (
         "wake stamps",
         "that twin, a reply's way and its drafter's wait in hand drawn together from the held-out runs' rounds with as "
         "many other drafters busy, read on the drafters' own clocks only (``interfaces.Times.wake_stamps``): a round "
         "ends when its reply is in the drafter's hands, the next begins once the wait in hand has passed; the work "
         "on the core runs as before"),
+    twin_error.VALIDATED: (
+        "busy periods",
+        "that twin, its core's slowness drawn once per busy period of the core (a value when a drafting finds it idle, "
+        "held while it stays busy: ``interfaces.Times.core_period``), from the held-out runs' busy periods (their "
+        "draftings that overlap), each drafting's own factor its residual within its period, not per 0.1 s"),
     twin_error.LENGTHS[:-1] + ", drafters' wake-up)": (
         "drafter wake",
         "that twin, a reply's way and its drafter's wait before its next drafting drawn together from the held-out "

@@ -38,7 +38,8 @@ class Simulation:
     def __init__(self, allocator: DraftAllocator, n_clients: int, core_slice: float | None = None,
                  core_queued: bool = False, core_speed: Callable[[float], float] | None = None,
                  wake_first: bool = False, starts=None, intake: Callable[[float], float] | None = None,
-                 wake: Callable[[int], tuple[float, float]] | None = None, wake_stamps: bool = False):
+                 wake: Callable[[int], tuple[float, float]] | None = None, wake_stamps: bool = False,
+                 core_period: Callable[[], float] | None = None):
         self.loop = EventLoop()
         self.starts = starts        # seconds before each client's first round (``interfaces.Times.starts``), or None
         self.intake = intake        # a request's wait for the server's intake during a pass (``Times.intake``), or None
@@ -59,8 +60,12 @@ class Simulation:
         # used only by clients whose rounds yield (work, uplink): processor sharing, or time slices of ``core_slice`` s
         self.core = (SharedCore(self.loop) if core_slice is None else
                      WakeFirstCore(self.loop, core_slice) if wake_first else SlicedCore(self.loop, core_slice))
+        if core_speed is not None and core_period is not None:
+            raise ValueError("core_speed, core_period: one of the two (the core's slowness per time, or per busy period)")
         if core_speed is not None:  # the core's slowness when a job is added: its work scaled by it
             self.core = _Slowed(self.core, core_speed)
+        elif core_period is not None:   # the same, drawn once per busy period of the core
+            self.core = _PeriodSlowed(self.core, core_period)
         # a client's post-reply work and next drafting as one job on the core, its round from when it first runs
         self.core_queued = bool(core_queued)
 
@@ -107,6 +112,9 @@ class SharedCore:
             first = min(self.jobs.values())
             delay = max(first, 0.0) * len(self.jobs)
             heapq.heappush(self.loop._heap, (self.loop.now + delay, NORMAL, next(self.loop._seq), _Done(self, self.token), None))
+
+    def idle(self) -> bool:
+        return not self.jobs
 
     def add(self, gen, work: float):
         self._advance()
@@ -174,6 +182,9 @@ class SlicedCore:
         if head[2] is None:
             head[2] = now
         self._run(now + (min(head[1], self.slice) if len(self.queue) > 1 else head[1]))
+
+    def idle(self) -> bool:
+        return not self.queue
 
     def add(self, gen, work: float):
         q = self.queue
@@ -248,6 +259,9 @@ class WakeFirstCore:
         if ends:
             heapq.heappush(self.loop._heap, (min(ends), NORMAL, next(self.loop._seq), _Done(self, self.token), None))
 
+    def idle(self) -> bool:
+        return not self.fresh and not self.jobs
+
     def add(self, gen, work: float):
         self._advance()
         now = self.loop.now
@@ -289,6 +303,21 @@ class _Slowed:
 
     def add(self, gen, work: float):
         self.core.add(gen, work * self.speed(self.loop.now))
+
+
+class _PeriodSlowed:
+    """A drafters' core whose speed is drawn once per busy period: a job added to the idle core draws ``draw()``, and
+    every job added while the core stays busy does that many times its work (the drafters that share the core at a
+    time share its state)."""
+    __slots__ = ("core", "draw", "loop", "value")
+
+    def __init__(self, core, draw: Callable[[], float]):
+        self.core, self.draw, self.loop, self.value = core, draw, core.loop, 1.0
+
+    def add(self, gen, work: float):
+        if self.core.idle():
+            self.value = self.draw()
+        self.core.add(gen, work * self.value)
 
 
 class _Done:

@@ -561,7 +561,7 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     if starts is not None and (len(starts) != len(specs) or not all(np.isfinite(t) and t >= 0 for t in starts)):
         raise ValueError(f"times.starts: one start >= 0 s per client ({len(specs)}), got {times.starts!r}")
     sim = Simulation(allocator, len(specs), times.core_slice, times.core_queued, times.core_speed, times.wake_first,
-                     starts, times.intake, times.wake, times.wake_stamps)
+                     starts, times.intake, times.wake, times.wake_stamps, times.core_period)
     rows: list[tuple] = []
     wrap = rounds is not None or until is not None
     clients = [ModelledRounds(i, spec, workload, times, acceptance, rng, sim.alloc, rows, label, wrap, slo_of)

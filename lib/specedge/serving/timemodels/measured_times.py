@@ -9,7 +9,9 @@ round, not taken at its median:
   factor drawn from the fitted runs' measured time / fit (the spread: the drafters share one core, heavy-tailed);
   on the drafters' shared core that factor is split (``core_slowness``) into the core's slowness, common to the
   drafters whose rounds begin within ``CORE_BIN_S`` of each other and drawn per interval of simulated time, and each
-  round's own residual;
+  round's own residual; or (``times(..., core_periods=True)``) into the slowness common to the draftings of one
+  busy period of the core (``busy_periods``: draftings that overlap, one beginning before the others have ended),
+  drawn once per busy period of the simulated core, and each round's residual within its period;
 - the drafter process's CPU besides its drafting (``t_client_cpu - t_draft_cpu``: gRPC's threads, serialising the
   request, taking the reply in, committing it), per client, values drawn from the fitted runs' measured ones (logs
   without ``t_client_cpu``: none; ``with_client_cpu`` takes them from other runs);
@@ -63,6 +65,7 @@ class ClientTimes:
     cpu_factors: np.ndarray = None
     other_cpu: np.ndarray = None   # the process's CPU besides drafting per round (``t_client_cpu - t_draft_cpu``)
     cpu_residuals: np.ndarray = None   # ``cpu_factors`` over the core's slowness when the drafting began (``Drawn.core``)
+    period_residuals: np.ndarray = None   # ``cpu_factors`` over the slowness of its busy period (``Drawn.periods``)
 
 
 @dataclass(frozen=True)
@@ -78,17 +81,36 @@ class Drawn:
     starts: np.ndarray = None  # per fitted run (row) and client, its first round's start after the run's first client's
     intake: np.ndarray = None  # (seconds into a pass, the server's intake wait) of the fitted runs' requests (``log.intake_delays``)
     wake: np.ndarray = None    # (others busy, the reply's way, the wait in hand) of the fitted runs' rounds (``log.wake_waits``)
+    periods: np.ndarray = None  # the drafters' core's slowness per busy period of the fitted runs (``busy_periods``)
 
 
-def core_slowness(began: np.ndarray, log_factor: np.ndarray, run: np.ndarray, bin_s: float = CORE_BIN_S):
+def busy_periods(began: np.ndarray, ended: np.ndarray, run: np.ndarray) -> np.ndarray:
+    """Per drafting (``began`` to ``ended``, seconds, of run ``run``), the index of its run's busy period: in order of
+    their beginnings, a drafting that begins before every earlier one of its run has ended joins their period, one
+    that begins after opens the next (0, 1, ... per run)."""
+    began, ended, run = np.asarray(began, float), np.asarray(ended, float), np.asarray(run)
+    out = np.zeros(len(began), np.int64)
+    for r in np.unique(run):
+        idx = np.flatnonzero(run == r)
+        order = idx[np.argsort(began[idx], kind="stable")]
+        opened = began[order] > np.maximum.accumulate(np.concatenate(([-np.inf], ended[order][:-1])))
+        out[order] = np.cumsum(opened) - 1
+    return out
+
+
+def core_slowness(began: np.ndarray, log_factor: np.ndarray, run: np.ndarray, bin_s: float = CORE_BIN_S,
+                  ended: np.ndarray | None = None):
     """Split the drafting CPU's log factors (each round's measured CPU over its client's line) into the core's part,
-    the mean over all the drafters' rounds that began in the same ``bin_s`` of the same run, and each round's residual:
-    returns (exp of each bin's mean, exp of each round's residual); their product is the measured factor."""
+    the mean over all the drafters' rounds that began in the same ``bin_s`` of the same run (with ``ended``, each
+    drafting's end: in the same busy period, ``busy_periods``), and each round's residual: returns (exp of each bin's
+    or period's mean, exp of each round's residual); their product is the measured factor."""
     began, log_factor, run = (np.asarray(a) for a in (began, log_factor, run))
-    ok = np.isfinite(log_factor) & np.isfinite(began)
+    ok = np.isfinite(log_factor) & np.isfinite(began) & (np.isfinite(ended) if ended is not None else True)
     if not ok.any():
         return np.ones(1), np.ones(len(log_factor))
-    key = run[ok].astype(np.int64) * (1 << 40) + np.floor(began[ok] / bin_s).astype(np.int64)   # (run, bin)
+    group = (np.floor(began[ok] / bin_s).astype(np.int64) if ended is None else
+             busy_periods(began[ok], np.asarray(ended)[ok], run[ok]))
+    key = run[ok].astype(np.int64) * (1 << 40) + group   # (run, bin or period)
     mean = pd.Series(log_factor[ok]).groupby(key).transform("mean").to_numpy(float)
     residual = np.full(len(log_factor), np.nan)
     residual[ok] = log_factor[ok] - mean
@@ -124,7 +146,7 @@ def fit(runs: dict, keys, passes, verify_model, bin_s: float = CORE_BIN_S) -> Dr
             per_client.setdefault(c, []).append(r.assign(k_passes=passes(r, c), run=j))
         first = {c: float(r["gap"].iloc[0]) for c, r in rr.items()}   # its first drafting's start on the run's clock
         starts.append([first.get(c, np.nan) - min(first.values()) for c in range(max(first) + 1)])
-    clients, began, logf, run, counts = [], [], [], [], []
+    clients, began, ended, logf, run, counts = [], [], [], [], [], []
     for c in sorted(per_client):
         r = pd.concat(per_client[c], ignore_index=True)
         later = r[(r["round"] > 0) & (r["k_passes"] > 0)]
@@ -143,15 +165,19 @@ def fit(runs: dict, keys, passes, verify_model, bin_s: float = CORE_BIN_S) -> Dr
                                    r["down"].to_numpy(float), c0, c1, cf, other))
         if len(later):
             began.append((later["arrival"] - later["up"] - later["t_draft"]).to_numpy(float))
+            ended.append((later["arrival"] - later["up"]).to_numpy(float))
             with np.errstate(divide="ignore", invalid="ignore"):
                 logf.append(np.log(cf))
             run.append(later["run"].to_numpy(int))
         counts.append(len(later))
     core, residuals = (core_slowness(np.concatenate(began), np.concatenate(logf), np.concatenate(run), bin_s)
                        if began else (np.ones(1), np.zeros(0)))
+    periods, within = (core_slowness(np.concatenate(began), np.concatenate(logf), np.concatenate(run),
+                                     ended=np.concatenate(ended)) if began else (np.ones(1), np.zeros(0)))
     at = 0
     for i, n in enumerate(counts):
-        clients[i] = replace(clients[i], cpu_residuals=residuals[at:at + n] if n else np.ones(1))
+        clients[i] = replace(clients[i], cpu_residuals=residuals[at:at + n] if n else np.ones(1),
+                             period_residuals=within[at:at + n] if n else np.ones(1))
         at += n
     factors = []
     for k in keys if verify_model is not None else ():
@@ -165,7 +191,7 @@ def fit(runs: dict, keys, passes, verify_model, bin_s: float = CORE_BIN_S) -> Dr
     width = max(len(s) for s in starts)
     starts = np.array([s + [np.nan] * (width - len(s)) for s in starts], float)
     return Drawn(tuple(clients), np.concatenate(factors) if factors else np.ones(1), dl if len(dl) else np.zeros(1),
-                 ta if len(ta) else np.zeros(1), tuple(keys), core, float(bin_s), starts, intake, wake)
+                 ta if len(ta) else np.zeros(1), tuple(keys), core, float(bin_s), starts, intake, wake, periods)
 
 
 def core_share(model: Drawn) -> float:
@@ -297,7 +323,7 @@ def first_starts(model: Drawn, n_clients: int, seed: int = 0) -> tuple[float, ..
 
 def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone: Drawn | None = None,
           core_slice: float | None = None, core_speed: bool = False, starts: bool = False, intake: bool = False,
-          wake: bool = False, wake_stamps: bool = False) -> Times:
+          wake: bool = False, wake_stamps: bool = False, core_periods: bool = False) -> Times:
     """The engine's ``Times`` drawn from ``model`` (client c of the twin's workload: the fitted runs' client c):
     drafting (e0 + e1 k) x a measured factor + a measured gap, a measured uplink and reply, eq (19) ``verify``
     x a measured factor. ``shared_core``: drafting is its CPU time's line x a measured factor, the work on the
@@ -311,6 +337,8 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     ``core_slice``: the shared core's discipline (``interfaces.Times.core_slice``: None, processor sharing);
     ``core_speed``: the core's slowness common to its drafters, one value of ``model.core`` drawn per ``core_bin_s`` of
     simulated time (``interfaces.Times.core_speed``), each drafting's own factor its residual (``cpu_residuals``);
+    ``core_periods``: instead, one value of ``model.periods`` drawn per busy period of the simulated core
+    (``interfaces.Times.core_period``), each drafting's own factor its residual within its period (``period_residuals``);
     ``starts``: the clients start as in one fitted run, drawn (``first_starts``), the server's queue opening once the
     last has started (``interfaces.Times.starts``); ``intake``: a request that reaches the server during a pass waits for
     its intake as the fitted runs' did that far into a pass (``Intake``; ``interfaces.Times.intake``; none where no
@@ -321,6 +349,8 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     reply's way and the next drafting on the core as without them."""
     if wake and wake_stamps:
         raise ValueError("wake, wake_stamps: one of the two (the wake-up drawn as delays, or read on the clocks only)")
+    if core_speed and core_periods:
+        raise ValueError("core_speed, core_periods: one of the two (the core's slowness per interval, or per busy period)")
     first = first_starts(model, len(model.clients), seed) if starts else None
     taken = (Intake(model.intake, np.random.default_rng(np.random.SeedSequence([seed, 31])))
              if intake and model.intake is not None and len(model.intake) else None)
@@ -330,8 +360,11 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     rng = np.random.default_rng(np.random.SeedSequence([seed, 19]))
     cs = model.clients
     common = shared_core and core_speed and model.core is not None
-    fac = [_Draws((c.cpu_residuals if common else c.cpu_factors) if shared_core else c.factors, rng) for c in cs]
+    by_period = shared_core and core_periods and model.periods is not None
+    fac = [_Draws((c.cpu_residuals if common else c.period_residuals if by_period else c.cpu_factors)
+                  if shared_core else c.factors, rng) for c in cs]
     speed = _Binned(model.core, model.core_bin_s, np.random.default_rng(np.random.SeedSequence([seed, 23]))) if common else None
+    period = _Draws(model.periods, np.random.default_rng(np.random.SeedSequence([seed, 41]))) if by_period else None
     link = [alone.clients[0]] * len(cs) if (shared_core and alone is not None) else cs
     gap = [_Draws(c.gaps, rng) for c in link]
     up, down = [_Draws(c.up, rng) for c in link], [_Draws(c.down, rng) for c in link]
@@ -347,7 +380,8 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     if not client_cpu:
         return Times([drafter(i) for i in range(len(cs))], verify_time,
                      up=lambda c, s: up[c](), down=lambda c: down[c](), shared_core=shared_core,
-                     core_slice=core_slice if shared_core else None, core_speed=speed, starts=first, intake=taken,
+                     core_slice=core_slice if shared_core else None, core_speed=speed, core_period=period,
+                     starts=first, intake=taken,
                      wake=(woken if stamped else _held(woken, 0.0)) if shared_core else None, wake_stamps=stamped)
     share, held_pre, held_post = split(link[0])
     other = [_Draws(c.other_cpu, rng) for c in cs]
@@ -365,7 +399,7 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     return Times([working(i) for i in range(len(cs))], verify_time,
                  up=lambda c, s: max(gap[c]() + up[c]() - held_pre, 0.0),
                  down=lambda c: max(down[c]() - held_post, 0.0), shared_core=True, post=lambda c: after[c],
-                 core_slice=core_slice, core_speed=speed, starts=first, intake=taken,
+                 core_slice=core_slice, core_speed=speed, core_period=period, starts=first, intake=taken,
                  wake=woken if stamped else _held(woken, held_post), wake_stamps=stamped)
 
 
