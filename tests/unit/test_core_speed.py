@@ -80,8 +80,8 @@ def test_the_slowness_is_one_draw_per_interval():
     assert [again(0.1 * i + 0.05) for i in range(200)] == values  # deterministic under its seed
 
 
-def _finishes(works, starts, speed, core_slice=None):
-    sim = Simulation(FixedS(16, max(len(works), 1)), len(works), core_slice, core_speed=speed)
+def _finishes(works, starts, speed, core_slice=None, period=None):
+    sim = Simulation(FixedS(16, max(len(works), 1)), len(works), core_slice, core_speed=speed, core_period=period)
     done = {}
 
     def job(i):
@@ -206,30 +206,13 @@ def test_the_split_by_busy_periods_multiplies_back_to_the_measured_factor():
     assert np.isnan(resid[1]) and resid[0] == pytest.approx(1.0)
 
 
-def _finishes_by_period(works, starts, draws):
-    values = iter(draws)
-    sim = Simulation(FixedS(16, max(len(works), 1)), len(works), core_period=lambda: next(values))
-    done = {}
-
-    def job(i):
-        yield float(starts[i])
-        sim.core.add(gens[i], works[i])
-        yield None
-        done[i] = sim.loop.now
-
-    gens = [job(i) for i in range(len(works))]
-    for g in gens:
-        sim.loop.process(g)
-    sim.loop.run()
-    return done
-
-
 def test_the_slowness_is_one_draw_per_busy_period_of_the_core():
     """A job added to the idle core draws the slowness; one added while the core is busy does the same factor of its
     work; once the core has emptied, the next job draws anew."""
     # job 0 at 0 draws 2.0 (2 s of work alone until 1, then shared); job 1 joins at 1 with the same 2.0: both have
     # 1 and 2 s left at 1, shared: job 0 ends at 3, job 1 at 3 + 1 = 4; job 2 at 5 finds the core idle, draws 3.0
-    done = _finishes_by_period([1.0, 1.0, 1.0], [0.0, 1.0, 5.0], [2.0, 3.0, 4.0])
+    values = iter([2.0, 3.0, 4.0])
+    done = _finishes([1.0, 1.0, 1.0], [0.0, 1.0, 5.0], None, period=lambda: next(values))
     assert done == {0: pytest.approx(3.0), 1: pytest.approx(4.0), 2: pytest.approx(8.0)}
     with pytest.raises(ValueError, match="core_speed, core_period"):
         Simulation(FixedS(4, 1), 1, core_speed=lambda t: 1.0, core_period=lambda: 1.0)
