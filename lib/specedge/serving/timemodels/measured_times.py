@@ -170,10 +170,12 @@ def fit(runs: dict, keys, passes, verify_model, bin_s: float = CORE_BIN_S) -> Dr
                 logf.append(np.log(cf))
             run.append(later["run"].to_numpy(int))
         counts.append(len(later))
-    core, residuals = (core_slowness(np.concatenate(began), np.concatenate(logf), np.concatenate(run), bin_s)
-                       if began else (np.ones(1), np.zeros(0)))
-    periods, within = (core_slowness(np.concatenate(began), np.concatenate(logf), np.concatenate(run),
-                                     ended=np.concatenate(ended)) if began else (np.ones(1), np.zeros(0)))
+    if began:   # the core's slowness per interval and per busy period, each with the rounds' residuals
+        began, ended, logf, run = (np.concatenate(a) for a in (began, ended, logf, run))
+        core, residuals = core_slowness(began, logf, run, bin_s)
+        periods, within = core_slowness(began, logf, run, ended=ended)
+    else:
+        (core, residuals), (periods, within) = (np.ones(1), np.zeros(0)), (np.ones(1), np.zeros(0))
     at = 0
     for i, n in enumerate(counts):
         clients[i] = replace(clients[i], cpu_residuals=residuals[at:at + n] if n else np.ones(1),
