@@ -309,10 +309,10 @@ class _PeriodSlowed:
     """A drafters' core whose speed is drawn once per busy period: a job added to the idle core draws ``draw()``, and
     every job added while the core stays busy does that many times its work (the drafters that share the core at a
     time share its state)."""
-    __slots__ = ("core", "draw", "loop", "value")
+    __slots__ = ("core", "draw", "value")
 
     def __init__(self, core, draw: Callable[[], float]):
-        self.core, self.draw, self.loop, self.value = core, draw, core.loop, 1.0
+        self.core, self.draw, self.value = core, draw, 1.0
 
     def add(self, gen, work: float):
         if self.core.idle():
