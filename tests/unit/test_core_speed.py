@@ -218,25 +218,22 @@ def test_the_slowness_is_one_draw_per_busy_period_of_the_core():
         Simulation(FixedS(4, 1), 1, core_speed=lambda t: 1.0, core_period=lambda: 1.0)
 
 
-@pytest.mark.parametrize("core_slice", [None, 0.25])
-def test_every_core_says_when_it_is_idle(core_slice):
-    from specedge.serving.sim.processes import WakeFirstCore
-    for wake_first in (False, True):
-        sim = Simulation(FixedS(4, 1), 1, core_slice, wake_first=wake_first and core_slice is not None)
-        assert sim.core.idle() is True
-        if wake_first and core_slice is not None:
-            assert isinstance(sim.core, WakeFirstCore)
+@pytest.mark.parametrize("core_slice, wake_first, kind", [(None, False, "SharedCore"), (0.25, False, "SlicedCore"),
+                                                            (0.25, True, "WakeFirstCore")])
+def test_every_core_says_when_it_is_idle(core_slice, wake_first, kind):
+    sim = Simulation(FixedS(4, 1), 1, core_slice, wake_first=wake_first)
+    assert type(sim.core).__name__ == kind and sim.core.idle() is True
 
-        def job():
-            sim.core.add(g, 1.0)
-            busy.append(sim.core.idle())
-            yield None
-            busy.append(sim.core.idle())
-        busy, g = [], None
-        g = job()
-        sim.loop.process(g)
-        sim.loop.run()
-        assert busy == [False, True]
+    def job():
+        sim.core.add(g, 1.0)
+        busy.append(sim.core.idle())
+        yield None
+        busy.append(sim.core.idle())
+    busy = []
+    g = job()
+    sim.loop.process(g)
+    sim.loop.run()
+    assert busy == [False, True]
 
 
 def test_the_model_draws_the_slowness_per_busy_period_only_on_request(runs):
