@@ -118,7 +118,9 @@ class Times:
     came), and the next begins once the drawn wait in hand has passed (not before the core took its drafting up, nor
     so late that its work could not be done in time). On one core the real drafters whose replies come in at the
     same time take them in one after another, turn by turn, and those served last catch up on the core: their
-    requests arrive as those of processor sharing, their rounds start and end late on their clocks."""
+    requests arrive as those of processor sharing, their rounds start and end late on their clocks. ``host``: (None:
+    none) the host's state that the other draws read (``timemodels.host_state.Process``), given the simulation's
+    clock (its ``bind``) before the run starts."""
     draft: Sequence[Callable[[int], float]]
     verify: Callable[[Sequence[Pending]], float]
     up: Callable[[int, int], float] = lambda c, s: 0.0
@@ -137,6 +139,7 @@ class Times:
     intake: Callable[[float], float] | None = None
     wake: Callable[[int], tuple[float, float]] | None = None
     wake_stamps: bool = False
+    host: object | None = None
 
 
 REPLY_BYTES = 50   # a VerifyReply (accepted, token, bonus, next S, batch, 5 doubles): the twin's default

@@ -562,6 +562,8 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
         raise ValueError(f"times.starts: one start >= 0 s per client ({len(specs)}), got {times.starts!r}")
     sim = Simulation(allocator, len(specs), times.core_slice, times.core_queued, times.core_speed, times.wake_first,
                      starts, times.intake, times.wake, times.wake_stamps, times.core_period)
+    if times.host is not None:   # the host's state moves on the simulated clock
+        times.host.bind(lambda: sim.loop.now)
     rows: list[tuple] = []
     wrap = rounds is not None or until is not None
     clients = [ModelledRounds(i, spec, workload, times, acceptance, rng, sim.alloc, rows, label, wrap, slo_of)

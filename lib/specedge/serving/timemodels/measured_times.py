@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from . import host_state
 from ..interfaces import Times
 from ..log import dispatch_latency, intake_delays, real_rounds, turnaround_latency, wake_waits
 
@@ -82,6 +83,7 @@ class Drawn:
     intake: np.ndarray = None  # (seconds into a pass, the server's intake wait) of the fitted runs' requests (``log.intake_delays``)
     wake: np.ndarray = None    # (others busy, the reply's way, the wait in hand) of the fitted runs' rounds (``log.wake_waits``)
     periods: np.ndarray = None  # the drafters' core's slowness per busy period of the fitted runs (``busy_periods``)
+    host: host_state.State = host_state.NONE   # the host's state behind their periods, passes and link (``host_events``)
 
 
 def busy_periods(began: np.ndarray, ended: np.ndarray, run: np.ndarray) -> np.ndarray:
@@ -118,6 +120,27 @@ def core_slowness(began: np.ndarray, log_factor: np.ndarray, run: np.ndarray, bi
     return np.exp(bins), np.exp(residual)
 
 
+def host_events(began, ended, log_factor, run, rounds: pd.DataFrame, passes: pd.DataFrame) -> pd.DataFrame:
+    """The events the host's state is fitted on (``host_state.fit``), one row each (t, kind, value, run): each busy
+    period of the draftings (``began`` to ``ended``, their CPU's ``log_factor`` over their line, of run ``run``) at its
+    first drafting's start, its value the exp of their mean (``core_slowness``'s); from ``rounds`` (columns run,
+    arrival, up, t_draft, gap, down, end: the rounds after each client's first) the gap where it began, the uplink
+    where the request was sent and the reply's way where its pass ended; from ``passes`` (run, start, factor) each
+    pass's factor over eq (19) where it started."""
+    began, ended, log_factor, run = (np.asarray(a) for a in (began, ended, log_factor, run))
+    ok = np.isfinite(log_factor)
+    period = busy_periods(began[ok], ended[ok], run[ok])
+    p = (pd.DataFrame(dict(run=run[ok], period=period, t=began[ok], v=log_factor[ok]))
+         .groupby(["run", "period"]).agg(t=("t", "min"), v=("v", "mean")).reset_index())
+    sent = rounds["arrival"] - rounds["up"]
+    parts = [pd.DataFrame(dict(t=p["t"], kind="period", value=np.exp(p["v"]), run=p["run"])),
+             pd.DataFrame(dict(t=sent - rounds["t_draft"] - rounds["gap"], kind="gap", value=rounds["gap"], run=rounds["run"])),
+             pd.DataFrame(dict(t=sent, kind="up", value=rounds["up"], run=rounds["run"])),
+             pd.DataFrame(dict(t=rounds["end"], kind="down", value=rounds["down"], run=rounds["run"])),
+             pd.DataFrame(dict(t=passes["start"], kind="verify", value=passes["factor"], run=passes["run"]))]
+    return pd.concat([x for x in parts if len(x)], ignore_index=True)
+
+
 def _line(k: np.ndarray, t: np.ndarray) -> tuple[float, float]:
     if np.unique(k).size >= 2:
         e1, e0 = np.polyfit(k.astype(float), t, 1)
@@ -133,7 +156,7 @@ def fit(runs: dict, keys, passes, verify_model, bin_s: float = CORE_BIN_S) -> Dr
     factor of 1)."""
     from .estimator import features
     from .runtime import log_batches
-    from ..log import parse_batch
+    from ..log import parse_batch, verified
 
     keys = list(keys)
     if not keys:
@@ -146,9 +169,10 @@ def fit(runs: dict, keys, passes, verify_model, bin_s: float = CORE_BIN_S) -> Dr
             per_client.setdefault(c, []).append(r.assign(k_passes=passes(r, c), run=j))
         first = {c: float(r["gap"].iloc[0]) for c, r in rr.items()}   # its first drafting's start on the run's clock
         starts.append([first.get(c, np.nan) - min(first.values()) for c in range(max(first) + 1)])
-    clients, began, ended, logf, run, counts = [], [], [], [], [], []
+    clients, began, ended, logf, run, counts, linked = [], [], [], [], [], [], []
     for c in sorted(per_client):
         r = pd.concat(per_client[c], ignore_index=True)
+        linked.append(r.loc[r["round"] > 0, ["run", "arrival", "up", "t_draft", "gap", "down", "end"]])
         later = r[(r["round"] > 0) & (r["k_passes"] > 0)]
         k, t = later["k_passes"].to_numpy(int), later["t_draft"].to_numpy(float)
         e0, e1 = _line(k, t) if len(later) else (0.0, 0.0)
@@ -181,19 +205,28 @@ def fit(runs: dict, keys, passes, verify_model, bin_s: float = CORE_BIN_S) -> Dr
         clients[i] = replace(clients[i], cpu_residuals=residuals[at:at + n] if n else np.ones(1),
                              period_residuals=within[at:at + n] if n else np.ones(1))
         at += n
-    factors = []
-    for k in keys if verify_model is not None else ():
+    factors, started = [], []
+    for j, k in enumerate(keys if verify_model is not None else ()):
         prof = log_batches(runs[k])
         pred = np.array([verify_model.time(*features(parse_batch(b))) for b in prof["batch"]])
         factors.append(prof["seconds"].to_numpy(float) / pred)
+        rows = verified(runs[k])
+        rows = rows[rows["t_verify"].notna()]
+        started.append(pd.DataFrame(dict(run=j, start=rows["start"].groupby(rows["batch"], sort=True).first().to_numpy(float),
+                                          factor=factors[-1])))
     dl = np.concatenate([dispatch_latency(runs[k]) for k in keys])
     ta = np.concatenate([turnaround_latency(runs[k]) for k in keys])
     intake = np.concatenate([intake_delays(runs[k]) for k in keys])
     wake = np.concatenate([wake_waits(runs[k]) for k in keys])
+    host = host_state.NONE
+    if len(began):   # the host's state behind the fitted runs' periods, link and passes
+        ev = host_events(began, ended, logf, run, pd.concat(linked, ignore_index=True),
+                         pd.concat(started, ignore_index=True) if started else pd.DataFrame(columns=["run", "start", "factor"]))
+        host = host_state.fit(ev["t"], ev["kind"], ev["value"], ev["run"])
     width = max(len(s) for s in starts)
     starts = np.array([s + [np.nan] * (width - len(s)) for s in starts], float)
     return Drawn(tuple(clients), np.concatenate(factors) if factors else np.ones(1), dl if len(dl) else np.zeros(1),
-                 ta if len(ta) else np.zeros(1), tuple(keys), core, float(bin_s), starts, intake, wake, periods)
+                 ta if len(ta) else np.zeros(1), tuple(keys), core, float(bin_s), starts, intake, wake, periods, host)
 
 
 def core_share(model: Drawn) -> float:
@@ -325,7 +358,7 @@ def first_starts(model: Drawn, n_clients: int, seed: int = 0) -> tuple[float, ..
 
 def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone: Drawn | None = None,
           core_slice: float | None = None, core_speed: bool = False, starts: bool = False, intake: bool = False,
-          wake: bool = False, wake_stamps: bool = False, core_periods: bool = False) -> Times:
+          wake: bool = False, wake_stamps: bool = False, core_periods: bool = False, host: bool = False) -> Times:
     """The engine's ``Times`` drawn from ``model`` (client c of the twin's workload: the fitted runs' client c):
     drafting (e0 + e1 k) x a measured factor + a measured gap, a measured uplink and reply, eq (19) ``verify``
     x a measured factor. ``shared_core``: drafting is its CPU time's line x a measured factor, the work on the
@@ -348,7 +381,10 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     drafting are drawn together from the fitted runs' rounds with as many other clients busy (``Wake``;
     ``interfaces.Times.wake``), the way losing the CPU it holds as the reply's does; ``wake_stamps``: the same pairs,
     whole, read on the drafters' own clocks only (``interfaces.Times.wake_stamps``: the rounds' starts and ends), the
-    reply's way and the next drafting on the core as without them."""
+    reply's way and the next drafting on the core as without them; ``host``: the busy periods' slowness, the passes'
+    factors and the link's gap, uplink and reply's way read the host's state (``host_state``: ``model.host`` within one
+    run, its loadings for the periods and passes, ``alone.host``'s, where given, for the link drawn from ``alone``),
+    each at its quantile of its measured values (``interfaces.Times.host``)."""
     if wake and wake_stamps:
         raise ValueError("wake, wake_stamps: one of the two (the wake-up drawn as delays, or read on the clocks only)")
     if core_speed and core_periods:
@@ -366,11 +402,26 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     fac = [_Draws((c.cpu_residuals if common else c.period_residuals if by_period else c.cpu_factors)
                   if shared_core else c.factors, rng) for c in cs]
     speed = _Binned(model.core, model.core_bin_s, np.random.default_rng(np.random.SeedSequence([seed, 23]))) if common else None
-    period = _Draws(model.periods, np.random.default_rng(np.random.SeedSequence([seed, 41]))) if by_period else None
     link = [alone.clients[0]] * len(cs) if (shared_core and alone is not None) else cs
-    gap = [_Draws(c.gaps, rng) for c in link]
-    up, down = [_Draws(c.up, rng) for c in link], [_Draws(c.down, rng) for c in link]
-    vf = _Draws(model.verify_factors, rng)
+    state = model.host.within() if host else None
+    process = (host_state.Process(state.weights, np.random.default_rng(np.random.SeedSequence([seed, 43])))
+               if host else None)
+    linked = (alone.host if shared_core and alone is not None else model.host).loadings if host else {}
+
+    def read(values, kind: str, stream: int, loadings=None):   # a draw of ``values``, reading the host's state
+        return host_state.Coupled(values, (state.loadings if loadings is None else loadings).get(kind, 0.0), process,
+                                  np.random.default_rng(np.random.SeedSequence([seed, 43, stream])))
+    if host:
+        period = read(model.periods, "period", 0) if by_period else None
+        gap = [read(c.gaps, "gap", 1 + 3 * i, linked) for i, c in enumerate(link)]
+        up = [read(c.up, "up", 2 + 3 * i, linked) for i, c in enumerate(link)]
+        down = [read(c.down, "down", 3 + 3 * i, linked) for i, c in enumerate(link)]
+        vf = read(model.verify_factors, "verify", 3 * len(link) + 1)
+    else:
+        period = _Draws(model.periods, np.random.default_rng(np.random.SeedSequence([seed, 41]))) if by_period else None
+        gap = [_Draws(c.gaps, rng) for c in link]
+        up, down = [_Draws(c.up, rng) for c in link], [_Draws(c.down, rng) for c in link]
+        vf = _Draws(model.verify_factors, rng)
     client_cpu = shared_core and any(c.other_cpu is not None and len(c.other_cpu) for c in cs)
 
     def drafter(i):
@@ -384,7 +435,8 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
                      up=lambda c, s: up[c](), down=lambda c: down[c](), shared_core=shared_core,
                      core_slice=core_slice if shared_core else None, core_speed=speed, core_period=period,
                      starts=first, intake=taken,
-                     wake=(woken if stamped else _held(woken, 0.0)) if shared_core else None, wake_stamps=stamped)
+                     wake=(woken if stamped else _held(woken, 0.0)) if shared_core else None, wake_stamps=stamped,
+                     host=process)
     share, held_pre, held_post = split(link[0])
     other = [_Draws(c.other_cpu, rng) for c in cs]
     after = [0.0] * len(cs)       # this round's CPU once the reply is in, drawn with its drafting
@@ -402,7 +454,7 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
                  up=lambda c, s: max(gap[c]() + up[c]() - held_pre, 0.0),
                  down=lambda c: max(down[c]() - held_post, 0.0), shared_core=True, post=lambda c: after[c],
                  core_slice=core_slice, core_speed=speed, core_period=period, starts=first, intake=taken,
-                 wake=woken if stamped else _held(woken, held_post), wake_stamps=stamped)
+                 wake=woken if stamped else _held(woken, held_post), wake_stamps=stamped, host=process)
 
 
 def _held(woken, held: float):
