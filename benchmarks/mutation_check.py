@@ -30,6 +30,8 @@ The 19 entries from "venkatesha2025 Table 9" on aim at modules a result depends 
 90 % of their lines (venkatesha2025's tables, runs and real-pair section, the early exits' build, the predictor's command
 and figures, the zoo's corpus and real-pair fetch): 19 caught in ~2.5 min on the same host (4-13 s each, ``--test``
 with their eleven test files).
+The 6 entries "host state: ..." aim at the host's state (its process, the draws that read it, the cross-kind products
+and fit, the state within a run, the twin's clock): 6 caught, 6-10 s each on the same host.
 The check edits files of ``lib/specedge`` (and ``tools/``) in place and restores them even on Ctrl-C; it refuses to start
 when one of them has uncommitted changes (``git diff``), so a restore cannot lose work.
 """
