@@ -23,7 +23,9 @@ round, not taken at its median:
   reaches it during a pass (``log.intake_delays``: the wait for its handler thread), drawn from the fitted runs'
   requests that reached it as far into a pass (``INTAKE_BIN_S``);
 - tried, not kept: the drafters' wake-up, a reply's way and the drafter's wait before its next drafting, drawn
-  together from the fitted runs' rounds with as many other drafters busy (``log.wake_waits``, ``Wake``).
+  together from the fitted runs' rounds with as many other drafters busy (``log.wake_waits``, ``Wake``); the host's
+  state behind the busy periods, the passes and the link (``host_state``, fitted on the runs' ``host_events``:
+  ``Drawn.host``), read by those draws (``times(..., host=True)``).
 
 ``Drawn`` holds them; ``times`` / ``server`` give the engine's ``Times`` and the server's draws of one seed.
 """
@@ -83,7 +85,7 @@ class Drawn:
     intake: np.ndarray = None  # (seconds into a pass, the server's intake wait) of the fitted runs' requests (``log.intake_delays``)
     wake: np.ndarray = None    # (others busy, the reply's way, the wait in hand) of the fitted runs' rounds (``log.wake_waits``)
     periods: np.ndarray = None  # the drafters' core's slowness per busy period of the fitted runs (``busy_periods``)
-    host: host_state.State = host_state.NONE   # the host's state behind their periods, passes and link (``host_events``)
+    host: host_state.State = host_state.NONE   # the state behind their periods, passes and link (``host_events``)
 
 
 def busy_periods(began: np.ndarray, ended: np.ndarray, run: np.ndarray) -> np.ndarray:
@@ -134,7 +136,8 @@ def host_events(began, ended, log_factor, run, rounds: pd.DataFrame, passes: pd.
          .groupby(["run", "period"]).agg(t=("t", "min"), v=("v", "mean")).reset_index())
     sent = rounds["arrival"] - rounds["up"]
     parts = [pd.DataFrame(dict(t=p["t"], kind="period", value=np.exp(p["v"]), run=p["run"])),
-             pd.DataFrame(dict(t=sent - rounds["t_draft"] - rounds["gap"], kind="gap", value=rounds["gap"], run=rounds["run"])),
+             pd.DataFrame(dict(t=sent - rounds["t_draft"] - rounds["gap"], kind="gap", value=rounds["gap"],
+                               run=rounds["run"])),
              pd.DataFrame(dict(t=sent, kind="up", value=rounds["up"], run=rounds["run"])),
              pd.DataFrame(dict(t=rounds["end"], kind="down", value=rounds["down"], run=rounds["run"])),
              pd.DataFrame(dict(t=passes["start"], kind="verify", value=passes["factor"], run=passes["run"]))]
@@ -212,8 +215,8 @@ def fit(runs: dict, keys, passes, verify_model, bin_s: float = CORE_BIN_S) -> Dr
         factors.append(prof["seconds"].to_numpy(float) / pred)
         rows = verified(runs[k])
         rows = rows[rows["t_verify"].notna()]
-        started.append(pd.DataFrame(dict(run=j, start=rows["start"].groupby(rows["batch"], sort=True).first().to_numpy(float),
-                                          factor=factors[-1])))
+        start = rows["start"].groupby(rows["batch"], sort=True).first().to_numpy(float)   # each pass's, as ``prof``'s
+        started.append(pd.DataFrame(dict(run=j, start=start, factor=factors[-1])))
     dl = np.concatenate([dispatch_latency(runs[k]) for k in keys])
     ta = np.concatenate([turnaround_latency(runs[k]) for k in keys])
     intake = np.concatenate([intake_delays(runs[k]) for k in keys])
@@ -221,7 +224,8 @@ def fit(runs: dict, keys, passes, verify_model, bin_s: float = CORE_BIN_S) -> Dr
     host = host_state.NONE
     if len(began):   # the host's state behind the fitted runs' periods, link and passes
         ev = host_events(began, ended, logf, run, pd.concat(linked, ignore_index=True),
-                         pd.concat(started, ignore_index=True) if started else pd.DataFrame(columns=["run", "start", "factor"]))
+                         pd.concat(started, ignore_index=True) if started
+                         else pd.DataFrame(columns=["run", "start", "factor"]))
         host = host_state.fit(ev["t"], ev["kind"], ev["value"], ev["run"])
     width = max(len(s) for s in starts)
     starts = np.array([s + [np.nan] * (width - len(s)) for s in starts], float)
