@@ -32,6 +32,8 @@ and figures, the zoo's corpus and real-pair fetch): 19 caught in ~2.5 min on the
 with their eleven test files).
 The 6 entries "host state: ..." aim at the host's state (its process, the draws that read it, the cross-kind products
 and fit, the state within a run, the twin's clock): 6 caught, 6-10 s each on the same host.
+The 4 entries "pass shape: ..." aim at the passes' factors drawn by the batch's new tokens (the sparse bins' widening,
+the tokens each factor is recorded with, the batch's tokens summed, the kind's wiring): 4 caught on the same host.
 The check edits files of ``lib/specedge`` (and ``tools/``) in place and restores them even on Ctrl-C; it refuses to start
 when one of them has uncommitted changes (``git diff``), so a restore cannot lose work.
 """
@@ -191,6 +193,18 @@ MUTATIONS = [
       "        return State(self.loadings, self.weights)", ("tests/unit/test_host_state.py",)),
     M("host state: the twin never gives the host its clock", "serving/sim/twin.py",
       "        times.host.bind(lambda: sim.loop.now)", "        pass", ("tests/unit/test_host_state.py",)),
+    M("pass shape: a bin with too few passes not widened to its neighbours", "serving/timemodels/measured_times.py",
+      "            while np.count_nonzero((at >= lo) & (at <= hi)) < SHAPE_MIN and",
+      "            while np.count_nonzero((at >= lo) & (at <= hi)) < 0 and", ("tests/unit/test_pass_shape.py",)),
+    M("pass shape: each factor recorded with its batch's cached tokens, not its new ones",
+      "serving/timemodels/measured_times.py",
+      "        tokens.append(np.array([f[0] for f in feats], int))",
+      "        tokens.append(np.array([f[2] for f in feats], int))", ("tests/unit/test_pass_shape.py",)),
+    M("pass shape: a batch's shape read off its first request alone", "serving/timemodels/measured_times.py",
+      "shaped(sum(p.n_new for p in batch))", "shaped(batch[0].n_new)", ("tests/unit/test_pass_shape.py",)),
+    M("pass shape: the kind never draws by shape", "experiments/serving_validation/runs.py",
+      '                                         pass_shape="shape" in has)',
+      "                                         pass_shape=False)", ("tests/unit/test_pass_shape.py",)),
     M("drafters' core: the slowness of time 0 for every job", "serving/sim/processes.py",
       "self.core.add(gen, work * self.speed(self.loop.now))", "self.core.add(gen, work * self.speed(0.0))",
       ("tests/unit/test_core_speed.py",)),

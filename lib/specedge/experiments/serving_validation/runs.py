@@ -199,8 +199,9 @@ def held_out(runs: dict, key, same_policy: bool = False) -> list:
 # core's measured slowness ("speed"), the staggered start ("starts"), the server's intake during a pass ("intake"), the
 # prompts' own lengths ("lengths"), the drafters' wake-up drawn by how many others are busy ("wake"), the same read on
 # the drafters' own clocks only ("stamps"), the core's slowness per busy period ("periods": the validated twin), and the
-# host's state read by the periods, passes and link ("host"); "drafter wake" and "validated, woken first" are tried on
-# the validated one before its stamps, "host state" on the validated one (docs/twin-validation.md: not kept)
+# host's state read by the periods, passes and link ("host"), the passes' factors drawn by the batch's new tokens
+# ("shape"); "drafter wake" and "validated, woken first" are tried on the validated one before its stamps, "host state"
+# and "pass shape" on the validated one (docs/twin-validation.md: not kept)
 KINDS = {
     "held-out": frozenset(),
     "shared core": frozenset({"shared"}),
@@ -214,6 +215,7 @@ KINDS = {
     "wake stamps": frozenset({"shared", "speed", "starts", "intake", "lengths", "stamps"}),
     "busy periods": frozenset({"shared", "periods", "starts", "intake", "lengths", "stamps"}),
     "host state": frozenset({"shared", "periods", "starts", "intake", "lengths", "stamps", "host"}),
+    "pass shape": frozenset({"shared", "periods", "starts", "intake", "lengths", "stamps", "shape"}),
     "drafter wake": frozenset({"shared", "speed", "starts", "intake", "lengths", "wake"}),
     "validated, woken first": frozenset({"shared", "speed", "starts", "intake", "lengths", "sliced", "queued", "woken"}),
 }
@@ -274,7 +276,8 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
                                          core_slice if "sliced" in has else None, core_speed="speed" in has,
                                          starts="starts" in has, intake="intake" in has,
                                          wake="wake" in has, wake_stamps="stamps" in has,
-                                         core_periods="periods" in has, host="host" in has)
+                                         core_periods="periods" in has, host="host" in has,
+                                         pass_shape="shape" in has)
             if "lengths" in has:         # each prompt's own length, as the held-out runs' server verified it
                 wl = own_wl
             if "queued" in has:          # the round starts when the drafter's job first gets the core

@@ -18,6 +18,8 @@ round, not taken at its median:
 - the client's own time between rounds, the uplink and the reply's way back: per client, values drawn from the
   fitted runs' measured ones;
 - verification: eq (19) (the caller's model) times a factor drawn from the fitted runs' measured pass / eq (19);
+  or (``times(..., pass_shape=True)``, tried, not kept) drawn from the fitted passes of batches of about as many new
+  tokens (``ByShape``: eq (19)'s affine form misses the step from one new token to several);
 - the server: its wake-up after waiting for a request (``log.dispatch_latency``) and its time between
   back-to-back passes (``log.turnaround_latency``), drawn from the fitted runs' values; its intake of a request that
   reaches it during a pass (``log.intake_delays``: the wait for its handler thread), drawn from the fitted runs'
@@ -53,6 +55,13 @@ CORE_BIN_S = 0.1
 INTAKE_BIN_S = 0.5e-3
 INTAKE_LAST_S = 4e-3
 
+# The batches' shapes whose passes' factors over eq (19) are drawn apart (``ByShape``): the lower edges of the bins of
+# a batch's new tokens (the sum of its L_new); a bin holding fewer than ``SHAPE_MIN`` fitted passes draws from its
+# neighbours too. One new token is the verifier's matrix-vector pass, two or more a matrix product: the real passes
+# of WISP's setting took 0.90 x eq (19) with one new token and 1.1-1.2 x with 2-12 (docs/twin-validation.md)
+SHAPE_EDGES = (1, 2, 3, 4, 6, 9, 13, 21, 51)
+SHAPE_MIN = 20
+
 
 @dataclass(frozen=True)
 class ClientTimes:
@@ -86,6 +95,7 @@ class Drawn:
     wake: np.ndarray = None    # (others busy, the reply's way, the wait in hand) of the fitted runs' rounds (``log.wake_waits``)
     periods: np.ndarray = None  # the drafters' core's slowness per busy period of the fitted runs (``busy_periods``)
     host: host_state.State = host_state.NONE   # the state behind their periods, passes and link (``host_events``)
+    verify_tokens: np.ndarray = None   # per value of ``verify_factors``: its batch's new tokens (the sum of L_new)
 
 
 def busy_periods(began: np.ndarray, ended: np.ndarray, run: np.ndarray) -> np.ndarray:
@@ -208,11 +218,13 @@ def fit(runs: dict, keys, passes, verify_model, bin_s: float = CORE_BIN_S) -> Dr
         clients[i] = replace(clients[i], cpu_residuals=residuals[at:at + n] if n else np.ones(1),
                              period_residuals=within[at:at + n] if n else np.ones(1))
         at += n
-    factors, started = [], []
+    factors, started, tokens = [], [], []
     for j, k in enumerate(keys if verify_model is not None else ()):
         prof = log_batches(runs[k])
-        pred = np.array([verify_model.time(*features(parse_batch(b))) for b in prof["batch"]])
+        feats = [features(parse_batch(b)) for b in prof["batch"]]
+        pred = np.array([verify_model.time(*f) for f in feats])
         factors.append(prof["seconds"].to_numpy(float) / pred)
+        tokens.append(np.array([f[0] for f in feats], int))
         rows = verified(runs[k])
         rows = rows[rows["t_verify"].notna()]
         start = rows["start"].groupby(rows["batch"], sort=True).first().to_numpy(float)   # each pass's, as ``prof``'s
@@ -230,7 +242,8 @@ def fit(runs: dict, keys, passes, verify_model, bin_s: float = CORE_BIN_S) -> Dr
     width = max(len(s) for s in starts)
     starts = np.array([s + [np.nan] * (width - len(s)) for s in starts], float)
     return Drawn(tuple(clients), np.concatenate(factors) if factors else np.ones(1), dl if len(dl) else np.zeros(1),
-                 ta if len(ta) else np.zeros(1), tuple(keys), core, float(bin_s), starts, intake, wake, periods, host)
+                 ta if len(ta) else np.zeros(1), tuple(keys), core, float(bin_s), starts, intake, wake, periods, host,
+                 np.concatenate(tokens) if tokens else None)
 
 
 def core_share(model: Drawn) -> float:
@@ -273,6 +286,30 @@ class _Binned:
         if v is None:
             v = self.drawn[b] = self.draw()
         return v
+
+
+class ByShape:
+    """Draws of the passes' factors ``values`` by the new tokens of the batch drawn for (``__call__(tokens)``): from
+    the values whose batches' new tokens ``of`` fall in the same bin of ``SHAPE_EDGES``, the bin widened by one
+    neighbour on each side at a time while it holds fewer than ``SHAPE_MIN`` of them."""
+
+    def __init__(self, values: np.ndarray, of: np.ndarray, rng: np.random.Generator):
+        values, of = np.asarray(values, float), np.asarray(of, int)
+        if len(values) != len(of) or not len(values):
+            raise ValueError(f"values, of: {len(values)} factors and {len(of)} token counts; expected as many, not 0")
+        edges = np.asarray(SHAPE_EDGES)
+        at = np.searchsorted(edges, of, side="right") - 1
+        self.pools = []
+        for b in range(len(edges)):
+            lo = hi = b
+            while np.count_nonzero((at >= lo) & (at <= hi)) < SHAPE_MIN and (lo > 0 or hi < len(edges) - 1):
+                lo, hi = max(lo - 1, 0), min(hi + 1, len(edges) - 1)
+            self.pools.append(values[(at >= lo) & (at <= hi)])
+        self.edges, self.rng = edges, rng
+
+    def __call__(self, tokens: int) -> float:
+        pool = self.pools[max(int(np.searchsorted(self.edges, tokens, side="right")) - 1, 0)]
+        return float(pool[self.rng.integers(len(pool))])
 
 
 class Intake:
@@ -362,7 +399,8 @@ def first_starts(model: Drawn, n_clients: int, seed: int = 0) -> tuple[float, ..
 
 def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone: Drawn | None = None,
           core_slice: float | None = None, core_speed: bool = False, starts: bool = False, intake: bool = False,
-          wake: bool = False, wake_stamps: bool = False, core_periods: bool = False, host: bool = False) -> Times:
+          wake: bool = False, wake_stamps: bool = False, core_periods: bool = False, host: bool = False,
+          pass_shape: bool = False) -> Times:
     """The engine's ``Times`` drawn from ``model`` (client c of the twin's workload: the fitted runs' client c):
     drafting (e0 + e1 k) x a measured factor + a measured gap, a measured uplink and reply, eq (19) ``verify``
     x a measured factor. ``shared_core``: drafting is its CPU time's line x a measured factor, the work on the
@@ -388,11 +426,16 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     reply's way and the next drafting on the core as without them; ``host``: the busy periods' slowness, the passes'
     factors and the link's gap, uplink and reply's way read the host's state (``host_state``: ``model.host`` within one
     run, its loadings for the periods and passes, ``alone.host``'s, where given, for the link drawn from ``alone``),
-    each at its quantile of its measured values (``interfaces.Times.host``)."""
+    each at its quantile of its measured values (``interfaces.Times.host``); ``pass_shape``: each pass's factor drawn
+    from the fitted passes of batches of about as many new tokens (``ByShape``; ``model.verify_tokens``)."""
     if wake and wake_stamps:
         raise ValueError("wake, wake_stamps: one of the two (the wake-up drawn as delays, or read on the clocks only)")
     if core_speed and core_periods:
         raise ValueError("core_speed, core_periods: one of the two (the core's slowness per interval, or per busy period)")
+    if host and pass_shape:
+        raise ValueError("host, pass_shape: one of the two (the passes' factors read the host's state, or by shape)")
+    if pass_shape and model.verify_tokens is None:
+        raise ValueError("pass_shape: model has no verify_tokens (fitted without a verify model)")
     first = first_starts(model, len(model.clients), seed) if starts else None
     taken = (Intake(model.intake, np.random.default_rng(np.random.SeedSequence([seed, 31])))
              if intake and model.intake is not None and len(model.intake) else None)
@@ -433,7 +476,11 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
         e0, e1 = (c.cpu_e0, c.cpu_e1) if shared_core else (c.e0, c.e1)
         return lambda k: ((e0 + e1 * k) * f() if k > 0 else 0.0) + g()
 
-    verify_time = lambda batch: float(verify(batch)) * vf()   # noqa: E731
+    if pass_shape:
+        shaped = ByShape(model.verify_factors, model.verify_tokens, np.random.default_rng(np.random.SeedSequence([seed, 47])))
+        verify_time = lambda batch: float(verify(batch)) * shaped(sum(p.n_new for p in batch))   # noqa: E731
+    else:
+        verify_time = lambda batch: float(verify(batch)) * vf()   # noqa: E731
     if not client_cpu:
         return Times([drafter(i) for i in range(len(cs))], verify_time,
                      up=lambda c, s: up[c](), down=lambda c: down[c](), shared_core=shared_core,
