@@ -33,7 +33,7 @@ with their eleven test files).
 The 6 entries "host state: ..." aim at the host's state (its process, the draws that read it, the cross-kind products
 and fit, the state within a run, the twin's clock): 6 caught, 6-10 s each on the same host.
 The 4 entries "pass shape: ..." aim at the passes' factors drawn by the batch's new tokens (the sparse bins' widening,
-the tokens each factor is recorded with, the batch's tokens summed, the kind's wiring): 4 caught on the same host.
+the tokens each factor is recorded with, the batch's tokens summed, the kind's wiring): 4 caught, 7-9 s each on the same host.
 The check edits files of ``lib/specedge`` (and ``tools/``) in place and restores them even on Ctrl-C; it refuses to start
 when one of them has uncommitted changes (``git diff``), so a restore cannot lose work.
 """
