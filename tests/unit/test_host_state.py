@@ -168,12 +168,17 @@ def runs():
     return sv.load_repeats()
 
 
-def test_fitted_on_real_runs_the_state_reads_every_kind_and_the_twin_moves_it_on_its_clock(runs):
-    keys = [("li2026", "WISP", 2, r) for r in (1, 2, 3)]
-    wl = sv.setup("li2026").workload(2, "full", 0)
+def fit_on_repeats(runs, n: int):
+    """(keys, passes, eq (19), the time models) of WISP's setting at ``n`` clients, fitted on its repeats 1-3."""
+    keys = [("li2026", "WISP", n, r) for r in (1, 2, 3)]
+    wl = sv.setup("li2026").workload(n, "full", 0)
     passes = lambda r, c: sv.draft_passes(r, wl.clients[c])   # noqa: E731
     verify = sv.verify_model(runs, keys[0], 0)
-    m = measured_times.fit(runs, keys, passes, verify)
+    return keys, passes, verify, measured_times.fit(runs, keys, passes, verify)
+
+
+def test_fitted_on_real_runs_the_state_reads_every_kind_and_the_twin_moves_it_on_its_clock(runs):
+    keys, passes, verify, m = fit_on_repeats(runs, 2)
     assert set(m.host.loadings) == {"period", "gap", "up", "down", "verify"}
     assert all(0.0 <= v <= 1.0 for v in m.host.loadings.values()) and max(m.host.loadings.values()) > 0.3
     assert m.host.weights.sum() == pytest.approx(1.0)

@@ -9,6 +9,7 @@ from specedge.serving.interfaces import Pending
 from specedge.serving.log import parse_batch, verified
 from specedge.serving.timemodels import measured_times
 from specedge.serving.timemodels.runtime import log_batches
+from test_host_state import fit_on_repeats
 
 
 def _pools(shape):
@@ -74,11 +75,7 @@ def runs():
 
 
 def test_fitted_on_real_runs_each_factor_knows_its_batchs_new_tokens_and_one_token_runs_faster(runs):
-    keys = [("li2026", "WISP", 1, r) for r in (1, 2, 3)]
-    wl = sv.setup("li2026").workload(1, "full", 0)
-    passes = lambda r, c: sv.draft_passes(r, wl.clients[c])   # noqa: E731
-    verify = sv.verify_model(runs, keys[0], 0)
-    m = measured_times.fit(runs, keys, passes, verify)
+    keys, passes, verify, m = fit_on_repeats(runs, 1)
     want = np.concatenate([[sum(new for new, _ in parse_batch(b)) for b in log_batches(runs[k])["batch"]]
                            for k in keys])
     assert len(m.verify_tokens) == len(m.verify_factors) and (m.verify_tokens == want).all()
