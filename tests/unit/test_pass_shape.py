@@ -82,10 +82,10 @@ def test_fitted_on_real_runs_each_factor_knows_its_batchs_new_tokens_and_one_tok
     # each run's rows in its order: the first run's first pass is its first verified batch
     first = verified(runs[keys[0]]).sort_values("batch")
     assert m.verify_tokens[0] == first[first["batch"] == first["batch"].iloc[0]]["n_new"].sum()
-    # the finding the kind rests on: one new token below eq (19), two to twelve above it
+    # the finding the kind rests on: one new token below eq (19), two to twelve a fifth slower than one (0.88, 1.07)
     one = np.median(m.verify_factors[m.verify_tokens == 1])
     several = np.median(m.verify_factors[(m.verify_tokens >= 2) & (m.verify_tokens <= 12)])
-    assert one < 0.97 and several > 1.05
+    assert one < 0.95 and several / one > 1.12
     assert measured_times.fit(runs, keys, passes, None).verify_tokens is None
     assert sv.KINDS["pass shape"] - sv.KINDS["busy periods"] == {"shape"}
 
