@@ -34,6 +34,8 @@ The 6 entries "host state: ..." aim at the host's state (its process, the draws 
 and fit, the state within a run, the twin's clock): 6 caught, 6-10 s each on the same host.
 The 4 entries "pass shape: ..." aim at the passes' factors drawn by the batch's new tokens (the sparse bins' widening,
 the tokens each factor is recorded with, the batch's tokens summed, the kind's wiring): 4 caught, 7-9 s each on the same host.
+The 4 entries "one run: ..." aim at each seed's time models fitted on one held-out run (the seeds' turn over the
+policies, each run's mate of one client, the kind's wiring, the seeds' runs).
 The check edits files of ``lib/specedge`` (and ``tools/``) in place and restores them even on Ctrl-C; it refuses to start
 when one of them has uncommitted changes (``git diff``), so a restore cannot lose work.
 """
@@ -205,6 +207,16 @@ MUTATIONS = [
     M("pass shape: the kind never draws by shape", "experiments/serving_validation/runs.py",
       '                                         pass_shape="shape" in has)',
       "                                         pass_shape=False)", ("tests/unit/test_pass_shape.py",)),
+    M("one run: the policies never alternate (the first policy's runs only)", "experiments/serving_validation/runs.py",
+      "policies[(s // len(repeats) + s % len(repeats)) % len(policies)])", "policies[0])",
+      ("tests/unit/test_one_run.py",)),
+    M("one run: each seed's run of one client any run's, not its mate", "experiments/serving_validation/runs.py",
+      "            a = mate if mate in runs and mate != key else ones[j % len(ones)] if ones else None",
+      "            a = ones[j % len(ones)] if ones else None", ("tests/unit/test_one_run.py",)),
+    M("one run: the kind keeps the pooled models", "experiments/serving_validation/runs.py",
+      "                drawn, alone = one(s)", "                pass", ("tests/unit/test_one_run.py",)),
+    M("one run: every seed the first run's", "experiments/serving_validation/runs.py",
+      "        j = seed % len(order)", "        j = 0", ("tests/unit/test_one_run.py",)),
     M("drafters' core: the slowness of time 0 for every job", "serving/sim/processes.py",
       "self.core.add(gen, work * self.speed(self.loop.now))", "self.core.add(gen, work * self.speed(0.0))",
       ("tests/unit/test_core_speed.py",)),

@@ -200,8 +200,9 @@ def held_out(runs: dict, key, same_policy: bool = False) -> list:
 # prompts' own lengths ("lengths"), the drafters' wake-up drawn by how many others are busy ("wake"), the same read on
 # the drafters' own clocks only ("stamps"), the core's slowness per busy period ("periods": the validated twin), and the
 # host's state read by the periods, passes and link ("host"), the passes' factors drawn by the batch's new tokens
-# ("shape"); "drafter wake" and "validated, woken first" are tried on the validated one before its stamps, "host state"
-# and "pass shape" on the validated one (docs/twin-validation.md: not kept)
+# ("shape"), each seed's times drawn from one held-out run ("one": ``one_run``); "drafter wake" and "validated, woken
+# first" are tried on the validated one before its stamps, "host state", "pass shape" and "one run" on the validated
+# one (docs/twin-validation.md: not kept)
 KINDS = {
     "held-out": frozenset(),
     "shared core": frozenset({"shared"}),
@@ -216,6 +217,7 @@ KINDS = {
     "busy periods": frozenset({"shared", "periods", "starts", "intake", "lengths", "stamps"}),
     "host state": frozenset({"shared", "periods", "starts", "intake", "lengths", "stamps", "host"}),
     "pass shape": frozenset({"shared", "periods", "starts", "intake", "lengths", "stamps", "shape"}),
+    "one run": frozenset({"shared", "periods", "starts", "intake", "lengths", "stamps", "one"}),
     "drafter wake": frozenset({"shared", "speed", "starts", "intake", "lengths", "wake"}),
     "validated, woken first": frozenset({"shared", "speed", "starts", "intake", "lengths", "sliced", "queued", "woken"}),
 }
@@ -259,19 +261,23 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
         alone = measured_times.fit(runs, alone_keys, passes, verify) if alone_keys else None
         drawn = _client_cpu(drawn, everything, paper, n, passes, verify)
         alone = _client_cpu(alone, everything, paper, 1, passes, verify) if alone is not None else None
+        one = one_run(runs, everything, key, fitted, passes, verify,
+                      measured_times.CORE_BIN_S if core_bin_s is None else core_bin_s)
         others = [k for k in runs if k != key]
         lengths = _prompt_lengths(runs, fitted, n)
         own_wl = _replace(wl, clients=tuple(_replace(c, prompt_tokens=lengths.get(i, PROMPT_TOKENS))
                                             for i, c in enumerate(wl.clients)))
 
         def stochastic(kind, s, real=runs[key], pol=pol, n=n, wl=twin_wl, verify=verify, drawn=drawn, alone=alone,
-                       core_slice=DRAFTER_CORE_SLICE_S, recorder=None, own_wl=own_wl):
+                       core_slice=DRAFTER_CORE_SLICE_S, recorder=None, own_wl=own_wl, one=one):
             former, alloc = st.policies(pol, n, seed)   # the real run's policy objects; ``s`` seeds the twin's draws
             if kind == "own":
                 return stochastic_twin(real, wl, former, alloc, verify, trace, label=pol, seed=s)
             if kind not in KINDS:
                 raise ValueError(f"kind: expected 'own' or one of {sorted(KINDS)}, got {kind!r}")
             has = KINDS[kind]
+            if "one" in has:             # this seed's times from one held-out run and its run of one client
+                drawn, alone = one(s)
             times = measured_times.times(drawn, verify, s, "shared" in has, alone,
                                          core_slice if "sliced" in has else None, core_speed="speed" in has,
                                          starts="starts" in has, intake="intake" in has,
@@ -297,6 +303,41 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
             drawn=drawn, trace=trace, prompt=prompt, passes=passes,
             fitted_rounds=(lambda rounds, which, wl=wl: modelled_rounds(rounds, wl, which)), stochastic=stochastic)
     return out
+
+
+def one_run(runs: dict, everything: dict, key, fitted, passes, verify, bin_s: float):
+    """The held-out time models of run ``key`` one run at a time (the kind "one run"): seed -> (``measured_times.fit``
+    on one run of ``fitted``; the same on that run's run of one client, of its policy and repeat, else the one as far in
+    the order of ``runs``' other runs of one client, else None), each with its drafters' whole CPU as ``_client_cpu``
+    gives it (``everything``: every run). Seed s takes repeat s mod R and policy (s // R + s mod R) mod P of the R
+    repeats and P policies of ``fitted``: the first seeds cover every repeat and both policies, R x P seeds every run once (a pair
+    not measured is passed over), then again. A real run's machine state holds for the whole run and differs from run
+    to run (docs/twin-validation.md); rounds drawn from several runs' values mix their states within one run. Each run
+    is fitted once."""
+    from ...serving.timemodels import measured_times
+
+    if not fitted:
+        raise ValueError(f"fitted: no held-out run of {key} to fit its time models on")
+    cell = lambda k: (k[3] if len(k) > 3 else 0, k[1])   # noqa: E731  (repeat, policy)
+    repeats, policies = sorted({cell(k)[0] for k in fitted}), sorted({cell(k)[1] for k in fitted})
+    turns = [(repeats[s % len(repeats)], policies[(s // len(repeats) + s % len(repeats)) % len(policies)])
+             for s in range(len(repeats) * len(policies))]
+    order = [k for c in turns for k in sorted(fitted, key=cell) if cell(k) == c]
+    ones = sorted((k for k in runs if k[0] == key[0] and k[2] == 1 and k != key), key=cell)
+    cache: dict = {}
+
+    def models(seed: int):
+        j = seed % len(order)
+        k = order[j]
+        if k not in cache:
+            mate = (*k[:2], 1, *k[3:])
+            a = mate if mate in runs and mate != key else ones[j % len(ones)] if ones else None
+            d = measured_times.fit(runs, [k], passes, verify, bin_s)
+            a = None if a is None else _client_cpu(measured_times.fit(runs, [a], passes, verify), everything, key[0], 1,
+                                                   passes, verify)
+            cache[k] = (_client_cpu(d, everything, key[0], key[2], passes, verify), a)
+        return cache[k]
+    return models
 
 
 def _prompt_lengths(runs: dict, keys, n: int) -> dict[int, tuple[int, ...]]:
