@@ -101,14 +101,15 @@ def test_sections_write_the_tables_and_the_checks(runs, accept, tmp_path):
     assert set(table.repeat) == {0, 1, 2, 3, 4, 5} and set(table.n_clients) == {1, 2}
     assert set(sp.repeats) == {5} and (sp.spread_pct >= 0).all()          # the quiet repeats 1-5
     assert set(table.component) == {sv.BEFORE, sv.CONSTANT_CORE, sv.CORE_SPEED, sv.STAGGERED, sv.INTAKE, sv.LENGTHS,
-                                    sv.STAMPS, sv.STOCHASTIC, sv.SLICED, sv.QUEUED, sv.WOKEN, sv.WAKE, sv.WOKEN_VALIDATED,
-                                    ta.OWN}
+                                    sv.STAMPS, sv.PERIODS, sv.STOCHASTIC, sv.SLICED, sv.QUEUED, sv.WOKEN, sv.WAKE,
+                                    sv.WOKEN_VALIDATED, ta.OWN}
     assert set(table[table.component == ta.OWN].repeat) == {1, 2, 3, 4, 5}    # the real runs' own: the repeats alone
     # the validated twin's core of measured speed: other round times than on the core of constant speed
     speed = table[(table.metric == "round_time_s")].pivot_table(index=["policy", "n_clients", "repeat", "quantile"],
                                                                columns="component", values="twin")
     assert (speed[sv.CORE_SPEED] != speed[sv.CONSTANT_CORE]).any()
-    assert (speed[sv.STOCHASTIC] != speed[sv.STAMPS]).any()          # its slowness per busy period, not per 0.1 s
+    assert (speed[sv.PERIODS] != speed[sv.STAMPS]).any()             # its slowness per busy period, not per 0.1 s
+    assert (speed[sv.STOCHASTIC] != speed[sv.PERIODS]).any()         # one held-out run's state per seed, not pooled
     assert set(ta.QUEUEING) <= set(table.metric) and set(ta.QUEUEING) <= set(summ.metric)   # the queueing's mechanism
     # the time-sliced twin runs its drafters on its own core: at N = 2 its requests come in at other times
     two = table[(table.n_clients == 2) & (table.metric == "queue_s")].pivot_table(
@@ -309,7 +310,7 @@ def test_the_binding_section_and_its_checks(bound, accept, tmp_path):
         assert (tmp_path / f"slo_binding_{name}.csv").exists()
     assert (tmp_path / "slo_binding_outcomes.png").exists()
     assert set(table.n_clients) == {1, 2} and set(table.repeat) == {1, 2, 3, 4, 5} and "slo_attainment" in set(table.metric)
-    assert set(outcomes.side) == {"real", sv.BEFORE, sv.LENGTHS, sv.STAMPS, sv.STOCHASTIC}
+    assert set(outcomes.side) == {"real", sv.BEFORE, sv.LENGTHS, sv.STAMPS, sv.PERIODS, sv.STOCHASTIC}
     # the real side is each run's own log, by class
     k = (sv.BINDING, "FCFS", 2, 4)
     mine = so.by_class([bound[k]]).set_index("slo_class")
@@ -359,6 +360,9 @@ def test_every_held_out_twin_kind_of_the_attribution_is_one_contexts_builds():
     # the drafters' wake-up of ``WAKE``, read on their clocks only
     assert sv.KINDS["wake stamps"] - sv.KINDS["prompt lengths"] == {"stamps"}
     assert ta._TWINS[sv.STAMPS] == "wake stamps"
-    # the validated twin: that one, its core's slowness drawn per busy period instead of per interval
+    # that one, its core's slowness drawn per busy period instead of per interval
     assert sv.KINDS["busy periods"] ^ sv.KINDS["wake stamps"] == {"speed", "periods"}
-    assert ta._TWINS[sv.STOCHASTIC] == "busy periods"
+    assert ta._TWINS[sv.PERIODS] == "busy periods"
+    # the validated twin: that one, each seed's times from one held-out run
+    assert sv.KINDS["one run"] - sv.KINDS["busy periods"] == {"one"}
+    assert ta._TWINS[sv.STOCHASTIC] == "one run"

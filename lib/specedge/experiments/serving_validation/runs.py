@@ -198,11 +198,11 @@ def held_out(runs: dict, key, same_policy: bool = False) -> list:
 # ("sliced"), a round started when its drafter's job first runs ("queued"), a woken drafter served first ("woken"), the
 # core's measured slowness ("speed"), the staggered start ("starts"), the server's intake during a pass ("intake"), the
 # prompts' own lengths ("lengths"), the drafters' wake-up drawn by how many others are busy ("wake"), the same read on
-# the drafters' own clocks only ("stamps"), the core's slowness per busy period ("periods": the validated twin), and the
+# the drafters' own clocks only ("stamps"), the core's slowness per busy period ("periods"), and the
 # host's state read by the periods, passes and link ("host"), the passes' factors drawn by the batch's new tokens
-# ("shape"), each seed's times drawn from one held-out run ("one": ``one_run``); "drafter wake" and "validated, woken
-# first" are tried on the validated one before its stamps, "host state", "pass shape" and "one run" on the validated
-# one (docs/twin-validation.md: not kept)
+# ("shape"), and each seed's times drawn from one held-out run ("one": the validated twin, ``one_run``); "drafter
+# wake" and "validated, woken first" are tried on it before its stamps, "host state" and "pass shape" before its one
+# run (docs/twin-validation.md: not kept)
 KINDS = {
     "held-out": frozenset(),
     "shared core": frozenset({"shared"}),
@@ -306,7 +306,7 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
 
 
 def one_run(runs: dict, everything: dict, key, fitted, passes, verify, bin_s: float):
-    """The held-out time models of run ``key`` one run at a time (the kind "one run"): seed -> (``measured_times.fit``
+    """The held-out time models of run ``key`` one run at a time (the kind "one run", the validated twin): seed -> (``measured_times.fit``
     on one run of ``fitted``; the same on that run's run of one client, of its policy and repeat, else the one as far in
     the order of ``runs``' other runs of one client, else None), each with its drafters' whole CPU as ``_client_cpu``
     gives it (``everything``: every run). Seed s takes repeat s mod R and policy (s // R + s mod R) mod P of the R
@@ -541,6 +541,7 @@ STAGGERED = _ta.twin_named("staggered start")
 INTAKE = _ta.twin_named("server intake")
 LENGTHS = twin_error.LENGTHS
 STAMPS = twin_error.STAMPS
+PERIODS = twin_error.PERIODS   # the validated one with every held-out run pooled, not one run's per seed
 # tried on the validated one, not kept: a reply's way and its drafter's wait in hand drawn by how many others are busy;
 # the woken drafter served first (``WOKEN``'s core) on the validated one
 WAKE = _ta.twin_named("drafter wake")
@@ -673,7 +674,8 @@ def drafting_stretch(runs: dict, keys) -> pd.DataFrame:
 
 def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seeds: int = SEEDS):
     """The stochastic twins (the validated one, ``STOCHASTIC``, the one the sweeps run, ``BEFORE``, the validated one
-    before its core's slowness was drawn per busy period, ``STAMPS``, before its drafters' wake-up was read on their
+    with every held-out run pooled, not one run's per seed, ``PERIODS``, before that its core's slowness per 0.1 s, not
+    per busy period, ``STAMPS``, before its drafters' wake-up was read on their
     clocks, ``LENGTHS``, before the prompts' own lengths, ``INTAKE``,
     before the server's intake, ``STAGGERED``, and before its staggered start, ``CORE_SPEED``, and with a core of
     constant speed, ``CONSTANT_CORE``, the two tried on that one, ``SLICED`` and ``QUEUED``, the one tried on the core of
@@ -689,8 +691,8 @@ def stochastic_section(paper: str, out, trace, prompt, scale: str = "full", seed
     runs = _all_runs()
     keys = [k for k in runs if k[0] == paper and (scale == "full" or k[2] <= 2)]
     table = ta.attribution(contexts(runs, paper, trace, prompt, keys),
-                           components=(BEFORE, CONSTANT_CORE, CORE_SPEED, STAGGERED, INTAKE, LENGTHS, STAMPS, STOCHASTIC,
-                                       SLICED, QUEUED, WOKEN, WAKE, WOKEN_VALIDATED),
+                           components=(BEFORE, CONSTANT_CORE, CORE_SPEED, STAGGERED, INTAKE, LENGTHS, STAMPS, PERIODS,
+                                       STOCHASTIC, SLICED, QUEUED, WOKEN, WAKE, WOKEN_VALIDATED),
                            seeds=range(seeds), mechanism=True)
     repeats = {k: runs[k] for k in keys if k[3] > 0}   # the repeats' campaign
     table = pd.concat([table, ta.own_repeats(repeats)], ignore_index=True)
@@ -707,9 +709,9 @@ BINDING = "li2026_binding"   # WISP's setting with classes that bind (``binding_
 
 
 def binding_section(out, scale: str = "full", seeds: int = SEEDS, setting: str = BINDING,
-                    components=(BEFORE, LENGTHS, STAMPS, STOCHASTIC)):
+                    components=(BEFORE, LENGTHS, STAMPS, PERIODS, STOCHASTIC)):
     """WISP's setting with classes that bind (``setting``, measured in a campaign of its own: ``campaign_file``): the
-    stochastic twins (``components``: ``BEFORE``, ``LENGTHS``, ``STAMPS`` and ``STOCHASTIC``, others for the doc) against every run of it (N 1-2
+    stochastic twins (``components``: ``BEFORE``, ``LENGTHS``, ``STAMPS``, ``PERIODS`` and ``STOCHASTIC``, others for the doc) against every run of it (N 1-2
     at CI scale), ``seeds`` seeds each, time models fitted on the other repeats of its N (``held_out``), and their SLO
     outcomes per class (``serving.analysis.slo_outcomes``): writes ``slo_binding_vs_real.csv`` (as
     ``stochastic_vs_real.csv``), ``slo_binding_spread.csv`` (``spread``), ``slo_binding_outcomes.csv`` and its figure
@@ -744,7 +746,8 @@ def binding_section(out, scale: str = "full", seeds: int = SEEDS, setting: str =
     for name, df in (("vs_real", table), ("spread", sp), ("gap", gap)):
         plotting.write_csv(df, out / f"slo_binding_{name}.csv")
     labels = {BEFORE: "the sweeps' twin (domain i.i.d.)", LENGTHS: "the validated twin, its wake-up not on the clocks",
-              STAMPS: "the validated twin, its core's slowness per 0.1 s", STOCHASTIC: "the validated twin",
+              STAMPS: "the validated twin, its core's slowness per 0.1 s",
+              PERIODS: "the validated twin, every held-out run pooled", STOCHASTIC: "the validated twin",
               WOKEN: "woken first (not kept)"}
     plotting.save(so.figure(outcomes, labels).figure, outcomes, out, "slo_binding_outcomes")
     return table, sp, outcomes, gap

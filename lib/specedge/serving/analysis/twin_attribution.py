@@ -3,7 +3,8 @@
 Between the replay (``serving.sim.replay``: a real run's own outcomes and times, only queueing, batching and the
 verifier's time modelled) and the stochastic twin (``twin.simulate``: acceptance drawn from traces, every time
 from a model), one component is swapped at a time, on the same real runs and seeds, and each variant is compared
-with the real run (``validation.compare``'s metrics and quantiles; the seeds' logs pooled, ``pooled``):
+with the real run (``validation.compare``'s metrics and quantiles; each seed's, their median over the seeds:
+``differences``):
 
 - ``COMPONENTS``: the replay with one of the stochastic twin's models in place of the run's own values, the
   replay with all its time models (the run's own acceptance), and the stochastic twins themselves;
@@ -74,11 +75,16 @@ TWINS = {
         "many other drafters busy, read on the drafters' own clocks only (``interfaces.Times.wake_stamps``): a round "
         "ends when its reply is in the drafter's hands, the next begins once the wait in hand has passed; the work "
         "on the core runs as before"),
-    twin_error.VALIDATED: (
+    twin_error.PERIODS: (
         "busy periods",
         "that twin, its core's slowness drawn once per busy period of the core (a value when a drafting finds it idle, "
         "held while it stays busy: ``interfaces.Times.core_period``), from the held-out runs' busy periods (their "
         "draftings that overlap), each drafting's own factor its residual within its period, not per 0.1 s"),
+    twin_error.VALIDATED: (
+        "one run",
+        "that twin, each seed's times drawn from one held-out run of its N and that run's run of one client "
+        "(``serving_validation.runs.one_run``), not from every held-out run pooled: a run's machine state holds for the "
+        "whole run and differs from run to run, and rounds drawn from several runs' values mix their states"),
     twin_error.LENGTHS[:-1] + ", drafters' wake-up)": (
         "drafter wake",
         "that twin, a reply's way and its drafter's wait before its next drafting drawn together from the held-out "
@@ -209,23 +215,20 @@ def variant(ctx: Context, component: str, seed: int) -> pd.DataFrame:
     return replay(ctx.real, ctx.workload, former, alloc, verify, rounds=rounds, acceptance=acceptance, **kw)
 
 
-def pooled(logs: list[pd.DataFrame]) -> dict[str, np.ndarray]:
-    """The compared distributions (``validation.metric_values``) of several seeds' logs, pooled."""
-    from .validation import metric_values
-
-    vals = [metric_values(lg) for lg in logs]
-    return {m: np.concatenate([v[m] for v in vals]) for m in vals[0]}
-
-
 def differences(real: pd.DataFrame, logs: list[pd.DataFrame], quantiles=(50, 90)) -> list[dict]:
-    """Per metric and quantile: real, the pooled variant, their difference in % and in absolute terms."""
+    """Per metric and quantile: real, the variant, their difference in % and in absolute terms. The variant's value is
+    the median over its seeds' logs of each log's own quantile: a seed is one run of the variant, as the real run is
+    one run; pooling the seeds' values would make a quantile over clients one over runs (with one client, p90 lies
+    between the two fastest of five seeds) and, where seeds differ in their machine state, mix the states."""
     from .validation import metric_values
 
-    a, b = metric_values(real), pooled(logs)
+    if not logs:
+        raise ValueError("logs: no seed's log to compare with the real run")
+    a, vals = metric_values(real), [metric_values(lg) for lg in logs]
     rows = []
     for m in a:
         for q in quantiles:
-            x, y = float(np.percentile(a[m], q)), float(np.percentile(b[m], q))
+            x, y = float(np.percentile(a[m], q)), float(np.median([np.percentile(v[m], q) for v in vals]))
             rows.append(dict(metric=m, quantile=f"p{q}", real=x, twin=y, diff=y - x,
                              diff_pct=100 * (y / x - 1) if x else np.nan))
     return rows
@@ -280,7 +283,7 @@ def mechanism_differences(real: pd.DataFrame, logs: list[pd.DataFrame]) -> list[
 def attribution(contexts: dict, components=None, seeds=range(5), progress: bool = True,
                 mechanism: bool = False, keep: dict | None = None) -> pd.DataFrame:
     """Per component (``COMPONENTS``, or those given), real run and metric/quantile: the difference of the
-    component's variant (its ``seeds`` pooled) from the real run; ``mechanism``: also the queueing delay's
+    component's variant (its ``seeds``' median: ``differences``) from the real run; ``mechanism``: also the queueing delay's
     mechanism (``mechanism_differences``); ``keep``: a dict that receives each (run, component)'s logs, one per seed."""
     from tqdm.auto import tqdm
 

@@ -26,12 +26,14 @@ SETTINGS = {"tran2025": paths.FIGURES / "tran2025" / "stochastic_vs_real.csv",
 # own: ``experiments.serving_validation.runs.binding_section``): per run as ``SETTINGS``' tables, and per run, side and
 # class its violation rate (``slo_binding_outcomes.csv``, ``serving.analysis.slo_outcomes.by_class``)
 BINDING = {"li2026": paths.FIGURES / "li2026_serving" / "slo_binding_vs_real.csv"}
-# the validated twin; the same before its core's slowness was drawn per busy period (per 0.1 s), and before its
-# drafters' wake-up was read on their own clocks
+# the validated twin; the same with each seed's times drawn from every held-out run pooled (not one run's), before
+# that with its core's slowness drawn per 0.1 s (not per busy period), and before that with its drafters' wake-up not
+# read on their own clocks
 LENGTHS = ("stochastic twin (prompt and position, held-out, shared drafter core of measured speed, staggered start, "
            "server intake, prompts' own lengths)")
 STAMPS = LENGTHS[:-1] + ", drafters' wake-up on their clocks)"
-VALIDATED = STAMPS[:-1] + ", core's slowness per busy period)"
+PERIODS = STAMPS[:-1] + ", core's slowness per busy period)"
+VALIDATED = PERIODS[:-1] + ", one held-out run's state per seed)"
 DOMAIN_IID = "stochastic twin (domain i.i.d., this run's medians)"
 
 
