@@ -34,8 +34,9 @@ The 6 entries "host state: ..." aim at the host's state (its process, the draws 
 and fit, the state within a run, the twin's clock): 6 caught, 6-10 s each on the same host.
 The 4 entries "pass shape: ..." aim at the passes' factors drawn by the batch's new tokens (the sparse bins' widening,
 the tokens each factor is recorded with, the batch's tokens summed, the kind's wiring): 4 caught, 7-9 s each on the same host.
-The 4 entries "one run: ..." aim at each seed's time models fitted on one held-out run (the seeds' turn over the
-policies, each run's mate of one client, the kind's wiring, the seeds' runs).
+The 5 entries "one run: ..." aim at each seed's time models fitted on one held-out run (the seeds' turn over the
+policies, each run's mate of one client, the kind's wiring, the seeds' runs) and at the judge of a variant's seeds
+(their median): 5 caught, 6-8 s each.
 The check edits files of ``lib/specedge`` (and ``tools/``) in place and restores them even on Ctrl-C; it refuses to start
 when one of them has uncommitted changes (``git diff``), so a restore cannot lose work.
 """
@@ -217,6 +218,9 @@ MUTATIONS = [
       "                drawn, alone = one(s)", "                pass", ("tests/unit/test_one_run.py",)),
     M("one run: every seed the first run's", "experiments/serving_validation/runs.py",
       "        j = seed % len(order)", "        j = 0", ("tests/unit/test_one_run.py",)),
+    M("one run: a variant's value the seeds' mean, not their median", "serving/analysis/twin_attribution.py",
+      "float(np.median([np.percentile(v[m], q) for v in vals]))", "float(np.mean([np.percentile(v[m], q) for v in vals]))",
+      ("tests/unit/test_one_run.py",)),
     M("drafters' core: the slowness of time 0 for every job", "serving/sim/processes.py",
       "self.core.add(gen, work * self.speed(self.loop.now))", "self.core.add(gen, work * self.speed(0.0))",
       ("tests/unit/test_core_speed.py",)),
