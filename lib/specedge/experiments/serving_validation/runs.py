@@ -306,23 +306,25 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
 
 
 def one_run(runs: dict, everything: dict, key, fitted, passes, verify, bin_s: float):
-    """The held-out time models of run ``key`` one run at a time (the kind "one run", the validated twin): seed -> (``measured_times.fit``
-    on one run of ``fitted``; the same on that run's run of one client, of its policy and repeat, else the one as far in
-    the order of ``runs``' other runs of one client, else None), each with its drafters' whole CPU as ``_client_cpu``
-    gives it (``everything``: every run). Seed s takes repeat s mod R and policy (s // R + s mod R) mod P of the R
-    repeats and P policies of ``fitted``: the first seeds cover every repeat and both policies, R x P seeds every run once (a pair
-    not measured is passed over), then again. A real run's machine state holds for the whole run and differs from run
-    to run (docs/twin-validation.md); rounds drawn from several runs' values mix their states within one run. Each run
-    is fitted once."""
+    """The held-out time models of run ``key`` one run at a time (the kind "one run", the validated twin): seed ->
+    (``measured_times.fit`` on one run of ``fitted``; the same on that run's run of one client, of its policy and
+    repeat, else the one as far in the order of ``runs``' other runs of one client, else None), each with its drafters'
+    whole CPU as ``_client_cpu`` gives it (``everything``: every run). Seed s takes repeat s mod R and policy
+    (s // R + s mod R) mod P of the R repeats and P policies of ``fitted``: the first seeds cover every repeat and both
+    policies, R x P seeds every run once (a pair not measured is passed over), then again. A real run's machine state
+    holds for the whole run and differs from run to run (docs/twin-validation.md); rounds drawn from several runs'
+    values mix their states within one run. Each run is fitted once."""
     from ...serving.timemodels import measured_times
 
     if not fitted:
         raise ValueError(f"fitted: no held-out run of {key} to fit its time models on")
-    cell = lambda k: (k[3] if len(k) > 3 else 0, k[1])   # noqa: E731  (repeat, policy)
+    def cell(k):   # (repeat, policy)
+        return k[3] if len(k) > 3 else 0, k[1]
+
     repeats, policies = sorted({cell(k)[0] for k in fitted}), sorted({cell(k)[1] for k in fitted})
     turns = [(repeats[s % len(repeats)], policies[(s // len(repeats) + s % len(repeats)) % len(policies)])
              for s in range(len(repeats) * len(policies))]
-    order = [k for c in turns for k in sorted(fitted, key=cell) if cell(k) == c]
+    order = sorted(fitted, key=lambda k: turns.index(cell(k)))
     ones = sorted((k for k in runs if k[0] == key[0] and k[2] == 1 and k != key), key=cell)
     cache: dict = {}
 
