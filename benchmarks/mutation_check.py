@@ -37,6 +37,8 @@ the tokens each factor is recorded with, the batch's tokens summed, the kind's w
 The 5 entries "one run: ..." aim at each seed's time models fitted on one held-out run (the seeds' turn over the
 policies, each run's mate of one client, the kind's wiring, the seeds' runs) and at the judge of a variant's seeds
 (their median): 5 caught, 6-8 s each.
+The 4 entries "intake steals: ..." aim at the requests taken in during a pass (their count, what they took from it, the
+pass they lengthen, once or again).
 The check edits files of ``lib/specedge`` (and ``tools/``) in place and restores them even on Ctrl-C; it refuses to start
 when one of them has uncommitted changes (``git diff``), so a restore cannot lose work.
 """
@@ -221,6 +223,18 @@ MUTATIONS = [
     M("one run: a variant's value the seeds' mean, not their median", "serving/analysis/twin_attribution.py",
       "float(np.median([np.percentile(v[m], q) for v in vals]))", "float(np.mean([np.percentile(v[m], q) for v in vals]))",
       ("tests/unit/test_one_run.py",)),
+    M("intake steals: a request stamped as its own pass begins counted as taken in", "serving/log.py",
+      "    j, inside = running_pass(start, stop, rows[\"arrival\"].to_numpy(float), at_start=False)",
+      "    j, inside = running_pass(start, stop, rows[\"arrival\"].to_numpy(float), at_start=True)",
+      ("tests/unit/test_intake_steals.py",)),
+    M("intake steals: a pass's time off its core taken whole, not beyond the passes that took none in",
+      "serving/timemodels/measured_times.py", "    base = float(np.median(none)) if len(none) else 0.0",
+      "    base = 0.0", ("tests/unit/test_intake_steals.py",)),
+    M("intake steals: the pass runs for its drawn time only", "serving/sim/processes.py",
+      "                while sim.stolen > 0:", "                while False:", ("tests/unit/test_intake_steals.py",)),
+    M("intake steals: a request taken in during the lengthened part takes nothing", "serving/sim/processes.py",
+      "                    sim.passing = (start, loop.now + extra)", "                    pass",
+      ("tests/unit/test_intake_steals.py",)),
     M("drafters' core: the slowness of time 0 for every job", "serving/sim/processes.py",
       "self.core.add(gen, work * self.speed(self.loop.now))", "self.core.add(gen, work * self.speed(0.0))",
       ("tests/unit/test_core_speed.py",)),

@@ -120,7 +120,9 @@ class Times:
     same time take them in one after another, turn by turn, and those served last catch up on the core: their
     requests arrive as those of processor sharing, their rounds start and end late on their clocks. ``host``: (None:
     none) the host's state that the other draws read (``timemodels.host_state.Process``), given the simulation's
-    clock (its ``bind``) before the run starts."""
+    clock (its ``bind``) before the run starts; ``steal()``: (None: none) the seconds a request the server takes in
+    during a pass adds to that pass (the real server's handler thread runs on the pass's core:
+    ``serving.log.pass_intakes``)."""
     draft: Sequence[Callable[[int], float]]
     verify: Callable[[Sequence[Pending]], float]
     up: Callable[[int, int], float] = lambda c, s: 0.0
@@ -140,6 +142,7 @@ class Times:
     wake: Callable[[int], tuple[float, float]] | None = None
     wake_stamps: bool = False
     host: object | None = None
+    steal: Callable[[], float] | None = None
 
 
 REPLY_BYTES = 50   # a VerifyReply (accepted, token, bonus, next S, batch, 5 doubles): the twin's default

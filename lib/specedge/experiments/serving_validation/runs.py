@@ -218,6 +218,7 @@ KINDS = {
     "host state": frozenset({"shared", "periods", "starts", "intake", "lengths", "stamps", "host"}),
     "pass shape": frozenset({"shared", "periods", "starts", "intake", "lengths", "stamps", "shape"}),
     "one run": frozenset({"shared", "periods", "starts", "intake", "lengths", "stamps", "one"}),
+    "intake steals": frozenset({"shared", "periods", "starts", "intake", "lengths", "stamps", "one", "steal"}),
     "drafter wake": frozenset({"shared", "speed", "starts", "intake", "lengths", "wake"}),
     "validated, woken first": frozenset({"shared", "speed", "starts", "intake", "lengths", "sliced", "queued", "woken"}),
 }
@@ -283,7 +284,7 @@ def contexts(runs: dict, paper: str, trace, prompt, keys=None, seed: int = 0, sa
                                          starts="starts" in has, intake="intake" in has,
                                          wake="wake" in has, wake_stamps="stamps" in has,
                                          core_periods="periods" in has, host="host" in has,
-                                         pass_shape="shape" in has)
+                                         pass_shape="shape" in has, steal="steal" in has)
             if "lengths" in has:         # each prompt's own length, as the held-out runs' server verified it
                 wl = own_wl
             if "queued" in has:          # the round starts when the drafter's job first gets the core

@@ -33,17 +33,20 @@ from ..interfaces import BatchFormer, DraftAllocator, Outcome, Pending
 class Simulation:
     """What the processes share: the loop, the queue of requests, the clients still drafting, the
     allocation the allocator last gave, the server while it waits for a request, its latest pass (for a request's
-    wait for the server's intake during one: ``interfaces.Times.intake``), and the stop flag."""
+    wait for the server's intake during one: ``interfaces.Times.intake``, and what the requests taken in during it
+    add to it: ``interfaces.Times.steal``), and the stop flag."""
 
     def __init__(self, allocator: DraftAllocator, n_clients: int, core_slice: float | None = None,
                  core_queued: bool = False, core_speed: Callable[[float], float] | None = None,
                  wake_first: bool = False, starts=None, intake: Callable[[float], float] | None = None,
                  wake: Callable[[int], tuple[float, float]] | None = None, wake_stamps: bool = False,
-                 core_period: Callable[[], float] | None = None):
+                 core_period: Callable[[], float] | None = None, steal: Callable[[], float] | None = None):
         self.loop = EventLoop()
         self.starts = starts        # seconds before each client's first round (``interfaces.Times.starts``), or None
         self.intake = intake        # a request's wait for the server's intake during a pass (``Times.intake``), or None
         self.passing = (0.0, 0.0)   # the server's latest pass: (its start, its end)
+        self.steal = steal          # the seconds a request taken in during a pass adds to it (``Times.steal``), or None
+        self.stolen = 0.0           # what the requests taken in during the running pass added to it, not yet run
         self.wake = wake            # a reply's way and its client's wait in hand, given the others busy (``Times.wake``), or None
         self.busy = 0               # clients busy on the drafters' side: from their reply's pass end to their request's arrival
         self.in_hand: dict[int, float] = {}   # per client, its drawn wait from its reply in hand to its next drafting
@@ -390,6 +393,10 @@ class Client:
                     wait = intake(loop.now - began)
                     if wait > 0:
                         yield wait
+            if sim.steal is not None:            # taken in during a pass: its handler's CPU is taken from the pass
+                began, ends = sim.passing
+                if began < loop.now < ends:      # as ``log.pass_intakes`` counts the real runs'
+                    sim.stolen += sim.steal()
             queue.append(send(loop.now))         # the request, as the server receives it
             sim.busy -= 1
             if idle:
@@ -463,6 +470,12 @@ class Server:
             tv = verify(batch)
             sim.passing = (start, start + float(tv))
             yield float(tv)
+            if sim.steal is not None:                    # the pass runs on for what the requests taken in took
+                while sim.stolen > 0:
+                    extra, sim.stolen = sim.stolen, 0.0
+                    sim.passing = (start, loop.now + extra)
+                    yield extra
+                tv = loop.now - start
             arrivals = [p.arrival for p in batch]
             first, last = min(arrivals), max(arrivals)
             outcomes = []

@@ -561,7 +561,7 @@ def simulate(workload: Workload, former: BatchFormer, allocator: DraftAllocator,
     if starts is not None and (len(starts) != len(specs) or not all(np.isfinite(t) and t >= 0 for t in starts)):
         raise ValueError(f"times.starts: one start >= 0 s per client ({len(specs)}), got {times.starts!r}")
     sim = Simulation(allocator, len(specs), times.core_slice, times.core_queued, times.core_speed, times.wake_first,
-                     starts, times.intake, times.wake, times.wake_stamps, times.core_period)
+                     starts, times.intake, times.wake, times.wake_stamps, times.core_period, times.steal)
     if times.host is not None:   # the host's state moves on the simulated clock
         times.host.bind(lambda: sim.loop.now)
     rows: list[tuple] = []

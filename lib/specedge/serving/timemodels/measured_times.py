@@ -40,7 +40,7 @@ import pandas as pd
 
 from . import host_state
 from ..interfaces import Times
-from ..log import dispatch_latency, intake_delays, real_rounds, turnaround_latency, wake_waits
+from ..log import dispatch_latency, intake_delays, pass_intakes, real_rounds, turnaround_latency, wake_waits
 
 
 # The interval over which the drafters' core's slowness is taken as one value: drafters that draft at the same time
@@ -96,6 +96,8 @@ class Drawn:
     periods: np.ndarray = None  # the drafters' core's slowness per busy period of the fitted runs (``busy_periods``)
     host: host_state.State = host_state.NONE   # the state behind their periods, passes and link (``host_events``)
     verify_tokens: np.ndarray = None   # per value of ``verify_factors``: its batch's new tokens (the sum of L_new)
+    own_factors: np.ndarray = None     # per value of ``verify_factors``: the pass's own time over eq (19) (``taken_in``)
+    steals: np.ndarray = None          # the seconds a request taken in during a pass took from it (``taken_in``)
 
 
 def busy_periods(began: np.ndarray, ended: np.ndarray, run: np.ndarray) -> np.ndarray:
@@ -218,12 +220,15 @@ def fit(runs: dict, keys, passes, verify_model, bin_s: float = CORE_BIN_S) -> Dr
         clients[i] = replace(clients[i], cpu_residuals=residuals[at:at + n] if n else np.ones(1),
                              period_residuals=within[at:at + n] if n else np.ones(1))
         at += n
-    factors, started, tokens = [], [], []
+    factors, started, tokens, own, steals = [], [], [], [], []
     for j, k in enumerate(keys if verify_model is not None else ()):
         prof = log_batches(runs[k])
         feats = [features(parse_batch(b)) for b in prof["batch"]]
         pred = np.array([verify_model.time(*f) for f in feats])
         factors.append(prof["seconds"].to_numpy(float) / pred)
+        stolen, per_request = taken_in(runs[k])
+        own.append((prof["seconds"].to_numpy(float) - stolen) / pred)
+        steals.append(per_request)
         tokens.append(np.array([f[0] for f in feats], int))
         rows = verified(runs[k])
         rows = rows[rows["t_verify"].notna()]
@@ -243,7 +248,21 @@ def fit(runs: dict, keys, passes, verify_model, bin_s: float = CORE_BIN_S) -> Dr
     starts = np.array([s + [np.nan] * (width - len(s)) for s in starts], float)
     return Drawn(tuple(clients), np.concatenate(factors) if factors else np.ones(1), dl if len(dl) else np.zeros(1),
                  ta if len(ta) else np.zeros(1), tuple(keys), core, float(bin_s), starts, intake, wake, periods, host,
-                 np.concatenate(tokens) if tokens else None)
+                 np.concatenate(tokens) if tokens else None, np.concatenate(own) if own else None,
+                 np.concatenate(steals) if steals else None)
+
+
+def taken_in(log: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """What the requests taken in during a run's passes took from them (``log.pass_intakes``): per pass in batch
+    order, the seconds its thread was off its core beyond the run's passes that took none in (their median; 0 where
+    none did, or the log has no pass CPU), never below 0, for a pass that took one in (else 0); and per request taken
+    in, its pass's seconds over its requests taken in."""
+    p = pass_intakes(log)
+    off, k = p["off_core"].to_numpy(float), p["taken_in"].to_numpy(int)
+    none = off[(k == 0) & np.isfinite(off)]
+    base = float(np.median(none)) if len(none) else 0.0
+    stolen = np.where((k > 0) & np.isfinite(off), np.maximum(off - base, 0.0), 0.0)
+    return stolen, np.repeat(stolen[k > 0] / k[k > 0], k[k > 0])
 
 
 def core_share(model: Drawn) -> float:
@@ -400,7 +419,7 @@ def first_starts(model: Drawn, n_clients: int, seed: int = 0) -> tuple[float, ..
 def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone: Drawn | None = None,
           core_slice: float | None = None, core_speed: bool = False, starts: bool = False, intake: bool = False,
           wake: bool = False, wake_stamps: bool = False, core_periods: bool = False, host: bool = False,
-          pass_shape: bool = False) -> Times:
+          pass_shape: bool = False, steal: bool = False) -> Times:
     """The engine's ``Times`` drawn from ``model`` (client c of the twin's workload: the fitted runs' client c):
     drafting (e0 + e1 k) x a measured factor + a measured gap, a measured uplink and reply, eq (19) ``verify``
     x a measured factor. ``shared_core``: drafting is its CPU time's line x a measured factor, the work on the
@@ -427,13 +446,20 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
     factors and the link's gap, uplink and reply's way read the host's state (``host_state``: ``model.host`` within one
     run, its loadings for the periods and passes, ``alone.host``'s, where given, for the link drawn from ``alone``),
     each at its quantile of its measured values (``interfaces.Times.host``); ``pass_shape``: each pass's factor drawn
-    from the fitted passes of batches of about as many new tokens (``ByShape``; ``model.verify_tokens``)."""
+    from the fitted passes of batches of about as many new tokens (``ByShape``; ``model.verify_tokens``); ``steal``: each
+    pass's factor is its own time's (``model.own_factors``: the fitted passes less what the requests taken in during
+    them took), and each request the server takes in during a pass lengthens it by a value of ``model.steals``
+    (``interfaces.Times.steal``; none where no fitted request was taken in during a pass: one client)."""
     if wake and wake_stamps:
         raise ValueError("wake, wake_stamps: one of the two (the wake-up drawn as delays, or read on the clocks only)")
     if core_speed and core_periods:
         raise ValueError("core_speed, core_periods: one of the two (the core's slowness per interval, or per busy period)")
     if host and pass_shape:
         raise ValueError("host, pass_shape: one of the two (the passes' factors read the host's state, or by shape)")
+    if steal and (host or pass_shape):
+        raise ValueError("steal: not with host or pass_shape (the passes' own factors are drawn as they were measured)")
+    if steal and model.own_factors is None:
+        raise ValueError("steal: model has no own_factors (fitted without a verify model)")
     if pass_shape and model.verify_tokens is None:
         raise ValueError("pass_shape: model has no verify_tokens (fitted without a verify model)")
     first = first_starts(model, len(model.clients), seed) if starts else None
@@ -468,7 +494,9 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
         period = _Draws(model.periods, np.random.default_rng(np.random.SeedSequence([seed, 41]))) if by_period else None
         gap = [_Draws(c.gaps, rng) for c in link]
         up, down = [_Draws(c.up, rng) for c in link], [_Draws(c.down, rng) for c in link]
-        vf = _Draws(model.verify_factors, rng)
+        vf = _Draws(model.own_factors if steal else model.verify_factors, rng)
+    stolen = (_Draws(model.steals, np.random.default_rng(np.random.SeedSequence([seed, 53])))
+              if steal and model.steals is not None and len(model.steals) else None)
     client_cpu = shared_core and any(c.other_cpu is not None and len(c.other_cpu) for c in cs)
 
     def drafter(i):
@@ -487,7 +515,7 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
                      core_slice=core_slice if shared_core else None, core_speed=speed, core_period=period,
                      starts=first, intake=taken,
                      wake=(woken if stamped else _held(woken, 0.0)) if shared_core else None, wake_stamps=stamped,
-                     host=process)
+                     host=process, steal=stolen)
     share, held_pre, held_post = split(link[0])
     other = [_Draws(c.other_cpu, rng) for c in cs]
     after = [0.0] * len(cs)       # this round's CPU once the reply is in, drawn with its drafting
@@ -505,7 +533,7 @@ def times(model: Drawn, verify, seed: int = 0, shared_core: bool = False, alone:
                  up=lambda c, s: max(gap[c]() + up[c]() - held_pre, 0.0),
                  down=lambda c: max(down[c]() - held_post, 0.0), shared_core=True, post=lambda c: after[c],
                  core_slice=core_slice, core_speed=speed, core_period=period, starts=first, intake=taken,
-                 wake=woken if stamped else _held(woken, held_post), wake_stamps=stamped, host=process)
+                 wake=woken if stamped else _held(woken, held_post), wake_stamps=stamped, host=process, steal=stolen)
 
 
 def _held(woken, held: float):
