@@ -37,8 +37,8 @@ the tokens each factor is recorded with, the batch's tokens summed, the kind's w
 The 5 entries "one run: ..." aim at each seed's time models fitted on one held-out run (the seeds' turn over the
 policies, each run's mate of one client, the kind's wiring, the seeds' runs) and at the judge of a variant's seeds
 (their median): 5 caught, 6-8 s each.
-The 4 entries "intake steals: ..." aim at the requests taken in during a pass (their count, what they took from it, the
-pass they lengthen, once or again).
+The 5 entries "intake steals: ..." aim at the requests taken in during a pass (their count, what they took from it, the
+pass they lengthen, once or again) and at the kind's wiring: 5 caught, 8-10 s each.
 The check edits files of ``lib/specedge`` (and ``tools/``) in place and restores them even on Ctrl-C; it refuses to start
 when one of them has uncommitted changes (``git diff``), so a restore cannot lose work.
 """
@@ -234,6 +234,9 @@ MUTATIONS = [
       "                while sim.stolen > 0:", "                while False:", ("tests/unit/test_intake_steals.py",)),
     M("intake steals: a request taken in during the lengthened part takes nothing", "serving/sim/processes.py",
       "                    sim.passing = (start, loop.now + extra)", "                    pass",
+      ("tests/unit/test_intake_steals.py",)),
+    M("intake steals: the kind draws no steal", "experiments/serving_validation/runs.py",
+      'pass_shape="shape" in has, steal="steal" in has)', 'pass_shape="shape" in has, steal=False)',
       ("tests/unit/test_intake_steals.py",)),
     M("drafters' core: the slowness of time 0 for every job", "serving/sim/processes.py",
       "self.core.add(gen, work * self.speed(self.loop.now))", "self.core.add(gen, work * self.speed(0.0))",

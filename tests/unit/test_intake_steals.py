@@ -119,3 +119,31 @@ def test_times_with_steal_draws_the_passes_own_factors_and_refuses_what_it_canno
         measured_times.times(model, Eq19(), steal=True, pass_shape=True)
     with pytest.raises(ValueError, match="no own_factors"):
         measured_times.times(measured_times.Drawn(**{**model.__dict__, "own_factors": None}), Eq19(), steal=True)
+
+
+def test_the_kind_intake_steals_lengthens_the_passes_that_take_a_request_in():
+    """WISP's setting, two clients (repeat 2): a pass that takes the other client's request in ran ~0.6 ms longer
+    than one that took none in, both in the real run and in the twin that draws every pass's factor alike (longer
+    passes catch more requests); with the intake taken from the pass, those passes run longer still, and the passes'
+    mean stays (their own factors are the measured ones less what the intakes took)."""
+    from specedge.experiments.serving_validation import runs as sv
+
+    key = ("li2026", "WISP", 2, 2)
+    assert sv.KINDS["intake steals"] - sv.KINDS["one run"] == {"steal"}
+    runs = sv.load_repeats()
+    trace, prompt = sv.acceptances("li2026")
+    ctx = sv.contexts(runs, "li2026", trace, prompt, keys=[key])[key]
+
+    def gap_and_mean(kind, seed):
+        log = ctx.stochastic(kind, seed)
+        taken, tv = pass_intakes(log)["taken_in"].to_numpy(), verified_passes(log)
+        return float(np.median(tv[taken > 0]) - np.median(tv[taken == 0])), float(np.mean(tv))
+    for s in (0, 1):
+        (g1, m1), (g2, m2) = gap_and_mean("one run", s), gap_and_mean("intake steals", s)
+        assert g2 > g1 + 0.4e-3
+        assert m2 == pytest.approx(m1, rel=0.05)
+
+
+def verified_passes(log):
+    from specedge.serving.log import verified
+    return verified(log).groupby("batch", sort=True)["t_verify"].first().to_numpy(float)
