@@ -200,9 +200,10 @@ def held_out(runs: dict, key, same_policy: bool = False) -> list:
 # prompts' own lengths ("lengths"), the drafters' wake-up drawn by how many others are busy ("wake"), the same read on
 # the drafters' own clocks only ("stamps"), the core's slowness per busy period ("periods"), and the
 # host's state read by the periods, passes and link ("host"), the passes' factors drawn by the batch's new tokens
-# ("shape"), and each seed's times drawn from one held-out run ("one": the validated twin, ``one_run``); "drafter
-# wake" and "validated, woken first" are tried on it before its stamps, "host state" and "pass shape" before its one
-# run (docs/twin-validation.md: not kept)
+# ("shape"), each seed's times drawn from one held-out run ("one": the validated twin, ``one_run``), and the server's
+# intake of a request taken from the pass it comes in ("steal"); "drafter wake" and "validated, woken first" are tried
+# on it before its stamps, "host state" and "pass shape" before its one run, "intake steals" on it
+# (docs/twin-validation.md: not kept)
 KINDS = {
     "held-out": frozenset(),
     "shared core": frozenset({"shared"}),
